@@ -1,0 +1,139 @@
+"""ModelSpec: what a GGUF file says about a model, as facts the planners can price.
+
+A fact the file does not give is `None` and its name is listed in `unknown` — never a
+silent 0. Byte counts are exact: each tensor's bytes come from `GGML_QUANT_SIZES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from gguf.constants import GGMLQuantizationType
+
+
+@dataclass(frozen=True)
+class ModelTensor:
+    """One tensor of the directory, with where it lives and what it is for."""
+
+    name: str
+    shape: tuple[int, ...]
+    ggml_type: GGMLQuantizationType
+    nbytes: int
+    n_elements: int
+    shard: int
+    role: str
+    layer: int | None
+
+
+@dataclass(frozen=True)
+class GlobalBytes:
+    """Bytes of the tensors outside the blocks; `output` is None when tied to the embeddings."""
+
+    token_embd: int
+    output: int | None
+    output_norm: int
+    position_embd: int | None
+    other: int
+
+    def total(self) -> int:
+        return self.token_embd + (self.output or 0) + self.output_norm + (self.position_embd or 0) + self.other
+
+
+@dataclass(frozen=True)
+class LayerAttention:
+    """What one block keeps per token of context.
+
+    `kind` is "full", "swa" (sliding window: caps at `window` cells), "recurrent" (fixed
+    state, no per-token cache) or "unknown" (metadata missing). `n_head_kv · (k_dim + v_dim)`
+    elements are cached per token; for MLA that is the one latent row.
+    """
+
+    kind: str
+    n_head: int | None
+    n_head_kv: int | None
+    k_dim: int | None
+    v_dim: int | None
+    window: int | None = None
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Facts and the tensor-role inventory of one model (all shards merged)."""
+
+    path: str
+    shards: tuple[str, ...]
+    gguf_version: int
+    architecture: str
+    name: str | None
+    file_type: int | None
+    file_type_name: str | None
+    file_bytes: int
+    tensor_bytes: int
+    header_only: bool
+    n_params: int
+    n_layer: int
+    n_embd: int | None
+    n_vocab: int | None
+    context_length: int | None
+    n_ff: tuple[int, ...] | None
+    n_head: tuple[int, ...] | None
+    n_head_kv: tuple[int, ...] | None
+    head_dim_k: int | None
+    head_dim_v: int | None
+    sliding_window: int | None
+    layers: tuple[LayerAttention, ...]
+    recurrent_state_bytes: int | None
+    expert_count: int | None
+    expert_used_count: int | None
+    expert_shared_count: int | None
+    kv_lora_rank: int | None
+    q_lora_rank: int | None
+    rope_dim: int | None
+    ssm: Mapping[str, int | None] | None
+    tied_embeddings: bool
+    layer_bytes: tuple[int, ...]
+    layer_role_bytes: tuple[Mapping[str, int], ...]
+    global_bytes: GlobalBytes
+    tensors: tuple[ModelTensor, ...]
+    metadata: Mapping[str, Any]
+    unknown: tuple[str, ...]
+
+    @property
+    def n_tensors(self) -> int:
+        return len(self.tensors)
+
+    @property
+    def n_ff_max(self) -> int | None:
+        return max(self.n_ff, default=None) if self.n_ff else None
+
+    @property
+    def n_head_max(self) -> int | None:
+        return max(self.n_head, default=None) if self.n_head else None
+
+    @property
+    def n_head_kv_max(self) -> int | None:
+        return max(self.n_head_kv, default=None) if self.n_head_kv else None
+
+    @property
+    def largest_layer_bytes(self) -> int:
+        return max(self.layer_bytes, default=0)
+
+    @property
+    def output_table_bytes(self) -> int:
+        """The LM head's table: `output`, or the embedding table when tied."""
+        out = self.global_bytes.output
+        return self.global_bytes.token_embd if out is None else out
+
+    @property
+    def token_embd_row_bytes(self) -> int:
+        rows = self.n_vocab or 0
+        return self.global_bytes.token_embd // rows if rows else self.global_bytes.token_embd
+
+    @property
+    def is_moe(self) -> bool:
+        return bool(self.expert_count)
+
+    @property
+    def routed_expert_bytes(self) -> int:
+        return sum(r.get("experts", 0) for r in self.layer_role_bytes)

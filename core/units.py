@@ -1,0 +1,39 @@
+"""Byte sizes for people: `human_bytes` to print, `parse_size` to read — the one pair CLI and GUI share.
+
+Binary units throughout: K/M/G/T and KiB/MiB/GiB/TiB (and KB/MB/GB/TB) all mean powers of
+1024, as RAM is sold and as llama.cpp prints; plain digits are bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
+_SCALE = {"": 0, "b": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
+MAX_SIZE = 2**63 - 1
+
+
+def human_bytes(n: int | None) -> str:
+    """1536 → '1.50 KiB'; negative numbers keep their sign; None → 'unknown'."""
+    if n is None:
+        return "unknown"
+    sign = "-" if n < 0 else ""
+    v = float(abs(n))
+    for unit in _UNITS:
+        if v < 1024 or unit == _UNITS[-1]:
+            return f"{sign}{int(v)} B" if unit == "B" else f"{sign}{v:.2f} {unit}"
+        v /= 1024
+    raise AssertionError("unreachable")
+
+
+def parse_size(text: str) -> int:
+    """'512M', '1.5G', '2GiB', '1048576' → bytes. Raises ValueError with a one-line reason."""
+    m = _SIZE.match(text or "")
+    if not m:
+        raise ValueError(f"not a size: {text!r} (try 512M, 1.5G, 2GiB or plain bytes)")
+    value = float(m.group(1)) * 1024 ** _SCALE[m.group(2).lower()]
+    if not math.isfinite(value) or value > MAX_SIZE:
+        raise ValueError(f"size too large: {text!r}")
+    return int(round(value))

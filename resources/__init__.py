@@ -1,0 +1,18 @@
+"""Files shipped with the app, found through `importlib.resources` so source, wheel and bundle agree."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+DEMO_MODEL = "demo-tinyllama-1.1b-chat-q4_k_m.skeleton.gguf"
+
+
+def resource_path(name: str) -> Path:
+    """A shipped file as a real path (resources are installed unzipped)."""
+    return Path(str(files(__name__) / name))
+
+
+def demo_model_path() -> Path:
+    """The bundled demo: a header-only skeleton of TinyLlama-1.1B-Chat Q4_K_M."""
+    return resource_path(DEMO_MODEL)

@@ -1,0 +1,293 @@
+"""Write real GGUF files with the `gguf` package from a compact architecture description.
+
+Used by the tests, the benchmarks and `packaging/make_demo_model.py`. Three ways to write:
+- `complete`: every tensor's bytes present (zeros) — for tiny models and `GGUFReader` checks;
+- `header_only`: header and tensor directory, no data — a skeleton of a realistic shape;
+- `sparse`: header, then the file extended to its full size without writing the data
+  (a sparse file: a "40 GB" model costs no disk).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence
+
+import numpy as np
+from gguf import GGUFWriter
+from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T
+
+Mode = Literal["complete", "header_only", "sparse"]
+PerLayer = int | Sequence[int]
+
+
+@dataclass(frozen=True)
+class SSMDesc:
+    """Mamba-1 style state-space block sizes."""
+
+    d_conv: int = 4
+    d_inner: int = 128
+    d_state: int = 16
+    dt_rank: int = 4
+    n_group: int = 0
+
+
+@dataclass(frozen=True)
+class MLADesc:
+    """DeepSeek-2 multi-head latent attention ranks."""
+
+    kv_lora_rank: int = 64
+    q_lora_rank: int = 0
+    rope_dim: int = 32
+    key_length: int = 96
+    value_length: int = 64
+
+
+@dataclass(frozen=True)
+class ArchDesc:
+    """A model shape compact enough to write in a test; every field maps to GGUF keys/tensors."""
+
+    arch: str = "llama"
+    name: str = "tiny-llama"
+    n_layer: int = 2
+    n_embd: int = 64
+    n_ff: PerLayer = 128
+    n_head: PerLayer = 4
+    n_head_kv: PerLayer = 2
+    n_vocab: int = 256
+    context_length: int = 2048
+    head_dim: int | None = None
+    tied: bool = False
+    weight_type: T = T.Q8_0
+    embd_type: T | None = None
+    output_type: T | None = None
+    mix: Mapping[str, T] = field(default_factory=dict)
+    layer_mix: Mapping[int, Mapping[str, T]] = field(default_factory=dict)
+    position_embd: bool = False
+    gated_ffn: bool = True
+    qk_norm: bool = False
+    sliding_window: int | None = None
+    sliding_window_pattern: Sequence[bool] | None = None
+    n_expert: int = 0
+    n_expert_used: int = 0
+    n_expert_shared: int = 0
+    expert_ff: int | None = None
+    ssm: SSMDesc | None = None
+    recurrent_layers: Sequence[int] | None = None
+    mla: MLADesc | None = None
+    tokens: int = 0
+    merges: int = 0
+    file_type: int | None = 7
+    extra_kv: Mapping[str, Any] = field(default_factory=dict)
+    string_kv: Mapping[str, str] = field(default_factory=dict)
+
+    def per_layer(self, value: PerLayer, layer: int) -> int:
+        return value if isinstance(value, int) else value[layer]
+
+    def is_recurrent(self, layer: int) -> bool:
+        if self.ssm is None:
+            return False
+        return self.recurrent_layers is None or layer in self.recurrent_layers
+
+
+Tensor = tuple[str, tuple[int, ...], T]
+
+
+def tensor_plan(d: ArchDesc) -> list[Tensor]:
+    """Every tensor of the model as (name, ggml shape ne[0..], type)."""
+    embd_type = d.embd_type or d.weight_type
+    out: list[Tensor] = [("token_embd.weight", (d.n_embd, d.n_vocab), embd_type)]
+    if d.position_embd:
+        out.append(("position_embd.weight", (d.n_embd, d.context_length), T.F32))
+    for il in range(d.n_layer):
+        out += _block(d, il)
+    out.append(("output_norm.weight", (d.n_embd,), T.F32))
+    if not d.gated_ffn:
+        out.append(("output_norm.bias", (d.n_embd,), T.F32))
+    if not d.tied:
+        out.append(("output.weight", (d.n_embd, d.n_vocab), d.output_type or d.weight_type))
+    return out
+
+
+def _block(d: ArchDesc, il: int) -> list[Tensor]:
+    p = f"blk.{il}."
+
+    def w(role: str, shape: tuple[int, ...]) -> Tensor:
+        return (f"{p}{role}.weight", shape, d.layer_mix.get(il, {}).get(role, d.mix.get(role, d.weight_type)))
+
+    def norm(role: str, n: int = d.n_embd) -> Tensor:
+        return (f"{p}{role}.weight", (n,), T.F32)
+
+    ts = [norm("attn_norm")]
+    if d.is_recurrent(il):
+        s = d.ssm
+        assert s is not None
+        ts += [
+            w("ssm_in", (d.n_embd, 2 * s.d_inner)),
+            (f"{p}ssm_conv1d.weight", (s.d_conv, s.d_inner), T.F32),
+            w("ssm_x", (s.d_inner, s.dt_rank + 2 * s.d_state)),
+            (f"{p}ssm_dt.weight", (s.dt_rank, s.d_inner), T.F32),
+            (f"{p}ssm_a", (s.d_state, s.d_inner), T.F32),
+            (f"{p}ssm_d", (s.d_inner,), T.F32),
+            w("ssm_out", (s.d_inner, d.n_embd)),
+        ]
+        if d.recurrent_layers is None:
+            return ts
+    else:
+        ts += _attention(d, il, w, norm)
+    ts.append(norm("ffn_norm"))
+    ts += _ffn(d, il, w)
+    return ts
+
+
+def _attention(d: ArchDesc, il: int, w, norm) -> list[Tensor]:
+    n_head, n_kv = d.per_layer(d.n_head, il), d.per_layer(d.n_head_kv, il)
+    hd = d.head_dim or d.n_embd // n_head
+    if d.mla is not None:
+        m = d.mla
+        q = [w("attn_q", (d.n_embd, n_head * m.key_length))]
+        if m.q_lora_rank:
+            q = [w("attn_q_a", (d.n_embd, m.q_lora_rank)), norm("attn_q_a_norm", m.q_lora_rank),
+                 w("attn_q_b", (m.q_lora_rank, n_head * m.key_length))]
+        return q + [
+            w("attn_kv_a_mqa", (d.n_embd, m.kv_lora_rank + m.rope_dim)),
+            norm("attn_kv_a_norm", m.kv_lora_rank),
+            w("attn_kv_b", (m.kv_lora_rank, n_head * (m.key_length - m.rope_dim + m.value_length))),
+            w("attn_output", (n_head * m.value_length, d.n_embd)),
+        ]
+    if not d.gated_ffn:
+        return [w("attn_qkv", (d.n_embd, 3 * d.n_embd)), w("attn_output", (d.n_embd, d.n_embd))]
+    ts = [
+        w("attn_q", (d.n_embd, n_head * hd)),
+        w("attn_k", (d.n_embd, n_kv * hd)),
+        w("attn_v", (d.n_embd, n_kv * hd)),
+        w("attn_output", (n_head * hd, d.n_embd)),
+    ]
+    if d.qk_norm:
+        ts += [norm("attn_q_norm", hd), norm("attn_k_norm", hd)]
+    return ts
+
+
+def _ffn(d: ArchDesc, il: int, w) -> list[Tensor]:
+    n_ff = d.per_layer(d.n_ff, il)
+    if d.n_expert:
+        ff = d.expert_ff or n_ff
+        ts = [
+            (f"blk.{il}.ffn_gate_inp.weight", (d.n_embd, d.n_expert), T.F32),
+            w("ffn_gate_exps", (d.n_embd, ff, d.n_expert)),
+            w("ffn_up_exps", (d.n_embd, ff, d.n_expert)),
+            w("ffn_down_exps", (ff, d.n_embd, d.n_expert)),
+        ]
+        if d.n_expert_shared:
+            sh = ff * d.n_expert_shared
+            ts += [w("ffn_gate_shexp", (d.n_embd, sh)), w("ffn_up_shexp", (d.n_embd, sh)),
+                   w("ffn_down_shexp", (sh, d.n_embd))]
+        return ts
+    if not d.gated_ffn:
+        return [w("ffn_up", (d.n_embd, n_ff)), w("ffn_down", (n_ff, d.n_embd))]
+    return [w("ffn_gate", (d.n_embd, n_ff)), w("ffn_up", (d.n_embd, n_ff)), w("ffn_down", (n_ff, d.n_embd))]
+
+
+def nbytes(shape: Sequence[int], ggml_type: T) -> int:
+    block, size = GGML_QUANT_SIZES[ggml_type]
+    n = 1
+    for s in shape:
+        n *= s
+    return n // block * size
+
+
+def _add_metadata(wr: GGUFWriter, d: ArchDesc) -> None:
+    a = d.arch
+    wr.add_name(d.name)
+    if d.file_type is not None:
+        wr.add_file_type(d.file_type)
+    wr.add_quantization_version(2)
+    wr.add_uint32(f"{a}.block_count", d.n_layer)
+    wr.add_uint32(f"{a}.context_length", d.context_length)
+    wr.add_uint32(f"{a}.embedding_length", d.n_embd)
+    _add_per_layer(wr, f"{a}.feed_forward_length", d.n_ff)
+    _add_per_layer(wr, f"{a}.attention.head_count", d.n_head)
+    _add_per_layer(wr, f"{a}.attention.head_count_kv", d.n_head_kv)
+    wr.add_float32(f"{a}.attention.layer_norm_rms_epsilon", 1e-5)
+    if d.head_dim is not None:
+        wr.add_uint32(f"{a}.attention.key_length", d.head_dim)
+        wr.add_uint32(f"{a}.attention.value_length", d.head_dim)
+    if d.sliding_window is not None:
+        wr.add_uint32(f"{a}.attention.sliding_window", d.sliding_window)
+    if d.sliding_window_pattern is not None:
+        wr.add_array(f"{a}.attention.sliding_window_pattern", [bool(x) for x in d.sliding_window_pattern])
+    if d.n_expert:
+        wr.add_uint32(f"{a}.expert_count", d.n_expert)
+        wr.add_uint32(f"{a}.expert_used_count", d.n_expert_used)
+        if d.expert_ff:
+            wr.add_uint32(f"{a}.expert_feed_forward_length", d.expert_ff)
+    if d.n_expert_shared:
+        wr.add_uint32(f"{a}.expert_shared_count", d.n_expert_shared)
+    if d.ssm is not None:
+        s = d.ssm
+        wr.add_uint32(f"{a}.ssm.conv_kernel", s.d_conv)
+        wr.add_uint32(f"{a}.ssm.inner_size", s.d_inner)
+        wr.add_uint32(f"{a}.ssm.state_size", s.d_state)
+        wr.add_uint32(f"{a}.ssm.time_step_rank", s.dt_rank)
+        wr.add_uint32(f"{a}.ssm.group_count", s.n_group)
+    if d.mla is not None:
+        m = d.mla
+        wr.add_uint32(f"{a}.attention.kv_lora_rank", m.kv_lora_rank)
+        if m.q_lora_rank:
+            wr.add_uint32(f"{a}.attention.q_lora_rank", m.q_lora_rank)
+        wr.add_uint32(f"{a}.attention.key_length", m.key_length)
+        wr.add_uint32(f"{a}.attention.value_length", m.value_length)
+        wr.add_uint32(f"{a}.rope.dimension_count", m.rope_dim)
+    if d.tokens:
+        wr.add_string("tokenizer.ggml.model", "gpt2")
+        wr.add_array("tokenizer.ggml.tokens", [f"t{i}" for i in range(d.tokens)])
+    if d.merges:
+        wr.add_array("tokenizer.ggml.merges", [f"t{i % 997} t{i % 991}" for i in range(d.merges)])
+    for key, text in d.string_kv.items():
+        wr.add_string(key, text)
+    for key, value in d.extra_kv.items():
+        _add_any(wr, key, value)
+
+
+def _add_per_layer(wr: GGUFWriter, key: str, value: PerLayer) -> None:
+    if isinstance(value, int):
+        wr.add_uint32(key, value)
+    else:
+        wr.add_array(key, [int(v) for v in value])
+
+
+def _add_any(wr: GGUFWriter, key: str, value: Any) -> None:
+    if isinstance(value, bool):
+        wr.add_bool(key, value)
+    elif isinstance(value, int):
+        wr.add_uint32(key, value)
+    elif isinstance(value, float):
+        wr.add_float32(key, value)
+    elif isinstance(value, str):
+        wr.add_string(key, value)
+    else:
+        wr.add_array(key, list(value))
+
+
+def write_gguf(path: str | Path, d: ArchDesc, mode: Mode = "complete", split_max_tensors: int = 0) -> list[Path]:
+    """Write the model; returns the file(s) written (several when split)."""
+    path = Path(path)
+    wr = GGUFWriter(path, d.arch, split_max_tensors=split_max_tensors)
+    _add_metadata(wr, d)
+    plan = tensor_plan(d)
+    for name, shape, ggml_type in plan:
+        wr.add_tensor_info(name, tuple(reversed(shape)), np.dtype(np.float32), nbytes(shape, ggml_type), ggml_type)
+    files = wr.format_shard_names(path)
+    wr.write_header_to_file()
+    wr.write_kv_data_to_file()
+    wr.write_ti_data_to_file()
+    sizes = [sum(GGUFWriter.ggml_pad(ti.nbytes, wr.data_alignment) for ti in t.values()) for t in wr.tensors]
+    assert wr.fout is not None
+    for fout, size in zip(wr.fout, sizes):
+        wr.write_padding(fout, fout.tell())
+        if mode == "complete":
+            fout.write(bytes(size))
+        elif mode == "sparse":
+            fout.truncate(fout.tell() + size)
+    wr.close()
+    return files
