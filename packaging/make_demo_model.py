@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 
 from gguf.constants import GGMLQuantizationType as T  # noqa: E402
 
-from tests.gguf_factory import ArchDesc, write_gguf  # noqa: E402
+from gguf_factory import ArchDesc, write_gguf  # noqa: E402
 
 N_LAYER = 22
 

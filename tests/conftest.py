@@ -1,0 +1,36 @@
+"""Shared test set-up: Qt runs offscreen (set here, before any Qt import), and models are
+real GGUF files written by `gguf_factory` into a temporary folder."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pathlib import Path  # noqa: E402
+from typing import Callable  # noqa: E402
+
+import pytest  # noqa: E402
+from gguf_factory import ArchDesc, Mode, write_gguf  # noqa: E402
+
+from gguf_budget.core import ModelSpec, load_model  # noqa: E402
+
+
+@pytest.fixture
+def gguf_file(tmp_path: Path) -> Callable[..., Path]:
+    """Write a model; returns the path of its (first) file."""
+
+    def write(desc: ArchDesc | None = None, mode: Mode = "complete", name: str = "model.gguf", **kw) -> Path:
+        return write_gguf(tmp_path / name, desc or ArchDesc(), mode, **kw)[0]
+
+    return write
+
+
+@pytest.fixture
+def model(gguf_file: Callable[..., Path]) -> Callable[..., ModelSpec]:
+    """Write a model and load it back as a ModelSpec."""
+
+    def make(desc: ArchDesc | None = None, mode: Mode = "header_only", **kw) -> ModelSpec:
+        return load_model(gguf_file(desc, mode, **kw))
+
+    return make
