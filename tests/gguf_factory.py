@@ -80,6 +80,7 @@ class ArchDesc:
     file_type: int | None = 7
     extra_kv: Mapping[str, Any] = field(default_factory=dict)
     string_kv: Mapping[str, str] = field(default_factory=dict)
+    omit: Sequence[str] = ()
 
     def per_layer(self, value: PerLayer, layer: int) -> int:
         return value if isinstance(value, int) else value[layer]
@@ -245,6 +246,8 @@ def _add_metadata(wr: GGUFWriter, d: ArchDesc) -> None:
         wr.add_array("tokenizer.ggml.merges", [f"t{i % 997} t{i % 991}" for i in range(d.merges)])
     for key, text in d.string_kv.items():
         wr.add_string(key, text)
+    for key in d.omit:
+        wr.kv_data[0].pop(key.format(arch=a), None)
     for key, value in d.extra_kv.items():
         _add_any(wr, key, value)
 
