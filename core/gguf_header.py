@@ -187,21 +187,37 @@ class _Cursor:
         return raw.decode("utf-8", errors="replace")
 
     def skip_strings(self, count: int, what: str) -> None:
-        """Walk `count` length-prefixed strings without decoding them (the hot loop)."""
+        """Walk `count` length-prefixed strings without decoding them.
+
+        The hot loop of the reader (a 128k-token vocabulary plus 280k merges): its body is a
+        single unpack and add, and running off the buffer end raises `struct.error`, which is
+        where the buffer is refilled — so the common path carries no bounds checks.
+        """
         unpack = _U64.unpack_from
-        buf, pos, end = self.buf, self.pos, len(self.buf)
-        for _ in range(count):
-            if pos + 8 > end:
-                self.pos = pos
+        done = 0
+        while done < count:
+            buf, pos = self.buf, self.pos
+            i = done
+            try:
+                for i in range(done, count):
+                    pos += 8 + unpack(buf, pos)[0]
+                done = count
+            except struct.error:
+                done = i
+            self._resume_at(pos, f"{what} string {done}")
+            if done < count:
                 self.need(8, f"{what} string length")
-                buf, pos, end = self.buf, self.pos, len(self.buf)
-            n = unpack(buf, pos)[0]
-            pos += 8 + n
-            if pos > end:
-                self.pos = pos - n
-                self.skip(n, f"{what} string")
-                buf, pos, end = self.buf, self.pos, len(self.buf)
-        self.pos = pos
+
+    def _resume_at(self, pos: int, what: str) -> None:
+        """Continue at buffer index `pos`, which may lie past the buffered bytes."""
+        if pos <= len(self.buf):
+            self.pos = pos
+            return
+        absolute = self.start + pos
+        if absolute > self.size:
+            raise GGUFFormatError(f"truncated {what}: runs {absolute - self.size} bytes past the end", self.offset)
+        self.start, self.buf, self.pos = absolute, b"", 0
+        self.f.seek(absolute)
 
 
 def _value_type(cur: _Cursor, what: str) -> GGUFValueType:
