@@ -10,7 +10,8 @@ cross-checks this reader against `GGUFReader` on small complete files.
 Rules, enforced before anything is allocated:
 1. Every count and length is checked against the bytes that remain in the file.
 2. Arrays longer than `keep_array_max` are skipped (their bytes still walked and
-   checked) and kept as a `SkippedArray` count.
+   checked) and kept as a `SkippedArray` count; strings over `KEEP_STRING_MAX` likewise
+   become a `SkippedString` length. Memory stays bounded whatever the file claims.
 3. Any malformed input raises `GGUFFormatError` naming the byte offset; nothing else escapes.
 """
 
@@ -34,6 +35,13 @@ from .errors import GGUFFormatError, ModelLoadError
 
 KEEP_ARRAY_MAX = 4096
 """Arrays with more elements than this are counted, not kept (token lists, merges, scores)."""
+
+KEEP_STRING_MAX = 1 << 20
+"""Metadata strings longer than this (1 MiB) are skipped and kept as a `SkippedString` length,
+so a hostile multi-GB string costs no memory; real chat templates are a few KB."""
+
+MAX_NAME_BYTES = 1024
+"""Keys and tensor names longer than this are malformed (llama.cpp caps tensor names at 64)."""
 
 MAX_ARRAY_NESTING = 8
 """Deeper nesting is refused: no real model nests arrays, and recursion must stay bounded."""
@@ -73,6 +81,13 @@ class SkippedArray:
 
     element_type: GGUFValueType
     count: int
+
+
+@dataclass(frozen=True)
+class SkippedString:
+    """A metadata string too long to keep; its length was validated and its bytes skipped."""
+
+    length: int
 
 
 @dataclass(frozen=True)
@@ -176,11 +191,17 @@ class _Cursor:
             raise GGUFFormatError(f"{what} {n} cannot fit in the {self.remaining()} bytes left", at)
         return n
 
-    def string(self, what: str) -> str:
+    def string(self, what: str, limit: int = MAX_NAME_BYTES) -> str | SkippedString:
+        """A string of at most `limit` bytes; a value (not a name) over it is skipped."""
         at = self.offset
         n = self.u64(f"{what} length")
         if n > self.remaining():
             raise GGUFFormatError(f"{what} length {n} exceeds the {self.remaining()} bytes left", at)
+        if n > limit:
+            if limit != KEEP_STRING_MAX:
+                raise GGUFFormatError(f"{what} is {n} bytes long (at most {limit} allowed)", at)
+            self.skip(n, what)
+            return SkippedString(n)
         self.need(n, what)
         raw = self.buf[self.pos : self.pos + n]
         self.pos += n
@@ -231,7 +252,7 @@ def _value_type(cur: _Cursor, what: str) -> GGUFValueType:
 
 def _read_value(cur: _Cursor, vtype: GGUFValueType, key: str, keep_max: int, depth: int = 0) -> Any:
     if vtype is GGUFValueType.STRING:
-        return cur.string(f"value of {key!r}")
+        return cur.string(f"value of {key!r}", KEEP_STRING_MAX)
     if vtype is not GGUFValueType.ARRAY:
         return cur.unpack(_SCALAR_STRUCTS[vtype], f"value of {key!r}")
     if depth >= MAX_ARRAY_NESTING:
@@ -268,7 +289,7 @@ def _skip_array(cur: _Cursor, etype: GGUFValueType, n: int, key: str, depth: int
 
 
 def _read_tensor_info(cur: _Cursor, index: int, alignment: int) -> TensorInfo:
-    name = cur.string(f"name of tensor #{index}")
+    name = str(cur.string(f"name of tensor #{index}"))
     dims_at = cur.offset
     n_dims = cur.u32(f"n_dims of {name!r}")
     if not 1 <= n_dims <= GGML_MAX_DIMS:
@@ -331,7 +352,7 @@ def _parse(cur: _Cursor, path: str, keep_max: int) -> GGUFHeader:
     n_kv = cur.count("metadata count", _MIN_KV_BYTES)
     metadata: dict[str, Any] = {}
     for i in range(n_kv):
-        key = cur.string(f"key #{i}")
+        key = str(cur.string(f"key #{i}"))
         vtype = _value_type(cur, f"type of {key!r}")
         metadata[key] = _read_value(cur, vtype, key, keep_max)
     alignment = metadata.get(Keys.General.ALIGNMENT, GGUF_DEFAULT_ALIGNMENT)

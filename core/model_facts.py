@@ -24,7 +24,7 @@ from typing import Any, Mapping
 from gguf.constants import LlamaFileType
 
 from .errors import GGUFFormatError
-from .gguf_header import GGUFHeader, SkippedArray
+from .gguf_header import GGUFHeader, SkippedArray, SkippedString
 from .model_spec import GlobalBytes, LayerAttention, ModelSpec, ModelTensor
 from .tensor_roles import BLOCK_ROLES, block_role, global_role, split_block_name
 
@@ -303,7 +303,9 @@ def _display_metadata(md: Mapping[str, Any]) -> dict[str, Any]:
     """Metadata small enough to show; long arrays become a count."""
     out: dict[str, Any] = {}
     for k, v in md.items():
-        if isinstance(v, SkippedArray) or (isinstance(v, tuple) and len(v) > DISPLAY_ARRAY_MAX):
+        if isinstance(v, SkippedString):
+            out[k] = f"[{v.length} bytes, not kept]"
+        elif isinstance(v, SkippedArray) or (isinstance(v, tuple) and len(v) > DISPLAY_ARRAY_MAX):
             n = v.count if isinstance(v, SkippedArray) else len(v)
             out[k] = f"[{n} items]"
         else:

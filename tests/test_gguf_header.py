@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError
-from gguf_budget.core.gguf_header import SkippedArray, read_header
+from gguf_budget.core.gguf_header import SkippedArray, SkippedString, read_header
 
 ARCHS = {
     "llama": ArchDesc(tokens=40, merges=30, n_head_kv=[2, 4]),
@@ -56,6 +56,19 @@ def test_long_arrays_are_counted_not_kept(tmp_path):
     assert h.metadata["tokenizer.ggml.tokens"] == SkippedArray(V.STRING, 5000)
     assert h.metadata["tokenizer.ggml.merges"] == SkippedArray(V.STRING, 6000)
     assert h.metadata["llama.block_count"] == 2
+
+
+def test_huge_strings_are_skipped_not_loaded(tmp_path):
+    path = tmp_path / "big.gguf"
+    path.write_bytes(_gguf([_kv("chat", V.STRING, _s(b"x" * (3 << 20))), _kv("n", V.UINT8, b"\7")]))
+    tracemalloc.start()
+    try:
+        h = read_header(str(path))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert dict(h.metadata) == {"chat": SkippedString(3 << 20), "n": 7}
+    assert peak < 2 << 20
 
 
 def test_header_only_and_partial_files_are_readable_and_flagged(tmp_path):
@@ -119,6 +132,8 @@ HOSTILE = {
     "overlapping tensors": (_gguf(tensors=[_tensor("a", [64]), _tensor("b", [64], offset=32)]), "overlap", None),
     "duplicate names": (_gguf(tensors=[_tensor("a", [8]), _tensor("a", [8], offset=32)]), "duplicate", None),
     "empty file": (b"", "truncated magic", 0),
+    "2000-byte key": (_gguf([_kv("k" * 2000, V.UINT8, b"\0")]), "key #0 is 2000 bytes long", 24),
+    "2000-byte tensor name": (_gguf(tensors=[_tensor("t" * 2000, [8])]), "is 2000 bytes long", 24),
 }
 
 
