@@ -45,7 +45,7 @@ class _Facts:
     def raw(self, key: str) -> Any:
         return self.md.get(key.format(arch=self.arch))
 
-    def int(self, key: str, fact: str | None = None, required: bool = True) -> int | None:
+    def number(self, key: str, fact: str | None = None, required: bool = True) -> int | None:
         v = self.raw(key)
         if isinstance(v, bool) or not isinstance(v, int):
             if isinstance(v, (tuple, SkippedArray)):
@@ -80,30 +80,30 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
         raise GGUFFormatError("general.architecture is missing", None, first.path)
     f = _Facts(md, arch)
     tensors = _tensors(headers)
-    n_layer = f.int("{arch}.block_count", "n_layer") or 0
+    n_layer = f.number("{arch}.block_count", "n_layer") or 0
     blocks = {t.layer for t in tensors if t.layer is not None}
     if n_layer > len(blocks):
         raise GGUFFormatError(f"{arch}.block_count is {n_layer} but the tensor directory has {len(blocks)} blocks")
     tensors = tuple(_as_global_if_beyond(t, n_layer) for t in tensors)
     layer_role_bytes = _layer_role_bytes(tensors, n_layer)
     gb = _global_bytes(tensors)
-    n_embd = f.int("{arch}.embedding_length", "n_embd")
+    n_embd = f.number("{arch}.embedding_length", "n_embd")
     n_ff = f.per_layer("{arch}.feed_forward_length", "n_ff", n_layer)
     n_head = f.per_layer("{arch}.attention.head_count", "n_head", n_layer)
     n_head_kv = _head_kv(f, n_head, n_layer)
     head_k, head_v = _head_dims(f, n_embd, n_head)
     n_vocab = _n_vocab(f, md, tensors)
-    ctx = f.int("{arch}.context_length", "context_length")
-    window = f.int("{arch}.attention.sliding_window", required=False)
-    kv_lora = f.int("{arch}.attention.kv_lora_rank", required=False)
-    rope_dim = f.int("{arch}.rope.dimension_count", required=False)
+    ctx = f.number("{arch}.context_length", "context_length")
+    window = f.number("{arch}.attention.sliding_window", required=False)
+    kv_lora = f.number("{arch}.attention.kv_lora_rank", required=False)
+    rope_dim = f.number("{arch}.rope.dimension_count", required=False)
     ssm = _ssm(f)
     recurrent = _recurrent_layers(f, n_head_kv, n_layer)
     state = _recurrent_state_bytes(f, ssm, n_embd) if any(recurrent) else None
     if any(recurrent) and state is None:
         f.unknown.append("recurrent_state")
     layers = _layers(f, n_layer, n_head, n_head_kv, head_k, head_v, window, recurrent, kv_lora, rope_dim)
-    file_type = f.int("general.file_type", required=False)
+    file_type = f.number("general.file_type", required=False)
     name = md.get("general.name")
     return ModelSpec(
         path=first.path,
@@ -129,11 +129,11 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
         sliding_window=window,
         layers=layers,
         recurrent_state_bytes=state,
-        expert_count=f.int("{arch}.expert_count", required=False),
-        expert_used_count=f.int("{arch}.expert_used_count", required=False),
-        expert_shared_count=f.int("{arch}.expert_shared_count", required=False),
+        expert_count=f.number("{arch}.expert_count", required=False),
+        expert_used_count=f.number("{arch}.expert_used_count", required=False),
+        expert_shared_count=f.number("{arch}.expert_shared_count", required=False),
         kv_lora_rank=kv_lora,
-        q_lora_rank=f.int("{arch}.attention.q_lora_rank", required=False),
+        q_lora_rank=f.number("{arch}.attention.q_lora_rank", required=False),
         rope_dim=rope_dim,
         ssm=ssm,
         tied_embeddings=gb.output is None,
@@ -197,8 +197,8 @@ def _head_kv(f: _Facts, n_head: tuple[int, ...] | None, n_layer: int) -> tuple[i
 def _head_dims(f: _Facts, n_embd: int | None, n_head: tuple[int, ...] | None) -> tuple[int | None, int | None]:
     heads = max(n_head, default=0) if n_head else 0
     default = n_embd // heads if n_embd and heads else None
-    k = f.int("{arch}.attention.key_length", required=False)
-    v = f.int("{arch}.attention.value_length", required=False)
+    k = f.number("{arch}.attention.key_length", required=False)
+    v = f.number("{arch}.attention.value_length", required=False)
     k, v = (k if k is not None else default), (v if v is not None else default)
     if k is None:
         f.unknown.append("head_dim_k")
@@ -213,7 +213,7 @@ def _n_vocab(f: _Facts, md: Mapping[str, Any], tensors: tuple[ModelTensor, ...])
         return tokens.count
     if isinstance(tokens, tuple):
         return len(tokens)
-    vocab = f.int("{arch}.vocab_size", required=False)
+    vocab = f.number("{arch}.vocab_size", required=False)
     if vocab is not None:
         return vocab
     embd = next((t for t in tensors if t.name == "token_embd.weight"), None)
@@ -226,14 +226,14 @@ def _n_vocab(f: _Facts, md: Mapping[str, Any], tensors: tuple[ModelTensor, ...])
 def _ssm(f: _Facts) -> dict[str, int | None] | None:
     keys = {"d_conv": "conv_kernel", "d_inner": "inner_size", "d_state": "state_size",
             "dt_rank": "time_step_rank", "n_group": "group_count"}
-    values = {k: f.int(f"{{arch}}.ssm.{v}", required=False) for k, v in keys.items()}
+    values = {k: f.number(f"{{arch}}.ssm.{v}", required=False) for k, v in keys.items()}
     return values if any(v is not None for v in values.values()) else None
 
 
 def _recurrent_layers(f: _Facts, n_head_kv: tuple[int, ...] | None, n_layer: int) -> tuple[bool, ...]:
     if f.arch in RECURRENT_ARCHS:
         return (True,) * n_layer
-    interval = f.int("{arch}.full_attention_interval", required=False)
+    interval = f.number("{arch}.full_attention_interval", required=False)
     if interval:
         return tuple((il + 1) % interval != 0 for il in range(n_layer))
     hybrid = f.raw("{arch}.ssm.state_size") is not None or f.raw("{arch}.shortconv.l_cache") is not None
@@ -249,11 +249,11 @@ def _recurrent_state_bytes(f: _Facts, ssm: Mapping[str, int | None] | None, n_em
         groups = ssm.get("n_group") or 0
         conv = max(d_conv - 1, 0) * (d_inner + 2 * groups * d_state)
         return (conv + d_state * d_inner) * F32_BYTES
-    head = f.int("{arch}.wkv.head_size", required=False)
-    shift = f.int("{arch}.token_shift_count", required=False) or 2
+    head = f.number("{arch}.wkv.head_size", required=False)
+    shift = f.number("{arch}.token_shift_count", required=False) or 2
     if head is not None and n_embd:
         return (shift * n_embd + n_embd * head) * F32_BYTES
-    l_cache = f.int("{arch}.shortconv.l_cache", required=False)
+    l_cache = f.number("{arch}.shortconv.l_cache", required=False)
     if l_cache is not None and n_embd:
         return n_embd * max(l_cache - 1, 0) * F32_BYTES
     return None
