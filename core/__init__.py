@@ -1,8 +1,13 @@
 """The computing core of GGUF Budget Explorer: no Qt, no I/O beyond GGUF headers and the hardware probe."""
 
 from .errors import GGUFFormatError, ModelLoadError
+from .ledger import LEDGER_LINES, LedgerPrices, MemLedger, missing_facts
 from .model_loader import load_model
 from .model_spec import GlobalBytes, LayerAttention, ModelSpec, ModelTensor
+from .plan_report import plan_dict, plan_text
+from .plan_types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan, PlanError
+from .planner import budget_thresholds, plan_memory
+from .sweep import SweepResult, SweepRow, budget_range, sweep_budgets, sweep_dict, sweep_text
 from .version import __version__
 
 __all__ = [
@@ -14,4 +19,23 @@ __all__ = [
     "ModelTensor",
     "__version__",
     "load_model",
+    "BudgetRequest",
+    "HEAD_MODES",
+    "MAX_BUFFERS",
+    "LEDGER_LINES",
+    "LedgerPrices",
+    "MemLedger",
+    "MemoryPlan",
+    "PlanError",
+    "SweepResult",
+    "SweepRow",
+    "budget_range",
+    "budget_thresholds",
+    "missing_facts",
+    "plan_dict",
+    "plan_memory",
+    "plan_text",
+    "sweep_budgets",
+    "sweep_dict",
+    "sweep_text",
 ]

@@ -5,10 +5,13 @@ from __future__ import annotations
 from types import ModuleType
 
 from . import inspect_cmd
+from . import plan_cmd, sweep_cmd
 from .common import CommandError
 
 COMMANDS: dict[str, ModuleType] = {
     "inspect": inspect_cmd,
+    "plan": plan_cmd,
+    "sweep": sweep_cmd,
 }
 
 __all__ = ["COMMANDS", "CommandError"]

@@ -1,0 +1,70 @@
+"""`gguf-budget plan FILE --budget SIZE [...]`: the RAM-budget contract for one model.
+
+Exit codes: 0 feasible, forced (`--force`) or unlimited (`--budget 0`); 3 impossible (the
+report says why, on stdout, or the JSON with `feasible: false`); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gguf_budget.core import (HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan, ModelSpec, PlanError, plan_dict,
+                              plan_memory)
+from gguf_budget.core.kv_cache import DEFAULT_KV_TYPE, KV_TYPES
+
+from .common import CommandError, emit_json, load, size_arg
+
+HELP = "plan a run under a RAM budget: an itemized ledger, or why it cannot fit"
+EXIT_IMPOSSIBLE = 3
+
+
+def positive_int(text: str) -> int:
+    """argparse type for ctx and ring depth."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def add_request_arguments(p: argparse.ArgumentParser) -> None:
+    """The knobs `plan` and `sweep` share."""
+    p.add_argument("file", help="a .gguf file, or any shard of a split model")
+    p.add_argument("--ctx", type=positive_int, help="context length to honour (default: the largest that fits)")
+    p.add_argument("--buffers", type=positive_int, default=2, help=f"ring depth, 1..{MAX_BUFFERS} (default 2)")
+    p.add_argument("--head", choices=HEAD_MODES, default="auto", help="LM head resident, streamed, or either")
+    p.add_argument("--kv-type", choices=tuple(KV_TYPES), default=DEFAULT_KV_TYPE, help="KV cache type")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_request_arguments(p)
+    p.add_argument("--budget", type=size_arg, required=True, help="RAM budget: 512M, 1.5G, 2GiB, bytes; 0 = unlimited")
+    p.add_argument("--force", action="store_true", help="run the minimum configuration even over budget")
+
+
+def request_from(args: argparse.Namespace, budget: int, force: bool = False) -> BudgetRequest:
+    try:
+        return BudgetRequest(budget_bytes=budget, ctx=args.ctx, n_buffers=args.buffers, head_mode=args.head,
+                             kv_type=args.kv_type, force=force)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
+
+
+def plan_or_fail(spec: ModelSpec, request: BudgetRequest) -> MemoryPlan:
+    try:
+        return plan_memory(spec, request)
+    except PlanError as e:
+        raise CommandError(str(e)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    request = request_from(args, args.budget, args.force)
+    plan = plan_or_fail(load(args.file), request)
+    if args.json:
+        emit_json(plan_dict(plan))
+    else:
+        print(plan.report)
+    return EXIT_IMPOSSIBLE if plan.impossible else 0
