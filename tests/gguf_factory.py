@@ -66,6 +66,9 @@ class ArchDesc:
     position_embd: bool = False
     gated_ffn: bool = True
     qk_norm: bool = False
+    post_norms: bool = False
+    rope_freqs: int = 0
+    final_norm: str = "output_norm"
     sliding_window: int | None = None
     sliding_window_pattern: Sequence[bool] | None = None
     n_expert: int = 0
@@ -74,19 +77,21 @@ class ArchDesc:
     expert_ff: int | None = None
     ssm: SSMDesc | None = None
     recurrent_layers: Sequence[int] | None = None
+    shortconv: int = 0
     mla: MLADesc | None = None
     tokens: int = 0
     merges: int = 0
     file_type: int | None = 7
     extra_kv: Mapping[str, Any] = field(default_factory=dict)
     string_kv: Mapping[str, str] = field(default_factory=dict)
+    uint64_kv: Mapping[str, int] = field(default_factory=dict)
     omit: Sequence[str] = ()
 
     def per_layer(self, value: PerLayer, layer: int) -> int:
         return value if isinstance(value, int) else value[layer]
 
     def is_recurrent(self, layer: int) -> bool:
-        if self.ssm is None:
+        if self.ssm is None and not self.shortconv:
             return False
         return self.recurrent_layers is None or layer in self.recurrent_layers
 
@@ -100,11 +105,13 @@ def tensor_plan(d: ArchDesc) -> list[Tensor]:
     out: list[Tensor] = [("token_embd.weight", (d.n_embd, d.n_vocab), embd_type)]
     if d.position_embd:
         out.append(("position_embd.weight", (d.n_embd, d.context_length), T.F32))
+    if d.rope_freqs:
+        out.append(("rope_freqs.weight", (d.rope_freqs,), T.F32))
     for il in range(d.n_layer):
         out += _block(d, il)
-    out.append(("output_norm.weight", (d.n_embd,), T.F32))
+    out.append((f"{d.final_norm}.weight", (d.n_embd,), T.F32))
     if not d.gated_ffn:
-        out.append(("output_norm.bias", (d.n_embd,), T.F32))
+        out.append((f"{d.final_norm}.bias", (d.n_embd,), T.F32))
     if not d.tied:
         out.append(("output.weight", (d.n_embd, d.n_vocab), d.output_type or d.weight_type))
     return out
@@ -120,7 +127,13 @@ def _block(d: ArchDesc, il: int) -> list[Tensor]:
         return (f"{p}{role}.weight", (n,), T.F32)
 
     ts = [norm("attn_norm")]
-    if d.is_recurrent(il):
+    if d.shortconv and d.is_recurrent(il):
+        ts += [
+            (f"{p}shortconv.conv.weight", (d.shortconv, d.n_embd), T.F32),
+            w("shortconv.in_proj", (d.n_embd, 3 * d.n_embd)),
+            w("shortconv.out_proj", (d.n_embd, d.n_embd)),
+        ]
+    elif d.is_recurrent(il):
         s = d.ssm
         assert s is not None
         ts += [
@@ -136,8 +149,12 @@ def _block(d: ArchDesc, il: int) -> list[Tensor]:
             return ts
     else:
         ts += _attention(d, il, w, norm)
+        if d.post_norms:
+            ts.append(norm("post_attention_norm"))
     ts.append(norm("ffn_norm"))
     ts += _ffn(d, il, w)
+    if d.post_norms:
+        ts.append(norm("post_ffw_norm"))
     return ts
 
 
@@ -231,6 +248,8 @@ def _add_metadata(wr: GGUFWriter, d: ArchDesc) -> None:
         wr.add_uint32(f"{a}.ssm.state_size", s.d_state)
         wr.add_uint32(f"{a}.ssm.time_step_rank", s.dt_rank)
         wr.add_uint32(f"{a}.ssm.group_count", s.n_group)
+    if d.shortconv:
+        wr.add_uint32(f"{a}.shortconv.l_cache", d.shortconv)
     if d.mla is not None:
         m = d.mla
         wr.add_uint32(f"{a}.attention.kv_lora_rank", m.kv_lora_rank)
@@ -250,6 +269,8 @@ def _add_metadata(wr: GGUFWriter, d: ArchDesc) -> None:
         wr.kv_data[0].pop(key.format(arch=a), None)
     for key, value in d.extra_kv.items():
         _add_any(wr, key, value)
+    for key, number in d.uint64_kv.items():
+        wr.add_uint64(key, number)
 
 
 def _add_per_layer(wr: GGUFWriter, key: str, value: PerLayer) -> None:
