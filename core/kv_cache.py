@@ -7,6 +7,12 @@ Rule 2: a full-attention layer holds `ctx` cells; a sliding-window layer holds
         min(ctx, window + swa_extra) cells (`swa_extra` is 0 for the plain bound).
 Rule 3: a recurrent layer holds its fixed F32 state, independent of ctx.
 Rule 4: a layer whose facts are unknown makes the total unknown (None) — never 0.
+Rule 5: the engine-accurate variant is llama.cpp's allocation for one sequence: the context
+        is padded to a multiple of 256 cells (`ENGINE_CELL_PAD`, llama-context.cpp
+        `llama_context::llama_context`: `cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256)`), and a
+        sliding-window layer holds min(padded ctx, window + n_ubatch) cells (llama-kv-cache-iswa.cpp
+        `llama_kv_cache_iswa`: `size_swa = min(size_base, n_swa + n_ubatch)`, n_ubatch 512 by
+        default, common/common.h). Recurrent state is Rule 3 (llama-memory-recurrent.cpp: F32).
 """
 
 from __future__ import annotations
@@ -121,3 +127,46 @@ def kv_price(model: ModelSpec, kv_type: str = DEFAULT_KV_TYPE, *, swa_extra: int
         else:
             full += layer_kv_bytes(layer, 1, kv_type)
     return KVPrice(full, tuple(sorted(swa.items())), fixed, known)
+
+
+ENGINE_CELL_PAD = 256
+ENGINE_UBATCH = 512
+
+
+def engine_cells(ctx: int) -> int:
+    """The cells llama.cpp allocates for `ctx` tokens (Rule 5)."""
+    return -(-ctx // ENGINE_CELL_PAD) * ENGINE_CELL_PAD
+
+
+def engine_kv_breakdown(
+    model: ModelSpec,
+    ctx: int,
+    kv_type: str = DEFAULT_KV_TYPE,
+    *,
+    ubatch: int = ENGINE_UBATCH,
+    layers: range | None = None,
+) -> KVBreakdown:
+    """KV bytes as llama.cpp allocates them for `ctx` tokens of one sequence."""
+    return kv_breakdown(model, engine_cells(ctx), kv_type, swa_extra=ubatch, layers=layers)
+
+
+def layer_kv_table(model: ModelSpec, ctx: int, kv_type: str = DEFAULT_KV_TYPE, *,
+                   swa_extra: int = 0) -> tuple[int | None, ...]:
+    """Bytes each layer keeps for `ctx` cells (its fixed state when recurrent); None where unknown.
+
+    Layers of one shape share a per-cell price, so an 80-layer model costs a few row lookups.
+    """
+    per_cell: dict[tuple[int | None, int | None, int | None], int] = {}
+    out: list[int | None] = []
+    for layer in model.layers:
+        if layer.kind == "recurrent":
+            out.append(model.recurrent_state_bytes)
+        elif layer.kind == "unknown":
+            out.append(None)
+        else:
+            shape = (layer.n_head_kv, layer.k_dim, layer.v_dim)
+            price = per_cell.get(shape)
+            if price is None:
+                price = per_cell[shape] = layer_kv_bytes(layer, 1, kv_type)
+            out.append(layer_cells(layer, ctx, swa_extra) * price)
+    return tuple(out)

@@ -6,12 +6,15 @@ from types import ModuleType
 
 from . import inspect_cmd
 from . import plan_cmd, sweep_cmd
+from . import fit_cmd, hw_cmd
 from .common import CommandError
 
 COMMANDS: dict[str, ModuleType] = {
     "inspect": inspect_cmd,
     "plan": plan_cmd,
     "sweep": sweep_cmd,
+    "fit": fit_cmd,
+    "hw": hw_cmd,
 }
 
 __all__ = ["COMMANDS", "CommandError"]
