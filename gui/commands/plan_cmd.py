@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from gguf_budget.core import (HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan, ModelSpec, PlanError, plan_dict,
-                              plan_memory)
+from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan, ModelSpec, PlanError, plan_memory
 from gguf_budget.core.kv_cache import DEFAULT_KV_TYPE, KV_TYPES
 
-from .common import CommandError, emit_json, load, size_arg
+from .common import CommandError, load, size_arg
+from .exports import add_format_argument, emit_plan
 
 HELP = "plan a run under a RAM budget: an itemized ledger, or why it cannot fit"
 EXIT_IMPOSSIBLE = 3
@@ -43,6 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_request_arguments(p)
     p.add_argument("--budget", type=size_arg, required=True, help="RAM budget: 512M, 1.5G, 2GiB, bytes; 0 = unlimited")
     p.add_argument("--force", action="store_true", help="run the minimum configuration even over budget")
+    add_format_argument(p)
 
 
 def request_from(args: argparse.Namespace, budget: int, force: bool = False) -> BudgetRequest:
@@ -62,9 +63,7 @@ def plan_or_fail(spec: ModelSpec, request: BudgetRequest) -> MemoryPlan:
 
 def run(args: argparse.Namespace) -> int:
     request = request_from(args, args.budget, args.force)
-    plan = plan_or_fail(load(args.file), request)
-    if args.json:
-        emit_json(plan_dict(plan))
-    else:
-        print(plan.report)
+    spec = load(args.file)
+    plan = plan_or_fail(spec, request)
+    emit_plan(args, plan, spec)
     return EXIT_IMPOSSIBLE if plan.impossible else 0

@@ -10,6 +10,7 @@ import argparse
 from gguf_budget.core import PlanError, budget_range, sweep_budgets, sweep_dict, sweep_text
 
 from .common import CommandError, emit_json, load
+from .exports import add_csv_argument, write_csv
 from .plan_cmd import add_request_arguments, request_from
 
 HELP = "plan a model under a range of budgets: where it first fits, where every layer is pinned"
@@ -27,6 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_request_arguments(p)
     p.add_argument("--budgets", type=budgets_arg, required=True, metavar="FROM:TO:STEP",
                    help="budgets to plan, TO included, e.g. 128M:2G:64M")
+    add_csv_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
         result = sweep_budgets(load(args.file), args.budgets, request)
     except PlanError as e:
         raise CommandError(str(e)) from None
+    if args.csv:
+        write_csv(args.csv, result)
     if args.json:
         emit_json(sweep_dict(result))
     else:
