@@ -25,7 +25,7 @@ refuses such a model (PlanError) rather than pricing the unknown as 0.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass
 from itertools import accumulate
 
 from .kv_cache import KVPrice, kv_price
@@ -64,10 +64,11 @@ class MemLedger:
     pinned: int
 
     def total(self) -> int:
-        return sum(astuple(self))
+        return (self.base + self.scratch + self.logits + self.attn + self.resid + self.out_norm + self.embeddings
+                + self.lm_head + self.kv + self.ring + self.pinned)
 
     def items(self) -> tuple[tuple[str, int], ...]:
-        return tuple((f.name, getattr(self, f.name)) for f in fields(self))
+        return tuple((name, getattr(self, name)) for name in LEDGER_LINES)
 
     @property
     def mandatory(self) -> int:
