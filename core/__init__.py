@@ -1,6 +1,10 @@
 """The computing core of GGUF Budget Explorer: no Qt, no I/O beyond GGUF headers and the hardware probe."""
 
 from .errors import GGUFFormatError, ModelLoadError
+from .fit import estimate_fit, fit_dict, fit_text, snapshot_dict, snapshot_text
+from .fit_types import FitEstimate, FitRequest, Reserves
+from .hardware import GpuInfo, HardwareSnapshot, hypothetical_machine, what_if
+from .hardware_probe import probe_hardware
 from .ledger import LEDGER_LINES, LedgerPrices, MemLedger, missing_facts
 from .model_loader import load_model
 from .model_spec import GlobalBytes, LayerAttention, ModelSpec, ModelTensor
@@ -38,4 +42,17 @@ __all__ = [
     "sweep_budgets",
     "sweep_dict",
     "sweep_text",
+    "FitEstimate",
+    "FitRequest",
+    "GpuInfo",
+    "HardwareSnapshot",
+    "Reserves",
+    "estimate_fit",
+    "fit_dict",
+    "fit_text",
+    "hypothetical_machine",
+    "probe_hardware",
+    "snapshot_dict",
+    "snapshot_text",
+    "what_if",
 ]

@@ -104,9 +104,11 @@ def _output_slot_bytes(model: ModelSpec) -> int:
     return model.output_table_bytes + model.global_bytes.output_norm
 
 
-def _input_bytes(model: ModelSpec) -> int:
+def _host_weights(model: ModelSpec, block_bytes: list[int] | tuple[int, ...], p: Placement) -> int:
+    """The input layer, the blocks kept on the host and, unless offloaded, the output layer (Rule 3)."""
     g = model.global_bytes
-    return g.token_embd + (g.position_embd or 0) + g.other
+    output = 0 if p.output_on_gpu else (g.output or 0) + g.output_norm
+    return g.token_embd + (g.position_embd or 0) + g.other + sum(block_bytes[:p.host_blocks]) + output
 
 
 def _auto_gpu_layers(slots: _Slots, L: int, frees: list[int], usable: list[int]) -> int:
@@ -123,7 +125,7 @@ def _auto_gpu_layers(slots: _Slots, L: int, frees: list[int], usable: list[int])
     g = bisect_right(range(L + 2), sum(usable), key=total) - 1
     while g > 0 and not _gpus_fit(slots, place_layers(L, g, frees), usable):
         g -= 1
-    return max(g, 0)
+    return g
 
 
 def _gpus_fit(slots: _Slots, placement: Placement, usable: list[int]) -> bool:
@@ -139,12 +141,10 @@ def _weights(model: ModelSpec, p: Placement) -> WeightSplit:
     file_bytes = complete_file_bytes(model)
     gpu_coarse = file_bytes * min(p.gpu_layers, L) // L if L else 0
     gpu_blocks = sum(model.layer_bytes[p.host_blocks:])
-    out = model.global_bytes
-    host_output = 0 if p.output_on_gpu else (out.output or 0) + out.output_norm
     return WeightSplit(
         file_bytes=file_bytes, gpu_coarse=gpu_coarse, host_coarse=file_bytes - gpu_coarse,
         gpu_exact=gpu_blocks + (_output_slot_bytes(model) if p.output_on_gpu else 0),
-        host_exact=_input_bytes(model) + sum(model.layer_bytes[:p.host_blocks]) + host_output,
+        host_exact=_host_weights(model, model.layer_bytes, p),
     )
 
 
@@ -240,6 +240,5 @@ def _cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, reserves: Reserve
                     "host budgeted as the complete file (conservative)",
         verdict=FITS_SPLIT if verdict == FITS_GPU else verdict,
         devices=devices,
-        host_exact=_input_bytes(model) + model.routed_expert_bytes + sum(dense[:p.host_blocks])
-        + (0 if p.output_on_gpu else (model.global_bytes.output or 0) + model.global_bytes.output_norm),
+        host_exact=model.routed_expert_bytes + _host_weights(model, dense, p),
     )

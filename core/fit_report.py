@@ -10,11 +10,13 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
-from .fit_types import CPU_ONLY, DOES_NOT_FIT, FITS_GPU, FITS_SPLIT, DeviceLoad, FitEstimate, Strategy
+from .fit_types import CPU_ONLY, DOES_NOT_FIT, FITS_GPU, FITS_SPLIT, UNKNOWN, DeviceLoad, FitEstimate, Strategy
 from .hardware import HardwareSnapshot
 from .units import human_bytes
 
 NO_GPU_TEXT = "none — no NVIDIA GPU or driver found"
+VERDICT_WORDS = {FITS_GPU: "fits on GPU", FITS_SPLIT: "fits split", CPU_ONLY: "fits CPU-only",
+                 DOES_NOT_FIT: "does not fit", UNKNOWN: "unknown"}
 
 
 def _when(epoch: float) -> str:
@@ -130,7 +132,8 @@ def _need_rows(devices: tuple[DeviceLoad, ...]) -> list[tuple[str, str]]:
 def _moe_rows(m: Strategy | None) -> list[tuple[str, str]]:
     if m is None:
         return []
-    rows = [("MoE option", f"{m.description}: {m.verdict}")]
+    short = "".join(f", {name} short by {human_bytes(b)}" for name, b in m.shortfall.items())
+    rows = [("MoE option", f"{m.description}: {VERDICT_WORDS[m.verdict]}{short}")]
     return rows + [(f"  {d.name}", f"needs {human_bytes(d.need)} of {human_bytes(d.usable)} usable") for d in m.devices]
 
 

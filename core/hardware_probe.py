@@ -41,25 +41,24 @@ V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat")
 def probe_hardware(
     nvml: ModuleType | Any | None = None,
     *,
-    psutil_module: ModuleType | Any | None = None,
     cgroup_root: str | Path = CGROUP_ROOT,
     proc_self_cgroup: str | Path = PROC_SELF_CGROUP,
     clock: Callable[[], float] = time.time,
 ) -> HardwareSnapshot:
     """Snapshot this machine now. Never raises: what could not be read is said on the snapshot."""
     captured_at = clock()
-    total, available, swap, host_error = _read_host(psutil_module)
+    total, available, swap, host_error = _read_host()
     cgroups = _read_cgroups(Path(cgroup_root), Path(proc_self_cgroup))
     gpus, gpu_error = _read_nvml(nvml)
     return snapshot_from_readings(captured_at, total, available, cgroups, gpus, gpu_error, swap, host_error)
 
 
-def _read_host(psutil_module: Any) -> tuple[int, int, int | None, str | None]:
+def _read_host() -> tuple[int, int, int | None, str | None]:
     try:
-        if psutil_module is None:
-            import psutil as psutil_module
-        vm = psutil_module.virtual_memory()
-        swap = psutil_module.swap_memory().total
+        import psutil
+
+        vm = psutil.virtual_memory()
+        swap = psutil.swap_memory().total
         return int(vm.total), int(vm.available), int(swap), None
     except Exception as e:  # psutil raises OSError/RuntimeError on odd platforms; none may escape
         return 0, 0, None, f"host memory could not be read: {type(e).__name__}: {e}"

@@ -1,0 +1,66 @@
+"""Properties of the fit estimate over random machines: the auto split is the largest that fits,
+bytes are conserved, and more memory never makes a verdict worse."""
+
+from __future__ import annotations
+
+import pytest
+from gguf.constants import GGMLQuantizationType as T
+from gguf_factory import ArchDesc, write_gguf
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gguf_budget.core import load_model
+from gguf_budget.core.fit import FitRequest, estimate_fit
+from gguf_budget.core.hardware import GpuInfo, HardwareSnapshot
+
+MiB = 1024**2
+# 12 blocks of uneven size (every third one F32-heavy) and a large output layer
+DESC = ArchDesc(n_layer=12, n_embd=128, n_ff=256, n_vocab=4096, layer_mix={i: {"ffn_up": T.F32} for i in range(0, 12, 3)})
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory):
+    return load_model(write_gguf(tmp_path_factory.mktemp("fit") / "m.gguf", DESC, "header_only")[0])
+
+
+def machine(host: int, frees: list[int]) -> HardwareSnapshot:
+    gpus = tuple(GpuInfo(i, "gpu", 256 * MiB, f, 256 * MiB - f) for i, f in enumerate(frees))
+    return HardwareSnapshot(0.0, 64 * 1024 * MiB, host, None, gpus, None, "hypothetical")
+
+
+frees_st = st.lists(st.integers(0, 64 * MiB), min_size=0, max_size=4)
+ctx_st = st.integers(1, 8192)
+
+
+@settings(max_examples=60, deadline=None)
+@given(frees=st.lists(st.integers(0, 64 * MiB), min_size=1, max_size=4), ctx=ctx_st)
+def test_auto_is_the_largest_g_where_every_gpu_fits(spec, frees, ctx):
+    snap = machine(64 * 1024 * MiB, frees)
+    e = estimate_fit(spec, snap, FitRequest(ctx=ctx))
+    assert all(d.shortfall == 0 for d in e.devices[1:])
+    for g in range(e.auto_gpu_layers + 1, spec.n_layer + 2):
+        assert any(d.shortfall for d in estimate_fit(spec, snap, FitRequest(ctx=ctx, gpu_layers=g)).devices[1:])
+
+
+@settings(max_examples=60, deadline=None)
+@given(frees=frees_st, ctx=ctx_st, g=st.integers(0, 14))
+def test_bytes_are_conserved_across_devices(spec, frees, ctx, g):
+    e = estimate_fit(spec, machine(64 * 1024 * MiB, frees), FitRequest(ctx=ctx, gpu_layers=g))
+    assert e.weights.gpu_exact + e.weights.host_exact == spec.tensor_bytes
+    assert e.weights.gpu_coarse + e.weights.host_coarse == e.weights.file_bytes
+    assert sum(d.weights for d in e.devices) == spec.tensor_bytes
+    assert sum(d.kv for d in e.devices) == e.kv.engine == e.kv.gpu + e.kv.host
+    assert e.kv.lower_bound <= e.kv.engine
+
+
+RANK = {"does_not_fit": 0, "cpu_only": 1, "fits_split": 2, "fits_gpu": 3}
+
+
+@settings(max_examples=60, deadline=None)
+@given(free=st.integers(0, 64 * MiB), extra=st.integers(0, 64 * MiB), host=st.integers(0, 8 * 1024 * MiB),
+       ctx=ctx_st)
+def test_more_memory_never_makes_the_verdict_worse(spec, free, extra, host, ctx):
+    small = estimate_fit(spec, machine(host, [free]), FitRequest(ctx=ctx))
+    large = estimate_fit(spec, machine(host + extra, [free + extra]), FitRequest(ctx=ctx))
+    assert RANK[large.verdict] >= RANK[small.verdict]
+    assert large.auto_gpu_layers >= small.auto_gpu_layers
