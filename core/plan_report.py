@@ -37,7 +37,8 @@ def _ctx_line(p: MemoryPlan) -> str:
         why = f"lowered from {p.ctx_cap} to fit the budget"
     else:
         why = "the cap, not lowered"
-    beyond = f"; beyond the trained context of {p.context_length}" if p.context_length and p.ctx > p.context_length else ""
+    trained = p.context_length
+    beyond = f"; beyond the trained context of {trained}" if trained and p.ctx > trained else ""
     return f"{p.ctx} tokens ({why}{beyond})"
 
 

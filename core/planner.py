@@ -2,7 +2,8 @@
 
 Rule 1: candidate ctx values are the top (the explicit ctx, else min(ctx_cap, context_length))
         and every multiple of CTX_STEP below it, so an auto search always reaches CTX_STEP
-        (a top below CTX_STEP is its own only candidate). An explicit ctx is the only candidate.
+        (a top below CTX_STEP is its own only candidate). An explicit ctx is the only candidate,
+        ignores ctx_cap, and may exceed the trained context (the report says so).
 Rule 2: head: resident and streamed when untied, resident only when tied, unless the request
         fixes it (streaming a tied head is refused). Ring: the requested depth, then 1 buffer.
 Rule 3: per (head, ring): every layer pinned with no ring if that fits, else the ring plus the
@@ -15,6 +16,12 @@ Rule 5: feasible → weight_ceiling = budget − mandatory lines. Impossible →
         `force` that configuration is planned anyway, marked overridden. Budget 0 → unlimited:
         top ctx, every layer pinned, the head resident unless the request streams it.
 Rule 6: a model missing a fact the ledger needs raises PlanError naming it (`missing_facts`).
+
+A consequence of Rule 4 worth knowing: while streaming, dropping to one buffer always frees
+room for at least one more layer (no layer is larger than a ring slot), so the requested
+depth shows in a plan only when every layer is pinned (ring 0). `ctx_capped` means the
+budget pushed ctx below the top; `all_pinned_budget` is exact even though "every layer
+pinned" is not monotone in budget (a streamed head can pin all where a resident one cannot).
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ def run_json(capsys, *argv: str) -> tuple[int, dict]:
 
 @pytest.mark.parametrize(("args", "code", "expect"), [
     (["--budget", "64M"], 0,
-     {"feasible": True, "overridden": False, "unlimited": False, "ctx": 2048, "n_pinned": 4, "minimum_required": MINIMUM}),
+     {"feasible": True, "overridden": False, "unlimited": False, "ctx": 2048, "n_pinned": 4,
+      "minimum_required": MINIMUM}),
     (["--budget", str(MINIMUM - 1)], 3,
      {"feasible": False, "overridden": False, "weight_ceiling": None, "ctx": 128, "total": MINIMUM}),
     (["--budget", str(MINIMUM - 1), "--force"], 0,
