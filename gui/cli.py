@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 from gguf_budget.core import __version__
 
@@ -17,8 +17,15 @@ from .commands import COMMANDS, CommandError
 EXIT_BAD_INPUT = 2
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports bad arguments in one line (no usage dump), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see --help)\n")
+
+
 def _subcommand_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gguf-budget", description="Will this GGUF model fit?")
+    parser = OneLineParser(prog="gguf-budget", description="Will this GGUF model fit?")
     parser.add_argument("--version", action="version", version=f"gguf-budget {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():

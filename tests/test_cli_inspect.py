@@ -51,3 +51,10 @@ def test_bad_files_exit_2_with_one_line(tmp_path, content):
 def test_missing_file_exits_2(tmp_path, capsys):
     assert main(["inspect", str(tmp_path / "gone.gguf")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_bad_arguments_are_one_line_exit_2(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["plan", "x.gguf", "--budget", "lots"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and len(err.strip().splitlines()) == 1 and "not a size: 'lots'" in err

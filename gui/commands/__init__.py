@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import inspect_cmd
-from . import plan_cmd, sweep_cmd
-from . import fit_cmd, hw_cmd
+from . import fit_cmd, hw_cmd, inspect_cmd, plan_cmd, sweep_cmd
 from .common import CommandError
 
 COMMANDS: dict[str, ModuleType] = {
