@@ -61,7 +61,7 @@ def main() -> None:
     request = FitRequest(ctx=32768)
     for label, snap in machines.items():
         e = estimate_fit(llama, snap, request)
-        us = median_us(lambda: estimate_fit(llama, snap, request), runs)
+        us = median_us(lambda s=snap: estimate_fit(llama, s, request), runs)
         print(f"estimate_fit, 80 layers, {label:<16} median {us:7.1f} µs  ({e.verdict}, g = {e.gpu_layers})")
     snap = machines["1 × 24 GiB GPU"]
     us = median_us(lambda: estimate_fit(gemma, snap, request), runs)

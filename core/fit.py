@@ -16,7 +16,11 @@ Rule 3: weights, exact: placement by `gpu_split` (llama.cpp `load_tensors`): the
 Rule 4: KV: the seed's FP16 bound = Σ attention layers min(ctx, window) · n_head_kv ·
         (k_dim + v_dim) · 2, recurrent state excluded; the engine figure is `kv_cache` Rule 5
         (256-cell padding, window + 512 cells for sliding layers, F32 recurrent state, the
-        chosen cache type). Each layer's cache sits on that layer's device (llama.cpp
+        chosen cache type). Which layers slide or recur comes from metadata where present,
+        else from llama.cpp's per-architecture rules (`model_facts` Rules 4–5: `set_swa_pattern`
+        in src/models/*.cpp, `recurrent_layer_arr`); MLA layers cache one latent row of
+        kv_lora_rank + rope dims, V being a view of it (`model_facts` Rule 6, llama.cpp MLA).
+        Each layer's cache sits on that layer's device (llama.cpp llama-kv-cache.cpp
         `llama_kv_cache`: `model.dev_layer(il)` when offload_kqv, the default).
 Rule 5: auto g = the largest g for which every GPU holds its weights and KV within its
         usable memory (the bound on the total is bisected, then g steps down per GPU).
@@ -34,6 +38,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
+from .fit_notes import fit_notes, fit_unknowns
 from .fit_report import fit_dict, fit_text, snapshot_dict, snapshot_text
 from .fit_types import (
     CPU_ONLY, DOES_NOT_FIT, FITS_GPU, FITS_SPLIT, UNKNOWN, Claims, DeviceLoad, FitEstimate, FitRequest,
@@ -43,9 +48,6 @@ from .gpu_split import Placement, place_layers
 from .hardware import HardwareSnapshot
 from .kv_cache import ENGINE_UBATCH, engine_cells, layer_kv_table
 from .model_spec import ModelSpec
-from .units import human_bytes
-
-ATTENTION_FACTS = ("n_embd", "n_head", "n_head_kv", "head_dim_k", "head_dim_v")
 
 __all__ = ["Reserves", "FitRequest", "FitEstimate", "estimate_fit", "fit_dict", "fit_text",
            "snapshot_dict", "snapshot_text"]
@@ -69,7 +71,7 @@ class _Slots:
         return self.weights[end] - self.weights[start], kv
 
 
-def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest = FitRequest()) -> FitEstimate:
+def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitEstimate:
     """Place the model on the snapshot's devices and judge it (Rules 1–7)."""
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else model.context_length
@@ -84,13 +86,13 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement)
     weights = _weights(model, placement)
     devices = _devices(model, snapshot, request.reserves, gpu_reserves, slots, placement, weights.host_exact, kv.host)
-    unknowns = _unknowns(model, snapshot, ctx, table)
+    unknowns = fit_unknowns(model, snapshot, ctx)
     verdict = _verdict(devices, placement, bool(unknowns))
     return FitEstimate(
         snapshot=snapshot, reserves=request.reserves, request=request, n_layer=L,
         gpu_layers=placement.gpu_layers, auto_gpu_layers=auto, output_on_gpu=placement.output_on_gpu,
         weights=weights, kv=kv, devices=devices, verdict=verdict, unknowns=unknowns,
-        notes=_notes(model, snapshot, request, placement),
+        notes=fit_notes(model, snapshot, request, placement),
         claims=Claims(weights.file_bytes, model.header_only, verdict, snapshot.captured_at, snapshot.source),
         moe=_cpu_experts(model, snapshot, request.reserves, gpu_reserves, table, bool(unknowns)),
     )
@@ -184,42 +186,6 @@ def _verdict(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool) -> st
     if p.gpu_layers == 0:
         return CPU_ONLY
     return FITS_GPU if p.output_on_gpu else FITS_SPLIT
-
-
-def _unknowns(model: ModelSpec, snapshot: HardwareSnapshot, ctx: int | None, table) -> tuple[str, ...]:
-    out = [snapshot.host_error] if snapshot.host_error else []
-    if "n_layer" in model.unknown:
-        out.append("block count: the file does not give it")
-    if ctx is None:
-        out.append("context length: the file does not give it (pass a context size)")
-    n_unknown = sum(layer.kind == "unknown" for layer in model.layers)
-    if n_unknown:
-        missing = ", ".join(f for f in ATTENTION_FACTS if f in model.unknown) or "attention facts"
-        out.append(f"KV cache of {n_unknown} layer(s): the file lacks {missing}")
-    if model.recurrent_state_bytes is None and any(layer.kind == "recurrent" for layer in model.layers):
-        out.append("recurrent state: the file lacks the SSM/RWKV state sizes")
-    return tuple(out)
-
-
-def _notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, p: Placement) -> tuple[str, ...]:
-    L = model.n_layer
-    asked = request.gpu_layers
-    notes = []
-    if model.header_only:
-        notes.append("header-only file: the coarse gate uses the tensor bytes as the complete file size")
-    if asked is not None and asked > L + 1 and snapshot.gpus:
-        notes.append(f"{asked} GPU layers asked; llama.cpp offloads at most {L + 1} ({L} blocks + output layer)")
-    if not snapshot.gpus:
-        gone = f" ({snapshot.gpu_error})" if snapshot.gpu_error else ""
-        notes.append(f"no NVIDIA GPU{gone}: everything is placed in host RAM")
-    if snapshot.swap_total:
-        notes.append(f"swap ({human_bytes(snapshot.swap_total)}) is not counted: paging to SSD is no substitute for RAM")
-    if request.kv_type in ("q8_0", "q4_0"):
-        notes.append("a quantized V cache needs flash attention in llama.cpp (-fa)")
-    if p.output_on_gpu and model.tied_embeddings:
-        notes.append("tied embeddings: the GPU holds a copy of token_embd as the output layer; the host keeps its own")
-    notes.append("compute buffers and workspaces are not itemized: the reserves stand in for them")
-    return tuple(notes)
 
 
 def _cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, reserves: Reserves, gpu_reserves: list[int],

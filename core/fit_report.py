@@ -19,8 +19,9 @@ VERDICT_WORDS = {FITS_GPU: "fits on GPU", FITS_SPLIT: "fits split", CPU_ONLY: "f
                  DOES_NOT_FIT: "does not fit", UNKNOWN: "unknown"}
 
 
-def _when(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+def _when(epoch: float) -> str | None:
+    """UTC wall time; None for a machine typed in without a time (captured_at 0)."""
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if epoch > 0 else None
 
 
 def snapshot_dict(s: HardwareSnapshot) -> dict[str, Any]:
@@ -52,7 +53,8 @@ def _gpu_lines(s: HardwareSnapshot) -> list[tuple[str, str]]:
 def _snapshot_rows(s: HardwareSnapshot) -> list[tuple[str, str]]:
     what = "hypothetical machine (typed in, not measured)" if s.source == "hypothetical" else "probed"
     host = s.host_error or f"{human_bytes(s.host_available)} available of {human_bytes(s.host_total)} total"
-    rows = [("Snapshot", f"{_when(s.captured_at)} — {what}"), ("Host RAM", host)]
+    when = _when(s.captured_at)
+    rows = [("Snapshot", f"{when} — {what}" if when else what), ("Host RAM", host)]
     if s.cgroup_limit is not None:
         rows.append(("Container", f"memory cgroup limit {human_bytes(s.cgroup_limit)} (applied to the RAM figures)"))
     if s.swap_total is not None:

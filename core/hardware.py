@@ -5,12 +5,8 @@ recorded on real machines (psutil numbers, cgroup files, NVML answers).
 
 Rule 1: host RAM is psutil's `total` and `available`. `available` never includes swap, and
         swap is recorded only to say that it is not counted: paging to SSD is no RAM.
-Rule 2: a container's memory cgroup bounds both figures. cgroup v2 `memory.max` ("max" =
-        none) / `memory.current`, v1 `memory.limit_in_bytes` / `memory.usage_in_bytes` (values
-        of 2**60 or more are v1's "no limit"). Usage counts reclaimable page cache, so the
-        inactive file pages of `memory.stat` are subtracted, as the kubelet's working set does.
-        Limits nest: every level from the process's cgroup up to the root bounds the process,
-        so the tightest limit and the least headroom win.
+Rule 2: a container's memory cgroup bounds both figures: total ≤ the tightest limit,
+        available ≤ the least headroom (the readings and their rules are in `cgroup.py`).
 Rule 3: GPUs are the NVIDIA devices NVML lists, in NVML index order. When NVML cannot answer
         (bindings or library missing, driver not loaded, no permission, zero devices) the
         snapshot has no GPUs and `gpu_error` says why, in words.
@@ -23,9 +19,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable
 
+from .cgroup import CgroupReading, cgroup_ancestors, cgroup_bounds, parse_cgroup, parse_proc_self_cgroup
 from .safe_text import safe_text
 
-V1_NO_LIMIT = 2**60
+__all__ = [
+    "CgroupReading", "GpuInfo", "HardwareSnapshot", "cgroup_ancestors", "cgroup_bounds", "gpu_error_text",
+    "gpu_from_nvml", "hypothetical_gpus", "hypothetical_machine", "nvml_error_reason", "parse_cgroup",
+    "parse_proc_self_cgroup", "snapshot_from_readings", "what_if",
+]
+
 SOURCES = ("probe", "hypothetical")
 HYPOTHETICAL_GPU_NAME = "hypothetical GPU"
 
@@ -78,72 +80,6 @@ class HardwareSnapshot:
             raise ValueError(f"snapshot source must be one of {SOURCES}, not {self.source!r}")
         if self.host_available < 0 or self.host_available > self.host_total:
             raise ValueError("host available RAM must lie between 0 and host total")
-
-
-@dataclass(frozen=True)
-class CgroupReading:
-    """One cgroup level: its limit (None = unlimited), usage and reclaimable file cache."""
-
-    limit: int | None
-    usage: int | None
-    reclaimable: int = 0
-
-    @property
-    def headroom(self) -> int | None:
-        if self.limit is None:
-            return None
-        working_set = max((self.usage or 0) - self.reclaimable, 0)
-        return max(self.limit - working_set, 0)
-
-
-def _number(text: str | None) -> int | None:
-    value = (text or "").strip()
-    return int(value) if value.isdigit() else None
-
-
-def parse_cgroup(limit_text: str | None, usage_text: str | None, stat_text: str | None = None) -> CgroupReading:
-    """v2 `memory.max`/`memory.current` or v1 `memory.limit_in_bytes`/`memory.usage_in_bytes` (+ `memory.stat`)."""
-    limit = _number(limit_text)
-    if limit is not None and limit >= V1_NO_LIMIT:
-        limit = None
-    stat = dict(_stat_pairs(stat_text or ""))
-    reclaimable = stat.get("total_inactive_file", stat.get("inactive_file", 0))
-    return CgroupReading(limit, _number(usage_text), reclaimable)
-
-
-def _stat_pairs(text: str) -> Iterable[tuple[str, int]]:
-    for line in text.splitlines():
-        key, _, value = line.partition(" ")
-        if value.strip().isdigit():
-            yield key, int(value)
-
-
-def parse_proc_self_cgroup(text: str) -> tuple[str | None, str | None]:
-    """`/proc/self/cgroup` → (v2 path, v1 memory-controller path)."""
-    v2 = v1 = None
-    for line in text.splitlines():
-        parts = line.split(":", 2)
-        if len(parts) != 3:
-            continue
-        if parts[0] == "0" and parts[1] == "":
-            v2 = parts[2]
-        elif "memory" in parts[1].split(","):
-            v1 = parts[2]
-    return v2, v1
-
-
-def cgroup_ancestors(path: str) -> tuple[str, ...]:
-    """'/a/b' → ('a/b', 'a', ''): relative paths from the leaf up to the mount root."""
-    parts = [p for p in path.split("/") if p and p != ".."]
-    return tuple("/".join(parts[:n]) for n in range(len(parts), -1, -1))
-
-
-def cgroup_bounds(readings: Iterable[CgroupReading]) -> tuple[int | None, int | None]:
-    """(tightest limit, least headroom) over every level; (None, None) when nothing is limited."""
-    limited = [r for r in readings if r.limit is not None]
-    if not limited:
-        return None, None
-    return min(r.limit for r in limited if r.limit is not None), min(r.headroom or 0 for r in limited)
 
 
 def nvml_error_reason(code: int | None, text: str) -> str:

@@ -18,17 +18,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from .cgroup import CgroupReading, cgroup_ancestors, parse_cgroup, parse_proc_self_cgroup
 from .hardware import (
     NO_BINDINGS,
-    CgroupReading,
     GpuInfo,
     HardwareSnapshot,
-    cgroup_ancestors,
     gpu_error_text,
     gpu_from_nvml,
     nvml_error_reason,
-    parse_cgroup,
-    parse_proc_self_cgroup,
     snapshot_from_readings,
 )
 

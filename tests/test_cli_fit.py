@@ -46,7 +46,8 @@ def test_hw_json_has_the_snapshot_keys(capsys):
 
 
 def test_hw_runs_as_a_console_command_without_qt():
-    probe = "import sys; from gguf_budget.gui.cli import main; rc = main(['hw']); print(any(m.startswith('PySide6') for m in sys.modules)); sys.exit(rc)"
+    probe = ("import sys; from gguf_budget.gui.cli import main; rc = main(['hw']); "
+             "print(any(m.startswith('PySide6') for m in sys.modules)); sys.exit(rc)")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip().endswith("False")
 
