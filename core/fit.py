@@ -74,7 +74,7 @@ class _Slots:
 def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitEstimate:
     """Place the model on the snapshot's devices and judge it (Rules 1–7)."""
     L = model.n_layer
-    ctx = request.ctx if request.ctx is not None else model.context_length
+    ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
     table = layer_kv_table(model, engine_cells(ctx), request.kv_type, swa_extra=ENGINE_UBATCH) if ctx else None
     slots = _Slots.build([*model.layer_bytes, _output_slot_bytes(model)], table)
     frees = [g.free for g in snapshot.gpus]

@@ -144,8 +144,9 @@ def test_swap_is_never_counted_as_ram(model):
     assert any("swap" in n and "not counted" in n for n in e.notes)
 
 
-def test_unknown_says_what_is_missing(model):
-    spec = replace(model(BIG_HEAD), context_length=None)
+@pytest.mark.parametrize("context_length", [None, 0])
+def test_unknown_says_what_is_missing(model, context_length):
+    spec = replace(model(BIG_HEAD), context_length=context_length)
     e = estimate_fit(spec, hypothetical_machine(64 * GiB), FitRequest())
     assert e.verdict == "unknown" and e.kv.engine is None and e.kv.ctx is None
     assert e.unknowns == ("context length: the file does not give it (pass a context size)",)
