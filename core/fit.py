@@ -99,7 +99,8 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
 
 
 def complete_file_bytes(model: ModelSpec) -> int:
-    return model.tensor_bytes if model.header_only else model.file_bytes
+    """The whole file as published: header + aligned tensor data (a skeleton's full size)."""
+    return model.complete_file_bytes
 
 
 def _output_slot_bytes(model: ModelSpec) -> int:

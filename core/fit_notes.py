@@ -40,7 +40,7 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
     asked = request.gpu_layers
     notes = []
     if model.header_only:
-        notes.append("header-only file: the coarse gate uses the tensor bytes as the complete file size")
+        notes.append("header-only file: sizes are those of the complete file its header describes")
     if asked is not None and asked > L + 1 and snapshot.gpus:
         notes.append(f"{asked} GPU layers asked; llama.cpp offloads at most {L + 1} ({L} blocks + output layer)")
     if not snapshot.gpus:

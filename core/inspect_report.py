@@ -26,6 +26,7 @@ def inspect_dict(spec: ModelSpec) -> dict[str, Any]:
         "name": spec.name,
         "file_type": spec.file_type_name,
         "file_bytes": spec.file_bytes,
+        "complete_file_bytes": spec.complete_file_bytes,
         "tensor_bytes": spec.tensor_bytes,
         "header_only": spec.header_only,
         "n_tensors": spec.n_tensors,
@@ -67,7 +68,8 @@ def _params(n: int) -> str:
 def inspect_text(spec: ModelSpec) -> str:
     d = inspect_dict(spec)
     g = spec.global_bytes
-    storage = "header only (tensor data absent)" if spec.header_only else "complete"
+    storage = (f"header only (tensor data absent; the complete file is {human_bytes(spec.complete_file_bytes)})"
+               if spec.header_only else "complete")
     rows = [
         ("Model", safe_text(spec.name or "(unnamed)")),
         ("Architecture", safe_text(spec.architecture)),

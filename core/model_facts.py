@@ -114,6 +114,7 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
         file_type=file_type,
         file_type_name=_file_type_name(file_type),
         file_bytes=sum(h.file_bytes for h in headers),
+        complete_file_bytes=sum(h.data_end for h in headers),
         tensor_bytes=sum(t.nbytes for t in tensors),
         header_only=any(h.header_only for h in headers),
         n_params=sum(t.n_elements for t in tensors),

@@ -69,6 +69,7 @@ class ModelSpec:
     file_type: int | None
     file_type_name: str | None
     file_bytes: int
+    complete_file_bytes: int
     tensor_bytes: int
     header_only: bool
     n_params: int

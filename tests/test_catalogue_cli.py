@@ -28,7 +28,7 @@ def test_catalog_name_inspects_the_skeleton(capsys):
     assert main(["inspect", "--catalog", "llama-3.1-8b-instruct"]) == 0
     out = capsys.readouterr().out
     assert "Llama-3.1-8B-Instruct Q4_K_M (skeleton, header only)" in out
-    assert "header only (tensor data absent)" in out
+    assert "header only (tensor data absent; the complete file is 4.58 GiB)" in out
     assert "4920739232 bytes" in out
 
 

@@ -64,11 +64,12 @@ def test_tied_embeddings_copy_the_table_to_the_gpu_with_the_output_layer(model):
     assert any("tied embeddings" in n for n in e.notes)
 
 
-def test_header_only_files_gate_on_their_tensor_bytes(model):
+def test_header_only_files_gate_on_the_complete_file_they_describe(model, gguf_file):
     spec = model(BIG_HEAD)
+    complete = gguf_file(BIG_HEAD, "complete", name="complete.gguf")
     e = estimate_fit(spec, gpu_machine(8 * GiB), FitRequest(ctx=256, gpu_layers=1))
-    assert spec.header_only and e.weights.file_bytes == TENSORS
-    assert e.weights.gpu_coarse == TENSORS // 2 and e.claims.header_only
+    assert spec.header_only and e.weights.file_bytes == complete.stat().st_size > TENSORS
+    assert e.weights.gpu_coarse == complete.stat().st_size // 2 and e.claims.header_only
 
 
 def test_the_gpu_reserve_is_taken_from_the_first_gpu_only(model):
@@ -199,7 +200,7 @@ def test_moe_cpu_experts_strategy_is_shown_beside_the_default(model):
     m = e.moe
     assert (m.name, m.verdict) == ("cpu_experts", "fits_split")
     host, gpu = m.devices
-    assert (host.weights, host.kv) == (spec.tensor_bytes, 0)  # header-only: the complete file = tensor bytes
+    assert (host.weights, host.kv) == (spec.complete_file_bytes, 0)  # the full file, as the seed budgets it
     assert (gpu.weights, gpu.kv) == (sum(dense) + TABLE + 256, 2 * KV_BLOCK)
     assert m.host_exact == 2 * EXPERTS + TABLE
 

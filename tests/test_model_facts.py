@@ -139,3 +139,13 @@ def test_inventory_accounts_for_every_tensor_byte(model, desc):
     assert sum(spec.layer_bytes) + spec.global_bytes.total() == spec.tensor_bytes
     assert spec.n_tensors == len(tensor_plan(desc))
     assert spec.tied_embeddings == desc.tied
+
+
+def test_a_skeleton_knows_the_size_of_the_complete_file(gguf_file, tmp_path):
+    from gguf_budget.core import load_model
+
+    desc = ArchDesc(n_layer=3, tokens=10)
+    skeleton = load_model(gguf_file(desc, "header_only", name="s.gguf"))
+    complete = gguf_file(desc, "complete", name="c.gguf")
+    assert skeleton.header_only and skeleton.file_bytes < skeleton.tensor_bytes
+    assert skeleton.complete_file_bytes == complete.stat().st_size == load_model(complete).complete_file_bytes
