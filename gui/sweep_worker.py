@@ -1,0 +1,134 @@
+"""Budget sweeps off the GUI thread, in chunks, with progress and cancellation.
+
+Rule 1: the budgets are planned in chunks of CHUNK_BUDGETS by the core's `sweep_budgets`
+        (each chunk prices the model once); before each chunk the worker checks its cancel
+        flag, and after each it reports progress, so Cancel stops the work within one chunk.
+Rule 2: `merge_sweeps` joins the chunks into the result one `sweep_budgets` call over all the
+        budgets gives: the rows in order, and each threshold from the first chunk that has one.
+        Every budget is planned on its own, so chunking changes no row.
+Rule 3: only the latest sweep counts. `cancel()` (and starting another sweep) raises the old
+        sweep's flag and drops whatever it still sends; `cancelled()` is emitted at once.
+Rule 4: PlanError becomes `failed(str)`; anything else is a bug and is raised on the worker.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Sequence
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from gguf_budget.core import BudgetRequest, ModelSpec, PlanError, SweepResult, sweep_budgets
+
+CHUNK_BUDGETS = 128
+SweepBackend = Callable[[ModelSpec, Sequence[int], BudgetRequest], SweepResult]
+
+
+def chunked(budgets: Sequence[int], size: int = CHUNK_BUDGETS) -> list[tuple[int, ...]]:
+    return [tuple(budgets[i:i + size]) for i in range(0, len(budgets), size)]
+
+
+def merge_sweeps(parts: Sequence[SweepResult]) -> SweepResult:
+    """The chunks of one sweep, in order, as a single result (Rule 2)."""
+    return SweepResult(
+        rows=tuple(row for part in parts for row in part.rows),
+        first_feasible=next((p.first_feasible for p in parts if p.first_feasible is not None), None),
+        all_pinned=next((p.all_pinned for p in parts if p.all_pinned is not None), None),
+        n_layer=parts[0].n_layer,
+        ctx_cap=parts[0].ctx_cap,
+    )
+
+
+class _Relay(QObject):
+    """Carries a sweep's messages from the worker thread to the GUI thread (queued)."""
+
+    progress = Signal(int, int, int)
+    done = Signal(int, bool, object)
+
+
+class _SweepJob(QRunnable):
+    def __init__(self, backend: SweepBackend, model: ModelSpec, budgets: Sequence[int], request: BudgetRequest,
+                 stop: threading.Event, relay: _Relay, ticket: int):
+        super().__init__()
+        self._backend, self._model, self._budgets, self._request = backend, model, budgets, request
+        self._stop, self._relay, self._ticket = stop, relay, ticket
+
+    def run(self) -> None:
+        parts: list[SweepResult] = []
+        done, total = 0, len(self._budgets)
+        for chunk in chunked(self._budgets):
+            if self._stop.is_set():
+                return
+            try:
+                parts.append(self._backend(self._model, chunk, self._request))
+            except PlanError as e:
+                self._relay.done.emit(self._ticket, False, str(e))
+                return
+            done += len(chunk)
+            self._relay.progress.emit(self._ticket, done, total)
+        self._relay.done.emit(self._ticket, True, merge_sweeps(parts))
+
+
+class SweepWorker(QObject):
+    """Runs one sweep at a time on Qt's global thread pool.
+
+    Signals:
+        progress(int, int): budgets planned so far, and how many in all.
+        succeeded(object): the SweepResult, equal to one `sweep_budgets` call over all budgets.
+        failed(str): the planner refused the model or request (one line).
+        cancelled(): the sweep was cancelled; nothing more comes from it.
+    """
+
+    progress = Signal(int, int)
+    succeeded = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+
+    def __init__(self, backend: SweepBackend = sweep_budgets, parent: QObject | None = None):
+        super().__init__(parent)
+        self._backend = backend
+        self._relay = _Relay()  # parentless: a job may outlive this worker; Qt drops its queued messages
+        self._relay.progress.connect(self._progressed)
+        self._relay.done.connect(self._answer)
+        self._ticket = 0
+        self._stop: threading.Event | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._stop is not None
+
+    def start(self, model: ModelSpec, budgets: Sequence[int], request: BudgetRequest) -> None:
+        """Sweep `budgets` (at least one); a sweep still running is cancelled silently."""
+        if not budgets:
+            raise ValueError("a sweep needs at least one budget")
+        self._drop()
+        self._ticket += 1
+        self._stop = threading.Event()
+        job = _SweepJob(self._backend, model, tuple(budgets), request, self._stop, self._relay, self._ticket)
+        QThreadPool.globalInstance().start(job)
+
+    def cancel(self) -> None:
+        """Stop the running sweep (no-op when idle); emits `cancelled`."""
+        if self._stop is None:
+            return
+        self._drop()
+        self.cancelled.emit()
+
+    def _drop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None
+            self._ticket += 1
+
+    def _progressed(self, ticket: int, done: int, total: int) -> None:
+        if ticket == self._ticket and self._stop is not None:
+            self.progress.emit(done, total)
+
+    def _answer(self, ticket: int, ok: bool, payload: object) -> None:
+        if ticket != self._ticket or self._stop is None:
+            return
+        self._stop = None
+        if ok:
+            self.succeeded.emit(payload)
+        else:
+            self.failed.emit(str(payload))
