@@ -1,0 +1,91 @@
+"""Two plans' ledgers side by side, line by line, with the difference (second − first).
+
+Rule 1: a row per ledger line in ledger order, then the total; each cell is a number the
+        core priced — the only arithmetic here is the difference of two of them.
+Rule 2: cells show `human_bytes` (a difference with its sign: +, − or none for 0); the tooltip
+        gives exact bytes; `Qt.UserRole` gives the int, so tests and exports read numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+
+from gguf_budget.core import MemoryPlan
+from gguf_budget.core.units import human_bytes
+
+COLUMNS = ("line", "first", "second", "difference")
+Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    line: str
+    first: int
+    second: int
+
+    @property
+    def difference(self) -> int:
+        return self.second - self.first
+
+    def value(self, column: int) -> int:
+        return (self.first, self.second, self.difference)[column - 1]
+
+
+def compare_rows(first: MemoryPlan, second: MemoryPlan) -> tuple[CompareRow, ...]:
+    """Rule 1: every ledger line, then the total."""
+    lines = [CompareRow(name, a, b) for (name, a), (_, b) in zip(first.ledger.items(), second.ledger.items())]
+    return (*lines, CompareRow("total", first.total, second.total))
+
+
+def signed_bytes(n: int) -> str:
+    """+1.50 MiB, −512 B, 0 B."""
+    return "0 B" if n == 0 else f"{'+' if n > 0 else '−'}{human_bytes(abs(n))}"
+
+
+class CompareModel(QAbstractTableModel):
+    """The rows of `compare_rows` as a read-only table; headers name the two models."""
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._rows: tuple[CompareRow, ...] = ()
+        self._headers = ["Ledger line", "First", "Second", "Second − first"]
+
+    def set_rows(self, rows: tuple[CompareRow, ...], first: str, second: str) -> None:
+        self.beginResetModel()
+        self._rows = rows
+        self._headers[1:3] = [first, second]
+        self.endResetModel()
+
+    def rows(self) -> tuple[CompareRow, ...]:
+        return self._rows
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
+                and 0 <= section < len(self._headers):
+            return self._headers[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        row, column = self._rows[index.row()], index.column()
+        if column == 0:
+            return row.line if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.UserRole) else None
+        n = row.value(column)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return signed_bytes(n) if column == 3 else human_bytes(n)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{n:+,} bytes" if column == 3 else f"{n:,} bytes"
+        if role == Qt.ItemDataRole.UserRole:
+            return n
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
