@@ -1,0 +1,123 @@
+"""The RAM budget: a slider in MiB, a text box for exact sizes, and an "unlimited" switch.
+
+Rule 1: the budget in bytes is the source of truth. The slider writes whole MiB; the text
+        box writes exactly what was typed (`512M`, `1.5G`, `2GiB`, plain bytes), parsed
+        by the core's `parse_size`; the slider then shows the nearest MiB, clamped.
+Rule 2: text that does not parse (or is 0) shows an inline error and changes nothing —
+        the last good budget stays, and so does the plan on screen.
+Rule 3: "unlimited" (budget 0 in the request) greys out the slider and the text box.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QWidget
+
+from gguf_budget.core.units import human_bytes, parse_size
+
+MIB = 1 << 20
+
+
+class BudgetControl(QWidget):
+    """Budget slider + text box + unlimited switch.
+
+    Signals:
+        changed(): the budget or the unlimited switch changed (user input only).
+    """
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._bytes = 0
+        self.slider = QSlider(Qt.Orientation.Horizontal, self, objectName="budgetSlider")
+        self.slider.setToolTip("RAM budget in MiB (arrows, PgUp/PgDn)")
+        self.edit = QLineEdit(self, objectName="budgetEdit", placeholderText="e.g. 512M, 1.5G, 2GiB")
+        self.unlimited = QCheckBox("unlimited", self, objectName="budgetUnlimited")
+        self.error = QLabel(self, objectName="budgetError")
+        self.error.setStyleSheet("color: #D93025;")
+        self.error.hide()
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(QLabel("RAM budget", self), 0, 0)
+        grid.addWidget(self.slider, 0, 1)
+        grid.addWidget(self.edit, 0, 2)
+        grid.addWidget(self.unlimited, 0, 3)
+        grid.addWidget(self.error, 1, 1, 1, 3)
+        grid.setColumnStretch(1, 1)
+        self.slider.valueChanged.connect(self._slid)
+        self.edit.editingFinished.connect(self._typed)
+        self.unlimited.toggled.connect(self._toggled)
+
+    def budget_bytes(self) -> int:
+        """The budget for the request: 0 when unlimited."""
+        return 0 if self.unlimited.isChecked() else self._bytes
+
+    def exact_bytes(self) -> int:
+        """The budget last set, even while "unlimited" is on."""
+        return self._bytes
+
+    def set_range(self, low: int, high: int) -> None:
+        """Slider range in bytes (rounded outwards to whole MiB); the budget is kept."""
+        lo, hi = max(1, low // MIB), max(2, -(-high // MIB))
+        self.slider.blockSignals(True)
+        self.slider.setRange(lo, max(hi, lo + 1))
+        span = self.slider.maximum() - lo
+        self.slider.setSingleStep(max(1, span // 200))
+        self.slider.setPageStep(max(1, span // 20))
+        self.slider.blockSignals(False)
+        self._show(self._bytes)
+
+    def set_budget(self, n_bytes: int, unlimited: bool = False) -> None:
+        """Set from outside (settings, launcher): no `changed` signal."""
+        self._bytes = max(0, n_bytes)
+        self.unlimited.blockSignals(True)
+        self.unlimited.setChecked(unlimited)
+        self.unlimited.blockSignals(False)
+        self._enable()
+        self._show(self._bytes)
+
+    def _show(self, n_bytes: int) -> None:
+        self.slider.blockSignals(True)
+        self.slider.setValue(round(n_bytes / MIB))
+        self.slider.blockSignals(False)
+        self.edit.setText(human_bytes(n_bytes))
+        self.edit.setModified(False)
+
+    def _slid(self, mib: int) -> None:
+        self._bytes = mib * MIB
+        self.error.hide()
+        self.edit.setText(human_bytes(self._bytes))
+        self.edit.setModified(False)
+        self.changed.emit()
+
+    def _typed(self) -> None:
+        if not self.edit.isModified():
+            return
+        self.edit.setModified(False)
+        try:
+            n_bytes = parse_size(self.edit.text())
+        except ValueError as e:
+            self._reject(str(e))
+            return
+        if n_bytes == 0:
+            self._reject("a budget must be above 0 (tick \"unlimited\" for no budget)")
+            return
+        self.error.hide()
+        self._bytes = n_bytes
+        self.slider.blockSignals(True)
+        self.slider.setValue(round(n_bytes / MIB))
+        self.slider.blockSignals(False)
+        self.changed.emit()
+
+    def _reject(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.show()
+
+    def _toggled(self) -> None:
+        self._enable()
+        self.changed.emit()
+
+    def _enable(self) -> None:
+        self.slider.setEnabled(not self.unlimited.isChecked())
+        self.edit.setEnabled(not self.unlimited.isChecked())

@@ -1,0 +1,38 @@
+"""The plan's report (Execution Plan or "RAM budget impossible") as copyable monospace text."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+
+class ReportView(QWidget):
+    """Read-only text with a Copy button; `text()` is exactly what the core reported."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._edit = QPlainTextEdit(self)
+        self._edit.setObjectName("reportView")
+        self._edit.setReadOnly(True)
+        self._edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        self._edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        copy = QPushButton("Copy report", self)
+        copy.setObjectName("copyReport")
+        copy.clicked.connect(self.copy)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(copy)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._edit)
+        layout.addLayout(row)
+
+    def set_text(self, text: str) -> None:
+        if text != self._edit.toPlainText():
+            self._edit.setPlainText(text)
+
+    def text(self) -> str:
+        return self._edit.toPlainText()
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.text())

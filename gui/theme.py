@@ -1,0 +1,66 @@
+"""Colours that stay readable on light and dark palettes, in one place.
+
+Rule 1: ledger and memory colours are mid-luminance hues (Tableau 10 family), each with a
+        contrast of at least MIN_CONTRAST:1 against both a white and a near-black (#1E1E1E)
+        background (WCAG relative luminance); weights are blues/greens, the KV cache orange,
+        fixed overheads reds/purples/grey.
+Rule 2: bar segments are outlined in the chart's background (the palette's base colour), so adjacent segments
+        separate in either palette without relying on hue alone.
+Rule 3: banner states use dark saturated backgrounds with white text (contrast ≥ 4.5:1),
+        independent of the palette.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor
+
+LEDGER_COLOURS: dict[str, str] = {
+    "base": "#79706E",
+    "scratch": "#C78AB7",
+    "logits": "#7E5BA6",
+    "attn": "#3A9E98",
+    "resid": "#E15759",
+    "out_norm": "#B6992D",
+    "embeddings": "#9C755F",
+    "lm_head": "#59A14F",
+    "kv": "#F18113",
+    "ring": "#5EA7D8",
+    "pinned": "#3B6AA0",
+}
+FALLBACK_COLOUR = "#9D9D9D"
+
+BANNER_COLOURS: dict[str, str] = {
+    "feasible": "#1B7F3B",
+    "impossible": "#B3261E",
+    "overridden": "#A05F00",
+    "unlimited": "#2F5DA8",
+    "error": "#6B2C91",
+    "empty": "#5F6368",
+}
+
+MEMORY_COLOURS: dict[str, str] = {"used": "#79706E", "reserve": "#F18113", "usable": "#59A14F"}
+LIGHT_BACKGROUND, DARK_BACKGROUND = "#FFFFFF", "#1E1E1E"
+MIN_CONTRAST = 2.5
+
+PINNED_COLOUR = LEDGER_COLOURS["pinned"]
+STREAMED_COLOUR = LEDGER_COLOURS["ring"]
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG contrast ratio of two '#RRGGBB' colours."""
+    def luminance(c: str) -> float:
+        channels = (int(c[i:i + 2], 16) / 255 for i in (1, 3, 5))
+        r, g, b = (x / 12.92 if x <= 0.03928 else ((x + 0.055) / 1.055) ** 2.4 for x in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def ledger_colour(line: str) -> QColor:
+    return QColor(LEDGER_COLOURS.get(line, FALLBACK_COLOUR))
+
+
+def banner_style() -> str:
+    """One stylesheet for the banner; the `state` dynamic property picks the colour."""
+    rules = [f'QLabel#banner[state="{s}"] {{ background: {c}; color: white; }}' for s, c in BANNER_COLOURS.items()]
+    return "QLabel#banner { padding: 8px; border-radius: 4px; font-weight: bold; }\n" + "\n".join(rules)

@@ -1,0 +1,83 @@
+"""What the GUI tests share: isolated settings, a real window, a model with separated thresholds.
+
+Test modules import the fixtures they use from here (pytest finds fixtures imported into a
+test module). Every window gets its own INI file, so no test reads the user's settings or
+another test's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from gguf_factory import ArchDesc, write_gguf
+from PySide6.QtCore import QObject, QSettings, QThreadPool
+
+from gguf_budget.core import ModelSpec
+from gguf_budget.core.hardware import HardwareSnapshot, hypothetical_machine
+from gguf_budget.gui.main_window import MainWindow
+
+MIB = 1 << 20
+GIB = 1 << 30
+
+# 8 blocks of ~3.2 MiB (Q8_0) and a 32k vocabulary: the minimum configuration (~32 MiB)
+# and the all-pinned budget (~109 MiB at ctx 4096) lie many MiB apart on the slider.
+WIDE = ArchDesc(name="wide-llama", n_layer=8, n_embd=512, n_ff=1536, n_head=8, n_head_kv=4,
+                n_vocab=32000, context_length=4096)
+OTHER = ArchDesc(name="other-llama", n_layer=4, n_embd=256, n_ff=768, n_head=4, n_head_kv=2,
+                 n_vocab=8000, context_length=2048)
+
+
+def small_machine() -> HardwareSnapshot:
+    """A probe stand-in: 64 GiB host, no GPU (what a test injects instead of the real probe)."""
+    return hypothetical_machine(host_available=48 * GIB, host_total=64 * GIB)
+
+
+@pytest.fixture
+def settings_store(tmp_path: Path) -> QSettings:
+    return QSettings(str(tmp_path / "gguf-budget.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def write_model(tmp_path: Path) -> Callable[..., Path]:
+    def write(desc: ArchDesc = WIDE, name: str = "wide.gguf", **kw) -> Path:
+        return write_gguf(tmp_path / name, desc, "header_only", **kw)[0]
+
+    return write
+
+
+@pytest.fixture
+def make_window(qtbot, settings_store: QSettings) -> Callable[..., MainWindow]:
+    """A shown MainWindow with isolated settings and (by default) an injected probe."""
+
+    def make(store: QSettings | None = None, **kw) -> MainWindow:
+        kw.setdefault("probe_backend", small_machine)
+        w = MainWindow(settings=store or settings_store, **kw)
+        qtbot.addWidget(w)
+        w.show()
+        return w
+
+    yield make
+    QThreadPool.globalInstance().waitForDone(5000)
+
+
+def open_model(qtbot, window: MainWindow, path: Path | str) -> ModelSpec:
+    """Open and wait for the plan to be on screen; fails if the load fails."""
+    with qtbot.assertNotEmitted(window.loadFailed), qtbot.waitSignal(window.modelLoaded, timeout=10000):
+        window.open_path(str(path))
+    model = window.current_model()
+    assert model is not None
+    return model
+
+
+def child(window: MainWindow, name: str) -> QObject:
+    """The widget with this objectName (fails loudly when it is missing)."""
+    found = window.findChild(QObject, name)
+    assert found is not None, f"no widget named {name!r}"
+    return found
+
+
+def settle(qtbot, window: MainWindow) -> None:
+    """Let the coalescing timer fire: the plan on screen matches the controls again."""
+    qtbot.waitUntil(lambda: not window.plan_pending(), timeout=5000)

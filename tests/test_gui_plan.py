@@ -1,0 +1,207 @@
+"""The window against the planner: every number on screen is the core's for the same request.
+
+Real widgets, real GGUF files, the real planner; offscreen Qt. The expected values are
+computed by calling `plan_memory` / `budget_thresholds` directly with the window's request.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+from gui_support import MIB, WIDE, child, make_window, open_model, settings_store, settle, write_model  # noqa: F401
+from PySide6.QtCore import QPointF, Qt
+
+from gguf_budget.core import LEDGER_LINES, budget_thresholds, plan_memory
+from gguf_budget.core.units import human_bytes
+from gguf_budget.gui.main_window import MainWindow
+
+
+@pytest.fixture
+def loaded(qtbot, make_window, write_model) -> MainWindow:
+    window = make_window()
+    open_model(qtbot, window, write_model())
+    return window
+
+
+def slide_budget(qtbot, window: MainWindow, mib: int) -> None:
+    child(window, "budgetSlider").setValue(mib)
+    settle(qtbot, window)
+
+
+def banner_state(window: MainWindow) -> str:
+    return child(window, "banner").property("state")
+
+
+def test_the_budget_slider_spans_both_thresholds(loaded):
+    low, high = budget_thresholds(loaded.current_model(), loaded.request())
+    slider = child(loaded, "budgetSlider")
+    assert slider.minimum() * MIB < low
+    assert slider.maximum() * MIB > high
+
+
+def test_dragging_across_the_minimum_flips_the_banner_exactly_where_plan_memory_says(qtbot, loaded):
+    model = loaded.current_model()
+    low, _ = budget_thresholds(model, loaded.request())
+    edge = math.ceil(low / MIB)
+    seen = {}
+    for mib in range(edge - 3, edge + 4):
+        slide_budget(qtbot, loaded, mib)
+        expected = plan_memory(model, replace(loaded.request(), budget_bytes=mib * MIB))
+        assert loaded.current_plan() == expected
+        seen[mib] = banner_state(loaded)
+        assert seen[mib] == ("feasible" if expected.feasible else "impossible")
+    assert [seen[m] for m in (edge - 1, edge)] == ["impossible", "feasible"]
+
+
+def test_keyboard_steps_the_budget_and_the_plan_follows(qtbot, loaded):
+    slider = child(loaded, "budgetSlider")
+    slider.setFocus()
+    before = slider.value()
+    qtbot.keyClick(slider, Qt.Key.Key_PageDown)
+    qtbot.keyClick(slider, Qt.Key.Key_Left)
+    settle(qtbot, loaded)
+    assert slider.value() == before - slider.pageStep() - slider.singleStep()
+    assert loaded.current_plan().budget_bytes == slider.value() * MIB
+
+
+def stacked(items):
+    bottom = 0
+    out = {}
+    for name, n in items:
+        out[name] = (float(bottom), float(n))
+        bottom += n
+    return out
+
+
+@pytest.mark.parametrize("where", [0.5, 1.0, 1.02, 1.3, 2.0, 3.5, 1e9])
+def test_pinned_label_strip_and_every_bar_equal_the_core_ledger(qtbot, loaded, where):
+    model = loaded.current_model()
+    low, high = budget_thresholds(model, loaded.request())
+    budget = int(low + (high - low) * where) if where < 1e9 else 64 << 30
+    edit = child(loaded, "budgetEdit")
+    edit.setFocus()
+    edit.selectAll()
+    qtbot.keyClicks(edit, str(budget))
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    settle(qtbot, loaded)
+    expected = plan_memory(model, replace(loaded.request(), budget_bytes=budget))
+    assert loaded.current_plan() == expected
+    assert f"{expected.n_pinned} / {model.n_layer} layers pinned" in child(loaded, "pinnedLabel").text()
+    cells = child(loaded, "layerStrip").cells()
+    assert cells == (True,) * expected.n_pinned + (False,) * (model.n_layer - expected.n_pinned)
+    chart = child(loaded, "ledgerChart")
+    plan_bars, minimum_bars = stacked(expected.ledger.items()), stacked(expected.minimum_ledger.items())
+    for line in LEDGER_LINES:
+        assert chart.segment(0, line) == plan_bars[line]
+        assert chart.segment(1, line) == minimum_bars[line]
+    assert child(loaded, "reportView").toPlainText() == expected.report
+
+
+def test_hovering_a_segment_names_its_exact_bytes(qtbot, loaded):
+    chart = child(loaded, "ledgerChart")
+    ledger = loaded.current_plan().ledger
+    bottom, height = chart.segment(0, "kv")
+    scene = chart.plot.vb.mapViewToScene(QPointF(0.0, bottom + height / 2))
+    chart.scene().sigMouseMoved.emit(scene)
+    assert chart.hover_text.endswith(f"kv: {human_bytes(ledger.kv)} ({ledger.kv:,} bytes)")
+    assert chart.tooltip("kv") == chart.hover_text and chart.tooltip("pinned") == ""
+    chart.scene().sigMouseMoved.emit(chart.plot.vb.mapViewToScene(QPointF(0.5, bottom)))
+    assert chart.hover_text == "" and chart.tooltip("kv") == ""
+
+
+def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtbot, loaded):
+    model = loaded.current_model()
+    low, high = budget_thresholds(model, loaded.request())
+    slide_budget(qtbot, loaded, math.ceil((low + (high - low) // 3) / MIB))
+    auto_plan = loaded.current_plan()
+    ctx_slider, auto = child(loaded, "ctxSlider"), child(loaded, "ctxAuto")
+    assert auto.isChecked() and loaded.request().ctx is None
+    assert auto_plan == plan_memory(model, loaded.request())
+    assert auto_plan.ctx_capped and auto_plan.ctx < model.context_length
+    assert ctx_slider.value() == auto_plan.ctx
+
+    ctx_slider.setValue(1000)
+    settle(qtbot, loaded)
+    assert not auto.isChecked()
+    assert ctx_slider.value() == 1024
+    explicit = loaded.current_plan()
+    assert (explicit.ctx, explicit.ctx_explicit) == (1024, True)
+    assert explicit == plan_memory(model, replace(loaded.request(), ctx=1024))
+
+    auto.setChecked(True)
+    settle(qtbot, loaded)
+    assert loaded.current_plan() == auto_plan
+
+
+def test_bad_budget_text_shows_an_error_and_keeps_the_last_plan(qtbot, loaded):
+    plan, banner_text = loaded.current_plan(), child(loaded, "banner").text()
+    edit, error = child(loaded, "budgetEdit"), child(loaded, "budgetError")
+    for bad in ("lots", "-5M", "0"):
+        edit.setFocus()
+        edit.selectAll()
+        qtbot.keyClicks(edit, bad)
+        qtbot.keyClick(edit, Qt.Key.Key_Return)
+        settle(qtbot, loaded)
+        assert error.isVisible() and error.text()
+        assert loaded.current_plan() is plan
+        assert child(loaded, "banner").text() == banner_text
+    edit.selectAll()
+    qtbot.keyClicks(edit, "1.5G")
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    settle(qtbot, loaded)
+    assert not error.isVisible()
+    assert loaded.current_plan().budget_bytes == 1536 * MIB
+
+
+def test_unlimited_and_force_states(qtbot, loaded):
+    model = loaded.current_model()
+    low, _ = budget_thresholds(model, loaded.request())
+    slide_budget(qtbot, loaded, low // MIB - 2)
+    assert banner_state(loaded) == "impossible"
+    assert "IMPOSSIBLE" in child(loaded, "banner").text()
+
+    child(loaded, "forceCheck").setChecked(True)
+    settle(qtbot, loaded)
+    plan = loaded.current_plan()
+    assert banner_state(loaded) == "overridden" and plan.overridden
+    assert plan == plan_memory(model, loaded.request())
+
+    child(loaded, "budgetUnlimited").setChecked(True)
+    settle(qtbot, loaded)
+    assert banner_state(loaded) == "unlimited"
+    assert loaded.current_plan().n_pinned == model.n_layer
+    assert not child(loaded, "budgetSlider").isEnabled()
+
+
+@pytest.mark.parametrize("name, value, field", [
+    ("buffersSpin", 1, "n_buffers"), ("headMode", "stream", "head_mode"), ("kvType", "q8_0", "kv_type"),
+])
+def test_each_knob_reaches_the_request(qtbot, loaded, name, value, field):
+    widget = child(loaded, name)
+    if isinstance(value, int):
+        widget.setValue(value)
+    else:
+        widget.setCurrentText(value)
+    settle(qtbot, loaded)
+    assert getattr(loaded.request(), field) == value
+    assert loaded.current_plan() == plan_memory(loaded.current_model(), loaded.request())
+
+
+def test_a_slider_storm_costs_one_plan_not_one_per_tick(qtbot, loaded):
+    slider = child(loaded, "budgetSlider")
+    before = loaded.recompute_count
+    for mib in range(slider.minimum(), slider.maximum()):
+        slider.setValue(mib)
+    settle(qtbot, loaded)
+    assert loaded.recompute_count - before == 1
+    assert loaded.current_plan().budget_bytes == (slider.maximum() - 1) * MIB
+
+
+def test_a_tied_model_cannot_ask_to_stream_its_head(qtbot, make_window, write_model):
+    window = make_window()
+    open_model(qtbot, window, write_model(replace(WIDE, tied=True), name="tied.gguf"))
+    head = child(window, "headMode")
+    assert not head.model().item(head.findText("stream")).isEnabled()
+    assert child(window, "banner").property("state") in ("feasible", "impossible")
