@@ -98,7 +98,7 @@ def _admission(verdict: str) -> str:
 def claim_rows(fit: FitEstimate, snapshot_when: str) -> tuple[tuple[str, str], ...]:
     """Storage, admission, runtime evidence — in that order, in separate words (Rule 2)."""
     c = fit.claims
-    storage = " (header-only file: tensor bytes stand in)" if c.header_only else ""
+    storage = " (the complete file its header describes)" if c.header_only else ""
     evidence = c.runtime_evidence or "none — only a real run can measure this"
     return (
         ("File size (storage)", f"{human_bytes(c.file_size)}{storage}; says nothing about RAM or VRAM"),

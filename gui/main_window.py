@@ -85,6 +85,7 @@ class MainWindow(QMainWindow):
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._recompute)
         self._restore()
+        self.body.plan.budget.slider.setFocus()
         self.refresh_hardware()
 
     def _build(self) -> None:
@@ -132,6 +133,18 @@ class MainWindow(QMainWindow):
     def current_plan(self) -> MemoryPlan | None:
         """The plan on screen (None before a model is planned)."""
         return self._plan
+
+    def apply_request(self, budget_bytes: int | None = None, ctx: int | None = None) -> None:
+        """Set the budget (0 = unlimited) and/or an explicit ctx as if typed, and replan now."""
+        budget = self.body.plan.budget
+        if budget_bytes is not None:
+            budget.set_budget(budget_bytes or budget.exact_bytes(), unlimited=budget_bytes == 0)
+        if ctx is not None:
+            self._ctx_request = ctx
+            context = self.body.plan.context
+            context.set_request(min(ctx, context.slider.maximum()))
+        self._range_dirty = True
+        self._recompute()
 
     def current_model(self) -> ModelSpec | None:
         return self._model

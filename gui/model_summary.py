@@ -30,7 +30,8 @@ def summary_rows(spec: ModelSpec) -> dict[str, str]:
         "Parameters": count_text(spec.n_params),
         "File type": safe_text(spec.file_type_name or "unknown", _NAME_LIMIT),
         "File size": f"{human_bytes(spec.file_bytes)} on disk{shards}",
-        "Storage": "header only — tensor data absent" if spec.header_only else "complete file",
+        "Storage": (f"header only — the complete file is {human_bytes(spec.complete_file_bytes)}"
+                    if spec.header_only else "complete file"),
         "Layers": f"{spec.n_layer} blocks, largest {human_bytes(spec.largest_layer_bytes)}",
         "Context": "unknown" if spec.context_length is None else f"{spec.context_length:,} tokens",
         "Embeddings": "tied (the head reuses token_embd)" if spec.tied_embeddings else "separate output table",

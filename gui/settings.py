@@ -33,7 +33,6 @@ class ExplorerSettings:
     head_mode: str = "auto"
     kv_type: str = "f16"
     force: bool = False
-    gpu_layers: int | None = None
     recent: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -63,7 +62,6 @@ def load_settings(store: QSettings) -> ExplorerSettings:
         head_mode=raw["head_mode"] if raw["head_mode"] in HEAD_MODES else d.head_mode,
         kv_type=raw["kv_type"] if raw["kv_type"] in KV_TYPES else d.kv_type,
         force=_bool(raw["force"]),
-        gpu_layers=_int(raw["gpu_layers"], 0, 1 << 20),
         recent=tuple(str(p) for p in recent)[:RECENT_LIMIT],
     )
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 import pytest
+from gguf.constants import GGMLQuantizationType as T
 from gguf_factory import ArchDesc, write_gguf
 from PySide6.QtCore import QObject, QSettings, QThreadPool
 
@@ -27,6 +28,10 @@ WIDE = ArchDesc(name="wide-llama", n_layer=8, n_embd=512, n_ff=1536, n_head=8, n
                 n_vocab=32000, context_length=4096)
 OTHER = ArchDesc(name="other-llama", n_layer=4, n_embd=256, n_ff=768, n_head=4, n_head_kv=2,
                  n_vocab=8000, context_length=2048)
+
+# A Llama-3-70B-shaped header (80 blocks of ~0.5 GiB Q4_K): a 24 GiB GPU holds only part of it.
+LLAMA70B = ArchDesc(name="llama-3-70b-shape", n_layer=80, n_embd=8192, n_ff=28672, n_head=64, n_head_kv=8,
+                    n_vocab=128256, context_length=131072, weight_type=T.Q4_K, output_type=T.Q6_K)
 
 
 def small_machine() -> HardwareSnapshot:

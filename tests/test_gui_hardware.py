@@ -1,0 +1,142 @@
+"""The machine panel: the real probe on this machine, injected snapshots, what-if GPUs and reserves.
+
+The expected fit is always `estimate_fit` called directly with the window's model, snapshot
+and request; the probe is injected at its boundary (a callable returning a snapshot).
+"""
+
+from __future__ import annotations
+
+import time
+
+from gui_support import (  # noqa: F401
+    GIB, LLAMA70B, child, make_window, open_model, settings_store, settle, small_machine, write_model,
+)
+from PySide6.QtCore import Qt
+
+from gguf_budget.core.fit import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.hardware import NVML_REASONS, hypothetical_machine, snapshot_from_readings
+from gguf_budget.core.hardware_probe import probe_hardware
+from gguf_budget.core.units import human_bytes
+
+
+def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, make_window, write_model):
+    window = make_window(probe_backend=probe_hardware)
+    open_model(qtbot, window, write_model())
+    qtbot.waitUntil(lambda: window.current_fit() is not None, timeout=20000)
+    snapshot = window.snapshot()
+    assert snapshot.source == "probe" and snapshot.host_total > 0
+    status = child(window, "gpuStatus")
+    if snapshot.gpus:
+        assert [child(window, f"gpuBar{i}").pool().total for i in range(len(snapshot.gpus))] == \
+            [g.total for g in snapshot.gpus]
+    else:
+        assert status.isVisible()
+        assert status.text() == f"no NVIDIA GPU: {snapshot.gpu_error}"
+        assert window.current_fit().gpu_layers == 0
+    assert child(window, "hostBar").pool().total == snapshot.host_total
+    assert child(window, "snapshotAge").text().startswith("Snapshot probed")
+
+
+def test_a_probe_without_a_driver_says_so(qtbot, make_window, write_model):
+    def no_driver():
+        return snapshot_from_readings(time.time(), 64 * GIB, 40 * GIB, gpu_error=NVML_REASONS[9])
+
+    window = make_window(probe_backend=no_driver)
+    open_model(qtbot, window, write_model())
+    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    assert child(window, "gpuStatus").text() == "no NVIDIA GPU: the NVIDIA driver is not loaded"
+    assert "CPU only" in child(window, "fitVerdict").text()
+
+
+def tick_hypothetical(window, host: str, gpus: int, gpu_total: str) -> None:
+    child(window, "hypoHostAvailable").setText(host)
+    child(window, "hypoGpuCount").setValue(gpus)
+    child(window, "hypoGpuTotal").setText(gpu_total)
+    child(window, "hypotheticalBox").setChecked(True)
+
+
+def expected_fit(window, snapshot, **kw):
+    request = FitRequest(ctx=window.current_plan().ctx, kv_type=window.request().kv_type, **kw)
+    return estimate_fit(window.current_model(), snapshot, request)
+
+
+def test_a_hypothetical_24_gib_gpu_changes_the_split(qtbot, make_window, write_model):
+    window = make_window()
+    model = open_model(qtbot, window, write_model(LLAMA70B, name="70b.gguf"))
+    window.apply_request(ctx=8192)
+    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    before = window.current_fit()
+    assert before == expected_fit(window, small_machine())
+    assert before.gpu_layers == 0
+
+    tick_hypothetical(window, "128G", 1, "24G")
+    after = window.current_fit()
+    machine = hypothetical_machine(128 * GIB, gpu_count=1, gpu_total=24 * GIB)
+    assert window.snapshot() == machine
+    assert after == expected_fit(window, machine)
+    assert 0 < after.gpu_layers < model.n_layer
+    assert child(window, "gpuSplit").text().startswith(f"{after.gpu_layers} of {model.n_layer + 1} slots on GPU")
+    assert child(window, "gpuBar0").pool().total == 24 * GIB
+    assert not child(window, "gpuStatus").isVisible()
+
+    child(window, "hypotheticalBox").setChecked(False)
+    assert window.current_fit() == before
+
+
+def test_the_gpu_layer_spin_overrides_the_auto_split(qtbot, make_window, write_model):
+    window = make_window()
+    model = open_model(qtbot, window, write_model(LLAMA70B, name="70b.gguf"))
+    tick_hypothetical(window, "256G", 2, "80G")
+    spin = child(window, "gpuLayersSpin")
+    assert spin.text() == "auto" and spin.maximum() == model.n_layer + 1
+    spin.setValue(10)
+    fit = window.current_fit()
+    assert fit == expected_fit(window, window.snapshot(), gpu_layers=10)
+    assert fit.weights.gpu_exact == sum(model.layer_bytes[-10:])
+    assert fit.auto_gpu_layers == model.n_layer + 1
+    assert child(window, "fit1").text().startswith(f"GPU {human_bytes(fit.weights.gpu_exact)} · host")
+
+
+def test_reserves_are_editable_and_bad_machine_text_keeps_the_last_fit(qtbot, make_window, write_model):
+    window = make_window()
+    open_model(qtbot, window, write_model())
+    reserve = child(window, "reserveHost")
+    reserve.setFocus()
+    reserve.selectAll()
+    qtbot.keyClicks(reserve, "10G")
+    qtbot.keyClick(reserve, Qt.Key.Key_Return)
+    fit = window.current_fit()
+    assert fit.reserves == Reserves(host=10 * GIB)
+    assert child(window, "hostBar").pool().reserve == 10 * GIB
+    assert fit == expected_fit(window, small_machine(), reserves=Reserves(host=10 * GIB))
+
+    host = child(window, "hypoHostAvailable")
+    host.setText("lots")
+    child(window, "hypotheticalBox").setChecked(True)
+    assert child(window, "machineError").isVisible()
+    assert window.current_fit() is fit
+
+
+def test_refresh_probes_again_off_the_gui_thread(qtbot, make_window, write_model):
+    calls = []
+
+    def probe():
+        calls.append(time.time())
+        return small_machine()
+
+    window = make_window(probe_backend=probe)
+    open_model(qtbot, window, write_model())
+    qtbot.waitUntil(lambda: len(calls) == 1 and window.snapshot() is not None)
+    with qtbot.waitSignal(window.hardwareProbed):
+        qtbot.mouseClick(child(window, "refreshHardware"), Qt.MouseButton.LeftButton)
+    assert len(calls) == 2
+
+
+def test_the_three_claims_stay_apart(qtbot, make_window, write_model):
+    window = make_window()
+    open_model(qtbot, window, write_model())
+    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    storage, admission, evidence = (child(window, f"claim{i}").text() for i in range(3))
+    assert "storage" not in admission and "says nothing about RAM or VRAM" in storage
+    assert admission.startswith("admitted against the hypothetical machine") and "not a guarantee" in admission
+    assert evidence.startswith("none")
