@@ -34,7 +34,9 @@ MARKERS: dict[str, str] = {
     "first_feasible": BANNER_COLOURS["feasible"],
     "all_pinned": BANNER_COLOURS["unlimited"],
 }
-MARKER_LABELS = {"first_feasible": "first feasible", "all_pinned": "all pinned"}
+# label text, height along the line (0 bottom … 1 top), and which side of the line it sits on
+MARKER_LABELS = {"first_feasible": ("first feasible", 0.95, "right"), "all_pinned": ("all pinned", 0.95, "left")}
+BUDGET_LABEL = ("budget", 0.5, "right")
 IMPOSSIBLE_BRUSH = QColor(BANNER_COLOURS["impossible"])
 IMPOSSIBLE_BRUSH.setAlpha(40)
 
@@ -68,7 +70,8 @@ class SweepChart(pg.GraphicsLayoutWidget):
         self.curves = {name: self._add_curve(name) for name in CURVES}
         self._diagonal = self.plots["total"].plot([], [], name="peak = budget")
         self.markers = {key: self._add_markers(key) for key in MARKERS}
-        self.budget_lines = [self._add_vline(plot, "") for plot in self.plots.values()]
+        self.budget_lines = [self._add_vline(plot, BUDGET_LABEL if name == "n_pinned" else None)
+                             for name, plot in self.plots.items()]
         self.regions = [self._add_region(plot) for plot in self.plots.values()]
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hover)
@@ -90,20 +93,27 @@ class SweepChart(pg.GraphicsLayoutWidget):
         pen = pg.mkPen(CURVES[name][1], width=2)
         return self.plots[name].plot([], [], stepMode="left", pen=pen, name=CURVES[name][0])
 
-    def _add_vline(self, plot: pg.PlotItem, label: str) -> pg.InfiniteLine:
-        line = pg.InfiniteLine(angle=90, movable=False, label=label,
-                               labelOpts={"position": 0.92, "rotateAxis": (1, 0), "anchors": [(0, 0), (0, 0)]})
+    def _add_vline(self, plot: pg.PlotItem, label: tuple[str, float, str] | None) -> pg.InfiniteLine:
+        """A vertical marker; its label (if any) sits beside it, inside the plot, where it is never clipped."""
+        if label is None:
+            line = pg.InfiniteLine(angle=90, movable=False)
+        else:
+            text, height, side = label
+            anchor = (0, 0.5) if side == "right" else (1, 0.5)
+            line = pg.InfiniteLine(angle=90, movable=False, label=f" {text} ",
+                                   labelOpts={"position": height, "anchors": [anchor, anchor]})
         line.setZValue(10)
         line.setVisible(False)
         plot.addItem(line)
         return line
 
     def _add_markers(self, key: str) -> list[pg.InfiniteLine]:
-        lines = [self._add_vline(plot, MARKER_LABELS[key] if name == "total" else "")
+        lines = [self._add_vline(plot, MARKER_LABELS[key] if name == "total" else None)
                  for name, plot in self.plots.items()]
         for line in lines:
             line.setPen(pg.mkPen(MARKERS[key], width=1.5, style=Qt.PenStyle.DashLine))
-            line.label.setColor(MARKERS[key])
+            if getattr(line, "label", None) is not None:
+                line.label.setColor(MARKERS[key])
         return lines
 
     def _add_region(self, plot: pg.PlotItem) -> pg.LinearRegionItem:
@@ -130,6 +140,8 @@ class SweepChart(pg.GraphicsLayoutWidget):
             pen = QPen(QColor(text), 2.0)
             pen.setCosmetic(True)
             line.setPen(pen)
+            if getattr(line, "label", None) is not None:
+                line.label.setColor(text)
 
     def changeEvent(self, event) -> None:
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "budget_lines"):
