@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from PySide6.QtCore import (
-    QEventLoop, QMessageLogContext, QSettings, QThreadPool, QTimer, QtMsgType, SignalInstance, qInstallMessageHandler,
+    QEvent, QEventLoop, QMessageLogContext, QSettings, QThreadPool, QTimer, QtMsgType, SignalInstance, qInstallMessageHandler,
 )
 from PySide6.QtWidgets import QApplication
 
@@ -46,7 +46,7 @@ def run_window(options: argparse.Namespace) -> int:
     window.show()
     window.open_path(options.file)
     code = app.exec()
-    QThreadPool.globalInstance().waitForDone(POOL_WAIT_MS)
+    _dispose(window)
     return code
 
 
@@ -79,6 +79,21 @@ def run_screenshot(options: argparse.Namespace, settings_file: Path) -> str | No
     window = MainWindow(settings=QSettings(str(settings_file), QSettings.Format.IniFormat))
     window.resize(*SCREENSHOT_SIZE)
     window.show()
+    try:
+        return _shoot(window, options)
+    finally:
+        _dispose(window)
+
+
+def _dispose(window: MainWindow) -> None:
+    """Close, let the workers finish, and destroy the window while Qt is still up (no crash at exit)."""
+    window.close()
+    QThreadPool.globalInstance().waitForDone(POOL_WAIT_MS)
+    window.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+def _shoot(window: MainWindow, options: argparse.Namespace) -> str | None:
     failure: list[str] = []
     window.loadFailed.connect(failure.append)
     window.open_path(options.file)
@@ -89,7 +104,6 @@ def run_screenshot(options: argparse.Namespace, settings_file: Path) -> str | No
     _wait_for(lambda: window.snapshot() is not None, (window.hardwareProbed,))
     window.apply_request(options.budget, options.ctx)
     QApplication.processEvents()
-    saved = window.grab().save(options.screenshot, "PNG")
-    window.close()
-    QThreadPool.globalInstance().waitForDone(POOL_WAIT_MS)
-    return None if saved else f"could not write the screenshot to {options.screenshot}"
+    if not window.grab().save(options.screenshot, "PNG"):
+        return f"could not write the screenshot to {options.screenshot}"
+    return None

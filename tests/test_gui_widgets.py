@@ -1,0 +1,99 @@
+"""The window's small parts on their own: axis ticks, ctx snapping, settings, colours, banner, strip."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+from PySide6.QtCore import QSettings
+
+from gguf_budget.gui.banner import STATES, Banner
+from gguf_budget.gui.byte_axis import ByteAxis, nice_step
+from gguf_budget.gui.context_control import STEP, snap
+from gguf_budget.gui.layer_strip import LayerStrip
+from gguf_budget.gui.settings import RECENT_LIMIT, ExplorerSettings, load_settings, save_settings, with_recent
+from gguf_budget.gui.theme import (
+    BANNER_COLOURS, DARK_BACKGROUND, LEDGER_COLOURS, LIGHT_BACKGROUND, MEMORY_COLOURS, MIN_CONTRAST, contrast,
+)
+
+KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
+
+
+@pytest.mark.parametrize("span, step, power", [
+    (1000, 200, 0), (5 * KIB, 1 * KIB, 1), (300 * MIB, 100 * MIB, 2), (110 * MIB, 50 * MIB, 2),
+    (3.3 * GIB, 1 * GIB, 3), (90 * GIB, 20 * GIB, 3), (1.5 * MIB, 0.5 * MIB, 2),
+])
+def test_axis_steps_are_round_binary_sizes(span, step, power):
+    assert nice_step(span) == (step, power)
+
+
+def test_axis_labels_use_the_span_unit(qtbot):
+    axis = ByteAxis()
+    [(step, values)] = axis.tickValues(0, 3.3 * GIB, 300)
+    assert step == GIB and values == [0, GIB, 2 * GIB, 3 * GIB]
+    assert axis.tickStrings(values, 1, step) == ["0 GiB", "1 GiB", "2 GiB", "3 GiB"]
+
+
+@pytest.mark.parametrize("value, maximum, snapped", [
+    (1000, 4096, 1024), (1, 4096, 128), (191, 4096, 128), (192, 4096, 256), (4096, 4096, 4096),
+    (3990, 4000, 4000), (3900, 4000, 3840), (9999, 4000, 4000), (50, 100, 100),
+])
+def test_ctx_snaps_to_steps_of_128_or_the_models_own_length(value, maximum, snapped):
+    assert snap(value, maximum) == snapped
+
+
+@given(value=st.integers(1, 1 << 20), maximum=st.integers(STEP, 1 << 20))
+def test_snapped_ctx_is_a_step_multiple_in_range(value, maximum):
+    s = snap(value, maximum)
+    assert STEP <= s <= maximum or s == maximum
+    assert s % STEP == 0 or s == maximum
+    assert abs(s - min(value, maximum)) <= STEP
+
+
+def test_settings_round_trip(tmp_path):
+    store = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    chosen = ExplorerSettings(budget_bytes=3 * GIB, unlimited=True, ctx=2048, n_buffers=1, head_mode="stream",
+                              kv_type="q4_0", force=True, recent=("/a.gguf",))
+    save_settings(store, chosen)
+    assert load_settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)) == chosen
+    save_settings(store, ExplorerSettings())
+    assert load_settings(store) == ExplorerSettings()
+
+
+def test_recent_files_are_unique_latest_first_and_bounded():
+    recent: tuple[str, ...] = ()
+    for i in range(RECENT_LIMIT + 3):
+        recent = with_recent(recent, f"/m{i}.gguf")
+    recent = with_recent(recent, "/m5.gguf")
+    assert recent[0] == "/m5.gguf" and len(recent) == RECENT_LIMIT and len(set(recent)) == RECENT_LIMIT
+
+
+@pytest.mark.parametrize("name, colour", sorted({**LEDGER_COLOURS, **MEMORY_COLOURS}.items()))
+def test_chart_colours_read_on_light_and_dark_backgrounds(name, colour):
+    assert contrast(colour, LIGHT_BACKGROUND) >= MIN_CONTRAST
+    assert contrast(colour, DARK_BACKGROUND) >= MIN_CONTRAST
+
+
+@pytest.mark.parametrize("state", sorted(BANNER_COLOURS))
+def test_banner_text_is_white_on_a_dark_enough_colour(state):
+    assert contrast(BANNER_COLOURS[state], "#FFFFFF") >= 4.5
+
+
+def test_banner_state_property_and_unknown_states(qtbot):
+    banner = Banner()
+    qtbot.addWidget(banner)
+    assert banner.state() == "empty"
+    for state in STATES:
+        banner.show_state(state, state.upper())
+        assert banner.property("state") == state and banner.text() == state.upper()
+    with pytest.raises(ValueError, match="unknown banner state"):
+        banner.show_state("maybe", "?")
+
+
+def test_layer_strip_cells(qtbot):
+    strip = LayerStrip()
+    qtbot.addWidget(strip)
+    strip.set_layers((10, 20, 30, 40), 3)
+    assert strip.cells() == (True, True, True, False)
+    assert strip.accessibleDescription() == "3 of 4 layers pinned"
+    strip.set_layers((), 0)
+    assert strip.cells() == ()

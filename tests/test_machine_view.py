@@ -1,0 +1,107 @@
+"""The machine panel's words and bars over real fit estimates: bars add up, claims stay apart."""
+
+from __future__ import annotations
+
+import pytest
+from gguf_factory import ArchDesc, write_gguf
+from hypothesis import given, settings, strategies as st
+
+from gguf_budget.core import load_model
+from gguf_budget.core.fit import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.hardware import GpuInfo, HardwareSnapshot, hypothetical_machine
+from gguf_budget.core.machine_view import (
+    claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, verdict_text, weight_rows,
+)
+from gguf_budget.core.units import human_bytes
+
+GIB = 1 << 30
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory):
+    path = write_gguf(tmp_path_factory.mktemp("m") / "m.gguf", ArchDesc(n_layer=4, n_vocab=8192), "header_only")[0]
+    return load_model(path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(total=st.integers(0, 1 << 40), free_part=st.floats(0, 1), reserve=st.integers(0, 1 << 38),
+       gpu_total=st.integers(1, 1 << 37), gpu_free_part=st.floats(0, 1))
+def test_each_bar_splits_its_total_into_used_reserve_and_usable(spec, total, free_part, reserve, gpu_total,
+                                                                 gpu_free_part):
+    machine = hypothetical_machine(int(total * free_part), total, 1, gpu_total, int(gpu_total * gpu_free_part))
+    fit = estimate_fit(spec, machine, FitRequest(reserves=Reserves(host=reserve, gpu=reserve // 2)))
+    bars = pool_bars(fit)
+    assert [b.total for b in bars] == [total, gpu_total]
+    for bar, device in zip(bars, fit.devices):
+        assert bar.used + bar.reserve + bar.usable == bar.total
+        assert bar.usable == max(device.available - device.reserve, 0)
+        assert (bar.need, bar.shortfall) == (device.need, device.shortfall)
+
+
+# Host need, all on the host: token_embd 557,056 + 4 blocks × 39,680 + output 557,056 + output_norm 256
+# = 1,273,088 bytes of weights, plus KV 4 layers × 2,048 cells × 2 KV heads × (16 + 16) × 2 bytes
+# = 1,048,576: 2,321,664 bytes (2.21 MiB), all short when the whole 1 GiB is reserved.
+@pytest.mark.parametrize("machine, verdict", [
+    (hypothetical_machine(64 * GIB), "CPU only — everything in host RAM (slowest)"),
+    (hypothetical_machine(64 * GIB, gpu_count=1, gpu_total=24 * GIB),
+     "fits on GPU — all 4 blocks and the output layer offloaded"),
+    (hypothetical_machine(1 * GIB), "does not fit — host short by 2.21 MiB"),
+])
+def test_verdict_words(spec, machine, verdict):
+    reserves = Reserves(host=1 * GIB) if machine.host_available == GIB else Reserves()
+    fit = estimate_fit(spec, machine, FitRequest(reserves=reserves))
+    assert verdict_text(fit) == verdict
+
+
+def test_a_split_names_its_layer_count_and_the_auto_choice(spec):
+    fit = estimate_fit(spec, hypothetical_machine(64 * GIB, gpu_count=1, gpu_total=24 * GIB),
+                       FitRequest(gpu_layers=2))
+    assert verdict_text(fit) == "fits split — 2 of 4 blocks on GPU, the rest in host RAM (slower)"
+    assert split_text(fit) == "2 of 5 slots on GPU (auto: 5); output layer in host RAM"
+    coarse, exact = weight_rows(fit)
+    half = fit.weights.file_bytes * 2 // 4
+    assert coarse == ("Weights, coarse gate",
+                      f"GPU {human_bytes(half)} · host {human_bytes(fit.weights.file_bytes - half)} (file × g / L)")
+    # GPU: the last 2 blocks, 79,360 bytes; host: token_embd + 2 blocks + output + norm = 1,193,728 bytes.
+    assert exact == ("Weights, exact", "GPU 77.50 KiB · host 1.14 MiB (tensor inventory)")
+    lower, engine = kv_rows(fit)
+    assert lower == ("KV lower bound", "1.00 MiB (FP16, ctx 2,048, 4 attention layers)")
+    assert engine[1].startswith("1.00 MiB (f16, 2,048 cells): GPU 512.00 KiB · host 512.00 KiB")
+
+
+def test_three_claims_in_order_and_never_merged(spec):
+    fit = estimate_fit(spec, hypothetical_machine(64 * GIB), FitRequest())
+    rows = claim_rows(fit, snapshot_when(fit.snapshot, 0.0))
+    assert [name for name, _ in rows] == ["File size (storage)", "Admission (estimate)", "Runtime evidence"]
+    storage, admission, evidence = (text for _, text in rows)
+    assert "the complete file its header describes" in storage and "RAM or VRAM" in storage
+    assert admission == ("admitted against the hypothetical machine (typed in, not measured); "
+                         "an estimate, not a guarantee")
+    assert evidence == "none — only a real run can measure this"
+
+
+def probed(captured_at: float = 1000.0, gpus: tuple[GpuInfo, ...] = (), error: str | None = None):
+    return HardwareSnapshot(captured_at, 64 * GIB, 32 * GIB, None, gpus, error, "probe")
+
+
+@pytest.mark.parametrize("now, text", [
+    (1000.0, "snapshot probed 0 s ago"), (1012.9, "snapshot probed 12 s ago"), (900.0, "snapshot probed 0 s ago"),
+    (1000.0 + 300, "snapshot probed 5 min ago"), (1000.0 + 7200, "snapshot probed 2 h ago"),
+])
+def test_snapshot_age(now, text):
+    assert snapshot_when(probed(), now) == text
+
+
+GPU = GpuInfo(0, "RTX", 24 * GIB, 20 * GIB, 4 * GIB)
+
+
+@pytest.mark.parametrize("snapshot, text", [
+    (probed(gpus=(GPU,)), ""),
+    (probed(gpus=(GPU,), error="GPU 1: no permission"), "GPU problem: GPU 1: no permission"),
+    (probed(error="the NVIDIA driver is not loaded"), "no NVIDIA GPU: the NVIDIA driver is not loaded"),
+    (probed(), "no NVIDIA GPU: none found"),
+    (hypothetical_machine(8 * GIB), "no NVIDIA GPU in this hypothetical machine"),
+])
+def test_gpu_status(snapshot, text):
+    assert gpu_status(snapshot) == text
+    assert snapshot_when(hypothetical_machine(GIB), 5.0) == "hypothetical machine (typed in, not measured)"
