@@ -1,5 +1,6 @@
 """The verdict banner: one line of state (feasible, impossible, overridden, unlimited) and why.
 
+Its height is fixed at two lines, so a new text never re-lays the window out mid-drag.
 Two more states frame the four: "empty" before any model, "error" when the planner
 refuses to price a model (a fact it needs is missing) and says which.
 
@@ -27,6 +28,7 @@ class Banner(QLabel):
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setStyleSheet(banner_style())
+        self.setFixedHeight(2 * self.fontMetrics().lineSpacing() + 22)
         self.show_state("empty", "No model loaded")
 
     def state(self) -> str:

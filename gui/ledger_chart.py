@@ -38,6 +38,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self.setMinimumSize(360, 260)
         self._lines = tuple(lines)
         self._columns: list[tuple[str, tuple[tuple[str, int], ...]]] = []
+        self._drawn: dict[str, object] = {}
         self.hover_text = ""
         self._setup_plot()
         self._bars = {line: self._add_bar(line) for line in self._lines}
@@ -108,10 +109,18 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         xs = list(range(len(self._columns)))
         for line, bar in self._bars.items():
             y0, heights = self._stack(line)
-            bar.setOpts(x=xs, y0=y0, height=heights)
+            if self._changed(line, (y0, heights)):
+                bar.setOpts(x=xs, y0=y0, height=heights)
         self._set_hline(self._budget_line, budget, "budget")
         self._set_hline(self._minimum_line, minimum, "minimum configuration")
         self._set_ranges(budget, minimum)
+
+    def _changed(self, key: str, drawn: object) -> bool:
+        """Remember what was last drawn under `key`; True when `drawn` differs (pyqtgraph redraws are dear)."""
+        if self._drawn.get(key) == drawn:
+            return False
+        self._drawn[key] = drawn
+        return True
 
     def _stack(self, line: str) -> tuple[list[float], list[float]]:
         y0, heights = [], []
@@ -128,6 +137,8 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         return y0, heights
 
     def _set_hline(self, line: pg.InfiniteLine, value: int | None, label: str) -> None:
+        if not self._changed(label, value):
+            return
         line.setVisible(value is not None)
         if value is not None:
             line.setValue(float(value))
@@ -136,9 +147,11 @@ class LedgerChart(pg.GraphicsLayoutWidget):
     def _set_ranges(self, budget: int | None, minimum: int | None) -> None:
         tops = [sum(n for _, n in items) for _, items in self._columns]
         top = max(tops + [budget or 0, minimum or 0, 1])
+        ticks = [(i, label) for i, (label, _) in enumerate(self._columns)]
+        if not self._changed("ranges", (top, ticks)):
+            return
         self.plot.setYRange(0, top * 1.12, padding=0)
         self.plot.setXRange(-0.5, max(0.5, len(self._columns) - 0.5), padding=0.05)
-        ticks = [(i, label) for i, (label, _) in enumerate(self._columns)]
         self.plot.getAxis("bottom").setTicks([ticks])
 
     def segment(self, column: int, line: str) -> tuple[float, float]:

@@ -32,11 +32,14 @@ from gguf_budget.core.plan_view import plan_banner
 from gguf_budget.core.planner import budget_thresholds, plan_memory
 from gguf_budget.core.safe_text import safe_text
 
+from . import pyside_guard
 from .background import BackgroundCall
 from .banner import Banner
 from .file_menu import FileMenu, gguf_paths
 from .layout import build_body
 from .settings import ExplorerSettings, load_settings, save_settings, with_recent
+
+pyside_guard.install()
 
 UNKNOWN_CONTEXT = 32768
 SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25

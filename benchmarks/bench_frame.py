@@ -1,0 +1,115 @@
+"""Frame time of the real window (DESIGN §6): slider tick → plan + fit + redraw done, ≤ 16 ms median.
+
+Drives `MainWindow` offscreen on a header-only Llama-3-70B shape (80 layers, 128256-token
+vocabulary, 131072 context; auto ctx bisects 1,024 candidates) against a hypothetical
+machine with one 24 GiB GPU, so every tick also re-estimates the GPU split. Each sample is
+one `setValue` on a slider, then the event loop is drained until the coalescing timer has
+fired and the repaint it queued has been painted. Prints median and p95 per slider and
+their ratio to one 60 Hz frame; exits 1 when a median exceeds it.
+
+Run: .venv/bin/python benchmarks/bench_frame.py [--ticks N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from gguf.constants import GGMLQuantizationType as T  # noqa: E402
+from gguf_factory import ArchDesc, write_gguf  # noqa: E402
+from PySide6.QtCore import QEventLoop, QSettings  # noqa: E402
+from PySide6.QtWidgets import QApplication, QSlider  # noqa: E402
+
+from gguf_budget.core.hardware import hypothetical_machine  # noqa: E402
+from gguf_budget.gui.main_window import MainWindow  # noqa: E402
+
+GiB = 1024**3
+FRAME_S = 1 / 60
+LLAMA3_70B = ArchDesc(name="llama-3-70b-shape", n_layer=80, n_embd=8192, n_ff=28672, n_head=64, n_head_kv=8,
+                      n_vocab=128256, context_length=131072, weight_type=T.Q4_K, output_type=T.Q6_K)
+
+
+def machine():
+    return hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=24 * GiB)
+
+
+def drain(app: QApplication, window: MainWindow) -> None:
+    """Until the replan has run and the paints it queued are done."""
+    while window.plan_pending():
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents)
+    app.sendPostedEvents()
+    app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents)
+
+
+def open_window(app: QApplication, path: Path, settings: Path) -> MainWindow:
+    window = MainWindow(settings=QSettings(str(settings), QSettings.Format.IniFormat), probe_backend=machine)
+    window.resize(1440, 900)
+    window.show()
+    window.open_path(str(path))
+    deadline = time.monotonic() + 60
+    while (window.current_plan() is None or window.current_fit() is None) and time.monotonic() < deadline:
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+    if window.current_fit() is None:
+        raise SystemExit("the model did not load")
+    return window
+
+
+def sweep_values(slider: QSlider, ticks: int) -> list[int]:
+    """Back and forth across the whole range, so every regime (impossible … all pinned) is hit."""
+    lo, hi = slider.minimum(), slider.maximum()
+    half = max(ticks // 2, 1)
+    up = [lo + (hi - lo) * i // half for i in range(half)]
+    return up + up[::-1]
+
+
+def time_ticks(app: QApplication, window: MainWindow, slider: QSlider, values: list[int]) -> list[float]:
+    times = []
+    before = window.recompute_count
+    for v in values:
+        start = time.perf_counter()
+        slider.setValue(v)
+        drain(app, window)
+        times.append(time.perf_counter() - start)
+    assert window.recompute_count - before >= len(set(values)) - 2, "ticks did not replan"
+    return times
+
+
+def report(name: str, times: list[float]) -> bool:
+    med = statistics.median(times)
+    p95 = statistics.quantiles(times, n=20)[-1]
+    print(f"  {name:<28} median {med * 1e3:6.2f} ms   p95 {p95 * 1e3:6.2f} ms   "
+          f"({med / FRAME_S:.2f}× of a 16.7 ms frame, {len(times)} ticks)")
+    return med <= FRAME_S
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ticks", type=int, default=400)
+    ticks = parser.parse_args().ticks
+    app = QApplication.instance() or QApplication([])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_gguf(Path(tmp) / "llama-3-70b.gguf", LLAMA3_70B, "header_only")[0]
+        window = open_window(app, path, Path(tmp) / "settings.ini")
+        budget = window.findChild(QSlider, "budgetSlider")
+        ctx = window.findChild(QSlider, "ctxSlider")
+        print(f"Frame time, 80-layer model, window {window.width()}×{window.height()} offscreen:")
+        warm = sweep_values(budget, 40)
+        time_ticks(app, window, budget, warm)
+        ok = report("budget slider (auto ctx)", time_ticks(app, window, budget, sweep_values(budget, ticks)))
+        budget.setValue((budget.minimum() + budget.maximum()) // 2)
+        drain(app, window)
+        ok &= report("ctx slider (explicit ctx)", time_ticks(app, window, ctx, sweep_values(ctx, ticks)))
+        window.close()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
