@@ -36,14 +36,13 @@ def render(size: int) -> QImage:
 
 
 def main() -> int:
-    app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])
+    _app = QGuiApplication.instance() or QGuiApplication(sys.argv[:1])  # QPainter wants one alive
     for size in ICON_SIZES:
         out = icon_path(size)
         if not render(size).save(str(out), "PNG"):
             print(f"make_icons: could not write {out}", file=sys.stderr)
             return 1
         print(f"wrote {out}")
-    del app
     return 0
 
 
