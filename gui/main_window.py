@@ -33,6 +33,7 @@ from gguf_budget.core.planner import budget_thresholds, plan_memory
 from gguf_budget.core.safe_text import safe_text
 
 from . import pyside_guard
+from .about_dialog import show_about
 from .background import BackgroundCall
 from .banner import Banner
 from .file_menu import FileMenu, gguf_paths
@@ -109,6 +110,9 @@ class MainWindow(QMainWindow):
         self.busy.hide()
         self.statusBar().addPermanentWidget(self.busy)
         self.file_menu = FileMenu(self, self.open_path)
+        about = self.menuBar().addMenu("&Help").addAction("&About GGUF Budget Explorer")
+        about.setObjectName("aboutAction")
+        about.triggered.connect(lambda: show_about(self))
         panel = self.body.plan
         panel.budget.changed.connect(lambda: self._schedule(range_dirty=False))
         panel.context.changed.connect(self._context_changed)

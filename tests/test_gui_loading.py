@@ -176,3 +176,12 @@ def test_garbage_in_the_settings_file_falls_back_to_defaults(qtbot, make_window,
     request = window.request()
     assert (request.ctx, request.n_buffers, request.head_mode, request.kv_type) == (None, 2, "auto", "f16")
     assert window.current_plan().budget_bytes > 0 and model.n_layer == 8
+
+
+def test_help_about_opens_without_blocking(qtbot, make_window):
+    window = make_window()
+    about = next(a for a in window.menuBar().actions() if a.text() == "&Help").menu().actions()[0]
+    about.trigger()
+    dialog = next(w for w in QApplication.topLevelWidgets() if type(w).__name__ == "AboutDialog" and w.isVisible())
+    assert dialog.parent() is window
+    dialog.close()
