@@ -7,9 +7,8 @@ Rule 2: loading and probing run on worker threads (`BackgroundCall`); the window
         previous model, settings and plan on screen.
 Rule 3: `modelLoaded` is emitted after the new model's plan is on screen, so whoever waits
         for it can read the widgets straight away.
-Rule 4: the hardware snapshot is probed at start and on Refresh (off the GUI thread); a
-        ticked hypothetical machine replaces it. The fit estimate is redone with every plan,
-        at the plan's ctx, and whenever the machine, reserves or GPU layer override change.
+Rule 4: the hardware snapshot and the fit estimate are kept by `MachineLink`, which the
+        window tells about every new plan (model, ctx, KV type).
 Rule 5: the window computes no bytes: plans come from `plan_memory`, thresholds from
         `budget_thresholds`, fit numbers from `estimate_fit`, texts from the core's views.
 """
@@ -24,7 +23,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QVBoxLayout, QWidget
 
 from gguf_budget.core import ModelLoadError, ModelSpec, load_model
-from gguf_budget.core.fit import FitEstimate, FitRequest, estimate_fit
+from gguf_budget.core.fit import FitEstimate
 from gguf_budget.core.hardware import HardwareSnapshot
 from gguf_budget.core.hardware_probe import probe_hardware
 from gguf_budget.core.plan_types import BudgetRequest, MemoryPlan, PlanError
@@ -38,6 +37,7 @@ from .background import BackgroundCall
 from .banner import Banner
 from .file_menu import FileMenu, gguf_paths
 from .layout import build_body
+from .machine_link import MachineLink
 from .settings import ExplorerSettings, load_settings, save_settings, with_recent
 
 pyside_guard.install()
@@ -53,11 +53,13 @@ class MainWindow(QMainWindow):
         modelLoaded(): a model was loaded and its plan is on screen.
         loadFailed(str): a load failed; the message says why (the previous model stays).
         hardwareProbed(): a probe answered and its snapshot (and fit) is on screen.
+        planChanged(): a replan finished and is on screen (`current_plan()`, None when refused).
     """
 
     modelLoaded = Signal()
     loadFailed = Signal(str)
     hardwareProbed = Signal()
+    planChanged = Signal()
 
     def __init__(
         self,
@@ -75,8 +77,6 @@ class MainWindow(QMainWindow):
         self._saved = load_settings(self._store)
         self._model: ModelSpec | None = None
         self._plan: MemoryPlan | None = None
-        self._fit: FitEstimate | None = None
-        self._probed: HardwareSnapshot | None = None
         self._ctx_request = self._saved.ctx
         self._range_dirty = True
         self.recompute_count = 0
@@ -84,13 +84,13 @@ class MainWindow(QMainWindow):
         self._loader = BackgroundCall(load_backend, (ModelLoadError, OSError), self)
         self._loader.succeeded.connect(self._loaded)
         self._loader.failed.connect(self._load_failed)
-        self._prober = BackgroundCall(probe_backend, (), self)
-        self._prober.succeeded.connect(self._hardware_answered)
+        self.machine = MachineLink(self.body.hardware, probe_backend, self)
+        self.machine.probed.connect(self.hardwareProbed)
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._recompute)
         self._restore()
         self.body.plan.budget.slider.setFocus()
-        self.refresh_hardware()
+        self.machine.refresh()
 
     def _build(self) -> None:
         central = QWidget(self)
@@ -117,8 +117,6 @@ class MainWindow(QMainWindow):
         panel.budget.changed.connect(lambda: self._schedule(range_dirty=False))
         panel.context.changed.connect(self._context_changed)
         self.body.knobs.changed.connect(lambda: self._schedule(range_dirty=True))
-        self.body.hardware.refreshRequested.connect(self.refresh_hardware)
-        self.body.hardware.changed.connect(self._machine_changed)
 
     def _restore(self) -> None:
         s = self._saved
@@ -158,16 +156,15 @@ class MainWindow(QMainWindow):
 
     def current_fit(self) -> FitEstimate | None:
         """The fit estimate on screen (None until a model and a snapshot are both known)."""
-        return self._fit
+        return self.machine.fit()
 
     def snapshot(self) -> HardwareSnapshot | None:
         """The machine the fit is judged against: the hypothetical one when ticked, else the probe's."""
-        return self.body.hardware.hypothetical() or self._probed
+        return self.machine.snapshot()
 
     def refresh_hardware(self) -> None:
         """Probe again off the GUI thread; ends in `hardwareProbed`."""
-        self.body.hardware.refresh.setEnabled(False)
-        self._prober.start()
+        self.machine.refresh()
 
     def plan_pending(self) -> bool:
         """True while a change waits for the coalescing timer."""
@@ -243,36 +240,15 @@ class MainWindow(QMainWindow):
             self._plan = None
             self.banner.show_state("error", f"CANNOT PLAN — {e}")
             self.body.plan.clear_plan(str(e))
+            self.machine.follow(self._model, None, self.request().kv_type)
+            self.planChanged.emit()
             return
         self._plan = plan
         view = plan_banner(plan)
         self.banner.show_state(view.state, view.text)
         self.body.plan.show_plan(self._model, plan)
-        self._update_fit()
-
-    # -- hardware ---------------------------------------------------------------------
-
-    def _hardware_answered(self, snapshot: HardwareSnapshot) -> None:
-        self._probed = snapshot
-        self.body.hardware.refresh.setEnabled(True)
-        self._machine_changed()
-        self.hardwareProbed.emit()
-
-    def _machine_changed(self) -> None:
-        snapshot = self.snapshot()
-        if snapshot is not None:
-            self.body.hardware.show_snapshot(snapshot)
-        self._update_fit()
-
-    def _update_fit(self) -> None:
-        snapshot, model = self.snapshot(), self._model
-        if snapshot is None or model is None:
-            return
-        hw = self.body.hardware
-        request = FitRequest(ctx=self._plan.ctx if self._plan else None, gpu_layers=hw.requested_gpu_layers(),
-                             kv_type=self.body.knobs.kv_type.currentText(), reserves=hw.reserves())
-        self._fit = estimate_fit(model, snapshot, request)
-        hw.show_fit(self._fit)
+        self.machine.follow(self._model, plan.ctx, plan.kv_type)
+        self.planChanged.emit()
 
     def _update_budget_range(self, new_model: bool) -> None:
         """Slider from below the minimum configuration to above the all-pinned budget."""
