@@ -35,6 +35,7 @@ from . import pyside_guard
 from .about_dialog import show_about
 from .background import BackgroundCall
 from .banner import Banner
+from .budget_control import MIB
 from .file_menu import FileMenu, gguf_paths
 from .layout import build_body
 from .machine_link import MachineLink
@@ -259,7 +260,7 @@ class MainWindow(QMainWindow):
         budget.set_range(int(low * SLIDER_BELOW), int(high * SLIDER_ABOVE))
         chosen = budget.exact_bytes()
         if new_model and not int(low * SLIDER_BELOW) <= chosen <= int(high * SLIDER_ABOVE):
-            budget.set_budget((low + high) // 2, budget.unlimited.isChecked())
+            budget.set_budget((low + high) // 2 // MIB * MIB, budget.unlimited.isChecked())
 
     # -- window events ----------------------------------------------------------------
 

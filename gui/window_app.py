@@ -33,10 +33,9 @@ def application() -> QApplication:
     return app
 
 
-def run_window(options: argparse.Namespace) -> int:
-    """Show the window on FILE; `--budget`/`--ctx` apply once the model is planned."""
-    app = application()
-    window = MainWindow()
+def open_window(options: argparse.Namespace, settings: QSettings | None = None) -> MainWindow:
+    """Show the window and start loading FILE; `--budget`/`--ctx` apply once the model is planned."""
+    window = MainWindow(settings=settings)
     if options.budget is not None or options.ctx is not None:
         def first_load() -> None:
             window.modelLoaded.disconnect(first_load)
@@ -45,6 +44,13 @@ def run_window(options: argparse.Namespace) -> int:
         window.modelLoaded.connect(first_load)
     window.show()
     window.open_path(options.file)
+    return window
+
+
+def run_window(options: argparse.Namespace) -> int:
+    """The interactive app: runs until the window is closed."""
+    app = application()
+    window = open_window(options)
     code = app.exec()
     _dispose(window)
     return code

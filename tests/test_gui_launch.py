@@ -8,17 +8,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from gui_support import MIB, write_model  # noqa: F401
-from PySide6.QtCore import QSettings, QTimer
+from gui_support import MIB, settings_store, write_model  # noqa: F401
+from PySide6.QtCore import QThreadPool
 from PySide6.QtGui import QColor, QImage
-from PySide6.QtWidgets import QApplication
 
 from gguf_budget.core import load_model
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.launch import parse_launch_args
-from gguf_budget.gui.main_window import MainWindow
 from gguf_budget.gui.theme import BANNER_COLOURS
-from gguf_budget.gui.window_app import SCREENSHOT_SIZE, run_window
+from gguf_budget.gui.window_app import SCREENSHOT_SIZE, open_window
 from gguf_budget.resources import demo_model_path
 
 CLI = Path(sys.executable).with_name("gguf-budget")
@@ -79,30 +77,13 @@ def test_screenshot_of_a_corrupt_file_exits_2_with_its_reason(tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
-@pytest.fixture
-def user_settings_in(tmp_path):
-    """Point the default (user) QSettings at a temporary folder for the test's duration."""
-    home = os.environ.get("XDG_CONFIG_HOME", str(Path.home() / ".config"))
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, str(tmp_path / "config"))
-    yield tmp_path / "config"
-    QSettings.setPath(QSettings.Format.NativeFormat, QSettings.Scope.UserScope, home)
-
-
-def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, user_settings_in, write_model):
+def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, settings_store, write_model):
     path = write_model()
-    seen = {}
-
-    def watch() -> None:
-        windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
-        if windows and windows[0].current_plan() is not None:
-            seen["plan"], seen["model"] = windows[0].current_plan(), windows[0].current_model()
-            windows[0].close()
-        else:
-            QTimer.singleShot(20, watch)
-
-    QTimer.singleShot(0, watch)
-    code = run_window(parse_launch_args([str(path), "--budget", "70M", "--ctx", "1024"]))
-    assert code == 0
-    assert seen["model"] == load_model(path)
-    assert (seen["plan"].budget_bytes, seen["plan"].ctx, seen["plan"].ctx_explicit) == (70 * MIB, 1024, True)
-    assert list(user_settings_in.rglob("*.conf")), "the window remembers its settings in the user's config"
+    window = open_window(parse_launch_args([str(path), "--budget", "70M", "--ctx", "1024"]), settings_store)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.planChanged, check_params_cb=lambda: window.current_plan().ctx_explicit):
+        pass
+    assert window.isVisible() and window.current_model() == load_model(path)
+    plan = window.current_plan()
+    assert (plan.budget_bytes, plan.ctx, plan.ctx_explicit) == (70 * MIB, 1024, True)
+    QThreadPool.globalInstance().waitForDone(5000)

@@ -12,6 +12,10 @@ from dataclasses import replace
 import pytest
 from gui_support import MIB, WIDE, child, make_window, open_model, settings_store, settle, write_model  # noqa: F401
 from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QGraphicsView, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider, QSpinBox, QWidget,
+)
 
 from gguf_budget.core import LEDGER_LINES, budget_thresholds, plan_memory
 from gguf_budget.core.units import human_bytes
@@ -206,3 +210,33 @@ def test_a_tied_model_cannot_ask_to_stream_its_head(qtbot, make_window, write_mo
     head = child(window, "headMode")
     assert not head.model().item(head.findText("stream")).isEnabled()
     assert child(window, "banner").property("state") in ("feasible", "impossible")
+
+
+NAMED = {
+    "budgetSlider": QSlider, "budgetEdit": QLineEdit, "ctxSlider": QSlider, "ctxAuto": QCheckBox,
+    "buffersSpin": QSpinBox, "headMode": QComboBox, "kvType": QComboBox, "forceCheck": QCheckBox,
+    "ledgerChart": QGraphicsView, "pinnedLabel": QLabel, "layerStrip": QWidget, "banner": QLabel,
+    "reportView": QPlainTextEdit, "hardwarePanel": QWidget, "gpuLayersSpin": QSpinBox, "refreshHardware": QPushButton,
+}
+
+
+def test_every_widget_the_issue_names_is_there_with_its_kind(loaded):
+    for name, kind in NAMED.items():
+        assert isinstance(child(loaded, name), kind), name
+    assert child(loaded, "budgetSlider").value() * MIB == loaded.current_plan().budget_bytes
+    assert child(loaded, "ctxSlider").value() == loaded.current_plan().ctx
+
+
+def test_keyboard_shortcuts_open_and_quit(loaded):
+    menu = loaded.file_menu
+    assert menu.open_action.shortcut() == QKeySequence(QKeySequence.StandardKey.Open)
+    assert menu.quit_action.shortcut() == QKeySequence("Ctrl+Q")
+    menu.quit_action.trigger()
+    assert not loaded.isVisible()
+
+
+def test_the_report_is_copyable(qtbot, loaded):
+    QGuiApplication.clipboard().clear()
+    qtbot.mouseClick(child(loaded, "copyReport"), Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == loaded.current_plan().report
+    assert child(loaded, "reportView").isReadOnly()
