@@ -3,7 +3,9 @@
 Rule 1: no FILE opens the bundled demo model; FILE may be any shard of a split model.
 Rule 2: bad arguments (unknown option, a size that does not parse, a missing file) exit 2
         with one line on stderr, before Qt is even imported.
-Rule 3: `--screenshot PATH` renders the window offscreen once the model is planned and the
+Rule 3: on Linux without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM) the
+        window cannot open: that is said in one line (exit 2), not by Qt aborting.
+Rule 4: `--screenshot PATH` renders the window offscreen once the model is planned and the
         hardware probed, writes a PNG and exits 0 — with fresh settings, so a screenshot
         never depends on what the user last did. A model that fails to load exits 2.
 """
@@ -15,12 +17,14 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from gguf_budget.core.units import parse_size
 from gguf_budget.resources import demo_model_path
 
 from .cli import EXIT_BAD_INPUT, OneLineParser
+
+DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
 
 
 def _size(text: str) -> int:
@@ -50,10 +54,19 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     return options
 
 
+def no_display(environ: Mapping[str, str], platform: str) -> bool:
+    """True where Qt would abort for want of a display (Linux with no X11/Wayland/platform set)."""
+    return platform.startswith("linux") and not any(environ.get(k) for k in DISPLAY_VARIABLES)
+
+
 def launch(args: Sequence[str]) -> int:
     options = parse_launch_args(args)
     if options.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    elif no_display(os.environ, sys.platform):
+        print("gguf-budget: no display to open the window on (set DISPLAY or WAYLAND_DISPLAY); "
+              "--screenshot PATH and the subcommands work without one", file=sys.stderr)
+        return EXIT_BAD_INPUT
     from .window_app import run_screenshot, run_window
 
     if options.screenshot:

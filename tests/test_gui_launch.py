@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QImage
 
 from gguf_budget.core import load_model
 from gguf_budget.gui.cli import main
-from gguf_budget.gui.launch import parse_launch_args
+from gguf_budget.gui.launch import no_display, parse_launch_args
 from gguf_budget.gui.theme import BANNER_COLOURS
 from gguf_budget.gui.window_app import SCREENSHOT_SIZE, open_window
 from gguf_budget.resources import demo_model_path
@@ -48,6 +48,22 @@ def test_bad_arguments_exit_2_with_one_line(capsys, args, message):
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize("environ, platform, missing", [
+    ({}, "linux", True), ({"DISPLAY": ":0"}, "linux", False), ({"WAYLAND_DISPLAY": "wayland-0"}, "linux", False),
+    ({"QT_QPA_PLATFORM": "offscreen"}, "linux", False), ({"DISPLAY": ""}, "linux", True), ({}, "darwin", False),
+    ({}, "win32", False),
+])
+def test_a_missing_display_is_known_before_qt_starts(environ, platform, missing):
+    assert no_display(environ, platform) is missing
+
+
+def test_without_a_display_the_window_says_so_in_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    done = subprocess.run([str(CLI)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("gguf-budget: no display") and done.stderr.count("\n") == 1
 
 
 def test_screenshot_of_the_demo_writes_a_full_window_png(tmp_path):
