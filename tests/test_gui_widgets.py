@@ -1,15 +1,18 @@
-"""The window's small parts on their own: axis ticks, ctx snapping, settings, colours, banner, strip."""
+"""The window's small parts on their own: axis ticks, ctx snapping, settings, colours, banner, strip, chart."""
 
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, strategies as st
 from PySide6.QtCore import QSettings
+from PySide6.QtGui import QColor, QPalette
 
+from gguf_budget.core import LEDGER_LINES
 from gguf_budget.gui.banner import STATES, Banner
 from gguf_budget.gui.byte_axis import ByteAxis, nice_step
 from gguf_budget.gui.context_control import STEP, snap
 from gguf_budget.gui.layer_strip import LayerStrip
+from gguf_budget.gui.ledger_chart import LedgerChart
 from gguf_budget.gui.settings import RECENT_LIMIT, ExplorerSettings, load_settings, save_settings, with_recent
 from gguf_budget.gui.theme import (
     BANNER_COLOURS, DARK_BACKGROUND, LEDGER_COLOURS, LIGHT_BACKGROUND, MEMORY_COLOURS, MIN_CONTRAST, contrast,
@@ -97,3 +100,14 @@ def test_layer_strip_cells(qtbot):
     assert strip.accessibleDescription() == "3 of 4 layers pinned"
     strip.set_layers((), 0)
     assert strip.cells() == ()
+
+
+def test_the_chart_follows_a_dark_palette(qtbot):
+    chart = LedgerChart(LEDGER_LINES)
+    qtbot.addWidget(chart)
+    dark = QPalette()
+    dark.setColor(QPalette.ColorRole.Base, QColor(DARK_BACKGROUND))
+    dark.setColor(QPalette.ColorRole.WindowText, QColor("#E8E8E8"))
+    chart.setPalette(dark)
+    assert chart.backgroundBrush().color().name().upper() == DARK_BACKGROUND
+    assert chart.plot.getAxis("left").textPen().color().name().upper() == "#E8E8E8"
