@@ -1,0 +1,127 @@
+"""What-if in the window: the sweep follows the plan, a click on it sets the budget, compare and the menus work."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from gguf.constants import GGMLQuantizationType as T
+from gui_support import MIB, WIDE, make_window, open_model, settings_store, settle, write_model  # noqa: F401
+from PySide6.QtCore import QPointF, Qt
+
+from gguf_budget.core import budget_range, plan_dict, plan_memory, sweep_budgets
+from gguf_budget.core.catalogue import CATALOGUE, catalogue_path
+from gguf_budget.gui.main_window import MainWindow
+from gguf_budget.gui.whatif_screens import prepare_view
+from gguf_budget.gui.whatif_wiring import install_whatif
+
+
+def swept(qtbot, window: MainWindow, path) -> None:
+    """Open a model and wait until its sweep is on the chart."""
+    with qtbot.waitSignal(window.whatif.sweep.sweepFinished, timeout=10000):
+        open_model(qtbot, window, path)
+
+
+@pytest.fixture
+def loaded(qtbot, make_window, write_model):  # noqa: F811
+    window = make_window()
+    window.whatif = install_whatif(window)
+    swept(qtbot, window, write_model())
+    return window
+
+
+def test_the_menus_and_docks_are_in_place(loaded):
+    file_menu = loaded.menuBar().actions()[0].menu()
+    titles = [a.text() for a in file_menu.actions()]
+    assert titles.index("&Catalogue") < titles.index("&Export") < titles.index("&Quit")
+    view = loaded.whatif.view_menu
+    assert [a.text() for a in view.actions()] == ["Budget sweep", "Compare models"]
+    assert loaded.tabifiedDockWidgets(loaded.whatif.sweep_dock) == [loaded.whatif.compare_dock]
+
+
+def test_the_sweep_is_of_the_windows_request(loaded):
+    sweep = loaded.whatif.sweep
+    request = loaded.request()
+    assert sweep.result() == sweep_budgets(loaded.current_model(), budget_range(sweep.range_edit.text()),
+                                           replace(request, budget_bytes=0, force=False))
+    assert {line.value() for line in sweep.chart.budget_lines} == {request.budget_bytes}
+
+
+def test_a_click_on_the_sweep_sets_the_budget_and_the_plan_follows(qtbot, loaded):
+    chart = loaded.whatif.sweep.chart
+    row = loaded.whatif.sweep.result().rows[10]
+    vb = chart.plots["total"].vb
+    point = chart.mapFromScene(vb.mapViewToScene(QPointF(row.budget, sum(vb.viewRange()[1]) / 2)))
+    qtbot.mouseClick(chart.viewport(), Qt.MouseButton.LeftButton, pos=point)
+    settle(qtbot, loaded)
+    plan = loaded.current_plan()
+    assert plan.budget_bytes == row.budget == loaded.body.plan.budget.exact_bytes()
+    assert loaded.body.plan.budget.slider.value() == round(row.budget / MIB)
+    assert (plan.feasible, plan.ctx, plan.n_pinned, plan.total) == (row.feasible, row.ctx, row.n_pinned, row.total)
+    assert {line.value() for line in chart.budget_lines} == {row.budget}
+
+
+def test_a_budget_change_moves_the_mark_and_a_ctx_change_sweeps_again(qtbot, loaded):
+    sweep = loaded.whatif.sweep
+    before = sweep.result()
+    loaded.apply_request(budget_bytes=70 * MIB)
+    assert not sweep.worker.busy and sweep.result() is before
+    assert {line.value() for line in sweep.chart.budget_lines} == {70 * MIB}
+    with qtbot.waitSignal(sweep.sweepFinished, timeout=10000):
+        loaded.apply_request(ctx=1024)
+    assert {row.ctx for row in sweep.result().rows} == {1024}
+
+
+def test_compare_follows_the_windows_budget(qtbot, loaded, write_model):  # noqa: F811
+    compare = loaded.whatif.compare
+    second = write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")
+    with qtbot.waitSignal(compare.secondLoaded, timeout=10000):
+        compare.open_second(str(second))
+    loaded.apply_request(budget_bytes=64 * MIB)
+    first = loaded.current_plan()
+    assert compare.second_plan() == plan_memory(compare.second_model(), replace(loaded.request(), ctx=first.ctx))
+    assert compare.model.rows()[-1].first == first.total
+
+
+def test_file_catalogue_opens_a_skeleton(qtbot, loaded):
+    entry = CATALOGUE[0]
+    with qtbot.waitSignal(loaded.whatif.sweep.sweepFinished, timeout=10000), \
+            qtbot.waitSignal(loaded.modelLoaded, timeout=10000):
+        loaded.whatif.catalogue_menu.actions()[0].trigger()
+    assert loaded.current_model().path == str(catalogue_path(entry))
+    assert loaded.whatif.sweep.result().n_layer == loaded.current_model().n_layer
+
+
+def test_file_export_writes_the_windows_plan(qtbot, loaded, tmp_path):
+    path = tmp_path / "plan.json"
+    with qtbot.waitSignal(loaded.whatif.export_menu.exported):
+        assert loaded.whatif.export_menu.export("json", str(path))
+    assert json.loads(path.read_text()) == plan_dict(loaded.current_plan())
+    assert "Exported" in loaded.statusBar().currentMessage()
+
+
+def waiter(qtbot):
+    """The `wait` a screenshot passes in: run Qt until the condition holds."""
+    return lambda done, signals: qtbot.waitUntil(done, timeout=10000)
+
+
+def test_screenshot_views_wait_for_their_numbers(qtbot, loaded, write_model):  # noqa: F811
+    loaded.apply_request(ctx=512)
+    assert prepare_view(loaded, loaded.whatif, "sweep", None, waiter(qtbot)) is None
+    assert {row.ctx for row in loaded.whatif.sweep.result().rows} == {512}
+    assert not loaded.whatif.sweep_dock.visibleRegion().isEmpty()
+    second = write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")
+    assert prepare_view(loaded, loaded.whatif, "compare", str(second), waiter(qtbot)) is None
+    assert loaded.whatif.compare.model.rowCount() > 0
+    qtbot.waitUntil(lambda: not loaded.whatif.compare_dock.visibleRegion().isEmpty())
+    assert loaded.whatif.sweep_dock.visibleRegion().isEmpty()  # the tab behind
+
+
+@pytest.mark.parametrize("second, message", [
+    (None, "--view compare needs --compare FILE (the second model)"),
+    ("missing.gguf", "the second model cannot be compared: "),
+])
+def test_screenshot_compare_failures_are_one_line(qtbot, loaded, second, message):
+    error = prepare_view(loaded, loaded.whatif, "compare", second, waiter(qtbot))
+    assert error.startswith(message) and "\n" not in error
