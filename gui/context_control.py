@@ -42,7 +42,7 @@ class ContextControl(QWidget):
         self.auto = QCheckBox("auto", self, objectName="ctxAuto", checked=True)
         self.auto.setToolTip("Let the planner pick the highest context that fits")
         self.value_label = QLabel(self, objectName="ctxValue")
-        self.value_label.setMinimumWidth(150)
+        self.value_label.setFixedWidth(self.value_label.fontMetrics().horizontalAdvance("1,048,576 tokens (auto)"))
         row = QHBoxLayout(self)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(QLabel("Context", self))

@@ -33,6 +33,7 @@ class PlanPanel(QWidget):
         self.context = ContextControl(self)
         self.pinned = QLabel("—", self, objectName="pinnedLabel")
         self.pinned.setTextFormat(Qt.TextFormat.PlainText)
+        self.pinned.setMinimumWidth(120)  # a longer text must not widen the window mid-drag
         self.strip = LayerStrip(self)
         self.chart = LedgerChart(LEDGER_LINES, self)
         self.report = ReportView(self)
