@@ -31,7 +31,6 @@ from gguf_budget.core.plan_view import plan_banner
 from gguf_budget.core.planner import budget_thresholds, plan_memory
 from gguf_budget.core.safe_text import safe_text
 
-from . import pyside_guard
 from .about_dialog import show_about
 from .background import BackgroundCall
 from .banner import Banner
@@ -40,8 +39,6 @@ from .file_menu import FileMenu, gguf_paths
 from .layout import build_body
 from .machine_link import MachineLink
 from .settings import ExplorerSettings, load_settings, save_settings, with_recent
-
-pyside_guard.install()
 
 UNKNOWN_CONTEXT = 32768
 SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25
