@@ -9,7 +9,7 @@ from gguf_factory import write_gguf
 from gui_support import (  # noqa: F401
     MIB, OTHER, WIDE, child, make_window, open_model, settings_store, settle, write_model,
 )
-from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QThreadPool, QUrl
+from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QThreadPool, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
@@ -65,7 +65,7 @@ def drop_events(path) -> tuple[QMimeData, QDragEnterEvent, QDropEvent]:
     """A drag entering with `path` and its drop; the events borrow the mime data, so it is returned too."""
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(path))])
-    enter = QDragEnterEvent(QPointF(20, 20), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+    enter = QDragEnterEvent(QPoint(20, 20), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                             Qt.KeyboardModifier.NoModifier)
     drop = QDropEvent(QPointF(20, 20), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
                       Qt.KeyboardModifier.NoModifier)
