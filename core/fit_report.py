@@ -113,7 +113,8 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
     }
 
 
-def _verdict_text(e: FitEstimate) -> str:
+def verdict_text(e: FitEstimate) -> str:
+    """The verdict in one line; the CLI and the GUI side panel both say it this way."""
     L = e.n_layer
     short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in e.shortfall.items())
     return {
@@ -155,7 +156,7 @@ def fit_text(e: FitEstimate) -> str:
     ]
     if kv.recurrent_layers:
         rows.append(("Recurrent", f"{kv.recurrent_layers} layers, state {human_bytes(kv.recurrent_state)} (F32, fixed)"))
-    rows += _need_rows(e.devices) + [("Verdict", _verdict_text(e))] + _moe_rows(e.moe)
+    rows += _need_rows(e.devices) + [("Verdict", verdict_text(e))] + _moe_rows(e.moe)
     rows += [("Claims", f"file size {human_bytes(w.file_bytes)} is storage only; the verdict is an admission "
                         "estimate against the snapshot above; runtime evidence: none (nothing measured)")]
     rows += [("Note", n) for n in e.notes]

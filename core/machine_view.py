@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .fit_types import ADMITTED, CPU_ONLY, DOES_NOT_FIT, FITS_GPU, FITS_SPLIT, UNKNOWN, FitEstimate
+from .fit_types import ADMITTED, UNKNOWN, FitEstimate
 from .hardware import HardwareSnapshot
 from .units import human_bytes
 
@@ -52,16 +52,6 @@ def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
                             device.usable, device.need, device.shortfall))
     return tuple(bars)
 
-
-def verdict_text(fit: FitEstimate) -> str:
-    L = fit.n_layer
-    short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in fit.shortfall.items())
-    return {
-        FITS_GPU: f"fits on GPU — all {L} blocks and the output layer offloaded",
-        FITS_SPLIT: f"fits split — {min(fit.gpu_layers, L)} of {L} blocks on GPU, the rest in host RAM (slower)",
-        CPU_ONLY: "CPU only — everything in host RAM (slowest)",
-        DOES_NOT_FIT: f"does not fit — {short}",
-    }.get(fit.verdict, "unknown — " + "; ".join(fit.unknowns))
 
 
 def split_text(fit: FitEstimate) -> str:

@@ -17,10 +17,11 @@ from PySide6.QtWidgets import (
     QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from gguf_budget.core.fit_report import verdict_text
 from gguf_budget.core.fit_types import FitEstimate, Reserves
 from gguf_budget.core.hardware import HardwareSnapshot
 from gguf_budget.core.machine_view import (
-    claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, verdict_text, weight_rows,
+    claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 
 from .machine_editor import MachineEditor

@@ -45,7 +45,7 @@ def test_a_probe_without_a_driver_says_so(qtbot, make_window, write_model):
     open_model(qtbot, window, write_model())
     qtbot.waitUntil(lambda: window.current_fit() is not None)
     assert child(window, "gpuStatus").text() == "no NVIDIA GPU: the NVIDIA driver is not loaded"
-    assert "CPU only" in child(window, "fitVerdict").text()
+    assert "CPU-only" in child(window, "fitVerdict").text()
 
 
 def tick_hypothetical(window, host: str, gpus: int, gpu_total: str) -> None:

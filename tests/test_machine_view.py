@@ -8,9 +8,10 @@ from hypothesis import given, settings, strategies as st
 
 from gguf_budget.core import load_model
 from gguf_budget.core.fit import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.fit_report import verdict_text
 from gguf_budget.core.hardware import GpuInfo, HardwareSnapshot, hypothetical_machine
 from gguf_budget.core.machine_view import (
-    claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, verdict_text, weight_rows,
+    claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 from gguf_budget.core.units import human_bytes
 
@@ -42,7 +43,7 @@ def test_each_bar_splits_its_total_into_used_reserve_and_usable(spec, total, fre
 # = 1,273,088 bytes of weights, plus KV 4 layers × 2,048 cells × 2 KV heads × (16 + 16) × 2 bytes
 # = 1,048,576: 2,321,664 bytes (2.21 MiB), all short when the whole 1 GiB is reserved.
 @pytest.mark.parametrize("machine, verdict", [
-    (hypothetical_machine(64 * GIB), "CPU only — everything in host RAM (slowest)"),
+    (hypothetical_machine(64 * GIB), "fits CPU-only — everything in host RAM (slowest)"),
     (hypothetical_machine(64 * GIB, gpu_count=1, gpu_total=24 * GIB),
      "fits on GPU — all 4 blocks and the output layer offloaded"),
     (hypothetical_machine(1 * GIB), "does not fit — host short by 2.21 MiB"),
