@@ -53,10 +53,17 @@ class CompareModel(QAbstractTableModel):
         self._headers = ["Ledger line", "First", "Second", "Second − first"]
 
     def set_rows(self, rows: tuple[CompareRow, ...], first: str, second: str) -> None:
-        self.beginResetModel()
+        """New numbers for the same lines only change data (cheap on every slider tick); other rows reset."""
+        same_lines = [r.line for r in rows] == [r.line for r in self._rows]
+        if not same_lines:
+            self.beginResetModel()
         self._rows = rows
         self._headers[1:3] = [first, second]
-        self.endResetModel()
+        if not same_lines:
+            self.endResetModel()
+        elif rows:
+            self.dataChanged.emit(self.index(0, 1), self.index(len(rows) - 1, len(COLUMNS) - 1))
+            self.headerDataChanged.emit(Qt.Orientation.Horizontal, 1, 2)
 
     def rows(self) -> tuple[CompareRow, ...]:
         return self._rows

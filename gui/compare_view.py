@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy, QTableView, QVBoxLayout, QWidget,
+)
 
 from gguf_budget.core import BudgetRequest, MemoryPlan, ModelLoadError, ModelSpec, PlanError, load_model, plan_memory
 from gguf_budget.core.plan_view import plan_state
@@ -77,7 +79,7 @@ class CompareView(QWidget):
         self.open_button.clicked.connect(self.choose)
         self.first_label = self._label("compareFirst", "First: the model in the window")
         self.second_label = self._label("compareSecond", "Second: open a model to compare (e.g. another quantization)")
-        self.error = self._label("compareError", "")
+        self.error = self._label("compareError", "", wrap=True)
         self.error.setStyleSheet("color: #D93025; font-weight: bold;")
         self.error.hide()
         self.model = CompareModel(self)
@@ -95,9 +97,12 @@ class CompareView(QWidget):
             layout.addWidget(w)
         layout.addWidget(self.table, 1)
 
-    def _label(self, name: str, text: str) -> QLabel:
-        label = QLabel(text, self, objectName=name, wordWrap=True)
+    def _label(self, name: str, text: str, wrap: bool = False) -> QLabel:
+        """Plain text; unwrapped labels take the view's width, never the text's (no relayout per tick)."""
+        label = QLabel(text, self, objectName=name, wordWrap=wrap)
         label.setTextFormat(Qt.TextFormat.PlainText)
+        if not wrap:
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         return label
 
     # -- public API -------------------------------------------------------------------

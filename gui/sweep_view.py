@@ -9,13 +9,16 @@ Rule 2: a sweep is of a request with its budget and force dropped (the sweep var
         else, sweeps again (and re-derives a default range); a new budget only moves the mark.
 Rule 3: sweeps run on a `SweepWorker`. While one runs, a progress bar and Cancel show; a
         cancelled or failed sweep leaves the previous chart on screen and says why.
+Rule 4: the budget mark follows the window's budget at once, but while the budget keeps
+        moving (a slider drag) it is redrawn at most every MARK_INTERVAL_MS: redrawing it
+        repaints three plots (~3 ms), which would push a slider tick past one 60 Hz frame.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from gguf_budget.core import (
@@ -29,6 +32,7 @@ from .sweep_worker import SweepBackend, SweepWorker
 MIB = 1 << 20
 SWEEP_BELOW, SWEEP_ABOVE = 0.75, 1.25
 DEFAULT_POINTS = 256
+MARK_INTERVAL_MS = 100
 
 
 def default_range(low: int, high: int, points: int = DEFAULT_POINTS) -> str:
@@ -71,6 +75,10 @@ class SweepView(QWidget):
         self._model: ModelSpec | None = None
         self._request: BudgetRequest | None = None
         self._custom_range = False
+        self._mark: int | None = None
+        self._mark_drawn: int | None = None
+        self._mark_timer = QTimer(self, singleShot=True, interval=MARK_INTERVAL_MS)
+        self._mark_timer.timeout.connect(self._draw_mark)
         self.worker = SweepWorker(backend, self)
         self._build()
         self.worker.progress.connect(self._progressed)
@@ -118,7 +126,17 @@ class SweepView(QWidget):
             self.run()
 
     def set_budget(self, budget: int | None) -> None:
-        self.chart.set_budget(budget)
+        """Mark the window's budget (None: unlimited, no mark) — at once, then at most every MARK_INTERVAL_MS."""
+        self._mark = budget
+        if not self._mark_timer.isActive():
+            self._draw_mark()
+
+    def _draw_mark(self) -> None:
+        """Rule 4: draw the latest mark if it moved, and hold further moves for one interval."""
+        if self._mark != self._mark_drawn:
+            self._mark_drawn = self._mark
+            self.chart.set_budget(self._mark)
+            self._mark_timer.start()
 
     def result(self) -> SweepResult | None:
         """The sweep on the chart (None before the first one finishes)."""
@@ -144,6 +162,11 @@ class SweepView(QWidget):
 
     def cancel(self) -> None:
         self.worker.cancel()
+
+    def invalidate(self, message: str) -> None:
+        """The request changed and a new sweep will follow: stop the one running, say so, keep the chart."""
+        self.worker.discard()
+        self._idle(message)
 
     # -- worker answers ---------------------------------------------------------------
 

@@ -6,8 +6,9 @@ Rule 1: the budgets are planned in chunks of CHUNK_BUDGETS by the core's `sweep_
 Rule 2: `merge_sweeps` joins the chunks into the result one `sweep_budgets` call over all the
         budgets gives: the rows in order, and each threshold from the first chunk that has one.
         Every budget is planned on its own, so chunking changes no row.
-Rule 3: only the latest sweep counts. `cancel()` (and starting another sweep) raises the old
-        sweep's flag and drops whatever it still sends; `cancelled()` is emitted at once.
+Rule 3: only the latest sweep counts. `cancel()` (and `discard()`, and starting another sweep)
+        raises the old sweep's flag and drops whatever it still sends; only `cancel()` emits
+        `cancelled()` (at once).
 Rule 4: PlanError becomes `failed(str)`; anything else is a bug and is raised on the worker.
 """
 
@@ -113,6 +114,10 @@ class SweepWorker(QObject):
             return
         self._drop()
         self.cancelled.emit()
+
+    def discard(self) -> None:
+        """Stop the running sweep without a signal: its answer is out of date, a newer sweep will follow."""
+        self._drop()
 
     def _drop(self) -> None:
         if self._stop is not None:

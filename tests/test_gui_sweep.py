@@ -121,11 +121,15 @@ def test_right_click_and_clicks_before_a_sweep_pick_nothing(qtbot, view, wide):
                          pos=_view_point(view, "total", view.result().rows[5].budget))
 
 
-def test_budget_mark_follows_the_window(view):
+def test_budget_mark_follows_at_once_then_at_most_every_interval(qtbot, view):
     view.set_budget(100 * MIB)
     assert all(line.isVisible() and line.value() == 100 * MIB for line in view.chart.budget_lines)
+    for mib in (101, 102, 103):
+        view.set_budget(mib * MIB)
+    assert {line.value() for line in view.chart.budget_lines} == {100 * MIB}  # held during the drag
+    qtbot.waitUntil(lambda: {line.value() for line in view.chart.budget_lines} == {103 * MIB})
     view.set_budget(None)
-    assert not any(line.isVisible() for line in view.chart.budget_lines)
+    qtbot.waitUntil(lambda: not any(line.isVisible() for line in view.chart.budget_lines))
 
 
 def test_a_bad_range_is_refused_and_the_chart_kept(qtbot, view, wide):
