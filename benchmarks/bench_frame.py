@@ -5,7 +5,9 @@ vocabulary, 131072 context; auto ctx bisects 1,024 candidates) against a hypothe
 machine with one 24 GiB GPU, so every tick also re-estimates the GPU split. Each sample is
 one `setValue` on a slider, then the event loop is drained until the coalescing timer has
 fired and the repaint it queued has been painted. Prints median and p95 per slider and
-their ratio to one 60 Hz frame; exits 1 when a median exceeds it.
+their ratio to one 60 Hz frame; exits 1 when a median exceeds it. The what-if docks are
+measured hidden, then shown: the budget sweep (a budget tick moves its mark; a ctx tick only
+defers its next sweep) and the compare view with a second model (every tick replans it).
 
 Run: .venv/bin/python benchmarks/bench_frame.py [--ticks N]
 """
@@ -18,6 +20,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -62,6 +65,22 @@ def open_window(app: QApplication, path: Path, settings: Path) -> MainWindow:
     return window
 
 
+def wait_until(app: QApplication, done) -> None:
+    deadline = time.monotonic() + 60
+    while not done() and time.monotonic() < deadline:
+        app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
+    if not done():
+        raise SystemExit("the what-if view did not answer")
+
+
+def show_compare(app: QApplication, window: MainWindow, second: Path) -> None:
+    """Raise the compare dock with a second model, so every tick also replans the second model."""
+    compare = window.whatif.compare
+    window.whatif.compare_dock.raise_()
+    compare.open_second(str(second))
+    wait_until(app, lambda: compare.second_plan() is not None)
+
+
 def sweep_values(slider: QSlider, ticks: int) -> list[int]:
     """Back and forth across the whole range, so every regime (impossible … all pinned) is hit."""
     lo, hi = slider.minimum(), slider.maximum()
@@ -100,13 +119,23 @@ def main() -> int:
         window = open_window(app, path, Path(tmp) / "settings.ini")
         budget = window.findChild(QSlider, "budgetSlider")
         ctx = window.findChild(QSlider, "ctxSlider")
+        whatif = window.whatif
         print(f"Frame time, 80-layer model, window {window.width()}×{window.height()} offscreen:")
-        warm = sweep_values(budget, 40)
-        time_ticks(app, window, budget, warm)
-        ok = report("budget slider (auto ctx)", time_ticks(app, window, budget, sweep_values(budget, ticks)))
+        time_ticks(app, window, budget, sweep_values(budget, 40))
+        whatif.sweep_dock.hide()
+        whatif.compare_dock.hide()
+        ok = report("budget, docks hidden", time_ticks(app, window, budget, sweep_values(budget, ticks)))
+        whatif.compare_dock.show()
+        whatif.sweep_dock.show()
+        whatif.sweep_dock.raise_()
+        wait_until(app, lambda: whatif.sweep.result() is not None and not whatif.sweep.worker.busy)
+        ok &= report("budget, sweep dock shown", time_ticks(app, window, budget, sweep_values(budget, ticks)))
         budget.setValue((budget.minimum() + budget.maximum()) // 2)
         drain(app, window)
-        ok &= report("ctx slider (explicit ctx)", time_ticks(app, window, ctx, sweep_values(ctx, ticks)))
+        ok &= report("ctx, sweep dock shown", time_ticks(app, window, ctx, sweep_values(ctx, ticks)))
+        q8 = write_gguf(Path(tmp) / "llama-3-70b-q8.gguf", replace(LLAMA3_70B, weight_type=T.Q8_0), "header_only")[0]
+        show_compare(app, window, q8)
+        ok &= report("budget, compare dock shown", time_ticks(app, window, budget, sweep_values(budget, ticks)))
         window.close()
     return 0 if ok else 1
 

@@ -39,6 +39,7 @@ from .file_menu import FileMenu, gguf_paths
 from .layout import build_body
 from .machine_link import MachineLink
 from .settings import ExplorerSettings, load_settings, save_settings, with_recent
+from .whatif_wiring import install_whatif
 
 UNKNOWN_CONTEXT = 32768
 SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
         self._range_dirty = True
         self.recompute_count = 0
         self._build()
+        self.whatif = install_whatif(self)
         self._loader = BackgroundCall(load_backend, (ModelLoadError, OSError), self)
         self._loader.succeeded.connect(self._loaded)
         self._loader.failed.connect(self._load_failed)

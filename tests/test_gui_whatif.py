@@ -14,7 +14,7 @@ from gguf_budget.core import budget_range, plan_dict, plan_memory, sweep_budgets
 from gguf_budget.core.catalogue import CATALOGUE, catalogue_path
 from gguf_budget.gui.main_window import MainWindow
 from gguf_budget.gui.whatif_screens import prepare_view
-from gguf_budget.gui.whatif_wiring import install_whatif
+from gguf_budget.gui.whatif_wiring import shows
 
 
 def swept(qtbot, window: MainWindow, path) -> None:
@@ -26,7 +26,6 @@ def swept(qtbot, window: MainWindow, path) -> None:
 @pytest.fixture
 def loaded(qtbot, make_window, write_model):  # noqa: F811
     window = make_window()
-    window.whatif = install_whatif(window)
     swept(qtbot, window, write_model())
     return window
 
@@ -59,15 +58,15 @@ def test_a_click_on_the_sweep_sets_the_budget_and_the_plan_follows(qtbot, loaded
     assert plan.budget_bytes == row.budget == loaded.body.plan.budget.exact_bytes()
     assert loaded.body.plan.budget.slider.value() == round(row.budget / MIB)
     assert (plan.feasible, plan.ctx, plan.n_pinned, plan.total) == (row.feasible, row.ctx, row.n_pinned, row.total)
-    assert {line.value() for line in chart.budget_lines} == {row.budget}
+    qtbot.waitUntil(lambda: {line.value() for line in chart.budget_lines} == {row.budget})
 
 
 def test_a_budget_change_moves_the_mark_and_a_ctx_change_sweeps_again(qtbot, loaded):
     sweep = loaded.whatif.sweep
     before = sweep.result()
     loaded.apply_request(budget_bytes=70 * MIB)
-    assert not sweep.worker.busy and sweep.result() is before
-    assert {line.value() for line in sweep.chart.budget_lines} == {70 * MIB}
+    assert not sweep.worker.busy and sweep.result() is before and not loaded.whatif.follower.timer.isActive()
+    qtbot.waitUntil(lambda: {line.value() for line in sweep.chart.budget_lines} == {70 * MIB})
     with qtbot.waitSignal(sweep.sweepFinished, timeout=10000):
         loaded.apply_request(ctx=1024)
     assert {row.ctx for row in sweep.result().rows} == {1024}
@@ -75,6 +74,7 @@ def test_a_budget_change_moves_the_mark_and_a_ctx_change_sweeps_again(qtbot, loa
 
 def test_compare_follows_the_windows_budget(qtbot, loaded, write_model):  # noqa: F811
     compare = loaded.whatif.compare
+    loaded.whatif.compare_dock.raise_()
     second = write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")
     with qtbot.waitSignal(compare.secondLoaded, timeout=10000):
         compare.open_second(str(second))
@@ -125,3 +125,45 @@ def test_screenshot_views_wait_for_their_numbers(qtbot, loaded, write_model):  #
 def test_screenshot_compare_failures_are_one_line(qtbot, loaded, second, message):
     error = prepare_view(loaded, loaded.whatif, "compare", second, waiter(qtbot))
     assert error.startswith(message) and "\n" not in error
+
+
+def test_a_drag_sweeps_once_when_the_controls_settle(qtbot, loaded):
+    sweep, follower = loaded.whatif.sweep, loaded.whatif.follower
+    finished = []
+    sweep.sweepFinished.connect(lambda: finished.append(sweep.result()))
+    for ctx in (512, 640, 768, 896):
+        loaded.apply_request(ctx=ctx)
+        assert follower.timer.isActive() and not sweep.worker.busy
+    assert "settle" in sweep.status.text()
+    qtbot.waitUntil(lambda: len(finished) == 1, timeout=10000)
+    with qtbot.assertNotEmitted(sweep.sweepFinished, wait=2 * follower.timer.interval()):
+        pass
+    assert {row.ctx for row in finished[0].rows} == {896}
+
+
+def test_a_hidden_sweep_waits_until_it_is_shown(qtbot, loaded):
+    whatif = loaded.whatif
+    before = whatif.sweep.result()
+    whatif.compare_dock.raise_()
+    qtbot.waitUntil(lambda: not shows(whatif.sweep_dock))
+    loaded.apply_request(ctx=512)
+    assert not whatif.follower.timer.isActive() and not whatif.sweep.worker.busy
+    assert whatif.sweep.result() is before
+    with qtbot.waitSignal(whatif.sweep.sweepFinished, timeout=10000):
+        whatif.sweep_dock.raise_()
+    assert {row.ctx for row in whatif.sweep.result().rows} == {512}
+
+
+def test_a_hidden_compare_replans_when_it_is_shown(qtbot, loaded, write_model):  # noqa: F811
+    whatif = loaded.whatif
+    whatif.compare_dock.raise_()
+    qtbot.waitUntil(lambda: shows(whatif.compare_dock))
+    with qtbot.waitSignal(whatif.compare.secondLoaded, timeout=10000):
+        whatif.compare.open_second(str(write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")))
+    whatif.sweep_dock.raise_()
+    qtbot.waitUntil(lambda: not shows(whatif.compare_dock))
+    old = whatif.compare.second_plan().budget_bytes
+    loaded.apply_request(budget_bytes=old + 8 * MIB)
+    assert whatif.compare.second_plan().budget_bytes == old
+    whatif.compare_dock.raise_()
+    qtbot.waitUntil(lambda: whatif.compare.second_plan().budget_bytes == old + 8 * MIB)
