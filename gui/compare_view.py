@@ -86,15 +86,19 @@ class CompareView(QWidget):
         self.table = QTableView(self, objectName="compareTable")
         self.table.setModel(self.model)
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        labels = QVBoxLayout()
+        labels.setSpacing(2)
+        labels.addWidget(self.first_label)
+        labels.addWidget(self.second_label)
         row = QHBoxLayout()
         row.addWidget(self.open_button)
-        row.addStretch(1)
+        row.addLayout(labels, 1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
-        for w in (self.first_label, self.second_label, self.error):
-            layout.addWidget(w)
+        layout.addWidget(self.error)
         layout.addWidget(self.table, 1)
 
     def _label(self, name: str, text: str, wrap: bool = False) -> QLabel:

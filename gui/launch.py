@@ -1,4 +1,4 @@
-"""`gguf-budget [FILE] [--budget SIZE] [--ctx N] [--screenshot PATH]`: the desktop window.
+"""`gguf-budget [FILE] [--budget SIZE] [--ctx N] [--screenshot PATH [--view VIEW] [--compare FILE2]]`: the window.
 
 Rule 1: no FILE opens the bundled demo model; FILE may be any shard of a split model.
 Rule 2: bad arguments (unknown option, a size that does not parse, a missing file) exit 2
@@ -8,6 +8,9 @@ Rule 3: on Linux without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFO
 Rule 4: `--screenshot PATH` renders the window offscreen once the model is planned and the
         hardware probed, writes a PNG and exits 0 — with fresh settings, so a screenshot
         never depends on what the user last did. A model that fails to load exits 2.
+Rule 5: with `--screenshot`, `--view sweep` shows the budget sweep and `--view compare` the
+        comparison with FILE2 (`--compare`), each once its numbers are drawn; `plan` (the
+        default) shows the plan without the what-if docks. They need `--screenshot`.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from gguf_budget.resources import demo_model_path
 from .cli import EXIT_BAD_INPUT, OneLineParser
 
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+SCREENSHOT_VIEWS = ("plan", "sweep", "compare")
 
 
 def _size(text: str) -> int:
@@ -47,9 +51,17 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--budget", type=_size, help="RAM budget, e.g. 512M, 1.5G, 2GiB (0 = unlimited)")
     p.add_argument("--ctx", type=_ctx, help="context in tokens (default: auto, the most that fits)")
     p.add_argument("--screenshot", metavar="PATH", help="render the window to a PNG offscreen and exit")
+    p.add_argument("--view", choices=SCREENSHOT_VIEWS, help="with --screenshot: the view to show (default: plan)")
+    p.add_argument("--compare", metavar="FILE2", help="with --screenshot --view compare: the second model")
     options = p.parse_args(list(args))
-    if options.file is not None and not Path(options.file).is_file():
-        p.error(f"no such file: {options.file}")
+    for path in (options.file, options.compare):
+        if path is not None and not Path(path).is_file():
+            p.error(f"no such file: {path}")
+    if (options.view or options.compare) and not options.screenshot:
+        p.error("--view and --compare need --screenshot")
+    if (options.view == "compare") != (options.compare is not None):
+        p.error("--view compare and --compare FILE2 go together")
+    options.view = options.view or "plan"
     options.file = options.file or str(demo_model_path())
     return options
 

@@ -1,8 +1,8 @@
 """Screenshots of the what-if views: `gguf-budget FILE --screenshot PNG --view sweep|compare [--compare FILE2]`.
 
-Rule 1: `plan` (the default) leaves the window as it is. `sweep` raises the sweep dock and
-        waits until the sweep of the plan on screen is drawn; `compare` raises the compare
-        dock, loads FILE2 as the second model and waits for both ledgers.
+Rule 1: `plan` (the default) hides the what-if docks: the plan alone. `sweep` raises the
+        sweep dock and waits until the sweep of the plan on screen is drawn; `compare` raises
+        the compare dock, loads FILE2 as the second model and waits for both ledgers.
 Rule 2: the raised dock gets SCREENSHOT_DOCK_HEIGHT pixels so its chart or table is legible
         in a 1440×900 screenshot.
 Rule 3: a failure (FILE2 does not load or cannot be planned, the sweep fails, or nothing
@@ -18,8 +18,7 @@ from PySide6.QtWidgets import QMainWindow
 
 from .whatif_wiring import WhatIf
 
-VIEWS = ("plan", "sweep", "compare")
-SCREENSHOT_DOCK_HEIGHT = 430
+SCREENSHOT_DOCK_HEIGHT = 320
 Wait = Callable[[Callable[[], bool], Sequence[SignalInstance]], None]
 
 
@@ -29,6 +28,8 @@ def prepare_view(window: QMainWindow, whatif: WhatIf, view: str, compare_file: s
         return _sweep(window, whatif, wait)
     if view == "compare":
         return _compare(window, whatif, compare_file, wait)
+    whatif.sweep_dock.hide()
+    whatif.compare_dock.hide()
     return None
 
 
@@ -36,6 +37,7 @@ def _raise(window: QMainWindow, whatif: WhatIf, dock_name: str) -> None:
     dock = getattr(whatif, dock_name)
     dock.show()
     dock.raise_()
+    dock.widget().setMinimumHeight(SCREENSHOT_DOCK_HEIGHT)  # the window exits after the shot
     window.resizeDocks([dock], [SCREENSHOT_DOCK_HEIGHT], Qt.Orientation.Vertical)
 
 

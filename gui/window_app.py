@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QApplication
 
 from .app_icon import app_icon
 from .main_window import MainWindow
+from .whatif_screens import prepare_view
 
 SCREENSHOT_SIZE = (1440, 900)
 WAIT_MS = 60_000
@@ -109,6 +110,9 @@ def _shoot(window: MainWindow, options: argparse.Namespace) -> str | None:
         return failure[0] if failure else "the model did not load in time"
     _wait_for(lambda: window.snapshot() is not None, (window.hardwareProbed,))
     window.apply_request(options.budget, options.ctx)
+    error = prepare_view(window, window.whatif, options.view, options.compare, _wait_for)
+    if error:
+        return error
     QApplication.processEvents()
     if not window.grab().save(options.screenshot, "PNG"):
         return f"could not write the screenshot to {options.screenshot}"
