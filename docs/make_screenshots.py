@@ -1,0 +1,58 @@
+"""Regenerate the README's what-if screenshots with the app's own `--screenshot` mode.
+
+- docs/sweep.png: the bundled Llama-3.1-8B-Instruct Q4_K_M skeleton under a 6 GiB budget
+  (auto ctx), with the budget sweep dock raised.
+- docs/compare.png: the same model in Q4_K_M (bundled) and in Q8_0 (a skeleton of the same
+  published config written here into a temporary folder, with every weight matrix Q8_0)
+  compared under a 9 GiB budget at ctx 8192.
+
+Run: python docs/make_screenshots.py   (offscreen; needs the project installed)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "packaging"))
+
+from gguf.constants import GGMLQuantizationType as T  # noqa: E402
+from gguf.constants import LlamaFileType  # noqa: E402
+from gguf_factory import write_gguf  # noqa: E402
+from make_catalogue import SHAPES  # noqa: E402
+
+from gguf_budget.core.catalogue import catalogue_path, find_entry  # noqa: E402
+
+MODEL = "llama-3.1-8b-instruct"
+
+
+def q8_0_skeleton(folder: Path) -> Path:
+    """The catalogue model's shape with every weight matrix in Q8_0 (norms stay F32)."""
+    shape = replace(SHAPES[MODEL], name="Llama-3.1-8B-Instruct Q8_0 (skeleton, header only)",
+                    weight_type=T.Q8_0, embd_type=None, output_type=None, mix={}, layer_mix={},
+                    file_type=int(LlamaFileType.MOSTLY_Q8_0))
+    return write_gguf(folder / "llama-3.1-8b-instruct-q8_0.skeleton.gguf", shape, "header_only")[0]
+
+
+def screenshot(out: Path, *extra: str) -> None:
+    model = str(catalogue_path(find_entry(MODEL)))
+    command = [sys.executable, "-m", "gguf_budget.gui.cli", model, "--screenshot", str(out), *extra]
+    subprocess.run(command, check=True)
+    print(f"wrote {out} ({out.stat().st_size:,} bytes)")
+
+
+def main() -> None:
+    docs = ROOT / "docs"
+    screenshot(docs / "sweep.png", "--budget", "6G", "--view", "sweep")
+    with tempfile.TemporaryDirectory() as scratch:
+        second = str(q8_0_skeleton(Path(scratch)))
+        screenshot(docs / "compare.png", "--budget", "9G", "--ctx", "8192", "--view", "compare", "--compare", second)
+
+
+if __name__ == "__main__":
+    main()
