@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from gguf_budget.core import (
@@ -28,6 +28,7 @@ from gguf_budget.core.units import human_bytes
 
 from .sweep_chart import SweepChart
 from .sweep_worker import SweepBackend, SweepWorker
+from .throttle import Throttle
 
 MIB = 1 << 20
 SWEEP_BELOW, SWEEP_ABOVE = 0.75, 1.25
@@ -77,8 +78,7 @@ class SweepView(QWidget):
         self._custom_range = False
         self._mark: int | None = None
         self._mark_drawn: int | None = None
-        self._mark_timer = QTimer(self, singleShot=True, interval=MARK_INTERVAL_MS)
-        self._mark_timer.timeout.connect(self._draw_mark)
+        self._mark_throttle = Throttle(MARK_INTERVAL_MS, self._draw_mark, self)
         self.worker = SweepWorker(backend, self)
         self._build()
         self.worker.progress.connect(self._progressed)
@@ -128,15 +128,12 @@ class SweepView(QWidget):
     def set_budget(self, budget: int | None) -> None:
         """Mark the window's budget (None: unlimited, no mark) — at once, then at most every MARK_INTERVAL_MS."""
         self._mark = budget
-        if not self._mark_timer.isActive():
-            self._draw_mark()
+        self._mark_throttle.request()
 
     def _draw_mark(self) -> None:
-        """Rule 4: draw the latest mark if it moved, and hold further moves for one interval."""
         if self._mark != self._mark_drawn:
             self._mark_drawn = self._mark
             self.chart.set_budget(self._mark)
-            self._mark_timer.start()
 
     def result(self) -> SweepResult | None:
         """The sweep on the chart (None before the first one finishes)."""

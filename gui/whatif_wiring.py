@@ -7,8 +7,9 @@ Rule 2: after every plan the sweep follows the window: a changed budget only mov
         a new model or request (ctx, knobs) stops the sweep running and sweeps again once the
         controls have been still for SWEEP_SETTLE_MS — and only while the sweep dock shows
         (a hidden one catches up when it is shown). A sweep shares the GIL with the GUI, so a
-        drag must not start one per tick. The compare view replans (two cheap `plan_memory`
-        calls) on every plan while it shows, and when it is shown.
+        drag must not start one per tick. The compare view replans while it shows — at once,
+        then at most every COMPARE_INTERVAL_MS during a drag (its table repaint would push a
+        tick past one frame) — and when it is shown.
 Rule 3: a budget picked on the sweep chart becomes the window's budget (`apply_request`), as
         if typed, so the slider, the ledger and the banner follow it.
 Rule 4: the two docks share the bottom dock area as tabs; View ▸ shows or hides them.
@@ -29,12 +30,14 @@ from .catalogue_menu import CatalogueMenu
 from .compare_view import CompareView
 from .export_menu import ExportMenu, ExportSources
 from .sweep_view import SweepView, sweep_key
+from .throttle import Throttle
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
 
 DOCK_HEIGHT = 330
 SWEEP_SETTLE_MS = 300
+COMPARE_INTERVAL_MS = 100
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,7 @@ class _Follower(QObject):
         self._swept: tuple[ModelSpec, BudgetRequest] | None = None
         self.timer = QTimer(self, singleShot=True, interval=SWEEP_SETTLE_MS)
         self.timer.timeout.connect(self._settled)
+        self.compare_throttle = Throttle(COMPARE_INTERVAL_MS, self._compare_now, self)
         sweep_dock.visibilityChanged.connect(self._sweep_visibility)
         compare_dock.visibilityChanged.connect(self._compare_visibility)
 
@@ -99,7 +103,7 @@ class _Follower(QObject):
             self._sweep.invalidate("The controls changed; the sweep follows when they settle…")
             self.timer.start()
         if shows(self._compare_dock):
-            self._compare_now()
+            self.compare_throttle.request()
 
     def _settled(self) -> None:
         if shows(self._sweep_dock):

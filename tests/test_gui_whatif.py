@@ -80,7 +80,8 @@ def test_compare_follows_the_windows_budget(qtbot, loaded, write_model):  # noqa
         compare.open_second(str(second))
     loaded.apply_request(budget_bytes=64 * MIB)
     first = loaded.current_plan()
-    assert compare.second_plan() == plan_memory(compare.second_model(), replace(loaded.request(), ctx=first.ctx))
+    expected = plan_memory(compare.second_model(), replace(loaded.request(), ctx=first.ctx))
+    qtbot.waitUntil(lambda: compare.second_plan() == expected)
     assert compare.model.rows()[-1].first == first.total
 
 

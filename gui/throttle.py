@@ -1,0 +1,39 @@
+"""Rate-limit a redraw that follows a slider: at once, then at most once per interval.
+
+A secondary view that follows every slider tick (the sweep's budget mark, the compare
+table) would add its repaint to every frame. A Throttle runs its action at once when it has
+been idle, and while requests keep coming (a drag) at most once per interval — the last
+request always gets its run, so the view ends on the latest state.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import QObject, QTimer
+
+
+class Throttle(QObject):
+    """`request()` runs `action` now, or once at the end of the running interval."""
+
+    def __init__(self, interval_ms: int, action: Callable[[], None], parent: QObject | None = None):
+        super().__init__(parent)
+        self._action = action
+        self._pending = False
+        self.timer = QTimer(self, singleShot=True, interval=interval_ms)
+        self.timer.timeout.connect(self._due)
+
+    def request(self) -> None:
+        if self.timer.isActive():
+            self._pending = True
+            return
+        self._run()
+
+    def _due(self) -> None:
+        if self._pending:
+            self._run()
+
+    def _run(self) -> None:
+        self._pending = False
+        self._action()
+        self.timer.start()
