@@ -22,20 +22,13 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from gguf_budget.core.units import parse_size
 from gguf_budget.resources import demo_model_path
 
 from .cli import EXIT_BAD_INPUT, OneLineParser
+from .commands.common import size_arg
 
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
 SCREENSHOT_VIEWS = ("plan", "sweep", "compare")
-
-
-def _size(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _ctx(text: str) -> int:
@@ -48,7 +41,7 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     """Parse the window's arguments (exits 2 with one line on bad input)."""
     p = OneLineParser(prog="gguf-budget", description="Open the GGUF Budget Explorer window.")
     p.add_argument("file", nargs="?", help="a .gguf file or any shard of a split model (default: the demo)")
-    p.add_argument("--budget", type=_size, help="RAM budget, e.g. 512M, 1.5G, 2GiB (0 = unlimited)")
+    p.add_argument("--budget", type=size_arg, help="RAM budget, e.g. 512M, 1.5G, 2GiB (0 = unlimited)")
     p.add_argument("--ctx", type=_ctx, help="context in tokens (default: auto, the most that fits)")
     p.add_argument("--screenshot", metavar="PATH", help="render the window to a PNG offscreen and exit")
     p.add_argument("--view", choices=SCREENSHOT_VIEWS, help="with --screenshot: the view to show (default: plan)")
