@@ -202,3 +202,34 @@ def test_random_byte_flips_give_a_header_or_a_format_error(tmp_path, small_valid
     finally:
         tracemalloc.stop()
     assert peak < 8 * 2**20
+
+
+def _string_array_file(lengths: list[int]) -> bytes:
+    payload = struct.pack("<IQ", V.STRING, len(lengths)) + b"".join(_s(b"s" * n) for n in lengths)
+    return _gguf([_kv("tokens", V.ARRAY, payload), _kv("after", V.UINT32, struct.pack("<I", 42))])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lengths=st.lists(st.integers(0, 300), min_size=1, max_size=120), chunk=st.integers(1, 512),
+       cut=st.one_of(st.none(), st.integers(0, 10**6)))
+def test_skipped_string_arrays_survive_every_buffer_boundary(tmp_path, monkeypatch, lengths, chunk, cut):
+    from gguf_budget.core import gguf_header
+
+    monkeypatch.setattr(gguf_header._Cursor, "CHUNK", chunk)
+    data = _string_array_file(lengths)
+    path = tmp_path / "arr.gguf"
+    if cut is None or cut % len(data) == 0:
+        path.write_bytes(data)
+        h = read_header(str(path), keep_array_max=0)
+        assert dict(h.metadata) == {"tokens": SkippedArray(V.STRING, len(lengths)), "after": 42}
+    else:
+        path.write_bytes(data[: cut % len(data)])
+        with pytest.raises(GGUFFormatError):
+            read_header(str(path), keep_array_max=0)
+
+
+def test_a_huge_string_inside_a_skipped_array_is_seeked_over(tmp_path):
+    path = tmp_path / "huge.gguf"
+    path.write_bytes(_string_array_file([3] * 20 + [3 << 20] + [5] * 20))
+    h = read_header(str(path), keep_array_max=0)
+    assert dict(h.metadata) == {"tokens": SkippedArray(V.STRING, 41), "after": 42}
