@@ -11,40 +11,13 @@ Run: .venv/bin/python benchmarks/bench_fit.py [--runs 2000]
 from __future__ import annotations
 
 import argparse
-import statistics
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from bench_shapes import GEMMA3_27B, LLAMA3_70B, GiB, median_seconds
+from gguf_factory import write_gguf
 
-from gguf.constants import GGMLQuantizationType as T  # noqa: E402
-from gguf_factory import ArchDesc, write_gguf  # noqa: E402
-
-from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model, probe_hardware  # noqa: E402
-
-GiB = 1024**3
-LLAMA3_70B = ArchDesc(
-    name="Llama-3-70B-shaped", n_layer=80, n_embd=8192, n_ff=28672, n_head=64, n_head_kv=8, n_vocab=128256,
-    context_length=131072, weight_type=T.Q4_K, output_type=T.Q6_K, mix={"attn_v": T.Q6_K, "ffn_down": T.Q6_K},
-    file_type=15,
-)
-GEMMA3_27B = ArchDesc(
-    arch="gemma3", name="Gemma-3-27B-shaped", n_layer=62, n_embd=5376, n_ff=21504, n_head=32, n_head_kv=16,
-    head_dim=128, n_vocab=262144, context_length=131072, sliding_window=1024, weight_type=T.Q4_K, tied=True,
-)
-
-
-def median_us(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e6
-
+from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model, probe_hardware
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -61,12 +34,12 @@ def main() -> None:
     request = FitRequest(ctx=32768)
     for label, snap in machines.items():
         e = estimate_fit(llama, snap, request)
-        us = median_us(lambda s=snap: estimate_fit(llama, s, request), runs)
+        us = median_seconds(lambda s=snap: estimate_fit(llama, s, request), runs) * 1e6
         print(f"estimate_fit, 80 layers, {label:<16} median {us:7.1f} µs  ({e.verdict}, g = {e.gpu_layers})")
     snap = machines["1 × 24 GiB GPU"]
-    us = median_us(lambda: estimate_fit(gemma, snap, request), runs)
+    us = median_seconds(lambda: estimate_fit(gemma, snap, request), runs) * 1e6
     print(f"estimate_fit, 62 layers, {'gemma3, 1 GPU':<16} median {us:7.1f} µs")
-    print(f"probe_hardware() on this machine          median {median_us(probe_hardware, 50) / 1000:7.2f} ms")
+    print(f"probe_hardware() on this machine          median {median_seconds(probe_hardware, 50) * 1000:7.2f} ms")
 
 
 if __name__ == "__main__":

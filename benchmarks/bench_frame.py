@@ -24,20 +24,17 @@ from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from bench_shapes import LLAMA3_70B, GiB  # noqa: E402
 from gguf.constants import GGMLQuantizationType as T  # noqa: E402
-from gguf_factory import ArchDesc, write_gguf  # noqa: E402
+from gguf_factory import write_gguf  # noqa: E402
 from PySide6.QtCore import QEventLoop, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication, QSlider  # noqa: E402
 
 from gguf_budget.core.hardware import hypothetical_machine  # noqa: E402
 from gguf_budget.gui.main_window import MainWindow  # noqa: E402
 
-GiB = 1024**3
 FRAME_S = 1 / 60
-LLAMA3_70B = ArchDesc(name="llama-3-70b-shape", n_layer=80, n_embd=8192, n_ff=28672, n_head=64, n_head_kv=8,
-                      n_vocab=128256, context_length=131072, weight_type=T.Q4_K, output_type=T.Q6_K)
 
 
 def machine():

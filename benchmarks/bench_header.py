@@ -12,31 +12,15 @@ Run: .venv/bin/python benchmarks/bench_header.py [--reader-runs 3]
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+from bench_shapes import LLAMA3_8B, LLAMA3_70B, median_seconds
+from gguf_factory import write_gguf
 
-from gguf.constants import GGMLQuantizationType as T  # noqa: E402
-from gguf_factory import ArchDesc, write_gguf  # noqa: E402
-
-from gguf_budget.core import load_model  # noqa: E402
-
-LLAMA3_8B = ArchDesc(
-    name="Llama-3-8B-shaped", n_layer=32, n_embd=4096, n_ff=14336, n_head=32, n_head_kv=8, n_vocab=128256,
-    context_length=8192, weight_type=T.Q4_K, output_type=T.Q6_K, mix={"attn_v": T.Q6_K, "ffn_down": T.Q6_K},
-    tokens=128256, merges=280147, file_type=15,
-)
-LLAMA3_70B = ArchDesc(
-    name="Llama-3-70B-shaped", n_layer=80, n_embd=8192, n_ff=28672, n_head=64, n_head_kv=8, n_vocab=128256,
-    context_length=131072, weight_type=T.Q4_K, output_type=T.Q6_K, mix={"attn_v": T.Q6_K, "ffn_down": T.Q6_K},
-    file_type=15,
-)
+from gguf_budget.core import load_model
 
 RSS_PROBE = """
 import sys, psutil
@@ -49,15 +33,6 @@ print(after - before, spec.tensor_bytes)
 """
 
 
-def _median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=15)
@@ -67,8 +42,8 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         path = write_gguf(Path(tmp) / "llama3-8b.gguf", LLAMA3_8B, "sparse")[0]
-        ours = _median_ms(lambda: load_model(path), args.runs)
-        theirs = _median_ms(lambda: GGUFReader(path), args.reader_runs)
+        ours = median_seconds(lambda: load_model(path), args.runs) * 1000
+        theirs = median_seconds(lambda: GGUFReader(path), args.reader_runs) * 1000
         print(f"8B-shaped open: load_model median {ours:.1f} ms over {args.runs} runs "
               f"(budget 60 ms: {ours / 60:.2f}x of budget)")
         print(f"8B-shaped open: gguf.GGUFReader median {theirs:.0f} ms over {args.reader_runs} runs; "

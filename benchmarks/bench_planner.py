@@ -13,31 +13,15 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from bench_shapes import LLAMA3_70B, GiB, median_seconds
+from gguf_factory import write_gguf
 
-from gguf.constants import GGMLQuantizationType as T  # noqa: E402
+from gguf_budget.core import BudgetRequest, ModelSpec, budget_thresholds, load_model, plan_memory, sweep_budgets
 
-from gguf_budget.core import (BudgetRequest, ModelSpec, budget_thresholds, load_model, plan_memory,  # noqa: E402
-                              sweep_budgets)
-from gguf_factory import ArchDesc, write_gguf  # noqa: E402
-
-GiB = 1024**3
 PLAN_BUDGET_S = 1e-3
 SWEEP_BUDGET_S = 0.5
-LLAMA3_70B = ArchDesc(name="llama-3-70b-shape", n_layer=80, n_embd=8192, n_ff=28672, n_head=64, n_head_kv=8,
-                      n_vocab=128256, context_length=131072, weight_type=T.Q4_K, output_type=T.Q6_K)
-
-
-def median_seconds(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def bench_plans(model: ModelSpec) -> float:
