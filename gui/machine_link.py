@@ -3,8 +3,9 @@
 Rule 1: the probe runs off the GUI thread (`BackgroundCall`) at start and on Refresh; its
         backend is injected, so tests pass a function that returns a recorded snapshot.
 Rule 2: the machine judged is the hypothetical one while its box is ticked, else the probe's.
-Rule 3: the fit is re-estimated at the plan's ctx and KV type whenever the plan, the machine,
-        a reserve or the GPU layer override changes; `estimate_fit` computes every number.
+Rule 3: the fit is re-estimated at the plan's ctx and KV type whenever the model, ctx or KV
+        type of the plan, the machine, a reserve or the GPU layer override changes — not on a
+        budget tick that leaves them alone (the hot path); `estimate_fit` computes every number.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ class MachineLink(QObject):
         self._prober.start()
 
     def follow(self, model: ModelSpec, ctx: int | None, kv_type: str) -> None:
-        """A new plan is on screen: estimate the fit for its model, ctx and KV type."""
+        """A new plan is on screen: estimate the fit for its model, ctx and KV type, if they moved."""
+        if self._fit is not None and (model, ctx, kv_type) == (self._model, self._ctx, self._kv_type):
+            return
         self._model, self._ctx, self._kv_type = model, ctx, kv_type
         self._estimate()
 

@@ -140,3 +140,18 @@ def test_the_three_claims_stay_apart(qtbot, make_window, write_model):
     assert "storage" not in admission and "says nothing about RAM or VRAM" in storage
     assert admission.startswith("admitted against the hypothetical machine") and "not a guarantee" in admission
     assert evidence.startswith("none")
+
+
+def test_a_budget_tick_that_keeps_ctx_does_not_re_estimate_the_fit(qtbot, make_window, write_model):
+    window = make_window(probe_backend=small_machine)
+    open_model(qtbot, window, write_model())
+    qtbot.waitUntil(lambda: window.current_fit() is not None, timeout=20000)
+    window.apply_request(ctx=256)
+    settle(qtbot, window)
+    fit = window.current_fit()
+    window.apply_request(budget_bytes=window.current_plan().budget_bytes + 64 * 2**20)
+    settle(qtbot, window)
+    assert window.current_plan().ctx == 256 and window.current_fit() is fit
+    window.apply_request(ctx=512)
+    settle(qtbot, window)
+    assert window.current_fit() is not fit and window.current_fit().kv.ctx == 512
