@@ -31,8 +31,8 @@ from gguf_factory import write_gguf  # noqa: E402
 from PySide6.QtCore import QEventLoop, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication, QSlider  # noqa: E402
 
-from gguf_budget.core.hardware import hypothetical_machine  # noqa: E402
-from gguf_budget.gui.main_window import MainWindow  # noqa: E402
+from gguf_budget.core.machine.snapshot import hypothetical_machine  # noqa: E402
+from gguf_budget.gui.qt.main_window import MainWindow  # noqa: E402
 
 FRAME_S = 1 / 60
 

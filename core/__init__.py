@@ -1,18 +1,18 @@
 """The computing core of GGUF Budget Explorer: no Qt, no I/O beyond GGUF headers and the hardware probe."""
 
-from .errors import GGUFFormatError, ModelLoadError
-from .fit import estimate_fit, fit_dict, fit_text, snapshot_dict, snapshot_text
-from .fit_types import FitEstimate, FitRequest, Reserves
-from .hardware import GpuInfo, HardwareSnapshot, hypothetical_machine, what_if
-from .hardware_probe import probe_hardware
-from .ledger import LEDGER_LINES, LedgerPrices, MemLedger, missing_facts
-from .model_loader import load_model
-from .model_spec import GlobalBytes, LayerAttention, ModelSpec, ModelTensor
-from .plan_report import plan_dict, plan_text
-from .plan_types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan, PlanError
-from .planner import budget_thresholds, plan_memory
-from .sweep import SweepResult, SweepRow, budget_range, sweep_budgets, sweep_dict, sweep_text
-from .version import __version__
+from gguf_budget.core.errors import GGUFFormatError, ModelLoadError
+from gguf_budget.core.fit.estimate import estimate_fit, fit_dict, fit_text, snapshot_dict, snapshot_text
+from gguf_budget.core.fit.types import FitEstimate, FitRequest, Reserves
+from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_machine, what_if
+from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.plan.ledger import LEDGER_LINES, LedgerPrices, MemLedger, missing_facts
+from gguf_budget.core.model.loader import load_model
+from gguf_budget.core.model.spec import GlobalBytes, LayerAttention, ModelSpec, ModelTensor
+from gguf_budget.core.views.plan_report import plan_dict, plan_text
+from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan, PlanError
+from gguf_budget.core.plan.search import budget_thresholds, plan_memory
+from gguf_budget.core.plan.sweep import SweepResult, SweepRow, budget_range, sweep_budgets, sweep_dict, sweep_text
+from gguf_budget.core.version import __version__
 
 __all__ = [
     "GGUFFormatError",

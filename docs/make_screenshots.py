@@ -26,7 +26,7 @@ from gguf.constants import LlamaFileType  # noqa: E402
 from gguf_factory import write_gguf  # noqa: E402
 from make_catalogue import SHAPES  # noqa: E402
 
-from gguf_budget.core.catalogue import catalogue_path, find_entry  # noqa: E402
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry  # noqa: E402
 
 MODEL = "llama-3.1-8b-instruct"
 

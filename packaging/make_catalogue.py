@@ -30,7 +30,7 @@ from dataclasses import replace  # noqa: E402
 from gguf.constants import GGMLQuantizationType as T  # noqa: E402
 from gguf.constants import LlamaFileType  # noqa: E402
 
-from gguf_budget.core.catalogue import (  # noqa: E402
+from gguf_budget.core.model.catalogue import (  # noqa: E402
     CATALOGUE, CATALOGUE_FOLDER, CONFIG_SOURCE_KEY, PUBLISHED_BYTES_KEY, PUBLISHED_SOURCE_KEY, CatalogueEntry,
 )
 from gguf_factory import ArchDesc, write_gguf  # noqa: E402

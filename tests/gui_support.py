@@ -16,8 +16,8 @@ from gguf_factory import ArchDesc, write_gguf
 from PySide6.QtCore import QObject, QSettings, QThreadPool
 
 from gguf_budget.core import ModelSpec
-from gguf_budget.core.hardware import HardwareSnapshot, hypothetical_machine
-from gguf_budget.gui.main_window import MainWindow
+from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
+from gguf_budget.gui.qt.main_window import MainWindow
 
 MIB = 1 << 20
 GIB = 1 << 30

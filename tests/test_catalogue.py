@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
-from gguf_budget.core.catalogue import (
+from gguf_budget.core.model.catalogue import (
     CATALOGUE, CATALOGUE_FOLDER, CONFIG_SOURCE_KEY, PUBLISHED_BYTES_KEY, PUBLISHED_SOURCE_KEY, SKELETON_LABEL,
     CatalogueEntry, catalogue_names, catalogue_path, find_entry,
 )

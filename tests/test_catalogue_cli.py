@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gguf_budget.core.catalogue import CATALOGUE, catalogue_names
+from gguf_budget.core.model.catalogue import CATALOGUE, catalogue_names
 from gguf_budget.gui.cli import main
 
 

@@ -12,7 +12,7 @@ import pytest
 from gguf_factory import ArchDesc
 
 from gguf_budget.core import load_model
-from gguf_budget.core.hardware_probe import probe_hardware
+from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.cli import main
 

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_dict, plan_memory, sweep_budgets, sweep_dict
-from gguf_budget.core.catalogue import catalogue_path, find_entry
-from gguf_budget.core.export import CSV_COLUMNS, md_escape, plan_markdown, sweep_csv
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry
+from gguf_budget.core.views.export import CSV_COLUMNS, md_escape, plan_markdown, sweep_csv
 from gguf_budget.gui.cli import main
 
 GIB = 1024**3

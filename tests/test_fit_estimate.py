@@ -16,8 +16,8 @@ import pytest
 from gguf_factory import ArchDesc
 from gguf.constants import GGMLQuantizationType as T
 
-from gguf_budget.core.fit import FitRequest, Reserves, estimate_fit
-from gguf_budget.core.hardware import hypothetical_machine, snapshot_from_readings
+from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.machine.snapshot import hypothetical_machine, snapshot_from_readings
 
 GiB = 1024**3
 MiB = 1024**2

@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 from gguf_factory import ArchDesc, MLADesc, SSMDesc
 
-from gguf_budget.core.fit import FitRequest, estimate_fit
-from gguf_budget.core.hardware import hypothetical_machine
-from gguf_budget.core.kv_cache import engine_cells, engine_kv_breakdown
-from gguf_budget.core.model_spec import LayerAttention
+from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
+from gguf_budget.core.machine.snapshot import hypothetical_machine
+from gguf_budget.core.model.kv import engine_cells, engine_kv_breakdown
+from gguf_budget.core.model.spec import LayerAttention
 
 GiB = 1024**3
 BIG_HOST = hypothetical_machine(64 * GiB)

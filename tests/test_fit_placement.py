@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gguf_budget.core.gpu_split import place_layers, split_points
+from gguf_budget.core.fit.gpu_split import place_layers, split_points
 
 GiB = 1024**3
 

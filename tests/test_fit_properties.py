@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
-from gguf_budget.core.fit import FitRequest, estimate_fit
-from gguf_budget.core.hardware import GpuInfo, HardwareSnapshot
+from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
+from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot
 
 MiB = 1024**2
 # 12 blocks of uneven size (every third one F32-heavy) and a large output layer

@@ -6,9 +6,9 @@ import json
 
 from gguf_factory import ArchDesc
 
-from gguf_budget.core.cgroup import CgroupReading
-from gguf_budget.core.fit import FitRequest, estimate_fit, fit_dict, fit_text, snapshot_dict, snapshot_text
-from gguf_budget.core.hardware import GpuInfo, hypothetical_machine, snapshot_from_readings
+from gguf_budget.core.machine.cgroup import CgroupReading
+from gguf_budget.core.fit.estimate import FitRequest, estimate_fit, fit_dict, fit_text, snapshot_dict, snapshot_text
+from gguf_budget.core.machine.snapshot import GpuInfo, hypothetical_machine, snapshot_from_readings
 from gguf_budget.core.units import human_bytes
 
 GiB = 1024**3

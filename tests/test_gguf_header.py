@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError
-from gguf_budget.core.gguf_header import SkippedArray, SkippedString, read_header
+from gguf_budget.core.gguf.header import SkippedArray, SkippedString, read_header
 
 ARCHS = {
     "llama": ArchDesc(tokens=40, merges=30, n_head_kv=[2, 4]),
@@ -213,7 +213,7 @@ def _string_array_file(lengths: list[int]) -> bytes:
 @given(lengths=st.lists(st.integers(0, 300), min_size=1, max_size=120), chunk=st.integers(1, 512),
        cut=st.one_of(st.none(), st.integers(0, 10**6)))
 def test_skipped_string_arrays_survive_every_buffer_boundary(tmp_path, monkeypatch, lengths, chunk, cut):
-    from gguf_budget.core import gguf_header
+    from gguf_budget.core.gguf import header as gguf_header
 
     monkeypatch.setattr(gguf_header._Cursor, "CHUNK", chunk)
     data = _string_array_file(lengths)

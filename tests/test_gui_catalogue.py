@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from gguf_budget.core import load_model
-from gguf_budget.core.catalogue import CATALOGUE, SKELETON_LABEL, catalogue_path
-from gguf_budget.gui.catalogue_menu import CatalogueMenu
+from gguf_budget.core.model.catalogue import CATALOGUE, SKELETON_LABEL, catalogue_path
+from gguf_budget.gui.qt.menus.catalogue_menu import CatalogueMenu
 
 
 @pytest.fixture

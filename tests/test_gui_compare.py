@@ -12,8 +12,8 @@ from gui_support import MIB, WIDE
 from PySide6.QtCore import Qt, QThreadPool
 
 from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_memory
-from gguf_budget.gui.compare_table import CompareModel, CompareRow, compare_rows, signed_bytes
-from gguf_budget.gui.compare_view import CompareView
+from gguf_budget.gui.qt.whatif.compare_table import CompareModel, CompareRow, compare_rows, signed_bytes
+from gguf_budget.gui.qt.whatif.compare_view import CompareView
 
 Q4 = replace(WIDE, weight_type=T.Q4_K, file_type=15)
 TIED = ArchDesc(name="tied", n_layer=2, n_vocab=1024, tied=True)

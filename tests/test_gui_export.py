@@ -15,10 +15,10 @@ from PySide6.QtGui import QImage
 
 from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_dict, plan_memory
 from gguf_budget.gui.cli import main
-from gguf_budget.gui.export_files import ExportError, write_file
-from gguf_budget.gui.export_menu import EXPORTS, ExportMenu, ExportSources
-from gguf_budget.gui.ledger_chart import LedgerChart
-from gguf_budget.gui.sweep_view import SweepView
+from gguf_budget.gui.qt.menus.export_files import ExportError, write_file
+from gguf_budget.gui.qt.menus.export_menu import EXPORTS, ExportMenu, ExportSources
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
+from gguf_budget.gui.qt.whatif.sweep_view import SweepView
 
 BUDGET = 64 * MIB
 

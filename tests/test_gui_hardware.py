@@ -13,9 +13,9 @@ from gui_support import (  # noqa: F401
 )
 from PySide6.QtCore import Qt
 
-from gguf_budget.core.fit import FitRequest, Reserves, estimate_fit
-from gguf_budget.core.hardware import NVML_REASONS, hypothetical_machine, snapshot_from_readings
-from gguf_budget.core.hardware_probe import probe_hardware
+from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.machine.snapshot import NVML_REASONS, hypothetical_machine, snapshot_from_readings
+from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.units import human_bytes
 
 

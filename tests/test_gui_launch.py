@@ -14,9 +14,9 @@ from PySide6.QtGui import QColor, QImage
 
 from gguf_budget.core import load_model
 from gguf_budget.gui.cli import main
-from gguf_budget.gui.launch import no_display, parse_launch_args
-from gguf_budget.gui.theme import BANNER_COLOURS
-from gguf_budget.gui.window_app import SCREENSHOT_SIZE, open_window
+from gguf_budget.gui.cli.launch import no_display, parse_launch_args
+from gguf_budget.gui.qt.theme import BANNER_COLOURS
+from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, open_window
 from gguf_budget.resources import demo_model_path
 
 CLI = Path(sys.executable).with_name("gguf-budget")

@@ -14,7 +14,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
 from gguf_budget.core import load_model
-from gguf_budget.gui.main_window import MainWindow
+from gguf_budget.gui.qt.main_window import MainWindow
 
 
 def screen_state(window: MainWindow) -> tuple:

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from gguf_budget.core import LEDGER_LINES, budget_thresholds, plan_memory
 from gguf_budget.core.units import human_bytes
-from gguf_budget.gui.main_window import MainWindow
+from gguf_budget.gui.qt.main_window import MainWindow
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gguf_budget.gui.throttle import Throttle
+from gguf_budget.gui.qt.throttle import Throttle
 
 
 def test_a_burst_runs_once_now_and_once_at_the_end_of_the_interval(qtbot):

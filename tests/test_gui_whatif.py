@@ -11,10 +11,10 @@ from gui_support import MIB, WIDE, make_window, open_model, settings_store, sett
 from PySide6.QtCore import QPointF, Qt
 
 from gguf_budget.core import budget_range, plan_dict, plan_memory, sweep_budgets
-from gguf_budget.core.catalogue import CATALOGUE, catalogue_path
-from gguf_budget.gui.main_window import MainWindow
-from gguf_budget.gui.whatif_screens import prepare_view
-from gguf_budget.gui.whatif_wiring import shows
+from gguf_budget.core.model.catalogue import CATALOGUE, catalogue_path
+from gguf_budget.gui.qt.main_window import MainWindow
+from gguf_budget.gui.qt.whatif.screens import prepare_view
+from gguf_budget.gui.qt.whatif.wiring import shows
 
 
 def swept(qtbot, window: MainWindow, path) -> None:

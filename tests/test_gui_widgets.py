@@ -8,13 +8,13 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor, QPalette
 
 from gguf_budget.core import LEDGER_LINES
-from gguf_budget.gui.banner import STATES, Banner
-from gguf_budget.gui.byte_axis import ByteAxis, nice_step
-from gguf_budget.gui.context_control import STEP, snap
-from gguf_budget.gui.layer_strip import LayerStrip
-from gguf_budget.gui.ledger_chart import LedgerChart
-from gguf_budget.gui.settings import RECENT_LIMIT, ExplorerSettings, load_settings, save_settings, with_recent
-from gguf_budget.gui.theme import (
+from gguf_budget.gui.qt.plan.banner import STATES, Banner
+from gguf_budget.gui.qt.byte_axis import ByteAxis, nice_step
+from gguf_budget.gui.qt.plan.context_control import STEP, snap
+from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
+from gguf_budget.gui.qt.settings import RECENT_LIMIT, ExplorerSettings, load_settings, save_settings, with_recent
+from gguf_budget.gui.qt.theme import (
     BANNER_COLOURS, DARK_BACKGROUND, LEDGER_COLOURS, LIGHT_BACKGROUND, MEMORY_COLOURS, MIN_CONTRAST, contrast,
 )
 

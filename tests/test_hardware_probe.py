@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from gguf_budget.core.hardware import NO_BINDINGS, NO_DEVICES
-from gguf_budget.core.hardware_probe import probe_hardware
+from gguf_budget.core.machine.snapshot import NO_BINDINGS, NO_DEVICES
+from gguf_budget.core.machine.probe import probe_hardware
 
 GiB = 1024**3
 

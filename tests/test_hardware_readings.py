@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gguf_budget.core.hardware import (
+from gguf_budget.core.machine.snapshot import (
     NO_DEVICES,
     CgroupReading,
     GpuInfo,

@@ -7,10 +7,10 @@ from gguf_factory import ArchDesc, write_gguf
 from hypothesis import given, settings, strategies as st
 
 from gguf_budget.core import load_model
-from gguf_budget.core.fit import FitRequest, Reserves, estimate_fit
-from gguf_budget.core.fit_report import verdict_text
-from gguf_budget.core.hardware import GpuInfo, HardwareSnapshot, hypothetical_machine
-from gguf_budget.core.machine_view import (
+from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.views.fit_report import verdict_text
+from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_machine
+from gguf_budget.core.views.machine_view import (
     claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 from gguf_budget.core.units import human_bytes

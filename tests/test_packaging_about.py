@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QTableWidget
 
 from gguf_budget.core.version import __version__
-from gguf_budget.gui.about_dialog import COMPONENTS, AboutDialog, show_about
-from gguf_budget.gui.app_icon import app_icon
+from gguf_budget.gui.qt.about_dialog import COMPONENTS, AboutDialog, show_about
+from gguf_budget.gui.qt.app_icon import app_icon
 from gguf_budget.resources import ICON_SIZES
 
 REQUIRED_LICENCES = {

@@ -12,7 +12,7 @@ import pytest
 from gguf_factory import ArchDesc
 
 from gguf_budget.core import BudgetRequest, budget_thresholds, plan_memory
-from gguf_budget.core.plan_view import biggest_lines, plan_banner, pinned_text, plan_state, streamed_per_token
+from gguf_budget.core.views.plan_view import biggest_lines, plan_banner, pinned_text, plan_state, streamed_per_token
 
 LOW, ALL_PINNED, RESIDENT = 25_390_848, 27_145_728, 27_663_104
 LAYERS, HEAD = 4 * 39_680, 557_056

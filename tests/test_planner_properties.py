@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core import BudgetRequest, ModelSpec, budget_thresholds, load_model, plan_memory
-from gguf_budget.core.kv_cache import KV_TYPES
+from gguf_budget.core.model.kv import KV_TYPES
 
 BASE = 24 * 1024 * 1024
 QUANTS = (T.Q8_0, T.Q4_0, T.F16, T.F32)

@@ -1,0 +1,56 @@
+"""What a fit estimate cannot know, and what its reader should be told — in words.
+
+Rule 1: a missing fact (block count, context length, a layer's KV heads or dims, recurrent
+        state sizes, host memory) is listed as unknown and makes the verdict unknown.
+Rule 2: notes say how numbers were read: a header-only file's size, GPU layers clamped to
+        L + 1 or dropped for want of a GPU, swap not counted, tied embeddings copied to the GPU,
+        a quantized V cache needing flash attention, compute buffers left to the reserves.
+"""
+
+from __future__ import annotations
+
+from gguf_budget.core.fit.types import FitRequest
+from gguf_budget.core.fit.gpu_split import Placement
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.units import human_bytes
+
+ATTENTION_FACTS = ("n_embd", "n_head", "n_head_kv", "head_dim_k", "head_dim_v")
+
+
+def fit_unknowns(model: ModelSpec, snapshot: HardwareSnapshot, ctx: int | None) -> tuple[str, ...]:
+    """Facts the verdict needs but does not have, in words (Rule 1); never replaced by 0."""
+    out = [snapshot.host_error] if snapshot.host_error else []
+    if "n_layer" in model.unknown:
+        out.append("block count: the file does not give it")
+    if ctx is None:
+        out.append("context length: the file does not give it (pass a context size)")
+    n_unknown = sum(layer.kind == "unknown" for layer in model.layers)
+    if n_unknown:
+        missing = ", ".join(f for f in ATTENTION_FACTS if f in model.unknown) or "attention facts"
+        out.append(f"KV cache of {n_unknown} layer(s): the file lacks {missing}")
+    if model.recurrent_state_bytes is None and any(layer.kind == "recurrent" for layer in model.layers):
+        out.append("recurrent state: the file lacks the SSM/RWKV state sizes")
+    return tuple(out)
+
+
+def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, p: Placement) -> tuple[str, ...]:
+    """What a reader should know to read the numbers right (Rule 2)."""
+    L = model.n_layer
+    asked = request.gpu_layers
+    notes = []
+    if model.header_only:
+        notes.append("header-only file: sizes are those of the complete file its header describes")
+    if asked is not None and asked > L + 1 and snapshot.gpus:
+        notes.append(f"{asked} GPU layers asked; llama.cpp offloads at most {L + 1} ({L} blocks + output layer)")
+    if not snapshot.gpus:
+        gone = f" ({snapshot.gpu_error})" if snapshot.gpu_error else ""
+        notes.append(f"no NVIDIA GPU{gone}: everything is placed in host RAM")
+    if snapshot.swap_total:
+        notes.append(f"swap ({human_bytes(snapshot.swap_total)}) is not counted: paging to SSD is no substitute for RAM")
+    if request.kv_type in ("q8_0", "q4_0"):
+        notes.append("a quantized V cache needs flash attention in llama.cpp (-fa)")
+    if p.output_on_gpu and model.tied_embeddings:
+        notes.append("tied embeddings: the GPU holds a copy of token_embd as the output layer; the host keeps its own")
+    notes.append("compute buffers and workspaces are not itemized: the reserves stand in for them")
+    return tuple(notes)

@@ -1,0 +1,164 @@
+"""The records of a fit estimate: what was asked, and where every byte would go.
+
+Three claims stay apart (seed 003): `Claims.file_size` is storage, the verdict is an
+admission estimate against one snapshot, and `runtime_evidence` stays None until a real run
+measured something — an estimate is never presented as evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+
+GiB = 1024**3
+DEFAULT_HOST_RESERVE = 6 * GiB
+DEFAULT_GPU_RESERVE = 3 * GiB // 2
+
+FITS_GPU = "fits_gpu"
+FITS_SPLIT = "fits_split"
+CPU_ONLY = "cpu_only"
+DOES_NOT_FIT = "does_not_fit"
+UNKNOWN = "unknown"
+VERDICTS = (FITS_GPU, FITS_SPLIT, CPU_ONLY, DOES_NOT_FIT, UNKNOWN)
+ADMITTED = (FITS_GPU, FITS_SPLIT, CPU_ONLY)
+
+
+@dataclass(frozen=True)
+class Reserves:
+    """Bytes kept back: on the host, and on the first NVIDIA GPU only (engineering assumptions)."""
+
+    host: int = DEFAULT_HOST_RESERVE
+    gpu: int = DEFAULT_GPU_RESERVE
+
+    def __post_init__(self) -> None:
+        if self.host < 0 or self.gpu < 0:
+            raise ValueError("reserves cannot be negative")
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    """ctx None = the model's context length; gpu_layers None = the most that fit (auto)."""
+
+    ctx: int | None = None
+    gpu_layers: int | None = None
+    kv_type: str = DEFAULT_KV_TYPE
+    reserves: Reserves = field(default_factory=Reserves)
+
+    def __post_init__(self) -> None:
+        if self.ctx is not None and self.ctx < 1:
+            raise ValueError("context must be at least 1 token")
+        if self.gpu_layers is not None and self.gpu_layers < 0:
+            raise ValueError("GPU layers cannot be negative")
+        if self.kv_type not in KV_TYPES:
+            raise ValueError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
+
+
+@dataclass(frozen=True)
+class WeightSplit:
+    """Weights on GPU and host: the seed's coarse gate (file · g / L) and the exact inventory."""
+
+    file_bytes: int
+    gpu_coarse: int
+    host_coarse: int
+    gpu_exact: int
+    host_exact: int
+
+
+@dataclass(frozen=True)
+class KVEstimate:
+    """The seed's FP16 bound (attention layers only, unpadded) beside llama.cpp's allocation."""
+
+    kv_type: str
+    ctx: int | None
+    cells: int | None
+    lower_bound: int | None
+    engine: int | None
+    attention_layers: int
+    swa_layers: int
+    recurrent_layers: int
+    recurrent_state: int | None
+    gpu: int | None
+    host: int | None
+
+
+@dataclass(frozen=True)
+class DeviceLoad:
+    """One memory pool: what it has, what is kept back, and what the placement puts on it."""
+
+    name: str
+    label: str
+    available: int
+    reserve: int
+    weights: int
+    kv: int | None
+
+    @property
+    def usable(self) -> int:
+        return max(self.available - self.reserve, 0)
+
+    @property
+    def need(self) -> int | None:
+        return None if self.kv is None else self.weights + self.kv
+
+    @property
+    def shortfall(self) -> int | None:
+        need = self.need
+        return None if need is None else max(need - self.usable, 0)
+
+
+def shortfalls(devices: tuple[DeviceLoad, ...]) -> dict[str, int]:
+    return {d.name: d.shortfall for d in devices if d.shortfall}
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """An alternative placement shown beside the default (MoE: routed experts in host RAM)."""
+
+    name: str
+    description: str
+    verdict: str
+    devices: tuple[DeviceLoad, ...]
+    host_exact: int
+
+    @property
+    def shortfall(self) -> dict[str, int]:
+        return shortfalls(self.devices)
+
+
+@dataclass(frozen=True)
+class Claims:
+    """Storage, admission and runtime evidence — three different claims, never merged."""
+
+    file_size: int
+    header_only: bool
+    admission: str
+    captured_at: float
+    snapshot_source: str
+    runtime_evidence: str | None = None
+
+
+@dataclass(frozen=True)
+class FitEstimate:
+    """Everything `fit --json` shows, for one model, snapshot and request."""
+
+    snapshot: HardwareSnapshot
+    reserves: Reserves
+    request: FitRequest
+    n_layer: int
+    gpu_layers: int
+    auto_gpu_layers: int | None
+    output_on_gpu: bool
+    weights: WeightSplit
+    kv: KVEstimate
+    devices: tuple[DeviceLoad, ...]
+    verdict: str
+    unknowns: tuple[str, ...]
+    notes: tuple[str, ...]
+    claims: Claims
+    moe: Strategy | None
+
+    @property
+    def shortfall(self) -> dict[str, int]:
+        return shortfalls(self.devices)

@@ -1,0 +1,73 @@
+"""Split models: `name-00001-of-00003.gguf` … opened from any shard, merged into one view.
+
+Rule 1: a file whose name follows the shard pattern brings all its siblings; each must exist.
+Rule 2: every shard's `split.no` / `split.count` must agree with its name.
+Rule 3: metadata comes from the first shard (llama.cpp writes it there); tensors from all,
+        and a tensor name may appear in one shard only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from gguf.constants import Keys
+
+from gguf_budget.core.errors import ModelLoadError
+from gguf_budget.core.gguf.header import GGUFHeader, read_header
+
+SHARD_NAME = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
+MAX_SHARDS = 9999
+
+
+def shard_paths(path: str | Path) -> list[Path]:
+    """All shard paths of the model `path` belongs to (just `[path]` when not split)."""
+    path = Path(path)
+    m = SHARD_NAME.match(path.name)
+    if not m:
+        return [path]
+    count = int(m.group("count"))
+    if not 1 <= count <= MAX_SHARDS or not 1 <= int(m.group("no")) <= count:
+        raise ModelLoadError(f"{path.name}: shard number out of range in its name")
+    prefix = m.group("prefix")
+    return [path.with_name(f"{prefix}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1)]
+
+
+def read_shards(path: str | Path) -> list[GGUFHeader]:
+    """Read the header of every shard of the model, checked for consistency."""
+    paths = shard_paths(path)
+    missing = [p.name for p in paths if not p.exists()]
+    if len(paths) == 1 and missing:
+        raise ModelLoadError(f"no such file: {paths[0]}")
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        raise ModelLoadError(f"missing shard {shown} of {len(paths)} (looked in {paths[0].parent})")
+    headers = [read_header(str(p)) for p in paths]
+    for i, h in enumerate(headers):
+        _check_split_keys(h, i, len(paths))
+    _check_unique_tensors(headers)
+    return headers
+
+
+def _check_split_keys(h: GGUFHeader, index: int, count: int) -> None:
+    file_count = h.metadata.get(Keys.Split.LLM_KV_SPLIT_COUNT, 1 if count == 1 else None)
+    file_no = h.metadata.get(Keys.Split.LLM_KV_SPLIT_NO, 0 if count == 1 else None)
+    if count == 1 and file_count not in (None, 0, 1):
+        raise ModelLoadError(
+            f"{Path(h.path).name} says it is shard {file_no} of {file_count} but its name lacks "
+            f"the -0000N-of-0000M.gguf pattern, so its siblings cannot be found"
+        )
+    if count > 1 and (file_count != count or file_no != index):
+        raise ModelLoadError(
+            f"{Path(h.path).name}: split keys say shard {file_no} of {file_count}, "
+            f"its name says {index} of {count}"
+        )
+
+
+def _check_unique_tensors(headers: list[GGUFHeader]) -> None:
+    seen: dict[str, str] = {}
+    for h in headers:
+        for t in h.tensors:
+            if t.name in seen:
+                raise ModelLoadError(f"tensor {t.name!r} is in both {seen[t.name]} and {Path(h.path).name}")
+            seen[t.name] = Path(h.path).name

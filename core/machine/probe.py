@@ -1,0 +1,123 @@
+"""The one impure corner of the core: reads psutil, the memory cgroup files, NVML and the clock.
+
+Rule 1: `probe_hardware` never raises. Each reader catches what its source can throw and
+        turns it into a reason (`host_error`, `gpu_error`) on the snapshot.
+Rule 2: readers only collect raw readings; the parsing and the arithmetic live in the pure
+        `hardware.py`, so recorded readings can be tested without this module.
+Rule 3: `nvml` is any pynvml-like module (default: `import pynvml`, from nvidia-ml-py). Real
+        and fake modules take the same code path; tests fake nothing else.
+Rule 4: cgroup files are looked up under each mount (v2 at the root or `unified/`, v1 at
+        `memory/`) for every level from the process's own cgroup (`/proc/self/cgroup`) up to
+        the mount root; levels without the files are skipped.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+from gguf_budget.core.machine.cgroup import CgroupReading, cgroup_ancestors, parse_cgroup, parse_proc_self_cgroup
+from gguf_budget.core.machine.snapshot import (
+    NO_BINDINGS,
+    GpuInfo,
+    HardwareSnapshot,
+    gpu_error_text,
+    gpu_from_nvml,
+    nvml_error_reason,
+    snapshot_from_readings,
+)
+
+CGROUP_ROOT = "/sys/fs/cgroup"
+PROC_SELF_CGROUP = "/proc/self/cgroup"
+V2_FILES = ("memory.max", "memory.current", "memory.stat")
+V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat")
+
+
+def probe_hardware(
+    nvml: ModuleType | Any | None = None,
+    *,
+    cgroup_root: str | Path = CGROUP_ROOT,
+    proc_self_cgroup: str | Path = PROC_SELF_CGROUP,
+    clock: Callable[[], float] = time.time,
+) -> HardwareSnapshot:
+    """Snapshot this machine now. Never raises: what could not be read is said on the snapshot."""
+    captured_at = clock()
+    total, available, swap, host_error = _read_host()
+    cgroups = _read_cgroups(Path(cgroup_root), Path(proc_self_cgroup))
+    gpus, gpu_error = _read_nvml(nvml)
+    return snapshot_from_readings(captured_at, total, available, cgroups, gpus, gpu_error, swap, host_error)
+
+
+def _read_host() -> tuple[int, int, int | None, str | None]:
+    try:
+        import psutil
+
+        vm = psutil.virtual_memory()
+        swap = psutil.swap_memory().total
+        return int(vm.total), int(vm.available), int(swap), None
+    except Exception as e:  # psutil raises OSError/RuntimeError on odd platforms; none may escape
+        return 0, 0, None, f"host memory could not be read: {type(e).__name__}: {e}"
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+
+
+def _read_cgroups(root: Path, proc_self_cgroup: Path) -> tuple[CgroupReading, ...]:
+    v2_path, v1_path = parse_proc_self_cgroup(_read_text(proc_self_cgroup) or "")
+    mounts: list[tuple[Path, str, tuple[str, str, str]]] = []
+    if v2_path is not None:
+        mounts += [(root, v2_path, V2_FILES), (root / "unified", v2_path, V2_FILES)]
+    if v1_path is not None:
+        mounts.append((root / "memory", v1_path, V1_FILES))
+    readings = []
+    for mount, path, (limit_file, usage_file, stat_file) in mounts:
+        for rel in cgroup_ancestors(path):
+            level = mount / rel if rel else mount
+            limit = _read_text(level / limit_file)
+            if limit is not None:
+                readings.append(parse_cgroup(limit, _read_text(level / usage_file), _read_text(level / stat_file)))
+    return tuple(readings)
+
+
+def _read_nvml(nvml: Any) -> tuple[tuple[GpuInfo, ...], str | None]:
+    if nvml is None:
+        try:
+            import pynvml as nvml
+        except ImportError:
+            return (), NO_BINDINGS
+    nvml_error = getattr(nvml, "NVMLError", None)
+    errors: tuple[type[BaseException], ...] = (nvml_error,) if isinstance(nvml_error, type) else ()
+    try:
+        nvml.nvmlInit()
+    except errors as e:
+        return (), nvml_error_reason(getattr(e, "value", None), str(e))
+    except Exception as e:  # a broken binding must not take the probe down
+        return (), f"NVML failed to start: {type(e).__name__}: {e}"
+    try:
+        return _read_devices(nvml, errors)
+    except Exception as e:
+        return (), f"NVML failed: {type(e).__name__}: {e}"
+    finally:
+        try:
+            nvml.nvmlShutdown()
+        except Exception:  # shutting down is best effort; the readings are already taken
+            pass
+
+
+def _read_devices(nvml: Any, errors: tuple[type[BaseException], ...]) -> tuple[tuple[GpuInfo, ...], str | None]:
+    count = int(nvml.nvmlDeviceGetCount())
+    gpus, failures = [], []
+    for index in range(count):
+        try:
+            handle = nvml.nvmlDeviceGetHandleByIndex(index)
+            mem = nvml.nvmlDeviceGetMemoryInfo(handle)
+            gpus.append(gpu_from_nvml(index, nvml.nvmlDeviceGetName(handle), mem.total, mem.free, mem.used))
+        except errors as e:
+            failures.append(f"GPU {index}: {nvml_error_reason(getattr(e, 'value', None), str(e))}")
+    return tuple(gpus), gpu_error_text(count, failures)

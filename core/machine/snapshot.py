@@ -1,0 +1,158 @@
+"""What this machine has: a snapshot record, and the pure parsing of recorded readings.
+
+Probing lives in `hardware_probe.py`; everything here is pure so tests can feed readings
+recorded on real machines (psutil numbers, cgroup files, NVML answers).
+
+Rule 1: host RAM is psutil's `total` and `available`. `available` never includes swap, and
+        swap is recorded only to say that it is not counted: paging to SSD is no RAM.
+Rule 2: a container's memory cgroup bounds both figures: total ≤ the tightest limit,
+        available ≤ the least headroom (the readings and their rules are in `cgroup.py`).
+Rule 3: GPUs are the NVIDIA devices NVML lists, in NVML index order. When NVML cannot answer
+        (bindings or library missing, driver not loaded, no permission, zero devices) the
+        snapshot has no GPUs and `gpu_error` says why, in words.
+Rule 4: a hypothetical machine is a snapshot built from figures a person typed; its
+        `source` says so, so no one mistakes it for a measurement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Iterable
+
+from gguf_budget.core.machine.cgroup import CgroupReading, cgroup_ancestors, cgroup_bounds, parse_cgroup, parse_proc_self_cgroup
+from gguf_budget.core.safe_text import safe_text
+
+__all__ = [
+    "CgroupReading", "GpuInfo", "HardwareSnapshot", "cgroup_ancestors", "cgroup_bounds", "gpu_error_text",
+    "gpu_from_nvml", "hypothetical_gpus", "hypothetical_machine", "nvml_error_reason", "parse_cgroup",
+    "parse_proc_self_cgroup", "snapshot_from_readings", "what_if",
+]
+
+SOURCES = ("probe", "hypothetical")
+HYPOTHETICAL_GPU_NAME = "hypothetical GPU"
+
+# nvml.h NVML_ERROR_* codes (a stable ABI), in words a person can act on.
+NVML_REASONS: dict[int, str] = {
+    1: "NVML was not initialized",
+    2: "NVML rejected a query (invalid argument)",
+    3: "the NVIDIA driver does not support this query",
+    4: "no permission to query the NVIDIA GPUs (NVML: insufficient permissions)",
+    9: "the NVIDIA driver is not loaded",
+    12: "the NVIDIA driver's NVML library (libnvidia-ml) is not installed",
+    15: "an NVIDIA GPU has fallen off the bus or is inaccessible",
+    18: "the NVIDIA driver and its NVML library have different versions (reboot after a driver update?)",
+}
+NO_BINDINGS = "the NVML Python bindings (nvidia-ml-py) are not installed"
+NO_DEVICES = "the NVIDIA driver is loaded but reports no GPU"
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """One NVIDIA GPU as NVML reported it (bytes)."""
+
+    index: int
+    name: str
+    total: int
+    free: int
+    used: int
+
+    def __post_init__(self) -> None:
+        if self.index < 0 or min(self.total, self.free, self.used) < 0 or self.free > self.total:
+            raise ValueError(f"GPU {self.index}: inconsistent memory figures")
+
+
+@dataclass(frozen=True)
+class HardwareSnapshot:
+    """The machine at `captured_at` (epoch seconds): host RAM after cgroup limits, and GPUs."""
+
+    captured_at: float
+    host_total: int
+    host_available: int
+    cgroup_limit: int | None
+    gpus: tuple[GpuInfo, ...]
+    gpu_error: str | None
+    source: str
+    swap_total: int | None = None
+    host_error: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"snapshot source must be one of {SOURCES}, not {self.source!r}")
+        if self.host_available < 0 or self.host_available > self.host_total:
+            raise ValueError("host available RAM must lie between 0 and host total")
+
+
+def nvml_error_reason(code: int | None, text: str) -> str:
+    return NVML_REASONS.get(code, f"NVML error {code}: {safe_text(text)}") if code is not None else safe_text(text)
+
+
+def gpu_from_nvml(index: int, name: str | bytes, total: int, free: int, used: int) -> GpuInfo:
+    """NVML's answer for one device; older bindings return the name as bytes."""
+    text = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
+    total = max(int(total), 0)
+    return GpuInfo(index, safe_text(text, 80), total, min(max(int(free), 0), total), max(int(used), 0))
+
+
+def gpu_error_text(device_count: int, failures: Iterable[str]) -> str | None:
+    failed = list(failures)
+    if device_count == 0:
+        return NO_DEVICES
+    return "; ".join(failed) or None
+
+
+def snapshot_from_readings(
+    captured_at: float,
+    host_total: int,
+    host_available: int,
+    cgroups: Iterable[CgroupReading] = (),
+    gpus: Iterable[GpuInfo] = (),
+    gpu_error: str | None = None,
+    swap_total: int | None = None,
+    host_error: str | None = None,
+) -> HardwareSnapshot:
+    """Apply the cgroup bounds to the psutil figures and assemble the probe's snapshot."""
+    limit, headroom = cgroup_bounds(cgroups)
+    total = max(host_total, 0) if limit is None else min(max(host_total, 0), limit)
+    available = min(max(host_available, 0), total, total if headroom is None else headroom)
+    return HardwareSnapshot(captured_at, total, available, limit, tuple(gpus), gpu_error, "probe",
+                            swap_total, host_error)
+
+
+def hypothetical_gpus(gpu_count: int, gpu_total: int, gpu_free: int | None = None) -> tuple[GpuInfo, ...]:
+    free = gpu_total if gpu_free is None else gpu_free
+    if gpu_count < 0 or (gpu_count and gpu_total <= 0):
+        raise ValueError("a hypothetical GPU needs a positive total memory")
+    if not 0 <= free <= gpu_total:
+        raise ValueError("hypothetical GPU free memory must lie between 0 and its total")
+    return tuple(GpuInfo(i, HYPOTHETICAL_GPU_NAME, gpu_total, free, gpu_total - free) for i in range(gpu_count))
+
+
+def hypothetical_machine(
+    host_available: int,
+    host_total: int | None = None,
+    gpu_count: int = 0,
+    gpu_total: int = 0,
+    gpu_free: int | None = None,
+    captured_at: float = 0.0,
+) -> HardwareSnapshot:
+    """A machine described by a person: `gpu_count` identical GPUs, host total defaulting to available."""
+    total = host_available if host_total is None else host_total
+    return HardwareSnapshot(captured_at, total, host_available, None,
+                            hypothetical_gpus(gpu_count, gpu_total, gpu_free), None, "hypothetical")
+
+
+def what_if(
+    snapshot: HardwareSnapshot,
+    host_available: int | None = None,
+    gpus: tuple[GpuInfo, ...] | None = None,
+) -> HardwareSnapshot:
+    """The snapshot with some figures replaced by a person's; unchanged when none are given."""
+    if host_available is None and gpus is None:
+        return snapshot
+    out = replace(snapshot, source="hypothetical")
+    if host_available is not None:
+        out = replace(out, host_total=max(snapshot.host_total, host_available), host_available=host_available,
+                      cgroup_limit=None, host_error=None)
+    if gpus is not None:
+        out = replace(out, gpus=gpus, gpu_error=None)
+    return out

@@ -1,0 +1,314 @@
+"""Turn GGUF headers into a ModelSpec: `{arch}.*` facts plus the tensor-role inventory.
+
+Rule 1: facts come from `{arch}.*` keys; n_ff / n_head / n_head_kv may be per-layer arrays.
+Rule 2: a missing fact is None and listed in `unknown`; n_vocab falls back to the token
+        list, then `{arch}.vocab_size`, then the rows of `token_embd`.
+Rule 3: key/value head dims default to n_embd / n_head, as llama.cpp does.
+Rule 4: sliding-window layers follow `attention.sliding_window_pattern` when present (a
+        per-layer bool array, tiled, or a period N), else llama.cpp's per-architecture period
+        (`SWA_PERIODS`, from llama.cpp `set_swa_pattern` calls in src/models/*.cpp); a period N
+        makes layer il sliding when il % N < N − 1. Architectures without a rule ignore
+        `sliding_window`, as llama.cpp does (e.g. mistral v0.1, phi3).
+Rule 5: recurrent layers: every layer of a pure recurrent architecture, the layers with
+        head_count_kv == 0 in a hybrid, or all but every `full_attention_interval`-th layer.
+        Their state is F32 and fixed in ctx (llama.cpp `n_embd_r` + `n_embd_s`).
+Rule 6: MLA (`attention.kv_lora_rank`): the cache holds one latent row of
+        kv_lora_rank + rope dims per token per layer; V is a view into it (llama.cpp MLA).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Mapping
+
+from gguf.constants import LlamaFileType
+
+from gguf_budget.core.errors import GGUFFormatError
+from gguf_budget.core.gguf.header import GGUFHeader, SkippedArray, SkippedString
+from gguf_budget.core.model.spec import GlobalBytes, LayerAttention, ModelSpec, ModelTensor
+from gguf_budget.core.model.roles import BLOCK_ROLES, block_role, global_role, split_block_name
+
+SWA_PERIODS: Mapping[str, int] = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4, "gpt-oss": 2}
+RECURRENT_ARCHS = frozenset({"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"})
+F32_BYTES = 4
+DISPLAY_ARRAY_MAX = 64
+
+
+class _Facts:
+    """Typed access to `{arch}.*` metadata that records what was missing."""
+
+    def __init__(self, metadata: Mapping[str, Any], arch: str):
+        self.md = metadata
+        self.arch = arch
+        self.unknown: list[str] = []
+
+    def raw(self, key: str) -> Any:
+        return self.md.get(key.format(arch=self.arch))
+
+    def number(self, key: str, fact: str | None = None, required: bool = True) -> int | None:
+        v = self.raw(key)
+        if isinstance(v, bool) or not isinstance(v, int):
+            if isinstance(v, (tuple, SkippedArray)):
+                raise GGUFFormatError(f"{key.format(arch=self.arch)} must be a number, got an array")
+            if required and fact:
+                self.unknown.append(fact)
+            return None
+        if v < 0:
+            raise GGUFFormatError(f"{key.format(arch=self.arch)} is negative ({v})")
+        return v
+
+    def per_layer(self, key: str, fact: str, n_layer: int) -> tuple[int, ...] | None:
+        v = self.raw(key)
+        full = key.format(arch=self.arch)
+        if v is None:
+            self.unknown.append(fact)
+            return None
+        if isinstance(v, SkippedArray) or (isinstance(v, tuple) and len(v) != n_layer):
+            length = v.count if isinstance(v, SkippedArray) else len(v)
+            raise GGUFFormatError(f"{full} has {length} entries for {n_layer} layers")
+        values = v if isinstance(v, tuple) else (v,) * n_layer
+        if any(isinstance(x, (bool, float, str, tuple)) or x < 0 for x in values):
+            raise GGUFFormatError(f"{full} must hold non-negative integers")
+        return tuple(int(x) for x in values)
+
+
+def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
+    first = headers[0]
+    md = first.metadata
+    arch = md.get("general.architecture")
+    if not isinstance(arch, str) or not arch:
+        raise GGUFFormatError("general.architecture is missing", None, first.path)
+    f = _Facts(md, arch)
+    tensors = _tensors(headers)
+    n_layer = f.number("{arch}.block_count", "n_layer") or 0
+    blocks = {t.layer for t in tensors if t.layer is not None}
+    if n_layer > len(blocks):
+        raise GGUFFormatError(f"{arch}.block_count is {n_layer} but the tensor directory has {len(blocks)} blocks")
+    tensors = tuple(_as_global_if_beyond(t, n_layer) for t in tensors)
+    layer_role_bytes = _layer_role_bytes(tensors, n_layer)
+    gb = _global_bytes(tensors)
+    n_embd = f.number("{arch}.embedding_length", "n_embd")
+    n_ff = f.per_layer("{arch}.feed_forward_length", "n_ff", n_layer)
+    n_head = f.per_layer("{arch}.attention.head_count", "n_head", n_layer)
+    n_head_kv = _head_kv(f, n_head, n_layer)
+    head_k, head_v = _head_dims(f, n_embd, n_head)
+    n_vocab = _n_vocab(f, md, tensors)
+    ctx = f.number("{arch}.context_length", "context_length")
+    window = f.number("{arch}.attention.sliding_window", required=False)
+    kv_lora = f.number("{arch}.attention.kv_lora_rank", required=False)
+    rope_dim = f.number("{arch}.rope.dimension_count", required=False)
+    ssm = _ssm(f)
+    recurrent = _recurrent_layers(f, n_head_kv, n_layer)
+    state = _recurrent_state_bytes(f, ssm, n_embd) if any(recurrent) else None
+    if any(recurrent) and state is None:
+        f.unknown.append("recurrent_state")
+    layers = _layers(f, n_layer, n_head, n_head_kv, head_k, head_v, window, recurrent, kv_lora, rope_dim)
+    file_type = f.number("general.file_type", required=False)
+    name = md.get("general.name")
+    return ModelSpec(
+        path=first.path,
+        shards=tuple(h.path for h in headers),
+        gguf_version=first.version,
+        architecture=arch,
+        name=name if isinstance(name, str) else None,
+        file_type=file_type,
+        file_type_name=_file_type_name(file_type),
+        file_bytes=sum(h.file_bytes for h in headers),
+        complete_file_bytes=sum(h.data_end for h in headers),
+        tensor_bytes=sum(t.nbytes for t in tensors),
+        header_only=any(h.header_only for h in headers),
+        n_params=sum(t.n_elements for t in tensors),
+        n_layer=n_layer,
+        n_embd=n_embd,
+        n_vocab=n_vocab,
+        context_length=ctx,
+        n_ff=n_ff,
+        n_head=n_head,
+        n_head_kv=n_head_kv,
+        head_dim_k=head_k,
+        head_dim_v=head_v,
+        sliding_window=window,
+        layers=layers,
+        recurrent_state_bytes=state,
+        expert_count=f.number("{arch}.expert_count", required=False),
+        expert_used_count=f.number("{arch}.expert_used_count", required=False),
+        expert_shared_count=f.number("{arch}.expert_shared_count", required=False),
+        kv_lora_rank=kv_lora,
+        q_lora_rank=f.number("{arch}.attention.q_lora_rank", required=False),
+        rope_dim=rope_dim,
+        ssm=ssm,
+        tied_embeddings=gb.output is None,
+        layer_bytes=tuple(sum(r.values()) for r in layer_role_bytes),
+        layer_role_bytes=layer_role_bytes,
+        global_bytes=gb,
+        tensors=tensors,
+        metadata=_display_metadata(md),
+        unknown=tuple(dict.fromkeys(f.unknown)),
+    )
+
+
+def _tensors(headers: list[GGUFHeader]) -> tuple[ModelTensor, ...]:
+    out = []
+    for shard, h in enumerate(headers):
+        for t in h.tensors:
+            blk = split_block_name(t.name)
+            role = block_role(blk[1]) if blk else global_role(t.name)
+            out.append(ModelTensor(t.name, t.shape, t.ggml_type, t.nbytes, t.n_elements, shard, role,
+                                   blk[0] if blk else None))
+    return tuple(out)
+
+
+def _as_global_if_beyond(t: ModelTensor, n_layer: int) -> ModelTensor:
+    """Blocks past block_count (e.g. next-token-prediction heads) are loaded but not run."""
+    if t.layer is None or t.layer < n_layer:
+        return t
+    return ModelTensor(t.name, t.shape, t.ggml_type, t.nbytes, t.n_elements, t.shard, "other", None)
+
+
+def _layer_role_bytes(tensors: tuple[ModelTensor, ...], n_layer: int) -> tuple[Mapping[str, int], ...]:
+    per: list[dict[str, int]] = [dict.fromkeys(BLOCK_ROLES, 0) for _ in range(n_layer)]
+    for t in tensors:
+        if t.layer is not None:
+            per[t.layer][t.role] += t.nbytes
+    return tuple(per)
+
+
+def _global_bytes(tensors: tuple[ModelTensor, ...]) -> GlobalBytes:
+    sums: dict[str, int] = defaultdict(int)
+    present: set[str] = set()
+    for t in tensors:
+        if t.layer is None:
+            sums[t.role] += t.nbytes
+            present.add(t.role)
+    return GlobalBytes(
+        token_embd=sums["token_embd"],
+        output=sums["output"] if "output" in present else None,
+        output_norm=sums["output_norm"],
+        position_embd=sums["position_embd"] if "position_embd" in present else None,
+        other=sums["other"],
+    )
+
+
+def _head_kv(f: _Facts, n_head: tuple[int, ...] | None, n_layer: int) -> tuple[int, ...] | None:
+    if f.raw("{arch}.attention.head_count_kv") is None:
+        return n_head  # llama.cpp: no GQA key means one KV head per query head
+    return f.per_layer("{arch}.attention.head_count_kv", "n_head_kv", n_layer)
+
+
+def _head_dims(f: _Facts, n_embd: int | None, n_head: tuple[int, ...] | None) -> tuple[int | None, int | None]:
+    heads = max(n_head, default=0) if n_head else 0
+    default = n_embd // heads if n_embd and heads else None
+    k = f.number("{arch}.attention.key_length", required=False)
+    v = f.number("{arch}.attention.value_length", required=False)
+    k, v = (k if k is not None else default), (v if v is not None else default)
+    if k is None:
+        f.unknown.append("head_dim_k")
+    if v is None:
+        f.unknown.append("head_dim_v")
+    return k, v
+
+
+def _n_vocab(f: _Facts, md: Mapping[str, Any], tensors: tuple[ModelTensor, ...]) -> int | None:
+    tokens = md.get("tokenizer.ggml.tokens")
+    if isinstance(tokens, SkippedArray):
+        return tokens.count
+    if isinstance(tokens, tuple):
+        return len(tokens)
+    vocab = f.number("{arch}.vocab_size", required=False)
+    if vocab is not None:
+        return vocab
+    embd = next((t for t in tensors if t.name == "token_embd.weight"), None)
+    if embd is not None and len(embd.shape) >= 2:
+        return embd.shape[1]
+    f.unknown.append("n_vocab")
+    return None
+
+
+def _ssm(f: _Facts) -> dict[str, int | None] | None:
+    keys = {"d_conv": "conv_kernel", "d_inner": "inner_size", "d_state": "state_size",
+            "dt_rank": "time_step_rank", "n_group": "group_count"}
+    values = {k: f.number(f"{{arch}}.ssm.{v}", required=False) for k, v in keys.items()}
+    return values if any(v is not None for v in values.values()) else None
+
+
+def _recurrent_layers(f: _Facts, n_head_kv: tuple[int, ...] | None, n_layer: int) -> tuple[bool, ...]:
+    if f.arch in RECURRENT_ARCHS:
+        return (True,) * n_layer
+    interval = f.number("{arch}.full_attention_interval", required=False)
+    if interval:
+        return tuple((il + 1) % interval != 0 for il in range(n_layer))
+    hybrid = f.raw("{arch}.ssm.state_size") is not None or f.raw("{arch}.shortconv.l_cache") is not None
+    if hybrid and n_head_kv is not None:
+        return tuple(kv == 0 for kv in n_head_kv)
+    return (False,) * n_layer
+
+
+def _recurrent_state_bytes(f: _Facts, ssm: Mapping[str, int | None] | None, n_embd: int | None) -> int | None:
+    """Per recurrent layer, F32: conv state (d_conv − 1)·(d_inner + 2·groups·d_state) + d_state·d_inner."""
+    if ssm and ssm.get("d_conv") is not None and ssm.get("d_inner") is not None and ssm.get("d_state") is not None:
+        d_conv, d_inner, d_state = ssm["d_conv"], ssm["d_inner"], ssm["d_state"]
+        groups = ssm.get("n_group") or 0
+        conv = max(d_conv - 1, 0) * (d_inner + 2 * groups * d_state)
+        return (conv + d_state * d_inner) * F32_BYTES
+    head = f.number("{arch}.wkv.head_size", required=False)
+    shift = f.number("{arch}.token_shift_count", required=False) or 2
+    if head is not None and n_embd:
+        return (shift * n_embd + n_embd * head) * F32_BYTES
+    l_cache = f.number("{arch}.shortconv.l_cache", required=False)
+    if l_cache is not None and n_embd:
+        return n_embd * max(l_cache - 1, 0) * F32_BYTES
+    return None
+
+
+def _swa_flags(f: _Facts, n_layer: int, window: int | None) -> tuple[bool, ...]:
+    if not window:
+        return (False,) * n_layer
+    pattern = f.raw("{arch}.attention.sliding_window_pattern")
+    if isinstance(pattern, tuple) and pattern:
+        return tuple(bool(pattern[il % len(pattern)]) for il in range(n_layer))
+    period = pattern if isinstance(pattern, int) and not isinstance(pattern, bool) else SWA_PERIODS.get(f.arch)
+    if period is None:
+        return (False,) * n_layer
+    return tuple(period == 0 or il % period < period - 1 for il in range(n_layer))
+
+
+def _layers(f: _Facts, n_layer: int, n_head, n_head_kv, head_k, head_v, window, recurrent,
+            kv_lora, rope_dim) -> tuple[LayerAttention, ...]:
+    swa = _swa_flags(f, n_layer, window)
+    out = []
+    for il in range(n_layer):
+        nh = n_head[il] if n_head else None
+        nkv = n_head_kv[il] if n_head_kv else None
+        if recurrent[il]:
+            out.append(LayerAttention("recurrent", nh, 0, 0, 0))
+        elif kv_lora:
+            out.append(LayerAttention("full", nh, 1, kv_lora + (rope_dim or 0), 0))
+        elif nkv is None or head_k is None or head_v is None:
+            out.append(LayerAttention("unknown", nh, nkv, head_k, head_v))
+        else:
+            out.append(LayerAttention("swa" if swa[il] else "full", nh, nkv, head_k, head_v,
+                                      window if swa[il] else None))
+    return tuple(out)
+
+
+def _file_type_name(file_type: int | None) -> str | None:
+    if file_type is None:
+        return None
+    try:
+        return LlamaFileType(file_type).name.removeprefix("MOSTLY_")
+    except ValueError:
+        return f"unknown ({file_type})"
+
+
+def _display_metadata(md: Mapping[str, Any]) -> dict[str, Any]:
+    """Metadata small enough to show; long arrays become a count."""
+    out: dict[str, Any] = {}
+    for k, v in md.items():
+        if isinstance(v, SkippedString):
+            out[k] = f"[{v.length} bytes, not kept]"
+        elif isinstance(v, SkippedArray) or (isinstance(v, tuple) and len(v) > DISPLAY_ARRAY_MAX):
+            n = v.count if isinstance(v, SkippedArray) else len(v)
+            out[k] = f"[{n} items]"
+        else:
+            out[k] = v
+    return out

@@ -1,0 +1,19 @@
+"""`load_model(path)`: the one call that turns a GGUF file (or any shard of one) into a ModelSpec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gguf_budget.core.errors import GGUFFormatError
+from gguf_budget.core.model.facts import build_model_spec
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.gguf.shards import read_shards
+
+
+def load_model(path: str | Path) -> ModelSpec:
+    """Read the header(s) only. Raises `ModelLoadError` (one line) on any bad input."""
+    headers = read_shards(path)
+    try:
+        return build_model_spec(headers)
+    except GGUFFormatError as e:
+        raise (e if e.path else e.in_file(str(path))) from None

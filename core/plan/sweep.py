@@ -1,0 +1,115 @@
+"""Plan one model under many budgets: where the contract first holds, and where every layer is pinned.
+
+Rule 1: the model is priced once (`PlanSearch`); each budget then costs one bisection.
+Rule 2: every budget is a real one (≥ 1 byte): 0 means unlimited, which is not a point on a
+        sweep. `force` is ignored: a sweep reports where the contract holds.
+Rule 3: an infeasible row shows the minimum configuration (its ctx, head, ring and total).
+Rule 4: `first_feasible` is the first swept budget whose plan is feasible; `all_pinned` the first
+        whose plan pins every layer at the top ctx (the same meaning as `budget_thresholds`).
+Rule 5: `budget_range("128M:2G:64M")` lists FROM, FROM+STEP, … up to TO inclusive, at most
+        MAX_SWEEP_ROWS budgets, so a typo cannot ask for billions of rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.types import BudgetRequest
+from gguf_budget.core.plan.search import PlanSearch
+from gguf_budget.core.units import human_bytes, parse_size
+
+MAX_SWEEP_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """The plan at one budget, reduced to what a table or chart shows."""
+
+    budget: int
+    feasible: bool
+    ctx: int
+    n_pinned: int
+    stream_lm_head: bool
+    n_buffers: int
+    total: int
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    rows: tuple[SweepRow, ...]
+    first_feasible: int | None
+    all_pinned: int | None
+    n_layer: int
+    ctx_cap: int
+
+
+def budget_range(text: str) -> tuple[int, ...]:
+    """'128M:2G:64M' → (128 MiB, 192 MiB, …, 2 GiB). Raises ValueError with a one-line reason."""
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise ValueError(f"budgets must be FROM:TO:STEP (e.g. 128M:2G:64M), got {text!r}")
+    start, stop, step = (parse_size(p) for p in parts)
+    if start < 1 or step < 1:
+        raise ValueError(f"FROM and STEP must be at least 1 byte in {text!r} (0 means unlimited)")
+    if stop < start:
+        raise ValueError(f"TO is below FROM in {text!r}")
+    count = (stop - start) // step + 1
+    if count > MAX_SWEEP_ROWS:
+        raise ValueError(f"{text!r} gives {count} budgets; at most {MAX_SWEEP_ROWS} (use a larger STEP)")
+    return tuple(range(start, stop + 1, step))
+
+
+def _row(search: PlanSearch, budget: int) -> SweepRow:
+    choice = search.best(budget)
+    c = choice or search.minimum
+    return SweepRow(budget, choice is not None, c.ctx, c.n_pinned, c.stream_head, c.n_buffers,
+                    search.ledger(c).total())
+
+
+def sweep_budgets(model: ModelSpec, budgets: Sequence[int], request: BudgetRequest) -> SweepResult:
+    """Plan `model` at each budget with the request's other knobs; raises ValueError on a budget < 1."""
+    for b in budgets:
+        if isinstance(b, bool) or not isinstance(b, int) or b < 1:
+            raise ValueError(f"sweep budgets must be whole bytes ≥ 1, got {b!r}")
+    search = PlanSearch.of(model, replace(request, force=False))
+    rows = tuple(_row(search, b) for b in budgets)
+    n = search.prices.n_layer
+    return SweepResult(
+        rows=rows,
+        first_feasible=next((r.budget for r in rows if r.feasible), None),
+        all_pinned=next((r.budget for r in rows if r.feasible and (r.ctx, r.n_pinned) == (search.top, n)), None),
+        n_layer=n,
+        ctx_cap=search.top,
+    )
+
+
+def _row_dict(r: SweepRow) -> dict[str, Any]:
+    return {"budget": r.budget, "feasible": r.feasible, "ctx": r.ctx, "n_pinned": r.n_pinned,
+            "stream_lm_head": r.stream_lm_head, "n_buffers": r.n_buffers, "total": r.total}
+
+
+def sweep_dict(result: SweepResult) -> dict[str, Any]:
+    """The `sweep --json` payload."""
+    return {"rows": [_row_dict(r) for r in result.rows], "first_feasible": result.first_feasible,
+            "all_pinned": result.all_pinned, "n_layer": result.n_layer, "ctx_cap": result.ctx_cap}
+
+
+def _threshold(label: str, budget: int | None) -> str:
+    where = "not within this range" if budget is None else f"{human_bytes(budget)} ({budget:,} B)"
+    return f"{label}: {where}"
+
+
+def sweep_text(result: SweepResult) -> str:
+    """A table of the rows, then the two thresholds."""
+    head = f"{'budget':>12}  {'plan':<10}  {'ctx':>8}  {'pinned':>9}  {'head':<8}  {'ring':>4}  {'total':>12}"
+    lines = [head]
+    for r in result.rows:
+        pinned = f"{r.n_pinned}/{result.n_layer}"
+        lines.append(f"{human_bytes(r.budget):>12}  {'feasible' if r.feasible else 'impossible':<10}  {r.ctx:>8}  "
+                     f"{pinned:>9}  {'streamed' if r.stream_lm_head else 'resident':<8}  {r.n_buffers:>4}  "
+                     f"{human_bytes(r.total):>12}")
+    lines.append(_threshold("First feasible", result.first_feasible))
+    lines.append(_threshold(f"Every layer pinned at ctx {result.ctx_cap}", result.all_pinned))
+    return "\n".join(lines)

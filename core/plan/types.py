@@ -1,0 +1,108 @@
+"""The planner's records: what a user asks for (`BudgetRequest`) and what they get (`MemoryPlan`).
+
+Rule 1: a request validates on construction; nonsense raises ValueError with a one-line message.
+Rule 2: `budget_bytes == 0` means unlimited; `ctx is None` means the planner picks ctx, from
+        `ctx_cap` (or the model's context length) down; an explicit ctx is honoured or refused.
+Rule 3: `n_buffers` is the requested ring depth, 1..MAX_BUFFERS: a deeper prefetch ring only
+        costs memory once one layer is in flight while the next is read.
+Rule 4: a plan that is not feasible and not forced describes the minimum configuration it
+        measured (its ledger is `minimum_ledger`); `weight_ceiling` is None unless feasible
+        under a real budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.plan.ledger import MemLedger
+
+HEAD_MODES = ("auto", "resident", "stream")
+MAX_BUFFERS = 8
+MAX_COUNT = 2**63 - 1
+
+
+class PlanError(ValueError):
+    """The model cannot be planned as asked (missing facts, a head mode it cannot honour)."""
+
+
+def _check_count(name: str, value: object, low: int, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_COUNT:
+        raise ValueError(f"{name} must be an integer from {low} to 2^63−1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class BudgetRequest:
+    """What the user asked for; the knobs left open (ctx, head in auto) are the planner's to choose."""
+
+    budget_bytes: int = 0
+    ctx: int | None = None
+    ctx_cap: int | None = None
+    n_buffers: int = 2
+    head_mode: str = "auto"
+    kv_type: str = DEFAULT_KV_TYPE
+    force: bool = False
+
+    def __post_init__(self) -> None:
+        _check_count("budget_bytes", self.budget_bytes, 0)
+        _check_count("ctx", self.ctx, 1, optional=True)
+        _check_count("ctx_cap", self.ctx_cap, 1, optional=True)
+        if isinstance(self.n_buffers, bool) or not isinstance(self.n_buffers, int) \
+                or not 1 <= self.n_buffers <= MAX_BUFFERS:
+            raise ValueError(f"n_buffers must be 1 to {MAX_BUFFERS}, got {self.n_buffers!r}")
+        if self.head_mode not in HEAD_MODES:
+            raise ValueError(f"head_mode must be one of {', '.join(HEAD_MODES)}, got {self.head_mode!r}")
+        if self.kv_type not in KV_TYPES:
+            raise ValueError(f"kv_type must be one of {', '.join(KV_TYPES)}, got {self.kv_type!r}")
+        if not isinstance(self.force, bool):
+            raise ValueError(f"force must be True or False, got {self.force!r}")
+
+    @property
+    def unlimited(self) -> bool:
+        return self.budget_bytes == 0
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """The decision and its evidence: the chosen knobs, the ledger, and the report that explains them.
+
+    `ctx_cap` is the ctx the search started from (the explicit ctx when given); `ctx_capped`
+    says the budget pushed ctx below it. `over_budget_by` is how far a forced plan exceeds
+    the budget (0 otherwise).
+    """
+
+    feasible: bool
+    overridden: bool
+    unlimited: bool
+    budget_bytes: int
+    ctx: int
+    ctx_capped: bool
+    ctx_explicit: bool
+    ctx_cap: int
+    context_length: int | None
+    stream_lm_head: bool
+    tied_head: bool
+    n_buffers: int
+    n_pinned: int
+    n_layer: int
+    kv_type: str
+    weight_ceiling: int | None
+    ledger: MemLedger
+    minimum_required: int
+    minimum_ledger: MemLedger
+    report: str = ""
+
+    @property
+    def total(self) -> int:
+        return self.ledger.total()
+
+    @property
+    def over_budget_by(self) -> int:
+        return max(self.total - self.budget_bytes, 0) if self.overridden else 0
+
+    @property
+    def impossible(self) -> bool:
+        """Refused: the minimum configuration exceeds the budget and nobody forced it."""
+        return not (self.feasible or self.overridden)

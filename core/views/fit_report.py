@@ -1,0 +1,163 @@
+"""What `hw` and `fit` show: one dict for JSON and a text view of the same numbers.
+
+The text keeps the three claims apart in words: storage (file size), admission (an estimate
+against one snapshot) and runtime evidence (none until a real run measured something).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from datetime import datetime, timezone
+from typing import Any
+
+from gguf_budget.core.fit.types import CPU_ONLY, DOES_NOT_FIT, FITS_GPU, FITS_SPLIT, UNKNOWN, DeviceLoad, FitEstimate, Strategy
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.units import human_bytes
+
+NO_GPU_TEXT = "none — no NVIDIA GPU or driver found"
+VERDICT_WORDS = {FITS_GPU: "fits on GPU", FITS_SPLIT: "fits split", CPU_ONLY: "fits CPU-only",
+                 DOES_NOT_FIT: "does not fit", UNKNOWN: "unknown"}
+
+
+def _when(epoch: float) -> str | None:
+    """UTC wall time; None for a machine typed in without a time (captured_at 0)."""
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if epoch > 0 else None
+
+
+def snapshot_dict(s: HardwareSnapshot) -> dict[str, Any]:
+    return {
+        "captured_at": s.captured_at,
+        "captured_at_utc": _when(s.captured_at),
+        "source": s.source,
+        "host_total": s.host_total,
+        "host_available": s.host_available,
+        "cgroup_limit": s.cgroup_limit,
+        "swap_total": s.swap_total,
+        "host_error": s.host_error,
+        "gpus": [asdict(g) for g in s.gpus],
+        "gpu_error": s.gpu_error,
+    }
+
+
+def _gpu_lines(s: HardwareSnapshot) -> list[tuple[str, str]]:
+    rows = [(f"GPU {g.index}", f"{g.name}: {human_bytes(g.free)} free of {human_bytes(g.total)} "
+                               f"({human_bytes(g.used)} used)") for g in s.gpus]
+    if not s.gpus:
+        none = "none in this hypothetical machine" if s.source == "hypothetical" else NO_GPU_TEXT
+        rows.append(("GPU", f"{none}: {s.gpu_error}" if s.gpu_error else none))
+    elif s.gpu_error:
+        rows.append(("GPU errors", s.gpu_error))
+    return rows
+
+
+def _snapshot_rows(s: HardwareSnapshot) -> list[tuple[str, str]]:
+    what = "hypothetical machine (typed in, not measured)" if s.source == "hypothetical" else "probed"
+    host = s.host_error or f"{human_bytes(s.host_available)} available of {human_bytes(s.host_total)} total"
+    when = _when(s.captured_at)
+    rows = [("Snapshot", f"{when} — {what}" if when else what), ("Host RAM", host)]
+    if s.cgroup_limit is not None:
+        rows.append(("Container", f"memory cgroup limit {human_bytes(s.cgroup_limit)} (applied to the RAM figures)"))
+    if s.swap_total is not None:
+        rows.append(("Swap", f"{human_bytes(s.swap_total) if s.swap_total else 'none'} — never counted as RAM"))
+    return rows + _gpu_lines(s)
+
+
+def _table(rows: list[tuple[str, str]]) -> str:
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def snapshot_text(s: HardwareSnapshot) -> str:
+    return _table(_snapshot_rows(s))
+
+
+def _device_dict(d: DeviceLoad) -> dict[str, Any]:
+    return {"name": d.name, "label": d.label, "available": d.available, "reserve": d.reserve, "usable": d.usable,
+            "weights": d.weights, "kv": d.kv, "need": d.need, "shortfall": d.shortfall}
+
+
+def _strategy_dict(m: Strategy | None) -> dict[str, Any] | None:
+    if m is None:
+        return None
+    return {"name": m.name, "description": m.description, "verdict": m.verdict, "host_exact": m.host_exact,
+            "devices": [_device_dict(d) for d in m.devices], "shortfall": m.shortfall}
+
+
+def fit_dict(e: FitEstimate) -> dict[str, Any]:
+    c = e.claims
+    return {
+        "snapshot": snapshot_dict(e.snapshot),
+        "reserves": {"host": e.reserves.host, "gpu": e.reserves.gpu},
+        "ctx": e.kv.ctx,
+        "kv_type": e.kv.kv_type,
+        "n_layer": e.n_layer,
+        "gpu_layers": e.gpu_layers,
+        "auto_gpu_layers": e.auto_gpu_layers,
+        "output_on_gpu": e.output_on_gpu,
+        "weights": asdict(e.weights),
+        "kv": {k: v for k, v in asdict(e.kv).items() if k not in ("kv_type", "ctx")},
+        "devices": [_device_dict(d) for d in e.devices],
+        "verdict": e.verdict,
+        "shortfall": e.shortfall,
+        "unknowns": list(e.unknowns),
+        "notes": list(e.notes),
+        "moe_cpu_experts": _strategy_dict(e.moe),
+        "claims": {
+            "file_size": {"bytes": c.file_size, "header_only": c.header_only,
+                          "meaning": "storage only: says nothing about RAM or VRAM"},
+            "admission": {"verdict": c.admission, "against_snapshot": _when(c.captured_at),
+                          "snapshot_source": c.snapshot_source,
+                          "meaning": "an estimate against free memory at that moment, not a guarantee"},
+            "runtime_evidence": c.runtime_evidence,
+        },
+    }
+
+
+def verdict_text(e: FitEstimate) -> str:
+    """The verdict in one line; the CLI and the GUI side panel both say it this way."""
+    L = e.n_layer
+    short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in e.shortfall.items())
+    return {
+        FITS_GPU: f"fits on GPU — all {L} blocks and the output layer offloaded",
+        FITS_SPLIT: f"fits split — {min(e.gpu_layers, L)} of {L} blocks on GPU, the rest in host RAM (slower)",
+        CPU_ONLY: "fits CPU-only — everything in host RAM (slowest)",
+        DOES_NOT_FIT: f"does not fit — {short}",
+    }.get(e.verdict, "unknown — " + "; ".join(e.unknowns))
+
+
+def _need_rows(devices: tuple[DeviceLoad, ...]) -> list[tuple[str, str]]:
+    return [(f"Need, {d.name}",
+             f"needs {human_bytes(d.need)} (weights {human_bytes(d.weights)} + KV {human_bytes(d.kv)}) of "
+             f"{human_bytes(d.usable)} usable ({human_bytes(d.available)} free − {human_bytes(d.reserve)} reserve)")
+            for d in devices]
+
+
+def _moe_rows(m: Strategy | None) -> list[tuple[str, str]]:
+    if m is None:
+        return []
+    short = "".join(f", {name} short by {human_bytes(b)}" for name, b in m.shortfall.items())
+    rows = [("MoE option", f"{m.description}: {VERDICT_WORDS[m.verdict]}{short}")]
+    return rows + [(f"  {d.name}", f"needs {human_bytes(d.need)} of {human_bytes(d.usable)} usable") for d in m.devices]
+
+
+def fit_text(e: FitEstimate) -> str:
+    w, kv, L = e.weights, e.kv, e.n_layer
+    auto = "unknown" if e.auto_gpu_layers is None else str(e.auto_gpu_layers)
+    out_where = "output layer on GPU" if e.output_on_gpu else "output layer in host RAM"
+    rows = _snapshot_rows(e.snapshot) + [
+        ("Reserves", f"host {human_bytes(e.reserves.host)}, first GPU {human_bytes(e.reserves.gpu)} (assumptions)"),
+        ("Context", f"{kv.ctx} tokens → {kv.cells} cells, {kv.kv_type} cache"),
+        ("GPU layers", f"{e.gpu_layers} (-ngl; {L} blocks + output layer = {L + 1}; auto {auto}); {out_where}"),
+        ("Weights", f"coarse gate (file × g / L): GPU {human_bytes(w.gpu_coarse)}, host {human_bytes(w.host_coarse)}"),
+        ("", f"exact inventory: GPU {human_bytes(w.gpu_exact)}, host {human_bytes(w.host_exact)}"),
+        ("KV cache", f"seed FP16 bound {human_bytes(kv.lower_bound)} over {kv.attention_layers} attention layers "
+                     f"({kv.swa_layers} sliding); engine {human_bytes(kv.engine)} "
+                     f"(GPU {human_bytes(kv.gpu)}, host {human_bytes(kv.host)})"),
+    ]
+    if kv.recurrent_layers:
+        rows.append(("Recurrent", f"{kv.recurrent_layers} layers, state {human_bytes(kv.recurrent_state)} (F32, fixed)"))
+    rows += _need_rows(e.devices) + [("Verdict", verdict_text(e))] + _moe_rows(e.moe)
+    rows += [("Claims", f"file size {human_bytes(w.file_bytes)} is storage only; the verdict is an admission "
+                        "estimate against the snapshot above; runtime evidence: none (nothing measured)")]
+    rows += [("Note", n) for n in e.notes]
+    return _table(rows)

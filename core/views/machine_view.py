@@ -1,0 +1,117 @@
+"""What the window's machine panel says about a fit estimate: bars, split, KV and the three claims.
+
+Pure views over `FitEstimate` and `HardwareSnapshot`, so the GUI shows the core's numbers
+and computes none itself, and the wording is tested without Qt.
+
+Rule 1: a memory bar splits a pool's total into used (total − free), the reserve actually
+        kept back (≤ free) and usable (free − reserve, never below 0); the placement's need
+        (weights + KV on that pool) is marked against it.
+Rule 2: the three claims stay three sentences: file size is storage, the verdict is an
+        admission estimate against one snapshot, and runtime evidence is "none" until a
+        real run measured something.
+Rule 3: a probed snapshot reports its age; a hypothetical one says it was typed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gguf_budget.core.fit.types import ADMITTED, UNKNOWN, FitEstimate
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.units import human_bytes
+
+
+@dataclass(frozen=True)
+class PoolBar:
+    """One memory pool (host RAM or a GPU) as a bar: used | reserve | usable, and the need."""
+
+    name: str
+    label: str
+    total: int
+    used: int
+    reserve: int
+    usable: int
+    need: int | None
+    shortfall: int | None
+
+    @property
+    def caption(self) -> str:
+        need = "unknown" if self.need is None else human_bytes(self.need)
+        short = f", short by {human_bytes(self.shortfall)}" if self.shortfall else ""
+        return (f"{human_bytes(self.used)} used · {human_bytes(self.reserve)} reserve · "
+                f"{human_bytes(self.usable)} usable of {human_bytes(self.total)}; this placement needs {need}{short}")
+
+
+def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
+    """Host first, then each GPU in NVML order (Rule 1)."""
+    totals = [fit.snapshot.host_total, *(g.total for g in fit.snapshot.gpus)]
+    bars = []
+    for device, total in zip(fit.devices, totals):
+        free = min(device.available, total)
+        bars.append(PoolBar(device.name, device.label, total, total - free, min(device.reserve, free),
+                            device.usable, device.need, device.shortfall))
+    return tuple(bars)
+
+
+
+def split_text(fit: FitEstimate) -> str:
+    auto = "unknown" if fit.auto_gpu_layers is None else str(fit.auto_gpu_layers)
+    where = "output layer on GPU" if fit.output_on_gpu else "output layer in host RAM"
+    return f"{fit.gpu_layers} of {fit.n_layer + 1} slots on GPU (auto: {auto}); {where}"
+
+
+def weight_rows(fit: FitEstimate) -> tuple[tuple[str, str], ...]:
+    w = fit.weights
+    return (
+        ("Weights, coarse gate", f"GPU {human_bytes(w.gpu_coarse)} · host {human_bytes(w.host_coarse)} "
+                                 "(file × g / L)"),
+        ("Weights, exact", f"GPU {human_bytes(w.gpu_exact)} · host {human_bytes(w.host_exact)} (tensor inventory)"),
+    )
+
+
+def kv_rows(fit: FitEstimate) -> tuple[tuple[str, str], ...]:
+    kv = fit.kv
+    ctx = "unknown ctx" if kv.ctx is None else f"ctx {kv.ctx:,}"
+    return (
+        ("KV lower bound", f"{human_bytes(kv.lower_bound)} (FP16, {ctx}, {kv.attention_layers} attention layers)"),
+        ("KV engine", f"{human_bytes(kv.engine)} ({kv.kv_type}, {kv.cells or 0:,} cells): "
+                      f"GPU {human_bytes(kv.gpu)} · host {human_bytes(kv.host)}"),
+    )
+
+
+def _admission(verdict: str) -> str:
+    if verdict == UNKNOWN:
+        return "cannot be judged (facts missing)"
+    return "admitted" if verdict in ADMITTED else "not admitted"
+
+
+def claim_rows(fit: FitEstimate, snapshot_when: str) -> tuple[tuple[str, str], ...]:
+    """Storage, admission, runtime evidence — in that order, in separate words (Rule 2)."""
+    c = fit.claims
+    storage = " (the complete file its header describes)" if c.header_only else ""
+    evidence = c.runtime_evidence or "none — only a real run can measure this"
+    return (
+        ("File size (storage)", f"{human_bytes(c.file_size)}{storage}; says nothing about RAM or VRAM"),
+        ("Admission (estimate)", f"{_admission(fit.verdict)} against the {snapshot_when}; "
+                                 "an estimate, not a guarantee"),
+        ("Runtime evidence", evidence),
+    )
+
+
+def snapshot_when(snapshot: HardwareSnapshot, now: float) -> str:
+    """'snapshot probed 12 s ago' or 'hypothetical machine (typed in, not measured)' (Rule 3)."""
+    if snapshot.source == "hypothetical":
+        return "hypothetical machine (typed in, not measured)"
+    age = max(0, int(now - snapshot.captured_at))
+    if age < 120:
+        return f"snapshot probed {age} s ago"
+    return f"snapshot probed {age // 60} min ago" if age < 7200 else f"snapshot probed {age // 3600} h ago"
+
+
+def gpu_status(snapshot: HardwareSnapshot) -> str:
+    """'' when GPUs are listed; else why none is ("no NVIDIA GPU: …")."""
+    if snapshot.gpus:
+        return f"GPU problem: {snapshot.gpu_error}" if snapshot.gpu_error else ""
+    if snapshot.source == "hypothetical":
+        return "no NVIDIA GPU in this hypothetical machine"
+    return f"no NVIDIA GPU: {snapshot.gpu_error or 'none found'}"

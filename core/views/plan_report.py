@@ -1,0 +1,170 @@
+"""What a plan says to people and programs: the report text and the `plan --json` payload.
+
+Rule 1: the text and the JSON show the same numbers; text in `human_bytes`, JSON in exact bytes.
+Rule 2: a feasible or unlimited plan gets an **Execution Plan**; a refused one a **RAM budget
+        impossible** report (requested vs minimum required, broken down as the seed does:
+        base / scratch / logits / KV / resid+attn / norm+embeddings / head / ring); a forced
+        one says by how much it exceeds the budget, then its Execution Plan.
+Rule 3: the report speaks of knobs (ctx, budget, force), never of CLI flags: the GUI shows it too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gguf_budget.core.plan.ledger import LEDGER_LINES, MemLedger
+from gguf_budget.core.plan.types import MemoryPlan
+from gguf_budget.core.units import human_bytes
+
+
+def _rows(rows: list[tuple[str, str]]) -> list[str]:
+    width = max(len(k) for k, _ in rows)
+    return [f"  {k:<{width}}  {v}" for k, v in rows]
+
+
+def _ledger_rows(ledger: MemLedger) -> list[str]:
+    rows = [(name, f"{human_bytes(v):>12}  {v:>16,} B") for name, v in ledger.items()]
+    total = ledger.total()
+    return _rows(rows + [("total", f"{human_bytes(total):>12}  {total:>16,} B")])
+
+
+def _ctx_line(p: MemoryPlan) -> str:
+    if p.ctx_explicit:
+        why = "as requested"
+    elif p.overridden:
+        why = "the minimum configuration"
+    elif p.ctx_capped:
+        why = f"lowered from {p.ctx_cap} to fit the budget"
+    else:
+        why = "the cap, not lowered"
+    trained = p.context_length
+    beyond = f"; beyond the trained context of {trained}" if trained and p.ctx > trained else ""
+    return f"{p.ctx} tokens ({why}{beyond})"
+
+
+def _head_line(p: MemoryPlan) -> str:
+    mode = "streamed through a window" if p.stream_lm_head else "resident"
+    tied = " (tied to token_embd)" if p.tied_head else ""
+    return f"{mode}, {human_bytes(p.ledger.lm_head)}{tied}"
+
+
+def _ring_line(p: MemoryPlan) -> str:
+    if p.n_pinned == p.n_layer:
+        return "unused: every layer is pinned"
+    slot = p.ledger.ring // p.n_buffers
+    return f"{p.n_buffers} buffer(s) × {human_bytes(slot)} = {human_bytes(p.ledger.ring)}"
+
+
+def _ceiling_line(p: MemoryPlan) -> str:
+    if p.weight_ceiling is None:
+        return "none (unlimited)" if p.unlimited else "none (over budget)"
+    spent = p.ledger.out_norm + p.ledger.embeddings + p.ledger.lm_head + p.ledger.ring + p.ledger.pinned
+    return f"{human_bytes(p.weight_ceiling)} (globals + ring + pinned spend {human_bytes(spent)} of it)"
+
+
+def _margin(p: MemoryPlan) -> str:
+    if p.unlimited:
+        return ""
+    if p.overridden:
+        return f" ({human_bytes(p.over_budget_by)} over budget)"
+    return f" ({human_bytes(p.budget_bytes - p.total)} under budget)"
+
+
+def execution_plan_text(p: MemoryPlan) -> str:
+    if p.unlimited:
+        head = "Execution Plan — unlimited budget: everything resident, the planner was not consulted"
+    elif p.overridden:
+        head = f"Execution Plan — forced: no contract, the {human_bytes(p.budget_bytes)} budget is exceeded"
+    else:
+        head = f"Execution Plan — contract: peak memory ≤ {human_bytes(p.budget_bytes)}"
+    rows = [
+        ("Mandatory memory", f"{human_bytes(p.ledger.mandatory)} (base, scratch, logits, attention, residual, KV)"),
+        ("Estimated peak", human_bytes(p.total) + _margin(p)),
+        ("Context", _ctx_line(p)),
+        ("KV cache", f"{human_bytes(p.ledger.kv)} ({p.kv_type}, priced at the full ctx)"),
+        ("LM head", _head_line(p)),
+        ("Ring", _ring_line(p)),
+        ("Pinned layers", f"{p.n_pinned} of {p.n_layer} ({human_bytes(p.ledger.pinned)})"),
+        ("Weight ceiling", _ceiling_line(p)),
+    ]
+    return "\n".join([head, *_rows(rows), "", "Ledger", *_ledger_rows(p.ledger)])
+
+
+def _minimum_breakdown(p: MemoryPlan) -> list[str]:
+    m = p.minimum_ledger
+    groups = [
+        ("base", m.base), ("scratch", m.scratch), ("logits", m.logits), ("KV", m.kv),
+        ("resid+attn", m.resid + m.attn), ("norm+embeddings", m.out_norm + m.embeddings),
+        ("head", m.lm_head), ("ring", m.ring), ("minimum required", m.total()),
+    ]
+    head = "streamed" if p.stream_lm_head else "resident"
+    return [f"Minimum configuration: ctx {p.ctx}, head {head}, {p.n_buffers}-buffer ring, 0 pinned layers",
+            *_rows([(k, f"{human_bytes(v):>12}") for k, v in groups])]
+
+
+def _remedies(p: MemoryPlan) -> str:
+    steps = [f"Raise the budget to at least {human_bytes(p.minimum_required)}"]
+    if p.ctx_explicit and p.ctx > 1:
+        steps.append("choose a smaller ctx")
+    if not (p.stream_lm_head or p.tied_head):
+        steps.append("let the head stream")
+    steps.append("or force the plan to run over budget")
+    return ", ".join(steps) + "."
+
+
+def impossible_text(p: MemoryPlan) -> str:
+    short = p.minimum_required - p.budget_bytes
+    return "\n".join([
+        f"RAM budget impossible: requested {human_bytes(p.budget_bytes)}, minimum required "
+        f"{human_bytes(p.minimum_required)} ({human_bytes(short)} short)",
+        *_minimum_breakdown(p),
+        _remedies(p),
+    ])
+
+
+def forced_text(p: MemoryPlan) -> str:
+    return "\n".join([
+        f"RAM budget overridden (forced): the minimum configuration needs {human_bytes(p.total)}, "
+        f"{human_bytes(p.over_budget_by)} over the {human_bytes(p.budget_bytes)} budget",
+        *_minimum_breakdown(p), "", execution_plan_text(p),
+    ])
+
+
+def render_report(p: MemoryPlan) -> str:
+    if p.overridden:
+        return forced_text(p)
+    return execution_plan_text(p) if p.feasible else impossible_text(p)
+
+
+def plan_text(plan: MemoryPlan) -> str:
+    return plan.report
+
+
+def _ledger_dict(ledger: MemLedger) -> dict[str, int]:
+    return {name: getattr(ledger, name) for name in LEDGER_LINES}
+
+
+def plan_dict(p: MemoryPlan) -> dict[str, Any]:
+    """The `plan --json` payload: exact bytes, the eleven ledger lines, and the report text."""
+    return {
+        "budget": p.budget_bytes,
+        "feasible": p.feasible,
+        "overridden": p.overridden,
+        "unlimited": p.unlimited,
+        "ctx": p.ctx,
+        "ctx_capped": p.ctx_capped,
+        "ctx_explicit": p.ctx_explicit,
+        "ctx_cap": p.ctx_cap,
+        "stream_lm_head": p.stream_lm_head,
+        "n_buffers": p.n_buffers,
+        "n_pinned": p.n_pinned,
+        "n_layer": p.n_layer,
+        "kv_type": p.kv_type,
+        "weight_ceiling": p.weight_ceiling,
+        "ledger": _ledger_dict(p.ledger),
+        "total": p.total,
+        "minimum_required": p.minimum_required,
+        "minimum_ledger": _ledger_dict(p.minimum_ledger),
+        "over_budget_by": p.over_budget_by,
+        "report": p.report,
+    }

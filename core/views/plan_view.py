@@ -1,0 +1,81 @@
+"""What a plan says at a glance: the banner's state and line, the pinned count, the streaming cost.
+
+The window shows these strings as they are; keeping them here keeps the GUI free of
+byte arithmetic and lets them be tested without Qt.
+
+Rule 1: state is "unlimited" (budget 0), "overridden" (forced over budget), "feasible", or
+        "impossible" (refused), checked in that order.
+Rule 2: feasible says the estimated peak and the headroom left under the budget; impossible
+        says requested vs minimum required and the biggest lines of the minimum
+        configuration; overridden says by how much the budget is exceeded.
+Rule 3: streamed per token = the exact bytes of the layers not pinned, plus the head's
+        table when the head streams: what every generated token reads again (DESIGN §5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gguf_budget.core.plan.ledger import MemLedger
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.types import MemoryPlan
+from gguf_budget.core.units import human_bytes
+
+BIGGEST_LINES = 3
+
+
+@dataclass(frozen=True)
+class PlanBanner:
+    """The banner's `state` (feasible|impossible|overridden|unlimited) and its one line of text."""
+
+    state: str
+    text: str
+
+
+def plan_state(plan: MemoryPlan) -> str:
+    if plan.unlimited:
+        return "unlimited"
+    if plan.overridden:
+        return "overridden"
+    return "feasible" if plan.feasible else "impossible"
+
+
+def biggest_lines(ledger: MemLedger, n: int = BIGGEST_LINES) -> tuple[tuple[str, int], ...]:
+    """The n largest non-zero ledger lines, largest first (ledger order breaks ties)."""
+    ranked = sorted((item for item in ledger.items() if item[1] > 0), key=lambda item: -item[1])
+    return tuple(ranked[:n])
+
+
+def plan_banner(plan: MemoryPlan) -> PlanBanner:
+    state = plan_state(plan)
+    peak = human_bytes(plan.total)
+    if state == "unlimited":
+        text = f"UNLIMITED — no budget: everything resident, estimated peak {peak} at ctx {plan.ctx:,}"
+    elif state == "overridden":
+        text = (f"OVERRIDDEN — forced: the minimum configuration needs {peak}, "
+                f"{human_bytes(plan.over_budget_by)} over the {human_bytes(plan.budget_bytes)} budget")
+    elif state == "feasible":
+        text = (f"FEASIBLE — estimated peak {peak}, headroom {human_bytes(plan.budget_bytes - plan.total)} "
+                f"under the {human_bytes(plan.budget_bytes)} budget at ctx {plan.ctx:,}")
+    else:
+        lines = ", ".join(f"{name} {human_bytes(n)}" for name, n in biggest_lines(plan.minimum_ledger))
+        text = (f"IMPOSSIBLE — requested {human_bytes(plan.budget_bytes)}, minimum required "
+                f"{human_bytes(plan.minimum_required)}; biggest lines: {lines}")
+    return PlanBanner(state, text)
+
+
+def streamed_per_token(model: ModelSpec, plan: MemoryPlan) -> int:
+    """Bytes re-read for every generated token under this plan (0 when all is resident)."""
+    layers = sum(model.layer_bytes[plan.n_pinned:])
+    return layers + (model.output_table_bytes if plan.stream_lm_head else 0)
+
+
+def pinned_text(model: ModelSpec, plan: MemoryPlan) -> str:
+    """'k / L layers pinned', and what streaming the rest costs per token."""
+    count = f"{plan.n_pinned} / {plan.n_layer} layers pinned"
+    if plan_state(plan) == "impossible":
+        return f"{count} — no plan fits the budget"
+    streamed = streamed_per_token(model, plan)
+    if streamed == 0:
+        return f"{count} — nothing streams: each token reads weights from RAM only"
+    return f"{count} — each token streams {human_bytes(streamed)} of weights from disk"

@@ -1,0 +1,18 @@
+"""The headless subcommands; each module has HELP, `add_arguments(parser)` and `run(args) -> int`."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from gguf_budget.gui.cli.commands import fit_cmd, hw_cmd, inspect_cmd, plan_cmd, sweep_cmd
+from gguf_budget.gui.cli.commands.common import CommandError
+
+COMMANDS: dict[str, ModuleType] = {
+    "inspect": inspect_cmd,
+    "plan": plan_cmd,
+    "sweep": sweep_cmd,
+    "fit": fit_cmd,
+    "hw": hw_cmd,
+}
+
+__all__ = ["COMMANDS", "CommandError"]

@@ -1,0 +1,89 @@
+"""`gguf-budget fit FILE …`: would the model fit this machine's RAM and VRAM, and how split?
+
+The machine is probed unless the flags describe it: `--host-available` and the GPU flags
+replace the probed figures (a hypothetical machine); with both given nothing is probed.
+Exit codes: 0 the estimate admits the model, 2 bad input, 3 it does not fit or cannot be told.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.views.fit_report import fit_dict, fit_text
+from gguf_budget.core.fit.types import ADMITTED, DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitRequest, Reserves
+from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if
+from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.model.kv import KV_TYPES
+
+from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, size_arg
+
+HELP = "estimate whether a model fits this machine's RAM and VRAM (or a hypothetical one), and the GPU layer split"
+
+
+def _count(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
+        return value
+
+    return parse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="a .gguf file, or any shard of a split model")
+    p.add_argument("--ctx", type=_count(1), help="context tokens (default: the model's context length)")
+    p.add_argument("--gpu-layers", type=_count(0), help="layers to offload, as llama.cpp -ngl (default: the most that fit)")
+    p.add_argument("--kv-type", choices=tuple(KV_TYPES), default="f16", help="KV cache type (default f16)")
+    p.add_argument("--host-available", type=size_arg, metavar="SIZE", help="hypothetical free host RAM")
+    p.add_argument("--gpu-total", type=size_arg, metavar="SIZE", help="hypothetical GPU memory, per GPU")
+    p.add_argument("--gpu-free", type=size_arg, metavar="SIZE", help="hypothetical free GPU memory, per GPU")
+    p.add_argument("--gpu-count", type=_count(1), metavar="N", help="hypothetical GPUs of that size (default 1)")
+    p.add_argument("--no-gpu", action="store_true", help="plan for the host only")
+    p.add_argument("--host-reserve", type=size_arg, default=DEFAULT_HOST_RESERVE, metavar="SIZE",
+                   help="host RAM kept back (default 6GiB)")
+    p.add_argument("--gpu-reserve", type=size_arg, default=DEFAULT_GPU_RESERVE, metavar="SIZE",
+                   help="memory kept back on the first GPU (default 1.5GiB)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:
+    """The GPUs the flags describe; None when they describe none (keep the probed ones)."""
+    sized = args.gpu_total is not None or args.gpu_free is not None
+    if args.no_gpu and (sized or args.gpu_count is not None):
+        raise CommandError("--no-gpu cannot be combined with --gpu-total/--gpu-free/--gpu-count")
+    if args.no_gpu:
+        return ()
+    if not sized:
+        if args.gpu_count is not None:
+            raise CommandError("--gpu-count needs --gpu-total or --gpu-free")
+        return None
+    total = args.gpu_total if args.gpu_total is not None else args.gpu_free
+    try:
+        return hypothetical_gpus(args.gpu_count or 1, total, args.gpu_free)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
+
+
+def machine(args: argparse.Namespace) -> HardwareSnapshot:
+    gpus = _typed_gpus(args)
+    if args.host_available is not None and gpus is not None:
+        return what_if(hypothetical_machine(args.host_available, captured_at=time.time()), gpus=gpus)
+    return what_if(probe_hardware(), args.host_available, gpus)
+
+
+def run(args: argparse.Namespace) -> int:
+    model = load(args.file)
+    request = FitRequest(args.ctx, args.gpu_layers, args.kv_type, Reserves(args.host_reserve, args.gpu_reserve))
+    estimate = estimate_fit(model, machine(args), request)
+    if args.json:
+        emit_json(fit_dict(estimate))
+    else:
+        print(fit_text(estimate))
+    return 0 if estimate.verdict in ADMITTED else EXIT_IMPOSSIBLE

@@ -1,0 +1,25 @@
+"""`gguf-budget hw [--json]`: what this machine has right now (host RAM, container limit, NVIDIA GPUs)."""
+
+from __future__ import annotations
+
+import argparse
+
+from gguf_budget.core.views.fit_report import snapshot_dict, snapshot_text
+from gguf_budget.core.machine.probe import probe_hardware
+
+from gguf_budget.gui.cli.commands.common import emit_json
+
+HELP = "show this machine's RAM, container memory limit and NVIDIA GPUs as the fit estimate sees them"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def run(args: argparse.Namespace) -> int:
+    snapshot = probe_hardware()
+    if args.json:
+        emit_json(snapshot_dict(snapshot))
+    else:
+        print(snapshot_text(snapshot))
+    return 0

@@ -1,0 +1,46 @@
+"""`gguf-budget sweep FILE --budgets FROM:TO:STEP [...]`: the plan at each budget, and its thresholds.
+
+Exit codes: 0 (a sweep is a report, even when no budget is feasible); 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gguf_budget.core import PlanError, budget_range, sweep_budgets, sweep_dict, sweep_text
+
+from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.commands.exports import add_csv_argument, write_csv
+from gguf_budget.gui.cli.commands.plan_cmd import add_request_arguments, request_from
+
+HELP = "plan a model under a range of budgets: where it first fits, where every layer is pinned"
+
+
+def budgets_arg(text: str) -> tuple[int, ...]:
+    """argparse type for FROM:TO:STEP, e.g. 128M:2G:64M."""
+    try:
+        return budget_range(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_request_arguments(p)
+    p.add_argument("--budgets", type=budgets_arg, required=True, metavar="FROM:TO:STEP",
+                   help="budgets to plan, TO included, e.g. 128M:2G:64M")
+    add_csv_argument(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    request = request_from(args, budget=0)
+    try:
+        result = sweep_budgets(load(args.file), args.budgets, request)
+    except PlanError as e:
+        raise CommandError(str(e)) from None
+    if args.csv:
+        write_csv(args.csv, result)
+    if args.json:
+        emit_json(sweep_dict(result))
+    else:
+        print(sweep_text(result))
+    return 0

@@ -1,0 +1,83 @@
+"""`gguf-budget [FILE] [--budget SIZE] [--ctx N] [--screenshot PATH [--view VIEW] [--compare FILE2]]`: the window.
+
+Rule 1: no FILE opens the bundled demo model; FILE may be any shard of a split model.
+Rule 2: bad arguments (unknown option, a size that does not parse, a missing file) exit 2
+        with one line on stderr, before Qt is even imported.
+Rule 3: on Linux without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM) the
+        window cannot open: that is said in one line (exit 2), not by Qt aborting.
+Rule 4: `--screenshot PATH` renders the window offscreen once the model is planned and the
+        hardware probed, writes a PNG and exits 0 — with fresh settings, so a screenshot
+        never depends on what the user last did. A model that fails to load exits 2.
+Rule 5: with `--screenshot`, `--view sweep` shows the budget sweep and `--view compare` the
+        comparison with FILE2 (`--compare`), each once its numbers are drawn; `plan` (the
+        default) shows the plan without the what-if docks. They need `--screenshot`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from gguf_budget.resources import demo_model_path
+
+from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, size_arg
+
+DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+SCREENSHOT_VIEWS = ("plan", "sweep", "compare")
+
+
+def _ctx(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a positive token count: {text!r}")
+    return int(text)
+
+
+def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
+    """Parse the window's arguments (exits 2 with one line on bad input)."""
+    p = OneLineParser(prog="gguf-budget", description="Open the GGUF Budget Explorer window.")
+    p.add_argument("file", nargs="?", help="a .gguf file or any shard of a split model (default: the demo)")
+    p.add_argument("--budget", type=size_arg, help="RAM budget, e.g. 512M, 1.5G, 2GiB (0 = unlimited)")
+    p.add_argument("--ctx", type=_ctx, help="context in tokens (default: auto, the most that fits)")
+    p.add_argument("--screenshot", metavar="PATH", help="render the window to a PNG offscreen and exit")
+    p.add_argument("--view", choices=SCREENSHOT_VIEWS, help="with --screenshot: the view to show (default: plan)")
+    p.add_argument("--compare", metavar="FILE2", help="with --screenshot --view compare: the second model")
+    options = p.parse_args(list(args))
+    for path in (options.file, options.compare):
+        if path is not None and not Path(path).is_file():
+            p.error(f"no such file: {path}")
+    if (options.view or options.compare) and not options.screenshot:
+        p.error("--view and --compare need --screenshot")
+    if (options.view == "compare") != (options.compare is not None):
+        p.error("--view compare and --compare FILE2 go together")
+    options.view = options.view or "plan"
+    options.file = options.file or str(demo_model_path())
+    return options
+
+
+def no_display(environ: Mapping[str, str], platform: str) -> bool:
+    """True where Qt would abort for want of a display (Linux with no X11/Wayland/platform set)."""
+    return platform.startswith("linux") and not any(environ.get(k) for k in DISPLAY_VARIABLES)
+
+
+def launch(args: Sequence[str]) -> int:
+    options = parse_launch_args(args)
+    if options.screenshot:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    elif no_display(os.environ, sys.platform):
+        print("gguf-budget: no display to open the window on (set DISPLAY or WAYLAND_DISPLAY); "
+              "--screenshot PATH and the subcommands work without one", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    from gguf_budget.gui.qt.app import run_screenshot, run_window
+
+    if options.screenshot:
+        with tempfile.TemporaryDirectory(prefix="gguf-budget-shot-") as scratch:
+            message = run_screenshot(options, Path(scratch) / "settings.ini")
+        if message:
+            print(f"gguf-budget: {message}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        return 0
+    return run_window(options)

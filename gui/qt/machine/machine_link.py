@@ -1,0 +1,83 @@
+"""Keeps the machine panel's fit estimate in step with the probe, the what-if editor and the plan.
+
+Rule 1: the probe runs off the GUI thread (`BackgroundCall`) at start and on Refresh; its
+        backend is injected, so tests pass a function that returns a recorded snapshot.
+Rule 2: the machine judged is the hypothetical one while its box is ticked, else the probe's.
+Rule 3: the fit is re-estimated at the plan's ctx and KV type whenever the model, ctx or KV
+        type of the plan, the machine, a reserve or the GPU layer override changes — not on a
+        budget tick that leaves them alone (the hot path); `estimate_fit` computes every number.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import QObject, Signal
+
+from gguf_budget.core import ModelSpec
+from gguf_budget.core.fit.estimate import FitEstimate, FitRequest, estimate_fit
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+
+from gguf_budget.gui.qt.workers.background import BackgroundCall
+from gguf_budget.gui.qt.machine.machine_panel import HardwarePanel
+
+
+class MachineLink(QObject):
+    """Probe → snapshot → fit → panel.
+
+    Signals:
+        probed(): a probe answered and its snapshot (and fit) is on screen.
+    """
+
+    probed = Signal()
+
+    def __init__(self, panel: HardwarePanel, probe_backend: Callable[[], HardwareSnapshot], parent: QObject):
+        super().__init__(parent)
+        self._panel = panel
+        self._probed: HardwareSnapshot | None = None
+        self._fit: FitEstimate | None = None
+        self._model: ModelSpec | None = None
+        self._ctx: int | None = None
+        self._kv_type = "f16"
+        self._prober = BackgroundCall(probe_backend, (), self)
+        self._prober.succeeded.connect(self._answered)
+        panel.refreshRequested.connect(self.refresh)
+        panel.changed.connect(self.machine_changed)
+
+    def snapshot(self) -> HardwareSnapshot | None:
+        return self._panel.hypothetical() or self._probed
+
+    def fit(self) -> FitEstimate | None:
+        return self._fit
+
+    def refresh(self) -> None:
+        self._panel.refresh.setEnabled(False)
+        self._prober.start()
+
+    def follow(self, model: ModelSpec, ctx: int | None, kv_type: str) -> None:
+        """A new plan is on screen: estimate the fit for its model, ctx and KV type, if they moved."""
+        if self._fit is not None and (model, ctx, kv_type) == (self._model, self._ctx, self._kv_type):
+            return
+        self._model, self._ctx, self._kv_type = model, ctx, kv_type
+        self._estimate()
+
+    def machine_changed(self) -> None:
+        snapshot = self.snapshot()
+        if snapshot is not None:
+            self._panel.show_snapshot(snapshot)
+        self._estimate()
+
+    def _answered(self, snapshot: HardwareSnapshot) -> None:
+        self._probed = snapshot
+        self._panel.refresh.setEnabled(True)
+        self.machine_changed()
+        self.probed.emit()
+
+    def _estimate(self) -> None:
+        snapshot = self.snapshot()
+        if snapshot is None or self._model is None:
+            return
+        request = FitRequest(ctx=self._ctx, gpu_layers=self._panel.requested_gpu_layers(), kv_type=self._kv_type,
+                             reserves=self._panel.reserves())
+        self._fit = estimate_fit(self._model, snapshot, request)
+        self._panel.show_fit(self._fit)

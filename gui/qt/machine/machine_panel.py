@@ -1,0 +1,146 @@
+"""The machine side panel: RAM/VRAM bars, the GPU layer split, KV figures, the verdict, what-if.
+
+Draws a `FitEstimate` it is given; the words and numbers come from `core.machine_view`.
+The three claims — file size, admission, runtime evidence — get three separate rows.
+
+Signals:
+    refreshRequested(): the user asked for a new probe.
+    changed(): the GPU layer override, a reserve or the hypothetical machine changed.
+"""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+)
+
+from gguf_budget.core.views.fit_report import verdict_text
+from gguf_budget.core.fit.types import FitEstimate, Reserves
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.views.machine_view import (
+    claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
+)
+
+from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
+from gguf_budget.gui.qt.machine.memory_bar import MemoryBar
+
+AUTO = -1
+ROWS = ("Weights, coarse gate", "Weights, exact", "KV lower bound", "KV engine")
+CLAIMS = ("File size (storage)", "Admission (estimate)", "Runtime evidence")
+
+
+def _label(parent: QWidget, name: str) -> QLabel:
+    label = QLabel("—", parent, objectName=name, wordWrap=True)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class HardwarePanel(QGroupBox):
+    """Detected (or hypothetical) machine and how the model would be placed on it."""
+
+    refreshRequested = Signal()
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__("Machine", parent)
+        self.setObjectName("hardwarePanel")
+        self._snapshot: HardwareSnapshot | None = None
+        self.age = _label(self, "snapshotAge")
+        self.refresh = QPushButton("Refresh", self, objectName="refreshHardware")
+        self.refresh.setToolTip("Probe host RAM and NVIDIA GPUs again")
+        self.refresh.clicked.connect(self.refreshRequested)
+        self.host_bar = MemoryBar(self)
+        self.host_bar.setObjectName("hostBar")
+        self.gpu_box = QVBoxLayout()
+        self.gpu_bars: list[MemoryBar] = []
+        self.gpu_status = _label(self, "gpuStatus")
+        self.gpu_layers = QSpinBox(self, objectName="gpuLayersSpin", minimum=AUTO, maximum=AUTO,
+                                   specialValueText="auto", value=AUTO)
+        self.gpu_layers.setToolTip("Blocks to offload (llama.cpp -ngl); L + 1 also offloads the output layer")
+        self.gpu_layers.valueChanged.connect(self.changed)
+        self.split = _label(self, "gpuSplit")
+        self.rows = {name: _label(self, f"fit{i}") for i, name in enumerate(ROWS)}
+        self.verdict = _label(self, "fitVerdict")
+        self.claims = {name: _label(self, f"claim{i}") for i, name in enumerate(CLAIMS)}
+        self.notes = _label(self, "fitNotes")
+        self.editor = MachineEditor(self)
+        self.editor.changed.connect(self.changed)
+        self._build()
+        self._ticker = QTimer(self, interval=1000)
+        self._ticker.timeout.connect(self._show_age)
+        self._ticker.start()
+
+    def _build(self) -> None:
+        top = QHBoxLayout()
+        top.addWidget(self.age, 1)
+        top.addWidget(self.refresh)
+        split = QHBoxLayout()
+        split.addWidget(QLabel("GPU layers", self))
+        split.addWidget(self.gpu_layers)
+        split.addStretch(1)
+        form = QFormLayout()
+        for name, label in {**self.rows, "Verdict": self.verdict, **self.claims}.items():
+            form.addRow(f"{name}:", label)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.host_bar)
+        layout.addLayout(self.gpu_box)
+        layout.addWidget(self.gpu_status)
+        layout.addLayout(split)
+        layout.addWidget(self.split)
+        layout.addLayout(form)
+        layout.addWidget(self.notes)
+        layout.addWidget(self.editor)
+        layout.addStretch(1)
+
+    def set_layer_count(self, n_layer: int) -> None:
+        """Override range: auto, or 0 … L + 1 (L + 1 also offloads the output layer)."""
+        self.gpu_layers.setMaximum(n_layer + 1)
+
+    def requested_gpu_layers(self) -> int | None:
+        value = self.gpu_layers.value()
+        return None if value == AUTO else value
+
+    def reserves(self) -> Reserves:
+        return self.editor.reserves()
+
+    def hypothetical(self) -> HardwareSnapshot | None:
+        return self.editor.machine()
+
+    def show_snapshot(self, snapshot: HardwareSnapshot) -> None:
+        self._snapshot = snapshot
+        self._show_age()
+        status = gpu_status(snapshot)
+        self.gpu_status.setText(status)
+        self.gpu_status.setVisible(bool(status))
+
+    def show_fit(self, fit: FitEstimate) -> None:
+        bars = pool_bars(fit)
+        self.host_bar.set_pool(bars[0])
+        self._gpu_bar_count(len(bars) - 1)
+        for widget, pool in zip(self.gpu_bars, bars[1:]):
+            widget.set_pool(pool)
+        self.split.setText(split_text(fit))
+        for name, text in (*weight_rows(fit), *kv_rows(fit)):
+            self.rows[name].setText(text)
+        for name, text in claim_rows(fit, snapshot_when(fit.snapshot, time.time())):
+            self.claims[name].setText(text)
+        self.verdict.setText(verdict_text(fit))
+        self.notes.setText("\n".join(f"• {n}" for n in fit.notes))
+
+    def _gpu_bar_count(self, n: int) -> None:
+        while len(self.gpu_bars) > n:
+            self.gpu_bars.pop().deleteLater()
+        while len(self.gpu_bars) < n:
+            bar = MemoryBar(self)
+            bar.setObjectName(f"gpuBar{len(self.gpu_bars)}")
+            self.gpu_box.addWidget(bar)
+            self.gpu_bars.append(bar)
+
+    def _show_age(self) -> None:
+        if self._snapshot is not None:
+            self.age.setText(snapshot_when(self._snapshot, time.time()).capitalize())

@@ -1,0 +1,73 @@
+"""One memory pool as a horizontal bar: used | reserve | usable, with a tick where the need ends.
+
+Fed a `PoolBar` from the core; draws proportions of its total. The need tick sits at
+used + reserve + need: past the bar's end means the placement does not fit that pool.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPalette, QPen
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from gguf_budget.core.views.machine_view import PoolBar
+
+from gguf_budget.gui.qt.theme import MEMORY_COLOURS
+
+SEGMENTS = ("used", "reserve", "usable")
+
+
+class _Bar(QWidget):
+    def __init__(self, parent: QWidget):
+        super().__init__(parent)
+        self.pool: PoolBar | None = None
+        self.setMinimumHeight(16)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+
+    def sizeHint(self) -> QSize:
+        return QSize(240, 16)
+
+    def paintEvent(self, event) -> None:
+        pool = self.pool
+        if pool is None or pool.total <= 0:
+            return
+        painter = QPainter(self)
+        scale = self.width() / pool.total
+        x = 0.0
+        for name, n in zip(SEGMENTS, (pool.used, pool.reserve, pool.usable)):
+            painter.fillRect(QRectF(x, 0, n * scale, self.height()), QColor(MEMORY_COLOURS[name]))
+            x += n * scale
+        if pool.need is not None:
+            end = min((pool.used + pool.reserve + pool.need) * scale, self.width() - 2)
+            painter.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText), 3))
+            painter.drawLine(int(end), 0, int(end), self.height())
+        painter.end()
+
+
+class MemoryBar(QWidget):
+    """Label, bar and caption of one pool; `pool()` is what is drawn."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.title = QLabel(self)
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        font = self.title.font()
+        font.setBold(True)
+        self.title.setFont(font)
+        self.bar = _Bar(self)
+        self.caption = QLabel(self, wordWrap=True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 2, 0, 2)
+        layout.setSpacing(2)
+        for w in (self.title, self.bar, self.caption):
+            layout.addWidget(w)
+
+    def set_pool(self, pool: PoolBar) -> None:
+        self.title.setText(pool.label)
+        self.caption.setText(pool.caption)
+        self.bar.setToolTip(f"{pool.used:,} B used · {pool.reserve:,} B reserve · {pool.usable:,} B usable")
+        self.bar.pool = pool
+        self.bar.update()
+
+    def pool(self) -> PoolBar | None:
+        return self.bar.pool

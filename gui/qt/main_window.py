@@ -1,0 +1,282 @@
+"""The explorer window: open a GGUF, drag budget and ctx, watch the plan follow live.
+
+Rule 1: every user change marks the plan dirty and restarts a 0 ms single-shot timer, so a
+        storm of slider signals in one event-loop turn costs one `plan_memory` call, not N.
+Rule 2: loading and probing run on worker threads (`BackgroundCall`); the window shows a
+        busy indicator meanwhile. A failed load shows its one-line reason and leaves the
+        previous model, settings and plan on screen.
+Rule 3: `modelLoaded` is emitted after the new model's plan is on screen, so whoever waits
+        for it can read the widgets straight away.
+Rule 4: the hardware snapshot and the fit estimate are kept by `MachineLink`, which the
+        window tells about every new plan (model, ctx, KV type).
+Rule 5: the window computes no bytes: plans come from `plan_memory`, thresholds from
+        `budget_thresholds`, fit numbers from `estimate_fit`, texts from the core's views.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable
+
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QVBoxLayout, QWidget
+
+from gguf_budget.core import ModelLoadError, ModelSpec, load_model
+from gguf_budget.core.fit.estimate import FitEstimate
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan, PlanError
+from gguf_budget.core.views.plan_view import plan_banner
+from gguf_budget.core.plan.search import budget_thresholds, plan_memory
+from gguf_budget.core.safe_text import safe_text
+
+from gguf_budget.gui.qt.about_dialog import show_about
+from gguf_budget.gui.qt.workers.background import BackgroundCall
+from gguf_budget.gui.qt.plan.banner import Banner
+from gguf_budget.gui.qt.plan.budget_control import MIB
+from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
+from gguf_budget.gui.qt.layout import build_body
+from gguf_budget.gui.qt.machine.machine_link import MachineLink
+from gguf_budget.gui.qt.settings import ExplorerSettings, load_settings, save_settings, with_recent
+from gguf_budget.gui.qt.whatif.wiring import install_whatif
+
+UNKNOWN_CONTEXT = 32768
+SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25
+
+
+class MainWindow(QMainWindow):
+    """The desktop explorer.
+
+    Signals:
+        modelLoaded(): a model was loaded and its plan is on screen.
+        loadFailed(str): a load failed; the message says why (the previous model stays).
+        hardwareProbed(): a probe answered and its snapshot (and fit) is on screen.
+        planChanged(): a replan finished and is on screen (`current_plan()`, None when refused).
+    """
+
+    modelLoaded = Signal()
+    loadFailed = Signal(str)
+    hardwareProbed = Signal()
+    planChanged = Signal()
+
+    def __init__(
+        self,
+        settings: QSettings | None = None,
+        load_backend: Callable[[str], ModelSpec] = load_model,
+        probe_backend: Callable[[], HardwareSnapshot] = probe_hardware,
+        parent: QWidget | None = None,
+    ):
+        super().__init__(parent)
+        self.setObjectName("mainWindow")
+        self.setWindowTitle("GGUF Budget Explorer")
+        self.setAcceptDrops(True)
+        self.resize(1440, 900)
+        self._store = settings if settings is not None else QSettings("gguf-budget", "gguf-budget")
+        self._saved = load_settings(self._store)
+        self._model: ModelSpec | None = None
+        self._plan: MemoryPlan | None = None
+        self._ctx_request = self._saved.ctx
+        self._range_dirty = True
+        self.recompute_count = 0
+        self._build()
+        self.whatif = install_whatif(self)
+        self._loader = BackgroundCall(load_backend, (ModelLoadError, OSError), self)
+        self._loader.succeeded.connect(self._loaded)
+        self._loader.failed.connect(self._load_failed)
+        self.machine = MachineLink(self.body.hardware, probe_backend, self)
+        self.machine.probed.connect(self.hardwareProbed)
+        self._timer = QTimer(self, singleShot=True, interval=0)
+        self._timer.timeout.connect(self._recompute)
+        self._restore()
+        self.body.plan.budget.slider.setFocus()
+        self.machine.refresh()
+
+    def _build(self) -> None:
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        self.load_error = QLabel(central, objectName="loadError", wordWrap=True)
+        self.load_error.setStyleSheet("color: #D93025; font-weight: bold;")
+        self.load_error.setTextFormat(Qt.TextFormat.PlainText)
+        self.load_error.hide()
+        self.banner = Banner(central)
+        layout.addWidget(self.load_error)
+        layout.addWidget(self.banner)
+        self.body = build_body(central)
+        layout.addWidget(self.body.splitter, 1)
+        self.setCentralWidget(central)
+        self.busy = QProgressBar(self, objectName="busyIndicator", minimum=0, maximum=0, maximumWidth=160)
+        self.busy.setFormat("loading…")
+        self.busy.hide()
+        self.statusBar().addPermanentWidget(self.busy)
+        self.file_menu = FileMenu(self, self.open_path)
+        about = self.menuBar().addMenu("&Help").addAction("&About GGUF Budget Explorer")
+        about.setObjectName("aboutAction")
+        about.triggered.connect(lambda: show_about(self))
+        panel = self.body.plan
+        panel.budget.changed.connect(lambda: self._schedule(range_dirty=False))
+        panel.context.changed.connect(self._context_changed)
+        self.body.knobs.changed.connect(lambda: self._schedule(range_dirty=True))
+
+    def _restore(self) -> None:
+        s = self._saved
+        self.body.knobs.set_values(s.n_buffers, s.head_mode, s.kv_type, s.force)
+        self.body.plan.budget.set_budget(s.budget_bytes or 0, s.unlimited)
+        self.file_menu.set_recent(s.recent)
+        geometry = self._store.value("window/geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+
+    # -- public API -------------------------------------------------------------------
+
+    def open_path(self, path: str) -> None:
+        """Load a model off the GUI thread; ends in `modelLoaded` or `loadFailed(str)`."""
+        self.busy.show()
+        self.statusBar().showMessage(f"Loading {safe_text(path, 200)}…")
+        self._loader.start(str(path))
+
+    def current_plan(self) -> MemoryPlan | None:
+        """The plan on screen (None before a model is planned)."""
+        return self._plan
+
+    def apply_request(self, budget_bytes: int | None = None, ctx: int | None = None) -> None:
+        """Set the budget (0 = unlimited) and/or an explicit ctx as if typed, and replan now."""
+        budget = self.body.plan.budget
+        if budget_bytes is not None:
+            budget.set_budget(budget_bytes or budget.exact_bytes(), unlimited=budget_bytes == 0)
+        if ctx is not None:
+            self._ctx_request = ctx
+            context = self.body.plan.context
+            context.set_request(min(ctx, context.slider.maximum()))
+        self._range_dirty = True
+        self._recompute()
+
+    def current_model(self) -> ModelSpec | None:
+        return self._model
+
+    def current_fit(self) -> FitEstimate | None:
+        """The fit estimate on screen (None until a model and a snapshot are both known)."""
+        return self.machine.fit()
+
+    def snapshot(self) -> HardwareSnapshot | None:
+        """The machine the fit is judged against: the hypothetical one when ticked, else the probe's."""
+        return self.machine.snapshot()
+
+    def refresh_hardware(self) -> None:
+        """Probe again off the GUI thread; ends in `hardwareProbed`."""
+        self.machine.refresh()
+
+    def plan_pending(self) -> bool:
+        """True while a change waits for the coalescing timer."""
+        return self._timer.isActive()
+
+    def request(self) -> BudgetRequest:
+        """The request the controls describe now."""
+        knobs = self.body.knobs.values()
+        cap = UNKNOWN_CONTEXT if self._model is not None and self._model.context_length is None else None
+        return BudgetRequest(budget_bytes=self.body.plan.budget.budget_bytes(),
+                             ctx=self.body.plan.context.requested_ctx(), ctx_cap=cap, **knobs)
+
+    def settings(self) -> ExplorerSettings:
+        """The knobs as they are now, as the window will remember them."""
+        knobs = self.body.knobs.values()
+        budget = self.body.plan.budget
+        return ExplorerSettings(budget_bytes=budget.exact_bytes() or None, unlimited=budget.unlimited.isChecked(),
+                                ctx=self._ctx_request, recent=self._saved.recent, **knobs)
+
+    def save_settings(self) -> None:
+        self._saved = self.settings()
+        save_settings(self._store, self._saved)
+        self._store.setValue("window/geometry", self.saveGeometry())
+
+    # -- loading ----------------------------------------------------------------------
+
+    def _loaded(self, spec: ModelSpec) -> None:
+        self.busy.hide()
+        self.load_error.hide()
+        self._model = spec
+        self.setWindowTitle(f"GGUF Budget Explorer — {safe_text(spec.name or spec.architecture, 80)}")
+        self.body.summary.show_model(spec)
+        self.body.knobs.set_tied(spec.tied_embeddings)
+        self.body.hardware.set_layer_count(spec.n_layer)
+        context = self.body.plan.context
+        context.set_maximum(spec.context_length or UNKNOWN_CONTEXT)
+        context.set_request(None if self._ctx_request is None else min(self._ctx_request, context.slider.maximum()))
+        self._saved = replace(self._saved, recent=with_recent(self._saved.recent, spec.path))
+        self.file_menu.set_recent(self._saved.recent)
+        self._range_dirty = True
+        self._recompute(new_model=True)
+        self.statusBar().showMessage(f"Loaded {safe_text(spec.path, 200)}", 5000)
+        self.save_settings()
+        self.modelLoaded.emit()
+
+    def _load_failed(self, message: str) -> None:
+        self.busy.hide()
+        self.load_error.setText(f"Could not open the model: {safe_text(message, 300)}")
+        self.load_error.show()
+        self.statusBar().showMessage("Load failed; the previous model is still shown", 5000)
+        self.loadFailed.emit(message)
+
+    # -- planning ---------------------------------------------------------------------
+
+    def _context_changed(self) -> None:
+        self._ctx_request = self.body.plan.context.requested_ctx()
+        self._schedule(range_dirty=True)
+
+    def _schedule(self, range_dirty: bool) -> None:
+        self._range_dirty |= range_dirty
+        self._timer.start()
+
+    def _recompute(self, new_model: bool = False) -> None:
+        self._timer.stop()
+        if self._model is None:
+            return
+        self.recompute_count += 1
+        try:
+            if self._range_dirty:
+                self._update_budget_range(new_model)
+            plan = plan_memory(self._model, self.request())
+        except PlanError as e:
+            self._plan = None
+            self.banner.show_state("error", f"CANNOT PLAN — {e}")
+            self.body.plan.clear_plan(str(e))
+            self.machine.follow(self._model, None, self.request().kv_type)
+            self.planChanged.emit()
+            return
+        self._plan = plan
+        view = plan_banner(plan)
+        self.banner.show_state(view.state, view.text)
+        self.body.plan.show_plan(self._model, plan)
+        self.machine.follow(self._model, plan.ctx, plan.kv_type)
+        self.planChanged.emit()
+
+    def _update_budget_range(self, new_model: bool) -> None:
+        """Slider from below the minimum configuration to above the all-pinned budget."""
+        self._range_dirty = False
+        assert self._model is not None
+        low, high = budget_thresholds(self._model, self.request())
+        budget = self.body.plan.budget
+        budget.set_range(int(low * SLIDER_BELOW), int(high * SLIDER_ABOVE))
+        chosen = budget.exact_bytes()
+        if new_model and not int(low * SLIDER_BELOW) <= chosen <= int(high * SLIDER_ABOVE):
+            budget.set_budget((low + high) // 2 // MIB * MIB, budget.unlimited.isChecked())
+
+    # -- window events ----------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if gguf_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event) -> None:
+        if gguf_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = gguf_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.open_path(paths[0])
+
+    def closeEvent(self, event) -> None:
+        self.save_settings()
+        super().closeEvent(event)

@@ -1,0 +1,105 @@
+"""Exports written to a path: the plan as Markdown or JSON, a chart as PNG or SVG, the sweep as CSV.
+
+Rule 1: the contents come from the core — `plan_markdown`, `plan_dict` serialised exactly as
+        `gguf-budget plan --json` prints it, `sweep_csv` — or from drawing a whole chart
+        (every plot, axis and legend of its layout); nothing is recomputed here.
+Rule 3: PNG is pyqtgraph's `ImageExporter`. SVG is Qt's `QSvgGenerator` rendering the chart's
+        scene at the chart's own DPI: pyqtgraph 0.14.0's `SVGExporter` raises ValueError on the
+        closed clip paths ("… Z") current Qt writes for every ViewBox (pyqtgraph issue #3495).
+Rule 2: a file is written whole or not at all: the bytes go to a new file beside the target,
+        which then replaces the target. A failure (read-only folder, full disk, a chart not
+        laid out yet) raises ExportError with one line and leaves any existing file as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import pyqtgraph as pg
+import pyqtgraph.exporters  # noqa: F401  (makes pg.exporters.ImageExporter available)
+from PySide6.QtCore import QBuffer, QIODevice, QRectF
+from PySide6.QtGui import QPainter
+from PySide6.QtSvg import QSvgGenerator
+
+from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_dict
+from gguf_budget.core.views.export import plan_markdown, sweep_csv
+
+
+class ExportError(Exception):
+    """An export could not be written; the message is one line."""
+
+
+def write_file(path: str | Path, data: bytes) -> None:
+    """Rule 2: all of `data` at `path`, or ExportError and nothing changed."""
+    target = Path(path)
+    part = target.with_name(f".{target.name}.{os.getpid()}.part")
+    try:
+        f = part.open("xb")
+    except OSError as e:
+        raise ExportError(f"cannot write {target}: {e.strerror or e}") from None
+    try:
+        with f:
+            f.write(data)
+        os.replace(part, target)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            part.unlink()
+        raise ExportError(f"cannot write {target}: {e.strerror or e}") from None
+
+
+def plan_json(plan: MemoryPlan) -> str:
+    """The exact text `gguf-budget plan --json` prints."""
+    return json.dumps(plan_dict(plan), indent=2) + "\n"
+
+
+def chart_png(chart: pg.GraphicsLayoutWidget) -> bytes:
+    try:
+        image = pg.exporters.ImageExporter(chart.ci).export(toBytes=True)
+    except Exception as e:  # pyqtgraph raises a bare Exception for a chart of size 0
+        raise ExportError(f"cannot render the chart: {e}") from None
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise ExportError("cannot encode the chart as PNG")
+    return bytes(buffer.data())
+
+
+def chart_svg(chart: pg.GraphicsLayoutWidget) -> bytes:
+    source = chart.ci.sceneBoundingRect()
+    if source.isEmpty():
+        raise ExportError("cannot render the chart: it has no size yet")
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    svg = QSvgGenerator()
+    svg.setOutputDevice(buffer)
+    svg.setResolution(chart.logicalDpiX())
+    svg.setSize(source.size().toSize())
+    svg.setViewBox(QRectF(0, 0, source.width(), source.height()))
+    svg.setTitle("GGUF Budget Explorer chart")
+    painter = QPainter(svg)
+    chart.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+    painter.end()
+    return bytes(buffer.data())
+
+
+def export_plan_markdown(path: str | Path, plan: MemoryPlan, model: ModelSpec) -> None:
+    write_file(path, plan_markdown(plan, model).encode("utf-8"))
+
+
+def export_plan_json(path: str | Path, plan: MemoryPlan) -> None:
+    write_file(path, plan_json(plan).encode("utf-8"))
+
+
+def export_chart_png(path: str | Path, chart: pg.GraphicsLayoutWidget) -> None:
+    write_file(path, chart_png(chart))
+
+
+def export_chart_svg(path: str | Path, chart: pg.GraphicsLayoutWidget) -> None:
+    write_file(path, chart_svg(chart))
+
+
+def export_sweep_csv(path: str | Path, result: SweepResult) -> None:
+    write_file(path, sweep_csv(result).encode("utf-8"))

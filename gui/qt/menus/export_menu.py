@@ -1,0 +1,131 @@
+"""File ▸ Export: the plan report (Markdown, JSON), the charts (PNG, SVG) and the sweep (CSV).
+
+Rule 1: each action asks for a path (QFileDialog) and hands it to `export(kind, path)`, which
+        tests call directly; the writing itself is `export_files`.
+Rule 2: an action is enabled only while what it exports exists (checked as the menu opens):
+        a plan for the reports and the ledger chart, a finished sweep for the sweep exports.
+Rule 3: a failed write says why in a (non-blocking) message box and emits `exportFailed`;
+        nothing on screen changes and any existing file is left as it was.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+
+from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
+
+from gguf_budget.gui.qt.menus import export_files as files
+
+
+@dataclass(frozen=True)
+class ExportSources:
+    """Where the exported things are read from, at the moment of export."""
+
+    plan: Callable[[], MemoryPlan | None]
+    model: Callable[[], ModelSpec | None]
+    ledger_chart: Callable[[], pg.GraphicsLayoutWidget]
+    sweep: Callable[[], SweepResult | None]
+    sweep_chart: Callable[[], pg.GraphicsLayoutWidget]
+
+
+@dataclass(frozen=True)
+class ExportKind:
+    label: str
+    suffix: str
+    filter: str
+    needs: str  # "plan" or "sweep"
+
+
+EXPORTS: dict[str, ExportKind] = {
+    "markdown": ExportKind("Plan report as &Markdown…", "-plan.md", "Markdown (*.md)", "plan"),
+    "json": ExportKind("Plan report as &JSON…", "-plan.json", "JSON (*.json)", "plan"),
+    "ledger-png": ExportKind("Ledger chart as &PNG…", "-ledger.png", "PNG image (*.png)", "plan"),
+    "ledger-svg": ExportKind("Ledger chart as &SVG…", "-ledger.svg", "SVG image (*.svg)", "plan"),
+    "sweep-csv": ExportKind("Sweep as &CSV…", "-sweep.csv", "CSV (*.csv)", "sweep"),
+    "sweep-png": ExportKind("Sweep chart as P&NG…", "-sweep.png", "PNG image (*.png)", "sweep"),
+    "sweep-svg": ExportKind("Sweep chart as S&VG…", "-sweep.svg", "SVG image (*.svg)", "sweep"),
+}
+
+
+class ExportMenu(QMenu):
+    """The Export submenu.
+
+    Signals:
+        exported(str): a file was written (its path).
+        exportFailed(str): a write failed; the one-line reason.
+    """
+
+    exported = Signal(str)
+    exportFailed = Signal(str)
+
+    def __init__(self, sources: ExportSources, parent: QWidget | None = None):
+        super().__init__("&Export", parent)
+        self.setObjectName("exportMenu")
+        self._sources = sources
+        self.message: QMessageBox | None = None
+        self.actions_by_kind = {kind: self.addAction(spec.label) for kind, spec in EXPORTS.items()}
+        for kind, action in self.actions_by_kind.items():
+            action.setObjectName(f"export-{kind}")
+            action.triggered.connect(lambda _=False, k=kind: self.choose(k))
+        self.aboutToShow.connect(self.update_enabled)
+        self.update_enabled()
+
+    def available(self, kind: str) -> bool:
+        if EXPORTS[kind].needs == "plan":
+            return self._sources.plan() is not None and self._sources.model() is not None
+        return self._sources.sweep() is not None
+
+    def update_enabled(self) -> None:
+        for kind, action in self.actions_by_kind.items():
+            action.setEnabled(self.available(kind))
+
+    def suggested_path(self, kind: str) -> str:
+        model = self._sources.model()
+        stem = Path(model.path).stem if model is not None else "gguf-budget"
+        return stem + EXPORTS[kind].suffix
+
+    def choose(self, kind: str) -> None:
+        spec = EXPORTS[kind]
+        title = spec.label.replace("&", "").rstrip("…")
+        path, _ = QFileDialog.getSaveFileName(self.parentWidget(), f"Export {title}", self.suggested_path(kind),
+                                              spec.filter)
+        if path:
+            self.export(kind, path)
+
+    def export(self, kind: str, path: str) -> bool:
+        """Write one export to `path`; False (and a message) when it could not be written."""
+        try:
+            self._write(kind, path)
+        except files.ExportError as e:
+            self._fail(str(e))
+            return False
+        self.exported.emit(str(path))
+        return True
+
+    def _write(self, kind: str, path: str) -> None:
+        if not self.available(kind):
+            raise files.ExportError(f"nothing to export yet: there is no {EXPORTS[kind].needs} on screen")
+        s = self._sources
+        if kind == "markdown":
+            files.export_plan_markdown(path, s.plan(), s.model())
+        elif kind == "json":
+            files.export_plan_json(path, s.plan())
+        elif kind == "sweep-csv":
+            files.export_sweep_csv(path, s.sweep())
+        else:
+            chart = s.ledger_chart() if kind.startswith("ledger") else s.sweep_chart()
+            write = files.export_chart_png if kind.endswith("png") else files.export_chart_svg
+            write(path, chart)
+
+    def _fail(self, message: str) -> None:
+        self.message = QMessageBox(QMessageBox.Icon.Warning, "Export failed", message,
+                                   QMessageBox.StandardButton.Ok, self.parentWidget())
+        self.message.setObjectName("exportError")
+        self.message.open()
+        self.exportFailed.emit(message)

@@ -1,0 +1,193 @@
+"""The ledger as stacked bars: one column per ledger (this plan, the minimum configuration).
+
+The chart is fed plain numbers — `(line, bytes)` pairs in ledger order — and draws them;
+it computes no bytes. Segments stack bottom-up in ledger order, so a column's top is the
+ledger's total. A horizontal line marks the budget (hidden when unlimited) and a dashed
+one the minimum-configuration total. Hovering a segment shows its exact bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtWidgets import QWidget
+
+from gguf_budget.core.units import human_bytes
+
+from gguf_budget.gui.qt.byte_axis import ByteAxis
+from gguf_budget.gui.qt.theme import ledger_colour
+
+Items = Sequence[tuple[str, int]]
+_WIDTH = 0.6
+
+
+class LedgerChart(pg.GraphicsLayoutWidget):
+    """Stacked ledger bars with the budget line, the minimum marker, a legend and hover values.
+
+    The legend sits in its own column to the right of the plot, top-down in the order the
+    segments stack bottom-up, so it never covers a bar or a line label.
+    """
+
+    def __init__(self, lines: Sequence[str], parent: QWidget | None = None):
+        super().__init__(parent=parent)
+        self.setObjectName("ledgerChart")
+        self.plot = self.addPlot(row=0, col=0, axisItems={"left": ByteAxis()})
+        self.setMinimumSize(360, 260)
+        self._lines = tuple(lines)
+        self._columns: list[tuple[str, tuple[tuple[str, int], ...]]] = []
+        self._drawn: dict[str, object] = {}
+        self.hover_text = ""
+        self._setup_plot()
+        self._bars = {line: self._add_bar(line) for line in self._lines}
+        self._fill_legend()
+        self._line_styles = {"budget": (Qt.PenStyle.SolidLine, 2.0), "minimum": (Qt.PenStyle.DashLine, 1.2)}
+        self._budget_line, self._minimum_line = self._add_hline(), self._add_hline()
+        self.scene().sigMouseMoved.connect(self._hover)
+        self.apply_palette()
+
+    def _setup_plot(self) -> None:
+        self.plot.setMenuEnabled(False)
+        self.plot.hideButtons()
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.enableAutoRange(False)
+        self.plot.showGrid(y=True, alpha=0.25)
+        self._legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-4)
+        self.addItem(self._legend, row=0, col=1)
+
+    def _add_bar(self, line: str) -> pg.BarGraphItem:
+        bar = pg.BarGraphItem(x=[], height=[], y0=[], width=_WIDTH, brush=ledger_colour(line))
+        self.plot.addItem(bar)
+        return bar
+
+    def _fill_legend(self) -> None:
+        for line in reversed(self._lines):
+            self._legend.addItem(self._bars[line], line)
+        for sample, _ in self._legend.items:
+            sample.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+
+    def _add_hline(self) -> pg.InfiniteLine:
+        line = pg.InfiniteLine(angle=0, movable=False, label="",
+                               labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
+        line.setZValue(10)
+        line.setVisible(False)
+        self.plot.addItem(line)
+        return line
+
+    def apply_palette(self) -> None:
+        """Follow the widget palette (light or dark): background, text, outlines."""
+        pal = self.palette()
+        text = pal.color(QPalette.ColorRole.WindowText)
+        self.setBackground(pal.color(QPalette.ColorRole.Base))
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setPen(text)
+            axis.setTextPen(text)
+        outline = QPen(pal.color(QPalette.ColorRole.Base))
+        outline.setCosmetic(True)
+        for bar in self._bars.values():
+            bar.setOpts(pen=outline)
+        for line, key in ((self._budget_line, "budget"), (self._minimum_line, "minimum")):
+            style, width = self._line_styles[key]
+            pen = QPen(QColor(text), width, style)
+            pen.setCosmetic(True)
+            line.setPen(pen)
+            line.label.setColor(text)
+        for _, label in self._legend.items:
+            label.setText(label.text, color=text)
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_legend"):
+            self.apply_palette()
+        super().changeEvent(event)
+
+    def show_ledgers(self, columns: Sequence[tuple[str, Items]], budget: int | None, minimum: int | None) -> None:
+        """Draw one stacked column per (label, items); `budget` None hides the budget line."""
+        self._columns = [(label, tuple(items)) for label, items in columns]
+        xs = list(range(len(self._columns)))
+        for line, bar in self._bars.items():
+            y0, heights = self._stack(line)
+            if self._changed(line, (y0, heights)):
+                bar.setOpts(x=xs, y0=y0, height=heights)
+        self._set_hline(self._budget_line, budget, "budget")
+        self._set_hline(self._minimum_line, minimum, "minimum configuration")
+        self._set_ranges(budget, minimum)
+
+    def _changed(self, key: str, drawn: object) -> bool:
+        """Remember what was last drawn under `key`; True when `drawn` differs (pyqtgraph redraws are dear)."""
+        if self._drawn.get(key) == drawn:
+            return False
+        self._drawn[key] = drawn
+        return True
+
+    def _stack(self, line: str) -> tuple[list[float], list[float]]:
+        y0, heights = [], []
+        for _, items in self._columns:
+            below = 0
+            value = 0
+            for name, n in items:
+                if name == line:
+                    value = n
+                    break
+                below += n
+            y0.append(float(below))
+            heights.append(float(value))
+        return y0, heights
+
+    def _set_hline(self, line: pg.InfiniteLine, value: int | None, label: str) -> None:
+        if not self._changed(label, value):
+            return
+        line.setVisible(value is not None)
+        if value is not None:
+            line.setValue(float(value))
+            line.label.setFormat(f"{label} {human_bytes(value)}")
+
+    def _set_ranges(self, budget: int | None, minimum: int | None) -> None:
+        tops = [sum(n for _, n in items) for _, items in self._columns]
+        top = max(tops + [budget or 0, minimum or 0, 1])
+        ticks = [(i, label) for i, (label, _) in enumerate(self._columns)]
+        if not self._changed("ranges", (top, ticks)):
+            return
+        self.plot.setYRange(0, top * 1.12, padding=0)
+        self.plot.setXRange(-0.5, max(0.5, len(self._columns) - 0.5), padding=0.05)
+        self.plot.getAxis("bottom").setTicks([ticks])
+
+    def segment(self, column: int, line: str) -> tuple[float, float]:
+        """(bottom, height) of one drawn segment, read back from the bar item."""
+        opts = self._bars[line].opts
+        return float(opts["y0"][column]), float(opts["height"][column])
+
+    def segment_at(self, x: float, y: float) -> tuple[int, str] | None:
+        """The (column, line) drawn under a point in data coordinates, if any."""
+        column = round(x)
+        if not 0 <= column < len(self._columns) or abs(x - column) > _WIDTH / 2:
+            return None
+        for line in self._lines:
+            bottom, height = self.segment(column, line)
+            if height > 0 and bottom <= y < bottom + height:
+                return column, line
+        return None
+
+    def hover_at(self, x: float, y: float) -> str:
+        """The tooltip text for a point in data coordinates ('' over empty space)."""
+        hit = self.segment_at(x, y)
+        if hit is None:
+            return ""
+        column, line = hit
+        label, items = self._columns[column]
+        n = dict(items)[line]
+        return f"{label} · {line}: {human_bytes(n)} ({n:,} bytes)"
+
+    def tooltip(self, line: str) -> str:
+        """The tooltip the scene would show over this line's segments now."""
+        return self._bars[line].toolTip()
+
+    def _hover(self, scene_pos: QPointF) -> None:
+        """Put the hovered segment's text on its bar item; the scene shows it as the tooltip."""
+        point = self.plot.vb.mapSceneToView(scene_pos)
+        self.hover_text = self.hover_at(point.x(), point.y())
+        hit = self.segment_at(point.x(), point.y())
+        for line, bar in self._bars.items():
+            bar.setToolTip(self.hover_text if hit is not None and hit[1] == line else "")

@@ -1,0 +1,66 @@
+"""Screenshots of the what-if views: `gguf-budget FILE --screenshot PNG --view sweep|compare [--compare FILE2]`.
+
+Rule 1: `plan` (the default) hides the what-if docks: the plan alone. `sweep` raises the
+        sweep dock and waits until the sweep of the plan on screen is drawn; `compare` raises
+        the compare dock, loads FILE2 as the second model and waits for both ledgers.
+Rule 2: the raised dock gets SCREENSHOT_DOCK_HEIGHT pixels so its chart or table is legible
+        in a 1440×900 screenshot.
+Rule 3: a failure (FILE2 does not load or cannot be planned, the sweep fails, or nothing
+        answers in time) comes back as a one-line message for the caller to report.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtWidgets import QMainWindow
+
+from gguf_budget.gui.qt.whatif.wiring import WhatIf
+
+SCREENSHOT_DOCK_HEIGHT = 320
+Wait = Callable[[Callable[[], bool], Sequence[SignalInstance]], None]
+
+
+def prepare_view(window: QMainWindow, whatif: WhatIf, view: str, compare_file: str | None, wait: Wait) -> str | None:
+    """Bring `view` on screen and wait for its numbers; a one-line error, or None when ready."""
+    if view == "sweep":
+        return _sweep(window, whatif, wait)
+    if view == "compare":
+        return _compare(window, whatif, compare_file, wait)
+    whatif.sweep_dock.hide()
+    whatif.compare_dock.hide()
+    return None
+
+
+def _raise(window: QMainWindow, whatif: WhatIf, dock_name: str) -> None:
+    dock = getattr(whatif, dock_name)
+    dock.show()
+    dock.raise_()
+    dock.widget().setMinimumHeight(SCREENSHOT_DOCK_HEIGHT)  # the window exits after the shot
+    window.resizeDocks([dock], [SCREENSHOT_DOCK_HEIGHT], Qt.Orientation.Vertical)
+
+
+def _sweep(window: QMainWindow, whatif: WhatIf, wait: Wait) -> str | None:
+    _raise(window, whatif, "sweep_dock")
+    sweep, failures = whatif.sweep, []
+    sweep.sweepFailed.connect(failures.append)
+    wait(lambda: bool(failures) or (sweep.result() is not None and not sweep.worker.busy),
+         (sweep.sweepFinished, sweep.sweepFailed))
+    if failures:
+        return f"the sweep failed: {failures[0]}"
+    return None if sweep.result() is not None else "the sweep did not finish in time"
+
+
+def _compare(window: QMainWindow, whatif: WhatIf, compare_file: str | None, wait: Wait) -> str | None:
+    if not compare_file:
+        return "--view compare needs --compare FILE (the second model)"
+    _raise(window, whatif, "compare_dock")
+    compare, failures, loaded = whatif.compare, [], []
+    compare.secondFailed.connect(failures.append)
+    compare.secondLoaded.connect(lambda: loaded.append(True))
+    compare.open_second(compare_file)
+    wait(lambda: bool(failures or loaded), (compare.secondLoaded, compare.secondFailed))
+    if failures:
+        return f"the second model cannot be compared: {failures[0]}"
+    return None if loaded else "the second model did not load in time"

@@ -1,0 +1,227 @@
+"""A budget sweep drawn: predicted peak, chosen ctx and pinned layers against the budget.
+
+Three plots side by side share the budget axis. Each draws one SweepRow field as a step
+curve (a row's value holds from its budget up to the next), exactly the numbers `sweep`
+prints; the peak plot adds the line peak = budget, which a feasible plan stays under.
+Vertical lines mark the two thresholds (first feasible budget; every layer pinned) and the
+budget now chosen; budgets below the first feasible one are shaded "impossible" (their
+rows show the minimum configuration, as `sweep` does). A left click picks the swept budget
+nearest the click. The chart computes no bytes. No grid: with a grid each axis spans its
+plot, so moving the budget mark on a slider tick repainted every tick label (~3 ms a frame).
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QPointF, Qt, Signal
+from PySide6.QtGui import QColor, QCursor, QPalette, QPen
+from PySide6.QtWidgets import QToolTip, QWidget
+
+from gguf_budget.core import SweepResult, SweepRow
+from gguf_budget.core.units import human_bytes
+
+from gguf_budget.gui.qt.byte_axis import ByteAxis
+from gguf_budget.gui.qt.theme import BANNER_COLOURS, LEDGER_COLOURS
+
+CURVES: dict[str, tuple[str, str]] = {  # field → (plot title, colour)
+    "total": ("Predicted peak", LEDGER_COLOURS["logits"]),
+    "ctx": ("Chosen ctx (tokens)", LEDGER_COLOURS["kv"]),
+    "n_pinned": ("Pinned layers", LEDGER_COLOURS["pinned"]),
+}
+MARKERS: dict[str, str] = {
+    "first_feasible": BANNER_COLOURS["feasible"],
+    "all_pinned": BANNER_COLOURS["unlimited"],
+}
+# label text, height along the line (0 bottom … 1 top), and which side of the line it sits on
+MARKER_LABELS = {"first_feasible": ("first feasible", 0.95, "right"), "all_pinned": ("all pinned", 0.95, "left")}
+BUDGET_LABEL = ("budget", 0.5, "right")
+IMPOSSIBLE_BRUSH = QColor(BANNER_COLOURS["impossible"])
+IMPOSSIBLE_BRUSH.setAlpha(40)
+
+
+def row_text(row: SweepRow, n_layer: int) -> str:
+    """One row as the hover shows it."""
+    verdict = "feasible" if row.feasible else "impossible (minimum configuration)"
+    return (f"budget {human_bytes(row.budget)}: {verdict}; ctx {row.ctx:,}; {row.n_pinned}/{n_layer} pinned; "
+            f"peak {human_bytes(row.total)} ({row.total:,} B)")
+
+
+class SweepChart(pg.GraphicsLayoutWidget):
+    """Step plots of a SweepResult with threshold markers; click to pick a budget.
+
+    Signals:
+        budgetPicked(object): the swept budget (an int of bytes) nearest a left click.
+            Declared `object` because Qt's int is 32-bit and budgets pass 2 GiB.
+    """
+
+    budgetPicked = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent=parent)
+        self.setObjectName("sweepChart")
+        self.setMinimumSize(480, 200)
+        self._result: SweepResult | None = None
+        self.hover_text = ""
+        self.plots = {name: self._add_plot(col, name) for col, name in enumerate(CURVES)}
+        for name in ("ctx", "n_pinned"):
+            self.plots[name].setXLink(self.plots["total"])
+        self.curves = {name: self._add_curve(name) for name in CURVES}
+        self._diagonal = self.plots["total"].plot([], [], name="peak = budget")
+        self.markers = {key: self._add_markers(key) for key in MARKERS}
+        self.budget_lines = [self._add_vline(plot, BUDGET_LABEL if name == "n_pinned" else None)
+                             for name, plot in self.plots.items()]
+        self.regions = [self._add_region(plot) for plot in self.plots.values()]
+        self.scene().sigMouseClicked.connect(self._clicked)
+        self.scene().sigMouseMoved.connect(self._hover)
+        self.apply_palette()
+
+    def _add_plot(self, col: int, name: str) -> pg.PlotItem:
+        axes = {"bottom": ByteAxis("bottom")}
+        if name == "total":
+            axes["left"] = ByteAxis("left")
+        plot = self.addPlot(row=0, col=col, title=CURVES[name][0], axisItems=axes)
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        plot.setLabel("bottom", "RAM budget")
+        return plot
+
+    def _add_curve(self, name: str) -> pg.PlotDataItem:
+        pen = pg.mkPen(CURVES[name][1], width=2)
+        return self.plots[name].plot([], [], stepMode="left", pen=pen, name=CURVES[name][0])
+
+    def _add_vline(self, plot: pg.PlotItem, label: tuple[str, float, str] | None) -> pg.InfiniteLine:
+        """A vertical marker; its label (if any) sits beside it, inside the plot, where it is never clipped."""
+        if label is None:
+            line = pg.InfiniteLine(angle=90, movable=False)
+        else:
+            text, height, side = label
+            anchor = (0, 0.5) if side == "right" else (1, 0.5)
+            line = pg.InfiniteLine(angle=90, movable=False, label=f" {text} ",
+                                   labelOpts={"position": height, "anchors": [anchor, anchor]})
+        line.setZValue(10)
+        line.setVisible(False)
+        plot.addItem(line)
+        return line
+
+    def _add_markers(self, key: str) -> list[pg.InfiniteLine]:
+        lines = [self._add_vline(plot, MARKER_LABELS[key] if name == "total" else None)
+                 for name, plot in self.plots.items()]
+        for line in lines:
+            line.setPen(pg.mkPen(MARKERS[key], width=1.5, style=Qt.PenStyle.DashLine))
+            if getattr(line, "label", None) is not None:
+                line.label.setColor(MARKERS[key])
+        return lines
+
+    def _add_region(self, plot: pg.PlotItem) -> pg.LinearRegionItem:
+        region = pg.LinearRegionItem(movable=False, brush=IMPOSSIBLE_BRUSH, pen=pg.mkPen(None))
+        region.setZValue(-10)
+        region.setVisible(False)
+        plot.addItem(region)
+        return region
+
+    def apply_palette(self) -> None:
+        """Follow the widget palette (light or dark): background, axes, the reference lines."""
+        pal = self.palette()
+        text = pal.color(QPalette.ColorRole.WindowText)
+        self.setBackground(pal.color(QPalette.ColorRole.Base))
+        for plot in self.plots.values():
+            plot.setTitle(plot.titleLabel.text, color=text)
+            for side in ("left", "bottom"):
+                plot.getAxis(side).setPen(text)
+                plot.getAxis(side).setTextPen(text)
+        diagonal = QPen(QColor(text), 1.0, Qt.PenStyle.DotLine)
+        diagonal.setCosmetic(True)
+        self._diagonal.setPen(diagonal)
+        for line in self.budget_lines:
+            pen = QPen(QColor(text), 2.0)
+            pen.setCosmetic(True)
+            line.setPen(pen)
+            if getattr(line, "label", None) is not None:
+                line.label.setColor(text)
+
+    def changeEvent(self, event) -> None:
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "budget_lines"):
+            self.apply_palette()
+        super().changeEvent(event)
+
+    # -- data -------------------------------------------------------------------------
+
+    def show_result(self, result: SweepResult | None) -> None:
+        """Draw a sweep (None clears the chart)."""
+        self._result = result
+        rows = result.rows if result else ()
+        xs = np.array([r.budget for r in rows], dtype=float)
+        for name, curve in self.curves.items():
+            curve.setData(xs, np.array([getattr(r, name) for r in rows], dtype=float))
+        ends = [xs[0], xs[-1]] if len(xs) else []
+        self._diagonal.setData(ends, ends)
+        for key, lines in self.markers.items():
+            where = getattr(result, key) if result else None
+            for line in lines:
+                line.setVisible(where is not None)
+                line.setValue(float(where or 0))
+        self._shade_impossible(result)
+        if result is not None:
+            self.plots["n_pinned"].setYRange(0, result.n_layer, padding=0.05)
+            self.plots["total"].setXRange(xs[0], xs[-1], padding=0.02)
+        for plot in self.plots.values():
+            plot.enableAutoRange(axis="y", enable=True)
+        self.plots["n_pinned"].enableAutoRange(axis="y", enable=False)
+
+    def _shade_impossible(self, result: SweepResult | None) -> None:
+        rows = result.rows if result else ()
+        end = result.first_feasible if result and result.first_feasible is not None else (rows[-1].budget if rows else 0)
+        shaded = bool(rows) and end > rows[0].budget
+        for region in self.regions:
+            region.setVisible(shaded)
+            if shaded:
+                region.setRegion((rows[0].budget, end))
+
+    def result(self) -> SweepResult | None:
+        return self._result
+
+    def set_budget(self, budget: int | None) -> None:
+        """Mark the budget now chosen (None hides the mark, e.g. when unlimited)."""
+        for line in self.budget_lines:
+            line.setVisible(budget is not None)
+            line.setValue(float(budget or 0))
+
+    # -- picking and hover ------------------------------------------------------------
+
+    def row_at(self, x: float) -> SweepRow | None:
+        """The swept row whose budget is nearest `x` (None before a sweep)."""
+        rows = self._result.rows if self._result else ()
+        if not rows:
+            return None
+        i = bisect.bisect_left([r.budget for r in rows], x)
+        near = [rows[j] for j in (i - 1, i) if 0 <= j < len(rows)]
+        return min(near, key=lambda r: abs(r.budget - x))
+
+    def plot_at(self, scene_pos: QPointF) -> pg.PlotItem | None:
+        return next((p for p in self.plots.values() if p.vb.sceneBoundingRect().contains(scene_pos)), None)
+
+    def _clicked(self, event) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        plot = self.plot_at(event.scenePos())
+        row = self.row_at(plot.vb.mapSceneToView(event.scenePos()).x()) if plot else None
+        if row is not None:
+            event.accept()
+            self.budgetPicked.emit(row.budget)
+
+    def text_at(self, scene_pos: QPointF) -> str:
+        """The hover text for a scene point: the nearest row of the plot under it ('' elsewhere)."""
+        plot = self.plot_at(scene_pos)
+        row = self.row_at(plot.vb.mapSceneToView(scene_pos).x()) if plot else None
+        return row_text(row, self._result.n_layer) if row and self._result else ""
+
+    def _hover(self, scene_pos: QPointF) -> None:
+        self.hover_text = self.text_at(scene_pos)
+        if self.hover_text:
+            QToolTip.showText(QCursor.pos(), self.hover_text, self)
+        else:
+            QToolTip.hideText()

@@ -1,0 +1,192 @@
+"""The budget sweep view: the plan at every budget of a range, its thresholds, click to choose.
+
+Rule 1: the range is FROM:TO:STEP text, read by the core's `budget_range` exactly as
+        `gguf-budget sweep --budgets` reads it. Until the user edits it, it is the default:
+        from SWEEP_BELOW × the minimum feasible budget to SWEEP_ABOVE × the all-pinned budget
+        (`budget_thresholds`), in whole MiB, about DEFAULT_POINTS budgets.
+Rule 2: a sweep is of a request with its budget and force dropped (the sweep varies the
+        budget; `sweep` ignores force). A new model, or a request that differs in anything
+        else, sweeps again (and re-derives a default range); a new budget only moves the mark.
+Rule 3: sweeps run on a `SweepWorker`. While one runs, a progress bar and Cancel show; a
+        cancelled or failed sweep leaves the previous chart on screen and says why.
+Rule 4: the budget mark follows the window's budget at once, but while the budget keeps
+        moving (a slider drag) it is redrawn at most every MARK_INTERVAL_MS: redrawing it
+        repaints three plots (~3 ms), which would push a slider tick past one 60 Hz frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget
+
+from gguf_budget.core import (
+    BudgetRequest, ModelSpec, PlanError, SweepResult, budget_range, budget_thresholds, sweep_budgets,
+)
+from gguf_budget.core.units import human_bytes
+
+from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
+from gguf_budget.gui.qt.whatif.sweep_worker import SweepBackend, SweepWorker
+from gguf_budget.gui.qt.throttle import Throttle
+
+MIB = 1 << 20
+SWEEP_BELOW, SWEEP_ABOVE = 0.75, 1.25
+DEFAULT_POINTS = 256
+MARK_INTERVAL_MS = 100
+
+
+def default_range(low: int, high: int, points: int = DEFAULT_POINTS) -> str:
+    """FROM:TO:STEP in whole MiB around the two thresholds (Rule 1)."""
+    start = max(1, int(low * SWEEP_BELOW) // MIB)
+    stop = max(start + 1, -(-int(high * SWEEP_ABOVE) // MIB))
+    step = max(1, -(-(stop - start) // points))
+    return f"{start}M:{stop}M:{step}M"
+
+
+def sweep_key(request: BudgetRequest) -> BudgetRequest:
+    """The part of a request a sweep depends on (Rule 2)."""
+    return replace(request, budget_bytes=0, force=False)
+
+
+def summary_text(result: SweepResult) -> str:
+    def where(budget: int | None) -> str:
+        return "not in this range" if budget is None else f"{human_bytes(budget)} ({budget:,} B)"
+
+    return (f"{len(result.rows)} budgets · first feasible: {where(result.first_feasible)} · "
+            f"every layer pinned at ctx {result.ctx_cap:,}: {where(result.all_pinned)}")
+
+
+class SweepView(QWidget):
+    """Range box, Sweep/Cancel, progress, status line and the sweep chart.
+
+    Signals:
+        budgetPicked(object): a budget (int bytes) picked on the chart.
+        sweepFinished(): a sweep's result is on the chart.
+        sweepFailed(str): a range or plan error, shown in the status line.
+    """
+
+    budgetPicked = Signal(object)
+    sweepFinished = Signal()
+    sweepFailed = Signal(str)
+
+    def __init__(self, backend: SweepBackend = sweep_budgets, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("sweepView")
+        self._model: ModelSpec | None = None
+        self._request: BudgetRequest | None = None
+        self._custom_range = False
+        self._mark: int | None = None
+        self._mark_drawn: int | None = None
+        self._mark_throttle = Throttle(MARK_INTERVAL_MS, self._draw_mark, self)
+        self.worker = SweepWorker(backend, self)
+        self._build()
+        self.worker.progress.connect(self._progressed)
+        self.worker.succeeded.connect(self._finished)
+        self.worker.failed.connect(self._failed)
+        self.worker.cancelled.connect(lambda: self._idle("Sweep cancelled; the chart shows the previous sweep"))
+
+    def _build(self) -> None:
+        self.range_edit = QLineEdit(self, objectName="sweepRange", placeholderText="FROM:TO:STEP, e.g. 128M:2G:64M")
+        self.range_edit.setToolTip("Budgets to plan, TO included (the same text as `gguf-budget sweep --budgets`)")
+        self.range_edit.returnPressed.connect(self._range_typed)
+        self.run_button = QPushButton("Sweep", self, objectName="sweepRun")
+        self.run_button.clicked.connect(self._range_typed)
+        self.progress = QProgressBar(self, objectName="sweepProgress", minimum=0, maximum=1, maximumWidth=220)
+        self.cancel_button = QPushButton("Cancel", self, objectName="sweepCancel")
+        self.cancel_button.clicked.connect(self.worker.cancel)
+        self.status = QLabel("Open a model to sweep budgets", self, objectName="sweepStatus", wordWrap=True)
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.chart = SweepChart(self)
+        self.chart.budgetPicked.connect(self.budgetPicked)
+        row = QHBoxLayout()
+        for w in (QLabel("Budgets", self), self.range_edit, self.run_button, self.progress, self.cancel_button):
+            row.addWidget(w)
+        row.setStretch(1, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.status)
+        layout.addWidget(self.chart, 1)
+        self._show_busy(False)
+
+    # -- public API -------------------------------------------------------------------
+
+    def set_model(self, model: ModelSpec, request: BudgetRequest) -> None:
+        """A new model: default range, sweep at once."""
+        self._model, self._request, self._custom_range = model, sweep_key(request), False
+        self.chart.show_result(None)
+        self.run()
+
+    def set_request(self, request: BudgetRequest) -> None:
+        """The window's request changed; sweeps again unless only budget or force differ."""
+        key = sweep_key(request)
+        if self._model is not None and key != self._request:
+            self._request = key
+            self.run()
+
+    def set_budget(self, budget: int | None) -> None:
+        """Mark the window's budget (None: unlimited, no mark) — at once, then at most every MARK_INTERVAL_MS."""
+        self._mark = budget
+        self._mark_throttle.request()
+
+    def _draw_mark(self) -> None:
+        if self._mark != self._mark_drawn:
+            self._mark_drawn = self._mark
+            self.chart.set_budget(self._mark)
+
+    def result(self) -> SweepResult | None:
+        """The sweep on the chart (None before the first one finishes)."""
+        return self.chart.result()
+
+    def run(self) -> None:
+        """Sweep the range in the box (or the default range) off the GUI thread."""
+        if self._model is None or self._request is None:
+            return
+        try:
+            if not self._custom_range:
+                self.range_edit.setText(default_range(*budget_thresholds(self._model, self._request)))
+            budgets = budget_range(self.range_edit.text())
+        except (PlanError, ValueError) as e:
+            self._idle(f"Cannot sweep: {e}")
+            self.sweepFailed.emit(str(e))
+            return
+        self.progress.setRange(0, len(budgets))
+        self.progress.setValue(0)
+        self._show_busy(True)
+        self.status.setText(f"Sweeping {len(budgets):,} budgets…")
+        self.worker.start(self._model, budgets, self._request)
+
+    def cancel(self) -> None:
+        self.worker.cancel()
+
+    def invalidate(self, message: str) -> None:
+        """The request changed and a new sweep will follow: stop the one running, say so, keep the chart."""
+        self.worker.discard()
+        self._idle(message)
+
+    # -- worker answers ---------------------------------------------------------------
+
+    def _range_typed(self) -> None:
+        self._custom_range = True
+        self.run()
+
+    def _progressed(self, done: int, total: int) -> None:
+        self.progress.setValue(done)
+
+    def _finished(self, result: SweepResult) -> None:
+        self.chart.show_result(result)
+        self._idle(summary_text(result))
+        self.sweepFinished.emit()
+
+    def _failed(self, message: str) -> None:
+        self._idle(f"Cannot sweep: {message}")
+        self.sweepFailed.emit(message)
+
+    def _idle(self, message: str) -> None:
+        self._show_busy(False)
+        self.status.setText(message)
+
+    def _show_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
