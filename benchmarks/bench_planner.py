@@ -31,7 +31,7 @@ def bench_plans(model: ModelSpec) -> float:
     for name, budget in cases.items():
         request = BudgetRequest(budget)
         plan = plan_memory(model, request)
-        t = median_seconds(lambda: plan_memory(model, request), 500)
+        t = median_seconds(lambda r=request: plan_memory(model, r), 500)
         medians.append(t)
         print(f"  plan_memory {name:<12} ctx {plan.ctx:>6}  pinned {plan.n_pinned:>2}/80  {t * 1e6:8.1f} µs")
     return statistics.median(medians)

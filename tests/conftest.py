@@ -15,6 +15,9 @@ from gguf_factory import ArchDesc, Mode, write_gguf  # noqa: E402
 
 from gguf_budget.core import ModelSpec, load_model  # noqa: E402
 
+# The GUI fixtures (settings_store, write_model, make_window) for every test module.
+pytest_plugins = ["gui_support"]
+
 
 @pytest.fixture
 def gguf_file(tmp_path: Path) -> Callable[..., Path]:

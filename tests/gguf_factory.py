@@ -307,7 +307,7 @@ def write_gguf(path: str | Path, d: ArchDesc, mode: Mode = "complete", split_max
     wr.write_ti_data_to_file()
     sizes = [sum(GGUFWriter.ggml_pad(ti.nbytes, wr.data_alignment) for ti in t.values()) for t in wr.tensors]
     assert wr.fout is not None
-    for fout, size in zip(wr.fout, sizes):
+    for fout, size in zip(wr.fout, sizes, strict=True):
         wr.write_padding(fout, fout.tell())
         if mode == "complete":
             fout.write(bytes(size))

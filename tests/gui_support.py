@@ -1,7 +1,7 @@
 """What the GUI tests share: isolated settings, a real window, a model with separated thresholds.
 
-Test modules import the fixtures they use from here (pytest finds fixtures imported into a
-test module). Every window gets its own INI file, so no test reads the user's settings or
+`conftest.py` loads this module as a pytest plugin, so its fixtures reach every test module
+without an import. Every window gets its own INI file, so no test reads the user's settings or
 another test's.
 """
 

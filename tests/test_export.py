@@ -91,7 +91,7 @@ def test_sweep_csv_file_has_one_row_per_budget(capsys, tmp_path):
     swept = json.loads(json_out)
     assert tuple(rows[0]) == CSV_COLUMNS
     assert len(rows) == 1 + 8
-    for got, want in zip(rows[1:], swept["rows"]):
+    for got, want in zip(rows[1:], swept["rows"], strict=True):
         assert got == [str(want["budget"]), str(want["feasible"]).lower(), str(want["ctx"]), str(want["n_pinned"]),
                        str(swept["n_layer"]), str(want["stream_lm_head"]).lower(), str(want["n_buffers"]),
                        str(want["total"])]

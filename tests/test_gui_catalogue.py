@@ -23,7 +23,7 @@ def menu(qtbot):
 def test_one_labelled_action_per_entry_in_order(menu):
     actions = menu.actions()
     assert [a.data() for a in actions] == [e.name for e in CATALOGUE]
-    for action, entry in zip(actions, CATALOGUE):
+    for action, entry in zip(actions, CATALOGUE, strict=True):
         assert action.text().startswith(f"{entry.title} {entry.quant} — ")
         assert action.text().endswith("(skeleton)")
         assert action.toolTip().startswith(SKELETON_LABEL) and entry.published_source in action.toolTip()

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import time
 
-from gui_support import (  # noqa: F401
-    GIB, LLAMA70B, child, make_window, open_model, settings_store, settle, small_machine, write_model,
-)
+from gui_support import GIB, LLAMA70B, child, open_model, settle, small_machine
 from PySide6.QtCore import Qt
 
 from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gui_support import MIB, settings_store, write_model  # noqa: F401
+from gui_support import MIB
 from PySide6.QtCore import QThreadPool
 from PySide6.QtGui import QColor, QImage
 

@@ -6,9 +6,7 @@ import threading
 from dataclasses import replace
 
 from gguf_factory import write_gguf
-from gui_support import (  # noqa: F401
-    MIB, OTHER, WIDE, child, make_window, open_model, settings_store, settle, write_model,
-)
+from gui_support import MIB, OTHER, child, open_model, settle
 from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QThreadPool, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication

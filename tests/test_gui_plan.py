@@ -10,7 +10,7 @@ import math
 from dataclasses import replace
 
 import pytest
-from gui_support import MIB, WIDE, child, make_window, open_model, settings_store, settle, write_model  # noqa: F401
+from gui_support import MIB, WIDE, child, open_model, settle
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (

@@ -48,7 +48,8 @@ def view(qtbot):
     QThreadPool.globalInstance().waitForDone(5000)
 
 
-def swept(qtbot, view: SweepView, model, request: BudgetRequest = BudgetRequest()) -> None:
+def swept(qtbot, view: SweepView, model, request: BudgetRequest | None = None) -> None:
+    request = request or BudgetRequest()
     with qtbot.assertNotEmitted(view.sweepFailed), qtbot.waitSignal(view.sweepFinished, timeout=10000):
         view.set_model(model, request)
 

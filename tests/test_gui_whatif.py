@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 from gguf.constants import GGMLQuantizationType as T
-from gui_support import MIB, WIDE, make_window, open_model, settings_store, settle, write_model  # noqa: F401
+from gui_support import MIB, WIDE, open_model, settle
 from PySide6.QtCore import QPointF, Qt
 
 from gguf_budget.core import budget_range, plan_dict, plan_memory, sweep_budgets

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from gguf.constants import GGMLQuantizationType as T
-from gui_support import WIDE, write_model  # noqa: F401
+from gui_support import WIDE
 from PySide6.QtGui import QImage
 
 from gguf_budget.gui.cli import main

@@ -33,7 +33,7 @@ def test_each_bar_splits_its_total_into_used_reserve_and_usable(spec, total, fre
     fit = estimate_fit(spec, machine, FitRequest(reserves=Reserves(host=reserve, gpu=reserve // 2)))
     bars = pool_bars(fit)
     assert [b.total for b in bars] == [total, gpu_total]
-    for bar, device in zip(bars, fit.devices):
+    for bar, device in zip(bars, fit.devices, strict=True):
         assert bar.used + bar.reserve + bar.usable == bar.total
         assert bar.usable == max(device.available - device.reserve, 0)
         assert (bar.need, bar.shortfall) == (device.need, device.shortfall)

@@ -65,7 +65,7 @@ def test_every_runtime_dependency_is_listed_with_a_licence():
 def test_the_named_licences_are_the_ones_shown(qtbot):
     dialog = AboutDialog()
     qtbot.addWidget(dialog)
-    by_dist = {c.distribution: row for c, row in zip(COMPONENTS, table_rows(dialog))}
+    by_dist = {c.distribution: row for c, row in zip(COMPONENTS, table_rows(dialog), strict=True)}
     for dist, licence in REQUIRED_LICENCES.items():
         name, version, shown = by_dist[dist]
         assert shown == licence

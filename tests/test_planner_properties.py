@@ -216,7 +216,7 @@ def test_an_explicit_ctx_is_the_plans_ctx_or_the_plan_is_refused(write, data, de
     plan = plan_memory(model, BudgetRequest(**{**request.__dict__, "budget_bytes": budget}))
     assert plan.ctx_explicit and not plan.ctx_capped
     assert plan.ctx == ctx or plan.impossible
-    assert plan.feasible or plan.impossible
+    assert plan.feasible == (budget >= budget_thresholds(model, request)[0])
 
 
 @settings(max_examples=60, deadline=None)

@@ -49,6 +49,8 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import ENGINE_UBATCH, engine_cells, layer_kv_table
 from gguf_budget.core.model.spec import ModelSpec
 
+KVTable = tuple[int | None, ...]
+
 __all__ = ["Reserves", "FitRequest", "FitEstimate", "estimate_fit", "fit_dict", "fit_text",
            "snapshot_dict", "snapshot_text"]
 
@@ -62,8 +64,8 @@ class _Slots:
 
     @classmethod
     def build(cls, slot_weights: list[int], kv_table: tuple[int | None, ...] | None) -> "_Slots":
-        known = kv_table is not None and None not in kv_table
-        kv = tuple(accumulate([*kv_table, 0], initial=0)) if known else None  # type: ignore[list-item]
+        known = [b for b in kv_table if b is not None] if kv_table is not None else []
+        kv = tuple(accumulate([*known, 0], initial=0)) if kv_table is not None and len(known) == len(kv_table) else None
         return cls(tuple(accumulate(slot_weights, initial=0)), kv)
 
     def load(self, start: int, end: int) -> tuple[int, int | None]:
@@ -79,7 +81,7 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     slots = _Slots.build([*model.layer_bytes, _output_slot_bytes(model)], table)
     frees = [g.free for g in snapshot.gpus]
     gpu_reserves = [request.reserves.gpu if i == 0 else 0 for i in range(len(frees))]
-    usable = [max(f - r, 0) for f, r in zip(frees, gpu_reserves)]
+    usable = [max(f - r, 0) for f, r in zip(frees, gpu_reserves, strict=True)]
     auto = _auto_gpu_layers(slots, L, frees, usable) if slots.kv is not None else None
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = place_layers(L, wanted, frees)
@@ -132,7 +134,7 @@ def _auto_gpu_layers(slots: _Slots, L: int, frees: list[int], usable: list[int])
 
 
 def _gpus_fit(slots: _Slots, placement: Placement, usable: list[int]) -> bool:
-    for (start, end), room in zip(placement.runs, usable):
+    for (start, end), room in zip(placement.runs, usable, strict=False):
         w, kv = slots.load(start, end)
         if w + (kv or 0) > room:
             return False
@@ -151,14 +153,14 @@ def _weights(model: ModelSpec, p: Placement) -> WeightSplit:
     )
 
 
-def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: str, table, slots: _Slots, p: Placement) -> KVEstimate:
+def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: str, table: KVTable | None, slots: _Slots, p: Placement) -> KVEstimate:
     kinds = [layer.kind for layer in model.layers]
     n_rec = kinds.count("recurrent")
     state = model.recurrent_state_bytes
     lower = None
     if ctx and "unknown" not in kinds:
         f16 = layer_kv_table(model, ctx, "f16")
-        lower = sum(b or 0 for b, k in zip(f16, kinds) if k != "recurrent")
+        lower = sum(b or 0 for b, k in zip(f16, kinds, strict=True) if k != "recurrent")
     engine = slots.kv[-1] if slots.kv is not None else None
     host = None if slots.kv is None else slots.kv[p.host_blocks]
     return KVEstimate(
@@ -169,11 +171,11 @@ def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: str, table, slots: 
     )
 
 
-def _devices(model, snapshot, reserves: Reserves, gpu_reserves, slots: _Slots, p: Placement,
+def _devices(model: ModelSpec, snapshot: HardwareSnapshot, reserves: Reserves, gpu_reserves: list[int], slots: _Slots, p: Placement,
              host_weights: int, host_kv: int | None) -> tuple[DeviceLoad, ...]:
     host = DeviceLoad("host", "host RAM", snapshot.host_available, reserves.host, host_weights, host_kv)
     gpus = []
-    for gpu, reserve, (start, end) in zip(snapshot.gpus, gpu_reserves, p.runs):
+    for gpu, reserve, (start, end) in zip(snapshot.gpus, gpu_reserves, p.runs, strict=False):
         w, kv = slots.load(start, end)
         gpus.append(DeviceLoad(f"gpu{gpu.index}", f"GPU {gpu.index} ({gpu.name})", gpu.free, reserve, w, kv))
     return (host, *gpus)
@@ -190,12 +192,12 @@ def _verdict(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool) -> st
 
 
 def _cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, reserves: Reserves, gpu_reserves: list[int],
-                 table, unknown: bool) -> Strategy | None:
+                 table: KVTable | None, unknown: bool) -> Strategy | None:
     """Rule 7: routed experts in host RAM, every other tensor of every layer offloaded."""
     if not model.routed_expert_bytes:
         return None
     L = model.n_layer
-    dense = [b - r.get("experts", 0) for b, r in zip(model.layer_bytes, model.layer_role_bytes)]
+    dense = [b - r.get("experts", 0) for b, r in zip(model.layer_bytes, model.layer_role_bytes, strict=True)]
     slots = _Slots.build([*dense, _output_slot_bytes(model)], table)
     p = place_layers(L, L + 1, [g.free for g in snapshot.gpus])
     _, host_kv = slots.load(0, p.host_blocks)

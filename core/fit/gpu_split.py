@@ -29,7 +29,8 @@ from typing import Sequence
 
 def _f32(x: float) -> float:
     """Round to float32: float64 arithmetic then one rounding equals float32 arithmetic for + − × ÷."""
-    return struct.unpack("f", struct.pack("f", x))[0]
+    value: float = struct.unpack("f", struct.pack("f", x))[0]
+    return value
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, BinaryIO, Mapping
 
@@ -179,10 +180,10 @@ class _Cursor:
         return value
 
     def u32(self, what: str) -> int:
-        return self.unpack(_U32, what)
+        return int(self.unpack(_U32, what))
 
     def u64(self, what: str) -> int:
-        return self.unpack(_U64, what)
+        return int(self.unpack(_U64, what))
 
     def count(self, what: str, min_item_bytes: int) -> int:
         at = self.offset
@@ -341,7 +342,7 @@ def _check_layout(tensors: tuple[TensorInfo, ...], at: int) -> None:
             raise GGUFFormatError(f"duplicate tensor name {t.name!r}", at)
         names.add(t.name)
     ordered = sorted(tensors, key=lambda t: t.offset)
-    for prev, nxt in zip(ordered, ordered[1:]):
+    for prev, nxt in pairwise(ordered):
         if prev.offset + prev.nbytes > nxt.offset:
             raise GGUFFormatError(f"tensors {prev.name!r} and {nxt.name!r} overlap", at)
 

@@ -57,7 +57,7 @@ def _read_host() -> tuple[int, int, int | None, str | None]:
         vm = psutil.virtual_memory()
         swap = psutil.swap_memory().total
         return int(vm.total), int(vm.available), int(swap), None
-    except Exception as e:  # psutil raises OSError/RuntimeError on odd platforms; none may escape
+    except Exception as e:  # noqa: BLE001 — psutil raises OSError/RuntimeError on odd platforms; none may escape
         return 0, 0, None, f"host memory could not be read: {type(e).__name__}: {e}"
 
 
@@ -88,25 +88,26 @@ def _read_cgroups(root: Path, proc_self_cgroup: Path) -> tuple[CgroupReading, ..
 def _read_nvml(nvml: Any) -> tuple[tuple[GpuInfo, ...], str | None]:
     if nvml is None:
         try:
-            import pynvml as nvml
+            import pynvml
         except ImportError:
             return (), NO_BINDINGS
+        nvml = pynvml
     nvml_error = getattr(nvml, "NVMLError", None)
     errors: tuple[type[BaseException], ...] = (nvml_error,) if isinstance(nvml_error, type) else ()
     try:
         nvml.nvmlInit()
     except errors as e:
         return (), nvml_error_reason(getattr(e, "value", None), str(e))
-    except Exception as e:  # a broken binding must not take the probe down
+    except Exception as e:  # noqa: BLE001 — a broken binding must not take the probe down
         return (), f"NVML failed to start: {type(e).__name__}: {e}"
     try:
         return _read_devices(nvml, errors)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 — an odd device reading must not take the probe down
         return (), f"NVML failed: {type(e).__name__}: {e}"
     finally:
         try:
             nvml.nvmlShutdown()
-        except Exception:  # shutting down is best effort; the readings are already taken
+        except Exception:  # noqa: BLE001 — shutting down is best effort; the readings are already taken
             pass
 
 

@@ -245,8 +245,8 @@ def _recurrent_layers(f: _Facts, n_head_kv: tuple[int, ...] | None, n_layer: int
 
 def _recurrent_state_bytes(f: _Facts, ssm: Mapping[str, int | None] | None, n_embd: int | None) -> int | None:
     """Per recurrent layer, F32: conv state (d_conv − 1)·(d_inner + 2·groups·d_state) + d_state·d_inner."""
-    if ssm and ssm.get("d_conv") is not None and ssm.get("d_inner") is not None and ssm.get("d_state") is not None:
-        d_conv, d_inner, d_state = ssm["d_conv"], ssm["d_inner"], ssm["d_state"]
+    d_conv, d_inner, d_state = (ssm.get(k) for k in ("d_conv", "d_inner", "d_state")) if ssm else (None, None, None)
+    if ssm and d_conv is not None and d_inner is not None and d_state is not None:
         groups = ssm.get("n_group") or 0
         conv = max(d_conv - 1, 0) * (d_inner + 2 * groups * d_state)
         return (conv + d_state * d_inner) * F32_BYTES
@@ -272,8 +272,9 @@ def _swa_flags(f: _Facts, n_layer: int, window: int | None) -> tuple[bool, ...]:
     return tuple(period == 0 or il % period < period - 1 for il in range(n_layer))
 
 
-def _layers(f: _Facts, n_layer: int, n_head, n_head_kv, head_k, head_v, window, recurrent,
-            kv_lora, rope_dim) -> tuple[LayerAttention, ...]:
+def _layers(f: _Facts, n_layer: int, n_head: tuple[int, ...] | None, n_head_kv: tuple[int, ...] | None,
+            head_k: int | None, head_v: int | None, window: int | None, recurrent: tuple[bool, ...],
+            kv_lora: int | None, rope_dim: int | None) -> tuple[LayerAttention, ...]:
     swa = _swa_flags(f, n_layer, window)
     out = []
     for il in range(n_layer):

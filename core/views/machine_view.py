@@ -46,7 +46,7 @@ def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
     """Host first, then each GPU in NVML order (Rule 1)."""
     totals = [fit.snapshot.host_total, *(g.total for g in fit.snapshot.gpus)]
     bars = []
-    for device, total in zip(fit.devices, totals):
+    for device, total in zip(fit.devices, totals, strict=True):
         free = min(device.available, total)
         bars.append(PoolBar(device.name, device.label, total, total - free, min(device.reserve, free),
                             device.usable, device.need, device.shortfall))

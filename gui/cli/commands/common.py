@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from typing import Any
 
 from gguf_budget.core import ModelLoadError, ModelSpec, load_model
-from gguf_budget.gui.cli.args import size_arg
 
 
 class CommandError(Exception):

@@ -122,7 +122,7 @@ class HardwarePanel(QGroupBox):
         bars = pool_bars(fit)
         self.host_bar.set_pool(bars[0])
         self._gpu_bar_count(len(bars) - 1)
-        for widget, pool in zip(self.gpu_bars, bars[1:]):
+        for widget, pool in zip(self.gpu_bars, bars[1:], strict=False):
             widget.set_pool(pool)
         self.split.setText(split_text(fit))
         for name, text in (*weight_rows(fit), *kv_rows(fit)):

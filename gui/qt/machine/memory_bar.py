@@ -34,7 +34,7 @@ class _Bar(QWidget):
         painter = QPainter(self)
         scale = self.width() / pool.total
         x = 0.0
-        for name, n in zip(SEGMENTS, (pool.used, pool.reserve, pool.usable)):
+        for name, n in zip(SEGMENTS, (pool.used, pool.reserve, pool.usable), strict=True):
             painter.fillRect(QRectF(x, 0, n * scale, self.height()), QColor(MEMORY_COLOURS[name]))
             x += n * scale
         if pool.need is not None:

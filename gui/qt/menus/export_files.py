@@ -58,7 +58,7 @@ def plan_json(plan: MemoryPlan) -> str:
 def chart_png(chart: pg.GraphicsLayoutWidget) -> bytes:
     try:
         image = pg.exporters.ImageExporter(chart.ci).export(toBytes=True)
-    except Exception as e:  # pyqtgraph raises a bare Exception for a chart of size 0
+    except Exception as e:  # noqa: BLE001 — pyqtgraph raises a bare Exception for a chart of size 0
         raise ExportError(f"cannot render the chart: {e}") from None
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)

@@ -35,7 +35,7 @@ class CompareRow:
 
 def compare_rows(first: MemoryPlan, second: MemoryPlan) -> tuple[CompareRow, ...]:
     """Rule 1: every ledger line, then the total."""
-    lines = [CompareRow(name, a, b) for (name, a), (_, b) in zip(first.ledger.items(), second.ledger.items())]
+    lines = [CompareRow(name, a, b) for (name, a), (_, b) in zip(first.ledger.items(), second.ledger.items(), strict=True)]
     return (*lines, CompareRow("total", first.total, second.total))
 
 
@@ -68,11 +68,11 @@ class CompareModel(QAbstractTableModel):
     def rows(self) -> tuple[CompareRow, ...]:
         return self._rows
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._rows)
+    def rowCount(self, parent: Index | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self._rows)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
+    def columnCount(self, parent: Index | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
