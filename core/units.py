@@ -12,7 +12,8 @@ import re
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 _SCALE = {"": 0, "b": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
-MAX_SIZE = 2**63 - 1
+INT64_MAX = 2**63 - 1
+"""The largest byte count or count anywhere in the tool: GGUF's own int64 limit, 2^63−1."""
 
 
 def human_bytes(n: int | None) -> str:
@@ -34,6 +35,6 @@ def parse_size(text: str) -> int:
     if not m:
         raise ValueError(f"not a size: {text!r} (try 512M, 1.5G, 2GiB or plain bytes)")
     value = float(m.group(1)) * 1024 ** _SCALE[m.group(2).lower()]
-    if not math.isfinite(value) or value > MAX_SIZE:
+    if not math.isfinite(value) or value > INT64_MAX:
         raise ValueError(f"size too large: {text!r}")
     return int(round(value))

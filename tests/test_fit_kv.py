@@ -13,8 +13,16 @@ from gguf_factory import ArchDesc, MLADesc, SSMDesc
 
 from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
 from gguf_budget.core.machine.snapshot import hypothetical_machine
-from gguf_budget.core.model.kv import engine_cells, engine_kv_breakdown
-from gguf_budget.core.model.spec import LayerAttention
+from gguf_budget.core.model.kv import (
+    LayerKV,
+    engine_cells,
+    engine_kv_breakdown,
+    kv_breakdown,
+    kv_price,
+    layer_kv,
+    layer_kv_table,
+)
+from gguf_budget.core.model.spec import LayerAttention, LayerKind
 
 GiB = 1024**3
 BIG_HOST = hypothetical_machine(64 * GiB)
@@ -87,3 +95,41 @@ def test_missing_recurrent_sizes_make_the_state_unknown(model):
     e = estimate_fit(spec, BIG_HOST, FitRequest(ctx=1000))
     assert (e.kv.lower_bound, e.kv.recurrent_state, e.kv.engine, e.verdict) == (1000 * 128, None, None, "unknown")
     assert e.unknowns == ("recurrent state: the file lacks the SSM/RWKV state sizes",)
+
+
+LAYER_KV_TABLE = [
+    # layer, kv type, recurrent state, swa_extra → per cell, cap, fixed (None: unknown)
+    (LayerAttention("full", 8, 2, 32, 32), "f16", None, 0, (2 * (32 + 32) * 2, None, 0)),
+    (LayerAttention("full", 8, 2, 32, 32), "q8_0", None, 0, (2 * 34 + 2 * 34, None, 0)),  # 64 elements: 2 blocks
+    (LayerAttention("swa", 8, 1, 64, 64, 1024), "f16", None, 0, (256, 1024, 0)),
+    (LayerAttention("swa", 8, 1, 64, 64, 1024), "f16", None, 512, (256, 1536, 0)),
+    (LayerAttention("full", 4, 1, 96, 0), "f16", None, 0, (192, None, 0)),  # MLA: one latent row
+    (LayerAttention("recurrent", 4, 0, 0, 0), "f16", 9728, 512, (0, None, 9728)),
+    (LayerAttention("recurrent", 4, 0, 0, 0), "f16", None, 0, None),
+    (LayerAttention("unknown", 8, None, 32, 32), "f16", 9728, 0, None),
+]
+
+
+@pytest.mark.parametrize(("layer", "kv_type", "state", "extra", "expected"), LAYER_KV_TABLE)
+def test_one_rule_prices_each_kind_of_layer(layer, kv_type, state, extra, expected):
+    assert layer_kv(layer, kv_type, state, swa_extra=extra) == (None if expected is None else LayerKV(*expected))
+
+
+def test_a_layer_holds_at_most_its_cap():
+    price = LayerKV(per_cell=256, cap=1024, fixed=8)
+    assert [price.at(c) for c in (0, 1000, 1024, 5000)] == [8, 256 * 1000 + 8, 256 * 1024 + 8, 256 * 1024 + 8]
+
+
+@pytest.mark.parametrize("desc", [DENSE, GEMMA3, HYBRID, MAMBA, MLA], ids=["dense", "gemma3", "hybrid", "mamba", "mla"])
+@pytest.mark.parametrize("kv_type", ["f16", "q8_0"])
+@pytest.mark.parametrize("swa_extra", [0, 512])
+def test_breakdown_price_and_table_are_sums_of_the_layer_rule(model, desc, kv_type, swa_extra):
+    spec = model(desc)
+    for ctx in (1, 1000, 1536, 100000):
+        each = [layer_kv(layer, kv_type, spec.recurrent_state_bytes, swa_extra=swa_extra) for layer in spec.layers]
+        table = layer_kv_table(spec, ctx, kv_type, swa_extra=swa_extra)
+        assert table == tuple(p.at(ctx) for p in each)
+        assert kv_breakdown(spec, ctx, kv_type, swa_extra=swa_extra).total == sum(table)
+        assert kv_price(spec, kv_type, swa_extra=swa_extra).at(ctx) == sum(table)
+        attention = sum(b for b, layer in zip(table, spec.layers) if layer.kind is not LayerKind.RECURRENT)
+        assert kv_breakdown(spec, ctx, kv_type, swa_extra=swa_extra).attention == attention

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import re
+from pathlib import Path
+
 import pytest
 from gguf.constants import GGMLQuantizationType as T
 from gguf_factory import ArchDesc, MLADesc, SSMDesc, tensor_plan
@@ -9,6 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core import GGUFFormatError, LayerAttention
+from gguf_budget.core.model import facts
+from gguf_budget.core.model.spec import SSMSizes
 
 # Q8_0 stores 32 elements in 34 bytes; Q4_0 in 18; F16 2 bytes; F32 4 bytes.
 LLAMA_LAYER = {"attention": 4352 + 2176 + 2176 + 4352, "ffn": 3 * 8704, "norms": 2 * 256}
@@ -87,6 +93,7 @@ def test_mamba_layers_are_recurrent_with_fixed_state(model):
     spec = model(ArchDesc(arch="mamba", ssm=SSMDesc(), n_head=0, n_head_kv=0, weight_type=T.F16))
     assert all(layer.kind == "recurrent" for layer in spec.layers)
     assert spec.recurrent_state_bytes == ((4 - 1) * 128 + 16 * 128) * 4
+    assert spec.ssm == SSMSizes(d_conv=4, d_inner=128, d_state=16, dt_rank=4, n_group=0)
     assert spec.layer_role_bytes[0]["ssm"] > 0 and spec.layer_role_bytes[0]["attention"] == 0
 
 
@@ -149,3 +156,13 @@ def test_a_skeleton_knows_the_size_of_the_complete_file(gguf_file, tmp_path):
     complete = gguf_file(desc, "complete", name="c.gguf")
     assert skeleton.header_only and skeleton.file_bytes < skeleton.tensor_bytes
     assert skeleton.complete_file_bytes == complete.stat().st_size == load_model(complete).complete_file_bytes
+
+
+GGUF_KEY = re.compile(r"^(\{arch\}|general|tokenizer|split)\.")
+
+
+def test_every_gguf_key_is_named_by_gguf_constants():
+    """facts.py reads keys only through `gguf.constants.Keys`: no key is typed out a second time."""
+    tree = ast.parse(Path(facts.__file__).read_text(encoding="utf-8"))
+    literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    assert [s for s in literals if GGUF_KEY.match(s)] == []

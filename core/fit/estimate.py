@@ -46,8 +46,9 @@ from gguf_budget.core.fit.types import (
 )
 from gguf_budget.core.fit.gpu_split import Placement, place_layers
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.model.kv import ENGINE_UBATCH, engine_cells, layer_kv_table
-from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.model.kv import ENGINE_UBATCH, KVType, engine_cells, layer_kv_table
+from gguf_budget.core.model.roles import TensorRole
+from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 KVTable = tuple[int | None, ...]
 
@@ -155,17 +156,18 @@ def _weights(model: ModelSpec, p: Placement) -> WeightSplit:
 
 def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: str, table: KVTable | None, slots: _Slots, p: Placement) -> KVEstimate:
     kinds = [layer.kind for layer in model.layers]
-    n_rec = kinds.count("recurrent")
+    n_rec = kinds.count(LayerKind.RECURRENT)
     state = model.recurrent_state_bytes
     lower = None
-    if ctx and "unknown" not in kinds:
-        f16 = layer_kv_table(model, ctx, "f16")
-        lower = sum(b or 0 for b, k in zip(f16, kinds, strict=True) if k != "recurrent")
+    if ctx and LayerKind.UNKNOWN not in kinds:
+        f16 = layer_kv_table(model, ctx, KVType.F16)
+        lower = sum(b or 0 for b, k in zip(f16, kinds, strict=True) if k is not LayerKind.RECURRENT)
     engine = slots.kv[-1] if slots.kv is not None else None
     host = None if slots.kv is None else slots.kv[p.host_blocks]
     return KVEstimate(
         kv_type=kv_type, ctx=ctx, cells=engine_cells(ctx) if ctx else None, lower_bound=lower, engine=engine,
-        attention_layers=kinds.count("full") + kinds.count("swa"), swa_layers=kinds.count("swa"),
+        attention_layers=kinds.count(LayerKind.FULL) + kinds.count(LayerKind.SWA),
+        swa_layers=kinds.count(LayerKind.SWA),
         recurrent_layers=n_rec, recurrent_state=(n_rec * state if state is not None else None) if n_rec else 0,
         gpu=None if engine is None or host is None else engine - host, host=host,
     )
@@ -197,7 +199,7 @@ def _cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, reserves: Reserve
     if not model.routed_expert_bytes:
         return None
     L = model.n_layer
-    dense = [b - r.get("experts", 0) for b, r in zip(model.layer_bytes, model.layer_role_bytes, strict=True)]
+    dense = [b - r.get(TensorRole.EXPERTS, 0) for b, r in zip(model.layer_bytes, model.layer_role_bytes, strict=True)]
     slots = _Slots.build([*dense, _output_slot_bytes(model)], table)
     p = place_layers(L, L + 1, [g.free for g in snapshot.gpus])
     _, host_kv = slots.load(0, p.host_blocks)

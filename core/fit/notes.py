@@ -12,7 +12,7 @@ from __future__ import annotations
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.fit.gpu_split import Placement
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.model.spec import LayerKind, ModelSpec
 from gguf_budget.core.units import human_bytes
 
 ATTENTION_FACTS = ("n_embd", "n_head", "n_head_kv", "head_dim_k", "head_dim_v")
@@ -25,11 +25,11 @@ def fit_unknowns(model: ModelSpec, snapshot: HardwareSnapshot, ctx: int | None) 
         out.append("block count: the file does not give it")
     if ctx is None:
         out.append("context length: the file does not give it (pass a context size)")
-    n_unknown = sum(layer.kind == "unknown" for layer in model.layers)
+    n_unknown = sum(layer.kind is LayerKind.UNKNOWN for layer in model.layers)
     if n_unknown:
         missing = ", ".join(f for f in ATTENTION_FACTS if f in model.unknown) or "attention facts"
         out.append(f"KV cache of {n_unknown} layer(s): the file lacks {missing}")
-    if model.recurrent_state_bytes is None and any(layer.kind == "recurrent" for layer in model.layers):
+    if model.recurrent_state_bytes is None and any(layer.kind is LayerKind.RECURRENT for layer in model.layers):
         out.append("recurrent state: the file lacks the SSM/RWKV state sizes")
     return tuple(out)
 

@@ -33,6 +33,7 @@ from gguf.constants import (
 )
 
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError
+from gguf_budget.core.units import INT64_MAX
 
 KEEP_ARRAY_MAX = 4096
 """Arrays with more elements than this are counted, not kept (token lists, merges, scores)."""
@@ -48,7 +49,6 @@ MAX_ARRAY_NESTING = 8
 """Deeper nesting is refused: no real model nests arrays, and recursion must stay bounded."""
 
 GGML_MAX_DIMS = 4
-INT64_MAX = 2**63 - 1
 SUPPORTED_VERSIONS = (2, 3)
 
 _SCALAR_FORMATS: dict[GGUFValueType, str] = {

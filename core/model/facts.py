@@ -21,12 +21,19 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Mapping
 
-from gguf.constants import LlamaFileType
+from gguf.constants import Keys, LlamaFileType
 
 from gguf_budget.core.errors import GGUFFormatError
 from gguf_budget.core.gguf.header import GGUFHeader, SkippedArray, SkippedString
-from gguf_budget.core.model.spec import GlobalBytes, LayerAttention, ModelSpec, ModelTensor
-from gguf_budget.core.model.roles import BLOCK_ROLES, block_role, global_role, split_block_name
+from gguf_budget.core.model.spec import (
+    GlobalBytes,
+    LayerAttention,
+    LayerKind,
+    ModelSpec,
+    ModelTensor,
+    SSMSizes,
+)
+from gguf_budget.core.model.roles import BLOCK_ROLES, TensorRole, block_role, global_role, split_block_name
 
 SWA_PERIODS: Mapping[str, int] = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4, "gpt-oss": 2}
 RECURRENT_ARCHS = frozenset({"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"})
@@ -42,24 +49,28 @@ class _Facts:
         self.arch = arch
         self.unknown: list[str] = []
 
+    def key(self, key: str) -> str:
+        """`{arch}.block_count` → `llama.block_count`."""
+        return key.format(arch=self.arch)
+
     def raw(self, key: str) -> Any:
-        return self.md.get(key.format(arch=self.arch))
+        return self.md.get(self.key(key))
 
     def number(self, key: str, fact: str | None = None, required: bool = True) -> int | None:
         v = self.raw(key)
         if isinstance(v, bool) or not isinstance(v, int):
             if isinstance(v, (tuple, SkippedArray)):
-                raise GGUFFormatError(f"{key.format(arch=self.arch)} must be a number, got an array")
+                raise GGUFFormatError(f"{self.key(key)} must be a number, got an array")
             if required and fact:
                 self.unknown.append(fact)
             return None
         if v < 0:
-            raise GGUFFormatError(f"{key.format(arch=self.arch)} is negative ({v})")
+            raise GGUFFormatError(f"{self.key(key)} is negative ({v})")
         return v
 
     def per_layer(self, key: str, fact: str, n_layer: int) -> tuple[int, ...] | None:
         v = self.raw(key)
-        full = key.format(arch=self.arch)
+        full = self.key(key)
         if v is None:
             self.unknown.append(fact)
             return None
@@ -75,36 +86,37 @@ class _Facts:
 def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
     first = headers[0]
     md = first.metadata
-    arch = md.get("general.architecture")
+    arch = md.get(Keys.General.ARCHITECTURE)
     if not isinstance(arch, str) or not arch:
-        raise GGUFFormatError("general.architecture is missing", None, first.path)
+        raise GGUFFormatError(f"{Keys.General.ARCHITECTURE} is missing", None, first.path)
     f = _Facts(md, arch)
     tensors = _tensors(headers)
-    n_layer = f.number("{arch}.block_count", "n_layer") or 0
+    n_layer = f.number(Keys.LLM.BLOCK_COUNT, "n_layer") or 0
     blocks = {t.layer for t in tensors if t.layer is not None}
     if n_layer > len(blocks):
-        raise GGUFFormatError(f"{arch}.block_count is {n_layer} but the tensor directory has {len(blocks)} blocks")
+        raise GGUFFormatError(f"{f.key(Keys.LLM.BLOCK_COUNT)} is {n_layer} but the tensor directory has "
+                              f"{len(blocks)} blocks")
     tensors = tuple(_as_global_if_beyond(t, n_layer) for t in tensors)
     layer_role_bytes = _layer_role_bytes(tensors, n_layer)
     gb = _global_bytes(tensors)
-    n_embd = f.number("{arch}.embedding_length", "n_embd")
-    n_ff = f.per_layer("{arch}.feed_forward_length", "n_ff", n_layer)
-    n_head = f.per_layer("{arch}.attention.head_count", "n_head", n_layer)
+    n_embd = f.number(Keys.LLM.EMBEDDING_LENGTH, "n_embd")
+    n_ff = f.per_layer(Keys.LLM.FEED_FORWARD_LENGTH, "n_ff", n_layer)
+    n_head = f.per_layer(Keys.Attention.HEAD_COUNT, "n_head", n_layer)
     n_head_kv = _head_kv(f, n_head, n_layer)
     head_k, head_v = _head_dims(f, n_embd, n_head)
     n_vocab = _n_vocab(f, md, tensors)
-    ctx = f.number("{arch}.context_length", "context_length")
-    window = f.number("{arch}.attention.sliding_window", required=False)
-    kv_lora = f.number("{arch}.attention.kv_lora_rank", required=False)
-    rope_dim = f.number("{arch}.rope.dimension_count", required=False)
+    ctx = f.number(Keys.LLM.CONTEXT_LENGTH, "context_length")
+    window = f.number(Keys.Attention.SLIDING_WINDOW, required=False)
+    kv_lora = f.number(Keys.Attention.KV_LORA_RANK, required=False)
+    rope_dim = f.number(Keys.Rope.DIMENSION_COUNT, required=False)
     ssm = _ssm(f)
     recurrent = _recurrent_layers(f, n_head_kv, n_layer)
     state = _recurrent_state_bytes(f, ssm, n_embd) if any(recurrent) else None
     if any(recurrent) and state is None:
         f.unknown.append("recurrent_state")
     layers = _layers(f, n_layer, n_head, n_head_kv, head_k, head_v, window, recurrent, kv_lora, rope_dim)
-    file_type = f.number("general.file_type", required=False)
-    name = md.get("general.name")
+    file_type = f.number(Keys.General.FILE_TYPE, required=False)
+    name = md.get(Keys.General.NAME)
     return ModelSpec(
         path=first.path,
         shards=tuple(h.path for h in headers),
@@ -130,11 +142,11 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
         sliding_window=window,
         layers=layers,
         recurrent_state_bytes=state,
-        expert_count=f.number("{arch}.expert_count", required=False),
-        expert_used_count=f.number("{arch}.expert_used_count", required=False),
-        expert_shared_count=f.number("{arch}.expert_shared_count", required=False),
+        expert_count=f.number(Keys.LLM.EXPERT_COUNT, required=False),
+        expert_used_count=f.number(Keys.LLM.EXPERT_USED_COUNT, required=False),
+        expert_shared_count=f.number(Keys.LLM.EXPERT_SHARED_COUNT, required=False),
         kv_lora_rank=kv_lora,
-        q_lora_rank=f.number("{arch}.attention.q_lora_rank", required=False),
+        q_lora_rank=f.number(Keys.Attention.Q_LORA_RANK, required=False),
         rope_dim=rope_dim,
         ssm=ssm,
         tied_embeddings=gb.output is None,
@@ -162,11 +174,11 @@ def _as_global_if_beyond(t: ModelTensor, n_layer: int) -> ModelTensor:
     """Blocks past block_count (e.g. next-token-prediction heads) are loaded but not run."""
     if t.layer is None or t.layer < n_layer:
         return t
-    return ModelTensor(t.name, t.shape, t.ggml_type, t.nbytes, t.n_elements, t.shard, "other", None)
+    return ModelTensor(t.name, t.shape, t.ggml_type, t.nbytes, t.n_elements, t.shard, TensorRole.OTHER, None)
 
 
-def _layer_role_bytes(tensors: tuple[ModelTensor, ...], n_layer: int) -> tuple[Mapping[str, int], ...]:
-    per: list[dict[str, int]] = [dict.fromkeys(BLOCK_ROLES, 0) for _ in range(n_layer)]
+def _layer_role_bytes(tensors: tuple[ModelTensor, ...], n_layer: int) -> tuple[Mapping[TensorRole, int], ...]:
+    per: list[dict[TensorRole, int]] = [dict.fromkeys(BLOCK_ROLES, 0) for _ in range(n_layer)]
     for t in tensors:
         if t.layer is not None:
             per[t.layer][t.role] += t.nbytes
@@ -174,32 +186,32 @@ def _layer_role_bytes(tensors: tuple[ModelTensor, ...], n_layer: int) -> tuple[M
 
 
 def _global_bytes(tensors: tuple[ModelTensor, ...]) -> GlobalBytes:
-    sums: dict[str, int] = defaultdict(int)
-    present: set[str] = set()
+    sums: dict[TensorRole, int] = defaultdict(int)
+    present: set[TensorRole] = set()
     for t in tensors:
         if t.layer is None:
             sums[t.role] += t.nbytes
             present.add(t.role)
     return GlobalBytes(
-        token_embd=sums["token_embd"],
-        output=sums["output"] if "output" in present else None,
-        output_norm=sums["output_norm"],
-        position_embd=sums["position_embd"] if "position_embd" in present else None,
-        other=sums["other"],
+        token_embd=sums[TensorRole.TOKEN_EMBD],
+        output=sums[TensorRole.OUTPUT] if TensorRole.OUTPUT in present else None,
+        output_norm=sums[TensorRole.OUTPUT_NORM],
+        position_embd=sums[TensorRole.POSITION_EMBD] if TensorRole.POSITION_EMBD in present else None,
+        other=sums[TensorRole.OTHER],
     )
 
 
 def _head_kv(f: _Facts, n_head: tuple[int, ...] | None, n_layer: int) -> tuple[int, ...] | None:
-    if f.raw("{arch}.attention.head_count_kv") is None:
+    if f.raw(Keys.Attention.HEAD_COUNT_KV) is None:
         return n_head  # llama.cpp: no GQA key means one KV head per query head
-    return f.per_layer("{arch}.attention.head_count_kv", "n_head_kv", n_layer)
+    return f.per_layer(Keys.Attention.HEAD_COUNT_KV, "n_head_kv", n_layer)
 
 
 def _head_dims(f: _Facts, n_embd: int | None, n_head: tuple[int, ...] | None) -> tuple[int | None, int | None]:
     heads = max(n_head, default=0) if n_head else 0
     default = n_embd // heads if n_embd and heads else None
-    k = f.number("{arch}.attention.key_length", required=False)
-    v = f.number("{arch}.attention.value_length", required=False)
+    k = f.number(Keys.Attention.KEY_LENGTH, required=False)
+    v = f.number(Keys.Attention.VALUE_LENGTH, required=False)
     k, v = (k if k is not None else default), (v if v is not None else default)
     if k is None:
         f.unknown.append("head_dim_k")
@@ -209,12 +221,12 @@ def _head_dims(f: _Facts, n_embd: int | None, n_head: tuple[int, ...] | None) ->
 
 
 def _n_vocab(f: _Facts, md: Mapping[str, Any], tensors: tuple[ModelTensor, ...]) -> int | None:
-    tokens = md.get("tokenizer.ggml.tokens")
+    tokens = md.get(Keys.Tokenizer.LIST)
     if isinstance(tokens, SkippedArray):
         return tokens.count
     if isinstance(tokens, tuple):
         return len(tokens)
-    vocab = f.number("{arch}.vocab_size", required=False)
+    vocab = f.number(Keys.LLM.VOCAB_SIZE, required=False)
     if vocab is not None:
         return vocab
     embd = next((t for t in tensors if t.name == "token_embd.weight"), None)
@@ -224,37 +236,43 @@ def _n_vocab(f: _Facts, md: Mapping[str, Any], tensors: tuple[ModelTensor, ...])
     return None
 
 
-def _ssm(f: _Facts) -> dict[str, int | None] | None:
-    keys = {"d_conv": "conv_kernel", "d_inner": "inner_size", "d_state": "state_size",
-            "dt_rank": "time_step_rank", "n_group": "group_count"}
-    values = {k: f.number(f"{{arch}}.ssm.{v}", required=False) for k, v in keys.items()}
-    return values if any(v is not None for v in values.values()) else None
+SSM_KEYS: Mapping[str, str] = {
+    "d_conv": Keys.SSM.CONV_KERNEL,
+    "d_inner": Keys.SSM.INNER_SIZE,
+    "d_state": Keys.SSM.STATE_SIZE,
+    "dt_rank": Keys.SSM.TIME_STEP_RANK,
+    "n_group": Keys.SSM.GROUP_COUNT,
+}
+"""`SSMSizes` fields (llama.cpp's `hparams.ssm_d_conv`…) → their GGUF keys."""
+
+
+def _ssm(f: _Facts) -> SSMSizes | None:
+    values = {name: f.number(key, required=False) for name, key in SSM_KEYS.items()}
+    return SSMSizes(**values) if any(v is not None for v in values.values()) else None
 
 
 def _recurrent_layers(f: _Facts, n_head_kv: tuple[int, ...] | None, n_layer: int) -> tuple[bool, ...]:
     if f.arch in RECURRENT_ARCHS:
         return (True,) * n_layer
-    interval = f.number("{arch}.full_attention_interval", required=False)
+    interval = f.number(Keys.LLM.FULL_ATTENTION_INTERVAL, required=False)
     if interval:
         return tuple((il + 1) % interval != 0 for il in range(n_layer))
-    hybrid = f.raw("{arch}.ssm.state_size") is not None or f.raw("{arch}.shortconv.l_cache") is not None
+    hybrid = f.raw(Keys.SSM.STATE_SIZE) is not None or f.raw(Keys.ShortConv.L_CACHE) is not None
     if hybrid and n_head_kv is not None:
         return tuple(kv == 0 for kv in n_head_kv)
     return (False,) * n_layer
 
 
-def _recurrent_state_bytes(f: _Facts, ssm: Mapping[str, int | None] | None, n_embd: int | None) -> int | None:
+def _recurrent_state_bytes(f: _Facts, ssm: SSMSizes | None, n_embd: int | None) -> int | None:
     """Per recurrent layer, F32: conv state (d_conv − 1)·(d_inner + 2·groups·d_state) + d_state·d_inner."""
-    d_conv, d_inner, d_state = (ssm.get(k) for k in ("d_conv", "d_inner", "d_state")) if ssm else (None, None, None)
-    if ssm and d_conv is not None and d_inner is not None and d_state is not None:
-        groups = ssm.get("n_group") or 0
-        conv = max(d_conv - 1, 0) * (d_inner + 2 * groups * d_state)
-        return (conv + d_state * d_inner) * F32_BYTES
-    head = f.number("{arch}.wkv.head_size", required=False)
-    shift = f.number("{arch}.token_shift_count", required=False) or 2
+    if ssm and ssm.d_conv is not None and ssm.d_inner is not None and ssm.d_state is not None:
+        conv = max(ssm.d_conv - 1, 0) * (ssm.d_inner + 2 * (ssm.n_group or 0) * ssm.d_state)
+        return (conv + ssm.d_state * ssm.d_inner) * F32_BYTES
+    head = f.number(Keys.WKV.HEAD_SIZE, required=False)
+    shift = f.number(Keys.LLM.TOKEN_SHIFT_COUNT, required=False) or 2
     if head is not None and n_embd:
         return (shift * n_embd + n_embd * head) * F32_BYTES
-    l_cache = f.number("{arch}.shortconv.l_cache", required=False)
+    l_cache = f.number(Keys.ShortConv.L_CACHE, required=False)
     if l_cache is not None and n_embd:
         return n_embd * max(l_cache - 1, 0) * F32_BYTES
     return None
@@ -263,7 +281,7 @@ def _recurrent_state_bytes(f: _Facts, ssm: Mapping[str, int | None] | None, n_em
 def _swa_flags(f: _Facts, n_layer: int, window: int | None) -> tuple[bool, ...]:
     if not window:
         return (False,) * n_layer
-    pattern = f.raw("{arch}.attention.sliding_window_pattern")
+    pattern = f.raw(Keys.Attention.SLIDING_WINDOW_PATTERN)
     if isinstance(pattern, tuple) and pattern:
         return tuple(bool(pattern[il % len(pattern)]) for il in range(n_layer))
     period = pattern if isinstance(pattern, int) and not isinstance(pattern, bool) else SWA_PERIODS.get(f.arch)
@@ -281,13 +299,13 @@ def _layers(f: _Facts, n_layer: int, n_head: tuple[int, ...] | None, n_head_kv: 
         nh = n_head[il] if n_head else None
         nkv = n_head_kv[il] if n_head_kv else None
         if recurrent[il]:
-            out.append(LayerAttention("recurrent", nh, 0, 0, 0))
+            out.append(LayerAttention(LayerKind.RECURRENT, nh, 0, 0, 0))
         elif kv_lora:
-            out.append(LayerAttention("full", nh, 1, kv_lora + (rope_dim or 0), 0))
+            out.append(LayerAttention(LayerKind.FULL, nh, 1, kv_lora + (rope_dim or 0), 0))
         elif nkv is None or head_k is None or head_v is None:
-            out.append(LayerAttention("unknown", nh, nkv, head_k, head_v))
+            out.append(LayerAttention(LayerKind.UNKNOWN, nh, nkv, head_k, head_v))
         else:
-            out.append(LayerAttention("swa" if swa[il] else "full", nh, nkv, head_k, head_v,
+            out.append(LayerAttention(LayerKind.SWA if swa[il] else LayerKind.FULL, nh, nkv, head_k, head_v,
                                       window if swa[il] else None))
     return tuple(out)
 

@@ -7,6 +7,8 @@ Rule 2: a full-attention layer holds `ctx` cells; a sliding-window layer holds
         min(ctx, window + swa_extra) cells (`swa_extra` is 0 for the plain bound).
 Rule 3: a recurrent layer holds its fixed F32 state, independent of ctx.
 Rule 4: a layer whose facts are unknown makes the total unknown (None) — never 0.
+        `layer_kv` states Rules 1–4 once, for one layer; the breakdown, the price the planner
+        searches with and the per-layer table the fit estimate places are sums of it.
 Rule 5: the engine-accurate variant is llama.cpp's allocation for one sequence: the context
         is padded to a multiple of 256 cells (`ENGINE_CELL_PAD`, llama-context.cpp
         `llama_context::llama_context`: `cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256)`), and a
@@ -18,25 +20,77 @@ Rule 5: the engine-accurate variant is llama.cpp's allocation for one sequence: 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
 
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
-from gguf_budget.core.model.spec import LayerAttention, ModelSpec
+from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
+from gguf_budget.core.vocab import TextEnum
 
-KV_TYPES: dict[str, GGMLQuantizationType] = {
-    "f16": GGMLQuantizationType.F16,
-    "f32": GGMLQuantizationType.F32,
-    "bf16": GGMLQuantizationType.BF16,
-    "q8_0": GGMLQuantizationType.Q8_0,
-    "q4_0": GGMLQuantizationType.Q4_0,
-}
-DEFAULT_KV_TYPE = "f16"
+
+class KVType(TextEnum):
+    """The cache element types llama.cpp's `--cache-type-k/-v` accept that we price."""
+
+    F16 = "f16"
+    F32 = "f32"
+    BF16 = "bf16"
+    Q8_0 = "q8_0"
+    Q4_0 = "q4_0"
+
+
+KV_TYPES: Mapping[KVType, GGMLQuantizationType] = MappingProxyType({
+    KVType.F16: GGMLQuantizationType.F16,
+    KVType.F32: GGMLQuantizationType.F32,
+    KVType.BF16: GGMLQuantizationType.BF16,
+    KVType.Q8_0: GGMLQuantizationType.Q8_0,
+    KVType.Q4_0: GGMLQuantizationType.Q4_0,
+})
+DEFAULT_KV_TYPE = KVType.F16
 
 
 def row_bytes(kv_type: str, n_elements: int) -> int:
     """Bytes of one cache row; a partial trailing block still costs a whole block."""
-    block, size = GGML_QUANT_SIZES[KV_TYPES[kv_type]]
+    block, size = GGML_QUANT_SIZES[KV_TYPES[KVType(kv_type)]]
     return -(-n_elements // block) * size
+
+
+@dataclass(frozen=True)
+class LayerKV:
+    """One layer's cache for any ctx: `per_cell` bytes for each of min(cells, cap) cells, plus `fixed`.
+
+    `cap` is None when the layer holds every cell (full attention, or a recurrent state whose
+    `per_cell` is 0).
+    """
+
+    per_cell: int
+    cap: int | None
+    fixed: int
+
+    def at(self, cells: int) -> int:
+        held = cells if self.cap is None else min(cells, self.cap)
+        return held * self.per_cell + self.fixed
+
+
+def layer_kv(layer: LayerAttention, kv_type: str, state_bytes: int | None, *, swa_extra: int = 0) -> LayerKV | None:
+    """Rules 1–4 for one layer: what it caches, or None when its facts are unknown."""
+    if layer.kind is LayerKind.RECURRENT:
+        return None if state_bytes is None else LayerKV(0, None, state_bytes)
+    if layer.kind is LayerKind.UNKNOWN:
+        return None
+    n_kv = layer.n_head_kv or 0
+    per_cell = row_bytes(kv_type, n_kv * (layer.k_dim or 0)) + row_bytes(kv_type, n_kv * (layer.v_dim or 0))
+    cap = layer.window + swa_extra if layer.kind is LayerKind.SWA and layer.window is not None else None
+    return LayerKV(per_cell, cap, 0)
+
+
+def layer_kvs(model: ModelSpec, kv_type: str, *, swa_extra: int = 0) -> tuple[LayerKV | None, ...]:
+    """`layer_kv` of every layer; layers of one shape share one price, so 80 layers cost a few lookups."""
+    seen: dict[LayerAttention, LayerKV | None] = {}
+    for layer in model.layers:
+        if layer not in seen:
+            seen[layer] = layer_kv(layer, kv_type, model.recurrent_state_bytes, swa_extra=swa_extra)
+    return tuple(seen[layer] for layer in model.layers)
 
 
 @dataclass(frozen=True)
@@ -55,17 +109,6 @@ class KVBreakdown:
         return None if self.unknown_layers else self.attention + self.recurrent
 
 
-def layer_cells(layer: LayerAttention, ctx: int, swa_extra: int = 0) -> int:
-    if layer.kind == "swa" and layer.window is not None:
-        return min(ctx, layer.window + swa_extra)
-    return ctx
-
-
-def layer_kv_bytes(layer: LayerAttention, cells: int, kv_type: str) -> int:
-    n_kv = layer.n_head_kv or 0
-    return cells * (row_bytes(kv_type, n_kv * (layer.k_dim or 0)) + row_bytes(kv_type, n_kv * (layer.v_dim or 0)))
-
-
 def kv_breakdown(
     model: ModelSpec,
     ctx: int,
@@ -75,21 +118,19 @@ def kv_breakdown(
     layers: range | None = None,
 ) -> KVBreakdown:
     """KV bytes for `ctx` tokens over `layers` (all by default)."""
+    prices = layer_kvs(model, kv_type, swa_extra=swa_extra)
     attention = recurrent = n_attn = n_swa = n_rec = n_unknown = 0
     for il in layers if layers is not None else range(model.n_layer):
-        layer = model.layers[il]
-        if layer.kind == "recurrent":
-            n_rec += 1
-            if model.recurrent_state_bytes is None:
-                n_unknown += 1
-            else:
-                recurrent += model.recurrent_state_bytes
-        elif layer.kind == "unknown":
+        kind, price = model.layers[il].kind, prices[il]
+        n_rec += kind is LayerKind.RECURRENT
+        n_attn += kind in (LayerKind.FULL, LayerKind.SWA)
+        n_swa += kind is LayerKind.SWA
+        if price is None:
             n_unknown += 1
+        elif kind is LayerKind.RECURRENT:
+            recurrent += price.at(ctx)
         else:
-            n_attn += 1
-            n_swa += layer.kind == "swa"
-            attention += layer_kv_bytes(layer, layer_cells(layer, ctx, swa_extra), kv_type)
+            attention += price.at(ctx)
     return KVBreakdown(attention, recurrent, n_attn, n_swa, n_rec, n_unknown)
 
 
@@ -111,21 +152,19 @@ class KVPrice:
 
 
 def kv_price(model: ModelSpec, kv_type: str = DEFAULT_KV_TYPE, *, swa_extra: int = 0) -> KVPrice:
-    full = 0
+    """The layers' `LayerKV`s summed by cap: one full-ctx rate, one rate per window, the fixed states."""
+    full = fixed = 0
     swa: dict[int, int] = {}
-    fixed = 0
     known = True
-    for layer in model.layers:
-        if layer.kind == "recurrent":
-            known &= model.recurrent_state_bytes is not None
-            fixed += model.recurrent_state_bytes or 0
-        elif layer.kind == "unknown":
+    for price in layer_kvs(model, kv_type, swa_extra=swa_extra):
+        if price is None:
             known = False
-        elif layer.kind == "swa" and layer.window is not None:
-            w = layer.window + swa_extra
-            swa[w] = swa.get(w, 0) + layer_kv_bytes(layer, 1, kv_type)
+            continue
+        if price.cap is None:
+            full += price.per_cell
         else:
-            full += layer_kv_bytes(layer, 1, kv_type)
+            swa[price.cap] = swa.get(price.cap, 0) + price.per_cell
+        fixed += price.fixed
     return KVPrice(full, tuple(sorted(swa.items())), fixed, known)
 
 
@@ -152,21 +191,5 @@ def engine_kv_breakdown(
 
 def layer_kv_table(model: ModelSpec, ctx: int, kv_type: str = DEFAULT_KV_TYPE, *,
                    swa_extra: int = 0) -> tuple[int | None, ...]:
-    """Bytes each layer keeps for `ctx` cells (its fixed state when recurrent); None where unknown.
-
-    Layers of one shape share a per-cell price, so an 80-layer model costs a few row lookups.
-    """
-    per_cell: dict[tuple[int | None, int | None, int | None], int] = {}
-    out: list[int | None] = []
-    for layer in model.layers:
-        if layer.kind == "recurrent":
-            out.append(model.recurrent_state_bytes)
-        elif layer.kind == "unknown":
-            out.append(None)
-        else:
-            shape = (layer.n_head_kv, layer.k_dim, layer.v_dim)
-            price = per_cell.get(shape)
-            if price is None:
-                price = per_cell[shape] = layer_kv_bytes(layer, 1, kv_type)
-            out.append(layer_cells(layer, ctx, swa_extra) * price)
-    return tuple(out)
+    """Bytes each layer keeps for `ctx` cells (its fixed state when recurrent); None where unknown."""
+    return tuple(None if p is None else p.at(ctx) for p in layer_kvs(model, kv_type, swa_extra=swa_extra))

@@ -11,6 +11,9 @@ from typing import Any, Mapping
 
 from gguf.constants import GGMLQuantizationType
 
+from gguf_budget.core.model.roles import TensorRole
+from gguf_budget.core.vocab import TextEnum
+
 
 @dataclass(frozen=True)
 class ModelTensor:
@@ -22,8 +25,11 @@ class ModelTensor:
     nbytes: int
     n_elements: int
     shard: int
-    role: str
+    role: TensorRole
     layer: int | None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "role", TensorRole(self.role))
 
 
 @dataclass(frozen=True)
@@ -40,21 +46,46 @@ class GlobalBytes:
         return self.token_embd + (self.output or 0) + self.output_norm + (self.position_embd or 0) + self.other
 
 
+class LayerKind(TextEnum):
+    """How a block keeps its context; the value is the word JSON and the views show."""
+
+    FULL = "full"
+    SWA = "swa"
+    """Sliding window: caps at `window` cells."""
+    RECURRENT = "recurrent"
+    """A fixed state, no per-token cache."""
+    UNKNOWN = "unknown"
+    """The metadata needed to price the cache is missing."""
+
+
 @dataclass(frozen=True)
 class LayerAttention:
     """What one block keeps per token of context.
 
-    `kind` is "full", "swa" (sliding window: caps at `window` cells), "recurrent" (fixed
-    state, no per-token cache) or "unknown" (metadata missing). `n_head_kv · (k_dim + v_dim)`
-    elements are cached per token; for MLA that is the one latent row.
+    `n_head_kv · (k_dim + v_dim)` elements are cached per token of a `FULL` or `SWA` layer;
+    for MLA that is the one latent row.
     """
 
-    kind: str
+    kind: LayerKind
     n_head: int | None
     n_head_kv: int | None
     k_dim: int | None
     v_dim: int | None
     window: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", LayerKind(self.kind))  # a plain "swa" becomes the word
+
+
+@dataclass(frozen=True)
+class SSMSizes:
+    """State-space block sizes (`{arch}.ssm.*`, llama.cpp `hparams.ssm_*`); a size the file omits is None."""
+
+    d_conv: int | None
+    d_inner: int | None
+    d_state: int | None
+    dt_rank: int | None
+    n_group: int | None
 
 
 @dataclass(frozen=True)
@@ -91,10 +122,10 @@ class ModelSpec:
     kv_lora_rank: int | None
     q_lora_rank: int | None
     rope_dim: int | None
-    ssm: Mapping[str, int | None] | None
+    ssm: SSMSizes | None
     tied_embeddings: bool
     layer_bytes: tuple[int, ...]
-    layer_role_bytes: tuple[Mapping[str, int], ...]
+    layer_role_bytes: tuple[Mapping[TensorRole, int], ...]
     global_bytes: GlobalBytes
     tensors: tuple[ModelTensor, ...]
     metadata: Mapping[str, Any]
@@ -137,4 +168,4 @@ class ModelSpec:
 
     @property
     def routed_expert_bytes(self) -> int:
-        return sum(r.get("experts", 0) for r in self.layer_role_bytes)
+        return sum(r.get(TensorRole.EXPERTS, 0) for r in self.layer_role_bytes)

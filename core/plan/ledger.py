@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from gguf_budget.core.model.kv import KVPrice, kv_price
-from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 MiB = 1024 * 1024
 # Calibration constants (seed 000): measured slop of a running process — allocator arenas,
@@ -83,9 +83,9 @@ def missing_facts(model: ModelSpec) -> tuple[str, ...]:
                 if getattr(model, name) is None]
     if model.head_dim_k is None and (model.n_head_max or model.n_head_kv_max):
         missing.append("head_dim_k")
-    if any(layer.kind == "unknown" for layer in model.layers):
+    if any(layer.kind is LayerKind.UNKNOWN for layer in model.layers):
         missing.append("attention facts of some layers (KV)")
-    if any(layer.kind == "recurrent" for layer in model.layers) and model.recurrent_state_bytes is None:
+    if any(layer.kind is LayerKind.RECURRENT for layer in model.layers) and model.recurrent_state_bytes is None:
         missing.append("recurrent_state")
     return tuple(missing)
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.plan.ledger import MemLedger
+from gguf_budget.core.units import INT64_MAX
 
 HEAD_MODES = ("auto", "resident", "stream")
 MAX_BUFFERS = 8
-MAX_COUNT = 2**63 - 1
 
 
 class PlanError(ValueError):
@@ -29,7 +29,7 @@ class PlanError(ValueError):
 def _check_count(name: str, value: object, low: int, optional: bool = False) -> None:
     if optional and value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= MAX_COUNT:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= INT64_MAX:
         raise ValueError(f"{name} must be an integer from {low} to 2^63−1, got {value!r}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.model.spec import LayerKind, ModelSpec
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
 
@@ -50,8 +50,8 @@ def inspect_dict(spec: ModelSpec) -> dict[str, Any]:
             "other": g.other,
         },
         "sliding_window": spec.sliding_window,
-        "swa_layers": sum(1 for layer in spec.layers if layer.kind == "swa"),
-        "recurrent_layers": sum(1 for layer in spec.layers if layer.kind == "recurrent"),
+        "swa_layers": sum(1 for layer in spec.layers if layer.kind is LayerKind.SWA),
+        "recurrent_layers": sum(1 for layer in spec.layers if layer.kind is LayerKind.RECURRENT),
         "expert_count": spec.expert_count,
         "expert_used_count": spec.expert_used_count,
         "unknown": list(spec.unknown),

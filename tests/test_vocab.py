@@ -1,0 +1,44 @@
+"""The typed vocabulary: words are enums that still read, compare and serialise as the old strings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gguf_budget.core.model.kv import KV_TYPES, KVType
+from gguf_budget.core.model.roles import BLOCK_ROLES, TensorRole, block_role, global_role
+from gguf_budget.core.model.spec import LayerAttention, LayerKind
+from gguf_budget.core.vocab import TextEnum
+
+WORDS = [
+    (LayerKind.SWA, "swa"),
+    (LayerKind.RECURRENT, "recurrent"),
+    (TensorRole.SHARED_EXPERTS, "shared_experts"),
+    (KVType.Q8_0, "q8_0"),
+]
+
+
+@pytest.mark.parametrize(("word", "text"), WORDS)
+def test_a_word_prints_compares_and_serialises_as_its_string(word: TextEnum, text: str):
+    assert (str(word), f"{word}", f"{word:>20}", "%s" % word) == (text, text, f"{text:>20}", text)
+    assert word == text and hash(word) == hash(text) and {text: 1}[word] == 1
+    assert json.dumps({word: word}) == json.dumps({text: text})
+    assert type(word)(text) is word
+
+
+def test_a_layer_kind_from_a_plain_string_becomes_the_word():
+    assert LayerAttention("swa", 8, 1, 64, 64, 1024).kind is LayerKind.SWA
+    with pytest.raises(ValueError, match="'sliding'"):
+        LayerAttention("sliding", 8, 1, 64, 64, 1024)
+
+
+def test_roles_are_words_from_one_vocabulary():
+    assert block_role("ffn_up_exps.weight") is TensorRole.EXPERTS
+    assert global_role("output.weight") is TensorRole.OUTPUT and global_role("rope_freqs.weight") is TensorRole.OTHER
+    assert BLOCK_ROLES[-1] is TensorRole.OTHER
+
+
+def test_kv_types_keep_their_cli_spelling():
+    assert tuple(KV_TYPES) == ("f16", "f32", "bf16", "q8_0", "q4_0")
+    assert all(isinstance(t, KVType) for t in KV_TYPES)
