@@ -131,5 +131,5 @@ def test_breakdown_price_and_table_are_sums_of_the_layer_rule(model, desc, kv_ty
         assert table == tuple(p.at(ctx) for p in each)
         assert kv_breakdown(spec, ctx, kv_type, swa_extra=swa_extra).total == sum(table)
         assert kv_price(spec, kv_type, swa_extra=swa_extra).at(ctx) == sum(table)
-        attention = sum(b for b, layer in zip(table, spec.layers) if layer.kind is not LayerKind.RECURRENT)
+        attention = sum(b for b, layer in zip(table, spec.layers, strict=True) if layer.kind is not LayerKind.RECURRENT)
         assert kv_breakdown(spec, ctx, kv_type, swa_extra=swa_extra).attention == attention
