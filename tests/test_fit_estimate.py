@@ -35,9 +35,9 @@ def gpu_machine(free: int, count: int = 1, host: int = 64 * GiB):
     ("g", "gpu_exact", "host_exact"),
     [
         (0, 0, TENSORS),
-        (1, BLOCK, TENSORS - BLOCK),
-        (2, 2 * BLOCK, TENSORS - 2 * BLOCK),
-        (3, 2 * BLOCK + TABLE + 256, TABLE),  # g > L: the output layer follows; token_embd stays
+        (1, TABLE + 256, TENSORS - TABLE - 256),  # -ngl 1 offloads the output layer first
+        (2, TABLE + 256 + BLOCK, TABLE + BLOCK),  # then the last block
+        (3, 2 * BLOCK + TABLE + 256, TABLE),  # g = L + 1: everything but token_embd
     ],
 )
 def test_exact_split_on_a_model_with_a_large_output_layer(model, g, gpu_exact, host_exact):
@@ -52,8 +52,9 @@ def test_exact_split_on_a_model_with_a_large_output_layer(model, g, gpu_exact, h
 
 def test_coarse_and_exact_disagree_when_the_output_layer_is_large(model):
     spec = model(BIG_HEAD, mode="complete")
-    w = estimate_fit(spec, gpu_machine(8 * GiB), FitRequest(ctx=256, gpu_layers=1)).weights
-    assert w.gpu_coarse > 7 * w.gpu_exact  # half the file vs one small block
+    w = estimate_fit(spec, gpu_machine(8 * GiB), FitRequest(ctx=256, gpu_layers=2)).weights
+    assert w.host_coarse == 0  # g = L: the coarse gate moves the whole file
+    assert w.host_exact == TABLE + BLOCK  # the token table and block 0 stay on the host
 
 
 def test_tied_embeddings_copy_the_table_to_the_gpu_with_the_output_layer(model):
@@ -99,12 +100,14 @@ KV_BLOCK = 32768
 @pytest.mark.parametrize(
     ("usable", "auto"),
     [
+        # the output layer (no KV) is the first slot offloaded, then block 1, then block 0
         (0, 0),
-        (BLOCK + KV_BLOCK - 1, 0),
-        (BLOCK + KV_BLOCK, 1),
-        (2 * (BLOCK + KV_BLOCK), 2),
-        (2 * (BLOCK + KV_BLOCK) + TABLE + 256 - 1, 2),
-        (2 * (BLOCK + KV_BLOCK) + TABLE + 256, 3),
+        (TABLE + 256 - 1, 0),
+        (TABLE + 256, 1),
+        (TABLE + 256 + BLOCK + KV_BLOCK - 1, 1),
+        (TABLE + 256 + BLOCK + KV_BLOCK, 2),
+        (TABLE + 256 + 2 * (BLOCK + KV_BLOCK) - 1, 2),
+        (TABLE + 256 + 2 * (BLOCK + KV_BLOCK), 3),
     ],
 )
 def test_auto_gpu_layers_is_the_most_that_fit_with_their_kv(model, usable, auto):
@@ -119,7 +122,8 @@ def test_auto_gpu_layers_is_the_most_that_fit_with_their_kv(model, usable, auto)
     [
         (hypothetical_machine(64 * GiB), None, "cpu_only"),
         (gpu_machine(8 * GiB), None, "fits_gpu"),
-        (gpu_machine(3 * GiB // 2 + BLOCK + KV_BLOCK), None, "fits_split"),
+        (gpu_machine(3 * GiB // 2 + TABLE + 256), None, "fits_split"),
+        (gpu_machine(3 * GiB // 2 + BLOCK + KV_BLOCK), None, "cpu_only"),  # a block fits, the output layer not
         (gpu_machine(2 * GiB), 0, "cpu_only"),
         (gpu_machine(2 * GiB), 2, "fits_split"),
     ],
@@ -134,7 +138,7 @@ def test_does_not_fit_names_the_shortfall_per_device(model):
     e = estimate_fit(spec, hypothetical_machine(6 * GiB + host_need - 1000), FitRequest(ctx=256))
     assert (e.verdict, e.shortfall) == ("does_not_fit", {"host": 1000})
     too_many = estimate_fit(spec, gpu_machine(3 * GiB // 2 + 100), FitRequest(ctx=256, gpu_layers=1))
-    assert (too_many.verdict, too_many.shortfall) == ("does_not_fit", {"gpu0": BLOCK + KV_BLOCK - 100})
+    assert (too_many.verdict, too_many.shortfall) == ("does_not_fit", {"gpu0": TABLE + 256 - 100})
 
 
 def test_swap_is_never_counted_as_ram(model):
@@ -219,5 +223,6 @@ def test_dense_models_have_no_moe_strategy(model):
 def test_mixed_quant_blocks_are_placed_by_their_real_bytes(model):
     desc = replace(BIG_HEAD, layer_mix={1: {"ffn_down": T.F32}})
     spec = model(desc)
-    e = estimate_fit(spec, gpu_machine(8 * GiB), FitRequest(ctx=256, gpu_layers=1))
-    assert e.weights.gpu_exact == spec.layer_bytes[1] == BLOCK - 8704 + 128 * 64 * 4
+    e = estimate_fit(spec, gpu_machine(8 * GiB), FitRequest(ctx=256, gpu_layers=2))
+    assert spec.layer_bytes[1] == BLOCK - 8704 + 128 * 64 * 4
+    assert e.weights.gpu_exact == spec.layer_bytes[1] + TABLE + 256

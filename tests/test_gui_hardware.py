@@ -90,7 +90,8 @@ def test_the_gpu_layer_spin_overrides_the_auto_split(qtbot, make_window, write_m
     spin.setValue(10)
     fit = window.current_fit()
     assert fit == expected_fit(window, window.snapshot(), gpu_layers=10)
-    assert fit.weights.gpu_exact == sum(model.layer_bytes[-10:])
+    output_layer = model.output_table_bytes + model.global_bytes.output_norm
+    assert fit.weights.gpu_exact == sum(model.layer_bytes[-9:]) + output_layer  # output first, then 9 blocks
     assert fit.auto_gpu_layers == model.n_layer + 1
     assert child(window, "fit1").text().startswith(f"GPU {human_bytes(fit.weights.gpu_exact)} · host")
 

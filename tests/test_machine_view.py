@@ -57,17 +57,18 @@ def test_verdict_words(spec, machine, verdict):
 def test_a_split_names_its_layer_count_and_the_auto_choice(spec):
     fit = estimate_fit(spec, hypothetical_machine(64 * GIB, gpu_count=1, gpu_total=24 * GIB),
                        FitRequest(gpu_layers=2))
-    assert verdict_text(fit) == "fits split — 2 of 4 blocks on GPU, the rest in host RAM (slower)"
-    assert split_text(fit) == "2 of 5 slots on GPU (auto: 5); output layer in host RAM"
+    assert verdict_text(fit) == "fits split — the output layer and 1 of 4 blocks on GPU, the rest in host RAM (slower)"
+    assert split_text(fit) == "2 of 5 slots on GPU (auto: 5); output layer on GPU"
     coarse, exact = weight_rows(fit)
     half = fit.weights.file_bytes * 2 // 4
     assert coarse == ("Weights, coarse gate",
                       f"GPU {human_bytes(half)} · host {human_bytes(fit.weights.file_bytes - half)} (file × g / L)")
-    # GPU: the last 2 blocks, 79,360 bytes; host: token_embd + 2 blocks + output + norm = 1,193,728 bytes.
-    assert exact == ("Weights, exact", "GPU 77.50 KiB · host 1.14 MiB (tensor inventory)")
+    # GPU: output 557,056 + norm 256 + the last block 39,680 = 596,992 bytes;
+    # host: token_embd 557,056 + 3 blocks 119,040 = 676,096 bytes.
+    assert exact == ("Weights, exact", "GPU 583.00 KiB · host 660.25 KiB (tensor inventory)")
     lower, engine = kv_rows(fit)
     assert lower == ("KV lower bound", "1.00 MiB (FP16, ctx 2,048, 4 attention layers)")
-    assert engine[1].startswith("1.00 MiB (f16, 2,048 cells): GPU 512.00 KiB · host 512.00 KiB")
+    assert engine[1].startswith("1.00 MiB (f16, 2,048 cells): GPU 256.00 KiB · host 768.00 KiB")
 
 
 def test_three_claims_in_order_and_never_merged(spec):

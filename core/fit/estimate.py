@@ -8,8 +8,8 @@ Rule 1: usable = free − reserve, never below 0. The host reserve (6 GiB) appli
         `available` after cgroup limits: swap and SSD paging are never counted as RAM.
 Rule 2: weights, coarse (the seed's gate): GPU = complete file bytes · min(g, L) / L, host =
         the rest. A header-only file's complete size is unknown, so its tensor bytes stand in.
-Rule 3: weights, exact: placement by `gpu_split` (llama.cpp `load_tensors`): the last g
-        blocks on the GPUs, the output layer too when g > L; token/position embeddings and
+Rule 3: weights, exact: placement by `gpu_split` (llama.cpp `load_tensors`): the output
+        layer first, then the last g − 1 blocks on the GPUs; token/position embeddings and
         other global tensors on the host. Tied embeddings: the offloaded output layer is a
         copy of `token_embd` (llama.cpp `TENSOR_DUPLICATED`), which the host also keeps — so
         the exact GPU + host then exceed the tensor bytes by that table.
@@ -23,10 +23,10 @@ Rule 4: KV: the seed's FP16 bound = Σ attention layers min(ctx, window) · n_he
         Each layer's cache sits on that layer's device (llama.cpp llama-kv-cache.cpp
         `llama_kv_cache`: `model.dev_layer(il)` when offload_kqv, the default).
 Rule 5: auto g = the largest g for which every GPU holds its weights and KV within its
-        usable memory (the bound on the total is bisected, then g steps down per GPU).
+        usable memory, bisected (`gpu_split` Rule 5: O(log L) placements).
 Rule 6: verdict: unknown when a needed fact is missing (listed, never taken as 0); else
         does_not_fit when any device is short (shortfall per device); else cpu_only (g = 0),
-        fits_gpu (every block and the output layer on GPU) or fits_split.
+        fits_gpu (every block and the output layer on GPU, g = L + 1) or fits_split.
 Rule 7: MoE: the CPU-experts strategy (llama.cpp `--cpu-moe`: `*_exps` tensors in host
         RAM, every other layer on the GPUs) is shown beside the default; its host side is
         budgeted conservatively as the complete file, as the seed's planner does.
@@ -34,7 +34,6 @@ Rule 7: MoE: the CPU-experts strategy (llama.cpp `--cpu-moe`: `*_exps` tensors i
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -44,7 +43,7 @@ from gguf_budget.core.fit.types import (
     CPU_ONLY, DOES_NOT_FIT, FITS_GPU, FITS_SPLIT, UNKNOWN, Claims, DeviceLoad, FitEstimate, FitRequest,
     KVEstimate, Reserves, Strategy, WeightSplit,
 )
-from gguf_budget.core.fit.gpu_split import Placement, place_layers
+from gguf_budget.core.fit.gpu_split import Placement, most_layers_that_fit, place_layers
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import ENGINE_UBATCH, KVType, engine_cells, layer_kv_table
 from gguf_budget.core.model.roles import TensorRole
@@ -118,20 +117,9 @@ def _host_weights(model: ModelSpec, block_bytes: list[int] | tuple[int, ...], p:
 
 
 def _auto_gpu_layers(slots: _Slots, L: int, frees: list[int], usable: list[int]) -> int:
-    def run(g: int) -> tuple[int, int]:
-        start = max(L - g, 0)
-        return start, start + min(g, L + 1)
-
-    def total(g: int) -> int:
-        w, kv = slots.load(*run(g))
-        return w + (kv or 0)
-
     if not frees:
         return 0
-    g = bisect_right(range(L + 2), sum(usable), key=total) - 1
-    while g > 0 and not _gpus_fit(slots, place_layers(L, g, frees), usable):
-        g -= 1
-    return g
+    return most_layers_that_fit(L, lambda g: _gpus_fit(slots, place_layers(L, g, frees), usable))
 
 
 def _gpus_fit(slots: _Slots, placement: Placement, usable: list[int]) -> bool:
@@ -190,7 +178,7 @@ def _verdict(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool) -> st
         return DOES_NOT_FIT
     if p.gpu_layers == 0:
         return CPU_ONLY
-    return FITS_GPU if p.output_on_gpu else FITS_SPLIT
+    return FITS_GPU if p.all_on_gpu else FITS_SPLIT
 
 
 def _cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, reserves: Reserves, gpu_reserves: list[int],

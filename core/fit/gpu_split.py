@@ -1,22 +1,28 @@
 """Which device each layer lands on when g layers are offloaded — llama.cpp's placement rule.
 
-Source: llama.cpp src/llama-model.cpp, `llama_model::load_tensors` (split_mode layer, no
-tensor_split given). Slot il = 0 … L−1 are the blocks, slot L is the output layer
-(`output_norm` and `output`, or the duplicated token-embedding table when tied).
+Source: `LLAMA_CPP_SOURCE`, src/llama-model.cpp `llama_model_base::load_tensors` (split mode
+layer). Slots 0 … L−1 are the blocks, slot L is the output layer (`output_norm` and `output`,
+or the duplicated token-embedding table when tied).
 
-Rule 1: i_gpu_start = max(L − g, 0) and act = min(g, L + 1): slots i_gpu_start …
-        i_gpu_start + act − 1 go to GPUs, the rest stay on the host. So g ≤ L offloads the
-        LAST g blocks and keeps the output layer on the host; g = L + 1 offloads everything.
-        (Some later builds compute i_gpu_start = L + 1 − g, offloading the output layer
-        first; we follow the rule above.)
+Rule 1: i_gpu_start = max(L + 1 − g, 0) and act = min(g, L + 1): slots i_gpu_start … L go to
+        the GPUs, the rest stay on the host. So `-ngl g` offloads the OUTPUT LAYER first, then
+        the last g − 1 blocks; g ≥ L + 1 offloads everything. (Builds of 2023–2024 started at
+        max(L − g, 0): the last g blocks, the output layer only when g > L.)
 Rule 2: the input layer (token and position embeddings) always stays on the host.
-Rule 3: with several GPUs, split points are the running sums of each GPU's free memory,
-        normalised (in float32, as llama.cpp does); slot il goes to the first GPU whose split
-        point exceeds float32((il − i_gpu_start) / act) (`std::upper_bound`). Every GPU thus
-        gets one contiguous run of slots. With no free memory anywhere (where llama.cpp would
-        divide by zero) the GPUs share equally. llama.cpp asks the backend for free memory
-        (cudaMemGetInfo); we use NVML's figure, which can differ by the CUDA context's size.
+Rule 3: split points are the running sums of each GPU's share, normalised, in float32 as
+        llama.cpp computes them. The shares are the user's tensor split (`-ts a,b,…`; entries
+        past the list are 0) unless it is absent or all zero; then each GPU's free memory
+        (llama.cpp asks the backend: cudaMemGetInfo; we use the probe's figure). Slot il goes
+        to the first GPU whose split point exceeds float32((il − i_gpu_start) / act)
+        (`std::upper_bound`), so every GPU gets one contiguous run of slots and the last GPU
+        holds the output layer. When every share is zero (where llama.cpp would divide by
+        zero) the GPUs share equally.
 Rule 4: with no GPU, nothing is offloaded, whatever g asks (act = 0).
+Rule 5: the most slots that fit is found by bisection over g = 0 … L + 1: O(log L) placements,
+        each O(number of GPUs). With one GPU feasibility is monotone in g (its run only grows).
+        With several, each run slides by at most one slot per step of g, so uneven layers can
+        make it non-monotone; the answer is then a g that fits while g + 1 does not — never
+        one that does not fit.
 """
 
 from __future__ import annotations
@@ -24,40 +30,55 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 
 def _f32(x: float) -> float:
     """Round to float32: float64 arithmetic then one rounding equals float32 arithmetic for + − × ÷."""
-    value: float = struct.unpack("f", struct.pack("f", x))[0]
-    return value
+    return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
 @dataclass(frozen=True)
 class Placement:
-    """Per GPU, its run of slots [start, end) (slot L = output layer); blocks 0 … host_blocks − 1 stay on the host."""
+    """Per GPU, its run of slots [start, end) (slot L = output layer); `gpu_layers` = act of Rule 1."""
 
     n_layer: int
     gpu_layers: int
     runs: tuple[tuple[int, int], ...]
 
     @property
+    def offloaded_blocks(self) -> int:
+        return max(self.gpu_layers - 1, 0)
+
+    @property
     def host_blocks(self) -> int:
-        return self.n_layer - min(self.gpu_layers, self.n_layer)
+        """Blocks 0 … host_blocks − 1 stay on the host (Rule 1)."""
+        return self.n_layer - self.offloaded_blocks
 
     @property
     def output_on_gpu(self) -> bool:
-        return self.gpu_layers > self.n_layer
+        return self.gpu_layers >= 1
+
+    @property
+    def all_on_gpu(self) -> bool:
+        return self.gpu_layers == self.n_layer + 1
 
 
-def split_points(gpu_free: Sequence[int]) -> tuple[float, ...]:
+def split_shares(gpu_free: Sequence[int], tensor_split: Sequence[float] | None = None) -> tuple[float, ...]:
+    """Each GPU's share (Rule 3): the user's tensor split unless absent or all zero, else free memory."""
+    n = len(gpu_free)
+    user = tuple(float(tensor_split[i]) if i < len(tensor_split) else 0.0 for i in range(n)) if tensor_split else ()
+    return user if any(user) else tuple(float(f) for f in gpu_free)
+
+
+def split_points(shares: Sequence[float]) -> tuple[float, ...]:
     total = 0.0
     running = []
-    for free in gpu_free:
-        total = _f32(total + _f32(float(free)))
+    for share in shares:
+        total = _f32(total + _f32(float(share)))
         running.append(total)
     if total == 0.0:
-        return tuple(_f32((i + 1) / len(gpu_free)) for i in range(len(gpu_free)))
+        return tuple(_f32((i + 1) / len(shares)) for i in range(len(shares)))
     return tuple(_f32(r / total) for r in running)
 
 
@@ -71,14 +92,29 @@ def _first_slot_at_or_above(point: float, act: int) -> int:
     return j
 
 
-def place_layers(n_layer: int, gpu_layers: int, gpu_free: Sequence[int]) -> Placement:
-    """Where llama.cpp puts each slot for `-ngl gpu_layers` across GPUs with `gpu_free` bytes free."""
+def place_layers(n_layer: int, gpu_layers: int, gpu_free: Sequence[int],
+                 tensor_split: Sequence[float] | None = None) -> Placement:
+    """Where llama.cpp puts each slot for `-ngl gpu_layers [-ts tensor_split]` on GPUs with `gpu_free` bytes free."""
     g = max(gpu_layers, 0)
     act = min(g, n_layer + 1) if gpu_free else 0
-    start = max(n_layer - g, 0)
+    start = n_layer + 1 - act
     if act == 0:
-        return Placement(n_layer, 0, tuple((n_layer, n_layer) for _ in gpu_free))
-    points = split_points(gpu_free)
+        return Placement(n_layer, 0, tuple((n_layer + 1, n_layer + 1) for _ in gpu_free))
+    points = split_points(split_shares(gpu_free, tensor_split))
     bounds = [0] + [_first_slot_at_or_above(p, act) for p in points[:-1]] + [act]
     runs = tuple((start + bounds[d], start + bounds[d + 1]) for d in range(len(gpu_free)))
     return Placement(n_layer, act, runs)
+
+
+def most_layers_that_fit(n_layer: int, fits: Callable[[int], bool]) -> int:
+    """The largest g in 0 … L + 1 with `fits(g)` (g = 0 always counts as fitting), by bisection (Rule 5)."""
+    lo, hi = 0, n_layer + 1
+    if fits(hi):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo

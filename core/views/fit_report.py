@@ -119,7 +119,8 @@ def verdict_text(e: FitEstimate) -> str:
     short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in e.shortfall.items())
     return {
         FITS_GPU: f"fits on GPU — all {L} blocks and the output layer offloaded",
-        FITS_SPLIT: f"fits split — {min(e.gpu_layers, L)} of {L} blocks on GPU, the rest in host RAM (slower)",
+        FITS_SPLIT: f"fits split — the output layer and {max(e.gpu_layers - 1, 0)} of {L} blocks on GPU, "
+                    "the rest in host RAM (slower)",
         CPU_ONLY: "fits CPU-only — everything in host RAM (slowest)",
         DOES_NOT_FIT: f"does not fit — {short}",
     }.get(e.verdict, "unknown — " + "; ".join(e.unknowns))

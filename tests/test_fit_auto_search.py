@@ -1,0 +1,42 @@
+"""The auto GPU-layer search asks O(log L) placements, however many layers and GPUs (hostile #12 item 11:
+it used to step one layer at a time, O(L·G): 200k layers × 64 GPUs took 18 s)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from gguf_factory import ArchDesc
+
+import gguf_budget.core.fit.estimate as estimate
+from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.machine.snapshot import hypothetical_machine
+
+GiB = 1024**3
+N_LAYER = 200_000
+
+
+def test_200k_layers_on_64_gpus_take_log_l_placements(model, monkeypatch):
+    small = model(ArchDesc(n_layer=1, n_vocab=256))
+    slot = small.layer_bytes[0] + estimate_fit(small, hypothetical_machine(GiB), FitRequest(ctx=256)).kv.engine
+    huge = replace(small, n_layer=N_LAYER, layers=small.layers * N_LAYER, layer_bytes=small.layer_bytes * N_LAYER,
+                   layer_role_bytes=small.layer_role_bytes * N_LAYER)
+    placements = []
+    real = estimate.place_layers
+
+    def counting(*args, **kwargs):
+        placements.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(estimate, "place_layers", counting)
+    # 64 GPUs of 64 MiB; the first keeps all but three slots back, so the total would take far more
+    # layers than the first GPU allows: a search that steps down from the total walks ~58,000 steps.
+    machine = hypothetical_machine(64 * GiB, gpu_count=64, gpu_total=GiB // 16)
+    request = FitRequest(ctx=256, reserves=Reserves(gpu=GiB // 16 - 3 * slot))
+    e = estimate_fit(huge, machine, request)
+    search = len(placements) - 1  # the chosen placement itself is one more
+    assert search <= 2 + math.ceil(math.log2(N_LAYER + 2))
+    assert 0 < e.auto_gpu_layers < N_LAYER
+    assert all(d.shortfall == 0 for d in e.devices[1:])
+    worse = estimate_fit(huge, machine, replace(request, gpu_layers=e.auto_gpu_layers + 1))
+    assert any(d.shortfall for d in worse.devices[1:])
