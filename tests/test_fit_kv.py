@@ -76,8 +76,9 @@ def test_the_engine_pads_the_context_to_256_cells(ctx, cells):
 def test_kv_follows_its_layer_onto_the_gpu(model):
     spec = model(DENSE)
     machine = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=8 * GiB)
-    kv = estimate_fit(spec, machine, FitRequest(ctx=1000, gpu_layers=1)).kv
+    kv = estimate_fit(spec, machine, FitRequest(ctx=1000, gpu_layers=2)).kv  # the output layer and block 3
     assert (kv.gpu, kv.host) == (1024 * 256, 3 * 1024 * 256)
+    assert estimate_fit(spec, machine, FitRequest(ctx=1000, gpu_layers=1)).kv.gpu == 0  # the output layer has no KV
 
 
 def test_missing_head_facts_make_the_kv_unknown_not_zero(model):
