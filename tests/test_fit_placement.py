@@ -172,7 +172,7 @@ def test_the_auto_search_over_64_gpus_and_200k_layers_asks_log_l_placements():
     def fits(g: int) -> bool:
         calls.append(g)
         p = place_layers(n_layer, g, frees)
-        return all((end - start) * slot <= r for (start, end), r in zip(p.runs, room))
+        return all((end - start) * slot <= r for (start, end), r in zip(p.runs, room, strict=True))
 
     g = most_layers_that_fit(n_layer, fits)
     assert fits(g) and not fits(g + 1)
