@@ -12,7 +12,9 @@ Rules, enforced before anything is allocated:
 2. Arrays longer than `keep_array_max` are skipped (their bytes still walked and
    checked) and kept as a `SkippedArray` count; strings over `KEEP_STRING_MAX` likewise
    become a `SkippedString` length. Memory stays bounded whatever the file claims.
-3. Any malformed input raises `GGUFFormatError` naming the byte offset; nothing else escapes.
+3. Only regular files are read (`regular_file.open_regular`): a FIFO or device never blocks.
+4. Any malformed input raises `GGUFFormatError` naming the byte offset; an unreadable file is
+   a `ModelLoadError`; nothing else escapes.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from gguf.constants import (
     Keys,
 )
 
-from gguf_budget.core.errors import GGUFFormatError, ModelLoadError
+from gguf_budget.core.errors import GGUFFormatError
+from gguf_budget.core.gguf.regular_file import open_regular, os_error
 from gguf_budget.core.units import INT64_MAX
 
 KEEP_ARRAY_MAX = 4096
@@ -382,7 +385,7 @@ def _parse(cur: _Cursor, path: str, keep_max: int) -> GGUFHeader:
 def read_header(path: str, keep_array_max: int = KEEP_ARRAY_MAX) -> GGUFHeader:
     """Read one GGUF file's header. Raises `ModelLoadError` (or its `GGUFFormatError`) only."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(str(path)) as f:
             size = f.seek(0, 2)
             f.seek(0)
             return _parse(_Cursor(f, size), str(path), keep_array_max)
@@ -391,4 +394,4 @@ def read_header(path: str, keep_array_max: int = KEEP_ARRAY_MAX) -> GGUFHeader:
     except (struct.error, OverflowError, MemoryError, RecursionError) as e:
         raise GGUFFormatError(f"malformed header ({type(e).__name__}: {e})", None, str(path)) from None
     except OSError as e:
-        raise ModelLoadError(f"cannot read {path}: {e.strerror or e}") from None
+        raise os_error(str(path), e) from None

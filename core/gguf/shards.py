@@ -15,6 +15,7 @@ from gguf.constants import Keys
 
 from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.gguf.header import GGUFHeader, read_header
+from gguf_budget.core.gguf.regular_file import is_missing
 
 SHARD_NAME = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 MAX_SHARDS = 9999
@@ -36,7 +37,7 @@ def shard_paths(path: str | Path) -> list[Path]:
 def read_shards(path: str | Path) -> list[GGUFHeader]:
     """Read the header of every shard of the model, checked for consistency."""
     paths = shard_paths(path)
-    missing = [p.name for p in paths if not p.exists()]
+    missing = [p.name for p in paths if is_missing(str(p))]
     if len(paths) == 1 and missing:
         raise ModelLoadError(f"no such file: {paths[0]}")
     if missing:

@@ -22,6 +22,8 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from gguf_budget.core.errors import ModelLoadError
+from gguf_budget.core.gguf.regular_file import check_regular
 from gguf_budget.resources import demo_model_path
 
 from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, size_arg
@@ -47,8 +49,8 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--compare", metavar="FILE2", help="with --screenshot --view compare: the second model")
     options = p.parse_args(list(args))
     for path in (options.file, options.compare):
-        if path is not None and not Path(path).is_file():
-            p.error(f"no such file: {path}")
+        if path is not None:
+            _check_model_file(p, path)
     if (options.view or options.compare) and not options.screenshot:
         p.error("--view and --compare need --screenshot")
     if (options.view == "compare") != (options.compare is not None):
@@ -56,6 +58,14 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     options.view = options.view or "plan"
     options.file = options.file or str(demo_model_path())
     return options
+
+
+def _check_model_file(parser: OneLineParser, path: str) -> None:
+    """Only a regular file can be a model: a FIFO would block the loader (one line, exit 2)."""
+    try:
+        check_regular(path)
+    except ModelLoadError as e:
+        parser.error(str(e))
 
 
 def no_display(environ: Mapping[str, str], platform: str) -> bool:
