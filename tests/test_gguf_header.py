@@ -134,6 +134,10 @@ HOSTILE = {
     "empty file": (b"", "truncated magic", 0),
     "2000-byte key": (_gguf([_kv("k" * 2000, V.UINT8, b"\0")]), "key #0 is 2000 bytes long", 24),
     "2000-byte tensor name": (_gguf(tensors=[_tensor("t" * 2000, [8])]), "is 2000 bytes long", 24),
+    "duplicate key": (_gguf([_kv("n", V.UINT8, b"\1"), _kv("n", V.UINT8, b"\2")]),
+                      "duplicate metadata key 'n' (first at byte 24)", 38),
+    "2^16+1 tensors": (_gguf(n_tensors=2**16 + 1) + bytes(40 << 16), "over the reader's limit of 65536", 8),
+    "2^16+1 kv pairs": (_gguf(n_kv=2**16 + 1) + bytes(13 << 17), "over the reader's limit of 65536", 16),
 }
 
 

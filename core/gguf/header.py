@@ -8,19 +8,28 @@ name and number of the format from `gguf.constants`, and `tests/test_gguf_header
 cross-checks this reader against `GGUFReader` on small complete files.
 
 Rules, enforced before anything is allocated:
-1. Every count and length is checked against the bytes that remain in the file.
+1. Every count and length is checked against the bytes that remain in the file, and the
+   header may not run past `MAX_HEADER_BYTES`, however large the file is.
 2. Arrays longer than `keep_array_max` are skipped (their bytes still walked and
    checked) and kept as a `SkippedArray` count; strings over `KEEP_STRING_MAX` likewise
-   become a `SkippedString` length. Memory stays bounded whatever the file claims.
-3. Only regular files are read (`regular_file.open_regular`): a FIFO or device never blocks.
-4. Any malformed input raises `GGUFFormatError` naming the byte offset; an unreadable file is
+   become a `SkippedString` length.
+3. Work and memory have budgets independent of the file's size: at most `MAX_KEYS` keys
+   and `MAX_TENSORS` tensors; walking skipped arrays costs `MAX_WALK` units at most (1 per
+   string, `NESTED_ARRAY_COST` per array inside an array); what is kept (keys, values,
+   tensor records) may use about `MAX_KEPT_BYTES` of Python memory. Past a budget the file
+   is refused, so a sparse file claiming 10^8 items costs a fraction of a second.
+4. A metadata key appears once (gguf-py and llama.cpp refuse repeats, and the later value
+   would otherwise win, e.g. a spoofed `block_count`); the header records each key's offset
+   so later semantic errors can name it.
+5. Only regular files are read (`regular_file.open_regular`): a FIFO or device never blocks.
+6. Any malformed input raises `GGUFFormatError` naming the byte offset; an unreadable file is
    a `ModelLoadError`; nothing else escapes.
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 from types import MappingProxyType
 from typing import Any, BinaryIO, Mapping
@@ -50,6 +59,28 @@ MAX_NAME_BYTES = 1024
 
 MAX_ARRAY_NESTING = 8
 """Deeper nesting is refused: no real model nests arrays, and recursion must stay bounded."""
+
+MAX_HEADER_BYTES = 256 << 20
+"""Metadata plus tensor directory may not pass this offset: real headers are a few MiB."""
+
+MAX_KEYS = 1 << 16
+"""Metadata keys in one header; real files have under a hundred."""
+
+MAX_TENSORS = 1 << 16
+"""Tensors in one header; the largest real files have a few thousand."""
+
+MAX_WALK = 1 << 22
+"""Work units for walking skipped arrays (a Llama-3 header spends about 410,000)."""
+
+NESTED_ARRAY_COST = 64
+"""Work units per array inside an array: each costs a Python call where a string costs a step."""
+
+MAX_KEPT_BYTES = 64 << 20
+"""Approximate Python memory for everything kept; real headers keep well under 1 MiB."""
+
+_KEPT_STRING_BYTES = 64
+_KEPT_SCALAR_BYTES = 32
+_KEPT_TENSOR_BYTES = 400
 
 GGML_MAX_DIMS = 4
 SUPPORTED_VERSIONS = (2, 3)
@@ -123,6 +154,7 @@ class GGUFHeader:
     alignment: int
     data_offset: int
     file_bytes: int
+    key_offsets: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
 
     @property
     def data_end(self) -> int:
@@ -143,24 +175,51 @@ class _Cursor:
     def __init__(self, f: BinaryIO, size: int):
         self.f = f
         self.size = size
+        self.end = min(size, MAX_HEADER_BYTES)
         self.buf = b""
         self.start = 0
         self.pos = 0
+        self.walked = 0
+        self.kept = 0
 
     @property
     def offset(self) -> int:
         return self.start + self.pos
 
     def remaining(self) -> int:
-        return self.size - self.offset
+        """Bytes left before the end of the file or the header limit, whichever comes first."""
+        return self.end - self.offset
+
+    def _beyond(self) -> str:
+        return f" before the reader's {MAX_HEADER_BYTES >> 20} MiB header limit" if self.end < self.size else ""
+
+    def short(self, n: int, what: str) -> GGUFFormatError:
+        """The error for `what` needing `n` bytes where fewer remain."""
+        if self.end < self.size:
+            return GGUFFormatError(f"{what} needs {n} bytes, {self.remaining()} left{self._beyond()}", self.offset)
+        return GGUFFormatError(f"truncated {what}: needs {n} bytes, {self.remaining()} left", self.offset)
+
+    def walk(self, units: int, what: str, at: int) -> None:
+        """Spend work units for the item at `at`; past `MAX_WALK` the header is refused."""
+        self.walked += units
+        if self.walked > MAX_WALK:
+            raise GGUFFormatError(f"{what} takes the header past the reader's work limit "
+                                  f"({MAX_WALK} strings or {MAX_WALK // NESTED_ARRAY_COST} nested arrays)", at)
+
+    def keep(self, nbytes: int, what: str) -> None:
+        """Account for memory kept; past `MAX_KEPT_BYTES` the header is refused."""
+        self.kept += nbytes
+        if self.kept > MAX_KEPT_BYTES:
+            raise GGUFFormatError(f"{what} takes the header past the reader's memory limit "
+                                  f"({MAX_KEPT_BYTES >> 20} MiB kept)", self.offset)
 
     def need(self, n: int, what: str) -> None:
         if self.pos + n <= len(self.buf):
             return
         if n > self.remaining():
-            raise GGUFFormatError(f"truncated {what}: needs {n} bytes, {self.remaining()} left", self.offset)
+            raise self.short(n, what)
         keep = self.buf[self.pos :]
-        more = self.f.read(max(n - len(keep), self.CHUNK))
+        more = self.f.read(min(max(n - len(keep), self.CHUNK), self.remaining() - len(keep)))
         self.start, self.pos = self.offset, 0
         self.buf = keep + more
         if len(self.buf) < n:
@@ -171,7 +230,7 @@ class _Cursor:
             self.pos += n
             return
         if n > self.remaining():
-            raise GGUFFormatError(f"truncated {what}: needs {n} bytes, {self.remaining()} left", self.offset)
+            raise self.short(n, what)
         self.start = self.offset + n
         self.f.seek(self.start)
         self.buf, self.pos = b"", 0
@@ -192,7 +251,7 @@ class _Cursor:
         at = self.offset
         n = self.u64(what)
         if n * min_item_bytes > self.remaining():
-            raise GGUFFormatError(f"{what} {n} cannot fit in the {self.remaining()} bytes left", at)
+            raise GGUFFormatError(f"{what} {n} cannot fit in the {self.remaining()} bytes left{self._beyond()}", at)
         return n
 
     def string(self, what: str, limit: int = MAX_NAME_BYTES) -> str | SkippedString:
@@ -200,12 +259,13 @@ class _Cursor:
         at = self.offset
         n = self.u64(f"{what} length")
         if n > self.remaining():
-            raise GGUFFormatError(f"{what} length {n} exceeds the {self.remaining()} bytes left", at)
+            raise GGUFFormatError(f"{what} length {n} exceeds the {self.remaining()} bytes left{self._beyond()}", at)
         if n > limit:
             if limit != KEEP_STRING_MAX:
                 raise GGUFFormatError(f"{what} is {n} bytes long (at most {limit} allowed)", at)
             self.skip(n, what)
             return SkippedString(n)
+        self.keep(_KEPT_STRING_BYTES + n, what)
         self.need(n, what)
         raw = self.buf[self.pos : self.pos + n]
         self.pos += n
@@ -219,6 +279,7 @@ class _Cursor:
         the walk falls back to the start of that block of eight, and one string is taken
         the careful way (which refills the buffer or seeks), so every turn makes progress.
         """
+        self.walk(count, what, self.offset)
         unpack = _U64.unpack_from
         done = 0
         while done < count:
@@ -253,8 +314,9 @@ class _Cursor:
             self.pos = pos
             return
         absolute = self.start + pos
-        if absolute > self.size:
-            raise GGUFFormatError(f"truncated {what}: runs {absolute - self.size} bytes past the end", self.offset)
+        if absolute > self.end:
+            raise GGUFFormatError(f"truncated {what}: runs {absolute - self.end} bytes past the end{self._beyond()}",
+                                  self.offset)
         self.start, self.buf, self.pos = absolute, b"", 0
         self.f.seek(absolute)
 
@@ -277,11 +339,15 @@ def _read_value(cur: _Cursor, vtype: GGUFValueType, key: str, keep_max: int, dep
         raise GGUFFormatError(f"arrays nested deeper than {MAX_ARRAY_NESTING} in {key!r}", cur.offset)
     etype = _value_type(cur, f"array element type of {key!r}")
     item_bytes = _element_min_bytes(etype)
+    count_at = cur.offset
     n = cur.count(f"array length of {key!r}", item_bytes)
+    if etype is GGUFValueType.ARRAY:
+        cur.walk(n * NESTED_ARRAY_COST, f"array {key!r}", count_at)
     if n > keep_max:
         _skip_array(cur, etype, n, key, depth)
         return SkippedArray(etype, n)
     if etype in _SCALAR_STRUCTS:
+        cur.keep(_KEPT_STRING_BYTES + n * _KEPT_SCALAR_BYTES, f"array {key!r}")
         st = struct.Struct(f"<{n}{_SCALAR_FORMATS[etype]}")
         cur.need(st.size, f"array {key!r}")
         values = st.unpack_from(cur.buf, cur.pos)
@@ -335,6 +401,7 @@ def _read_tensor_info(cur: _Cursor, index: int, alignment: int) -> TensorInfo:
     nbytes = n_elements // block * type_size
     if offset + nbytes > INT64_MAX:
         raise GGUFFormatError(f"tensor {name!r} extends past 2^63 bytes", offset_at)
+    cur.keep(_KEPT_TENSOR_BYTES + len(name), f"tensor {name!r}")
     return TensorInfo(name, shape, ggml_type, offset, nbytes)
 
 
@@ -366,11 +433,16 @@ def _read_version(cur: _Cursor) -> int:
 
 def _parse(cur: _Cursor, path: str, keep_max: int) -> GGUFHeader:
     version = _read_version(cur)
-    n_tensors = cur.count("tensor count", _MIN_TENSOR_INFO_BYTES)
-    n_kv = cur.count("metadata count", _MIN_KV_BYTES)
+    n_tensors = _bounded_count(cur, "tensor count", _MIN_TENSOR_INFO_BYTES, MAX_TENSORS)
+    n_kv = _bounded_count(cur, "metadata count", _MIN_KV_BYTES, MAX_KEYS)
     metadata: dict[str, Any] = {}
+    key_offsets: dict[str, int] = {}
     for i in range(n_kv):
+        key_at = cur.offset
         key = str(cur.string(f"key #{i}"))
+        if key in key_offsets:
+            raise GGUFFormatError(f"duplicate metadata key {key!r} (first at byte {key_offsets[key]})", key_at)
+        key_offsets[key] = key_at
         vtype = _value_type(cur, f"type of {key!r}")
         metadata[key] = _read_value(cur, vtype, key, keep_max)
     alignment = metadata.get(Keys.General.ALIGNMENT, GGUF_DEFAULT_ALIGNMENT)
@@ -379,7 +451,16 @@ def _parse(cur: _Cursor, path: str, keep_max: int) -> GGUFHeader:
     tensors = tuple(_read_tensor_info(cur, i, alignment) for i in range(n_tensors))
     _check_layout(tensors, cur.offset)
     data_offset = -(-cur.offset // alignment) * alignment
-    return GGUFHeader(path, version, MappingProxyType(metadata), tensors, alignment, data_offset, cur.size)
+    return GGUFHeader(path, version, MappingProxyType(metadata), tensors, alignment, data_offset, cur.size,
+                      MappingProxyType(key_offsets))
+
+
+def _bounded_count(cur: _Cursor, what: str, min_item_bytes: int, limit: int) -> int:
+    at = cur.offset
+    n = cur.count(what, min_item_bytes)
+    if n > limit:
+        raise GGUFFormatError(f"{what} {n} is over the reader's limit of {limit}", at)
+    return n
 
 
 def read_header(path: str, keep_array_max: int = KEEP_ARRAY_MAX) -> GGUFHeader:
