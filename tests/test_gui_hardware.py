@@ -15,6 +15,7 @@ from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
 from gguf_budget.core.machine.snapshot import NVML_REASONS, hypothetical_machine, snapshot_from_readings
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.machine_view import claim_rows, kv_rows, snapshot_when, weight_rows
 
 
 def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, make_window, write_model):
@@ -44,6 +45,27 @@ def test_a_probe_without_a_driver_says_so(qtbot, make_window, write_model):
     qtbot.waitUntil(lambda: window.current_fit() is not None)
     assert child(window, "gpuStatus").text() == "no NVIDIA GPU: the NVIDIA driver is not loaded"
     assert "CPU-only" in child(window, "fitVerdict").text()
+
+
+NAMED_ROWS = {  # every figure of the panel has a name a test (or a screen reader user) can find
+    "weightsCoarse": "Weights, coarse gate", "weightsExact": "Weights, exact",
+    "kvLowerBound": "KV lower bound", "kvEngine": "KV engine",
+    "claimStorage": "File size (storage)", "claimAdmission": "Admission (estimate)",
+    "claimRuntime": "Runtime evidence",
+}
+
+
+def test_each_figure_sits_in_a_label_named_for_it(qtbot, make_window, write_model):
+    window = make_window()
+    open_model(qtbot, window, write_model())
+    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    fit = window.current_fit()
+    rows = dict((*weight_rows(fit), *kv_rows(fit), *claim_rows(fit, snapshot_when(fit.snapshot, time.time()))))
+    for name, title in NAMED_ROWS.items():
+        if title == "Admission (estimate)":  # says how old the snapshot is, to the second
+            assert child(window, name).text().startswith(rows[title].split(" against ")[0])
+        else:
+            assert child(window, name).text() == rows[title]
 
 
 def tick_hypothetical(window, host: str, gpus: int, gpu_total: str) -> None:
@@ -93,7 +115,7 @@ def test_the_gpu_layer_spin_overrides_the_auto_split(qtbot, make_window, write_m
     output_layer = model.output_table_bytes + model.global_bytes.output_norm
     assert fit.weights.gpu_exact == sum(model.layer_bytes[-9:]) + output_layer  # output first, then 9 blocks
     assert fit.auto_gpu_layers == model.n_layer + 1
-    assert child(window, "fit1").text().startswith(f"GPU {human_bytes(fit.weights.gpu_exact)} · host")
+    assert child(window, "weightsExact").text().startswith(f"GPU {human_bytes(fit.weights.gpu_exact)} · host")
 
 
 def test_reserves_are_editable_and_bad_machine_text_keeps_the_last_fit(qtbot, make_window, write_model):
@@ -135,7 +157,7 @@ def test_the_three_claims_stay_apart(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model())
     qtbot.waitUntil(lambda: window.current_fit() is not None)
-    storage, admission, evidence = (child(window, f"claim{i}").text() for i in range(3))
+    storage, admission, evidence = (child(window, name).text() for name in ("claimStorage", "claimAdmission", "claimRuntime"))
     assert "storage" not in admission and "says nothing about RAM or VRAM" in storage
     assert admission.startswith("admitted against the hypothetical machine") and "not a guarantee" in admission
     assert evidence.startswith("none")

@@ -8,7 +8,8 @@ from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor, QPalette
 
 from gguf_budget.core import LEDGER_LINES
-from gguf_budget.gui.qt.plan.banner import STATES, Banner
+from gguf_budget.core.views.plan_view import BannerState
+from gguf_budget.gui.qt.plan.banner import Banner
 from gguf_budget.gui.qt.byte_axis import ByteAxis, nice_step
 from gguf_budget.gui.qt.plan.context_control import STEP, snap
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
@@ -76,8 +77,8 @@ def test_chart_colours_read_on_light_and_dark_backgrounds(name, colour):
     assert contrast(colour, DARK_BACKGROUND) >= MIN_CONTRAST
 
 
-@pytest.mark.parametrize("state", sorted(BANNER_COLOURS))
-def test_banner_text_is_white_on_a_dark_enough_colour(state):
+@pytest.mark.parametrize("state", list(BannerState))
+def test_every_banner_state_has_white_text_on_a_dark_enough_colour(state):
     assert contrast(BANNER_COLOURS[state], "#FFFFFF") >= 4.5
 
 
@@ -85,9 +86,9 @@ def test_banner_state_property_and_unknown_states(qtbot):
     banner = Banner()
     qtbot.addWidget(banner)
     assert banner.state() == "empty"
-    for state in STATES:
+    for state in BannerState:
         banner.show_state(state, state.upper())
-        assert banner.property("state") == state and banner.text() == state.upper()
+        assert banner.property("state") == state.value and banner.text() == state.upper()
     with pytest.raises(ValueError, match="unknown banner state"):
         banner.show_state("maybe", "?")
 

@@ -12,7 +12,7 @@ import pytest
 from gguf_factory import ArchDesc
 
 from gguf_budget.core import BudgetRequest, budget_thresholds, plan_memory
-from gguf_budget.core.views.plan_view import biggest_lines, plan_banner, pinned_text, plan_state, streamed_per_token
+from gguf_budget.core.views.plan_view import biggest_lines, plan_banner, pinned_text, streamed_per_token
 
 LOW, ALL_PINNED, RESIDENT = 25_390_848, 27_145_728, 27_663_104
 LAYERS, HEAD = 4 * 39_680, 557_056
@@ -50,7 +50,7 @@ def test_the_thresholds_are_the_hand_worked_ones(tiny):
 ])
 def test_banner_streaming_cost_and_pinned_text(tiny, request_, state, banner, streamed, pinned):
     plan = plan_memory(tiny, request_)
-    assert plan_state(plan) == state
+    assert plan.outcome == state
     assert plan_banner(plan).text == banner and plan_banner(plan).state == state
     assert streamed_per_token(tiny, plan) == streamed
     assert pinned_text(tiny, plan) == pinned

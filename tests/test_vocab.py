@@ -6,9 +6,12 @@ import json
 
 import pytest
 
+from gguf_budget.core.fit.types import FitRequest, FitVerdict
 from gguf_budget.core.model.kv import KV_TYPES, KVType
 from gguf_budget.core.model.roles import BLOCK_ROLES, TensorRole, block_role, global_role
 from gguf_budget.core.model.spec import LayerAttention, LayerKind
+from gguf_budget.core.plan.types import BudgetRequest, HeadMode, PlanOutcome
+from gguf_budget.core.views.plan_view import BannerState
 from gguf_budget.core.vocab import TextEnum
 
 WORDS = [
@@ -16,6 +19,10 @@ WORDS = [
     (LayerKind.RECURRENT, "recurrent"),
     (TensorRole.SHARED_EXPERTS, "shared_experts"),
     (KVType.Q8_0, "q8_0"),
+    (HeadMode.STREAM, "stream"),
+    (FitVerdict.DOES_NOT_FIT, "does_not_fit"),
+    (PlanOutcome.OVERRIDDEN, "overridden"),
+    (BannerState.EMPTY, "empty"),
 ]
 
 
@@ -42,3 +49,22 @@ def test_roles_are_words_from_one_vocabulary():
 def test_kv_types_keep_their_cli_spelling():
     assert tuple(KV_TYPES) == ("f16", "f32", "bf16", "q8_0", "q4_0")
     assert all(isinstance(t, KVType) for t in KV_TYPES)
+
+
+def test_requests_turn_their_plain_strings_into_words():
+    request = BudgetRequest(head_mode="stream", kv_type="q8_0")
+    assert (request.head_mode, request.kv_type) == (HeadMode.STREAM, KVType.Q8_0)
+    assert type(request.head_mode) is HeadMode and type(request.kv_type) is KVType
+    assert type(FitRequest(kv_type="bf16").kv_type) is KVType
+
+
+@pytest.mark.parametrize(("verdict", "admitted"), [
+    (FitVerdict.FITS_GPU, True), (FitVerdict.FITS_SPLIT, True), (FitVerdict.CPU_ONLY, True),
+    (FitVerdict.DOES_NOT_FIT, False), (FitVerdict.UNKNOWN, False),
+])
+def test_a_verdict_knows_whether_it_admits_the_model(verdict, admitted):
+    assert verdict.admitted is admitted
+
+
+def test_the_banner_shows_every_plan_outcome_and_two_states_of_its_own():
+    assert {str(o) for o in PlanOutcome} | {"error", "empty"} == {str(s) for s in BannerState}

@@ -40,7 +40,7 @@ from itertools import accumulate
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.views.fit_report import fit_dict, fit_text, snapshot_dict, snapshot_text
 from gguf_budget.core.fit.types import (
-    CPU_ONLY, DOES_NOT_FIT, FITS_GPU, FITS_SPLIT, UNKNOWN, Claims, DeviceLoad, FitEstimate, FitRequest,
+    Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict,
     KVEstimate, Reserves, Strategy, WeightSplit,
 )
 from gguf_budget.core.fit.gpu_split import Placement, most_layers_that_fit, place_layers
@@ -142,7 +142,8 @@ def _weights(model: ModelSpec, p: Placement) -> WeightSplit:
     )
 
 
-def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: str, table: KVTable | None, slots: _Slots, p: Placement) -> KVEstimate:
+def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: KVType, table: KVTable | None, slots: _Slots,
+                 p: Placement) -> KVEstimate:
     kinds = [layer.kind for layer in model.layers]
     n_rec = kinds.count(LayerKind.RECURRENT)
     state = model.recurrent_state_bytes
@@ -171,14 +172,14 @@ def _devices(model: ModelSpec, snapshot: HardwareSnapshot, reserves: Reserves, g
     return (host, *gpus)
 
 
-def _verdict(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool) -> str:
+def _verdict(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool) -> FitVerdict:
     if unknown:
-        return UNKNOWN
+        return FitVerdict.UNKNOWN
     if any(d.shortfall for d in devices):
-        return DOES_NOT_FIT
+        return FitVerdict.DOES_NOT_FIT
     if p.gpu_layers == 0:
-        return CPU_ONLY
-    return FITS_GPU if p.all_on_gpu else FITS_SPLIT
+        return FitVerdict.CPU_ONLY
+    return FitVerdict.FITS_GPU if p.all_on_gpu else FitVerdict.FITS_SPLIT
 
 
 def _cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, reserves: Reserves, gpu_reserves: list[int],
@@ -197,7 +198,7 @@ def _cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, reserves: Reserve
         name="cpu_experts",
         description="routed experts in host RAM (llama.cpp --cpu-moe), the rest on the GPUs; "
                     "host budgeted as the complete file (conservative)",
-        verdict=FITS_SPLIT if verdict == FITS_GPU else verdict,
+        verdict=FitVerdict.FITS_SPLIT if verdict is FitVerdict.FITS_GPU else verdict,
         devices=devices,
         host_exact=model.routed_expert_bytes + _host_weights(model, dense, p),
     )

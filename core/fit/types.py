@@ -10,19 +10,28 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
+from gguf_budget.core.vocab import TextEnum
 
 GiB = 1024**3
 DEFAULT_HOST_RESERVE = 6 * GiB
 DEFAULT_GPU_RESERVE = 3 * GiB // 2
 
-FITS_GPU = "fits_gpu"
-FITS_SPLIT = "fits_split"
-CPU_ONLY = "cpu_only"
-DOES_NOT_FIT = "does_not_fit"
-UNKNOWN = "unknown"
-VERDICTS = (FITS_GPU, FITS_SPLIT, CPU_ONLY, DOES_NOT_FIT, UNKNOWN)
-ADMITTED = (FITS_GPU, FITS_SPLIT, CPU_ONLY)
+
+
+class FitVerdict(TextEnum):
+    """Whether the model is admitted against the snapshot, and how; the value is the JSON word."""
+
+    FITS_GPU = "fits_gpu"
+    FITS_SPLIT = "fits_split"
+    CPU_ONLY = "cpu_only"
+    DOES_NOT_FIT = "does_not_fit"
+    UNKNOWN = "unknown"
+    """A fact the estimate needs is missing: neither admitted nor refused."""
+
+    @property
+    def admitted(self) -> bool:
+        return self in (FitVerdict.FITS_GPU, FitVerdict.FITS_SPLIT, FitVerdict.CPU_ONLY)
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,7 @@ class FitRequest:
 
     ctx: int | None = None
     gpu_layers: int | None = None
-    kv_type: str = DEFAULT_KV_TYPE
+    kv_type: KVType = DEFAULT_KV_TYPE
     reserves: Reserves = field(default_factory=Reserves)
 
     def __post_init__(self) -> None:
@@ -53,6 +62,7 @@ class FitRequest:
             raise ValueError("GPU layers cannot be negative")
         if self.kv_type not in KV_TYPES:
             raise ValueError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
+        object.__setattr__(self, "kv_type", KVType(self.kv_type))
 
 
 @dataclass(frozen=True)
@@ -70,7 +80,7 @@ class WeightSplit:
 class KVEstimate:
     """The seed's FP16 bound (attention layers only, unpadded) beside llama.cpp's allocation."""
 
-    kv_type: str
+    kv_type: KVType
     ctx: int | None
     cells: int | None
     lower_bound: int | None
@@ -118,7 +128,7 @@ class Strategy:
 
     name: str
     description: str
-    verdict: str
+    verdict: FitVerdict
     devices: tuple[DeviceLoad, ...]
     host_exact: int
 
@@ -133,7 +143,7 @@ class Claims:
 
     file_size: int
     header_only: bool
-    admission: str
+    admission: FitVerdict
     captured_at: float
     snapshot_source: str
     runtime_evidence: str | None = None
@@ -153,7 +163,7 @@ class FitEstimate:
     weights: WeightSplit
     kv: KVEstimate
     devices: tuple[DeviceLoad, ...]
-    verdict: str
+    verdict: FitVerdict
     unknowns: tuple[str, ...]
     notes: tuple[str, ...]
     claims: Claims

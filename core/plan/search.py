@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from gguf_budget.core.plan.ledger import LedgerPrices, MemLedger, missing_facts
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.views.plan_report import render_report
-from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan, PlanError
+from gguf_budget.core.plan.types import BudgetRequest, HeadMode, MemoryPlan, PlanError
 
 CTX_STEP = 128
 
@@ -55,13 +55,13 @@ def _top_ctx(model: ModelSpec, request: BudgetRequest) -> int:
     return min(caps)
 
 
-def _heads(model: ModelSpec, mode: str) -> tuple[bool, ...]:
+def _heads(model: ModelSpec, mode: HeadMode) -> tuple[bool, ...]:
     """Head-streaming choices in ranking order (resident first)."""
-    if mode == "stream" and model.tied_embeddings:
+    if mode is HeadMode.STREAM and model.tied_embeddings:
         raise PlanError("the output head is tied to token_embd, so it can only be resident")
-    if mode == "auto":
+    if mode is HeadMode.AUTO:
         return (False,) if model.tied_embeddings else (False, True)
-    return (mode == "stream",)
+    return (mode is HeadMode.STREAM,)
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,34 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.plan.ledger import MemLedger
 from gguf_budget.core.units import INT64_MAX
+from gguf_budget.core.vocab import TextEnum
 
-HEAD_MODES = ("auto", "resident", "stream")
+
+class HeadMode(TextEnum):
+    """Where the LM head's table lives: the planner's choice, always resident, or streamed per token."""
+
+    AUTO = "auto"
+    RESIDENT = "resident"
+    STREAM = "stream"
+
+
+HEAD_MODES = tuple(HeadMode)
+
+
+class PlanOutcome(TextEnum):
+    """What a plan says at a glance, decided in this order (`MemoryPlan.outcome`)."""
+
+    UNLIMITED = "unlimited"
+    """No budget (0): everything resident."""
+    OVERRIDDEN = "overridden"
+    """Forced: the minimum configuration, over the budget."""
+    FEASIBLE = "feasible"
+    IMPOSSIBLE = "impossible"
+    """Refused: the minimum configuration exceeds the budget."""
+
 MAX_BUFFERS = 8
 
 
@@ -41,8 +64,8 @@ class BudgetRequest:
     ctx: int | None = None
     ctx_cap: int | None = None
     n_buffers: int = 2
-    head_mode: str = "auto"
-    kv_type: str = DEFAULT_KV_TYPE
+    head_mode: HeadMode = HeadMode.AUTO
+    kv_type: KVType = DEFAULT_KV_TYPE
     force: bool = False
 
     def __post_init__(self) -> None:
@@ -58,6 +81,8 @@ class BudgetRequest:
             raise ValueError(f"kv_type must be one of {', '.join(KV_TYPES)}, got {self.kv_type!r}")
         if not isinstance(self.force, bool):
             raise ValueError(f"force must be True or False, got {self.force!r}")
+        object.__setattr__(self, "head_mode", HeadMode(self.head_mode))
+        object.__setattr__(self, "kv_type", KVType(self.kv_type))
 
     @property
     def unlimited(self) -> bool:
@@ -87,7 +112,7 @@ class MemoryPlan:
     n_buffers: int
     n_pinned: int
     n_layer: int
-    kv_type: str
+    kv_type: KVType
     weight_ceiling: int | None
     ledger: MemLedger
     minimum_required: int
@@ -106,3 +131,11 @@ class MemoryPlan:
     def impossible(self) -> bool:
         """Refused: the minimum configuration exceeds the budget and nobody forced it."""
         return not (self.feasible or self.overridden)
+
+    @property
+    def outcome(self) -> PlanOutcome:
+        if self.unlimited:
+            return PlanOutcome.UNLIMITED
+        if self.overridden:
+            return PlanOutcome.OVERRIDDEN
+        return PlanOutcome.FEASIBLE if self.feasible else PlanOutcome.IMPOSSIBLE

@@ -10,13 +10,18 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
-from gguf_budget.core.fit.types import CPU_ONLY, DOES_NOT_FIT, FITS_GPU, FITS_SPLIT, UNKNOWN, DeviceLoad, FitEstimate, Strategy
+from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Strategy
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
 
 NO_GPU_TEXT = "none — no NVIDIA GPU or driver found"
-VERDICT_WORDS = {FITS_GPU: "fits on GPU", FITS_SPLIT: "fits split", CPU_ONLY: "fits CPU-only",
-                 DOES_NOT_FIT: "does not fit", UNKNOWN: "unknown"}
+VERDICT_WORDS: dict[FitVerdict, str] = {
+    FitVerdict.FITS_GPU: "fits on GPU",
+    FitVerdict.FITS_SPLIT: "fits split",
+    FitVerdict.CPU_ONLY: "fits CPU-only",
+    FitVerdict.DOES_NOT_FIT: "does not fit",
+    FitVerdict.UNKNOWN: "unknown",
+}
 
 
 def _when(epoch: float) -> str | None:
@@ -118,11 +123,11 @@ def verdict_text(e: FitEstimate) -> str:
     L = e.n_layer
     short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in e.shortfall.items())
     return {
-        FITS_GPU: f"fits on GPU — all {L} blocks and the output layer offloaded",
-        FITS_SPLIT: f"fits split — the output layer and {max(e.gpu_layers - 1, 0)} of {L} blocks on GPU, "
-                    "the rest in host RAM (slower)",
-        CPU_ONLY: "fits CPU-only — everything in host RAM (slowest)",
-        DOES_NOT_FIT: f"does not fit — {short}",
+        FitVerdict.FITS_GPU: f"fits on GPU — all {L} blocks and the output layer offloaded",
+        FitVerdict.FITS_SPLIT: f"fits split — the output layer and {max(e.gpu_layers - 1, 0)} of {L} blocks on GPU, "
+                               "the rest in host RAM (slower)",
+        FitVerdict.CPU_ONLY: "fits CPU-only — everything in host RAM (slowest)",
+        FitVerdict.DOES_NOT_FIT: f"does not fit — {short}",
     }.get(e.verdict, "unknown — " + "; ".join(e.unknowns))
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gguf_budget.core.fit.types import ADMITTED, UNKNOWN, FitEstimate
+from gguf_budget.core.fit.types import FitEstimate, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
 
@@ -79,10 +79,10 @@ def kv_rows(fit: FitEstimate) -> tuple[tuple[str, str], ...]:
     )
 
 
-def _admission(verdict: str) -> str:
-    if verdict == UNKNOWN:
+def _admission(verdict: FitVerdict) -> str:
+    if verdict is FitVerdict.UNKNOWN:
         return "cannot be judged (facts missing)"
-    return "admitted" if verdict in ADMITTED else "not admitted"
+    return "admitted" if verdict.admitted else "not admitted"
 
 
 def claim_rows(fit: FitEstimate, snapshot_when: str) -> tuple[tuple[str, str], ...]:

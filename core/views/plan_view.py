@@ -3,8 +3,9 @@
 The window shows these strings as they are; keeping them here keeps the GUI free of
 byte arithmetic and lets them be tested without Qt.
 
-Rule 1: state is "unlimited" (budget 0), "overridden" (forced over budget), "feasible", or
-        "impossible" (refused), checked in that order.
+Rule 1: the banner's state is the plan's outcome (`MemoryPlan.outcome`: unlimited,
+        overridden, feasible or impossible); the window adds "error" (the planner refused to
+        price the model) and "empty" (no model yet). `BannerState` lists all six, once.
 Rule 2: feasible says the estimated peak and the headroom left under the budget; impossible
         says requested vs minimum required and the biggest lines of the minimum
         configuration; overridden says by how much the budget is exceeded.
@@ -18,26 +19,32 @@ from dataclasses import dataclass
 
 from gguf_budget.core.plan.ledger import MemLedger
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.plan.types import MemoryPlan
+from gguf_budget.core.plan.types import MemoryPlan, PlanOutcome
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.vocab import TextEnum
 
 BIGGEST_LINES = 3
 
 
+class BannerState(TextEnum):
+    """Every state the verdict banner shows: a plan's four outcomes, then the window's two."""
+
+    FEASIBLE = PlanOutcome.FEASIBLE.value
+    IMPOSSIBLE = PlanOutcome.IMPOSSIBLE.value
+    OVERRIDDEN = PlanOutcome.OVERRIDDEN.value
+    UNLIMITED = PlanOutcome.UNLIMITED.value
+    ERROR = "error"
+    """The planner refused to price the model (a fact it needs is missing)."""
+    EMPTY = "empty"
+    """No model loaded yet."""
+
+
 @dataclass(frozen=True)
 class PlanBanner:
-    """The banner's `state` (feasible|impossible|overridden|unlimited) and its one line of text."""
+    """The banner's state (one of the plan outcomes) and its one line of text."""
 
-    state: str
+    state: BannerState
     text: str
-
-
-def plan_state(plan: MemoryPlan) -> str:
-    if plan.unlimited:
-        return "unlimited"
-    if plan.overridden:
-        return "overridden"
-    return "feasible" if plan.feasible else "impossible"
 
 
 def biggest_lines(ledger: MemLedger, n: int = BIGGEST_LINES) -> tuple[tuple[str, int], ...]:
@@ -47,21 +54,21 @@ def biggest_lines(ledger: MemLedger, n: int = BIGGEST_LINES) -> tuple[tuple[str,
 
 
 def plan_banner(plan: MemoryPlan) -> PlanBanner:
-    state = plan_state(plan)
+    outcome = plan.outcome
     peak = human_bytes(plan.total)
-    if state == "unlimited":
+    if outcome is PlanOutcome.UNLIMITED:
         text = f"UNLIMITED — no budget: everything resident, estimated peak {peak} at ctx {plan.ctx:,}"
-    elif state == "overridden":
+    elif outcome is PlanOutcome.OVERRIDDEN:
         text = (f"OVERRIDDEN — forced: the minimum configuration needs {peak}, "
                 f"{human_bytes(plan.over_budget_by)} over the {human_bytes(plan.budget_bytes)} budget")
-    elif state == "feasible":
+    elif outcome is PlanOutcome.FEASIBLE:
         text = (f"FEASIBLE — estimated peak {peak}, headroom {human_bytes(plan.budget_bytes - plan.total)} "
                 f"under the {human_bytes(plan.budget_bytes)} budget at ctx {plan.ctx:,}")
     else:
         lines = ", ".join(f"{name} {human_bytes(n)}" for name, n in biggest_lines(plan.minimum_ledger))
         text = (f"IMPOSSIBLE — requested {human_bytes(plan.budget_bytes)}, minimum required "
                 f"{human_bytes(plan.minimum_required)}; biggest lines: {lines}")
-    return PlanBanner(state, text)
+    return PlanBanner(BannerState(outcome), text)
 
 
 def streamed_per_token(model: ModelSpec, plan: MemoryPlan) -> int:
@@ -73,7 +80,7 @@ def streamed_per_token(model: ModelSpec, plan: MemoryPlan) -> int:
 def pinned_text(model: ModelSpec, plan: MemoryPlan) -> str:
     """'k / L layers pinned', and what streaming the rest costs per token."""
     count = f"{plan.n_pinned} / {plan.n_layer} layers pinned"
-    if plan_state(plan) == "impossible":
+    if plan.outcome is PlanOutcome.IMPOSSIBLE:
         return f"{count} — no plan fits the budget"
     streamed = streamed_per_token(model, plan)
     if streamed == 0:

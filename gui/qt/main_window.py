@@ -27,7 +27,7 @@ from gguf_budget.core.fit.estimate import FitEstimate
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan, PlanError
-from gguf_budget.core.views.plan_view import plan_banner
+from gguf_budget.core.views.plan_view import BannerState, plan_banner
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.safe_text import safe_text
 
@@ -238,7 +238,7 @@ class MainWindow(QMainWindow):
             plan = plan_memory(self._model, self.request())
         except PlanError as e:
             self._plan = None
-            self.banner.show_state("error", f"CANNOT PLAN — {e}")
+            self.banner.show_state(BannerState.ERROR, f"CANNOT PLAN — {e}")
             self.body.plan.clear_plan(str(e))
             self.machine.follow(self._model, None, self.request().kv_type)
             self.planChanged.emit()

@@ -14,9 +14,8 @@ from dataclasses import asdict, dataclass, field
 
 from PySide6.QtCore import QSettings
 
-from gguf_budget.core.model.kv import KV_TYPES
-
-from gguf_budget.gui.qt.plan.knobs import HEAD_MODES
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.plan.types import HEAD_MODES, HeadMode
 
 RECENT_LIMIT = 8
 _GROUP = "explorer"
@@ -30,8 +29,8 @@ class ExplorerSettings:
     unlimited: bool = False
     ctx: int | None = None
     n_buffers: int = 2
-    head_mode: str = "auto"
-    kv_type: str = "f16"
+    head_mode: str = HeadMode.AUTO.value
+    kv_type: str = DEFAULT_KV_TYPE.value
     force: bool = False
     recent: tuple[str, ...] = field(default_factory=tuple)
 
@@ -59,8 +58,8 @@ def load_settings(store: QSettings) -> ExplorerSettings:
         unlimited=_bool(raw["unlimited"]),
         ctx=_int(raw["ctx"], 1, 2**31),
         n_buffers=_int(raw["n_buffers"], 1, 2) or d.n_buffers,
-        head_mode=raw["head_mode"] if raw["head_mode"] in HEAD_MODES else d.head_mode,
-        kv_type=raw["kv_type"] if raw["kv_type"] in KV_TYPES else d.kv_type,
+        head_mode=str(raw["head_mode"]) if raw["head_mode"] in HEAD_MODES else d.head_mode,
+        kv_type=str(raw["kv_type"]) if raw["kv_type"] in KV_TYPES else d.kv_type,
         force=_bool(raw["force"]),
         recent=tuple(str(p) for p in recent)[:RECENT_LIMIT],
     )

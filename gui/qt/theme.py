@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QColor
 
+from gguf_budget.core.views.plan_view import BannerState
+
 LEDGER_COLOURS: dict[str, str] = {
     "base": "#79706E",
     "scratch": "#C78AB7",
@@ -29,13 +31,13 @@ LEDGER_COLOURS: dict[str, str] = {
 }
 FALLBACK_COLOUR = "#9D9D9D"
 
-BANNER_COLOURS: dict[str, str] = {
-    "feasible": "#1B7F3B",
-    "impossible": "#B3261E",
-    "overridden": "#A05F00",
-    "unlimited": "#2F5DA8",
-    "error": "#6B2C91",
-    "empty": "#5F6368",
+BANNER_COLOURS: dict[BannerState, str] = {
+    BannerState.FEASIBLE: "#1B7F3B",
+    BannerState.IMPOSSIBLE: "#B3261E",
+    BannerState.OVERRIDDEN: "#A05F00",
+    BannerState.UNLIMITED: "#2F5DA8",
+    BannerState.ERROR: "#6B2C91",
+    BannerState.EMPTY: "#5F6368",
 }
 
 MEMORY_COLOURS: dict[str, str] = {"used": "#79706E", "reserve": "#F18113", "usable": "#59A14F"}

@@ -12,10 +12,10 @@ import time
 
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.views.fit_report import fit_dict, fit_text
-from gguf_budget.core.fit.types import ADMITTED, DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitRequest, Reserves
+from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if
 from gguf_budget.core.machine.probe import probe_hardware
-from gguf_budget.core.model.kv import KV_TYPES
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, size_arg
@@ -40,7 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a .gguf file, or any shard of a split model")
     p.add_argument("--ctx", type=_count(1), help="context tokens (default: the model's context length)")
     p.add_argument("--gpu-layers", type=_count(0), help="layers to offload, as llama.cpp -ngl (default: the most that fit)")
-    p.add_argument("--kv-type", choices=tuple(KV_TYPES), default="f16", help="KV cache type (default f16)")
+    p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value,
+                   help="KV cache type (default f16)")
     p.add_argument("--host-available", type=size_arg, metavar="SIZE", help="hypothetical free host RAM")
     p.add_argument("--gpu-total", type=size_arg, metavar="SIZE", help="hypothetical GPU memory, per GPU")
     p.add_argument("--gpu-free", type=size_arg, metavar="SIZE", help="hypothetical free GPU memory, per GPU")
@@ -86,4 +87,4 @@ def run(args: argparse.Namespace) -> int:
         emit_json(fit_dict(estimate))
     else:
         print(fit_text(estimate))
-    return 0 if estimate.verdict in ADMITTED else EXIT_IMPOSSIBLE
+    return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE

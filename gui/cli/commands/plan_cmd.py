@@ -10,6 +10,7 @@ import argparse
 
 from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan, ModelSpec, PlanError, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.plan.types import HeadMode
 
 from gguf_budget.gui.cli.commands.common import CommandError, load
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, size_arg
@@ -34,8 +35,9 @@ def add_request_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a .gguf file, or any shard of a split model")
     p.add_argument("--ctx", type=positive_int, help="context length to honour (default: the largest that fits)")
     p.add_argument("--buffers", type=positive_int, default=2, help=f"ring depth, 1..{MAX_BUFFERS} (default 2)")
-    p.add_argument("--head", choices=HEAD_MODES, default="auto", help="LM head resident, streamed, or either")
-    p.add_argument("--kv-type", choices=tuple(KV_TYPES), default=DEFAULT_KV_TYPE, help="KV cache type")
+    p.add_argument("--head", choices=[m.value for m in HEAD_MODES], default=HeadMode.AUTO.value,
+                   help="LM head resident, streamed, or either")
+    p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value, help="KV cache type")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 

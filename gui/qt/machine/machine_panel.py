@@ -28,8 +28,17 @@ from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
 from gguf_budget.gui.qt.machine.memory_bar import MemoryBar
 
 AUTO = -1
-ROWS = ("Weights, coarse gate", "Weights, exact", "KV lower bound", "KV engine")
-CLAIMS = ("File size (storage)", "Admission (estimate)", "Runtime evidence")
+ROWS = {  # the row titles `machine_view` gives → the label's objectName
+    "Weights, coarse gate": "weightsCoarse",
+    "Weights, exact": "weightsExact",
+    "KV lower bound": "kvLowerBound",
+    "KV engine": "kvEngine",
+}
+CLAIMS = {
+    "File size (storage)": "claimStorage",
+    "Admission (estimate)": "claimAdmission",
+    "Runtime evidence": "claimRuntime",
+}
 
 
 def _label(parent: QWidget, name: str) -> QLabel:
@@ -63,9 +72,9 @@ class HardwarePanel(QGroupBox):
         self.gpu_layers.setToolTip("Blocks to offload (llama.cpp -ngl); L + 1 also offloads the output layer")
         self.gpu_layers.valueChanged.connect(self.changed)
         self.split = _label(self, "gpuSplit")
-        self.rows = {name: _label(self, f"fit{i}") for i, name in enumerate(ROWS)}
+        self.rows = {title: _label(self, name) for title, name in ROWS.items()}
         self.verdict = _label(self, "fitVerdict")
-        self.claims = {name: _label(self, f"claim{i}") for i, name in enumerate(CLAIMS)}
+        self.claims = {title: _label(self, name) for title, name in CLAIMS.items()}
         self.notes = _label(self, "fitNotes")
         self.editor = MachineEditor(self)
         self.editor.changed.connect(self.changed)

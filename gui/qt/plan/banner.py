@@ -1,8 +1,6 @@
-"""The verdict banner: one line of state (feasible, impossible, overridden, unlimited) and why.
+"""The verdict banner: one line of state (a `BannerState`: the plan's outcome, "error" or "empty") and why.
 
 Its height is fixed at two lines, so a new text never re-lays the window out mid-drag.
-Two more states frame the four: "empty" before any model, "error" when the planner
-refuses to price a model (a fact it needs is missing) and says which.
 
 The `state` dynamic property carries the state for the stylesheet and for tests; the
 text comes from the core (`plan_banner`), so the banner shows the core's numbers only.
@@ -13,9 +11,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QWidget
 
+from gguf_budget.core.views.plan_view import BannerState
 from gguf_budget.gui.qt.theme import banner_style
-
-STATES = ("feasible", "impossible", "overridden", "unlimited", "error", "empty")
 
 
 class Banner(QLabel):
@@ -29,17 +26,18 @@ class Banner(QLabel):
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setStyleSheet(banner_style())
         self.setFixedHeight(2 * self.fontMetrics().lineSpacing() + 22)
-        self.show_state("empty", "No model loaded")
+        self.show_state(BannerState.EMPTY, "No model loaded")
 
     def state(self) -> str:
         return str(self.property("state"))
 
-    def show_state(self, state: str, text: str) -> None:
-        if state not in STATES:
+    def show_state(self, state: BannerState, text: str) -> None:
+        if state not in tuple(BannerState):
             raise ValueError(f"unknown banner state {state!r}")
+        word = BannerState(state).value
         self.setText(text)
-        self.setAccessibleName(f"Verdict: {state}")
-        if self.property("state") != state:
-            self.setProperty("state", state)
+        self.setAccessibleName(f"Verdict: {word}")
+        if self.property("state") != word:
+            self.setProperty("state", word)
             self.style().unpolish(self)
             self.style().polish(self)

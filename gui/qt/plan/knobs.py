@@ -5,9 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QSpinBox, QWidget
 
-from gguf_budget.core.model.kv import KV_TYPES
-
-HEAD_MODES = ("auto", "resident", "stream")
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.plan.types import HEAD_MODES, HeadMode
 
 
 class Knobs(QWidget):
@@ -24,10 +23,10 @@ class Knobs(QWidget):
         self.buffers = QSpinBox(self, objectName="buffersSpin", minimum=1, maximum=2, value=2)
         self.buffers.setToolTip("Streaming ring depth (the planner may fall back to 1)")
         self.head = QComboBox(self, objectName="headMode")
-        self.head.addItems(HEAD_MODES)
+        self.head.addItems([m.value for m in HEAD_MODES])
         self.head.setToolTip("LM head: let the planner choose, keep it resident, or stream it")
         self.kv_type = QComboBox(self, objectName="kvType")
-        self.kv_type.addItems(list(KV_TYPES))
+        self.kv_type.addItems([t.value for t in KV_TYPES])
         self.kv_type.setToolTip("KV cache element type")
         self.force = QCheckBox("force (run over budget)", self, objectName="forceCheck")
         self.force.setToolTip("Plan the minimum configuration even when it exceeds the budget")
@@ -48,11 +47,11 @@ class Knobs(QWidget):
 
     def set_tied(self, tied: bool) -> None:
         """A tied head can only be resident: offer "stream" only when the head is separate."""
-        item = self.head.model().item(HEAD_MODES.index("stream"))
+        item = self.head.model().item(HEAD_MODES.index(HeadMode.STREAM))
         item.setEnabled(not tied)
         item.setToolTip("The output head is tied to token_embd, so it stays resident" if tied else "")
-        if tied and self.head.currentText() == "stream":
-            self.head.setCurrentText("auto")
+        if tied and self.head.currentText() == HeadMode.STREAM:
+            self.head.setCurrentText(HeadMode.AUTO.value)
 
     def set_values(self, n_buffers: int, head_mode: str, kv_type: str, force: bool) -> None:
         """Set from outside (settings): no `changed` signal."""
@@ -60,8 +59,8 @@ class Knobs(QWidget):
         for w in widgets:
             w.blockSignals(True)
         self.buffers.setValue(n_buffers)
-        self.head.setCurrentText(head_mode if head_mode in HEAD_MODES else "auto")
-        self.kv_type.setCurrentText(kv_type if kv_type in KV_TYPES else "f16")
+        self.head.setCurrentText(head_mode if head_mode in HEAD_MODES else HeadMode.AUTO.value)
+        self.kv_type.setCurrentText(kv_type if kv_type in KV_TYPES else DEFAULT_KV_TYPE.value)
         self.force.setChecked(force)
         for w in widgets:
             w.blockSignals(False)

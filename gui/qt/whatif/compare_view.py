@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
 )
 
 from gguf_budget.core import BudgetRequest, MemoryPlan, ModelLoadError, ModelSpec, PlanError, load_model, plan_memory
-from gguf_budget.core.views.plan_view import plan_state
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
 
@@ -44,7 +43,7 @@ def model_text(label: str, model: ModelSpec, plan: MemoryPlan | None) -> str:
     if plan is None:
         return head
     streamed = "streamed" if plan.stream_lm_head else "resident"
-    return (f"{head} — {plan_state(plan)} at ctx {plan.ctx:,}, {plan.n_pinned}/{plan.n_layer} layers pinned, "
+    return (f"{head} — {plan.outcome} at ctx {plan.ctx:,}, {plan.n_pinned}/{plan.n_layer} layers pinned, "
             f"head {streamed}")
 
 
