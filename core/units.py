@@ -29,6 +29,13 @@ def human_bytes(n: int | None) -> str:
     raise AssertionError("unreachable")
 
 
+def human_bandwidth(bytes_per_s: int | None) -> str:
+    """1_008_096_000_000 → '1008 GB/s' (decimal, as makers state bandwidth); None → 'unknown'."""
+    if bytes_per_s is None:
+        return "unknown"
+    return f"{bytes_per_s / 1e9:.0f} GB/s" if bytes_per_s >= 10**10 else f"{bytes_per_s / 1e9:.1f} GB/s"
+
+
 def parse_size(text: str) -> int:
     """'512M', '1.5G', '2GiB', '1048576' → bytes. Raises ValueError with a one-line reason."""
     m = _SIZE.match(text or "")

@@ -34,7 +34,7 @@ def test_hw_prints_this_machines_real_ram_and_its_gpus_or_why_there_are_none(cap
     if probed.gpus:
         assert all(f"GPU {g.index}" in out and g.name in out for g in probed.gpus)
     else:
-        assert "no NVIDIA GPU or driver found" in out and probed.gpu_error in out
+        assert "GPU" in out and "none found" in out and probed.gpu_error in out
 
 
 def test_hw_json_has_the_snapshot_keys(capsys):

@@ -8,6 +8,7 @@ from gguf_factory import ArchDesc
 
 from gguf_budget.core.machine.cgroup import CgroupReading
 from gguf_budget.core.fit.estimate import FitRequest, estimate_fit, fit_dict, fit_text, snapshot_dict, snapshot_text
+from gguf_budget.core.machine.gpu import GpuMemory, Vendor
 from gguf_budget.core.machine.snapshot import GpuInfo, hypothetical_machine, snapshot_from_readings
 from gguf_budget.core.units import human_bytes
 
@@ -22,16 +23,27 @@ def test_a_probe_without_gpus_says_so_plainly_with_the_reason():
         "Host RAM   7.00 GiB available of 8.00 GiB total",
         "Container  memory cgroup limit 8.00 GiB (applied to the RAM figures)",
         "Swap       none — never counted as RAM",
-        "GPU        none — no NVIDIA GPU or driver found: the NVIDIA driver is not loaded",
+        "GPU        none found: the NVIDIA driver is not loaded",
     ]
 
 
 def test_gpus_are_listed_with_their_memory_and_partial_failures():
-    gpu = GpuInfo(1, "NVIDIA GeForce RTX 4090", 24 * GiB, 20 * GiB, 4 * GiB)
-    s = snapshot_from_readings(1700000000.0, 16 * GiB, 12 * GiB, gpus=[gpu], gpu_error="GPU 0: lost")
+    gpu = GpuInfo(1, "NVIDIA GeForce RTX 4090", 24 * GiB, 20 * GiB, 4 * GiB, Vendor.NVIDIA, bandwidth=1_008_096_000_000)
+    apu = GpuInfo(2, "AMD GPU [1002:15bf]", 15 * GiB, 14 * GiB, GiB, Vendor.AMD, GpuMemory.GTT, True)
+    lost = GpuInfo(3, "NVIDIA GPU [10de:2684]", None, None, None, Vendor.NVIDIA, reason="memory unknown: no NVML")
+    s = snapshot_from_readings(1700000000.0, 16 * GiB, 12 * GiB, gpus=[gpu, apu, lost], gpu_error="GPU 0: lost")
     text = snapshot_text(s)
-    assert "GPU 1       NVIDIA GeForce RTX 4090: 20.00 GiB free of 24.00 GiB (4.00 GiB used)" in text
+    assert ("GPU 1       NVIDIA GeForce RTX 4090 (NVIDIA, dedicated VRAM): 20.00 GiB free of 24.00 GiB "
+            "(4.00 GiB used); bandwidth 1008 GB/s") in text
+    assert ("GPU 2       AMD GPU [1002:15bf] (AMD, GTT budget (host RAM the GPU maps), integrated): "
+            "14.00 GiB free of 15.00 GiB (1.00 GiB used)") in text
+    assert ("GPU 3       NVIDIA GPU [10de:2684] (NVIDIA, dedicated VRAM): unknown free of unknown — "
+            "memory unknown: no NVML") in text
     assert "GPU errors  GPU 0: lost" in text
+    gpus = json.loads(json.dumps(snapshot_dict(s)))["gpus"]
+    assert [(g["vendor"], g["memory"], g["integrated"], g["total"], g["bandwidth"]) for g in gpus] == [
+        ("nvidia", "vram", False, 24 * GiB, 1_008_096_000_000), ("amd", "gtt", True, 15 * GiB, None),
+        ("nvidia", "vram", False, None, None)]
 
 
 def test_a_typed_in_machine_without_a_time_shows_none():

@@ -30,7 +30,7 @@ def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, ma
             [g.total for g in snapshot.gpus]
     else:
         assert status.isVisible()
-        assert status.text() == f"no NVIDIA GPU: {snapshot.gpu_error}"
+        assert status.text() == f"no GPU: {snapshot.gpu_error}"
         assert window.current_fit().gpu_layers == 0
     assert child(window, "hostBar").pool().total == snapshot.host_total
     assert child(window, "snapshotAge").text().startswith("Snapshot probed")
@@ -43,7 +43,7 @@ def test_a_probe_without_a_driver_says_so(qtbot, make_window, write_model):
     window = make_window(probe_backend=no_driver)
     open_model(qtbot, window, write_model())
     qtbot.waitUntil(lambda: window.current_fit() is not None)
-    assert child(window, "gpuStatus").text() == "no NVIDIA GPU: the NVIDIA driver is not loaded"
+    assert child(window, "gpuStatus").text() == "no GPU: the NVIDIA driver is not loaded"
     assert "CPU-only" in child(window, "fitVerdict").text()
 
 

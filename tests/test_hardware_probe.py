@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import psutil
 import pytest
+from machine_fixtures import fake_nvml
 
 from gguf_budget.core.machine.snapshot import NO_BINDINGS, NO_DEVICES
 from gguf_budget.core.machine.probe import probe_hardware
@@ -20,44 +21,12 @@ RTX_4090 = ("NVIDIA GeForce RTX 4090", 25757220864, 24953847808, 803373056)
 H100 = (b"NVIDIA H100 80GB HBM3", 85520809984, 84658683904, 862126080)
 
 
-class FakeNVMLError(Exception):
-    """pynvml's NVMLError carries the nvml.h code in `.value`."""
-
-    def __init__(self, value: int):
-        self.value = value
-        super().__init__(f"NVML error code {value}")
-
-
-def fake_nvml(devices=(), init_error=None, failing=()):
-    """A pynvml-like module answering with recorded readings; `calls` records init/shutdown."""
-    calls: list[str] = []
-
-    def init():
-        calls.append("init")
-        if init_error is not None:
-            raise FakeNVMLError(init_error)
-
-    def handle(index):
-        if index in failing:
-            raise FakeNVMLError(15)
-        return index
-
-    return SimpleNamespace(
-        NVMLError=FakeNVMLError,
-        calls=calls,
-        nvmlInit=init,
-        nvmlShutdown=lambda: calls.append("shutdown"),
-        nvmlDeviceGetCount=lambda: len(devices),
-        nvmlDeviceGetHandleByIndex=handle,
-        nvmlDeviceGetName=lambda h: devices[h][0],
-        nvmlDeviceGetMemoryInfo=lambda h: SimpleNamespace(total=devices[h][1], free=devices[h][2], used=devices[h][3]),
-    )
-
-
 @pytest.fixture
-def no_cgroup(tmp_path: Path) -> dict:
-    """Probe keyword arguments pointing at an empty cgroup tree (no limits)."""
-    return {"cgroup_root": tmp_path / "cg", "proc_self_cgroup": tmp_path / "none", "clock": lambda: 1700000000.0}
+def no_cgroup(tmp_path: Path, monkeypatch) -> dict:
+    """Probe keyword arguments pointing at an empty cgroup tree (no limits), no DRM cards, no amdsmi, Linux."""
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    return {"cgroup_root": tmp_path / "cg", "proc_self_cgroup": tmp_path / "none", "clock": lambda: 1700000000.0,
+            "drm_root": tmp_path / "drm", "platform": "linux"}
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gguf_budget.core.machine.gpu import Vendor
 from gguf_budget.core.machine.snapshot import (
     NO_DEVICES,
     CgroupReading,
@@ -16,6 +17,7 @@ from gguf_budget.core.machine.snapshot import (
     gpu_error_text,
     gpu_from_nvml,
     hypothetical_machine,
+    nvml_bandwidth,
     nvml_error_reason,
     parse_cgroup,
     parse_proc_self_cgroup,
@@ -131,8 +133,15 @@ def test_an_unlisted_nvml_error_keeps_its_code_and_escaped_text():
 def test_nvml_device_answers_become_gpu_records():
     # recorded: nvidia-ml-py 11 returned bytes names; H100 80GB HBM3 memory info
     gpu = gpu_from_nvml(0, b"NVIDIA H100 80GB HBM3", 85520809984, 84658683904, 862126080)
-    assert gpu == GpuInfo(0, "NVIDIA H100 80GB HBM3", 85520809984, 84658683904, 862126080)
+    assert gpu == GpuInfo(0, "NVIDIA H100 80GB HBM3", 85520809984, 84658683904, 862126080, Vendor.NVIDIA)
     assert gpu_from_nvml(1, "GPU", 100, 150, 0).free == 100  # a driver reporting free > total is clamped
+
+
+def test_nvml_bandwidth_is_bus_width_times_memory_clock_double_data_rate():
+    # recorded: H100 SXM 5120-bit bus, max memory clock 2619 MHz → 3.35 TB/s as NVIDIA states
+    h100 = gpu_from_nvml(0, "NVIDIA H100 80GB HBM3", 85520809984, 84658683904, 862126080, 5120, 2619)
+    assert (h100.bandwidth, h100.bandwidth_source) == (3_352_320_000_000, "NVML: bus width × max memory clock")
+    assert nvml_bandwidth(None, 2619) is None and nvml_bandwidth(384, 0) is None
 
 
 def test_gpu_error_text_says_when_the_driver_sees_no_gpu():
@@ -175,6 +184,9 @@ def test_what_if_replaces_only_the_figures_given():
 def test_records_refuse_inconsistent_figures():
     with pytest.raises(ValueError):
         GpuInfo(0, "x", 10, 11, 0)
+    with pytest.raises(ValueError):
+        GpuInfo(0, "x", None, None, None, bandwidth=-1)
+    assert GpuInfo(0, "x", None, None, None).budget is None and GpuInfo(0, "x", 8, None, None).budget == 8
     with pytest.raises(ValueError):
         HardwareSnapshot(0.0, 10, 11, None, (), None, "probe")
     with pytest.raises(ValueError):

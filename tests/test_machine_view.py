@@ -100,9 +100,9 @@ GPU = GpuInfo(0, "RTX", 24 * GIB, 20 * GIB, 4 * GIB)
 @pytest.mark.parametrize("snapshot, text", [
     (probed(gpus=(GPU,)), ""),
     (probed(gpus=(GPU,), error="GPU 1: no permission"), "GPU problem: GPU 1: no permission"),
-    (probed(error="the NVIDIA driver is not loaded"), "no NVIDIA GPU: the NVIDIA driver is not loaded"),
-    (probed(), "no NVIDIA GPU: none found"),
-    (hypothetical_machine(8 * GIB), "no NVIDIA GPU in this hypothetical machine"),
+    (probed(error="the NVIDIA driver is not loaded"), "no GPU: the NVIDIA driver is not loaded"),
+    (probed(), "no GPU: none found"),
+    (hypothetical_machine(8 * GIB), "no GPU in this hypothetical machine"),
 ])
 def test_gpu_status(snapshot, text):
     assert gpu_status(snapshot) == text

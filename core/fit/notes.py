@@ -45,7 +45,7 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
         notes.append(f"{asked} GPU layers asked; llama.cpp offloads at most {L + 1} ({L} blocks + output layer)")
     if not snapshot.gpus:
         gone = f" ({snapshot.gpu_error})" if snapshot.gpu_error else ""
-        notes.append(f"no NVIDIA GPU{gone}: everything is placed in host RAM")
+        notes.append(f"no GPU{gone}: everything is placed in host RAM")
     if snapshot.swap_total:
         notes.append(f"swap ({human_bytes(snapshot.swap_total)}) is not counted: paging to SSD is no substitute for RAM")
     if request.kv_type in ("q8_0", "q4_0"):

@@ -1,11 +1,15 @@
-"""The one impure corner of the core: reads psutil, the memory cgroup files, NVML and the clock.
+"""The one impure corner of the core: reads psutil, the memory cgroup files, the GPUs and the clock.
 
 Rule 1: `probe_hardware` never raises. Each reader catches what its source can throw and
         turns it into a reason (`host_error`, `gpu_error`) on the snapshot.
 Rule 2: readers only collect raw readings; the parsing and the arithmetic live in the pure
-        `hardware.py`, so recorded readings can be tested without this module.
-Rule 3: `nvml` is any pynvml-like module (default: `import pynvml`, from nvidia-ml-py). Real
-        and fake modules take the same code path; tests fake nothing else.
+        `snapshot.py`, `cgroup.py`, `drm.py`, `apple.py` and `gpus.py`, so recorded readings
+        are tested without this module. GPUs beyond NVML are read by `probe_gpus.py`: DRM sysfs
+        (and amdsmi when importable) on every system, sysctl on macOS.
+Rule 3: `nvml` is any pynvml-like module (default: `import pynvml`, from nvidia-ml-py), and
+        `amdsmi` any amdsmi-like one (default: `import amdsmi`). Real and fake modules take the
+        same code path, as do real and recorded sysfs trees (`drm_root`) and sysctl output
+        (`sysctl`); tests fake nothing else.
 Rule 4: cgroup files are looked up under each mount (v2 at the root or `unified/`, v1 at
         `memory/`) for every level from the process's own cgroup (`/proc/self/cgroup`) up to
         the mount root; levels without the files are skipped.
@@ -13,12 +17,16 @@ Rule 4: cgroup files are looked up under each mount (v2 at the root or `unified/
 
 from __future__ import annotations
 
+import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
 from gguf_budget.core.machine.cgroup import CgroupReading, cgroup_ancestors, parse_cgroup, parse_proc_self_cgroup
+from gguf_budget.core.machine.gpus import gpus_from_readings
+from gguf_budget.core.machine.probe_gpus import DRM_ROOT, read_apple, read_cards, run_sysctl
 from gguf_budget.core.machine.snapshot import (
     NO_BINDINGS,
     GpuInfo,
@@ -33,11 +41,16 @@ CGROUP_ROOT = "/sys/fs/cgroup"
 PROC_SELF_CGROUP = "/proc/self/cgroup"
 V2_FILES = ("memory.max", "memory.current", "memory.stat")
 V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat")
+NVML_CLOCK_MEM = 2  # nvml.h nvmlClockType_t NVML_CLOCK_MEM
 
 
 def probe_hardware(
     nvml: ModuleType | Any | None = None,
     *,
+    amdsmi: ModuleType | Any | None = None,
+    drm_root: str | Path = DRM_ROOT,
+    sysctl: Callable[[], str | None] | None = None,
+    platform: str = sys.platform,
     cgroup_root: str | Path = CGROUP_ROOT,
     proc_self_cgroup: str | Path = PROC_SELF_CGROUP,
     clock: Callable[[], float] = time.time,
@@ -46,8 +59,12 @@ def probe_hardware(
     captured_at = clock()
     total, available, swap, host_error = _read_host()
     cgroups = _read_cgroups(Path(cgroup_root), Path(proc_self_cgroup))
-    gpus, gpu_error = _read_nvml(nvml)
-    return snapshot_from_readings(captured_at, total, available, cgroups, gpus, gpu_error, swap, host_error)
+    host = snapshot_from_readings(captured_at, total, available, cgroups, (), None, swap, host_error)
+    nvidia, nvml_error = _read_nvml(nvml)
+    apple = read_apple(sysctl or run_sysctl) if platform == "darwin" else None
+    gpus, gpu_error = gpus_from_readings(nvidia, nvml_error, read_cards(Path(drm_root), amdsmi), apple,
+                                         host.host_total, host.host_available)
+    return replace(host, gpus=gpus, gpu_error=gpu_error)
 
 
 def _read_host() -> tuple[int, int, int | None, str | None]:
@@ -111,6 +128,14 @@ def _read_nvml(nvml: Any) -> tuple[tuple[GpuInfo, ...], str | None]:
             pass
 
 
+def _nvml_bus(nvml: Any, handle: Any) -> tuple[int | None, int | None]:
+    """Bus width (bits) and max memory clock (MHz); (None, None) where the driver or binding cannot say."""
+    try:
+        return int(nvml.nvmlDeviceGetMemoryBusWidth(handle)), int(nvml.nvmlDeviceGetMaxClockInfo(handle, NVML_CLOCK_MEM))
+    except Exception:  # noqa: BLE001 — bandwidth is optional; older drivers lack the query
+        return None, None
+
+
 def _read_devices(nvml: Any, errors: tuple[type[BaseException], ...]) -> tuple[tuple[GpuInfo, ...], str | None]:
     count = int(nvml.nvmlDeviceGetCount())
     gpus, failures = [], []
@@ -118,7 +143,8 @@ def _read_devices(nvml: Any, errors: tuple[type[BaseException], ...]) -> tuple[t
         try:
             handle = nvml.nvmlDeviceGetHandleByIndex(index)
             mem = nvml.nvmlDeviceGetMemoryInfo(handle)
-            gpus.append(gpu_from_nvml(index, nvml.nvmlDeviceGetName(handle), mem.total, mem.free, mem.used))
+            gpus.append(gpu_from_nvml(index, nvml.nvmlDeviceGetName(handle), mem.total, mem.free, mem.used,
+                                      *_nvml_bus(nvml, handle)))
         except errors as e:
             failures.append(f"GPU {index}: {nvml_error_reason(getattr(e, 'value', None), str(e))}")
     return tuple(gpus), gpu_error_text(count, failures)

@@ -1,15 +1,18 @@
 """What this machine has: a snapshot record, and the pure parsing of recorded readings.
 
-Probing lives in `hardware_probe.py`; everything here is pure so tests can feed readings
-recorded on real machines (psutil numbers, cgroup files, NVML answers).
+Probing lives in `probe.py`; everything here is pure so tests can feed readings recorded on
+real machines (psutil numbers, cgroup files, NVML answers; DRM sysfs in `drm.py`, macOS
+sysctl in `apple.py`).
 
 Rule 1: host RAM is psutil's `total` and `available`. `available` never includes swap, and
         swap is recorded only to say that it is not counted: paging to SSD is no RAM.
 Rule 2: a container's memory cgroup bounds both figures: total ≤ the tightest limit,
         available ≤ the least headroom (the readings and their rules are in `cgroup.py`).
-Rule 3: GPUs are the NVIDIA devices NVML lists, in NVML index order. When NVML cannot answer
-        (bindings or library missing, driver not loaded, no permission, zero devices) the
-        snapshot has no GPUs and `gpu_error` says why, in words.
+Rule 3: GPUs are the NVIDIA devices NVML lists, in NVML index order, then the AMD and Intel
+        cards of DRM sysfs (or amdsmi), then an Apple Silicon GPU. When NVML cannot answer
+        (bindings or library missing, driver not loaded, no permission, zero devices)
+        `gpu_error` says why, in words; NVIDIA cards sysfs still sees are listed with memory
+        unknown. NVML's bandwidth is bus width × max memory clock × 2 (double data rate).
 Rule 4: a hypothetical machine is a snapshot built from figures a person typed; its
         `source` says so, so no one mistakes it for a measurement.
 """
@@ -20,11 +23,12 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from gguf_budget.core.machine.cgroup import CgroupReading, cgroup_ancestors, cgroup_bounds, parse_cgroup, parse_proc_self_cgroup
+from gguf_budget.core.machine.gpu import GpuInfo, Vendor
 from gguf_budget.core.safe_text import safe_text
 
 __all__ = [
     "CgroupReading", "GpuInfo", "HardwareSnapshot", "cgroup_ancestors", "cgroup_bounds", "gpu_error_text",
-    "gpu_from_nvml", "hypothetical_gpus", "hypothetical_machine", "nvml_error_reason", "parse_cgroup",
+    "gpu_from_nvml", "hypothetical_gpus", "hypothetical_machine", "nvml_bandwidth", "nvml_error_reason", "parse_cgroup",
     "parse_proc_self_cgroup", "snapshot_from_readings", "what_if",
 ]
 
@@ -44,21 +48,6 @@ NVML_REASONS: dict[int, str] = {
 }
 NO_BINDINGS = "the NVML Python bindings (nvidia-ml-py) are not installed"
 NO_DEVICES = "the NVIDIA driver is loaded but reports no GPU"
-
-
-@dataclass(frozen=True)
-class GpuInfo:
-    """One NVIDIA GPU as NVML reported it (bytes)."""
-
-    index: int
-    name: str
-    total: int
-    free: int
-    used: int
-
-    def __post_init__(self) -> None:
-        if self.index < 0 or min(self.total, self.free, self.used) < 0 or self.free > self.total:
-            raise ValueError(f"GPU {self.index}: inconsistent memory figures")
 
 
 @dataclass(frozen=True)
@@ -86,11 +75,21 @@ def nvml_error_reason(code: int | None, text: str) -> str:
     return NVML_REASONS.get(code, f"NVML error {code}: {safe_text(text)}") if code is not None else safe_text(text)
 
 
-def gpu_from_nvml(index: int, name: str | bytes, total: int, free: int, used: int) -> GpuInfo:
+def nvml_bandwidth(bus_width_bits: int | None, max_memory_clock_mhz: int | None) -> int | None:
+    """Peak bytes per second from NVML's bus width and max memory clock (Rule 3); None when either is missing."""
+    if not bus_width_bits or not max_memory_clock_mhz:
+        return None
+    return bus_width_bits // 8 * max_memory_clock_mhz * 1_000_000 * 2
+
+
+def gpu_from_nvml(index: int, name: str | bytes, total: int, free: int, used: int,
+                  bus_width_bits: int | None = None, max_memory_clock_mhz: int | None = None) -> GpuInfo:
     """NVML's answer for one device; older bindings return the name as bytes."""
     text = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
     total = max(int(total), 0)
-    return GpuInfo(index, safe_text(text, 80), total, min(max(int(free), 0), total), max(int(used), 0))
+    bandwidth = nvml_bandwidth(bus_width_bits, max_memory_clock_mhz)
+    return GpuInfo(index, safe_text(text, 80), total, min(max(int(free), 0), total), max(int(used), 0), Vendor.NVIDIA,
+                   bandwidth=bandwidth, bandwidth_source="NVML: bus width × max memory clock" if bandwidth else None)
 
 
 def gpu_error_text(device_count: int, failures: Iterable[str]) -> str | None:
@@ -124,7 +123,8 @@ def hypothetical_gpus(gpu_count: int, gpu_total: int, gpu_free: int | None = Non
         raise ValueError("a hypothetical GPU needs a positive total memory")
     if not 0 <= free <= gpu_total:
         raise ValueError("hypothetical GPU free memory must lie between 0 and its total")
-    return tuple(GpuInfo(i, HYPOTHETICAL_GPU_NAME, gpu_total, free, gpu_total - free) for i in range(gpu_count))
+    return tuple(GpuInfo(i, HYPOTHETICAL_GPU_NAME, gpu_total, free, gpu_total - free, reader="hypothetical")
+                 for i in range(gpu_count))
 
 
 def hypothetical_machine(

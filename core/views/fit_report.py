@@ -11,10 +11,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Strategy
+from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.units import human_bytes
+from gguf_budget.core.units import human_bandwidth, human_bytes
 
-NO_GPU_TEXT = "none — no NVIDIA GPU or driver found"
+NO_GPU_TEXT = "none found"
 VERDICT_WORDS: dict[FitVerdict, str] = {
     FitVerdict.FITS_GPU: "fits on GPU",
     FitVerdict.FITS_SPLIT: "fits split",
@@ -44,9 +45,17 @@ def snapshot_dict(s: HardwareSnapshot) -> dict[str, Any]:
     }
 
 
+def gpu_text(g: GpuInfo) -> str:
+    """One GPU in a line: who made it, which memory, free of total, bandwidth, and what could not be read."""
+    kind = f"{VENDOR_NAMES[g.vendor]}, {MEMORY_WORDS[g.memory]}{', integrated' if g.integrated else ''}"
+    used = f" ({human_bytes(g.used)} used)" if g.used is not None else ""
+    rate = f"; bandwidth {human_bandwidth(g.bandwidth)}" if g.bandwidth else ""
+    why = f" — {g.reason}" if g.reason else ""
+    return f"{g.name} ({kind}): {human_bytes(g.free)} free of {human_bytes(g.total)}{used}{rate}{why}"
+
+
 def _gpu_lines(s: HardwareSnapshot) -> list[tuple[str, str]]:
-    rows = [(f"GPU {g.index}", f"{g.name}: {human_bytes(g.free)} free of {human_bytes(g.total)} "
-                               f"({human_bytes(g.used)} used)") for g in s.gpus]
+    rows = [(f"GPU {g.index}", gpu_text(g)) for g in s.gpus]
     if not s.gpus:
         none = "none in this hypothetical machine" if s.source == "hypothetical" else NO_GPU_TEXT
         rows.append(("GPU", f"{none}: {s.gpu_error}" if s.gpu_error else none))

@@ -109,9 +109,9 @@ def snapshot_when(snapshot: HardwareSnapshot, now: float) -> str:
 
 
 def gpu_status(snapshot: HardwareSnapshot) -> str:
-    """'' when GPUs are listed; else why none is ("no NVIDIA GPU: …")."""
+    """'' when GPUs are listed; else why none is ("no GPU: …")."""
     if snapshot.gpus:
         return f"GPU problem: {snapshot.gpu_error}" if snapshot.gpu_error else ""
     if snapshot.source == "hypothetical":
-        return "no NVIDIA GPU in this hypothetical machine"
-    return f"no NVIDIA GPU: {snapshot.gpu_error or 'none found'}"
+        return "no GPU in this hypothetical machine"
+    return f"no GPU: {snapshot.gpu_error or 'none found'}"

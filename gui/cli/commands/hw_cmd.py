@@ -1,4 +1,4 @@
-"""`gguf-budget hw [--json]`: what this machine has right now (host RAM, container limit, NVIDIA GPUs)."""
+"""`gguf-budget hw [--json]`: what this machine has right now (host RAM, container limit, GPUs)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from gguf_budget.core.machine.probe import probe_hardware
 
 from gguf_budget.gui.cli.commands.common import emit_json
 
-HELP = "show this machine's RAM, container memory limit and NVIDIA GPUs as the fit estimate sees them"
+HELP = ("show this machine's RAM, container memory limit and GPUs (NVIDIA, AMD, Intel, Apple) as the fit "
+        "estimate sees them")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

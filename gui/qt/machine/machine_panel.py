@@ -60,7 +60,7 @@ class HardwarePanel(QGroupBox):
         self._snapshot: HardwareSnapshot | None = None
         self.age = _label(self, "snapshotAge")
         self.refresh = QPushButton("Refresh", self, objectName="refreshHardware")
-        self.refresh.setToolTip("Probe host RAM and NVIDIA GPUs again")
+        self.refresh.setToolTip("Probe host RAM and the GPUs again")
         self.refresh.clicked.connect(self.refreshRequested)
         self.host_bar = MemoryBar(self)
         self.host_bar.setObjectName("hostBar")
