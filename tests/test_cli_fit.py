@@ -62,8 +62,8 @@ def test_fit_json_has_the_contract_keys(gguf_file, capsys):
     assert set(d["claims"]) == {"file_size", "admission", "runtime_evidence"} and d["claims"]["runtime_evidence"] is None
     assert d["snapshot"]["source"] == "hypothetical" and d["snapshot"]["host_available"] == 32 * GiB
     assert [(g["index"], g["total"], g["free"]) for g in d["snapshot"]["gpus"]] == [(0, 8 * GiB, 6 * GiB)]
-    assert (d["reserves"], d["n_layer"], d["verdict"], d["gpu_layers"]) == ({"host": 6 * GiB, "gpu": 3 * GiB // 2}, 4,
-                                                                           "fits_gpu", 5)
+    assert (d["reserves"], d["n_layer"], d["verdict"], d["gpu_layers"]) == (
+        {"host": 6 * GiB, "gpu": 3 * GiB // 2, "per_device": {"host": 6 * GiB, "gpu0": 3 * GiB // 2}}, 4, "fits_gpu", 5)
     assert d["kv"]["engine"] == 4 * 1024 * 2 * (16 + 16) * 2 and d["shortfall"] == {}
     assert d["weights"]["gpu_exact"] + d["weights"]["host_exact"] == load_model(path).tensor_bytes
     assert d["weights"]["file_bytes"] == path.stat().st_size

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gguf_factory import ArchDesc
 
-import gguf_budget.core.fit.estimate as estimate
+import gguf_budget.core.fit.devices as devices
 from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 
@@ -22,13 +22,13 @@ def test_200k_layers_on_64_gpus_take_log_l_placements(model, monkeypatch):
     huge = replace(small, n_layer=N_LAYER, layers=small.layers * N_LAYER, layer_bytes=small.layer_bytes * N_LAYER,
                    layer_role_bytes=small.layer_role_bytes * N_LAYER)
     placements = []
-    real = estimate.place_layers
+    real = devices.place_layers
 
     def counting(*args, **kwargs):
         placements.append(args[1])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(estimate, "place_layers", counting)
+    monkeypatch.setattr(devices, "place_layers", counting)
     # 64 GPUs of 64 MiB; the first keeps all but three slots back, so the total would take far more
     # layers than the first GPU allows: a search that steps down from the total walks ~58,000 steps.
     machine = hypothetical_machine(64 * GiB, gpu_count=64, gpu_total=GiB // 16)

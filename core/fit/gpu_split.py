@@ -23,6 +23,14 @@ Rule 5: the most slots that fit is found by bisection over g = 0 … L + 1: O(lo
         With several, each run slides by at most one slot per step of g, so uneven layers can
         make it non-monotone; the answer is then a g that fits while g + 1 does not — never
         one that does not fit.
+Rule 6: the GPUs llama.cpp offloads to (src/llama.cpp, `llama_model_load_from_file_impl`):
+        the discrete ones, and integrated GPUs (iGPU, APU, Apple) only when there is no discrete
+        GPU. Of those, a GPU whose memory could not be read cannot be judged: it is left out of
+        the estimate (and named in its notes).
+Rule 7: `--n-cpu-moe N` (common/arg.cpp, `llm_add_n_cpu_ffn_overrides`) keeps the routed
+        experts (`blk.i.ffn_{up,down,gate,gate_up}_{ch,}exps`) of blocks 0 … N − 1 in host RAM;
+        every other tensor stays where the placement puts it. With every slot offloaded, each
+        GPU's load only falls as N grows, so the smallest N that fits is bisected too.
 """
 
 from __future__ import annotations
@@ -31,6 +39,8 @@ import math
 import struct
 from dataclasses import dataclass
 from typing import Callable, Sequence
+
+from gguf_budget.core.machine.gpu import GpuInfo
 
 
 def _f32(x: float) -> float:
@@ -118,3 +128,24 @@ def most_layers_that_fit(n_layer: int, fits: Callable[[int], bool]) -> int:
         else:
             hi = mid
     return lo
+
+
+def offload_gpus(gpus: Sequence[GpuInfo]) -> tuple[tuple[GpuInfo, ...], tuple[GpuInfo, ...]]:
+    """(the GPUs the estimate places layers on, those llama.cpp would use whose memory is unknown) — Rule 6."""
+    discrete = [g for g in gpus if not g.integrated]
+    used = discrete or list(gpus)
+    return tuple(g for g in used if g.budget is not None), tuple(g for g in used if g.budget is None)
+
+
+def fewest_cpu_moe_layers(n_layer: int, fits: Callable[[int], bool]) -> int | None:
+    """The smallest N in 0 … L with `fits(N)`, by bisection (Rule 7); None when even N = L does not fit."""
+    if not fits(n_layer):
+        return None
+    lo, hi = -1, n_layer
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi

@@ -5,12 +5,17 @@ Rule 1: a missing fact (block count, context length, a layer's KV heads or dims,
 Rule 2: notes say how numbers were read: a header-only file's size, GPU layers clamped to
         L + 1 or dropped for want of a GPU, swap not counted, tied embeddings copied to the GPU,
         a quantized V cache needing flash attention, compute buffers left to the reserves.
+Rule 3: notes say which GPUs the fit leaves out (integrated beside a discrete one, memory
+        unknown), which it takes at their total (no usage published), which share the host's
+        pool, and a user tensor split.
 """
 
 from __future__ import annotations
 
-from gguf_budget.core.fit.types import FitRequest
+from gguf_budget.core.fit.devices import GpuSetup
 from gguf_budget.core.fit.gpu_split import Placement
+from gguf_budget.core.fit.types import FitRequest
+from gguf_budget.core.machine.gpu import MEMORY_WORDS, GpuMemory
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 from gguf_budget.core.units import human_bytes
@@ -34,18 +39,37 @@ def fit_unknowns(model: ModelSpec, snapshot: HardwareSnapshot, ctx: int | None) 
     return tuple(out)
 
 
-def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, p: Placement) -> tuple[str, ...]:
-    """What a reader should know to read the numbers right (Rule 2)."""
+def gpu_notes(snapshot: HardwareSnapshot, setup: GpuSetup) -> list[str]:
+    """Which GPUs the fit leaves out and why, and how it read the ones it uses (Rule 3)."""
+    used = {g.index for g in setup.gpus} | {g.index for g in setup.unreadable}
+    notes = [f"{g.label} is integrated: llama.cpp uses integrated GPUs only when there is no discrete one"
+             for g in snapshot.gpus if g.index not in used]
+    notes += [f"{g.label}: memory unknown ({g.reason or 'not readable'}); llama.cpp would use it, this estimate "
+              "cannot place layers on it" for g in setup.unreadable]
+    notes += [f"{g.label}: free memory not published; its total, {human_bytes(g.total)}, is taken as free"
+              for g in setup.gpus if g.free is None and g.memory != GpuMemory.UNIFIED]
+    notes += [f"{g.label} uses {MEMORY_WORDS[g.memory]}: what it holds is host RAM too, so the host's need includes "
+              "it and each byte is counted once" for g in setup.gpus if g.shares_host_memory]
+    if setup.tensor_split and len(setup.gpus) > 1:
+        shares = ",".join(f"{x:g}" for x in setup.tensor_split)
+        notes.append(f"tensor split -ts {shares}: layers are shared out by these proportions, not by free memory")
+    return notes
+
+
+def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, p: Placement,
+              setup: GpuSetup) -> tuple[str, ...]:
+    """What a reader should know to read the numbers right (Rules 2–3)."""
     L = model.n_layer
     asked = request.gpu_layers
     notes = []
     if model.header_only:
         notes.append("header-only file: sizes are those of the complete file its header describes")
-    if asked is not None and asked > L + 1 and snapshot.gpus:
+    if asked is not None and asked > L + 1 and setup.gpus:
         notes.append(f"{asked} GPU layers asked; llama.cpp offloads at most {L + 1} ({L} blocks + output layer)")
     if not snapshot.gpus:
         gone = f" ({snapshot.gpu_error})" if snapshot.gpu_error else ""
         notes.append(f"no GPU{gone}: everything is placed in host RAM")
+    notes += gpu_notes(snapshot, setup)
     if snapshot.swap_total:
         notes.append(f"swap ({human_bytes(snapshot.swap_total)}) is not counted: paging to SSD is no substitute for RAM")
     if request.kv_type in ("q8_0", "q4_0"):

@@ -7,8 +7,10 @@ measured something — an estimate is never presented as evidence.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.vocab import TextEnum
@@ -16,7 +18,7 @@ from gguf_budget.core.vocab import TextEnum
 GiB = 1024**3
 DEFAULT_HOST_RESERVE = 6 * GiB
 DEFAULT_GPU_RESERVE = 3 * GiB // 2
-
+MAX_TENSOR_SPLIT = 16  # llama.cpp's LLAMA_MAX_DEVICES: -ts takes fewer entries than that
 
 
 class FitVerdict(TextEnum):
@@ -36,26 +38,41 @@ class FitVerdict(TextEnum):
 
 @dataclass(frozen=True)
 class Reserves:
-    """Bytes kept back: on the host, and on the first NVIDIA GPU only (engineering assumptions)."""
+    """Bytes kept back (engineering assumptions): on the host, and `gpu` on the first GPU the fit uses.
+
+    `per_gpu[i]`, where given, replaces the default for the GPU with index i (editable per device).
+    """
 
     host: int = DEFAULT_HOST_RESERVE
     gpu: int = DEFAULT_GPU_RESERVE
+    per_gpu: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.host < 0 or self.gpu < 0:
+        if self.host < 0 or self.gpu < 0 or any(r < 0 for r in self.per_gpu):
             raise ValueError("reserves cannot be negative")
+
+    def for_gpu(self, index: int, first: bool) -> int:
+        if index < len(self.per_gpu):
+            return self.per_gpu[index]
+        return self.gpu if first else 0
 
 
 @dataclass(frozen=True)
 class FitRequest:
-    """ctx None = the model's context length; gpu_layers None = the most that fit (auto)."""
+    """ctx None = the model's context length; gpu_layers None = the most that fit (auto);
+    tensor_split None = llama.cpp's default split by free memory, else `-ts` shares per GPU."""
 
     ctx: int | None = None
     gpu_layers: int | None = None
     kv_type: KVType = DEFAULT_KV_TYPE
     reserves: Reserves = field(default_factory=Reserves)
+    tensor_split: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
+        split = self.tensor_split
+        if split is not None and (not 0 < len(split) < MAX_TENSOR_SPLIT
+                                  or not all(math.isfinite(x) and x >= 0 for x in split)):
+            raise ValueError(f"a tensor split is 1 to {MAX_TENSOR_SPLIT - 1} shares, each 0 or more")
         if self.ctx is not None and self.ctx < 1:
             raise ValueError("context must be at least 1 token")
         if self.gpu_layers is not None and self.gpu_layers < 0:
@@ -95,7 +112,12 @@ class KVEstimate:
 
 @dataclass(frozen=True)
 class DeviceLoad:
-    """One memory pool: what it has, what is kept back, and what the placement puts on it."""
+    """One memory pool: what it has, what is kept back, and what the placement puts on it.
+
+    `shared` is what GPUs whose budget is host RAM (GTT, Apple's unified memory) place there:
+    the host's need includes it, so each byte is counted once, in the one pool. `slots` is a
+    GPU's run of layer slots [start, end) (slot L = the output layer).
+    """
 
     name: str
     label: str
@@ -103,6 +125,8 @@ class DeviceLoad:
     reserve: int
     weights: int
     kv: int | None
+    shared: int = 0
+    slots: tuple[int, int] | None = None
 
     @property
     def usable(self) -> int:
@@ -110,7 +134,7 @@ class DeviceLoad:
 
     @property
     def need(self) -> int | None:
-        return None if self.kv is None else self.weights + self.kv
+        return None if self.kv is None else self.weights + self.kv + self.shared
 
     @property
     def shortfall(self) -> int | None:
@@ -131,6 +155,9 @@ class Strategy:
     verdict: FitVerdict
     devices: tuple[DeviceLoad, ...]
     host_exact: int
+    gpu_layers: int | None = None
+    n_cpu_moe: int | None = None
+    command: RunCommand | None = None
 
     @property
     def shortfall(self) -> dict[str, int]:
@@ -168,6 +195,18 @@ class FitEstimate:
     notes: tuple[str, ...]
     claims: Claims
     moe: Strategy | None
+    moe_offload: Strategy | None = None
+    command: RunCommand | None = None
+
+    @property
+    def recommended(self) -> RunCommand | None:
+        """The command to run: the expert offload where it fits and the plain split leaves layers on the
+        host (llama.cpp's `--fit` too moves experts before layers) — unless the user fixed the layer count."""
+        m = self.moe_offload
+        if (m is not None and m.command is not None and m.verdict.admitted and self.verdict is not FitVerdict.FITS_GPU
+                and self.request.gpu_layers is None):
+            return m.command
+        return self.command
 
     @property
     def shortfall(self) -> dict[str, int]:

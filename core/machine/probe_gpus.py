@@ -76,13 +76,19 @@ def _amdsmi_card(amdsmi: Any, handle: Any, n: int) -> DrmCardReading:
     return DrmCardReading(f"amdsmi{n}", files, "amdgpu", "amdsmi", bandwidth)
 
 
-def read_amdsmi(amdsmi: Any) -> tuple[DrmCardReading, ...] | None:
+def _import_amdsmi() -> Any:
+    try:
+        import amdsmi
+    except Exception:  # noqa: BLE001 — a missing or broken ROCm install means: use sysfs
+        return None
+    return amdsmi
+
+
+def read_amdsmi(module: Any) -> tuple[DrmCardReading, ...] | None:
     """amdsmi's AMD GPUs as card readings; None when amdsmi is missing or fails (Rule 2)."""
+    amdsmi = module if module is not None else _import_amdsmi()
     if amdsmi is None:
-        try:
-            import amdsmi
-        except Exception:  # noqa: BLE001 — a missing or broken ROCm install means: use sysfs
-            return None
+        return None
     try:
         amdsmi.amdsmi_init()
     except Exception:  # noqa: BLE001 — no driver, no permission: use sysfs

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Strategy
+from gguf_budget.core.views.command_view import command_dict, command_rows
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bandwidth, human_bytes
@@ -87,21 +88,25 @@ def snapshot_text(s: HardwareSnapshot) -> str:
 
 def _device_dict(d: DeviceLoad) -> dict[str, Any]:
     return {"name": d.name, "label": d.label, "available": d.available, "reserve": d.reserve, "usable": d.usable,
-            "weights": d.weights, "kv": d.kv, "need": d.need, "shortfall": d.shortfall}
+            "weights": d.weights, "kv": d.kv, "need": d.need, "shortfall": d.shortfall, "shared": d.shared,
+            "slots": list(d.slots) if d.slots is not None else None}
 
 
 def _strategy_dict(m: Strategy | None) -> dict[str, Any] | None:
     if m is None:
         return None
     return {"name": m.name, "description": m.description, "verdict": m.verdict, "host_exact": m.host_exact,
-            "devices": [_device_dict(d) for d in m.devices], "shortfall": m.shortfall}
+            "devices": [_device_dict(d) for d in m.devices], "shortfall": m.shortfall, "gpu_layers": m.gpu_layers,
+            "n_cpu_moe": m.n_cpu_moe, "command": command_dict(m.command)}
 
 
 def fit_dict(e: FitEstimate) -> dict[str, Any]:
     c = e.claims
     return {
         "snapshot": snapshot_dict(e.snapshot),
-        "reserves": {"host": e.reserves.host, "gpu": e.reserves.gpu},
+        "reserves": {"host": e.reserves.host, "gpu": e.reserves.gpu,
+                     "per_device": {d.name: d.reserve for d in e.devices}},
+        "tensor_split": list(e.request.tensor_split) if e.request.tensor_split else None,
         "ctx": e.kv.ctx,
         "kv_type": e.kv.kv_type,
         "n_layer": e.n_layer,
@@ -116,6 +121,8 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
         "unknowns": list(e.unknowns),
         "notes": list(e.notes),
         "moe_cpu_experts": _strategy_dict(e.moe),
+        "moe_n_cpu": _strategy_dict(e.moe_offload),
+        "command": command_dict(e.recommended),
         "claims": {
             "file_size": {"bytes": c.file_size, "header_only": c.header_only,
                           "meaning": "storage only: says nothing about RAM or VRAM"},
@@ -141,8 +148,11 @@ def verdict_text(e: FitEstimate) -> str:
 
 
 def _need_rows(devices: tuple[DeviceLoad, ...]) -> list[tuple[str, str]]:
+    def shared(d: DeviceLoad) -> str:
+        return f" + held by GPUs in this pool {human_bytes(d.shared)}" if d.shared else ""
+
     return [(f"Need, {d.name}",
-             f"needs {human_bytes(d.need)} (weights {human_bytes(d.weights)} + KV {human_bytes(d.kv)}) of "
+             f"needs {human_bytes(d.need)} (weights {human_bytes(d.weights)} + KV {human_bytes(d.kv)}{shared(d)}) of "
              f"{human_bytes(d.usable)} usable ({human_bytes(d.available)} free − {human_bytes(d.reserve)} reserve)")
             for d in devices]
 
@@ -155,12 +165,23 @@ def _moe_rows(m: Strategy | None) -> list[tuple[str, str]]:
     return rows + [(f"  {d.name}", f"needs {human_bytes(d.need)} of {human_bytes(d.usable)} usable") for d in m.devices]
 
 
+def offload_rows(m: Strategy | None) -> list[tuple[str, str]]:
+    """The MoE expert offload (the smallest --n-cpu-moe), beside the plain split."""
+    if m is None or m.n_cpu_moe is None:
+        return []
+    short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in m.shortfall.items())
+    head = (f"smallest that fits: --n-cpu-moe {m.n_cpu_moe} — {VERDICT_WORDS[m.verdict]}; {m.description}"
+            if not m.shortfall else f"even --n-cpu-moe {m.n_cpu_moe} (every expert in host RAM) does not fit: {short}")
+    rows = [("MoE offload", head)]
+    return rows + [(f"  {d.name}", f"needs {human_bytes(d.need)} of {human_bytes(d.usable)} usable") for d in m.devices]
+
+
 def fit_text(e: FitEstimate) -> str:
     w, kv, L = e.weights, e.kv, e.n_layer
     auto = "unknown" if e.auto_gpu_layers is None else str(e.auto_gpu_layers)
     out_where = "output layer on GPU" if e.output_on_gpu else "output layer in host RAM"
     rows = _snapshot_rows(e.snapshot) + [
-        ("Reserves", f"host {human_bytes(e.reserves.host)}, first GPU {human_bytes(e.reserves.gpu)} (assumptions)"),
+        ("Reserves", "; ".join(f"{d.name} {human_bytes(d.reserve)}" for d in e.devices) + " (assumptions)"),
         ("Context", f"{kv.ctx} tokens → {kv.cells} cells, {kv.kv_type} cache"),
         ("GPU layers", f"{e.gpu_layers} (-ngl; {L} blocks + output layer = {L + 1}; auto {auto}); {out_where}"),
         ("Weights", f"coarse gate (file × g / L): GPU {human_bytes(w.gpu_coarse)}, host {human_bytes(w.host_coarse)}"),
@@ -171,7 +192,8 @@ def fit_text(e: FitEstimate) -> str:
     ]
     if kv.recurrent_layers:
         rows.append(("Recurrent", f"{kv.recurrent_layers} layers, state {human_bytes(kv.recurrent_state)} (F32, fixed)"))
-    rows += _need_rows(e.devices) + [("Verdict", verdict_text(e))] + _moe_rows(e.moe)
+    rows += _need_rows(e.devices) + [("Verdict", verdict_text(e))] + offload_rows(e.moe_offload) + _moe_rows(e.moe)
+    rows += command_rows(e)
     rows += [("Claims", f"file size {human_bytes(w.file_bytes)} is storage only; the verdict is an admission "
                         "estimate against the snapshot above; runtime evidence: none (nothing measured)")]
     rows += [("Note", n) for n in e.notes]

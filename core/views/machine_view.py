@@ -33,23 +33,40 @@ class PoolBar:
     usable: int
     need: int | None
     shortfall: int | None
+    layers: str = ""
 
     @property
     def caption(self) -> str:
         need = "unknown" if self.need is None else human_bytes(self.need)
         short = f", short by {human_bytes(self.shortfall)}" if self.shortfall else ""
+        holds = f" ({self.layers})" if self.layers else ""
         return (f"{human_bytes(self.used)} used · {human_bytes(self.reserve)} reserve · "
-                f"{human_bytes(self.usable)} usable of {human_bytes(self.total)}; this placement needs {need}{short}")
+                f"{human_bytes(self.usable)} usable of {human_bytes(self.total)}; this placement needs {need}{short}{holds}")
+
+
+def slots_text(slots: tuple[int, int] | None, n_layer: int) -> str:
+    """A GPU's run of slots in words: 'blocks 13–26', 'blocks 27–31 and the output layer', 'no layers'."""
+    if slots is None:
+        return ""
+    start, end = slots
+    blocks = min(end, n_layer) - start
+    if end <= start:
+        return "no layers"
+    words = [f"block {start}" if blocks == 1 else f"blocks {start}–{start + blocks - 1}"] if blocks > 0 else []
+    words += ["the output layer"] if end > n_layer else []
+    return " and ".join(words)
 
 
 def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
-    """Host first, then each GPU in NVML order (Rule 1)."""
-    totals = [fit.snapshot.host_total, *(g.total for g in fit.snapshot.gpus)]
+    """Host first, then each GPU the fit uses, in the snapshot's order (Rule 1)."""
+    gpus = {f"gpu{g.index}": g for g in fit.snapshot.gpus}
     bars = []
-    for device, total in zip(fit.devices, totals, strict=True):
+    for device in fit.devices:
+        gpu = gpus.get(device.name)
+        total = fit.snapshot.host_total if gpu is None else (gpu.total if gpu.total is not None else device.available)
         free = min(device.available, total)
         bars.append(PoolBar(device.name, device.label, total, total - free, min(device.reserve, free),
-                            device.usable, device.need, device.shortfall))
+                            device.usable, device.need, device.shortfall, slots_text(device.slots, fit.n_layer)))
     return tuple(bars)
 
 

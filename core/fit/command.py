@@ -1,0 +1,94 @@
+"""The command line that runs a fit's placement: llama-server's flags, and what Ollama can say of them.
+
+Flags as `LLAMA_CPP_SOURCE` reads them (common/arg.cpp).
+
+Rule 1: `llama-server -m FILE -c CTX -ngl G [-ts a,b,…] [--n-cpu-moe N] [-ctk T -ctv T [-fa on]]`.
+        -c and -ngl are always given, so llama.cpp's own `--fit` leaves them alone; -ts only when
+        the fit used a user split (llama.cpp's default split by free memory needs none);
+        --n-cpu-moe only for the MoE offload; the cache types only when not f16, with flash
+        attention turned on for a quantized cache (llama.cpp needs it for a quantized V cache).
+        `--no-mmap` is never emitted: no fit here assumes it.
+Rule 2: FILE is the model's first shard (llama.cpp finds the others from it); every argument
+        is quoted for a POSIX shell (`shlex.join`), so paths with spaces or quotes survive.
+Rule 3: Ollama's equivalents are a Modelfile (`FROM`, `PARAMETER num_ctx`, `PARAMETER num_gpu`
+        — Ollama's layer count, passed to llama.cpp as -ngl) and the server's environment
+        (`OLLAMA_FLASH_ATTENTION=1`, `OLLAMA_KV_CACHE_TYPE`) for a quantized cache. What Ollama
+        cannot express (a tensor split, --n-cpu-moe) is said in a note, never dropped silently;
+        beside an expert offload Ollama gets the plain layer split's num_gpu, its nearest.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import PurePath
+
+SERVER = "llama-server"
+QUANTIZED_CACHES = ("q8_0", "q4_0")
+OLLAMA_CACHES = ("f16", "q8_0", "q4_0")
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    """One runnable placement: llama-server's arguments and Ollama's equivalents."""
+
+    realises: str
+    argv: tuple[str, ...]
+    ollama_modelfile: str
+    ollama_env: tuple[tuple[str, str], ...]
+    ollama_notes: tuple[str, ...]
+
+    @property
+    def shell(self) -> str:
+        return shlex.join(self.argv)
+
+    @property
+    def ollama_create(self) -> str:
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.ollama_env)
+        serve = f"{env} ollama serve  # the server's settings" if env else ""
+        return "\n".join(x for x in (serve, f"ollama create {self.ollama_name} -f Modelfile") if x)
+
+    @property
+    def ollama_name(self) -> str:
+        stem = PurePath(self.argv[2]).name.removesuffix(".gguf")
+        return re.sub(r"[^a-z0-9._-]+", "-", stem.lower()).strip("-.") or "model"
+
+
+def _modelfile_value(text: str) -> str:
+    """A Modelfile value: bare when plain, else double-quoted with \\ and \" escaped (Ollama's parser)."""
+    if not re.search(r'[\s"\\]', text):
+        return text
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _split_text(shares: tuple[float, ...]) -> str:
+    return ",".join(f"{x:g}" for x in shares)
+
+
+def run_command(realises: str, model_path: str, ctx: int | None, gpu_layers: int, kv_type: str,
+                tensor_split: tuple[float, ...] | None = None, n_cpu_moe: int | None = None,
+                ollama_gpu_layers: int | None = None) -> RunCommand:
+    """The command for one placement (Rules 1–3); `ollama_gpu_layers` is Ollama's nearest layer count
+    where it cannot express the placement (the plain split beside an expert offload)."""
+    ollama_gpu = gpu_layers if ollama_gpu_layers is None else ollama_gpu_layers
+    argv = [SERVER, "-m", model_path]
+    argv += ["-c", str(ctx)] if ctx else []
+    argv += ["-ngl", str(gpu_layers)]
+    argv += ["-ts", _split_text(tensor_split)] if tensor_split else []
+    argv += ["--n-cpu-moe", str(n_cpu_moe)] if n_cpu_moe else []
+    quantized = kv_type in QUANTIZED_CACHES
+    argv += ["-ctk", kv_type, "-ctv", kv_type] if kv_type != "f16" else []
+    argv += ["-fa", "on"] if quantized else []
+    lines = [f"FROM {_modelfile_value(model_path)}", *([f"PARAMETER num_ctx {ctx}"] if ctx else []),
+             f"PARAMETER num_gpu {ollama_gpu}"]
+    env = (("OLLAMA_FLASH_ATTENTION", "1"), ("OLLAMA_KV_CACHE_TYPE", kv_type)) if quantized else ()
+    notes = []
+    if tensor_split:
+        notes.append(f"Ollama has no tensor split: it divides layers across GPUs itself (-ts {_split_text(tensor_split)})")
+    if n_cpu_moe:
+        notes.append(f"Ollama cannot keep experts on the CPU (--n-cpu-moe {n_cpu_moe}): its nearest is the plain "
+                     f"layer split, num_gpu {ollama_gpu}")
+    if kv_type not in OLLAMA_CACHES:
+        notes.append(f"Ollama's cache types are f16, q8_0 and q4_0: {kv_type} has no equivalent")
+    return RunCommand(realises, tuple(argv), "\n".join(lines) + "\n", env, tuple(notes))

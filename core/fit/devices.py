@@ -1,0 +1,105 @@
+"""The memory pools a fit fills: which GPUs it places on, what each may hold, and the one host pool.
+
+Rule 1: the GPUs are `gpu_split.offload_gpus` (Rule 6 there): discrete first, integrated only
+        without a discrete one, none whose memory is unknown. Each may hold its budget (free
+        memory, or its total where the driver publishes no usage) less its reserve: the
+        default GPU reserve on the first of them, per-device reserves where the user set them.
+Rule 2: layer shares are the user's tensor split, else the budgets (llama.cpp splits by free memory).
+Rule 3: one pool: a GPU whose budget is host RAM (GTT, Apple's unified memory) draws its
+        weights and KV from the host's available RAM as well, so the host's need includes
+        them (`DeviceLoad.shared`) — each byte is counted once, and never beyond the pool.
+Rule 4: verdict: unknown when a needed fact is missing; else does_not_fit when any pool is
+        short; else cpu_only (nothing offloaded), fits_gpu (every slot offloaded) or fits_split.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import accumulate
+
+from gguf_budget.core.fit.gpu_split import Placement, offload_gpus, place_layers, split_shares
+from gguf_budget.core.fit.types import DeviceLoad, FitRequest, FitVerdict
+from gguf_budget.core.machine.gpu import GpuInfo
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+
+KVTable = tuple[int | None, ...]
+
+
+@dataclass(frozen=True)
+class Slots:
+    """Prefix sums over slots 0 … L (slot L = output layer) of weights and, when known, KV."""
+
+    weights: tuple[int, ...]
+    kv: tuple[int, ...] | None
+
+    @classmethod
+    def build(cls, slot_weights: list[int], kv_table: KVTable | None) -> "Slots":
+        known = [b for b in kv_table if b is not None] if kv_table is not None else []
+        kv = tuple(accumulate([*known, 0], initial=0)) if kv_table is not None and len(known) == len(kv_table) else None
+        return cls(tuple(accumulate(slot_weights, initial=0)), kv)
+
+    def load(self, start: int, end: int) -> tuple[int, int | None]:
+        kv = None if self.kv is None else self.kv[end] - self.kv[start]
+        return self.weights[end] - self.weights[start], kv
+
+
+@dataclass(frozen=True)
+class GpuSetup:
+    """The GPUs a fit places layers on, with what each may hold (Rules 1–2)."""
+
+    gpus: tuple[GpuInfo, ...]
+    budgets: tuple[int, ...]
+    reserves: tuple[int, ...]
+    unreadable: tuple[GpuInfo, ...]
+    tensor_split: tuple[float, ...] | None
+
+    @classmethod
+    def build(cls, snapshot: HardwareSnapshot, request: FitRequest) -> "GpuSetup":
+        gpus, unreadable = offload_gpus(snapshot.gpus)
+        budgets = tuple(g.budget or 0 for g in gpus)
+        reserves = tuple(request.reserves.for_gpu(g.index, i == 0) for i, g in enumerate(gpus))
+        return cls(gpus, budgets, reserves, unreadable, request.tensor_split)
+
+    @property
+    def usable(self) -> tuple[int, ...]:
+        return tuple(max(b - r, 0) for b, r in zip(self.budgets, self.reserves, strict=True))
+
+    @property
+    def shares(self) -> tuple[float, ...]:
+        return split_shares(self.budgets, self.tensor_split)
+
+    def place(self, n_layer: int, gpu_layers: int) -> Placement:
+        return place_layers(n_layer, gpu_layers, self.budgets, self.tensor_split)
+
+    def fits(self, slots: Slots, placement: Placement) -> bool:
+        """Every GPU holds its run's weights and KV within its usable memory."""
+        for (start, end), room in zip(placement.runs, self.usable, strict=True):
+            w, kv = slots.load(start, end)
+            if w + (kv or 0) > room:
+                return False
+        return True
+
+
+def device_loads(snapshot: HardwareSnapshot, setup: GpuSetup, host_reserve: int, slots: Slots, p: Placement,
+                 host_weights: int, host_kv: int | None) -> tuple[DeviceLoad, ...]:
+    """Host first, then each GPU the fit uses; the host's need includes what shared GPUs hold (Rule 3)."""
+    gpus = []
+    for gpu, budget, reserve, run in zip(setup.gpus, setup.budgets, setup.reserves, p.runs, strict=True):
+        w, kv = slots.load(*run)
+        gpus.append(DeviceLoad(f"gpu{gpu.index}", gpu.label, budget, reserve, w, kv, slots=run))
+    pooled = [d for d, g in zip(gpus, setup.gpus, strict=True) if g.shares_host_memory]
+    shared = sum(d.weights + (d.kv or 0) for d in pooled)
+    label = "host RAM (one pool with " + ", ".join(d.name for d in pooled) + ")" if pooled else "host RAM"
+    host = DeviceLoad("host", label, snapshot.host_available, host_reserve, host_weights, host_kv, shared)
+    return (host, *gpus)
+
+
+def verdict_of(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool) -> FitVerdict:
+    """Rule 4."""
+    if unknown:
+        return FitVerdict.UNKNOWN
+    if any(d.shortfall for d in devices):
+        return FitVerdict.DOES_NOT_FIT
+    if p.gpu_layers == 0:
+        return FitVerdict.CPU_ONLY
+    return FitVerdict.FITS_GPU if p.all_on_gpu else FitVerdict.FITS_SPLIT

@@ -1,0 +1,100 @@
+"""MoE placements shown beside the plain layer split: routed experts kept in host RAM.
+
+Rule 1: CPU experts (llama.cpp `--cpu-moe`): every `*_exps` tensor in host RAM, every other
+        tensor of every layer offloaded; its host side is budgeted conservatively as the
+        complete file, as the seed's planner does (seed 003).
+Rule 2: expert offload (llama.cpp `--n-cpu-moe N`, `gpu_split` Rule 7): every slot offloaded
+        (-ngl L + 1) and the routed experts of blocks 0 … N − 1 in host RAM, N the smallest that
+        lets every GPU hold its run — as llama.cpp's own `--fit` moves MoE weights to system
+        memory before it gives up layers (common/fit.cpp). Its host side is the exact
+        inventory: the input layer and those experts. N = 0 means everything fits on the GPUs;
+        when even N = L does not, the GPUs' shortfall at N = L is reported.
+Rule 3: dense models have neither; a machine without a GPU has no expert offload.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from gguf_budget.core.fit.command import run_command
+from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, verdict_of
+from gguf_budget.core.fit.gpu_split import fewest_cpu_moe_layers
+from gguf_budget.core.fit.types import FitRequest, FitVerdict, Strategy
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.roles import TensorRole
+from gguf_budget.core.model.spec import ModelSpec
+
+
+def output_slot_bytes(model: ModelSpec) -> int:
+    return model.output_table_bytes + model.global_bytes.output_norm
+
+
+def input_layer_bytes(model: ModelSpec) -> int:
+    g = model.global_bytes
+    return g.token_embd + (g.position_embd or 0) + g.other
+
+
+def _experts(model: ModelSpec) -> list[int]:
+    return [r.get(TensorRole.EXPERTS, 0) for r in model.layer_role_bytes]
+
+
+def cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, request: FitRequest,
+                table: KVTable | None, unknown: bool) -> Strategy | None:
+    """Rule 1."""
+    if not model.routed_expert_bytes:
+        return None
+    L = model.n_layer
+    dense = [b - e for b, e in zip(model.layer_bytes, _experts(model), strict=True)]
+    slots = Slots.build([*dense, output_slot_bytes(model)], table)
+    p = setup.place(L, L + 1)
+    _, host_kv = slots.load(0, p.host_blocks)
+    devices = device_loads(snapshot, setup, request.reserves.host, slots, p, model.complete_file_bytes, host_kv)
+    verdict = verdict_of(devices, p, unknown)
+    host_blocks = sum(dense[:p.host_blocks]) + (0 if p.output_on_gpu else output_slot_bytes(model))
+    return Strategy(
+        name="cpu_experts",
+        description="routed experts in host RAM (llama.cpp --cpu-moe), the rest on the GPUs; "
+                    "host budgeted as the complete file (conservative)",
+        verdict=FitVerdict.FITS_SPLIT if verdict is FitVerdict.FITS_GPU else verdict,
+        devices=devices,
+        host_exact=model.routed_expert_bytes + input_layer_bytes(model) + host_blocks,
+        gpu_layers=p.gpu_layers,
+    )
+
+
+def _slots_with_cpu_experts(model: ModelSpec, table: KVTable | None) -> Callable[[int], Slots]:
+    experts, output = _experts(model), output_slot_bytes(model)
+
+    def slots(n: int) -> Slots:
+        on_gpu = [b - (e if i < n else 0) for i, (b, e) in enumerate(zip(model.layer_bytes, experts, strict=True))]
+        return Slots.build([*on_gpu, output], table)
+
+    return slots
+
+
+def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, request: FitRequest, ctx: int | None,
+                   table: KVTable | None, unknown: bool, plain_gpu_layers: int) -> Strategy | None:
+    """Rule 2: the smallest --n-cpu-moe N with every layer offloaded (Ollama gets the plain split's layers)."""
+    if not model.routed_expert_bytes or not setup.gpus:
+        return None
+    L = model.n_layer
+    slots_for = _slots_with_cpu_experts(model, table)
+    p = setup.place(L, L + 1)
+    found = fewest_cpu_moe_layers(L, lambda n: setup.fits(slots_for(n), p)) if table is not None else None
+    n = L if found is None else found
+    slots = slots_for(n)
+    host_weights = input_layer_bytes(model) + sum(_experts(model)[:n])
+    devices = device_loads(snapshot, setup, request.reserves.host, slots, p, host_weights, 0 if table else None)
+    verdict = verdict_of(devices, p, unknown)
+    return Strategy(
+        name="n_cpu_moe",
+        description=f"every layer offloaded (-ngl {L + 1}), the routed experts of the first {n} of {L} blocks in "
+                    "host RAM; host side exact",
+        verdict=FitVerdict.FITS_SPLIT if verdict is FitVerdict.FITS_GPU and n else verdict,
+        devices=devices,
+        host_exact=host_weights,
+        gpu_layers=p.gpu_layers,
+        n_cpu_moe=n,
+        command=run_command("n_cpu_moe", model.path, ctx, p.gpu_layers, request.kv_type, request.tensor_split, n,
+                            plain_gpu_layers),
+    )
