@@ -68,7 +68,12 @@ def test_dense_models_and_machines_without_a_gpu_have_no_offload(model, spec):
 @pytest.mark.parametrize("n_layer", [1, 48, 100_000])
 def test_the_n_cpu_moe_search_bisects(n_layer):
     for answer in sorted({0, 1, n_layer // 2, n_layer}):
-        asked = []
-        assert fewest_cpu_moe_layers(n_layer, lambda n: asked.append(n) or n >= answer) == answer
+        asked: list[int] = []
+
+        def fits(n: int, answer: int = answer, asked: list[int] = asked) -> bool:
+            asked.append(n)
+            return n >= answer
+
+        assert fewest_cpu_moe_layers(n_layer, fits) == answer
         assert len(asked) <= 2 + math.ceil(math.log2(n_layer + 1))
     assert fewest_cpu_moe_layers(n_layer, lambda n: False) is None
