@@ -26,4 +26,8 @@ class GGUFFormatError(ModelLoadError):
 
     def in_file(self, path: str) -> "GGUFFormatError":
         """The same error, now naming the file it came from."""
-        return GGUFFormatError(self.reason, self.offset, path)
+        return type(self)(self.reason, self.offset, path)
+
+
+class TruncatedHeaderError(GGUFFormatError):
+    """The bytes end inside the header: more of the file would let it be read (a remote prefix, a cut download)."""

@@ -43,7 +43,7 @@ from gguf.constants import (
     Keys,
 )
 
-from gguf_budget.core.errors import GGUFFormatError
+from gguf_budget.core.errors import GGUFFormatError, TruncatedHeaderError
 from gguf_budget.core.gguf.regular_file import open_regular, os_error
 from gguf_budget.core.units import INT64_MAX
 
@@ -197,7 +197,12 @@ class _Cursor:
         """The error for `what` needing `n` bytes where fewer remain."""
         if self.end < self.size:
             return GGUFFormatError(f"{what} needs {n} bytes, {self.remaining()} left{self._beyond()}", self.offset)
-        return GGUFFormatError(f"truncated {what}: needs {n} bytes, {self.remaining()} left", self.offset)
+        return TruncatedHeaderError(f"truncated {what}: needs {n} bytes, {self.remaining()} left", self.offset)
+
+    def past_end(self, message: str, at: int) -> GGUFFormatError:
+        """A count or length that runs past the bytes left: the file is cut short, unless the limit is."""
+        kind = GGUFFormatError if self.end < self.size else TruncatedHeaderError
+        return kind(message + self._beyond(), at)
 
     def walk(self, units: int, what: str, at: int) -> None:
         """Spend work units for the item at `at`; past `MAX_WALK` the header is refused."""
@@ -251,7 +256,7 @@ class _Cursor:
         at = self.offset
         n = self.u64(what)
         if n * min_item_bytes > self.remaining():
-            raise GGUFFormatError(f"{what} {n} cannot fit in the {self.remaining()} bytes left{self._beyond()}", at)
+            raise self.past_end(f"{what} {n} cannot fit in the {self.remaining()} bytes left", at)
         return n
 
     def string(self, what: str, limit: int = MAX_NAME_BYTES) -> str | SkippedString:
@@ -259,7 +264,7 @@ class _Cursor:
         at = self.offset
         n = self.u64(f"{what} length")
         if n > self.remaining():
-            raise GGUFFormatError(f"{what} length {n} exceeds the {self.remaining()} bytes left{self._beyond()}", at)
+            raise self.past_end(f"{what} length {n} exceeds the {self.remaining()} bytes left", at)
         if n > limit:
             if limit != KEEP_STRING_MAX:
                 raise GGUFFormatError(f"{what} is {n} bytes long (at most {limit} allowed)", at)
@@ -315,8 +320,7 @@ class _Cursor:
             return
         absolute = self.start + pos
         if absolute > self.end:
-            raise GGUFFormatError(f"truncated {what}: runs {absolute - self.end} bytes past the end{self._beyond()}",
-                                  self.offset)
+            raise self.past_end(f"truncated {what}: runs {absolute - self.end} bytes past the end", self.offset)
         self.start, self.buf, self.pos = absolute, b"", 0
         self.f.seek(absolute)
 
