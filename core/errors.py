@@ -31,3 +31,7 @@ class GGUFFormatError(ModelLoadError):
 
 class TruncatedHeaderError(GGUFFormatError):
     """The bytes end inside the header: more of the file would let it be read (a remote prefix, a cut download)."""
+
+
+class RemoteError(ModelLoadError):
+    """A model named by a URL could not be read: the network, the server, or what it sent."""

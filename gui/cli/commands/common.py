@@ -1,24 +1,50 @@
-"""What every subcommand shares: loading a model, parsing sizes, printing JSON, failing cleanly."""
+"""What every subcommand shares: loading a model (a file, or a URL read header-only), printing JSON.
+
+Rule 1: FILE may be a local path or what `core.remote.refs` reads as remote (a URL, `hf://…`,
+        `owner/repo:QUANT`); an existing local file always wins. A remote read says on stderr what
+        it cost, so stdout stays the command's own output (and valid JSON with --json).
+Rule 2: the remote limits (`--max-header`) are set once per process by `main`, like the log level.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from gguf_budget.core import ModelLoadError, ModelSpec, load_model
+from gguf_budget.core.remote.fetch import FetchLimits
+from gguf_budget.core.remote.open import RemoteSource, open_remote
+from gguf_budget.core.remote.refs import parse_ref
+from gguf_budget.core.safe_text import safe_text
 
 
 class CommandError(Exception):
     """Bad input to a subcommand: printed as one line, exit code 2."""
 
 
+class RemoteOptions:
+    """Rule 2: how remote headers are read in this process."""
+
+    limits = FetchLimits()
+
+
 def load(path: str) -> ModelSpec:
+    return load_with_source(path)[0]
+
+
+def load_with_source(path: str) -> tuple[ModelSpec, RemoteSource | None]:
+    """The model at `path` (Rule 1), and where its header came from when it was remote."""
     try:
-        return load_model(path)
+        ref = parse_ref(path, local_exists=Path(path).is_file())
+        if ref is None:
+            return load_model(path), None
+        spec, source = open_remote(ref, limits=RemoteOptions.limits)
     except ModelLoadError as e:
         raise CommandError(str(e)) from None
-
+    print(f"gguf-budget: {safe_text(source.summary())}", file=sys.stderr)
+    return spec, source
 
 
 def emit_json(payload: Any) -> None:

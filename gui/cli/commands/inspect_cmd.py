@@ -8,20 +8,22 @@ message lists the valid names.
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 
 from gguf_budget.core.model.catalogue import (
     CATALOGUE, catalogue_path, catalogue_text, entry_dict, entry_text, find_entry,
 )
 from gguf_budget.core.views.inspect_report import inspect_dict, inspect_text
 
-from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load, load_with_source
 
 HELP = "show what a GGUF file says about its model (header only, any shard of a split model)"
 LIST = "list"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", nargs="?", help="a .gguf file, or any shard of a split model (omit with --catalog)")
+    p.add_argument("file", nargs="?", help="a .gguf file or any shard of a split model, or a URL, hf://owner/repo/"
+                   "file.gguf or owner/repo:QUANT (header only; omit with --catalog)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--catalog", metavar="NAME",
                    help=f"inspect a bundled catalogue skeleton instead of a file; '{LIST}' lists the names")
@@ -32,9 +34,9 @@ def run(args: argparse.Namespace) -> int:
         return _run_catalog(args)
     if args.file is None:
         raise CommandError(f"give a FILE, or --catalog NAME (--catalog {LIST} shows the names)")
-    spec = load(args.file)
+    spec, source = load_with_source(args.file)
     if args.json:
-        emit_json(inspect_dict(spec))
+        emit_json(inspect_dict(spec) if source is None else {**inspect_dict(spec), "source": asdict(source)})
     else:
         print(inspect_text(spec))
     return 0

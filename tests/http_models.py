@@ -1,0 +1,82 @@
+"""Loopback HTTP servers for remote-header tests: a file server with Range, and its bad cousins.
+
+Every server here listens on 127.0.0.1 only and serves files the test wrote.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from werkzeug import Request, Response
+
+_RANGE = re.compile(r"bytes=(\d+)-(\d*)")
+
+
+@dataclass
+class Served:
+    """A file served with or without Range support; counts the body bytes it sent."""
+
+    path: Path
+    ranges: bool = True
+    commit: str = "0123456789abcdef0123456789abcdef01234567"
+    sent: int = 0
+    requests: list[str] = field(default_factory=list)
+
+    def handler(self, request: Request) -> Response:
+        data = self.path.read_bytes()
+        etag = f'"{len(data):x}-{data[:64].hex()[:16]}"'
+        asked = request.headers.get("Range", "")
+        self.requests.append(asked)
+        headers = {"ETag": etag, "X-Repo-Commit": self.commit, "Accept-Ranges": "bytes" if self.ranges else "none"}
+        match = _RANGE.fullmatch(asked)
+        if not self.ranges or match is None:
+            self.sent += len(data)
+            return Response(data, 200, headers=headers)
+        start = int(match[1])
+        end = min(int(match[2]) if match[2] else len(data) - 1, len(data) - 1)
+        if start >= len(data):
+            return Response(b"", 416, headers={**headers, "Content-Range": f"bytes */{len(data)}"})
+        body = data[start:end + 1]
+        self.sent += len(body)
+        return Response(body, 206, headers={**headers, "Content-Range": f"bytes {start}-{end}/{len(data)}"})
+
+
+class DroppingServer:
+    """Accepts a connection, reads the request, sends half a response and hangs up — `drops` times,
+    then hands every later connection to `after` (or keeps dropping)."""
+
+    def __init__(self, drops: int, after: Callable[[socket.socket, bytes], None] | None = None):
+        self.drops, self.after = drops, after
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def _serve(self) -> None:
+        self.sock.settimeout(0.2)
+        while self.sock.fileno() != -1:
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            with conn:
+                request = conn.recv(65536)
+                self.connections += 1
+                if self.connections <= self.drops or self.after is None:
+                    conn.sendall(b"HTTP/1.1 206 Partial Content\r\nContent-Length: 1000\r\n"
+                                 b"Content-Range: bytes 0-999/5000\r\n\r\n" + b"GGUF" + b"\0" * 10)
+                else:
+                    self.after(conn, request)
+
+    def close(self) -> None:
+        self.sock.close()
+        self.thread.join(timeout=2)
