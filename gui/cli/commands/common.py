@@ -9,8 +9,8 @@ Rule 2: the remote limits (`--max-header`) are set once per process by `main`, l
 from __future__ import annotations
 
 import json
+import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from gguf_budget.core import ModelLoadError, ModelSpec, load_model
@@ -37,7 +37,7 @@ def load(path: str) -> ModelSpec:
 def load_with_source(path: str) -> tuple[ModelSpec, RemoteSource | None]:
     """The model at `path` (Rule 1), and where its header came from when it was remote."""
     try:
-        ref = parse_ref(path, local_exists=Path(path).is_file())
+        ref = parse_ref(path, local_exists=os.path.exists(path))
         if ref is None:
             return load_model(path), None
         spec, source = open_remote(ref, limits=RemoteOptions.limits)
