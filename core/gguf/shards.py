@@ -68,7 +68,8 @@ def _check_split_keys(h: GGUFHeader, index: int, count: int) -> None:
 def _check_unique_tensors(headers: list[GGUFHeader]) -> None:
     seen: dict[str, str] = {}
     for h in headers:
+        shard = Path(h.path).name
         for t in h.tensors:
             if t.name in seen:
-                raise ModelLoadError(f"tensor {t.name!r} is in both {seen[t.name]} and {Path(h.path).name}")
-            seen[t.name] = Path(h.path).name
+                raise ModelLoadError(f"tensor {t.name!r} is in both {seen[t.name]} and {shard}")
+            seen[t.name] = shard
