@@ -1,16 +1,23 @@
 """ModelSpec: what a GGUF file says about a model, as facts the planners can price.
 
-A fact the file does not give is `None` and its name is listed in `unknown` — never a
-silent 0. Byte counts are exact: each tensor's bytes come from `GGML_QUANT_SIZES`.
+Rule 1: a fact the file does not give is `None` and its name is listed in `unknown` — never a
+        silent 0. Byte counts are exact: each tensor's bytes come from `GGML_QUANT_SIZES`.
+Rule 2: the records are deeply frozen (`core.frozen`): mappings are `FrozenMap`s, sequences
+        tuples, whatever a caller passed in, so a spec can be neither edited nor left
+        inconsistent, and `hash(spec)` works.
+Rule 3: a spec checks itself on construction: one entry per layer in `layers`, `layer_bytes`
+        and `layer_role_bytes`; no negative byte count; each layer's bytes are the sum of its
+        roles' bytes. A violation is a bug in whoever built it (ValueError).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 from gguf.constants import GGMLQuantizationType
 
+from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.vocab import TextEnum
 
@@ -30,6 +37,8 @@ class ModelTensor:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "role", TensorRole(self.role))
+        object.__setattr__(self, "shape", tuple(self.shape))
+        _not_negative(f"tensor {self.name!r}", {"nbytes": self.nbytes, "n_elements": self.n_elements})
 
 
 @dataclass(frozen=True)
@@ -41,6 +50,9 @@ class GlobalBytes:
     output_norm: int
     position_embd: int | None
     other: int
+
+    def __post_init__(self) -> None:
+        _not_negative("GlobalBytes", {f.name: getattr(self, f.name) or 0 for f in fields(self)})
 
     def total(self) -> int:
         return self.token_embd + (self.output or 0) + self.output_norm + (self.position_embd or 0) + self.other
@@ -131,6 +143,29 @@ class ModelSpec:
     metadata: Mapping[str, Any]
     unknown: tuple[str, ...]
 
+    def __post_init__(self) -> None:
+        """Rules 2 and 3, whoever builds the spec (the loader, a test, `dataclasses.replace`)."""
+        for f in fields(self):
+            if isinstance(getattr(self, f.name), list):
+                object.__setattr__(self, f.name, tuple(getattr(self, f.name)))
+        object.__setattr__(self, "metadata", FrozenMap(self.metadata))
+        object.__setattr__(self, "layer_role_bytes", tuple(FrozenMap(r) for r in self.layer_role_bytes))
+        self._check()
+
+    def _check(self) -> None:
+        for name in ("layers", "layer_bytes", "layer_role_bytes"):
+            if len(getattr(self, name)) != self.n_layer:
+                raise ValueError(f"ModelSpec.{name} has {len(getattr(self, name))} entries for {self.n_layer} layers")
+        _not_negative("ModelSpec", {
+            "file_bytes": self.file_bytes, "complete_file_bytes": self.complete_file_bytes,
+            "tensor_bytes": self.tensor_bytes, "recurrent_state_bytes": self.recurrent_state_bytes or 0,
+            **{f"layer_bytes[{il}]": b for il, b in enumerate(self.layer_bytes)},
+            **{f"layer_role_bytes[{il}][{role}]": b for il, r in enumerate(self.layer_role_bytes) for role, b in r.items()},
+        })
+        for il, (total, roles) in enumerate(zip(self.layer_bytes, self.layer_role_bytes, strict=True)):
+            if total != sum(roles.values()):
+                raise ValueError(f"ModelSpec.layer_bytes[{il}] is {total} but its roles sum to {sum(roles.values())}")
+
     @property
     def n_tensors(self) -> int:
         return len(self.tensors)
@@ -169,3 +204,9 @@ class ModelSpec:
     @property
     def routed_expert_bytes(self) -> int:
         return sum(r.get(TensorRole.EXPERTS, 0) for r in self.layer_role_bytes)
+
+
+def _not_negative(record: str, counts: Mapping[str, int]) -> None:
+    negative = [f"{name} {n}" for name, n in counts.items() if n < 0]
+    if negative:
+        raise ValueError(f"{record} has negative byte counts: {', '.join(negative)}")

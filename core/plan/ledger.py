@@ -25,7 +25,7 @@ refuses such a model (PlanError) rather than pricing the unknown as 0.
 from __future__ import annotations
 
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from itertools import accumulate
 
 from gguf_budget.core.model.kv import KVPrice, kv_price
@@ -42,14 +42,14 @@ SCRATCH_DIM_VECTORS, SCRATCH_FFN_VECTORS, SCRATCH_KV_VECTORS = 8, 2, 2
 # A streamed head is read through a window as large as the ring's slot: one (largest) layer.
 HEAD_WINDOW_LAYERS = 1
 
-LEDGER_LINES: tuple[str, ...] = (
-    "base", "scratch", "logits", "attn", "resid", "out_norm", "embeddings", "lm_head", "kv", "ring", "pinned",
-)
 
 
 @dataclass(frozen=True)
 class MemLedger:
-    """Bytes per peak-RSS contributor; `total()` is what a plan holds under its budget."""
+    """Bytes per peak-RSS contributor, one field a line in display order (`LEDGER_LINES`).
+
+    `total()` is what a plan holds under its budget: the sum of every line.
+    """
 
     base: int
     scratch: int
@@ -64,8 +64,7 @@ class MemLedger:
     pinned: int
 
     def total(self) -> int:
-        return (self.base + self.scratch + self.logits + self.attn + self.resid + self.out_norm + self.embeddings
-                + self.lm_head + self.kv + self.ring + self.pinned)
+        return sum(getattr(self, name) for name in LEDGER_LINES)
 
     def items(self) -> tuple[tuple[str, int], ...]:
         return tuple((name, getattr(self, name)) for name in LEDGER_LINES)
@@ -74,6 +73,10 @@ class MemLedger:
     def mandatory(self) -> int:
         """What no knob but ctx can shrink: budget − weight_ceiling for a feasible plan."""
         return self.base + self.scratch + self.logits + self.attn + self.resid + self.kv
+
+
+LEDGER_LINES: tuple[str, ...] = tuple(f.name for f in fields(MemLedger))
+"""The ledger's lines, named once: `MemLedger`'s fields, in their order."""
 
 
 def missing_facts(model: ModelSpec) -> tuple[str, ...]:
