@@ -36,6 +36,11 @@ def human_bandwidth(bytes_per_s: int | None) -> str:
     return f"{bytes_per_s / 1e9:.0f} GB/s" if bytes_per_s >= 10**10 else f"{bytes_per_s / 1e9:.1f} GB/s"
 
 
+def parse_size_list(text: str) -> tuple[int, ...]:
+    """'1.5G,0,512M' → bytes each (a size per device, in order); ValueError naming the bad one."""
+    return tuple(parse_size(part) for part in text.split(","))
+
+
 def parse_size(text: str) -> int:
     """'512M', '1.5G', '2GiB', '1048576' → bytes. Raises ValueError with a one-line reason."""
     m = _SIZE.match(text or "")

@@ -15,7 +15,7 @@ from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
 from gguf_budget.core.machine.snapshot import NVML_REASONS, hypothetical_machine, snapshot_from_readings
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.units import human_bytes
-from gguf_budget.core.views.machine_view import claim_rows, kv_rows, snapshot_when, weight_rows
+from gguf_budget.core.views.machine_view import claim_rows, kv_rows, pool_bars, snapshot_when, weight_rows
 
 
 def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, make_window, write_model):
@@ -25,9 +25,9 @@ def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, ma
     snapshot = window.snapshot()
     assert snapshot.source == "probe" and snapshot.host_total > 0
     status = child(window, "gpuStatus")
-    if snapshot.gpus:
-        assert [child(window, f"gpuBar{i}").pool().total for i in range(len(snapshot.gpus))] == \
-            [g.total for g in snapshot.gpus]
+    if snapshot.gpus:  # a bar for each GPU the fit places on (integrated ones beside a discrete GPU are not)
+        bars = pool_bars(window.current_fit())[1:]
+        assert [child(window, f"gpuBar{i}").pool() for i in range(len(bars))] == list(bars)
     else:
         assert status.isVisible()
         assert status.text() == f"no GPU: {snapshot.gpu_error}"

@@ -36,11 +36,14 @@ Rule 7: `--n-cpu-moe N` (common/arg.cpp, `llm_add_n_cpu_ffn_overrides`) keeps th
 from __future__ import annotations
 
 import math
+import re
 import struct
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from gguf_budget.core.machine.gpu import GpuInfo
+
+MAX_TENSOR_SPLIT = 16  # llama.cpp's LLAMA_MAX_DEVICES: -ts takes fewer entries than that
 
 
 def _f32(x: float) -> float:
@@ -79,6 +82,23 @@ def split_shares(gpu_free: Sequence[int], tensor_split: Sequence[float] | None =
     n = len(gpu_free)
     user = tuple(float(tensor_split[i]) if i < len(tensor_split) else 0.0 for i in range(n)) if tensor_split else ()
     return user if any(user) else tuple(float(f) for f in gpu_free)
+
+
+def parse_tensor_split(text: str) -> tuple[float, ...] | None:
+    """'3,1' or '3/1' (llama.cpp splits -ts on commas and slashes) → (3.0, 1.0); '' → None (by free memory).
+    Every share must be a finite number of 0 or more (ValueError in words otherwise)."""
+    parts = [p for p in re.split(r"[,/]+", text.strip()) if p.strip()]
+    if not parts:
+        return None
+    try:
+        shares = tuple(float(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"not a list of shares: {text.strip()!r} (try 1,1 or 3,1)") from None
+    if not all(math.isfinite(x) and x >= 0 for x in shares):
+        raise ValueError(f"shares must be numbers of 0 or more: {text.strip()!r}")
+    if len(shares) >= MAX_TENSOR_SPLIT:
+        raise ValueError(f"a tensor split is 1 to {MAX_TENSOR_SPLIT - 1} shares")
+    return shares
 
 
 def split_points(shares: Sequence[float]) -> tuple[float, ...]:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 
 from gguf_budget.core.fit.command import RunCommand
+from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.vocab import TextEnum
@@ -18,7 +19,6 @@ from gguf_budget.core.vocab import TextEnum
 GiB = 1024**3
 DEFAULT_HOST_RESERVE = 6 * GiB
 DEFAULT_GPU_RESERVE = 3 * GiB // 2
-MAX_TENSOR_SPLIT = 16  # llama.cpp's LLAMA_MAX_DEVICES: -ts takes fewer entries than that
 
 
 class FitVerdict(TextEnum):

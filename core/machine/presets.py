@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.machine.apple import metal_working_set
-from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
+from gguf_budget.core.machine.gpu import VENDOR_NAMES, GpuInfo, GpuMemory, Vendor
+from gguf_budget.core.machine.snapshot import HardwareSnapshot, what_if
 
 GiB = 1024**3
 GB_S = 10**9
@@ -34,7 +35,8 @@ APPLE_M4 = "https://www.apple.com/newsroom/2024/10/apple-introduces-m4-pro-and-m
 
 @dataclass(frozen=True)
 class Preset:
-    """One row: a GPU (`unified` False) or a whole unified-memory machine (True)."""
+    """One row: a GPU (`unified` False) or a whole unified-memory machine (True); `carve_out` is the
+    part of a machine's RAM set aside as the GPU's own memory (not host RAM)."""
 
     name: str
     vendor: Vendor
@@ -43,13 +45,23 @@ class Preset:
     unified: bool
     source: str
     reported_as: tuple[str, ...] = ()
+    carve_out: int = 0
+
+    @property
+    def gpu_memory(self) -> GpuMemory:
+        return GpuMemory.UNIFIED if self.unified and not self.carve_out else GpuMemory.VRAM
 
     @property
     def gpu_budget(self) -> int:
         """What the GPU may use: all of a card; a machine's rule (Rule 2)."""
         if not self.unified:
             return self.memory
-        return metal_working_set(self.memory, None) if self.vendor == Vendor.APPLE else 96 * GiB
+        return self.carve_out or metal_working_set(self.memory, None)
+
+    @property
+    def host_ram(self) -> int:
+        """A machine's RAM the OS sees: all of it when unified, less a carve-out."""
+        return self.memory - self.carve_out
 
 
 def _gpu(name: str, vendor: Vendor, gib: int, gb_s: float, source: str, *reported: str) -> Preset:
@@ -87,7 +99,7 @@ PRESETS: tuple[Preset, ...] = (
     _mac("M4 Max 128GB", 128, 546, APPLE_M4),
     Preset("Ryzen AI Max+ 395 128GB", Vendor.AMD, 128 * GiB, 256 * GB_S, True,
            "https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-plus-395.html "
-           "(LPDDR5X-8000, 256-bit; Variable Graphics Memory up to 96 GB)"),
+           "(LPDDR5X-8000, 256-bit; Variable Graphics Memory up to 96 GB)", carve_out=96 * GiB),
 )
 
 # Apple chips by `machdep.cpu.brand_string`: one memory bus each, or None where two variants ship (Rule 3).
@@ -112,15 +124,53 @@ def find_preset(name: str) -> Preset:
     raise ValueError(f"no preset {name.strip()!r}; choose one of: {', '.join(preset_names())}")
 
 
-def preset_gpus(presets: tuple[Preset, ...], first_index: int = 0) -> tuple[GpuInfo, ...]:
+def parse_presets(text: str) -> tuple[Preset, ...]:
+    """'RTX 4090,RTX 3060' → their rows; a machine preset must stand alone (Rule 2). ValueError otherwise."""
+    names = [n for n in text.split(",") if n.strip()]
+    if not names:
+        raise ValueError("name a preset, e.g. 'RTX 4090' or 'M2 Max 96GB'")
+    presets = tuple(find_preset(n) for n in names)
+    if len(presets) > 1 and any(p.unified for p in presets):
+        raise ValueError("a machine preset (Apple, Ryzen AI Max) is a whole machine: name it alone")
+    return presets
+
+
+def preset_gpus(presets: tuple[Preset, ...]) -> tuple[GpuInfo, ...]:
     """Hypothetical GPUs for the rows, all memory free (Rule 2)."""
-    out = []
-    for i, p in enumerate(presets):
-        memory = (GpuMemory.UNIFIED if p.vendor == Vendor.APPLE else GpuMemory.VRAM)
-        budget = p.gpu_budget
-        out.append(GpuInfo(first_index + i, p.name, budget, budget, 0, p.vendor, memory, p.unified, p.bandwidth,
-                           f"spec sheet: {p.source}", reader="preset"))
-    return tuple(out)
+    return tuple(GpuInfo(i, p.name, p.gpu_budget, p.gpu_budget, 0, p.vendor, p.gpu_memory, p.unified, p.bandwidth,
+                         f"spec sheet: {p.source}", reader="preset") for i, p in enumerate(presets))
+
+
+def preset_machine(preset: Preset, captured_at: float = 0.0) -> HardwareSnapshot:
+    """A whole machine from a machine preset: its RAM all available, its GPU as Rule 2 sizes it."""
+    if not preset.unified:
+        raise ValueError(f"{preset.name} is a GPU, not a machine: give the host RAM too")
+    return HardwareSnapshot(captured_at, preset.host_ram, preset.host_ram, None, preset_gpus((preset,)), None,
+                            "hypothetical")
+
+
+def preset_dict(p: Preset) -> dict[str, object]:
+    """One row as JSON (`hw --presets --json`)."""
+    return {"name": p.name, "vendor": p.vendor.value, "memory": p.memory, "bandwidth": p.bandwidth,
+            "machine": p.unified, "gpu_budget": p.gpu_budget, "gpu_memory": p.gpu_memory.value, "source": p.source}
+
+
+def with_presets(text: str, host: HardwareSnapshot) -> HardwareSnapshot:
+    """`host` with the GPUs `text` names ('RTX 3090,RTX 3060'); a machine preset is the whole machine (Rule 2)."""
+    presets = parse_presets(text)
+    if presets[0].unified:
+        return preset_machine(presets[0], host.captured_at)
+    return what_if(host, gpus=preset_gpus(presets))
+
+
+def presets_text() -> str:
+    """One line per row, for `fit --preset list` and the editor's tooltip."""
+    width = max(len(p.name) for p in PRESETS)
+    lines = []
+    for p in PRESETS:
+        kind = "machine, unified memory" if p.unified else f"{VENDOR_NAMES[p.vendor]} GPU"
+        lines.append(f"{p.name:<{width}}  {p.memory // GiB} GiB, {p.bandwidth // GB_S} GB/s ({kind}) — {p.source}")
+    return "\n".join(lines)
 
 
 def spec_bandwidth(gpu: GpuInfo) -> GpuInfo:

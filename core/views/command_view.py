@@ -27,10 +27,11 @@ def command_dict(c: RunCommand | None) -> dict[str, Any] | None:
 
 
 def command_text(c: RunCommand) -> str:
-    """The block the side panel shows and its Copy button copies: the command, then Ollama's way."""
+    """The block the side panel shows (its Copy button copies the first line): the command, then Ollama's way."""
     ollama = "\n".join(f"#   {line}" for line in c.ollama_modelfile.splitlines())
+    env = "".join(f"\n# Ollama server: {k}={v}" for k, v in c.ollama_env)
     notes = "".join(f"\n# note: {n}" for n in c.ollama_notes)
-    return f"{c.shell}\n# Ollama (Modelfile):\n{ollama}{notes}"
+    return f"{c.shell}\n# Ollama (Modelfile):\n{ollama}{env}{notes}"
 
 
 def command_rows(e: FitEstimate) -> list[tuple[str, str]]:
@@ -40,4 +41,7 @@ def command_rows(e: FitEstimate) -> list[tuple[str, str]]:
     rows = [("Command", f"{c.shell}  (realises {REALISES[c.realises]})"),
             ("Ollama", " · ".join(c.ollama_modelfile.splitlines()))]
     rows += [("", f"server: {k}={v}") for k, v in c.ollama_env]
-    return rows + [("", n) for n in c.ollama_notes]
+    rows += [("", n) for n in c.ollama_notes]
+    if e.claims.header_only:
+        rows.append(("", "this file is header-only (no weights): run the command on the complete model it describes"))
+    return rows

@@ -170,8 +170,12 @@ def offload_rows(m: Strategy | None) -> list[tuple[str, str]]:
     if m is None or m.n_cpu_moe is None:
         return []
     short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in m.shortfall.items())
-    head = (f"smallest that fits: --n-cpu-moe {m.n_cpu_moe} — {VERDICT_WORDS[m.verdict]}; {m.description}"
-            if not m.shortfall else f"even --n-cpu-moe {m.n_cpu_moe} (every expert in host RAM) does not fit: {short}")
+    if m.shortfall:
+        head = f"even --n-cpu-moe {m.n_cpu_moe} (every expert in host RAM) does not fit: {short}"
+    elif m.n_cpu_moe == 0:
+        head = "not needed: every layer and every expert fits on the GPUs (--n-cpu-moe 0)"
+    else:
+        head = f"smallest that fits: --n-cpu-moe {m.n_cpu_moe} — {VERDICT_WORDS[m.verdict]}; {m.description}"
     rows = [("MoE offload", head)]
     return rows + [(f"  {d.name}", f"needs {human_bytes(d.need)} of {human_bytes(d.usable)} usable") for d in m.devices]
 

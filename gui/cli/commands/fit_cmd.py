@@ -1,24 +1,27 @@
 """`gguf-budget fit FILE …`: would the model fit this machine's RAM and VRAM, and how split?
 
 The machine is probed unless the flags describe it: `--host-available` and the GPU flags
-replace the probed figures (a hypothetical machine); with both given nothing is probed.
+(or `--preset`) replace the probed figures (a hypothetical machine); with both given nothing
+is probed. `--print-command` prints only the llama-server command that runs the fit.
 Exit codes: 0 the estimate admits the model, 2 bad input, 3 it does not fit or cannot be told.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.views.fit_report import fit_dict, fit_text
-from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitRequest, Reserves
+from gguf_budget.core.views.fit_report import fit_dict, fit_text, verdict_text
+from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitEstimate, FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, size_arg
+from gguf_budget.gui.cli.gpu_args import preset_snapshot, sizes_arg, tensor_split_arg
 
 HELP = "estimate whether a model fits this machine's RAM and VRAM (or a hypothetical one), and the GPU layer split"
 
@@ -51,7 +54,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="host RAM kept back (default 6GiB)")
     p.add_argument("--gpu-reserve", type=size_arg, default=DEFAULT_GPU_RESERVE, metavar="SIZE",
                    help="memory kept back on the first GPU (default 1.5GiB)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--gpu-reserves", type=sizes_arg, metavar="SIZE,SIZE,…",
+                   help="memory kept back on GPU 0, 1, … (replaces --gpu-reserve for the GPUs it names)")
+    p.add_argument("--preset", metavar="NAME[,NAME…]",
+                   help="a hypothetical machine from the preset table: GPUs such as 'RTX 4090' (several: "
+                        "'RTX 3090,RTX 3060'), or a whole machine such as 'M2 Max 96GB' (`hw --presets` lists them)")
+    p.add_argument("-ts", "--tensor-split", type=tensor_split_arg, metavar="A,B,…",
+                   help="share of the layers per GPU, as llama.cpp -ts (default: by free memory)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON instead of text")
+    out.add_argument("--print-command", action="store_true",
+                     help="print only the llama-server command that runs this fit (shell-quoted)")
 
 
 def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:
@@ -73,6 +86,11 @@ def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:
 
 
 def machine(args: argparse.Namespace) -> HardwareSnapshot:
+    if args.preset is not None:
+        try:
+            return preset_snapshot(args, probe_hardware)
+        except ValueError as e:
+            raise CommandError(str(e)) from None
     gpus = _typed_gpus(args)
     if args.host_available is not None and gpus is not None:
         return what_if(hypothetical_machine(args.host_available, captured_at=time.time()), gpus=gpus)
@@ -81,10 +99,25 @@ def machine(args: argparse.Namespace) -> HardwareSnapshot:
 
 def run(args: argparse.Namespace) -> int:
     model = load(args.file)
-    request = FitRequest(args.ctx, args.gpu_layers, args.kv_type, Reserves(args.host_reserve, args.gpu_reserve))
+    try:
+        request = FitRequest(args.ctx, args.gpu_layers, args.kv_type,
+                             Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), args.tensor_split)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
     estimate = estimate_fit(model, machine(args), request)
-    if args.json:
+    if args.print_command:
+        _print_command(estimate)
+    elif args.json:
         emit_json(fit_dict(estimate))
     else:
         print(fit_text(estimate))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
+
+
+def _print_command(estimate: FitEstimate) -> None:
+    """One runnable line on stdout; a placement that does not fit says so on stderr."""
+    command = estimate.recommended
+    if command is not None:
+        print(command.shell)
+    if not estimate.verdict.admitted:
+        print(f"gguf-budget fit: {verdict_text(estimate)}", file=sys.stderr)

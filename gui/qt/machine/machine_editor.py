@@ -1,19 +1,24 @@
-"""What-if: a hypothetical machine (host RAM, identical GPUs) and the reserves, typed in.
+"""What-if: a hypothetical machine (host RAM, identical GPUs or presets) and the reserves, typed in.
 
 Rule 1: sizes are read with the core's `parse_size`, the machine is built by the core's
-        `hypothetical_machine`; text that does not parse, or a machine the core rejects,
-        shows an inline error and keeps the last good values.
+        `hypothetical_machine` and `with_presets`; text that does not parse, or a machine the
+        core rejects, shows an inline error and keeps the last good values.
 Rule 2: the hypothetical machine replaces the probed snapshot only while its box is ticked.
+Rule 3: a preset (or several GPU presets, comma-separated) replaces the typed GPUs; a machine
+        preset replaces the whole machine. The fields it overrides are disabled while it is set.
+Rule 4: per-GPU reserves, where typed (`1.5G,0`), replace the first-GPU reserve for the GPUs
+        they name.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
 from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.machine.presets import parse_presets, preset_names, presets_text, with_presets
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
-from gguf_budget.core.units import human_bytes, parse_size
+from gguf_budget.core.units import human_bytes, parse_size, parse_size_list
 
 MAX_GPUS = 8
 
@@ -33,6 +38,7 @@ class MachineEditor(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setObjectName("machineEditor")
         self.box = QGroupBox("Hypothetical machine (what-if)", self, objectName="hypotheticalBox",
                              checkable=True, checked=False)
         self.host_available = QLineEdit("32G", self, objectName="hypoHostAvailable")
@@ -40,8 +46,15 @@ class MachineEditor(QWidget):
         self.gpu_count = QSpinBox(self, objectName="hypoGpuCount", minimum=0, maximum=MAX_GPUS, value=1)
         self.gpu_total = QLineEdit("24G", self, objectName="hypoGpuTotal")
         self.gpu_free = QLineEdit("", self, objectName="hypoGpuFree", placeholderText="= all free")
+        self.preset = QComboBox(self, objectName="hypoPreset", editable=True)
+        self.preset.addItems(["", *preset_names()])
+        self.preset.lineEdit().setPlaceholderText("none: the figures below")
+        self.preset.setToolTip("A GPU or machine from the preset table; several GPUs as 'RTX 3090,RTX 3060'.\n\n"
+                               + presets_text())
         self.host_reserve = QLineEdit(human_bytes(Reserves().host), self, objectName="reserveHost")
         self.gpu_reserve = QLineEdit(human_bytes(Reserves().gpu), self, objectName="reserveGpu")
+        self.gpu_reserves = QLineEdit("", self, objectName="reserveGpus", placeholderText="first GPU only")
+        self.gpu_reserves.setToolTip("Reserve per GPU, in GPU order (e.g. 1.5G,0.5G); replaces the first-GPU reserve")
         self.error = QLabel(self, objectName="machineError", wordWrap=True)
         self.error.setStyleSheet("color: #D93025;")
         self.error.hide()
@@ -49,13 +62,15 @@ class MachineEditor(QWidget):
         self._machine: HardwareSnapshot | None = None
         self._reserves = Reserves()
         for edit in (self.host_available, self.host_total, self.gpu_total, self.gpu_free,
-                     self.host_reserve, self.gpu_reserve):
+                     self.host_reserve, self.gpu_reserve, self.gpu_reserves):
             edit.editingFinished.connect(self._edited)
+        self.preset.currentTextChanged.connect(self._preset_changed)
         self.gpu_count.valueChanged.connect(self._edited)
         self.box.toggled.connect(self._edited)
 
     def _layout(self) -> None:
         form = QFormLayout(self.box)
+        form.addRow("Preset", self.preset)
         form.addRow("Host RAM free", self.host_available)
         form.addRow("Host RAM total", self.host_total)
         form.addRow("GPUs", self.gpu_count)
@@ -64,6 +79,7 @@ class MachineEditor(QWidget):
         reserves = QFormLayout()
         reserves.addRow("Host reserve", self.host_reserve)
         reserves.addRow("First-GPU reserve", self.gpu_reserve)
+        reserves.addRow("Per-GPU reserves", self.gpu_reserves)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(reserves)
@@ -91,7 +107,8 @@ class MachineEditor(QWidget):
 
     def _edited(self) -> None:
         try:
-            reserves = Reserves(parse_size(self.host_reserve.text()), parse_size(self.gpu_reserve.text()))
+            per_gpu = parse_size_list(self.gpu_reserves.text()) if self.gpu_reserves.text().strip() else ()
+            reserves = Reserves(parse_size(self.host_reserve.text()), parse_size(self.gpu_reserve.text()), per_gpu)
             machine = self._build() if self.box.isChecked() else self._machine
         except ValueError as e:
             self.error.setText(str(e))
@@ -101,7 +118,31 @@ class MachineEditor(QWidget):
         self._reserves, self._machine = reserves, machine
         self.changed.emit()
 
+    def set_preset(self, text: str) -> None:
+        """Choose a preset (or '' for the typed figures) and tick the box; emits `changed`."""
+        self.preset.setCurrentText(text)
+        if not self.box.isChecked():
+            self.box.setChecked(True)
+
+    def _preset_changed(self, text: str) -> None:
+        """Disable the fields a valid preset overrides (Rule 3), then rebuild."""
+        try:
+            presets = parse_presets(text) if text.strip() else ()
+        except ValueError:
+            presets = ()
+        machine = bool(presets) and presets[0].unified
+        for edit in (self.gpu_total, self.gpu_free, self.gpu_count):
+            edit.setEnabled(not presets)
+        for edit in (self.host_available, self.host_total):
+            edit.setEnabled(not machine)
+        if self.box.isChecked():
+            self._edited()
+
     def _build(self) -> HardwareSnapshot:
+        text = self.preset.currentText()
+        if text.strip():
+            host = hypothetical_machine(parse_size(self.host_available.text()), _optional_size(self.host_total))
+            return with_presets(text, host)
         count = self.gpu_count.value()
         return hypothetical_machine(
             host_available=parse_size(self.host_available.text()),

@@ -78,6 +78,7 @@ class MachineLink(QObject):
         if snapshot is None or self._model is None:
             return
         request = FitRequest(ctx=self._ctx, gpu_layers=self._panel.requested_gpu_layers(), kv_type=self._kv_type,
+                             tensor_split=self._panel.requested_tensor_split(),
                              reserves=self._panel.reserves())
         self._fit = estimate_fit(self._model, snapshot, request)
         self._panel.show_fit(self._fit)

@@ -5,7 +5,7 @@ The three claims — file size, admission, runtime evidence — get three separa
 
 Signals:
     refreshRequested(): the user asked for a new probe.
-    changed(): the GPU layer override, a reserve or the hypothetical machine changed.
+    changed(): the GPU layer override, the tensor split, a reserve or the hypothetical machine changed.
 """
 
 from __future__ import annotations
@@ -14,16 +14,18 @@ import time
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QVBoxLayout, QWidget,
+    QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
-from gguf_budget.core.views.fit_report import verdict_text
+from gguf_budget.core.fit.gpu_split import parse_tensor_split
+from gguf_budget.core.views.fit_report import offload_rows, verdict_text
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.views.machine_view import (
     claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 
+from gguf_budget.gui.qt.machine.command_box import CommandBox
 from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
 from gguf_budget.gui.qt.machine.memory_bar import MemoryBar
 
@@ -71,7 +73,16 @@ class HardwarePanel(QGroupBox):
                                    specialValueText="auto", value=AUTO)
         self.gpu_layers.setToolTip("Blocks to offload (llama.cpp -ngl); L + 1 also offloads the output layer")
         self.gpu_layers.valueChanged.connect(self.changed)
+        self.tensor_split = QLineEdit(self, objectName="tensorSplit", placeholderText="by free memory")
+        self.tensor_split.setToolTip("Share of the layers per GPU, as llama.cpp -ts (e.g. 1,1 or 3,1)")
+        self.tensor_split.editingFinished.connect(self._split_edited)
+        self._split: tuple[float, ...] | None = None
+        self.split_error = _label(self, "tensorSplitError")
+        self.split_error.hide()
         self.split = _label(self, "gpuSplit")
+        self.offload = _label(self, "moeOffload")
+        self.offload.hide()
+        self.command = CommandBox(self)
         self.rows = {title: _label(self, name) for title, name in ROWS.items()}
         self.verdict = _label(self, "fitVerdict")
         self.claims = {title: _label(self, name) for title, name in CLAIMS.items()}
@@ -90,6 +101,8 @@ class HardwarePanel(QGroupBox):
         split = QHBoxLayout()
         split.addWidget(QLabel("GPU layers", self))
         split.addWidget(self.gpu_layers)
+        split.addWidget(QLabel("Tensor split", self))
+        split.addWidget(self.tensor_split)
         split.addStretch(1)
         form = QFormLayout()
         for name, label in {**self.rows, "Verdict": self.verdict, **self.claims}.items():
@@ -100,8 +113,11 @@ class HardwarePanel(QGroupBox):
         layout.addLayout(self.gpu_box)
         layout.addWidget(self.gpu_status)
         layout.addLayout(split)
+        layout.addWidget(self.split_error)
         layout.addWidget(self.split)
         layout.addLayout(form)
+        layout.addWidget(self.offload)
+        layout.addWidget(self.command)
         layout.addWidget(self.notes)
         layout.addWidget(self.editor)
         layout.addStretch(1)
@@ -114,8 +130,24 @@ class HardwarePanel(QGroupBox):
         value = self.gpu_layers.value()
         return None if value == AUTO else value
 
+    def requested_tensor_split(self) -> tuple[float, ...] | None:
+        return self._split
+
     def reserves(self) -> Reserves:
         return self.editor.reserves()
+
+    def _split_edited(self) -> None:
+        """Read the -ts field with the core's parser; a bad one is said inline and the last good split kept."""
+        try:
+            split = parse_tensor_split(self.tensor_split.text())
+        except ValueError as e:
+            self.split_error.setText(str(e))
+            self.split_error.show()
+            return
+        self.split_error.hide()
+        if split != self._split:
+            self._split = split
+            self.changed.emit()
 
     def hypothetical(self) -> HardwareSnapshot | None:
         return self.editor.machine()
@@ -139,6 +171,10 @@ class HardwarePanel(QGroupBox):
         for name, text in claim_rows(fit, snapshot_when(fit.snapshot, time.time())):
             self.claims[name].setText(text)
         self.verdict.setText(verdict_text(fit))
+        offload = offload_rows(fit.moe_offload)
+        self.offload.setText("\n".join(f"{k.strip()}: {v}" for k, v in offload))
+        self.offload.setVisible(bool(offload))
+        self.command.show_command(fit.recommended)
         self.notes.setText("\n".join(f"• {n}" for n in fit.notes))
 
     def _gpu_bar_count(self, n: int) -> None:

@@ -1,0 +1,55 @@
+"""The command that runs the fit, shown read-only with a Copy button.
+
+The text is the core's `command_text` (the shell-quoted llama-server line, then Ollama's
+Modelfile and what Ollama cannot express); this widget only shows it and copies it.
+
+Signals:
+    copied(str): the command was put on the clipboard.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+
+from gguf_budget.core.fit.command import RunCommand
+from gguf_budget.core.views.command_view import REALISES, command_text
+
+
+class CommandBox(QWidget):
+    """Run this fit: the llama-server command and its Ollama equivalents, with Copy."""
+
+    copied = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.title = QLabel("Run it", self, objectName="runCommandTitle")
+        self.text = QPlainTextEdit(self, objectName="runCommand", readOnly=True)
+        self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.text.setMaximumHeight(96)
+        self.copy = QPushButton("Copy", self, objectName="copyCommand")
+        self.copy.setToolTip("Copy the llama-server command (shell-quoted) to the clipboard")
+        self.copy.clicked.connect(self._copy)
+        self.copy.setEnabled(False)
+        self._line = ""
+        top = QHBoxLayout()
+        top.addWidget(self.title, 1)
+        top.addWidget(self.copy)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.text)
+
+    def show_command(self, command: RunCommand | None) -> None:
+        self._line = command.shell if command is not None else ""
+        self.title.setText(f"Run it — {REALISES[command.realises]}" if command is not None else "Run it")
+        self.text.setPlainText(command_text(command) if command is not None else "")
+        self.copy.setEnabled(command is not None)
+
+    def command_line(self) -> str:
+        return self._line
+
+    def _copy(self) -> None:
+        QGuiApplication.clipboard().setText(self._line)
+        self.copied.emit(self._line)
