@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gguf_budget.core.machine.apple import SYSCTL_NAMES, AppleReading, apple_reading
+from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.machine.drm import (
     DRM_FILES, GTT_TOTAL, GTT_USED, VRAM_TOTAL, VRAM_USED, VRAM_VENDOR, DrmCardReading, card_number,
 )
@@ -45,7 +46,7 @@ def read_drm(root: Path) -> tuple[DrmCardReading, ...]:
     for name in names:
         files = {rel: text for rel in DRM_FILES if (text := _text(root / name / rel)) is not None}
         try:
-            driver: str | None = os.path.basename(os.readlink(root / name / "device" / "driver"))
+            driver: str | None = safe_text(os.path.basename(os.readlink(root / name / "device" / "driver")), 40)
         except OSError:
             driver = None
         readings.append(DrmCardReading(name, files, driver))
