@@ -12,7 +12,8 @@ from gui_support import MIB, WIDE
 from PySide6.QtCore import Qt, QThreadPool
 
 from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_memory
-from gguf_budget.gui.qt.whatif.compare_table import CompareModel, CompareRow, compare_rows, signed_bytes
+from gguf_budget.core.views.compare_view import CompareRow, compare_rows
+from gguf_budget.gui.qt.whatif.compare_table import CompareModel
 from gguf_budget.gui.qt.whatif.compare_view import CompareView
 
 Q4 = replace(WIDE, weight_type=T.Q4_K, file_type=15)
@@ -127,11 +128,6 @@ def test_before_a_first_model_the_second_waits(qtbot, view, paths):
     assert view.model.rowCount() == 0 and not view.error.isVisible()
     view.set_first(*first_plan(paths["q8_0"], BudgetRequest()))
     assert view.model.rowCount() == len(LEDGER_LINES) + 1
-
-
-@pytest.mark.parametrize("n, text", [(0, "0 B"), (1536, "+1.50 KiB"), (-512, "−512 B")])
-def test_signed_bytes(n, text):
-    assert signed_bytes(n) == text
 
 
 def test_the_table_model_passes_qt_model_checks(qtmodeltester, paths):

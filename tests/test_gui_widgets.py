@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given, strategies as st
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor, QPalette
 
+import gguf_budget.gui.qt
 from gguf_budget.core import LEDGER_LINES
 from gguf_budget.core.views.plan_view import BannerState
 from gguf_budget.gui.qt.plan.banner import Banner
@@ -16,7 +20,8 @@ from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.settings import RECENT_LIMIT, ExplorerSettings, load_settings, save_settings, with_recent
 from gguf_budget.gui.qt.theme import (
-    BANNER_COLOURS, DARK_BACKGROUND, LEDGER_COLOURS, LIGHT_BACKGROUND, MEMORY_COLOURS, MIN_CONTRAST, contrast,
+    BANNER_COLOURS, DARK_BACKGROUND, ERROR_COLOUR, LEDGER_COLOURS, LIGHT_BACKGROUND, MEMORY_COLOURS, MIN_CONTRAST,
+    contrast,
 )
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
@@ -71,7 +76,7 @@ def test_recent_files_are_unique_latest_first_and_bounded():
     assert recent[0] == "/m5.gguf" and len(recent) == RECENT_LIMIT and len(set(recent)) == RECENT_LIMIT
 
 
-@pytest.mark.parametrize("name, colour", sorted({**LEDGER_COLOURS, **MEMORY_COLOURS}.items()))
+@pytest.mark.parametrize("name, colour", sorted({**LEDGER_COLOURS, **MEMORY_COLOURS, "error": ERROR_COLOUR}.items()))
 def test_chart_colours_read_on_light_and_dark_backgrounds(name, colour):
     assert contrast(colour, LIGHT_BACKGROUND) >= MIN_CONTRAST
     assert contrast(colour, DARK_BACKGROUND) >= MIN_CONTRAST
@@ -80,6 +85,14 @@ def test_chart_colours_read_on_light_and_dark_backgrounds(name, colour):
 @pytest.mark.parametrize("state", list(BannerState))
 def test_every_banner_state_has_white_text_on_a_dark_enough_colour(state):
     assert contrast(BANNER_COLOURS[state], "#FFFFFF") >= 4.5
+
+
+def test_colours_are_chosen_in_the_theme_only():
+    """Rule of gui/qt/theme.py: no other Qt module writes a colour of its own."""
+    qt = Path(gguf_budget.gui.qt.__file__).parent
+    own = {str(p.relative_to(qt)): re.findall(r"#[0-9A-Fa-f]{6}\b", p.read_text(encoding="utf-8"))
+           for p in qt.rglob("*.py") if p.name != "theme.py"}
+    assert {name: found for name, found in own.items() if found} == {}
 
 
 def test_banner_state_property_and_unknown_states(qtbot):

@@ -17,9 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
-from gguf_budget.core.units import human_bytes
 
 CATALOGUE_PACKAGE = "gguf_budget.resources"
 CATALOGUE_FOLDER = "catalogue"
@@ -122,35 +120,3 @@ def find_entry(name: str) -> CatalogueEntry:
 def catalogue_path(entry: CatalogueEntry) -> Path:
     """Where the shipped skeleton lives (resources are installed unzipped)."""
     return Path(str(files(CATALOGUE_PACKAGE) / CATALOGUE_FOLDER / entry.file))
-
-
-def entry_dict(entry: CatalogueEntry) -> dict[str, Any]:
-    """What the CLI's JSON says about an entry."""
-    return {
-        "name": entry.name,
-        "title": entry.title,
-        "kind": entry.kind,
-        "quant": entry.quant,
-        "file": entry.file,
-        "label": SKELETON_LABEL,
-        "config_source": entry.config_source,
-        "published_file_bytes": entry.published_file_bytes,
-        "published_source": entry.published_source,
-    }
-
-
-def catalogue_text() -> str:
-    """One line per entry: the name to pass to `--catalog`, what it is, the published size."""
-    width = max(len(e.name) for e in CATALOGUE)
-    lines = [f"{e.name:<{width}}  {e.title} {e.quant}, {e.kind}; published file "
-             f"{human_bytes(e.published_file_bytes)}" for e in CATALOGUE]
-    return "\n".join([*lines, f"(each a {SKELETON_LABEL}; no weights)"])
-
-
-def entry_text(entry: CatalogueEntry) -> str:
-    """The lines `inspect --catalog` adds under the model's facts."""
-    return "\n".join([
-        f"Catalogue  {entry.name}: {SKELETON_LABEL}: {entry.config_source}",
-        f"Published  {human_bytes(entry.published_file_bytes)} ({entry.published_file_bytes} bytes): "
-        f"{entry.published_source}",
-    ])

@@ -15,6 +15,7 @@ from gguf_budget.core.views.command_view import command_dict, command_rows
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bandwidth, human_bytes
+from gguf_budget.core.views.table import aligned_text
 
 NO_GPU_TEXT = "none found"
 VERDICT_WORDS: dict[FitVerdict, str] = {
@@ -77,13 +78,8 @@ def _snapshot_rows(s: HardwareSnapshot) -> list[tuple[str, str]]:
     return rows + _gpu_lines(s)
 
 
-def _table(rows: list[tuple[str, str]]) -> str:
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
-
-
 def snapshot_text(s: HardwareSnapshot) -> str:
-    return _table(_snapshot_rows(s))
+    return aligned_text(_snapshot_rows(s))
 
 
 def _device_dict(d: DeviceLoad) -> dict[str, Any]:
@@ -201,4 +197,4 @@ def fit_text(e: FitEstimate) -> str:
     rows += [("Claims", f"file size {human_bytes(w.file_bytes)} is storage only; the verdict is an admission "
                         "estimate against the snapshot above; runtime evidence: none (nothing measured)")]
     rows += [("Note", n) for n in e.notes]
-    return _table(rows)
+    return aligned_text(rows)

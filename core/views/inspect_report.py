@@ -7,6 +7,8 @@ from typing import Any
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.model_summary import count_text
+from gguf_budget.core.views.table import aligned_text
 
 
 def _uniform(values: tuple[int, ...] | None) -> int | list[int] | None:
@@ -58,13 +60,6 @@ def inspect_dict(spec: ModelSpec) -> dict[str, Any]:
     }
 
 
-def _params(n: int) -> str:
-    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.2f}{unit}"
-    return str(n)
-
-
 def inspect_text(spec: ModelSpec) -> str:
     d = inspect_dict(spec)
     g = spec.global_bytes
@@ -76,7 +71,7 @@ def inspect_text(spec: ModelSpec) -> str:
         ("File", f"{safe_text(spec.path, 200)} ({len(spec.shards)} shard(s), GGUF v{spec.gguf_version})"),
         ("File type", spec.file_type_name or "unknown"),
         ("On disk", f"{human_bytes(spec.file_bytes)} — {storage}"),
-        ("Tensors", f"{spec.n_tensors} tensors, {_params(spec.n_params)} parameters, {human_bytes(spec.tensor_bytes)}"),
+        ("Tensors", f"{spec.n_tensors} tensors, {count_text(spec.n_params)} parameters, {human_bytes(spec.tensor_bytes)}"),
         ("Layers", f"{spec.n_layer} blocks, largest {human_bytes(spec.largest_layer_bytes)}"),
         ("Dims", f"n_embd {d['n_embd']}, n_ff {d['n_ff']}, heads {d['n_head']} (kv {d['n_head_kv']}), "
                  f"head dim k/v {d['head_dim_k']}/{d['head_dim_v']}"),
@@ -94,5 +89,4 @@ def inspect_text(spec: ModelSpec) -> str:
                                 f"{human_bytes(spec.routed_expert_bytes)} of expert weights"))
     if spec.unknown:
         rows.append(("Unknown", ", ".join(spec.unknown) + " (not in the file)"))
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    return aligned_text(rows)

@@ -15,17 +15,16 @@ from typing import Any
 from gguf_budget.core.plan.ledger import LEDGER_LINES, MemLedger
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.table import aligned_lines
 
 
-def _rows(rows: list[tuple[str, str]]) -> list[str]:
-    width = max(len(k) for k, _ in rows)
-    return [f"  {k:<{width}}  {v}" for k, v in rows]
+INDENT = "  "
 
 
 def _ledger_rows(ledger: MemLedger) -> list[str]:
     rows = [(name, f"{human_bytes(v):>12}  {v:>16,} B") for name, v in ledger.items()]
     total = ledger.total()
-    return _rows(rows + [("total", f"{human_bytes(total):>12}  {total:>16,} B")])
+    return aligned_lines(rows + [("total", f"{human_bytes(total):>12}  {total:>16,} B")], INDENT)
 
 
 def _ctx_line(p: MemoryPlan) -> str:
@@ -87,7 +86,7 @@ def execution_plan_text(p: MemoryPlan) -> str:
         ("Pinned layers", f"{p.n_pinned} of {p.n_layer} ({human_bytes(p.ledger.pinned)})"),
         ("Weight ceiling", _ceiling_line(p)),
     ]
-    return "\n".join([head, *_rows(rows), "", "Ledger", *_ledger_rows(p.ledger)])
+    return "\n".join([head, *aligned_lines(rows, INDENT), "", "Ledger", *_ledger_rows(p.ledger)])
 
 
 def _minimum_breakdown(p: MemoryPlan) -> list[str]:
@@ -99,7 +98,7 @@ def _minimum_breakdown(p: MemoryPlan) -> list[str]:
     ]
     head = "streamed" if p.stream_lm_head else "resident"
     return [f"Minimum configuration: ctx {p.ctx}, head {head}, {p.n_buffers}-buffer ring, 0 pinned layers",
-            *_rows([(k, f"{human_bytes(v):>12}") for k, v in groups])]
+            *aligned_lines([(k, f"{human_bytes(v):>12}") for k, v in groups], INDENT)]
 
 
 def _remedies(p: MemoryPlan) -> str:

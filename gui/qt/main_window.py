@@ -40,6 +40,7 @@ from gguf_budget.gui.qt.layout import build_body
 from gguf_budget.gui.qt.machine.machine_link import MachineLink
 from gguf_budget.gui.qt.settings import ExplorerSettings, load_settings, save_settings, with_recent
 from gguf_budget.gui.qt.whatif.wiring import install_whatif
+from gguf_budget.gui.qt.theme import error_style
 
 UNKNOWN_CONTEXT = 32768
 SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25
@@ -96,7 +97,7 @@ class MainWindow(QMainWindow):
         central = QWidget(self)
         layout = QVBoxLayout(central)
         self.load_error = QLabel(central, objectName="loadError", wordWrap=True)
-        self.load_error.setStyleSheet("color: #D93025; font-weight: bold;")
+        self.load_error.setStyleSheet(error_style(bold=True))
         self.load_error.setTextFormat(Qt.TextFormat.PlainText)
         self.load_error.hide()
         self.banner = Banner(central)

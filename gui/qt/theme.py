@@ -8,6 +8,10 @@ Rule 2: bar segments are outlined in the chart's background (the palette's base 
         separate in either palette without relying on hue alone.
 Rule 3: banner states use dark saturated backgrounds with white text (contrast ≥ 4.5:1),
         independent of the palette.
+Rule 4: one error colour for every one-line error label (load, budget, machine, compare),
+        readable on both backgrounds; bold where the error replaces the view's content.
+Rule 5: translucent fills (streamed layers, the sweep's impossible region) take their alpha
+        from here, so a shade is tuned once.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ BANNER_COLOURS: dict[BannerState, str] = {
 }
 
 MEMORY_COLOURS: dict[str, str] = {"used": "#79706E", "reserve": "#F18113", "usable": "#59A14F"}
+ERROR_COLOUR = "#D93025"
+STREAMED_ALPHA = 90
+IMPOSSIBLE_ALPHA = 40
 LIGHT_BACKGROUND, DARK_BACKGROUND = "#FFFFFF", "#1E1E1E"
 MIN_CONTRAST = 2.5
 
@@ -60,6 +67,18 @@ def contrast(a: str, b: str) -> float:
 
 def ledger_colour(line: str) -> QColor:
     return QColor(LEDGER_COLOURS.get(line, FALLBACK_COLOUR))
+
+
+def error_style(bold: bool = False) -> str:
+    """The stylesheet of a one-line error label (Rule 4)."""
+    return f"color: {ERROR_COLOUR};" + (" font-weight: bold;" if bold else "")
+
+
+def translucent(colour: str, alpha: int) -> QColor:
+    """`colour` with the given alpha (0–255), for fills drawn over a plot or a strip (Rule 5)."""
+    shade = QColor(colour)
+    shade.setAlpha(alpha)
+    return shade
 
 
 def banner_style() -> str:

@@ -10,9 +10,8 @@ from __future__ import annotations
 import argparse
 from dataclasses import asdict
 
-from gguf_budget.core.model.catalogue import (
-    CATALOGUE, catalogue_path, catalogue_text, entry_dict, entry_text, find_entry,
-)
+from gguf_budget.core.model.catalogue import CATALOGUE, catalogue_path, find_entry
+from gguf_budget.core.views.catalogue_view import catalogue_text, entry_dict, entry_text
 from gguf_budget.core.views.inspect_report import inspect_dict, inspect_text
 
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load, load_with_source

@@ -20,6 +20,8 @@ from gguf_budget.core.machine.presets import parse_presets, preset_names, preset
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
 from gguf_budget.core.units import human_bytes, parse_size, parse_size_list
 
+from gguf_budget.gui.qt.theme import error_style
+
 MAX_GPUS = 8
 
 
@@ -56,7 +58,7 @@ class MachineEditor(QWidget):
         self.gpu_reserves = QLineEdit("", self, objectName="reserveGpus", placeholderText="first GPU only")
         self.gpu_reserves.setToolTip("Reserve per GPU, in GPU order (e.g. 1.5G,0.5G); replaces the first-GPU reserve")
         self.error = QLabel(self, objectName="machineError", wordWrap=True)
-        self.error.setStyleSheet("color: #D93025;")
+        self.error.setStyleSheet(error_style())
         self.error.hide()
         self._layout()
         self._machine: HardwareSnapshot | None = None

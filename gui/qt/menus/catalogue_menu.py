@@ -13,17 +13,8 @@ from typing import Callable
 
 from PySide6.QtWidgets import QMenu, QWidget
 
-from gguf_budget.core.model.catalogue import CATALOGUE, SKELETON_LABEL, CatalogueEntry, catalogue_path
-from gguf_budget.core.units import human_bytes
-
-
-def entry_label(entry: CatalogueEntry) -> str:
-    return f"{entry.title} {entry.quant} — {entry.kind} (skeleton)"
-
-
-def entry_tooltip(entry: CatalogueEntry) -> str:
-    return (f"{SKELETON_LABEL}: {entry.config_source}, llama.cpp {entry.quant} tensor types; no weights.\n"
-            f"Stands for {entry.published_source}, {human_bytes(entry.published_file_bytes)}.")
+from gguf_budget.core.model.catalogue import CATALOGUE, catalogue_path
+from gguf_budget.core.views.catalogue_view import entry_label, entry_tooltip
 
 
 class CatalogueMenu(QMenu):

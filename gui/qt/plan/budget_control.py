@@ -15,6 +15,8 @@ from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider
 
 from gguf_budget.core.units import human_bytes, parse_size
 
+from gguf_budget.gui.qt.theme import error_style
+
 MIB = 1 << 20
 
 
@@ -35,7 +37,7 @@ class BudgetControl(QWidget):
         self.edit = QLineEdit(self, objectName="budgetEdit", placeholderText="e.g. 512M, 1.5G, 2GiB")
         self.unlimited = QCheckBox("unlimited", self, objectName="budgetUnlimited")
         self.error = QLabel(self, objectName="budgetError")
-        self.error.setStyleSheet("color: #D93025;")
+        self.error.setStyleSheet(error_style())
         self.error.hide()
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)

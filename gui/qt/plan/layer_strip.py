@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gguf_budget.core.units import human_bytes
 
-from gguf_budget.gui.qt.theme import PINNED_COLOUR, STREAMED_COLOUR
+from gguf_budget.gui.qt.theme import PINNED_COLOUR, STREAMED_ALPHA, STREAMED_COLOUR, translucent
 
 _GAP = 1.0
 
@@ -51,8 +51,7 @@ class LayerStrip(QWidget):
         outline = QPen(self.palette().color(QPalette.ColorRole.WindowText))
         outline.setWidthF(0.6)
         painter.setPen(outline)
-        pinned, streamed = QColor(PINNED_COLOUR), QColor(STREAMED_COLOUR)
-        streamed.setAlpha(90)
+        pinned, streamed = QColor(PINNED_COLOUR), translucent(STREAMED_COLOUR, STREAMED_ALPHA)
         for i, is_pinned in enumerate(self.cells()):
             painter.fillRect(self._cell_rect(i), pinned if is_pinned else streamed)
             if len(self._layer_bytes) <= 160:

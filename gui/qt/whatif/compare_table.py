@@ -1,47 +1,19 @@
 """Two plans' ledgers side by side, line by line, with the difference (second − first).
 
-Rule 1: a row per ledger line in ledger order, then the total; each cell is a number the
-        core priced — the only arithmetic here is the difference of two of them.
-Rule 2: cells show `human_bytes` (a difference with its sign: +, − or none for 0); the tooltip
-        gives exact bytes; `Qt.UserRole` gives the int, so tests and exports read numbers.
+Rule 1: the rows are `core.views.compare_view.compare_rows`: every ledger line, then the total.
+Rule 2: cells show `human_bytes` (a difference as `signed_bytes`); the tooltip gives exact
+        bytes; `Qt.UserRole` gives the int, so tests and exports read numbers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
-from gguf_budget.core import MemoryPlan
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.compare_view import CompareRow, signed_bytes
 
 COLUMNS = ("line", "first", "second", "difference")
 Index = QModelIndex | QPersistentModelIndex
-
-
-@dataclass(frozen=True)
-class CompareRow:
-    line: str
-    first: int
-    second: int
-
-    @property
-    def difference(self) -> int:
-        return self.second - self.first
-
-    def value(self, column: int) -> int:
-        return (self.first, self.second, self.difference)[column - 1]
-
-
-def compare_rows(first: MemoryPlan, second: MemoryPlan) -> tuple[CompareRow, ...]:
-    """Rule 1: every ledger line, then the total."""
-    lines = [CompareRow(name, a, b) for (name, a), (_, b) in zip(first.ledger.items(), second.ledger.items(), strict=True)]
-    return (*lines, CompareRow("total", first.total, second.total))
-
-
-def signed_bytes(n: int) -> str:
-    """+1.50 MiB, −512 B, 0 B."""
-    return "0 B" if n == 0 else f"{'+' if n > 0 else '−'}{human_bytes(abs(n))}"
 
 
 class CompareModel(QAbstractTableModel):

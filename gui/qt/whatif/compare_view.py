@@ -23,28 +23,17 @@ from PySide6.QtWidgets import (
 
 from gguf_budget.core import BudgetRequest, MemoryPlan, ModelLoadError, ModelSpec, PlanError, load_model, plan_memory
 from gguf_budget.core.safe_text import safe_text
-from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.compare_view import compare_rows, model_text
 
 from gguf_budget.gui.qt.workers.background import BackgroundCall
-from gguf_budget.gui.qt.whatif.compare_table import CompareModel, compare_rows
+from gguf_budget.gui.qt.whatif.compare_table import CompareModel
 from gguf_budget.gui.qt.menus.file_menu import GGUF_FILTER
+from gguf_budget.gui.qt.theme import error_style
 
 
 def second_request(request: BudgetRequest, first: MemoryPlan) -> BudgetRequest:
     """Rule 1: the same request, at the first plan's ctx."""
     return replace(request, ctx=first.ctx)
-
-
-def model_text(label: str, model: ModelSpec, plan: MemoryPlan | None) -> str:
-    """One line naming a model and what its plan decided."""
-    kind = model.file_type_name or "unknown file type"
-    head = f"{label}: {safe_text(model.name or model.architecture, 60)} · {kind} · " \
-           f"{human_bytes(model.tensor_bytes)} of weights in the file"
-    if plan is None:
-        return head
-    streamed = "streamed" if plan.stream_lm_head else "resident"
-    return (f"{head} — {plan.outcome} at ctx {plan.ctx:,}, {plan.n_pinned}/{plan.n_layer} layers pinned, "
-            f"head {streamed}")
 
 
 def column_title(model: ModelSpec) -> str:
@@ -79,7 +68,7 @@ class CompareView(QWidget):
         self.first_label = self._label("compareFirst", "First: the model in the window")
         self.second_label = self._label("compareSecond", "Second: open a model to compare (e.g. another quantization)")
         self.error = self._label("compareError", "", wrap=True)
-        self.error.setStyleSheet("color: #D93025; font-weight: bold;")
+        self.error.setStyleSheet(error_style(bold=True))
         self.error.hide()
         self.model = CompareModel(self)
         self.table = QTableView(self, objectName="compareTable")

@@ -21,10 +21,11 @@ from PySide6.QtGui import QColor, QCursor, QPalette, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
 from gguf_budget.core import SweepResult, SweepRow
-from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.plan_view import BannerState
+from gguf_budget.core.views.sweep_view import row_text
 
 from gguf_budget.gui.qt.byte_axis import ByteAxis
-from gguf_budget.gui.qt.theme import BANNER_COLOURS, LEDGER_COLOURS
+from gguf_budget.gui.qt.theme import BANNER_COLOURS, IMPOSSIBLE_ALPHA, LEDGER_COLOURS, translucent
 
 CURVES: dict[str, tuple[str, str]] = {  # field → (plot title, colour)
     "total": ("Predicted peak", LEDGER_COLOURS["logits"]),
@@ -32,21 +33,13 @@ CURVES: dict[str, tuple[str, str]] = {  # field → (plot title, colour)
     "n_pinned": ("Pinned layers", LEDGER_COLOURS["pinned"]),
 }
 MARKERS: dict[str, str] = {
-    "first_feasible": BANNER_COLOURS["feasible"],
-    "all_pinned": BANNER_COLOURS["unlimited"],
+    "first_feasible": BANNER_COLOURS[BannerState.FEASIBLE],
+    "all_pinned": BANNER_COLOURS[BannerState.UNLIMITED],
 }
 # label text, height along the line (0 bottom … 1 top), and which side of the line it sits on
 MARKER_LABELS = {"first_feasible": ("first feasible", 0.95, "right"), "all_pinned": ("all pinned", 0.95, "left")}
 BUDGET_LABEL = ("budget", 0.5, "right")
-IMPOSSIBLE_BRUSH = QColor(BANNER_COLOURS["impossible"])
-IMPOSSIBLE_BRUSH.setAlpha(40)
-
-
-def row_text(row: SweepRow, n_layer: int) -> str:
-    """One row as the hover shows it."""
-    verdict = "feasible" if row.feasible else "impossible (minimum configuration)"
-    return (f"budget {human_bytes(row.budget)}: {verdict}; ctx {row.ctx:,}; {row.n_pinned}/{n_layer} pinned; "
-            f"peak {human_bytes(row.total)} ({row.total:,} B)")
+IMPOSSIBLE_BRUSH = translucent(BANNER_COLOURS[BannerState.IMPOSSIBLE], IMPOSSIBLE_ALPHA)
 
 
 class SweepChart(pg.GraphicsLayoutWidget):

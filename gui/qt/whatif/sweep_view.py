@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPus
 from gguf_budget.core import (
     BudgetRequest, ModelSpec, PlanError, SweepResult, budget_range, budget_thresholds, sweep_budgets,
 )
-from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.sweep_view import summary_text
 
 from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
 from gguf_budget.gui.qt.whatif.sweep_worker import SweepBackend, SweepWorker
@@ -47,14 +47,6 @@ def default_range(low: int, high: int, points: int = DEFAULT_POINTS) -> str:
 def sweep_key(request: BudgetRequest) -> BudgetRequest:
     """The part of a request a sweep depends on (Rule 2)."""
     return replace(request, budget_bytes=0, force=False)
-
-
-def summary_text(result: SweepResult) -> str:
-    def where(budget: int | None) -> str:
-        return "not in this range" if budget is None else f"{human_bytes(budget)} ({budget:,} B)"
-
-    return (f"{len(result.rows)} budgets · first feasible: {where(result.first_feasible)} · "
-            f"every layer pinned at ctx {result.ctx_cap:,}: {where(result.all_pinned)}")
 
 
 class SweepView(QWidget):

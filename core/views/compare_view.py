@@ -1,0 +1,58 @@
+"""What the compare view says: two plans' ledgers line by line, and one line per model.
+
+Rule 1: a row per ledger line in ledger order, then the total; the only arithmetic is the
+        difference of two numbers the core priced (second − first).
+Rule 2: a difference is written with its sign: +, − or none for 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.types import MemoryPlan
+from gguf_budget.core.safe_text import safe_text
+from gguf_budget.core.units import human_bytes
+
+NAME_LIMIT = 60
+
+
+@dataclass(frozen=True)
+class CompareRow:
+    """One ledger line (or the total) of both plans."""
+
+    line: str
+    first: int
+    second: int
+
+    @property
+    def difference(self) -> int:
+        return self.second - self.first
+
+    def value(self, column: int) -> int:
+        """Columns 1, 2, 3: first, second, difference (column 0 is the line's name)."""
+        return (self.first, self.second, self.difference)[column - 1]
+
+
+def compare_rows(first: MemoryPlan, second: MemoryPlan) -> tuple[CompareRow, ...]:
+    """Rule 1: every ledger line, then the total."""
+    pairs = zip(first.ledger.items(), second.ledger.items(), strict=True)
+    lines = [CompareRow(name, a, b) for (name, a), (_, b) in pairs]
+    return (*lines, CompareRow("total", first.total, second.total))
+
+
+def signed_bytes(n: int) -> str:
+    """+1.50 MiB, −512 B, 0 B."""
+    return "0 B" if n == 0 else f"{'+' if n > 0 else '−'}{human_bytes(abs(n))}"
+
+
+def model_text(label: str, model: ModelSpec, plan: MemoryPlan | None) -> str:
+    """One line naming a model and what its plan decided."""
+    kind = model.file_type_name or "unknown file type"
+    head = (f"{label}: {safe_text(model.name or model.architecture, NAME_LIMIT)} · {kind} · "
+            f"{human_bytes(model.tensor_bytes)} of weights in the file")
+    if plan is None:
+        return head
+    streamed = "streamed" if plan.stream_lm_head else "resident"
+    return (f"{head} — {plan.outcome} at ctx {plan.ctx:,}, {plan.n_pinned}/{plan.n_layer} layers pinned, "
+            f"head {streamed}")
