@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.machine.apple import metal_working_set
-from gguf_budget.core.machine.gpu import VENDOR_NAMES, GpuInfo, GpuMemory, Vendor
+from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, what_if
 
 GiB = 1024**3
@@ -161,16 +161,6 @@ def with_presets(text: str, host: HardwareSnapshot) -> HardwareSnapshot:
     if presets[0].unified:
         return preset_machine(presets[0], host.captured_at)
     return what_if(host, gpus=preset_gpus(presets))
-
-
-def presets_text() -> str:
-    """One line per row, for `fit --preset list` and the editor's tooltip."""
-    width = max(len(p.name) for p in PRESETS)
-    lines = []
-    for p in PRESETS:
-        kind = "machine, unified memory" if p.unified else f"{VENDOR_NAMES[p.vendor]} GPU"
-        lines.append(f"{p.name:<{width}}  {p.memory // GiB} GiB, {p.bandwidth // GB_S} GB/s ({kind}) — {p.source}")
-    return "\n".join(lines)
 
 
 def spec_bandwidth(gpu: GpuInfo) -> GpuInfo:

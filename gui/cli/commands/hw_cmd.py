@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from gguf_budget.core.views.fit_report import snapshot_dict, snapshot_text
-from gguf_budget.core.machine.presets import PRESETS, preset_dict, presets_text
+from gguf_budget.core.machine.presets import PRESETS, preset_dict
+from gguf_budget.core.views.presets_view import presets_text
 from gguf_budget.core.machine.probe import probe_hardware
 
 from gguf_budget.gui.cli.commands.common import emit_json

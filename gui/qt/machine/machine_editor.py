@@ -16,7 +16,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
 from gguf_budget.core.fit.types import Reserves
-from gguf_budget.core.machine.presets import parse_presets, preset_names, presets_text, with_presets
+from gguf_budget.core.machine.presets import parse_presets, preset_names, with_presets
+from gguf_budget.core.views.presets_view import presets_text
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
 from gguf_budget.core.units import human_bytes, parse_size, parse_size_list
 
