@@ -136,18 +136,22 @@ def place_layers(n_layer: int, gpu_layers: int, gpu_free: Sequence[int],
     return Placement(n_layer, act, runs)
 
 
-def most_layers_that_fit(n_layer: int, fits: Callable[[int], bool]) -> int:
-    """The largest g in 0 … L + 1 with `fits(g)` (g = 0 always counts as fitting), by bisection (Rule 5)."""
-    lo, hi = 0, n_layer + 1
-    if fits(hi):
-        return hi
+def _first_true(lo: int, hi: int, holds: Callable[[int], bool]) -> int:
+    """The smallest x in (lo, hi] where `holds` turns true, given it holds at hi; lo itself is never asked."""
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if fits(mid):
-            lo = mid
-        else:
+        if holds(mid):
             hi = mid
-    return lo
+        else:
+            lo = mid
+    return hi
+
+
+def most_layers_that_fit(n_layer: int, fits: Callable[[int], bool]) -> int:
+    """The largest g in 0 … L + 1 with `fits(g)` (g = 0 always counts as fitting), by bisection (Rule 5)."""
+    if fits(n_layer + 1):
+        return n_layer + 1
+    return _first_true(0, n_layer + 1, lambda g: not fits(g)) - 1
 
 
 def offload_gpus(gpus: Sequence[GpuInfo]) -> tuple[tuple[GpuInfo, ...], tuple[GpuInfo, ...]]:
@@ -159,13 +163,4 @@ def offload_gpus(gpus: Sequence[GpuInfo]) -> tuple[tuple[GpuInfo, ...], tuple[Gp
 
 def fewest_cpu_moe_layers(n_layer: int, fits: Callable[[int], bool]) -> int | None:
     """The smallest N in 0 … L with `fits(N)`, by bisection (Rule 7); None when even N = L does not fit."""
-    if not fits(n_layer):
-        return None
-    lo, hi = -1, n_layer
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if fits(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return _first_true(-1, n_layer, fits) if fits(n_layer) else None
