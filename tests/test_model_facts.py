@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from gguf.constants import GGMLQuantizationType as T
+from arch_strategies import arch_descs
 from gguf_factory import ArchDesc, MLADesc, SSMDesc, tensor_plan
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -124,28 +126,21 @@ def test_absurd_facts_are_format_errors(model, desc, message):
         model(desc)
 
 
-archs = st.builds(
-    ArchDesc,
-    n_layer=st.integers(1, 6),
-    n_embd=st.sampled_from([32, 64, 96]),
-    n_ff=st.sampled_from([32, 64, 160]),
-    n_head=st.just(4),
-    n_head_kv=st.sampled_from([1, 2, 4]),
-    n_vocab=st.integers(1, 300),
-    tied=st.booleans(),
-    weight_type=st.sampled_from([T.Q8_0, T.Q4_0, T.F16, T.F32]),
-    n_expert=st.sampled_from([0, 0, 2]),
-    position_embd=st.booleans(),
-)
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(desc=archs)
-def test_inventory_accounts_for_every_tensor_byte(model, desc):
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(desc=arch_descs(), position_embd=st.booleans())
+def test_inventory_accounts_for_every_tensor_byte(model, desc, position_embd):
+    desc = replace(desc, position_embd=position_embd)
     spec = model(desc)
     assert sum(spec.layer_bytes) + spec.global_bytes.total() == spec.tensor_bytes
     assert spec.n_tensors == len(tensor_plan(desc))
     assert spec.tied_embeddings == desc.tied
+    assert spec.global_bytes.other == (desc.rope_freqs * 4)  # rope_freqs is F32
+    recurrent = [il for il in range(desc.n_layer) if desc.is_recurrent(il)]
+    assert [il for il, layer in enumerate(spec.layers) if layer.kind == "recurrent"] == recurrent
+    assert (spec.recurrent_state_bytes is not None) == bool(recurrent)
+    if desc.mla is not None:
+        assert {(layer.n_head_kv, layer.k_dim, layer.v_dim) for layer in spec.layers} == \
+            {(1, desc.mla.kv_lora_rank + desc.mla.rope_dim, 0)}
 
 
 def test_a_skeleton_knows_the_size_of_the_complete_file(gguf_file, tmp_path):

@@ -3,6 +3,8 @@
 `reference_plan` is the brute-force walk kept as the spec: it prices every ledger line from the
 tensor directory and the DESIGN §3.3 table (not through the planner's code), then tries every
 candidate ctx, head, ring depth and pinned count and keeps the best-ranked one that fits.
+The models are every family `arch_strategies` draws: dense, sliding window, MoE, MLA, pure
+recurrent and hybrid layers, with or without an "other" global tensor.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import itertools
 from collections import defaultdict
 
 import pytest
-from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T
+from arch_strategies import arch_descs
+from gguf.constants import GGML_QUANT_SIZES
 from gguf_factory import ArchDesc, write_gguf
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,33 +23,7 @@ from gguf_budget.core import BudgetRequest, ModelSpec, budget_thresholds, load_m
 from gguf_budget.core.model.kv import KV_TYPES
 
 BASE = 24 * 1024 * 1024
-QUANTS = (T.Q8_0, T.Q4_0, T.F16, T.F32)
-
-
-@st.composite
-def arch_descs(draw) -> ArchDesc:
-    n_layer = draw(st.integers(1, 6))
-    n_head = draw(st.sampled_from((1, 2, 4)))
-    window = draw(st.none() | st.integers(1, 700))
-    experts = draw(st.sampled_from((0, 0, 2, 4)))
-    return ArchDesc(
-        arch="gemma2" if window else "llama",
-        n_layer=n_layer,
-        n_embd=draw(st.sampled_from((32, 64, 128))),
-        n_ff=draw(st.lists(st.sampled_from((32, 64, 128)), min_size=n_layer, max_size=n_layer)),
-        n_head=n_head,
-        n_head_kv=draw(st.sampled_from([h for h in (1, 2, 4) if n_head % h == 0])),
-        n_vocab=draw(st.integers(1, 3000)),
-        context_length=draw(st.integers(1, 3000)),
-        tied=draw(st.booleans()),
-        weight_type=draw(st.sampled_from(QUANTS)),
-        embd_type=draw(st.sampled_from(QUANTS)),
-        layer_mix={il: {"ffn_down": draw(st.sampled_from(QUANTS))} for il in range(n_layer) if draw(st.booleans())},
-        sliding_window=window,
-        n_expert=experts,
-        n_expert_used=min(experts, 2),
-        expert_ff=32 if experts else None,
-    )
+F32 = 4
 
 
 @st.composite
@@ -100,22 +77,30 @@ class Reference:
         self.tied = "output" not in self.globals
         self.head = self.globals["token_embd" if self.tied else "output"]
 
+    def recurrent_state(self) -> int:
+        """One SSM layer's F32 state: conv (d_conv − 1)·(d_inner + 2·groups·d_state) + scan d_state·d_inner."""
+        s = self.m.ssm
+        return ((s.d_conv - 1) * (s.d_inner + 2 * s.n_group * s.d_state) + s.d_state * s.d_inner) * F32
+
     def kv(self, ctx: int) -> int:
         total = 0
         for layer in self.m.layers:
-            cells = min(ctx, layer.window) if layer.kind == "swa" else ctx
+            if layer.kind == "recurrent":
+                total += self.recurrent_state()
+                continue
+            cells = min(ctx, layer.window) if layer.kind == "swa" else ctx  # MLA: one latent row in K
             total += cells * (_row(self.r.kv_type, layer.n_head_kv * layer.k_dim)
                               + _row(self.r.kv_type, layer.n_head_kv * layer.v_dim))
         return total
 
     def ledger(self, ctx: int, stream: bool, nb: int, k: int) -> dict[str, int]:
         m, g = self.m, self.globals
-        k_dim = m.head_dim_k
+        k_dim = m.head_dim_k or 0  # a pure recurrent model has no heads, so no head dims
         scratch = m.n_embd * 8 + max(m.n_ff) * 2 + max(m.n_head) * k_dim + 2 * max(m.n_head_kv) * k_dim
         row = g["token_embd"] // m.n_vocab
         return dict(
             base=BASE, scratch=scratch * 4, logits=m.n_vocab * 4, attn=max(m.n_head) * ctx * 4,
-            resid=ctx * m.n_embd * 4, out_norm=g["output_norm"] + g["position_embd"],
+            resid=ctx * m.n_embd * 4, out_norm=sum(b for name, b in g.items() if name not in ("token_embd", "output")),
             embeddings=0 if self.tied and not stream else min(g["token_embd"], row * min(m.n_vocab, ctx)),
             lm_head=min(self.head, max(self.layers)) if stream else self.head, kv=self.kv(ctx),
             ring=0 if k == m.n_layer else nb * max(self.layers), pinned=sum(self.layers[:k]),
