@@ -23,13 +23,14 @@ PerLayer = int | Sequence[int]
 
 @dataclass(frozen=True)
 class SSMDesc:
-    """Mamba-1 style state-space block sizes."""
+    """State-space block sizes: Mamba-1 tensors, or Mamba-2 (`mamba2`: dt_rank is the head count)."""
 
     d_conv: int = 4
     d_inner: int = 128
     d_state: int = 16
     dt_rank: int = 4
     n_group: int = 0
+    mamba2: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,13 @@ class ArchDesc:
     n_expert_used: int = 0
     n_expert_shared: int = 0
     expert_ff: int | None = None
+    shared_ff: int | None = None
+    dense_layers: Sequence[int] = ()
+    expert_bias: bool = False
+    attn_bias: Sequence[str] = ()
+    attn_sinks: bool = False
+    fused_qkv_up: bool = False
+    ffn_norm: str = "ffn_norm"
     ssm: SSMDesc | None = None
     recurrent_layers: Sequence[int] | None = None
     shortconv: int = 0
@@ -86,6 +94,7 @@ class ArchDesc:
     string_kv: Mapping[str, str] = field(default_factory=dict)
     uint64_kv: Mapping[str, int] = field(default_factory=dict)
     omit: Sequence[str] = ()
+    tensor_types: Mapping[str, T] = field(default_factory=dict)
 
     def per_layer(self, value: PerLayer, layer: int) -> int:
         return value if isinstance(value, int) else value[layer]
@@ -114,7 +123,7 @@ def tensor_plan(d: ArchDesc) -> list[Tensor]:
         out.append((f"{d.final_norm}.bias", (d.n_embd,), T.F32))
     if not d.tied:
         out.append(("output.weight", (d.n_embd, d.n_vocab), d.output_type or d.weight_type))
-    return out
+    return [(name, shape, d.tensor_types.get(name, ggml_type)) for name, shape, ggml_type in out]
 
 
 def _block(d: ArchDesc, il: int) -> list[Tensor]:
@@ -133,6 +142,10 @@ def _block(d: ArchDesc, il: int) -> list[Tensor]:
             w("shortconv.in_proj", (d.n_embd, 3 * d.n_embd)),
             w("shortconv.out_proj", (d.n_embd, d.n_embd)),
         ]
+    elif d.is_recurrent(il) and d.ssm is not None and d.ssm.mamba2:
+        ts += _mamba2(d, d.ssm, w, p)
+        if d.recurrent_layers is None:
+            return ts
     elif d.is_recurrent(il):
         s = d.ssm
         assert s is not None
@@ -151,11 +164,26 @@ def _block(d: ArchDesc, il: int) -> list[Tensor]:
         ts += _attention(d, il, w, norm)
         if d.post_norms:
             ts.append(norm("post_attention_norm"))
-    ts.append(norm("ffn_norm"))
+    ts.append(norm(d.ffn_norm))
     ts += _ffn(d, il, w)
     if d.post_norms:
         ts.append(norm("post_ffw_norm"))
     return ts
+
+
+def _mamba2(d: ArchDesc, s: SSMDesc, w, p: str) -> list[Tensor]:
+    """llama.cpp's Mamba-2 mixer (granite-hybrid, nemotron-h): dt_rank is the SSM head count."""
+    conv = s.d_inner + 2 * s.n_group * s.d_state
+    return [
+        w("ssm_in", (d.n_embd, 2 * s.d_inner + 2 * s.n_group * s.d_state + s.dt_rank)),
+        (f"{p}ssm_conv1d.weight", (s.d_conv, conv), T.F32),
+        (f"{p}ssm_conv1d.bias", (conv,), T.F32),
+        (f"{p}ssm_dt.bias", (s.dt_rank,), T.F32),
+        (f"{p}ssm_a", (1, s.dt_rank), T.F32),
+        (f"{p}ssm_d", (1, s.dt_rank), T.F32),
+        (f"{p}ssm_norm.weight", (s.d_inner // max(s.n_group, 1), max(s.n_group, 1)), T.F32),
+        w("ssm_out", (s.d_inner, d.n_embd)),
+    ]
 
 
 def _attention(d: ArchDesc, il: int, w, norm) -> list[Tensor]:
@@ -175,12 +203,18 @@ def _attention(d: ArchDesc, il: int, w, norm) -> list[Tensor]:
         ]
     if not d.gated_ffn:
         return [w("attn_qkv", (d.n_embd, 3 * d.n_embd)), w("attn_output", (d.n_embd, d.n_embd))]
+    if d.fused_qkv_up:
+        return [w("attn_qkv", (d.n_embd, (n_head + 2 * n_kv) * hd)), w("attn_output", (n_head * hd, d.n_embd))]
+    out = {"attn_q": n_head * hd, "attn_k": n_kv * hd, "attn_v": n_kv * hd, "attn_output": d.n_embd}
     ts = [
         w("attn_q", (d.n_embd, n_head * hd)),
         w("attn_k", (d.n_embd, n_kv * hd)),
         w("attn_v", (d.n_embd, n_kv * hd)),
         w("attn_output", (n_head * hd, d.n_embd)),
     ]
+    ts += [(f"blk.{il}.{role}.bias", (out[role],), T.F32) for role in d.attn_bias]
+    if d.attn_sinks:
+        ts.append((f"blk.{il}.attn_sinks.weight", (n_head,), T.F32))
     if d.qk_norm:
         ts += [norm("attn_q_norm", hd), norm("attn_k_norm", hd)]
     return ts
@@ -188,7 +222,7 @@ def _attention(d: ArchDesc, il: int, w, norm) -> list[Tensor]:
 
 def _ffn(d: ArchDesc, il: int, w) -> list[Tensor]:
     n_ff = d.per_layer(d.n_ff, il)
-    if d.n_expert:
+    if d.n_expert and il not in d.dense_layers:
         ff = d.expert_ff or n_ff
         ts = [
             (f"blk.{il}.ffn_gate_inp.weight", (d.n_embd, d.n_expert), T.F32),
@@ -196,11 +230,18 @@ def _ffn(d: ArchDesc, il: int, w) -> list[Tensor]:
             w("ffn_up_exps", (d.n_embd, ff, d.n_expert)),
             w("ffn_down_exps", (ff, d.n_embd, d.n_expert)),
         ]
-        if d.n_expert_shared:
-            sh = ff * d.n_expert_shared
+        if d.expert_bias:
+            ts += [(f"blk.{il}.ffn_gate_inp.bias", (d.n_expert,), T.F32),
+                   (f"blk.{il}.ffn_gate_exps.bias", (ff, d.n_expert), T.F32),
+                   (f"blk.{il}.ffn_up_exps.bias", (ff, d.n_expert), T.F32),
+                   (f"blk.{il}.ffn_down_exps.bias", (d.n_embd, d.n_expert), T.F32)]
+        if d.n_expert_shared or d.shared_ff:
+            sh = d.shared_ff or ff * d.n_expert_shared
             ts += [w("ffn_gate_shexp", (d.n_embd, sh)), w("ffn_up_shexp", (d.n_embd, sh)),
                    w("ffn_down_shexp", (sh, d.n_embd))]
         return ts
+    if d.fused_qkv_up:
+        return [w("ffn_up", (d.n_embd, 2 * n_ff)), w("ffn_down", (n_ff, d.n_embd))]
     if not d.gated_ffn:
         return [w("ffn_up", (d.n_embd, n_ff)), w("ffn_down", (n_ff, d.n_embd))]
     return [w("ffn_gate", (d.n_embd, n_ff)), w("ffn_up", (d.n_embd, n_ff)), w("ffn_down", (n_ff, d.n_embd))]
@@ -241,6 +282,10 @@ def _add_metadata(wr: GGUFWriter, d: ArchDesc) -> None:
             wr.add_uint32(f"{a}.expert_feed_forward_length", d.expert_ff)
     if d.n_expert_shared:
         wr.add_uint32(f"{a}.expert_shared_count", d.n_expert_shared)
+    if d.shared_ff:
+        wr.add_uint32(f"{a}.expert_shared_feed_forward_length", d.shared_ff)
+    if d.dense_layers:
+        wr.add_uint32(f"{a}.leading_dense_block_count", len(d.dense_layers))
     if d.ssm is not None:
         s = d.ssm
         wr.add_uint32(f"{a}.ssm.conv_kernel", s.d_conv)

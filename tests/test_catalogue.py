@@ -12,7 +12,11 @@ from gguf.constants import GGMLQuantizationType as T
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gguf_budget.core import load_model
+from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, load_model, plan_memory
+from gguf_budget.core.fit.types import FitVerdict
+from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
+from gguf_budget.core.quant.mix import tensor_nbytes
+from gguf_budget.core.quant.rules import use_more_bits
 from gguf_budget.core.model.catalogue import (
     CATALOGUE, CATALOGUE_FOLDER, CONFIG_SOURCE_KEY, PUBLISHED_BYTES_KEY, PUBLISHED_SOURCE_KEY, SKELETON_LABEL,
     CatalogueEntry, catalogue_names, catalogue_path, find_entry,
@@ -39,6 +43,13 @@ def models():
     return {e.name: load_model(catalogue_path(e)) for e in CATALOGUE}
 
 
+# Files made by an older llama.cpp whose rules left these tensors off the attention-V rules
+# (phi-4: attn_qkv Q5_K throughout; DeepSeek-V2-Lite: attn_kv_b Q4_K throughout): the bytes the
+# cited revision adds, recomputed in `test_the_known_rule_change_explains_the_difference`.
+NEWER_RULES = {"phi-4": ("attn_qkv.weight", T.Q5_K, 6_144_000),
+               "deepseek-v2-lite": ("attn_kv_b.weight", T.Q4_K, 7_028_736)}
+
+
 @pytest.mark.parametrize("name", catalogue_names())
 def test_tensor_bytes_are_within_one_percent_of_the_cited_published_file(models, name):
     entry, spec = ENTRIES[name], models[name]
@@ -46,8 +57,9 @@ def test_tensor_bytes_are_within_one_percent_of_the_cited_published_file(models,
     assert published == entry.published_file_bytes
     assert spec.metadata[PUBLISHED_SOURCE_KEY] == entry.published_source
     # The published file also holds its header (tokenizer, chat template): never smaller.
-    assert spec.tensor_bytes <= published
-    assert abs(spec.tensor_bytes - published) / published < TOLERANCE
+    extra = NEWER_RULES[name][2] if name in NEWER_RULES else 0
+    assert spec.tensor_bytes - extra <= published + entry.published_rounding
+    assert abs(spec.tensor_bytes - published) <= TOLERANCE * published + entry.published_rounding
 
 
 @pytest.mark.parametrize("name", catalogue_names())
@@ -69,9 +81,21 @@ CONFIGS = {
     "llama-3.2-1b-instruct": (16, 2048, 128256, 131072, True, 0, 0, None, 147),
     "llama-3.1-8b-instruct": (32, 4096, 128256, 131072, False, 0, 0, None, 292),
     "llama-3.1-70b-instruct": (80, 8192, 128256, 131072, False, 0, 0, None, 724),
+    "qwen2.5-3b-instruct": (36, 2048, 151936, 32768, True, 0, 0, None, 434),
+    "qwen3-8b": (36, 4096, 151936, 40960, False, 0, 0, None, 399),
+    "qwen3-14b": (40, 5120, 151936, 40960, False, 0, 0, None, 443),
+    "qwen3-32b": (64, 5120, 151936, 40960, False, 0, 0, None, 707),
     "qwen3-30b-a3b-instruct-2507": (48, 2048, 151936, 262144, False, 0, 0, 128, 579),
+    "mistral-small-3.2-24b-instruct-2506": (40, 5120, 131072, 131072, False, 0, 0, None, 363),
     "gemma-3-4b-it": (34, 2560, 262208, 131072, True, 29, 0, None, 444),
+    "gemma-3-12b-it": (48, 3840, 262208, 131072, True, 40, 0, None, 626),
+    "gemma-3-27b-it": (62, 5376, 262208, 131072, True, 52, 0, None, 808),
+    "phi-4": (40, 5120, 100352, 16384, False, 0, 0, None, 243),
+    "gpt-oss-20b": (24, 2880, 201088, 131072, False, 12, 0, 32, 459),
+    "deepseek-v2-lite": (27, 2048, 102400, 163840, False, 0, 0, 64, 377),
+    "granite-4.0-h-tiny": (40, 1536, 100352, 1048576, True, 0, 36, 64, 666),
     "lfm2-1.2b": (16, 2048, 65536, 128000, True, 0, 10, None, 148),
+    "llama-4-scout-17b-16e-instruct": (48, 5120, 202048, 10485760, False, 36, 0, 16, 627),
 }
 
 
@@ -101,9 +125,9 @@ def test_tensor_types_match_llama_cpp_load_logs_of_the_real_files(models, name):
 
 def test_tied_models_keep_the_table_at_q6_k_and_untied_ones_at_q4_k(models):
     embd = {name: next(t.ggml_type for t in spec.tensors if t.name == "token_embd.weight")
-            for name, spec in models.items()}
-    assert {n for n, t in embd.items() if t == T.Q6_K} == {n for n, s in models.items() if s.tied_embeddings}
-    assert {n for n, t in embd.items() if t == T.Q4_K} == {n for n, s in models.items() if not s.tied_embeddings}
+            for name, spec in models.items() if ENTRIES[name].quant == "Q4_K_M"}
+    assert {n for n, t in embd.items() if t == T.Q6_K} == {n for n in embd if models[n].tied_embeddings}
+    assert {n for n, t in embd.items() if t == T.Q4_K} == {n for n in embd if not models[n].tied_embeddings}
 
 
 def _types(spec, suffix):
@@ -128,15 +152,36 @@ def test_hybrid_counts_attn_v_over_attention_layers_only(models):
 
 def test_moe_routed_down_projections_follow_the_block_rule(models):
     down = _types(models["qwen3-30b-a3b-instruct-2507"], "ffn_down_exps.weight")
-    assert sum(t == T.Q6_K for t in down.values()) == sum(make_catalogue.use_more_bits(il, 48) for il in range(48))
+    assert sum(t == T.Q6_K for t in down.values()) == sum(use_more_bits(il, 48) for il in range(48))
     assert _types(models["qwen3-30b-a3b-instruct-2507"], "ffn_gate_inp.weight") == dict.fromkeys(range(48), T.F32)
 
 
 @given(st.integers(min_value=1, max_value=160))
 def test_more_bits_always_covers_the_first_and_last_eighth(n):
-    picked = [il for il in range(n) if make_catalogue.use_more_bits(il, n)]
+    picked = [il for il in range(n) if use_more_bits(il, n)]
     assert set(range(n // 8)) <= set(picked)
     assert set(range(7 * n // 8, n)) <= set(picked)
+
+
+@pytest.mark.parametrize("name", sorted(NEWER_RULES))
+def test_the_known_rule_change_explains_the_difference(models, name):
+    suffix, old_type, extra = NEWER_RULES[name]
+    changed = [t for t in models[name].tensors if t.name.endswith(suffix)]
+    assert sum(t.nbytes - tensor_nbytes(t.shape, old_type) for t in changed) == extra
+    assert f"{extra:,} bytes" in ENTRIES[name].note
+
+
+def test_catalogue_covers_the_models_the_issue_names(models):
+    for name in ("gpt-oss-20b", "qwen3-8b", "qwen3-14b", "qwen3-32b", "mistral-small-3.2-24b-instruct-2506",
+                 "gemma-3-12b-it", "gemma-3-27b-it", "phi-4", "deepseek-v2-lite", "granite-4.0-h-tiny",
+                 "llama-4-scout-17b-16e-instruct"):
+        assert name in ENTRIES
+    assert len(CATALOGUE) >= 16
+    assert Counter(t.ggml_type for t in models["gpt-oss-20b"].tensors if t.name.endswith("_exps.weight")) == {
+        T.MXFP4: 72}
+    assert any(t.name.endswith("attn_sinks.weight") for t in models["gpt-oss-20b"].tensors)
+    assert models["deepseek-v2-lite"].kv_lora_rank == 512
+    assert models["granite-4.0-h-tiny"].recurrent_state_bytes == (3 * (3072 + 2 * 128) + 128 * 3072) * 4
 
 
 def test_regenerating_gives_byte_identical_files(tmp_path):
@@ -164,3 +209,13 @@ def test_entries_validate_on_construction(name, size):
     with pytest.raises(ValueError):
         CatalogueEntry(name=name, title="t", kind="dense", quant="Q4_K_M", config_repo="a/b",
                        published_file_bytes=size, published_source="s")
+
+
+@pytest.mark.parametrize("name", catalogue_names())
+def test_every_entry_plans_and_fits_with_no_fact_missing(models, name):
+    spec = models[name]
+    machine = what_if(hypothetical_machine(256 * 1024**3, captured_at=0), gpus=hypothetical_gpus(1, 24 * 1024**3))
+    plan = plan_memory(spec, BudgetRequest(budget_bytes=16 * 1024**3, ctx_cap=8192))
+    fit = estimate_fit(spec, machine, FitRequest(ctx=8192))
+    assert plan.feasible and plan.ctx > 0
+    assert fit.verdict != FitVerdict.UNKNOWN and fit.unknowns == ()

@@ -8,7 +8,10 @@ Rule 4: sliding-window layers follow `attention.sliding_window_pattern` when pre
         per-layer bool array, tiled, or a period N), else llama.cpp's per-architecture period
         (`SWA_PERIODS`, from llama.cpp `set_swa_pattern` calls in src/models/*.cpp); a period N
         makes layer il sliding when il % N < N − 1. Architectures without a rule ignore
-        `sliding_window`, as llama.cpp does (e.g. mistral v0.1, phi3).
+        `sliding_window`, as llama.cpp does (e.g. mistral v0.1, phi3). An architecture whose
+        window llama.cpp fixes in code takes `DEFAULT_WINDOWS` when the key is absent (llama4:
+        8192-token chunked attention on 3 of 4 layers, `LLM_ARCH_LLAMA4` in load_hparams; a
+        chunk caches what a window of that size does).
 Rule 5: recurrent layers: every layer of a pure recurrent architecture, the layers with
         head_count_kv == 0 in a hybrid, or all but every `full_attention_interval`-th layer.
         Their state is F32 and fixed in ctx (llama.cpp `n_embd_r` + `n_embd_s`).
@@ -19,6 +22,7 @@ Rule 6: MLA (`attention.kv_lora_rank`): the cache holds one latent row of
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any, Mapping
 
 from gguf.constants import Keys, LlamaFileType
@@ -35,7 +39,8 @@ from gguf_budget.core.model.spec import (
 )
 from gguf_budget.core.model.roles import BLOCK_ROLES, TensorRole, block_role, global_role, split_block_name
 
-SWA_PERIODS: Mapping[str, int] = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4, "gpt-oss": 2}
+SWA_PERIODS: Mapping[str, int] = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4, "gpt-oss": 2, "llama4": 4}
+DEFAULT_WINDOWS: Mapping[str, int] = {"llama4": 8192}
 RECURRENT_ARCHS = frozenset({"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"})
 F32_BYTES = 4
 DISPLAY_ARRAY_MAX = 64
@@ -107,6 +112,8 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
     n_vocab = _n_vocab(f, md, tensors)
     ctx = f.number(Keys.LLM.CONTEXT_LENGTH, "context_length")
     window = f.number(Keys.Attention.SLIDING_WINDOW, required=False)
+    if window is None:
+        window = DEFAULT_WINDOWS.get(arch)
     kv_lora = f.number(Keys.Attention.KV_LORA_RANK, required=False)
     rope_dim = f.number(Keys.Rope.DIMENSION_COUNT, required=False)
     ssm = _ssm(f)
@@ -157,6 +164,14 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
         metadata=_display_metadata(md),
         unknown=tuple(dict.fromkeys(f.unknown)),
     )
+
+
+def with_tensors(model: ModelSpec, tensors: tuple[ModelTensor, ...]) -> ModelSpec:
+    """The same model holding other tensor types and bytes (a re-priced quantization): the
+    per-layer and global inventories follow the tensors, every fact stays."""
+    layer_role_bytes = _layer_role_bytes(tensors, model.n_layer)
+    return replace(model, tensors=tensors, tensor_bytes=sum(t.nbytes for t in tensors), layer_role_bytes=layer_role_bytes,
+                   layer_bytes=tuple(sum(r.values()) for r in layer_role_bytes), global_bytes=_global_bytes(tensors))
 
 
 def _tensors(headers: list[GGUFHeader]) -> tuple[ModelTensor, ...]:

@@ -21,6 +21,8 @@ def entry_dict(entry: CatalogueEntry) -> dict[str, Any]:
         "config_source": entry.config_source,
         "published_file_bytes": entry.published_file_bytes,
         "published_source": entry.published_source,
+        "published_rounding": entry.published_rounding,
+        "note": entry.note,
     }
 
 
@@ -35,8 +37,9 @@ def entry_text(entry: CatalogueEntry) -> str:
     """The lines `inspect --catalog` adds under the model's facts."""
     return aligned_text([
         ("Catalogue", f"{entry.name}: {SKELETON_LABEL}: {entry.config_source}"),
-        ("Published", f"{human_bytes(entry.published_file_bytes)} ({entry.published_file_bytes} bytes): "
+        ("Published", f"{human_bytes(entry.published_file_bytes)} ({entry.published_size_text}): "
                       f"{entry.published_source}"),
+        *([("Note", entry.note)] if entry.note else []),
     ])
 
 
