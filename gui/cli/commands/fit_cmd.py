@@ -43,6 +43,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a .gguf file, or any shard of a split model")
     p.add_argument("--ctx", type=_count(1), help="context tokens (default: the model's context length)")
     p.add_argument("--gpu-layers", type=_count(0), help="layers to offload, as llama.cpp -ngl (default: the most that fit)")
+    add_machine_arguments(p)
+    p.add_argument("-ts", "--tensor-split", type=tensor_split_arg, metavar="A,B,…",
+                   help="share of the layers per GPU, as llama.cpp -ts (default: by free memory)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print JSON instead of text")
+    out.add_argument("--print-command", action="store_true",
+                     help="print only the llama-server command that runs this fit (shell-quoted)")
+
+
+def add_machine_arguments(p: argparse.ArgumentParser) -> None:
+    """The KV type, the hypothetical machine and the reserves: what `fit` and `quants` share."""
     p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value,
                    help="KV cache type (default f16)")
     p.add_argument("--host-available", type=size_arg, metavar="SIZE", help="hypothetical free host RAM")
@@ -59,12 +70,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", metavar="NAME[,NAME…]",
                    help="a hypothetical machine from the preset table: GPUs such as 'RTX 4090' (several: "
                         "'RTX 3090,RTX 3060'), or a whole machine such as 'M2 Max 96GB' (`hw --presets` lists them)")
-    p.add_argument("-ts", "--tensor-split", type=tensor_split_arg, metavar="A,B,…",
-                   help="share of the layers per GPU, as llama.cpp -ts (default: by free memory)")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print JSON instead of text")
-    out.add_argument("--print-command", action="store_true",
-                     help="print only the llama-server command that runs this fit (shell-quoted)")
 
 
 def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:

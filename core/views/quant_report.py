@@ -1,0 +1,130 @@
+"""What `quants` prints and the Quants dock shows: one column table, one dict for JSON, one text.
+
+Rule 1: `COLUMNS` is the ladder's table — header, the cell a person reads, and the value it
+        sorts by — so the CLI table and the window's sortable table are the same cells.
+Rule 2: every row says it is priced, not downloaded; the size is the file llama-quantize would
+        write (the source's header plus aligned tensor data), never a measured file.
+Rule 3: a verdict is the full-load admission estimate at the ladder's ctx; a plan is the budget
+        plan at the request's budget; neither is runtime evidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from gguf_budget.core.fit.types import FitVerdict
+from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.fit_report import VERDICT_WORDS, snapshot_dict, snapshot_text
+from gguf_budget.core.views.quant_ladder import QuantLadder, QuantRow
+from gguf_budget.core.views.table import aligned_lines
+from gguf_budget.core.quant.priced import PRICED_LABEL
+
+BEST_MARK = "◀ best fit"
+
+
+def _gpu_layers(row: QuantRow) -> str:
+    return f"{row.fit.gpu_layers}/{row.fit.n_layer + 1}"
+
+
+def _plan_cell(row: QuantRow) -> str:
+    if row.plan is None:
+        return row.plan_error or "—"
+    if not row.plan.feasible:
+        return "impossible"
+    return f"ctx {row.plan.ctx:,}, {row.plan.n_pinned}/{row.plan.n_layer} pinned"
+
+
+def _ctx_cell(row: QuantRow) -> str:
+    return "none" if row.largest_ctx is None else f"{row.largest_ctx:,}"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the ladder: its key (JSON-free), header, cell text and sort value."""
+
+    key: str
+    header: str
+    cell: Callable[[QuantRow], str]
+    sort: Callable[[QuantRow], float]
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("type", "Type", lambda r: r.name, lambda r: -r.mix.bits_per_weight),
+    Column("size", "File size", lambda r: human_bytes(r.mix.file_bytes), lambda r: r.mix.file_bytes),
+    Column("bpw", "Bits/weight", lambda r: f"{r.mix.bits_per_weight:.2f}", lambda r: r.mix.bits_per_weight),
+    Column("verdict", "Full load", lambda r: VERDICT_WORDS[r.fit.verdict],
+           lambda r: (r.fit.verdict == FitVerdict.FITS_GPU) * 2 + r.fits_in_ram),
+    Column("gpu_layers", "GPU layers", _gpu_layers, lambda r: r.fit.gpu_layers),
+    Column("largest_ctx", "Largest ctx", _ctx_cell, lambda r: r.largest_ctx or 0),
+    Column("plan", "Budget plan", _plan_cell,
+           lambda r: -1 if r.plan is None or not r.plan.feasible else r.plan.n_pinned),
+)
+
+
+def row_dict(row: QuantRow, ladder: QuantLadder) -> dict[str, Any]:
+    plan = row.plan
+    return {
+        "file_type": row.name,
+        "file_bytes": row.mix.file_bytes,
+        "tensor_bytes": row.mix.tensor_bytes,
+        "bits_per_weight": round(row.mix.bits_per_weight, 4),
+        "tensor_types": row.mix.type_counts,
+        "fallback_tensors": row.mix.n_fallback,
+        "verdict": row.fit.verdict.value,
+        "gpu_layers": row.fit.gpu_layers,
+        "fully_on_gpu": row.fully_on_gpu,
+        "fits_in_ram": row.fits_in_ram,
+        "largest_ctx": row.largest_ctx,
+        "plan": None if plan is None else {"feasible": plan.feasible, "ctx": plan.ctx, "n_pinned": plan.n_pinned,
+                                           "n_layer": plan.n_layer, "total": plan.total},
+        "plan_error": row.plan_error,
+        "best_fit": row.name == ladder.best,
+        "source": row.is_source,
+    }
+
+
+def ladder_dict(ladder: QuantLadder) -> dict[str, Any]:
+    """The `quants --json` payload (keys listed in README)."""
+    budget = ladder.request.budget
+    return {
+        "model": ladder.source.name,
+        "architecture": ladder.source.architecture,
+        "source_file_type": ladder.source.file_type_name,
+        "label": PRICED_LABEL,
+        "ctx": ladder.ctx,
+        "kv_type": ladder.request.kv_type.value,
+        "imatrix": ladder.request.imatrix,
+        "budget_bytes": None if budget is None else budget.budget_bytes,
+        "machine": snapshot_dict(ladder.snapshot),
+        "best_fit": ladder.best,
+        "best_fit_reason": ladder.best_reason,
+        "rows": [row_dict(r, ladder) for r in ladder.rows],
+        "skipped": [{"file_type": name, "reason": reason} for name, reason in ladder.skipped],
+    }
+
+
+def best_text(ladder: QuantLadder) -> str:
+    if ladder.best is None:
+        return f"Best fit: none — no file type runs fully on a GPU or fully in RAM at ctx {ladder.ctx:,}"
+    return f"Best fit: {ladder.best} — the highest precision that runs {ladder.best_reason} at ctx {ladder.ctx:,}"
+
+
+def ladder_text(ladder: QuantLadder) -> str:
+    """A table of every row (Rule 1), the best fit, the skipped types, and what the numbers are."""
+    header = [*(c.header for c in COLUMNS), ""]
+    rows = [[*(c.cell(r) for c in COLUMNS), BEST_MARK if r.name == ladder.best else ""] for r in ladder.rows]
+    lines = [line.rstrip() for line in aligned_lines([header, *rows])]
+    budget = ladder.request.budget
+    lines += [
+        "",
+        best_text(ladder),
+        *(f"Skipped {name}: {reason}" for name, reason in ladder.skipped),
+        f"Every row is {PRICED_LABEL}: its size is the file llama-quantize would write from "
+        f"{ladder.source.file_type_name or 'this file'}'s tensor shapes; the full load is an admission "
+        f"estimate at ctx {ladder.ctx:,}"
+        + ("" if budget is None else f"; the budget plan is at {human_bytes(budget.budget_bytes)}") + ".",
+        "",
+        snapshot_text(ladder.snapshot),
+    ]
+    return "\n".join(lines)

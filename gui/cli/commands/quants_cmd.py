@@ -1,0 +1,69 @@
+"""`gguf-budget quants FILE|--catalog NAME`: every llama.cpp quantization of one model, priced and judged.
+
+Nothing is downloaded: each file type is priced from the model's tensor shapes as llama-quantize
+would write it, then fitted on this machine (or the hypothetical one the flags describe) at the
+ctx, and planned at `--budget` when given. The best fit is marked.
+Exit codes: 0 a best fit exists, 2 bad input, 3 no file type runs fully on a GPU or in RAM.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from gguf_budget.core import BudgetRequest, ModelSpec
+from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry
+from gguf_budget.core.model.kv import KVType
+from gguf_budget.core.views.quant_ladder import DEFAULT_LADDER_CTX, LadderRequest, quant_ladder
+from gguf_budget.core.views.quant_report import ladder_dict, ladder_text
+
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, size_arg
+from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
+from gguf_budget.gui.cli.commands.plan_cmd import positive_int
+
+HELP = "price every llama.cpp quantization of a model and mark the best fit for a machine (nothing is downloaded)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", help="a .gguf file (any quantization), or any shard of a split model")
+    p.add_argument("--catalog", metavar="NAME", help="a bundled catalogue skeleton instead of a file")
+    p.add_argument("--ctx", type=positive_int,
+                   help=f"context tokens for the full load (default {DEFAULT_LADDER_CTX}, or the trained context if shorter)")
+    p.add_argument("--budget", type=size_arg, metavar="SIZE", help="also plan each type under this RAM budget")
+    p.add_argument("--no-imatrix", action="store_true",
+                   help="price files made without an importance matrix (publishers such as bartowski use one)")
+    add_machine_arguments(p)
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _model(args: argparse.Namespace) -> ModelSpec:
+    if args.catalog is not None and args.file is not None:
+        raise CommandError("give either FILE or --catalog NAME, not both")
+    if args.catalog is None:
+        if args.file is None:
+            raise CommandError("give a FILE, or --catalog NAME (`inspect --catalog list` shows the names)")
+        return load(args.file)
+    try:
+        return load(str(catalogue_path(find_entry(args.catalog))))
+    except ValueError as e:
+        raise CommandError(str(e)) from None
+
+
+def _request(args: argparse.Namespace) -> LadderRequest:
+    try:
+        budget = None if args.budget is None else BudgetRequest(budget_bytes=args.budget, kv_type=KVType(args.kv_type))
+        return LadderRequest(args.ctx, KVType(args.kv_type), Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), budget,
+                             imatrix=not args.no_imatrix)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    request = _request(args)
+    ladder = quant_ladder(_model(args), machine(args), request)
+    if args.json:
+        emit_json(ladder_dict(ladder))
+    else:
+        print(ladder_text(ladder))
+    return 0 if ladder.best is not None else EXIT_IMPOSSIBLE

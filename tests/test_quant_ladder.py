@@ -1,0 +1,132 @@
+"""The quant ladder: every file type priced and judged on one (hypothetical) machine, the best fit marked."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from gguf_factory import ArchDesc
+
+from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, load_model
+from gguf_budget.core.fit.types import FitVerdict
+from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry
+from gguf_budget.core.views.quant_ladder import (
+    DEFAULT_LADDER_CTX, FULLY_IN_RAM, FULLY_ON_GPU, LadderRequest, largest_ctx, price_types, quant_ladder,
+)
+from gguf_budget.core.views.quant_report import BEST_MARK, COLUMNS, ladder_dict, ladder_text
+
+GiB = 1024**3
+
+
+def machine(ram_gib: float, gpu_gib: float | None = None):
+    snapshot = hypothetical_machine(int(ram_gib * GiB), captured_at=0)
+    gpus = () if gpu_gib is None else hypothetical_gpus(1, int(gpu_gib * GiB))
+    return what_if(snapshot, gpus=gpus)
+
+
+@pytest.fixture(scope="module")
+def llama70b():
+    return load_model(catalogue_path(find_entry("llama-3.1-70b-instruct")))
+
+
+@pytest.fixture(scope="module")
+def ladder70b(llama70b):
+    return quant_ladder(llama70b, machine(64, 24))
+
+
+def test_70b_on_a_24_gib_gpu_and_64_gib_ram_marks_a_best_fit_and_a_type_that_does_not_fit(ladder70b):
+    assert ladder70b.best == "IQ2_XXS" and ladder70b.best_reason == FULLY_ON_GPU
+    assert ladder70b.row("IQ2_XXS").fit.verdict == FitVerdict.FITS_GPU
+    assert {r.name for r in ladder70b.rows if r.fit.verdict == FitVerdict.DOES_NOT_FIT} == {"BF16", "F16"}
+    assert ladder70b.ctx == DEFAULT_LADDER_CTX
+    assert ladder70b.row("Q4_K_M").is_source
+
+
+def test_best_fit_is_the_highest_precision_fully_on_gpu_else_fully_in_ram(ladder70b, llama70b):
+    bpw = [r.mix.bits_per_weight for r in ladder70b.rows]
+    assert bpw == sorted(bpw, reverse=True)
+    best = ladder70b.rows.index(ladder70b.row(ladder70b.best))
+    assert not any(r.fully_on_gpu for r in ladder70b.rows[:best])
+    no_gpu = quant_ladder(llama70b, machine(64))
+    assert no_gpu.best == "Q6_K" and no_gpu.best_reason == FULLY_IN_RAM    # Q8_0 (69.8 GiB) does not fit 58 GiB
+    assert not no_gpu.row("Q8_0").fits_in_ram
+    assert quant_ladder(llama70b, machine(8)).best is None
+
+
+def test_a_bigger_gpu_moves_the_best_fit_up(llama70b):
+    """48 GiB − 1.5 GiB reserve = 46.5 GiB usable. Q5_K_S: 45.31 GiB file − 0.67 GiB token_embd (stays
+    on the host) + 1.25 GiB KV (4096 cells · 80 layers · 8 heads · 256 · 2 B) = 45.9 GiB: fits;
+    Q5_K_M: 46.51 − 0.67 + 1.25 = 47.1 GiB: does not."""
+    priced = price_types(llama70b)
+    small, big = (quant_ladder(llama70b, machine(64, g), priced=priced).best for g in (24, 48))
+    assert (small, big) == ("IQ2_XXS", "Q5_K_S")
+
+
+def test_largest_ctx_is_the_largest_admitted_ctx(model):
+    """Checked against a walk over every 256-cell step of a small model on a tight machine."""
+    spec = model(ArchDesc(n_layer=4, n_embd=256, n_ff=512, n_head=8, n_head_kv=8, n_vocab=512, context_length=8192))
+    tight = machine(6.0 + 24 / 1024)   # 24 MiB above the host reserve
+    base = FitRequest(None, None)
+    walked = max((c for c in range(256, 8193, 256)
+                  if estimate_fit(spec, tight, FitRequest(c)).verdict.admitted), default=None)
+    assert walked is not None and walked < 8192
+    assert largest_ctx(spec, tight, base, 8192) == walked
+    assert largest_ctx(spec, machine(4), base, 8192) is None
+
+
+def test_each_row_carries_its_budget_plan(llama70b):
+    budget = BudgetRequest(budget_bytes=24 * GiB, ctx=4096)
+    ladder = quant_ladder(llama70b, machine(64, 24), LadderRequest(budget=budget))
+    q2, q8 = ladder.row("IQ2_XXS").plan, ladder.row("Q8_0").plan
+    assert q2 is not None and q2.feasible and q2.n_pinned == 80      # 17.8 GiB of weights: every layer pinned
+    assert q8 is not None and q8.feasible and 0 < q8.n_pinned < 80   # 69.8 GiB: most layers stream
+    assert all(r.plan is not None and r.plan_error is None for r in ladder.rows)
+
+
+def test_the_ctx_defaults_to_4096_or_the_trained_context(model):
+    short = model(ArchDesc(context_length=2048))
+    assert quant_ladder(short, machine(64)).ctx == 2048
+    assert quant_ladder(short, machine(64), LadderRequest(ctx=1000)).ctx == 1000
+
+
+def test_mxfp4_is_priced_only_for_models_with_experts(ladder70b):
+    assert [name for name, _ in ladder70b.skipped] == ["MXFP4_MOE"]
+    gpt = quant_ladder(load_model(catalogue_path(find_entry("gpt-oss-20b"))), machine(64, 24))
+    assert gpt.row("MXFP4_MOE").is_source and gpt.skipped == ()
+
+
+def test_json_keys(ladder70b):
+    payload = ladder_dict(ladder70b)
+    assert set(payload) == {"model", "architecture", "source_file_type", "label", "ctx", "kv_type", "imatrix",
+                            "budget_bytes", "machine", "best_fit", "best_fit_reason", "rows", "skipped"}
+    assert set(payload["rows"][0]) == {
+        "file_type", "file_bytes", "tensor_bytes", "bits_per_weight", "tensor_types", "fallback_tensors", "verdict",
+        "gpu_layers", "fully_on_gpu", "fits_in_ram", "largest_ctx", "plan", "plan_error", "best_fit", "source"}
+    assert [r["file_type"] for r in payload["rows"] if r["best_fit"]] == ["IQ2_XXS"]
+
+
+def test_text_marks_the_best_fit_once_and_says_priced_not_downloaded(ladder70b):
+    text = ladder_text(ladder70b)
+    assert text.count(BEST_MARK) == 1
+    best_line = next(line for line in text.splitlines() if BEST_MARK in line)
+    assert best_line.startswith("IQ2_XXS")
+    assert "priced, not downloaded" in text and "does not fit" in text
+    assert text.splitlines()[0].split() == " ".join(c.header for c in COLUMNS).split()
+
+
+def test_columns_sort_by_their_numbers(ladder70b):
+    size = next(c for c in COLUMNS if c.key == "size")
+    by_size = sorted(ladder70b.rows, key=size.sort)
+    assert by_size[0].name == "IQ2_XXS" and {by_size[-1].name, by_size[-2].name} == {"BF16", "F16"}
+
+
+def test_a_bad_ctx_is_refused():
+    with pytest.raises(ValueError):
+        LadderRequest(ctx=0)
+
+
+def test_priced_types_are_reused_only_for_the_same_model(llama70b, model):
+    priced = price_types(llama70b)
+    other = model(replace(ArchDesc(), n_layer=3))
+    assert quant_ladder(other, machine(64), priced=priced).source is other
