@@ -1,6 +1,6 @@
 """The computing core of GGUF Budget Explorer: no Qt, no I/O beyond GGUF headers and the hardware probe."""
 
-from gguf_budget.core.errors import GGUFFormatError, ModelLoadError
+from gguf_budget.core.errors import BudgetError, GGUFFormatError, ModelLoadError, PlanError, RequestError
 from gguf_budget.core.fit.estimate import estimate_fit, fit_dict, fit_text, snapshot_dict, snapshot_text
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_machine, what_if
@@ -9,12 +9,13 @@ from gguf_budget.core.plan.ledger import LEDGER_LINES, LedgerPrices, MemLedger, 
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import GlobalBytes, LayerAttention, ModelSpec, ModelTensor
 from gguf_budget.core.views.plan_report import plan_dict, plan_text
-from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan, PlanError
+from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.plan.sweep import SweepResult, SweepRow, budget_range, sweep_budgets, sweep_dict, sweep_text
 from gguf_budget.core.version import __version__
 
 __all__ = [
+    "BudgetError",
     "GGUFFormatError",
     "GlobalBytes",
     "LayerAttention",
@@ -31,6 +32,7 @@ __all__ = [
     "MemLedger",
     "MemoryPlan",
     "PlanError",
+    "RequestError",
     "SweepResult",
     "SweepRow",
     "budget_range",

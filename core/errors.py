@@ -1,15 +1,31 @@
-"""The one error family of the core's input layer.
+"""The one error family of the app: every failure a person can act on is a `BudgetError`.
 
-Anything that stops a model from loading is a `ModelLoadError` with a one-line message a
-person can act on. Malformed bytes are the subclass `GGUFFormatError`, whose message names
-the byte offset where reading went wrong. `struct.error`, `OSError`, `OverflowError` and
-`UnicodeDecodeError` are wrapped at the edge, so no other exception escapes on bad input.
+Rule 1: `BudgetError` is the root. Its message is one line a person can act on; the CLI
+        prints it and exits 2, the window shows it. Anything that is not a `BudgetError`
+        (or an `OSError` from the disk) is a bug: the window says "internal error" and the
+        log keeps the traceback.
+Rule 2: the root subclasses `ValueError`, so callers that caught `ValueError` before the
+        family existed still catch every member of it.
+Rule 3: the members say who is at fault:
+        `ModelLoadError`   the model cannot be loaded: missing file or shard, unreadable;
+          `GGUFFormatError`  its bytes are not GGUF we can read (names the byte offset);
+            `TruncatedHeaderError`  they end inside the header (more bytes would help);
+          `RemoteError`      a model named by a URL: the network, the server, what it sent;
+        `RequestError`     a request, size, range or machine figure is out of bounds;
+        `PlanError`        the model cannot be planned as asked (missing facts, a head mode
+                           it cannot honour).
+Rule 4: `struct.error`, `OSError`, `OverflowError` and `UnicodeDecodeError` met while reading
+        a model are wrapped at the edge (`core.gguf`), so no other exception escapes on bad input.
 """
 
 from __future__ import annotations
 
 
-class ModelLoadError(ValueError):
+class BudgetError(ValueError):
+    """The root: a one-line reason a person can act on (CLI exit 2)."""
+
+
+class ModelLoadError(BudgetError):
     """A model could not be loaded: missing file or shard, unreadable, or malformed."""
 
 
@@ -24,7 +40,7 @@ class GGUFFormatError(ModelLoadError):
         prefix = f"{path}: " if path else ""
         super().__init__(f"{prefix}{message}{where}")
 
-    def in_file(self, path: str) -> "GGUFFormatError":
+    def in_file(self, path: str) -> GGUFFormatError:
         """The same error, now naming the file it came from."""
         return type(self)(self.reason, self.offset, path)
 
@@ -35,3 +51,17 @@ class TruncatedHeaderError(GGUFFormatError):
 
 class RemoteError(ModelLoadError):
     """A model named by a URL could not be read: the network, the server, or what it sent."""
+
+
+class RequestError(BudgetError):
+    """A value given to the core is out of bounds: a request knob, a size, a range, a machine figure."""
+
+
+class PlanError(BudgetError):
+    """The model cannot be planned as asked (missing facts, a head mode it cannot honour)."""
+
+
+def one_line(error: BaseException) -> str:
+    """The first line of the error's message, or its type's name when it has none."""
+    lines = str(error).splitlines()
+    return lines[0] if lines and lines[0].strip() else type(error).__name__

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import re
 
+from gguf_budget.core.errors import RequestError
+
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 _SCALE = {"": 0, "b": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
@@ -42,11 +44,11 @@ def parse_size_list(text: str) -> tuple[int, ...]:
 
 
 def parse_size(text: str) -> int:
-    """'512M', '1.5G', '2GiB', '1048576' → bytes. Raises ValueError with a one-line reason."""
+    """'512M', '1.5G', '2GiB', '1048576' → bytes. Raises RequestError with a one-line reason."""
     m = _SIZE.match(text or "")
     if not m:
-        raise ValueError(f"not a size: {text!r} (try 512M, 1.5G, 2GiB or plain bytes)")
+        raise RequestError(f"not a size: {text!r} (try 512M, 1.5G, 2GiB or plain bytes)")
     value = float(m.group(1)) * 1024 ** _SCALE[m.group(2).lower()]
     if not math.isfinite(value) or value > INT64_MAX:
-        raise ValueError(f"size too large: {text!r}")
+        raise RequestError(f"size too large: {text!r}")
     return int(round(value))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -49,7 +50,7 @@ class Reserves:
 
     def __post_init__(self) -> None:
         if self.host < 0 or self.gpu < 0 or any(r < 0 for r in self.per_gpu):
-            raise ValueError("reserves cannot be negative")
+            raise RequestError("reserves cannot be negative")
 
     def for_gpu(self, index: int, first: bool) -> int:
         if index < len(self.per_gpu):
@@ -72,13 +73,13 @@ class FitRequest:
         split = self.tensor_split
         if split is not None and (not 0 < len(split) < MAX_TENSOR_SPLIT
                                   or not all(math.isfinite(x) and x >= 0 for x in split)):
-            raise ValueError(f"a tensor split is 1 to {MAX_TENSOR_SPLIT - 1} shares, each 0 or more")
+            raise RequestError(f"a tensor split is 1 to {MAX_TENSOR_SPLIT - 1} shares, each 0 or more")
         if self.ctx is not None and self.ctx < 1:
-            raise ValueError("context must be at least 1 token")
+            raise RequestError("context must be at least 1 token")
         if self.gpu_layers is not None and self.gpu_layers < 0:
-            raise ValueError("GPU layers cannot be negative")
+            raise RequestError("GPU layers cannot be negative")
         if self.kv_type not in KV_TYPES:
-            raise ValueError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
+            raise RequestError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
         object.__setattr__(self, "kv_type", KVType(self.kv_type))
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.vocab import TextEnum
 
 
@@ -70,9 +71,9 @@ class GpuInfo:
     def __post_init__(self) -> None:
         known = [v for v in (self.total, self.free, self.used, self.bandwidth) if v is not None]
         if self.index < 0 or any(v < 0 for v in known):
-            raise ValueError(f"GPU {self.index}: memory figures cannot be negative")
+            raise RequestError(f"GPU {self.index}: memory figures cannot be negative")
         if self.total is not None and self.free is not None and self.free > self.total:
-            raise ValueError(f"GPU {self.index}: more memory free than it has")
+            raise RequestError(f"GPU {self.index}: more memory free than it has")
 
     @property
     def shares_host_memory(self) -> bool:

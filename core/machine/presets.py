@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.apple import metal_working_set
 from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, what_if
@@ -116,12 +117,12 @@ def preset_names() -> tuple[str, ...]:
 
 
 def find_preset(name: str) -> Preset:
-    """The row called `name` (case and spacing ignored); a ValueError naming the choices otherwise."""
+    """The row called `name` (case and spacing ignored); a RequestError naming the choices otherwise."""
     key = " ".join(name.split()).lower()
     for preset in PRESETS:
         if preset.name.lower() == key:
             return preset
-    raise ValueError(f"no preset {name.strip()!r}; choose one of: {', '.join(preset_names())}")
+    raise RequestError(f"no preset {name.strip()!r}; choose one of: {', '.join(preset_names())}")
 
 
 def parse_presets(text: str) -> tuple[Preset, ...]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Iterable
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.cgroup import CgroupReading, cgroup_ancestors, cgroup_bounds, parse_cgroup, parse_proc_self_cgroup
 from gguf_budget.core.machine.gpu import GpuInfo, Vendor
 from gguf_budget.core.safe_text import safe_text
@@ -66,9 +67,9 @@ class HardwareSnapshot:
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
-            raise ValueError(f"snapshot source must be one of {SOURCES}, not {self.source!r}")
+            raise RequestError(f"snapshot source must be one of {SOURCES}, not {self.source!r}")
         if self.host_available < 0 or self.host_available > self.host_total:
-            raise ValueError("host available RAM must lie between 0 and host total")
+            raise RequestError("host available RAM must lie between 0 and host total")
 
 
 def nvml_error_reason(code: int | None, text: str) -> str:
@@ -120,9 +121,9 @@ def snapshot_from_readings(
 def hypothetical_gpus(gpu_count: int, gpu_total: int, gpu_free: int | None = None) -> tuple[GpuInfo, ...]:
     free = gpu_total if gpu_free is None else gpu_free
     if gpu_count < 0 or (gpu_count and gpu_total <= 0):
-        raise ValueError("a hypothetical GPU needs a positive total memory")
+        raise RequestError("a hypothetical GPU needs a positive total memory")
     if not 0 <= free <= gpu_total:
-        raise ValueError("hypothetical GPU free memory must lie between 0 and its total")
+        raise RequestError("hypothetical GPU free memory must lie between 0 and its total")
     return tuple(GpuInfo(i, HYPOTHETICAL_GPU_NAME, gpu_total, free, gpu_total - free, reader="hypothetical")
                  for i in range(gpu_count))
 

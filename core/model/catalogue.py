@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from gguf_budget.core.errors import RequestError
 
 CATALOGUE_PACKAGE = "gguf_budget.resources"
 CATALOGUE_FOLDER = "catalogue"
@@ -50,11 +51,11 @@ class CatalogueEntry:
 
     def __post_init__(self) -> None:
         if not self.name or self.name != self.name.strip().lower() or " " in self.name:
-            raise ValueError(f"catalogue name must be lower-case without spaces: {self.name!r}")
+            raise RequestError(f"catalogue name must be lower-case without spaces: {self.name!r}")
         if self.published_file_bytes <= 0:
-            raise ValueError(f"{self.name}: published size must be positive")
+            raise RequestError(f"{self.name}: published size must be positive")
         if self.published_rounding < 0:
-            raise ValueError(f"{self.name}: rounding cannot be negative")
+            raise RequestError(f"{self.name}: rounding cannot be negative")
 
     @property
     def file(self) -> str:
@@ -213,11 +214,11 @@ def catalogue_names() -> tuple[str, ...]:
 
 
 def find_entry(name: str) -> CatalogueEntry:
-    """The entry called `name`; a ValueError naming the valid names otherwise."""
+    """The entry called `name`; a RequestError naming the valid names otherwise."""
     for entry in CATALOGUE:
         if entry.name == name.strip().lower():
             return entry
-    raise ValueError(f"no catalogue model {name!r}; choose one of: {', '.join(catalogue_names())}")
+    raise RequestError(f"no catalogue model {name!r}; choose one of: {', '.join(catalogue_names())}")
 
 
 def catalogue_path(entry: CatalogueEntry) -> Path:

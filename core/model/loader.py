@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from gguf_budget.core.errors import GGUFFormatError
@@ -9,11 +10,15 @@ from gguf_budget.core.model.facts import build_model_spec
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.gguf.shards import read_shards
 
+log = logging.getLogger(__name__)
+
 
 def load_model(path: str | Path) -> ModelSpec:
     """Read the header(s) only. Raises `ModelLoadError` (one line) on any bad input."""
     headers = read_shards(path)
     try:
-        return build_model_spec(headers)
+        spec = build_model_spec(headers)
     except GGUFFormatError as e:
         raise (e if e.path else e.in_file(str(path))) from None
+    log.debug("loaded %s: %s, %d layers, from %d file(s)", path, spec.architecture, spec.n_layer, len(headers))
+    return spec

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from gguf_budget.core.errors import PlanError
 from gguf_budget.core.plan.ledger import LedgerPrices, MemLedger, missing_facts
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.views.plan_report import render_report
-from gguf_budget.core.plan.types import BudgetRequest, HeadMode, MemoryPlan, PlanError
+from gguf_budget.core.plan.types import BudgetRequest, HeadMode, MemoryPlan
 
 CTX_STEP = 128
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import BudgetRequest
 from gguf_budget.core.plan.search import PlanSearch
@@ -46,18 +47,18 @@ class SweepResult:
 
 
 def budget_range(text: str) -> tuple[int, ...]:
-    """'128M:2G:64M' → (128 MiB, 192 MiB, …, 2 GiB). Raises ValueError with a one-line reason."""
+    """'128M:2G:64M' → (128 MiB, 192 MiB, …, 2 GiB). Raises RequestError with a one-line reason."""
     parts = text.split(":")
     if len(parts) != 3:
-        raise ValueError(f"budgets must be FROM:TO:STEP (e.g. 128M:2G:64M), got {text!r}")
+        raise RequestError(f"budgets must be FROM:TO:STEP (e.g. 128M:2G:64M), got {text!r}")
     start, stop, step = (parse_size(p) for p in parts)
     if start < 1 or step < 1:
-        raise ValueError(f"FROM and STEP must be at least 1 byte in {text!r} (0 means unlimited)")
+        raise RequestError(f"FROM and STEP must be at least 1 byte in {text!r} (0 means unlimited)")
     if stop < start:
-        raise ValueError(f"TO is below FROM in {text!r}")
+        raise RequestError(f"TO is below FROM in {text!r}")
     count = (stop - start) // step + 1
     if count > MAX_SWEEP_ROWS:
-        raise ValueError(f"{text!r} gives {count} budgets; at most {MAX_SWEEP_ROWS} (use a larger STEP)")
+        raise RequestError(f"{text!r} gives {count} budgets; at most {MAX_SWEEP_ROWS} (use a larger STEP)")
     return tuple(range(start, stop + 1, step))
 
 
@@ -69,10 +70,10 @@ def _row(search: PlanSearch, budget: int) -> SweepRow:
 
 
 def sweep_budgets(model: ModelSpec, budgets: Sequence[int], request: BudgetRequest) -> SweepResult:
-    """Plan `model` at each budget with the request's other knobs; raises ValueError on a budget < 1."""
+    """Plan `model` at each budget with the request's other knobs; raises RequestError on a budget < 1."""
     for b in budgets:
         if isinstance(b, bool) or not isinstance(b, int) or b < 1:
-            raise ValueError(f"sweep budgets must be whole bytes ≥ 1, got {b!r}")
+            raise RequestError(f"sweep budgets must be whole bytes ≥ 1, got {b!r}")
     search = PlanSearch.of(model, replace(request, force=False))
     rows = tuple(_row(search, b) for b in budgets)
     n = search.prices.n_layer

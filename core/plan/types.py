@@ -1,6 +1,6 @@
 """The planner's records: what a user asks for (`BudgetRequest`) and what they get (`MemoryPlan`).
 
-Rule 1: a request validates on construction; nonsense raises ValueError with a one-line message.
+Rule 1: a request validates on construction; nonsense raises RequestError with a one-line message.
 Rule 2: `budget_bytes == 0` means unlimited; `ctx is None` means the planner picks ctx, from
         `ctx_cap` (or the model's context length) down; an explicit ctx is honoured or refused.
 Rule 3: `n_buffers` is the requested ring depth, 1..MAX_BUFFERS: a deeper prefetch ring only
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.plan.ledger import MemLedger
 from gguf_budget.core.units import INT64_MAX
@@ -45,15 +46,11 @@ class PlanOutcome(TextEnum):
 MAX_BUFFERS = 8
 
 
-class PlanError(ValueError):
-    """The model cannot be planned as asked (missing facts, a head mode it cannot honour)."""
-
-
 def _check_count(name: str, value: object, low: int, optional: bool = False) -> None:
     if optional and value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= INT64_MAX:
-        raise ValueError(f"{name} must be an integer from {low} to 2^63−1, got {value!r}")
+        raise RequestError(f"{name} must be an integer from {low} to 2^63−1, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -74,13 +71,13 @@ class BudgetRequest:
         _check_count("ctx_cap", self.ctx_cap, 1, optional=True)
         if isinstance(self.n_buffers, bool) or not isinstance(self.n_buffers, int) \
                 or not 1 <= self.n_buffers <= MAX_BUFFERS:
-            raise ValueError(f"n_buffers must be 1 to {MAX_BUFFERS}, got {self.n_buffers!r}")
+            raise RequestError(f"n_buffers must be 1 to {MAX_BUFFERS}, got {self.n_buffers!r}")
         if self.head_mode not in HEAD_MODES:
-            raise ValueError(f"head_mode must be one of {', '.join(HEAD_MODES)}, got {self.head_mode!r}")
+            raise RequestError(f"head_mode must be one of {', '.join(HEAD_MODES)}, got {self.head_mode!r}")
         if self.kv_type not in KV_TYPES:
-            raise ValueError(f"kv_type must be one of {', '.join(KV_TYPES)}, got {self.kv_type!r}")
+            raise RequestError(f"kv_type must be one of {', '.join(KV_TYPES)}, got {self.kv_type!r}")
         if not isinstance(self.force, bool):
-            raise ValueError(f"force must be True or False, got {self.force!r}")
+            raise RequestError(f"force must be True or False, got {self.force!r}")
         object.__setattr__(self, "head_mode", HeadMode(self.head_mode))
         object.__setattr__(self, "kv_type", KVType(self.kv_type))
 

@@ -1,21 +1,30 @@
 """`gguf-budget`: headless subcommands, or the desktop window when none is given.
 
-Exit codes: 0 ok / feasible, 2 bad input (one line on stderr, no traceback), 3 plan impossible.
-The subcommands never import Qt, so they start fast and run on machines without a display.
+Rule 1: exit codes are 0 ok / feasible, 2 bad input, 3 plan impossible. Bad input is any
+        `BudgetError` (a model that does not load, a request out of bounds, a plan refused,
+        arguments that disagree): one line on stderr, no traceback.
+Rule 2: the subcommands never import Qt, so they start fast and run on machines without a display.
+Rule 3: `--log-level LEVEL` (default WARNING) is global: it sets the stderr log for a
+        subcommand and for the window alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from dataclasses import replace
 from typing import Sequence
 
-from gguf_budget.core import __version__
+from gguf_budget.core import BudgetError, __version__
+from gguf_budget.core.errors import one_line
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, size_arg
-from gguf_budget.gui.cli.commands import COMMANDS, CommandError
+from gguf_budget.gui.cli.commands import COMMANDS
 from gguf_budget.gui.cli.commands.common import RemoteOptions
+from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
+
+log = logging.getLogger(__name__)
 
 
 GLOBAL_OPTIONS_WITH_VALUE = ("--max-header",)
@@ -44,6 +53,7 @@ def _subcommand_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-header", type=_header_cap, default=RemoteOptions.limits.cap, metavar="SIZE",
                         help="for a model given by URL: the most header bytes to read over the network "
                              f"(default {human_bytes(RemoteOptions.limits.cap)})")
+    add_log_level_argument(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
         command.add_arguments(sub.add_parser(name, help=command.HELP, description=command.HELP))
@@ -51,19 +61,22 @@ def _subcommand_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+    level, args = split_log_level(sys.argv[1:] if argv is None else argv)
+    log_to_stderr(level)
     word = _command_word(args)
     if word is None and not args or (word not in COMMANDS and word not in ("-h", "--help", "--version")):
         from gguf_budget.gui.cli.launch import launch
 
         return launch(args)
     parsed = _subcommand_parser().parse_args(args)
+    log.debug("running %s", parsed.command)
     try:
         RemoteOptions.limits = replace(RemoteOptions.limits, cap=parsed.max_header,
                                        first_chunk=min(RemoteOptions.limits.first_chunk, parsed.max_header))
         return COMMANDS[parsed.command].run(parsed)
-    except CommandError as e:
-        print(f"gguf-budget {parsed.command}: {e}", file=sys.stderr)
+    except BudgetError as e:
+        log.debug("%s refused its input", parsed.command, exc_info=True)
+        print(f"gguf-budget {parsed.command}: {one_line(e)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

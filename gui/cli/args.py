@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.units import parse_size
 
 EXIT_OK = 0
@@ -28,5 +29,5 @@ def size_arg(text: str) -> int:
     """argparse type for sizes such as 512M, 1.5G, 2GiB or plain bytes."""
     try:
         return parse_size(text)
-    except ValueError as e:
+    except RequestError as e:
         raise argparse.ArgumentTypeError(str(e)) from None

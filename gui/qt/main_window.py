@@ -22,11 +22,11 @@ from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QVBoxLayout, QWidget
 
-from gguf_budget.core import ModelLoadError, ModelSpec, load_model
+from gguf_budget.core import ModelLoadError, ModelSpec, PlanError, load_model
 from gguf_budget.core.fit.estimate import FitEstimate
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
-from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan, PlanError
+from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.views.plan_view import BannerState, plan_banner
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.safe_text import safe_text

@@ -13,15 +13,19 @@ import os
 import sys
 from typing import Any
 
-from gguf_budget.core import ModelLoadError, ModelSpec, load_model
+from gguf_budget.core import BudgetError, ModelSpec, load_model
 from gguf_budget.core.remote.fetch import FetchLimits
 from gguf_budget.core.remote.open import RemoteSource, open_remote
 from gguf_budget.core.remote.refs import parse_ref
 from gguf_budget.core.safe_text import safe_text
 
 
-class CommandError(Exception):
-    """Bad input to a subcommand: printed as one line, exit code 2."""
+class CommandError(BudgetError):
+    """Arguments that do not go together, or an output file that cannot be written (exit 2).
+
+    The core's own errors (a model that does not load, a request out of bounds, a plan it
+    refuses) reach `main` as they are: it reports every `BudgetError` the same way.
+    """
 
 
 class RemoteOptions:
@@ -36,13 +40,10 @@ def load(path: str) -> ModelSpec:
 
 def load_with_source(path: str) -> tuple[ModelSpec, RemoteSource | None]:
     """The model at `path` (Rule 1), and where its header came from when it was remote."""
-    try:
-        ref = parse_ref(path, local_exists=os.path.exists(path))
-        if ref is None:
-            return load_model(path), None
-        spec, source = open_remote(ref, limits=RemoteOptions.limits)
-    except ModelLoadError as e:
-        raise CommandError(str(e)) from None
+    ref = parse_ref(path, local_exists=os.path.exists(path))
+    if ref is None:
+        return load_model(path), None
+    spec, source = open_remote(ref, limits=RemoteOptions.limits)
     print(f"gguf-budget: {safe_text(source.summary())}", file=sys.stderr)
     return spec, source
 

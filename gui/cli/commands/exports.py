@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_dict
+from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_dict, plan_text
 from gguf_budget.core.views.export import EXPORT_FORMATS, plan_markdown, sweep_csv
 
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json
@@ -34,7 +34,7 @@ def emit_plan(args: argparse.Namespace, plan: MemoryPlan, model: ModelSpec) -> N
     elif fmt == "md":
         print(plan_markdown(plan, model), end="")
     else:
-        print(plan.report)
+        print(plan_text(plan))
 
 
 def add_csv_argument(p: argparse.ArgumentParser) -> None:

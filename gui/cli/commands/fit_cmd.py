@@ -84,10 +84,7 @@ def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:
             raise CommandError("--gpu-count needs --gpu-total or --gpu-free")
         return None
     total = args.gpu_total if args.gpu_total is not None else args.gpu_free
-    try:
-        return hypothetical_gpus(args.gpu_count or 1, total, args.gpu_free)
-    except ValueError as e:
-        raise CommandError(str(e)) from None
+    return hypothetical_gpus(args.gpu_count or 1, total, args.gpu_free)
 
 
 def machine(args: argparse.Namespace) -> HardwareSnapshot:

@@ -50,10 +50,7 @@ def _run_catalog(args: argparse.Namespace) -> int:
         else:
             print(catalogue_text())
         return 0
-    try:
-        entry = find_entry(args.catalog)
-    except ValueError as e:
-        raise CommandError(str(e)) from None
+    entry = find_entry(args.catalog)
     spec = load(str(catalogue_path(entry)))
     if args.json:
         emit_json({**inspect_dict(spec), "catalogue": entry_dict(entry)})

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 
-from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan, ModelSpec, PlanError, plan_memory
+from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.plan.types import HeadMode
 
-from gguf_budget.gui.cli.commands.common import CommandError, load
+from gguf_budget.gui.cli.commands.common import load
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, size_arg
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
 
@@ -49,23 +49,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def request_from(args: argparse.Namespace, budget: int, force: bool = False) -> BudgetRequest:
-    try:
-        return BudgetRequest(budget_bytes=budget, ctx=args.ctx, n_buffers=args.buffers, head_mode=args.head,
-                             kv_type=args.kv_type, force=force)
-    except ValueError as e:
-        raise CommandError(str(e)) from None
-
-
-def plan_or_fail(spec: ModelSpec, request: BudgetRequest) -> MemoryPlan:
-    try:
-        return plan_memory(spec, request)
-    except PlanError as e:
-        raise CommandError(str(e)) from None
+    """The request the flags describe (a RequestError when they are out of bounds)."""
+    return BudgetRequest(budget_bytes=budget, ctx=args.ctx, n_buffers=args.buffers, head_mode=args.head,
+                         kv_type=args.kv_type, force=force)
 
 
 def run(args: argparse.Namespace) -> int:
     request = request_from(args, args.budget, args.force)
     spec = load(args.file)
-    plan = plan_or_fail(spec, request)
+    plan = plan_memory(spec, request)
     emit_plan(args, plan, spec)
     return EXIT_IMPOSSIBLE if plan.impossible else 0

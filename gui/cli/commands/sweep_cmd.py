@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import argparse
 
-from gguf_budget.core import PlanError, budget_range, sweep_budgets, sweep_dict, sweep_text
+from gguf_budget.core import RequestError, budget_range, sweep_budgets, sweep_dict, sweep_text
 
-from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.commands.common import emit_json, load
 from gguf_budget.gui.cli.commands.exports import add_csv_argument, write_csv
 from gguf_budget.gui.cli.commands.plan_cmd import add_request_arguments, request_from
 
@@ -20,7 +20,7 @@ def budgets_arg(text: str) -> tuple[int, ...]:
     """argparse type for FROM:TO:STEP, e.g. 128M:2G:64M."""
     try:
         return budget_range(text)
-    except ValueError as e:
+    except RequestError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
@@ -33,10 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     request = request_from(args, budget=0)
-    try:
-        result = sweep_budgets(load(args.file), args.budgets, request)
-    except PlanError as e:
-        raise CommandError(str(e)) from None
+    result = sweep_budgets(load(args.file), args.budgets, request)
     if args.csv:
         write_csv(args.csv, result)
     if args.json:

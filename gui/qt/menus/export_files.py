@@ -24,11 +24,11 @@ from PySide6.QtCore import QBuffer, QIODevice, QRectF
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 
-from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_dict
+from gguf_budget.core import BudgetError, MemoryPlan, ModelSpec, SweepResult, plan_dict
 from gguf_budget.core.views.export import plan_markdown, sweep_csv
 
 
-class ExportError(Exception):
+class ExportError(BudgetError):
     """An export could not be written; the message is one line."""
 
 

@@ -1,0 +1,159 @@
+"""One error family: every failure a person can act on is a BudgetError, and the CLI says it in one line (exit 2).
+
+Tables, no mocks: each row is a real call into the core with a value out of bounds, or a
+real command line.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from gguf_factory import ArchDesc
+
+from gguf_budget.core import (
+    BudgetError, BudgetRequest, GGUFFormatError, ModelLoadError, PlanError, RequestError, budget_range, sweep_budgets,
+)
+from gguf_budget.core.errors import one_line
+from gguf_budget.core.fit.types import FitRequest, Reserves
+from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_gpus
+from gguf_budget.core.model.catalogue import CatalogueEntry, find_entry
+from gguf_budget.core.units import parse_size
+from gguf_budget.gui.cli import main
+from gguf_budget.gui.cli.commands import CommandError
+
+CORE = Path(__file__).resolve().parents[1] / "core"
+GIB = 1 << 30
+
+
+@pytest.mark.parametrize(("error", "parent"), [
+    (BudgetError, ValueError),
+    (ModelLoadError, BudgetError),
+    (GGUFFormatError, ModelLoadError),
+    (RequestError, BudgetError),
+    (PlanError, BudgetError),
+    (CommandError, BudgetError),
+])
+def test_the_family_tree(error, parent):
+    assert issubclass(error, parent)
+
+
+def test_export_errors_belong_to_the_family():
+    from gguf_budget.gui.qt.menus.export_files import ExportError
+
+    assert issubclass(ExportError, BudgetError)
+
+
+def _snapshot(**kw) -> HardwareSnapshot:
+    fields = dict(captured_at=0.0, host_total=GIB, host_available=GIB, cgroup_limit=None, gpus=(),
+                  gpu_error=None, source="hypothetical")
+    return HardwareSnapshot(**{**fields, **kw})
+
+
+def _entry(**kw) -> CatalogueEntry:
+    fields = dict(name="tiny", title="Tiny", kind="dense", quant="Q8_0", config_repo="x/y",
+                  published_file_bytes=1, published_source="https://example.org")
+    return CatalogueEntry(**{**fields, **kw})
+
+
+# Every place the core validates a value it was given (the 24 sites that raised ValueError).
+OUT_OF_BOUNDS: dict[str, Callable[[], object]] = {
+    "budget below 0": lambda: BudgetRequest(budget_bytes=-1),
+    "budget beyond 2^63-1": lambda: BudgetRequest(budget_bytes=2**63),
+    "ctx 0": lambda: BudgetRequest(ctx=0),
+    "ctx_cap 0": lambda: BudgetRequest(ctx_cap=0),
+    "nine buffers": lambda: BudgetRequest(n_buffers=9),
+    "head mode": lambda: BudgetRequest(head_mode="sideways"),
+    "request kv type": lambda: BudgetRequest(kv_type="q5_1"),
+    "force not a bool": lambda: BudgetRequest(force=1),  # type: ignore[arg-type]
+    "negative reserve": lambda: Reserves(host=-1),
+    "fit ctx 0": lambda: FitRequest(ctx=0),
+    "negative GPU layers": lambda: FitRequest(gpu_layers=-1),
+    "fit kv type": lambda: FitRequest(kv_type="q5_1"),
+    "GPU free above total": lambda: GpuInfo(0, "gpu", total=1, free=2, used=0),
+    "snapshot source": lambda: _snapshot(source="guess"),
+    "host available above total": lambda: _snapshot(host_available=2 * GIB),
+    "hypothetical GPU of 0 bytes": lambda: hypothetical_gpus(1, 0),
+    "hypothetical GPU free above total": lambda: hypothetical_gpus(1, GIB, 2 * GIB),
+    "not a size": lambda: parse_size("lots"),
+    "size too large": lambda: parse_size("9999999P"),
+    "range without a step": lambda: budget_range("1M:2M"),
+    "range from 0": lambda: budget_range("0:1G:1M"),
+    "range backwards": lambda: budget_range("2G:1G:1M"),
+    "range too long": lambda: budget_range("1:1T:1"),
+    "catalogue name": lambda: find_entry("no-such-model"),
+    "catalogue entry name": lambda: _entry(name="Tiny Model"),
+    "catalogue entry size": lambda: _entry(published_file_bytes=0),
+}
+
+
+@pytest.mark.parametrize("call", OUT_OF_BOUNDS.values(), ids=OUT_OF_BOUNDS.keys())
+def test_a_value_out_of_bounds_is_a_request_error_of_one_line(call):
+    with pytest.raises(RequestError) as info:
+        call()
+    assert str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_sweep_budget_below_one_byte_is_a_request_error(model):
+    with pytest.raises(RequestError, match="whole bytes"):
+        sweep_budgets(model(ArchDesc()), [0], BudgetRequest())
+
+
+def _bare_value_errors(path: Path) -> list[int]:
+    """Lines of `raise ValueError…` in one source file."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(raised, ast.Name) and raised.id == "ValueError":
+                lines.append(node.lineno)
+    return lines
+
+
+def test_the_core_raises_no_bare_value_error():
+    found = {str(p.relative_to(CORE)): lines for p in sorted(CORE.rglob("*.py")) if (lines := _bare_value_errors(p))}
+    assert found == {}
+
+
+def test_one_line_is_the_first_line_or_the_type():
+    assert one_line(RequestError("first\nsecond")) == "first"
+    assert one_line(TypeError()) == "TypeError"
+
+
+@pytest.fixture
+def files(gguf_file, tmp_path) -> dict[str, str]:
+    garbage = tmp_path / "garbage.gguf"
+    garbage.write_bytes(b"GGUF" + b"\xff" * 64)
+    return {"model": str(gguf_file(ArchDesc(), "header_only")), "tied": str(gguf_file(ArchDesc(tied=True),
+            "header_only", name="tied.gguf")), "missing": str(tmp_path / "missing.gguf"), "garbage": str(garbage)}
+
+
+# A member of each branch of the family, raised by the core inside a command and met by `main` alone.
+COMMAND_LINES = [
+    (["fit", "{model}", "--host-available", "8G", "--gpu-total", "1G", "--gpu-free", "2G"], "free memory"),
+    (["plan", "{tied}", "--budget", "64M", "--head", "stream"], "tied"),
+    (["plan", "{model}", "--budget", "64M", "--ctx", str(2**63)], "ctx must be an integer"),
+    (["sweep", "{missing}", "--budgets", "1M:2M:1M"], "missing.gguf"),
+    (["inspect", "{garbage}"], "garbage.gguf"),
+    (["inspect", "--catalog", "no-such-model"], "choose one of"),
+    (["plan", "{model}", "--budget", "64M", "--json", "--format", "md"], "disagree"),
+]
+
+
+@pytest.mark.parametrize(("args", "fragment"), COMMAND_LINES)
+def test_main_says_every_budget_error_in_one_line_exit_2(capsys, files, args, fragment):
+    assert main([a.format(**files) for a in args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(f"gguf-budget {args[0]}: ")
+    assert captured.err.count("\n") == 1 and fragment in captured.err
+
+
+def test_the_real_command_prints_no_traceback(files):
+    result = subprocess.run([sys.executable, "-m", "gguf_budget.gui.cli", "fit", files["model"],
+                             "--host-available", "8G", "--gpu-total", "1G", "--gpu-free", "2G"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
