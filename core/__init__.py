@@ -1,13 +1,14 @@
 """The computing core of GGUF Budget Explorer: no Qt, no I/O beyond GGUF headers and the hardware probe."""
 
 from gguf_budget.core.errors import BudgetError, GGUFFormatError, ModelLoadError, PlanError, RequestError
-from gguf_budget.core.fit.estimate import estimate_fit, fit_dict, fit_text, snapshot_dict, snapshot_text
+from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_machine, what_if
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.ledger import LEDGER_LINES, LedgerPrices, MemLedger, missing_facts
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import GlobalBytes, LayerAttention, ModelSpec, ModelTensor
+from gguf_budget.core.views.fit_report import fit_dict, fit_text, snapshot_dict, snapshot_text
 from gguf_budget.core.views.plan_report import plan_dict, plan_text
 from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory

@@ -9,7 +9,8 @@ from dataclasses import replace
 from gguf_factory import ArchDesc
 
 import gguf_budget.core.fit.devices as devices
-from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 
 GiB = 1024**3

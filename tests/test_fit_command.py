@@ -11,7 +11,8 @@ from gguf_factory import ArchDesc
 
 from gguf_budget.core import load_model
 from gguf_budget.core.fit.command import run_command
-from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
 

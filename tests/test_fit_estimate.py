@@ -16,7 +16,8 @@ import pytest
 from gguf_factory import ArchDesc
 from gguf.constants import GGMLQuantizationType as T
 
-from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine, snapshot_from_readings
 
 GiB = 1024**3

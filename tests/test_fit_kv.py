@@ -11,7 +11,8 @@ from dataclasses import replace
 import pytest
 from gguf_factory import ArchDesc, MLADesc, SSMDesc
 
-from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.kv import (
     LayerKV,

@@ -13,7 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
-from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot
 
 MiB = 1024**2

@@ -7,7 +7,9 @@ import json
 from gguf_factory import ArchDesc
 
 from gguf_budget.core.machine.cgroup import CgroupReading
-from gguf_budget.core.fit.estimate import FitRequest, estimate_fit, fit_dict, fit_text, snapshot_dict, snapshot_text
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest
+from gguf_budget.core.views.fit_report import fit_dict, fit_text, snapshot_dict, snapshot_text
 from gguf_budget.core.machine.gpu import GpuMemory, Vendor
 from gguf_budget.core.machine.snapshot import GpuInfo, hypothetical_machine, snapshot_from_readings
 from gguf_budget.core.units import human_bytes

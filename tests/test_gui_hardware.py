@@ -11,7 +11,8 @@ import time
 from gui_support import GIB, LLAMA70B, child, open_model, settle, small_machine
 from PySide6.QtCore import Qt
 
-from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import NVML_REASONS, hypothetical_machine, snapshot_from_readings
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.units import human_bytes

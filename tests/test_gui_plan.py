@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QGraphicsView, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider, QSpinBox, QWidget,
 )
 
-from gguf_budget.core import LEDGER_LINES, budget_thresholds, plan_memory
+from gguf_budget.core import LEDGER_LINES, budget_thresholds, plan_memory, plan_text
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.qt.main_window import MainWindow
 
@@ -100,7 +100,7 @@ def test_pinned_label_strip_and_every_bar_equal_the_core_ledger(qtbot, loaded, w
     for line in LEDGER_LINES:
         assert chart.segment(0, line) == plan_bars[line]
         assert chart.segment(1, line) == minimum_bars[line]
-    assert child(loaded, "reportView").toPlainText() == expected.report
+    assert child(loaded, "reportView").toPlainText() == plan_text(expected)
 
 
 def test_hovering_a_segment_names_its_exact_bytes(qtbot, loaded):
@@ -238,5 +238,5 @@ def test_keyboard_shortcuts_open_and_quit(loaded):
 def test_the_report_is_copyable(qtbot, loaded):
     QGuiApplication.clipboard().clear()
     qtbot.mouseClick(child(loaded, "copyReport"), Qt.MouseButton.LeftButton)
-    assert QGuiApplication.clipboard().text() == loaded.current_plan().report
+    assert QGuiApplication.clipboard().text() == plan_text(loaded.current_plan())
     assert child(loaded, "reportView").isReadOnly()

@@ -7,7 +7,8 @@ from gguf_factory import ArchDesc, write_gguf
 from hypothesis import given, settings, strategies as st
 
 from gguf_budget.core import load_model
-from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.views.fit_report import verdict_text
 from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_machine
 from gguf_budget.core.views.machine_view import (

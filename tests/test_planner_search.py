@@ -11,7 +11,7 @@ import dataclasses
 import pytest
 from gguf_factory import ArchDesc
 
-from gguf_budget.core import BudgetRequest, PlanError, budget_thresholds, plan_memory
+from gguf_budget.core import BudgetRequest, PlanError, budget_thresholds, plan_memory, plan_text
 
 BASE = 24 * 1024 * 1024
 MiB64 = 64 * 1024 * 1024
@@ -120,6 +120,6 @@ def test_absurd_context_lengths_stay_logarithmic_and_exact(model):
     assert plan.feasible and plan.total <= MiB64 and plan.ctx % 128 == 0 and plan.ctx_capped
     assert plan_memory(spec, BudgetRequest(plan.total + 852 * 128 + 139264 + 3 * 39680)).ctx > plan.ctx
     unlimited = plan_memory(spec, BudgetRequest(0))
-    assert unlimited.ctx == 2**40 and "784.00 TiB" in unlimited.report
+    assert unlimited.ctx == 2**40 and "784.00 TiB" in plan_text(unlimited)
     huge = plan_memory(spec, BudgetRequest(MiB64, ctx=2**62))
     assert huge.impossible and huge.minimum_required > 2**62

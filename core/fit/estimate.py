@@ -41,14 +41,12 @@ from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads,
 from gguf_budget.core.fit.gpu_split import Placement, most_layers_that_fit
 from gguf_budget.core.fit.moe import cpu_experts, expert_offload, input_layer_bytes, output_slot_bytes
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
-from gguf_budget.core.fit.types import Claims, FitEstimate, FitRequest, KVEstimate, Reserves, WeightSplit
+from gguf_budget.core.fit.types import Claims, FitEstimate, FitRequest, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import ENGINE_UBATCH, KVType, engine_cells, layer_kv_table
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
-from gguf_budget.core.views.fit_report import fit_dict, fit_text, snapshot_dict, snapshot_text
 
-__all__ = ["Reserves", "FitRequest", "FitEstimate", "estimate_fit", "fit_dict", "fit_text",
-           "snapshot_dict", "snapshot_text"]
+__all__ = ["estimate_fit"]
 
 
 def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitEstimate:

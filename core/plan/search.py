@@ -26,12 +26,11 @@ pinned" is not monotone in budget (a streamed head can pin all where a resident 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gguf_budget.core.errors import PlanError
 from gguf_budget.core.plan.ledger import LedgerPrices, MemLedger, missing_facts
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.views.plan_report import render_report
 from gguf_budget.core.plan.types import BudgetRequest, HeadMode, MemoryPlan
 
 CTX_STEP = 128
@@ -166,8 +165,7 @@ def _plan(search: PlanSearch, model: ModelSpec, request: BudgetRequest) -> Memor
 
 def plan_memory(model: ModelSpec, request: BudgetRequest) -> MemoryPlan:
     """Plan a run of `model` under `request`; pure. Raises PlanError when the model cannot be priced."""
-    plan = _plan(PlanSearch.of(model, request), model, request)
-    return replace(plan, report=render_report(plan))
+    return _plan(PlanSearch.of(model, request), model, request)
 
 
 def budget_thresholds(model: ModelSpec, request: BudgetRequest) -> tuple[int, int]:

@@ -88,7 +88,7 @@ class BudgetRequest:
 
 @dataclass(frozen=True)
 class MemoryPlan:
-    """The decision and its evidence: the chosen knobs, the ledger, and the report that explains them.
+    """The decision and its evidence: the chosen knobs and the ledger (`views.plan_report` words them).
 
     `ctx_cap` is the ctx the search started from (the explicit ctx when given); `ctx_capped`
     says the budget pushed ctx below it. `over_budget_by` is how far a forced plan exceeds
@@ -114,7 +114,6 @@ class MemoryPlan:
     ledger: MemLedger
     minimum_required: int
     minimum_ledger: MemLedger
-    report: str = ""
 
     @property
     def total(self) -> int:

@@ -129,14 +129,11 @@ def forced_text(p: MemoryPlan) -> str:
     ])
 
 
-def render_report(p: MemoryPlan) -> str:
+def plan_text(p: MemoryPlan) -> str:
+    """The report, rendered when someone reads it (the planner never renders: a slider tick needs no text)."""
     if p.overridden:
         return forced_text(p)
     return execution_plan_text(p) if p.feasible else impossible_text(p)
-
-
-def plan_text(plan: MemoryPlan) -> str:
-    return plan.report
 
 
 def _ledger_dict(ledger: MemLedger) -> dict[str, int]:
@@ -165,5 +162,5 @@ def plan_dict(p: MemoryPlan) -> dict[str, Any]:
         "minimum_required": p.minimum_required,
         "minimum_ledger": _ledger_dict(p.minimum_ledger),
         "over_budget_by": p.over_budget_by,
-        "report": p.report,
+        "report": plan_text(p),
     }

@@ -23,7 +23,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QVBoxLayout, QWidget
 
 from gguf_budget.core import ModelLoadError, ModelSpec, PlanError, load_model
-from gguf_budget.core.fit.estimate import FitEstimate
+from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan

@@ -15,7 +15,8 @@ from typing import Callable
 from PySide6.QtCore import QObject, Signal
 
 from gguf_budget.core import ModelSpec
-from gguf_budget.core.fit.estimate import FitEstimate, FitRequest, estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 
 from gguf_budget.gui.qt.workers.background import BackgroundCall

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 from gguf_budget.core import ModelSpec
 from gguf_budget.core.plan.ledger import LEDGER_LINES
 from gguf_budget.core.plan.types import MemoryPlan
+from gguf_budget.core.views.plan_report import plan_text
 from gguf_budget.core.views.plan_view import pinned_text
 
 from gguf_budget.gui.qt.plan.budget_control import BudgetControl
@@ -57,7 +58,7 @@ class PlanPanel(QWidget):
         columns = [(PLAN_COLUMN, plan.ledger.items()), (MINIMUM_COLUMN, plan.minimum_ledger.items())]
         budget = None if plan.unlimited else plan.budget_bytes
         self.chart.show_ledgers(columns, budget, plan.minimum_required)
-        self.report.set_text(plan.report)
+        self.report.set_text(plan_text(plan))
 
     def clear_plan(self, message: str) -> None:
         """A model the planner refuses to price: no bars, the reason as the report."""
