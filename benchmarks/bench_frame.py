@@ -1,6 +1,6 @@
 """Frame time of the real window (DESIGN §6): slider tick → plan + fit + redraw done, ≤ 16 ms median.
 
-Drives `MainWindow` offscreen on a header-only Llama-3-70B shape (80 layers, 128256-token
+Drives the composed window (`compose`: `MainWindow` with its what-if add-on) offscreen on a header-only Llama-3-70B shape (80 layers, 128256-token
 vocabulary, 131072 context; auto ctx bisects 1,024 candidates) against a hypothetical
 machine with one 24 GiB GPU, so every tick also re-estimates the GPU split. Each sample is
 one `setValue` on a slider, then the event loop is drained until the coalescing timer has
@@ -32,7 +32,9 @@ from PySide6.QtCore import QEventLoop, QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication, QSlider  # noqa: E402
 
 from gguf_budget.core.machine.snapshot import hypothetical_machine  # noqa: E402
+from gguf_budget.gui.qt.app import Explorer, compose  # noqa: E402
 from gguf_budget.gui.qt.main_window import MainWindow  # noqa: E402
+from gguf_budget.gui.qt.whatif.wiring import WhatIf  # noqa: E402
 
 FRAME_S = 1 / 60
 
@@ -49,8 +51,10 @@ def drain(app: QApplication, window: MainWindow) -> None:
     app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents)
 
 
-def open_window(app: QApplication, path: Path, settings: Path) -> MainWindow:
-    window = MainWindow(settings=QSettings(str(settings), QSettings.Format.IniFormat), probe_backend=machine)
+def open_window(app: QApplication, path: Path, settings: Path) -> Explorer:
+    explorer = compose(QSettings(str(settings), QSettings.Format.IniFormat), probe_backend=machine,
+                       log_folder=settings.parent)
+    window = explorer.window
     window.resize(1440, 900)
     window.show()
     window.open_path(str(path))
@@ -59,7 +63,7 @@ def open_window(app: QApplication, path: Path, settings: Path) -> MainWindow:
         app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents, 50)
     if window.current_fit() is None:
         raise SystemExit("the model did not load")
-    return window
+    return explorer
 
 
 def wait_until(app: QApplication, done) -> None:
@@ -70,10 +74,10 @@ def wait_until(app: QApplication, done) -> None:
         raise SystemExit("the what-if view did not answer")
 
 
-def show_compare(app: QApplication, window: MainWindow, second: Path) -> None:
+def show_compare(app: QApplication, whatif: WhatIf, second: Path) -> None:
     """Raise the compare dock with a second model, so every tick also replans the second model."""
-    compare = window.whatif.compare
-    window.whatif.compare_dock.raise_()
+    compare = whatif.compare
+    whatif.compare_dock.raise_()
     compare.open_second(str(second))
     wait_until(app, lambda: compare.second_plan() is not None)
 
@@ -113,10 +117,10 @@ def main() -> int:
     app = QApplication.instance() or QApplication([])
     with tempfile.TemporaryDirectory() as tmp:
         path = write_gguf(Path(tmp) / "llama-3-70b.gguf", LLAMA3_70B, "header_only")[0]
-        window = open_window(app, path, Path(tmp) / "settings.ini")
+        explorer = open_window(app, path, Path(tmp) / "settings.ini")
+        window, whatif = explorer.window, explorer.whatif
         budget = window.findChild(QSlider, "budgetSlider")
         ctx = window.findChild(QSlider, "ctxSlider")
-        whatif = window.whatif
         print(f"Frame time, 80-layer model, window {window.width()}×{window.height()} offscreen:")
         time_ticks(app, window, budget, sweep_values(budget, 40))
         whatif.sweep_dock.hide()
@@ -131,7 +135,7 @@ def main() -> int:
         drain(app, window)
         ok &= report("ctx, sweep dock shown", time_ticks(app, window, ctx, sweep_values(ctx, ticks)))
         q8 = write_gguf(Path(tmp) / "llama-3-70b-q8.gguf", replace(LLAMA3_70B, weight_type=T.Q8_0), "header_only")[0]
-        show_compare(app, window, q8)
+        show_compare(app, whatif, q8)
         ok &= report("budget, compare dock shown", time_ticks(app, window, budget, sweep_values(budget, ticks)))
         window.close()
     return 0 if ok else 1

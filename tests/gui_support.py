@@ -1,8 +1,9 @@
 """What the GUI tests share: isolated settings, a real window, a model with separated thresholds.
 
 `conftest.py` loads this module as a pytest plugin, so its fixtures reach every test module
-without an import. Every window gets its own INI file, so no test reads the user's settings or
-another test's.
+without an import. Every window is composed as the app composes it (`gui.qt.app.compose`: the
+what-if add-on installed), with its own INI file and log folder, so no test reads the user's
+settings or another test's, and none opens the user's file manager.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from PySide6.QtCore import QObject, QSettings, QThreadPool
 
 from gguf_budget.core import ModelSpec
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
+from gguf_budget.gui.qt.app import Explorer, compose
 from gguf_budget.gui.qt.main_window import MainWindow
 
 MIB = 1 << 20
@@ -53,18 +55,30 @@ def write_model(tmp_path: Path) -> Callable[..., Path]:
 
 
 @pytest.fixture
-def make_window(qtbot, settings_store: QSettings) -> Callable[..., MainWindow]:
-    """A shown MainWindow with isolated settings and (by default) an injected probe."""
+def make_explorer(qtbot, settings_store: QSettings, tmp_path: Path) -> Callable[..., Explorer]:
+    """The composed app, shown: isolated settings and log folder, (by default) an injected probe."""
 
-    def make(store: QSettings | None = None, **kw) -> MainWindow:
+    def make(store: QSettings | None = None, **kw) -> Explorer:
         kw.setdefault("probe_backend", small_machine)
-        w = MainWindow(settings=store or settings_store, **kw)
-        qtbot.addWidget(w)
-        w.show()
-        return w
+        kw.setdefault("log_folder", tmp_path / "logs")
+        kw.setdefault("open_url", lambda url: False)
+        explorer = compose(store or settings_store, **kw)
+        qtbot.addWidget(explorer.window)
+        explorer.window.show()
+        return explorer
 
     yield make
     QThreadPool.globalInstance().waitForDone(5000)
+
+
+@pytest.fixture
+def make_window(make_explorer: Callable[..., Explorer]) -> Callable[..., MainWindow]:
+    """A shown MainWindow, composed with its add-ons (see `make_explorer`)."""
+
+    def make(store: QSettings | None = None, **kw) -> MainWindow:
+        return make_explorer(store, **kw).window
+
+    return make
 
 
 def open_model(qtbot, window: MainWindow, path: Path | str) -> ModelSpec:

@@ -93,9 +93,10 @@ def test_screenshot_of_a_corrupt_file_exits_2_with_its_reason(tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
-def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, settings_store, write_model):
+def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, settings_store, write_model, tmp_path):
     path = write_model()
-    window = open_window(parse_launch_args([str(path), "--budget", "70M", "--ctx", "1024"]), settings_store)
+    window = open_window(parse_launch_args([str(path), "--budget", "70M", "--ctx", "1024"]), settings_store,
+                         tmp_path / "logs").window
     qtbot.addWidget(window)
     with qtbot.waitSignal(window.planChanged, check_params_cb=lambda: window.current_plan().ctx_explicit):
         pass

@@ -12,44 +12,56 @@ from PySide6.QtCore import QPointF, Qt
 
 from gguf_budget.core import budget_range, plan_dict, plan_memory, sweep_budgets
 from gguf_budget.core.model.catalogue import CATALOGUE, catalogue_path
+from gguf_budget.gui.qt.app import Explorer
 from gguf_budget.gui.qt.main_window import MainWindow
 from gguf_budget.gui.qt.whatif.screens import prepare_view
-from gguf_budget.gui.qt.whatif.wiring import shows
-
-
-def swept(qtbot, window: MainWindow, path) -> None:
-    """Open a model and wait until its sweep is on the chart."""
-    with qtbot.waitSignal(window.whatif.sweep.sweepFinished, timeout=10000):
-        open_model(qtbot, window, path)
+from gguf_budget.gui.qt.whatif.wiring import WhatIf, shows
 
 
 @pytest.fixture
-def loaded(qtbot, make_window, write_model):  # noqa: F811
-    window = make_window()
-    swept(qtbot, window, write_model())
-    return window
+def model_path(write_model):
+    return write_model()
 
 
-def test_the_menus_and_docks_are_in_place(loaded):
-    file_menu = loaded.menuBar().actions()[0].menu()
-    titles = [a.text() for a in file_menu.actions()]
-    assert titles.index("&Catalogue") < titles.index("&Export") < titles.index("&Quit")
-    view = loaded.whatif.view_menu
+@pytest.fixture
+def explorer(qtbot, make_explorer, model_path) -> Explorer:
+    """The composed app with a model open and its sweep on the chart."""
+    app = make_explorer()
+    with qtbot.waitSignal(app.whatif.sweep.sweepFinished, timeout=10000):
+        open_model(qtbot, app.window, model_path)
+    return app
+
+
+@pytest.fixture
+def loaded(explorer: Explorer) -> MainWindow:
+    return explorer.window
+
+
+@pytest.fixture
+def whatif(explorer: Explorer) -> WhatIf:
+    return explorer.whatif
+
+
+def test_the_menus_and_docks_are_in_place(loaded, whatif):
+    assert [a.text() for a in loaded.menuBar().actions()] == ["&File", "&View", "&Help"]
+    titles = [a.text() for a in loaded.file_menu.menu.actions()]
+    assert titles == ["&Open…", "Open &Recent", "&Catalogue", "", "&Export", "", "&Quit"]
+    view = whatif.view_menu
     assert [a.text() for a in view.actions()] == ["Budget sweep", "Compare models"]
-    assert loaded.tabifiedDockWidgets(loaded.whatif.sweep_dock) == [loaded.whatif.compare_dock]
+    assert loaded.tabifiedDockWidgets(whatif.sweep_dock) == [whatif.compare_dock]
 
 
-def test_the_sweep_is_of_the_windows_request(loaded):
-    sweep = loaded.whatif.sweep
+def test_the_sweep_is_of_the_windows_request(loaded, whatif):
+    sweep = whatif.sweep
     request = loaded.request()
     assert sweep.result() == sweep_budgets(loaded.current_model(), budget_range(sweep.range_edit.text()),
                                            replace(request, budget_bytes=0, force=False))
     assert {line.value() for line in sweep.chart.budget_lines} == {request.budget_bytes}
 
 
-def test_a_click_on_the_sweep_sets_the_budget_and_the_plan_follows(qtbot, loaded):
-    chart = loaded.whatif.sweep.chart
-    row = loaded.whatif.sweep.result().rows[10]
+def test_a_click_on_the_sweep_sets_the_budget_and_the_plan_follows(qtbot, loaded, whatif):
+    chart = whatif.sweep.chart
+    row = whatif.sweep.result().rows[10]
     vb = chart.plots["total"].vb
     point = chart.mapFromScene(vb.mapViewToScene(QPointF(row.budget, sum(vb.viewRange()[1]) / 2)))
     qtbot.mouseClick(chart.viewport(), Qt.MouseButton.LeftButton, pos=point)
@@ -61,20 +73,20 @@ def test_a_click_on_the_sweep_sets_the_budget_and_the_plan_follows(qtbot, loaded
     qtbot.waitUntil(lambda: {line.value() for line in chart.budget_lines} == {row.budget})
 
 
-def test_a_budget_change_moves_the_mark_and_a_ctx_change_sweeps_again(qtbot, loaded):
-    sweep = loaded.whatif.sweep
+def test_a_budget_change_moves_the_mark_and_a_ctx_change_sweeps_again(qtbot, loaded, whatif):
+    sweep = whatif.sweep
     before = sweep.result()
     loaded.apply_request(budget_bytes=70 * MIB)
-    assert not sweep.worker.busy and sweep.result() is before and not loaded.whatif.follower.timer.isActive()
+    assert not sweep.worker.busy and sweep.result() is before and not whatif.follower.timer.isActive()
     qtbot.waitUntil(lambda: {line.value() for line in sweep.chart.budget_lines} == {70 * MIB})
     with qtbot.waitSignal(sweep.sweepFinished, timeout=10000):
         loaded.apply_request(ctx=1024)
     assert {row.ctx for row in sweep.result().rows} == {1024}
 
 
-def test_compare_follows_the_windows_budget(qtbot, loaded, write_model):  # noqa: F811
-    compare = loaded.whatif.compare
-    loaded.whatif.compare_dock.raise_()
+def test_compare_follows_the_windows_budget(qtbot, loaded, whatif, write_model):  # noqa: F811
+    compare = whatif.compare
+    whatif.compare_dock.raise_()
     second = write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")
     with qtbot.waitSignal(compare.secondLoaded, timeout=10000):
         compare.open_second(str(second))
@@ -85,19 +97,19 @@ def test_compare_follows_the_windows_budget(qtbot, loaded, write_model):  # noqa
     assert compare.model.rows()[-1].first == first.total
 
 
-def test_file_catalogue_opens_a_skeleton(qtbot, loaded):
+def test_file_catalogue_opens_a_skeleton(qtbot, loaded, whatif):
     entry = CATALOGUE[0]
-    with qtbot.waitSignal(loaded.whatif.sweep.sweepFinished, timeout=10000), \
+    with qtbot.waitSignal(whatif.sweep.sweepFinished, timeout=10000), \
             qtbot.waitSignal(loaded.modelLoaded, timeout=10000):
-        loaded.whatif.catalogue_menu.actions()[0].trigger()
+        whatif.catalogue_menu.actions()[0].trigger()
     assert loaded.current_model().path == str(catalogue_path(entry))
-    assert loaded.whatif.sweep.result().n_layer == loaded.current_model().n_layer
+    assert whatif.sweep.result().n_layer == loaded.current_model().n_layer
 
 
-def test_file_export_writes_the_windows_plan(qtbot, loaded, tmp_path):
+def test_file_export_writes_the_windows_plan(qtbot, loaded, whatif, tmp_path):
     path = tmp_path / "plan.json"
-    with qtbot.waitSignal(loaded.whatif.export_menu.exported):
-        assert loaded.whatif.export_menu.export("json", str(path))
+    with qtbot.waitSignal(whatif.export_menu.exported):
+        assert whatif.export_menu.export("json", str(path))
     assert json.loads(path.read_text()) == plan_dict(loaded.current_plan())
     assert "Exported" in loaded.statusBar().currentMessage()
 
@@ -107,29 +119,29 @@ def waiter(qtbot):
     return lambda done, signals: qtbot.waitUntil(done, timeout=10000)
 
 
-def test_screenshot_views_wait_for_their_numbers(qtbot, loaded, write_model):  # noqa: F811
+def test_screenshot_views_wait_for_their_numbers(qtbot, loaded, whatif, write_model):  # noqa: F811
     loaded.apply_request(ctx=512)
-    assert prepare_view(loaded, loaded.whatif, "sweep", None, waiter(qtbot)) is None
-    assert {row.ctx for row in loaded.whatif.sweep.result().rows} == {512}
-    assert not loaded.whatif.sweep_dock.visibleRegion().isEmpty()
+    assert prepare_view(loaded, whatif, "sweep", None, waiter(qtbot)) is None
+    assert {row.ctx for row in whatif.sweep.result().rows} == {512}
+    assert not whatif.sweep_dock.visibleRegion().isEmpty()
     second = write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")
-    assert prepare_view(loaded, loaded.whatif, "compare", str(second), waiter(qtbot)) is None
-    assert loaded.whatif.compare.model.rowCount() > 0
-    qtbot.waitUntil(lambda: not loaded.whatif.compare_dock.visibleRegion().isEmpty())
-    assert loaded.whatif.sweep_dock.visibleRegion().isEmpty()  # the tab behind
+    assert prepare_view(loaded, whatif, "compare", str(second), waiter(qtbot)) is None
+    assert whatif.compare.model.rowCount() > 0
+    qtbot.waitUntil(lambda: not whatif.compare_dock.visibleRegion().isEmpty())
+    assert whatif.sweep_dock.visibleRegion().isEmpty()  # the tab behind
 
 
 @pytest.mark.parametrize("second, message", [
     (None, "--view compare needs --compare FILE (the second model)"),
     ("missing.gguf", "the second model cannot be compared: "),
 ])
-def test_screenshot_compare_failures_are_one_line(qtbot, loaded, second, message):
-    error = prepare_view(loaded, loaded.whatif, "compare", second, waiter(qtbot))
+def test_screenshot_compare_failures_are_one_line(qtbot, loaded, whatif, second, message):
+    error = prepare_view(loaded, whatif, "compare", second, waiter(qtbot))
     assert error.startswith(message) and "\n" not in error
 
 
-def test_a_drag_sweeps_once_when_the_controls_settle(qtbot, loaded):
-    sweep, follower = loaded.whatif.sweep, loaded.whatif.follower
+def test_a_drag_sweeps_once_when_the_controls_settle(qtbot, loaded, whatif):
+    sweep, follower = whatif.sweep, whatif.follower
     finished = []
     sweep.sweepFinished.connect(lambda: finished.append(sweep.result()))
     for ctx in (512, 640, 768, 896):
@@ -142,8 +154,7 @@ def test_a_drag_sweeps_once_when_the_controls_settle(qtbot, loaded):
     assert {row.ctx for row in finished[0].rows} == {896}
 
 
-def test_a_hidden_sweep_waits_until_it_is_shown(qtbot, loaded):
-    whatif = loaded.whatif
+def test_a_hidden_sweep_waits_until_it_is_shown(qtbot, loaded, whatif):
     before = whatif.sweep.result()
     whatif.compare_dock.raise_()
     qtbot.waitUntil(lambda: not shows(whatif.sweep_dock))
@@ -155,8 +166,7 @@ def test_a_hidden_sweep_waits_until_it_is_shown(qtbot, loaded):
     assert {row.ctx for row in whatif.sweep.result().rows} == {512}
 
 
-def test_a_hidden_compare_replans_when_it_is_shown(qtbot, loaded, write_model):  # noqa: F811
-    whatif = loaded.whatif
+def test_a_hidden_compare_replans_when_it_is_shown(qtbot, loaded, whatif, write_model):  # noqa: F811
     whatif.compare_dock.raise_()
     qtbot.waitUntil(lambda: shows(whatif.compare_dock))
     with qtbot.waitSignal(whatif.compare.secondLoaded, timeout=10000):

@@ -17,6 +17,7 @@ Rule 4: cgroup files are looked up under each mount (v2 at the root or `unified/
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
 from dataclasses import replace
@@ -43,6 +44,8 @@ V2_FILES = ("memory.max", "memory.current", "memory.stat")
 V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat")
 NVML_CLOCK_MEM = 2  # nvml.h nvmlClockType_t NVML_CLOCK_MEM
 
+log = logging.getLogger(__name__)
+
 
 def probe_hardware(
     nvml: ModuleType | Any | None = None,
@@ -64,6 +67,11 @@ def probe_hardware(
     apple = read_apple(sysctl or run_sysctl) if platform == "darwin" else None
     gpus, gpu_error = gpus_from_readings(nvidia, nvml_error, read_cards(Path(drm_root), amdsmi), apple,
                                          host.host_total, host.host_available)
+    for reason in (host_error, gpu_error):
+        if reason:
+            log.info("probe: %s", reason)
+    log.debug("probe: host %d of %d bytes available, %d cgroup level(s), %d GPU(s)",
+              host.host_available, host.host_total, len(cgroups), len(gpus))
     return replace(host, gpus=gpus, gpu_error=gpu_error)
 
 

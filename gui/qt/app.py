@@ -1,32 +1,73 @@
-"""The Qt application around the window: the interactive run, and the offscreen screenshot.
+"""The composition root: builds the window and installs its add-ons; runs it, or shoots it offscreen.
 
-Kept apart from `launch.py` so argument errors are reported without importing Qt.
+Rule 1: `compose` is the one place that knows both the window and what extends it: it builds
+        the `MainWindow`, installs the what-if add-on through the window's host protocol, and
+        adds Help ▸ Show log folder. Nothing else imports the add-ons into the window.
+Rule 2: the interactive run logs to a rotating file in the platform's state folder
+        (`log_file`); an exception nobody caught on the GUI thread goes there with its traceback.
+Rule 3: kept apart from `launch.py` so argument errors are reported without importing Qt.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Callable, Sequence
 
 from PySide6.QtCore import (
     QEvent, QEventLoop, QMessageLogContext, QSettings, QThreadPool, QTimer, QtMsgType, SignalInstance, qInstallMessageHandler,
 )
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
+from gguf_budget.core import ModelSpec, load_model
+from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.gui.qt.app_icon import app_icon
+from gguf_budget.gui.qt.log_file import UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
 from gguf_budget.gui.qt.main_window import MainWindow
 from gguf_budget.gui.qt.whatif.screens import prepare_view
+from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
 
 SCREENSHOT_SIZE = (1440, 900)
 WAIT_MS = 60_000
 POOL_WAIT_MS = 10_000
 
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Explorer:
+    """The app as `compose` builds it: the window and the what-if add-on installed on it."""
+
+    window: MainWindow
+    whatif: WhatIf
+
+
+def compose(
+    settings: QSettings | None = None,
+    *,
+    load_backend: Callable[[str], ModelSpec] = load_model,
+    probe_backend: Callable[[], HardwareSnapshot] = probe_hardware,
+    compare_backend: Callable[[str], ModelSpec] = load_model,
+    log_folder: Path | None = None,
+    open_url: UrlOpener = QDesktopServices.openUrl,
+) -> Explorer:
+    """Rule 1: the window, its what-if add-on and Help ▸ Show log folder (`log_folder`, or the platform's)."""
+    window = MainWindow(settings=settings, load_backend=load_backend, probe_backend=probe_backend)
+    whatif = install_whatif(window, compare_backend)
+    add_show_log_folder(window.help_menu, log_folder or default_log_folder(), open_url)
+    return Explorer(window, whatif)
+
 
 def application() -> QApplication:
-    app = QApplication.instance() or QApplication([sys.argv[0]])
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
     app.setOrganizationName("gguf-budget")
     app.setApplicationName("gguf-budget")
     app.setApplicationDisplayName("GGUF Budget Explorer")
@@ -34,9 +75,11 @@ def application() -> QApplication:
     return app
 
 
-def open_window(options: argparse.Namespace, settings: QSettings | None = None) -> MainWindow:
+def open_window(options: argparse.Namespace, settings: QSettings | None = None,
+                log_folder: Path | None = None) -> Explorer:
     """Show the window and start loading FILE; `--budget`/`--ctx` apply once the model is planned."""
-    window = MainWindow(settings=settings)
+    explorer = compose(settings, log_folder=log_folder)
+    window = explorer.window
     if options.budget is not None or options.ctx is not None:
         def first_load() -> None:
             window.modelLoaded.disconnect(first_load)
@@ -45,15 +88,27 @@ def open_window(options: argparse.Namespace, settings: QSettings | None = None) 
         window.modelLoaded.connect(first_load)
     window.show()
     window.open_path(options.file)
-    return window
+    return explorer
+
+
+def log_uncaught(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+    """Rule 2: `sys.excepthook` while the window runs: a bug in a slot is logged with its traceback."""
+    log.critical("internal error on the GUI thread", exc_info=(kind, error, trace))
 
 
 def run_window(options: argparse.Namespace) -> int:
-    """The interactive app: runs until the window is closed."""
+    """The interactive app: runs until the window is closed, logging to the platform's state folder."""
     app = application()
-    window = open_window(options)
-    code = app.exec()
-    _dispose(window)
+    folder = default_log_folder()
+    handler = start_log_file(folder)
+    sys.excepthook = log_uncaught
+    try:
+        explorer = open_window(options, log_folder=folder)
+        code = app.exec()
+        _dispose(explorer.window)
+    finally:
+        sys.excepthook = sys.__excepthook__
+        stop_log_file(handler)
     return code
 
 
@@ -83,13 +138,13 @@ def run_screenshot(options: argparse.Namespace, settings_file: Path) -> str | No
     """Render the window to `options.screenshot`; returns an error message, or None on success."""
     qInstallMessageHandler(_offscreen_messages)
     application()
-    window = MainWindow(settings=QSettings(str(settings_file), QSettings.Format.IniFormat))
-    window.resize(*SCREENSHOT_SIZE)
-    window.show()
+    explorer = compose(QSettings(str(settings_file), QSettings.Format.IniFormat))
+    explorer.window.resize(*SCREENSHOT_SIZE)
+    explorer.window.show()
     try:
-        return _shoot(window, options)
+        return shoot(explorer, options)
     finally:
-        _dispose(window)
+        _dispose(explorer.window)
 
 
 def _dispose(window: MainWindow) -> None:
@@ -100,7 +155,9 @@ def _dispose(window: MainWindow) -> None:
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
-def _shoot(window: MainWindow, options: argparse.Namespace) -> str | None:
+def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
+    """Open FILE, wait for its plan and the probe, bring `--view` up and save the window as a PNG."""
+    window = explorer.window
     failure: list[str] = []
     window.loadFailed.connect(failure.append)
     window.open_path(options.file)
@@ -110,7 +167,7 @@ def _shoot(window: MainWindow, options: argparse.Namespace) -> str | None:
         return failure[0] if failure else "the model did not load in time"
     _wait_for(lambda: window.snapshot() is not None, (window.hardwareProbed,))
     window.apply_request(options.budget, options.ctx)
-    error = prepare_view(window, window.whatif, options.view, options.compare, _wait_for)
+    error = prepare_view(window, explorer.whatif, options.view, options.compare, _wait_for)
     if error:
         return error
     QApplication.processEvents()

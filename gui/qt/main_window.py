@@ -16,13 +16,14 @@ Rule 5: the window computes no bytes: plans come from `plan_memory`, thresholds 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Callable
+from typing import Callable, Sequence
 
+import pyqtgraph as pg
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgressBar, QVBoxLayout, QWidget
 
-from gguf_budget.core import ModelLoadError, ModelSpec, PlanError, load_model
+from gguf_budget.core import BudgetError, ModelSpec, load_model
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
@@ -39,11 +40,11 @@ from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
 from gguf_budget.gui.qt.layout import build_body
 from gguf_budget.gui.qt.machine.machine_link import MachineLink
 from gguf_budget.gui.qt.settings import ExplorerSettings, load_settings, save_settings, with_recent
-from gguf_budget.gui.qt.whatif.wiring import install_whatif
 from gguf_budget.gui.qt.theme import error_style
 
 UNKNOWN_CONTEXT = 32768
 SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25
+STATUS_MS = 5000
 
 
 class MainWindow(QMainWindow):
@@ -81,8 +82,7 @@ class MainWindow(QMainWindow):
         self._range_dirty = True
         self.recompute_count = 0
         self._build()
-        self.whatif = install_whatif(self)
-        self._loader = BackgroundCall(load_backend, (ModelLoadError, OSError), self)
+        self._loader = BackgroundCall(load_backend, parent=self)
         self._loader.succeeded.connect(self._loaded)
         self._loader.failed.connect(self._load_failed)
         self.machine = MachineLink(self.body.hardware, probe_backend, self)
@@ -111,7 +111,10 @@ class MainWindow(QMainWindow):
         self.busy.hide()
         self.statusBar().addPermanentWidget(self.busy)
         self.file_menu = FileMenu(self, self.open_path)
-        about = self.menuBar().addMenu("&Help").addAction("&About GGUF Budget Explorer")
+        self.help_menu = QMenu("&Help", self)
+        self.help_menu.setObjectName("helpMenu")
+        self.menuBar().addMenu(self.help_menu)
+        about = self.help_menu.addAction("&About GGUF Budget Explorer")
         about.setObjectName("aboutAction")
         about.triggered.connect(lambda: show_about(self))
         panel = self.body.plan
@@ -185,6 +188,28 @@ class MainWindow(QMainWindow):
         return ExplorerSettings(budget_bytes=budget.exact_bytes() or None, unlimited=budget.unlimited.isChecked(),
                                 ctx=self._ctx_request, recent=self._saved.recent, **knobs)
 
+    # -- hooks for add-ons (gui.qt.whatif.host) ---------------------------------------
+
+    def ledger_chart(self) -> pg.GraphicsLayoutWidget:
+        return self.body.plan.chart
+
+    def show_status(self, message: str) -> None:
+        self.statusBar().showMessage(message, STATUS_MS)
+
+    def add_docks(self, docks: Sequence[QDockWidget], height: int) -> None:
+        """Dock these along the bottom, tabbed together, the first in front, `height` pixels tall."""
+        for dock in docks:
+            self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+        for dock in docks[1:]:
+            self.tabifyDockWidget(docks[0], dock)
+        if docks:
+            docks[0].raise_()
+            self.resizeDocks([docks[0]], [height], Qt.Orientation.Vertical)
+
+    def add_menu(self, menu: QMenu) -> None:
+        """Put `menu` in the menu bar after File, before Help."""
+        self.menuBar().insertMenu(self.help_menu.menuAction(), menu)
+
     def save_settings(self) -> None:
         self._saved = self.settings()
         save_settings(self._store, self._saved)
@@ -207,7 +232,7 @@ class MainWindow(QMainWindow):
         self.file_menu.set_recent(self._saved.recent)
         self._range_dirty = True
         self._recompute(new_model=True)
-        self.statusBar().showMessage(f"Loaded {safe_text(spec.path, 200)}", 5000)
+        self.statusBar().showMessage(f"Loaded {safe_text(spec.path, 200)}", STATUS_MS)
         self.save_settings()
         self.modelLoaded.emit()
 
@@ -215,7 +240,7 @@ class MainWindow(QMainWindow):
         self.busy.hide()
         self.load_error.setText(f"Could not open the model: {safe_text(message, 300)}")
         self.load_error.show()
-        self.statusBar().showMessage("Load failed; the previous model is still shown", 5000)
+        self.statusBar().showMessage("Load failed; the previous model is still shown", STATUS_MS)
         self.loadFailed.emit(message)
 
     # -- planning ---------------------------------------------------------------------
@@ -237,7 +262,7 @@ class MainWindow(QMainWindow):
             if self._range_dirty:
                 self._update_budget_range(new_model)
             plan = plan_memory(self._model, self.request())
-        except PlanError as e:
+        except BudgetError as e:
             self._plan = None
             self.banner.show_state(BannerState.ERROR, f"CANNOT PLAN — {e}")
             self.body.plan.clear_plan(str(e))

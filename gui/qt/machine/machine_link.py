@@ -1,7 +1,9 @@
 """Keeps the machine panel's fit estimate in step with the probe, the what-if editor and the plan.
 
 Rule 1: the probe runs off the GUI thread (`BackgroundCall`) at start and on Refresh; its
-        backend is injected, so tests pass a function that returns a recorded snapshot.
+        backend is injected, so tests pass a function that returns a recorded snapshot. A probe
+        that fails (it should answer with reasons, not raise) says why on the panel and
+        leaves Refresh enabled, with the last snapshot still judged.
 Rule 2: the machine judged is the hypothetical one while its box is ticked, else the probe's.
 Rule 3: the fit is re-estimated at the plan's ctx and KV type whenever the model, ctx or KV
         type of the plan, the machine, a reserve or the GPU layer override changes — not on a
@@ -28,9 +30,11 @@ class MachineLink(QObject):
 
     Signals:
         probed(): a probe answered and its snapshot (and fit) is on screen.
+        probeFailed(str): a probe failed; the panel says why (one line).
     """
 
     probed = Signal()
+    probeFailed = Signal(str)
 
     def __init__(self, panel: HardwarePanel, probe_backend: Callable[[], HardwareSnapshot], parent: QObject):
         super().__init__(parent)
@@ -40,8 +44,9 @@ class MachineLink(QObject):
         self._model: ModelSpec | None = None
         self._ctx: int | None = None
         self._kv_type = "f16"
-        self._prober = BackgroundCall(probe_backend, (), self)
+        self._prober = BackgroundCall(probe_backend, parent=self)
         self._prober.succeeded.connect(self._answered)
+        self._prober.failed.connect(self._probe_failed)
         panel.refreshRequested.connect(self.refresh)
         panel.changed.connect(self.machine_changed)
 
@@ -73,6 +78,11 @@ class MachineLink(QObject):
         self._panel.refresh.setEnabled(True)
         self.machine_changed()
         self.probed.emit()
+
+    def _probe_failed(self, message: str) -> None:
+        self._panel.refresh.setEnabled(True)
+        self._panel.show_probe_failure(message)
+        self.probeFailed.emit(message)
 
     def _estimate(self) -> None:
         snapshot = self.snapshot()

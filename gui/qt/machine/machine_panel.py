@@ -21,6 +21,7 @@ from gguf_budget.core.fit.gpu_split import parse_tensor_split
 from gguf_budget.core.views.fit_report import offload_rows, verdict_text
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.machine_view import (
     claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
@@ -60,6 +61,7 @@ class HardwarePanel(QGroupBox):
         super().__init__("Machine", parent)
         self.setObjectName("hardwarePanel")
         self._snapshot: HardwareSnapshot | None = None
+        self._probe_failure: str | None = None
         self.age = _label(self, "snapshotAge")
         self.refresh = QPushButton("Refresh", self, objectName="refreshHardware")
         self.refresh.setToolTip("Probe host RAM and the GPUs again")
@@ -154,6 +156,7 @@ class HardwarePanel(QGroupBox):
 
     def show_snapshot(self, snapshot: HardwareSnapshot) -> None:
         self._snapshot = snapshot
+        self._probe_failure = None
         self._show_age()
         status = gpu_status(snapshot)
         self.gpu_status.setText(status)
@@ -186,6 +189,13 @@ class HardwarePanel(QGroupBox):
             self.gpu_box.addWidget(bar)
             self.gpu_bars.append(bar)
 
+    def show_probe_failure(self, message: str) -> None:
+        """The last probe failed: say why until the next snapshot is shown."""
+        self._probe_failure = message
+        self._show_age()
+
     def _show_age(self) -> None:
-        if self._snapshot is not None:
+        if self._probe_failure is not None:
+            self.age.setText(f"Probe failed: {safe_text(self._probe_failure, 200)}")
+        elif self._snapshot is not None:
             self.age.setText(snapshot_when(self._snapshot, time.time()).capitalize())

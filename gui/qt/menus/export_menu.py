@@ -10,6 +10,7 @@ Rule 3: a failed write says why in a (non-blocking) message box and emits `expor
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -21,6 +22,8 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
 
 from gguf_budget.gui.qt.menus import export_files as files
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -103,8 +106,10 @@ class ExportMenu(QMenu):
         try:
             self._write(kind, path)
         except files.ExportError as e:
+            log.info("export %s to %s failed: %s", kind, path, e)
             self._fail(str(e))
             return False
+        log.info("exported %s to %s", kind, path)
         self.exported.emit(str(path))
         return True
 

@@ -23,18 +23,21 @@ def gguf_paths(mime: QMimeData) -> list[str]:
 
 
 class FileMenu:
-    """The File menu of a main window; `open_path` is called with the chosen file."""
+    """The File menu of a main window; `open_path` is called with the chosen file.
+
+    `export_anchor` is the separator above Quit: add-ons insert their File entries before it.
+    """
 
     def __init__(self, window: QMainWindow, open_path: Callable[[str], None]):
         self._window = window
         self._open_path = open_path
-        menu = window.menuBar().addMenu("&File")
+        self.menu = menu = window.menuBar().addMenu("&File")
         self.open_action = QAction("&Open…", window, shortcut=QKeySequence.StandardKey.Open)
         self.open_action.triggered.connect(self.choose)
         menu.addAction(self.open_action)
         self.recent_menu = QMenu("Open &Recent", window, objectName="recentMenu")
         menu.addMenu(self.recent_menu)
-        menu.addSeparator()
+        self.export_anchor = menu.addSeparator()
         self.quit_action = QAction("&Quit", window, shortcut=QKeySequence("Ctrl+Q"))
         self.quit_action.triggered.connect(window.close)
         menu.addAction(self.quit_action)

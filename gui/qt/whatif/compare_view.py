@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy, QTableView, QVBoxLayout, QWidget,
 )
 
-from gguf_budget.core import BudgetRequest, MemoryPlan, ModelLoadError, ModelSpec, PlanError, load_model, plan_memory
+from gguf_budget.core import BudgetError, BudgetRequest, MemoryPlan, ModelSpec, load_model, plan_memory
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.compare_view import compare_rows, model_text
 
@@ -57,7 +57,7 @@ class CompareView(QWidget):
         self._first: tuple[ModelSpec, BudgetRequest, MemoryPlan | None] | None = None
         self._second: ModelSpec | None = None
         self._second_plan: MemoryPlan | None = None
-        self._loader = BackgroundCall(load_backend, (ModelLoadError, OSError), self)
+        self._loader = BackgroundCall(load_backend, parent=self)
         self._loader.succeeded.connect(self._loaded)
         self._loader.failed.connect(self._load_failed)
         self._build()
@@ -127,7 +127,7 @@ class CompareView(QWidget):
         self.open_button.setEnabled(True)
         try:
             self._show(spec)
-        except PlanError as e:
+        except BudgetError as e:
             message = f"Cannot plan the second model: {e}"
             self._show_error(message)
             self.secondFailed.emit(message)
@@ -145,13 +145,13 @@ class CompareView(QWidget):
             return
         try:
             self._show(self._second)
-        except PlanError as e:
+        except BudgetError as e:
             self._second_plan = None
             self.model.set_rows((), "First", "Second")
             self._show_error(f"Cannot plan the second model: {e}")
 
     def _show(self, spec: ModelSpec) -> None:
-        """Plan `spec` against the first plan and show both; PlanError leaves everything as it was."""
+        """Plan `spec` against the first plan and show both; a BudgetError leaves everything as it was."""
         first = self._first
         plan = first[2] if first else None
         second = plan_memory(spec, second_request(first[1], plan)) if first and plan else None

@@ -22,7 +22,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from gguf_budget.core import (
-    BudgetRequest, ModelSpec, PlanError, SweepResult, budget_range, budget_thresholds, sweep_budgets,
+    BudgetError, BudgetRequest, ModelSpec, SweepResult, budget_range, budget_thresholds, sweep_budgets,
 )
 from gguf_budget.core.views.sweep_view import summary_text
 
@@ -139,7 +139,7 @@ class SweepView(QWidget):
             if not self._custom_range:
                 self.range_edit.setText(default_range(*budget_thresholds(self._model, self._request)))
             budgets = budget_range(self.range_edit.text())
-        except (PlanError, ValueError) as e:
+        except BudgetError as e:
             self._idle(f"Cannot sweep: {e}")
             self.sweepFailed.emit(str(e))
             return

@@ -9,7 +9,9 @@ Rule 2: `merge_sweeps` joins the chunks into the result one `sweep_budgets` call
 Rule 3: only the latest sweep counts. `cancel()` (and `discard()`, and starting another sweep)
         raises the old sweep's flag and drops whatever it still sends; only `cancel()` emits
         `cancelled()` (at once).
-Rule 4: PlanError becomes `failed(str)`; anything else is a bug and is raised on the worker.
+Rule 4: every exception ends the sweep in `failed(str)`, never a sweep that stays busy: a
+        `BudgetError` (the planner refused) says its one line, anything else "internal error: …"
+        with its traceback in the log (`failure_text`, as for every worker).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from typing import Callable, Sequence
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from gguf_budget.core import BudgetRequest, ModelSpec, PlanError, SweepResult, sweep_budgets
+from gguf_budget.core import BudgetRequest, ModelSpec, SweepResult, sweep_budgets
+
+from gguf_budget.gui.qt.workers.background import EXPECTED, failure_text
 
 CHUNK_BUDGETS = 128
 SweepBackend = Callable[[ModelSpec, Sequence[int], BudgetRequest], SweepResult]
@@ -62,8 +66,8 @@ class _SweepJob(QRunnable):
                 return
             try:
                 parts.append(self._backend(self._model, chunk, self._request))
-            except PlanError as e:
-                self._relay.done.emit(self._ticket, False, str(e))
+            except Exception as e:  # noqa: BLE001 -- Rule 4: every failure must answer the GUI thread
+                self._relay.done.emit(self._ticket, False, failure_text(e, EXPECTED, "sweeping budgets"))
                 return
             done += len(chunk)
             self._relay.progress.emit(self._ticket, done, total)
@@ -76,7 +80,7 @@ class SweepWorker(QObject):
     Signals:
         progress(int, int): budgets planned so far, and how many in all.
         succeeded(object): the SweepResult, equal to one `sweep_budgets` call over all budgets.
-        failed(str): the planner refused the model or request (one line).
+        failed(str): the planner refused the model or request (one line), or "internal error: …".
         cancelled(): the sweep was cancelled; nothing more comes from it.
     """
 

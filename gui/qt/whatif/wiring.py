@@ -1,8 +1,9 @@
 """What-if analysis in the explorer window: the sweep and compare docks, File ▸ Catalogue and ▸ Export.
 
-Rule 1: `install_whatif(window)` adds everything to a built MainWindow and talks to it only
-        through its public API: `planChanged` (after every plan, or refusal), `current_model`,
-        `current_plan`, `request`, `apply_request` and `open_path`.
+Rule 1: the composition root (`gui.qt.app`) calls `install_whatif(host)` on a built window.
+        The add-on talks to it only through `WhatIfHost` (`whatif.host`): its signal, its
+        getters and setters, and its named hooks for docks and menus. It never imports the
+        window and never finds a menu by position.
 Rule 2: after every plan the sweep follows the window: a changed budget only moves the mark;
         a new model or request (ctx, knobs) stops the sweep running and sweeps again once the
         controls have been still for SWEEP_SETTLE_MS — and only while the sweep dock shows
@@ -18,7 +19,7 @@ Rule 4: the two docks share the bottom dock area as tabs; View ▸ shows or hide
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
@@ -29,11 +30,9 @@ from gguf_budget.core.safe_text import safe_text
 from gguf_budget.gui.qt.menus.catalogue_menu import CatalogueMenu
 from gguf_budget.gui.qt.whatif.compare_view import CompareView
 from gguf_budget.gui.qt.menus.export_menu import ExportMenu, ExportSources
+from gguf_budget.gui.qt.whatif.host import WhatIfHost
 from gguf_budget.gui.qt.whatif.sweep_view import SweepView, sweep_key
 from gguf_budget.gui.qt.throttle import Throttle
-
-if TYPE_CHECKING:
-    from gguf_budget.gui.qt.main_window import MainWindow
 
 DOCK_HEIGHT = 330
 SWEEP_SETTLE_MS = 300
@@ -54,17 +53,20 @@ class WhatIf:
     follower: _Follower
 
 
-def _dock(window: MainWindow, title: str, name: str, child: QWidget) -> QDockWidget:
-    dock = QDockWidget(title, window, objectName=name)
+def _dock(title: str, name: str, child: QWidget) -> QDockWidget:
+    dock = QDockWidget(title)
+    dock.setObjectName(name)
     dock.setWidget(child)
     dock.setAllowedAreas(Qt.DockWidgetArea.BottomDockWidgetArea | Qt.DockWidgetArea.TopDockWidgetArea)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
     return dock
 
 
-def _file_menu(window: MainWindow) -> QMenu:
-    """The window's File menu (the first menu of its menu bar)."""
-    return window.menuBar().actions()[0].menu()
+def _add_file_entries(host: WhatIfHost, catalogue: QMenu, export: QMenu) -> None:
+    """File ▸ Catalogue, a separator, ▸ Export: above the host's Quit section."""
+    menu, anchor = host.file_menu.menu, host.file_menu.export_anchor
+    menu.insertMenu(anchor, catalogue)
+    menu.insertSeparator(anchor)
+    menu.insertMenu(anchor, export)
 
 
 def shows(dock: QDockWidget) -> bool:
@@ -75,10 +77,10 @@ def shows(dock: QDockWidget) -> bool:
 class _Follower(QObject):
     """Rule 2: keeps the sweep and compare views in step with the window's plans, while they show."""
 
-    def __init__(self, window: MainWindow, sweep: SweepView, compare: CompareView,
+    def __init__(self, host: WhatIfHost, sweep: SweepView, compare: CompareView,
                  sweep_dock: QDockWidget, compare_dock: QDockWidget):
-        super().__init__(window)
-        self._window, self._sweep, self._compare = window, sweep, compare
+        super().__init__(sweep_dock)
+        self._host, self._sweep, self._compare = host, sweep, compare
         self._sweep_dock, self._compare_dock = sweep_dock, compare_dock
         self._swept: tuple[ModelSpec, BudgetRequest] | None = None
         self.timer = QTimer(self, singleShot=True, interval=SWEEP_SETTLE_MS)
@@ -93,10 +95,10 @@ class _Follower(QObject):
 
     def follow(self) -> None:
         """After every plan: move the budget mark; a new model or request sweeps once it settles."""
-        model = self._window.current_model()
+        model = self._host.current_model()
         if model is None:
             return
-        request = self._window.request()
+        request = self._host.request()
         if self._is_swept(model, request):
             self._sweep.set_budget(None if request.unlimited else request.budget_bytes)
         elif shows(self._sweep_dock):
@@ -111,10 +113,10 @@ class _Follower(QObject):
 
     def sweep_now(self) -> None:
         """Sweep the window's model and request now."""
-        model = self._window.current_model()
+        model = self._host.current_model()
         if model is None:
             return
-        request = self._window.request()
+        request = self._host.request()
         if self._swept is None or self._swept[0] is not model:
             self._sweep.set_model(model, request)
         else:
@@ -124,8 +126,8 @@ class _Follower(QObject):
 
     def _sweep_visibility(self, shown: bool) -> None:
         """A sweep dock that comes into view catches up at once."""
-        model = self._window.current_model()
-        if shown and model is not None and not self._is_swept(model, self._window.request()):
+        model = self._host.current_model()
+        if shown and model is not None and not self._is_swept(model, self._host.request()):
             self.timer.stop()
             self.sweep_now()
 
@@ -134,37 +136,28 @@ class _Follower(QObject):
             self._compare_now()
 
     def _compare_now(self) -> None:
-        model = self._window.current_model()
+        model = self._host.current_model()
         if model is not None:
-            self._compare.set_first(model, self._window.request(), self._window.current_plan())
+            self._compare.set_first(model, self._host.request(), self._host.current_plan())
 
 
-def install_whatif(window: MainWindow, compare_backend: Callable[[str], ModelSpec] = load_model) -> WhatIf:
-    """Add the sweep and compare docks and the Catalogue, Export and View menus to `window`."""
+def install_whatif(host: WhatIfHost, compare_backend: Callable[[str], ModelSpec] = load_model) -> WhatIf:
+    """Add the sweep and compare docks and the Catalogue, Export and View menus to the host window."""
+    window = host.window()
     sweep, compare = SweepView(parent=window), CompareView(compare_backend, window)
-    sweep_dock = _dock(window, "Budget sweep", "sweepDock", sweep)
-    compare_dock = _dock(window, "Compare models", "compareDock", compare)
-    window.tabifyDockWidget(sweep_dock, compare_dock)
-    sweep_dock.raise_()
-    window.resizeDocks([sweep_dock], [DOCK_HEIGHT], Qt.Orientation.Vertical)
-    follower = _Follower(window, sweep, compare, sweep_dock, compare_dock)
-    window.planChanged.connect(follower.follow)
-    sweep.budgetPicked.connect(lambda budget: window.apply_request(budget_bytes=budget))
-    catalogue = CatalogueMenu(window.open_path, window)
-    export = ExportMenu(ExportSources(window.current_plan, window.current_model, lambda: window.body.plan.chart,
+    sweep_dock = _dock("Budget sweep", "sweepDock", sweep)
+    compare_dock = _dock("Compare models", "compareDock", compare)
+    host.add_docks((sweep_dock, compare_dock), DOCK_HEIGHT)
+    follower = _Follower(host, sweep, compare, sweep_dock, compare_dock)
+    host.planChanged.connect(follower.follow)
+    sweep.budgetPicked.connect(lambda budget: host.apply_request(budget_bytes=budget))
+    catalogue = CatalogueMenu(host.open_path, window)
+    export = ExportMenu(ExportSources(host.current_plan, host.current_model, host.ledger_chart,
                                       sweep.result, lambda: sweep.chart), window)
-    export.exported.connect(lambda path: window.statusBar().showMessage(f"Exported {safe_text(path, 200)}", 5000))
-    file_menu = _file_menu(window)
-    quit_separator = file_menu.actions()[-2]
-    file_menu.insertMenu(quit_separator, catalogue)
-    file_menu.insertSeparator(quit_separator)
-    file_menu.insertMenu(quit_separator, export)
+    export.exported.connect(lambda path: host.show_status(f"Exported {safe_text(path, 200)}"))
+    _add_file_entries(host, catalogue, export)
     view = QMenu("&View", window)
-    bar = window.menuBar()
-    if len(bar.actions()) > 1:
-        bar.insertMenu(bar.actions()[1], view)  # right after File
-    else:
-        bar.addMenu(view)
+    host.add_menu(view)
     view.addAction(sweep_dock.toggleViewAction())
     view.addAction(compare_dock.toggleViewAction())
     return WhatIf(sweep, compare, sweep_dock, compare_dock, catalogue, export, view, follower)

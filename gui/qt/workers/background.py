@@ -7,15 +7,34 @@ Rule 2: the backend runs on Qt's global thread pool; its result comes back to th
 Rule 3: only the latest call counts: when a call is started before the previous one has
         answered, the previous answer is dropped, so a slow old load never overwrites a
         newer one.
-Rule 4: only the exception types the adapter was given become `failed`; anything else is
-        a bug and is raised on the worker thread (pytest-qt and Qt report it).
+Rule 4: every exception ends the call in `failed(str)`, so a busy indicator never waits
+        forever. The expected ones (`EXPECTED`: the core's `BudgetError`, the disk's `OSError`,
+        or the types the adapter was given) say their one line; anything else is a bug: it
+        says "internal error: …" and its traceback goes to the log (`failure_text`).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from gguf_budget.core.errors import BudgetError, one_line
+
+log = logging.getLogger(__name__)
+
+EXPECTED: tuple[type[Exception], ...] = (BudgetError, OSError)
+
+
+def failure_text(error: Exception, expected: tuple[type[Exception], ...], doing: str) -> str:
+    """Rule 4: the line to show for `error`, met while `doing`; an unexpected one is logged with its traceback."""
+    if isinstance(error, expected):
+        log.info("%s failed: %s", doing, one_line(error))
+        return one_line(error)
+    log.error("internal error while %s", doing, exc_info=error)
+    detail = f": {one_line(error)}" if str(error).strip() else ""
+    return f"internal error: {type(error).__name__}{detail}"
 
 
 class _Relay(QObject):
@@ -25,15 +44,17 @@ class _Relay(QObject):
 
 
 class _Job(QRunnable):
-    def __init__(self, call: Callable[[], Any], errors: tuple[type[BaseException], ...], relay: _Relay, ticket: int):
+    def __init__(self, call: Callable[[], Any], expected: tuple[type[Exception], ...], doing: str,
+                 relay: _Relay, ticket: int):
         super().__init__()
-        self._call, self._errors, self._relay, self._ticket = call, errors, relay, ticket
+        self._call, self._expected, self._doing = call, expected, doing
+        self._relay, self._ticket = relay, ticket
 
     def run(self) -> None:
         try:
             result = self._call()
-        except self._errors as e:
-            self._relay.done.emit(self._ticket, False, str(e).splitlines()[0] if str(e) else type(e).__name__)
+        except Exception as e:  # noqa: BLE001 -- Rule 4: every failure must answer the GUI thread
+            self._relay.done.emit(self._ticket, False, failure_text(e, self._expected, self._doing))
             return
         self._relay.done.emit(self._ticket, True, result)
 
@@ -44,7 +65,7 @@ class BackgroundCall(QObject):
     Signals:
         started(): a call was started (e.g. to show a busy indicator).
         succeeded(object): the backend's return value.
-        failed(str): a one-line message from one of the expected exception types.
+        failed(str): a one-line message: the expected error's own, or "internal error: …".
     """
 
     started = Signal()
@@ -54,12 +75,12 @@ class BackgroundCall(QObject):
     def __init__(
         self,
         backend: Callable[..., Any],
-        errors: tuple[type[BaseException], ...] = (),
+        expected: tuple[type[Exception], ...] = EXPECTED,
         parent: QObject | None = None,
     ):
         super().__init__(parent)
         self._backend = backend
-        self._errors = errors
+        self._expected = expected
         self._relay = _Relay()  # parentless: a job may outlive this adapter; Qt drops its queued answer
         self._relay.done.connect(self._answer)
         self._ticket = 0
@@ -74,7 +95,8 @@ class BackgroundCall(QObject):
         self._ticket += 1
         self._pending = True
         self.started.emit()
-        job = _Job(lambda: self._backend(*args), self._errors, self._relay, self._ticket)
+        doing = f"calling {getattr(self._backend, '__qualname__', repr(self._backend))}{args!r}"
+        job = _Job(lambda: self._backend(*args), self._expected, doing, self._relay, self._ticket)
         QThreadPool.globalInstance().start(job)
 
     def _answer(self, ticket: int, ok: bool, payload: object) -> None:
