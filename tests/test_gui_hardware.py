@@ -1,16 +1,19 @@
 """The machine panel: the real probe on this machine, injected snapshots, what-if GPUs and reserves.
 
-The expected fit is always `estimate_fit` called directly with the window's model, snapshot
-and request; the probe is injected at its boundary (a callable returning a snapshot).
+The expected fit is always `estimate_fit` called directly with the model as the core loads
+it, the machine and the ctx, KV type and reserves the test set, never with what the window
+reports of itself; the probe is injected at its boundary (a callable returning a snapshot).
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 from gui_support import GIB, LLAMA70B, child, open_model, settle, small_machine
 from PySide6.QtCore import Qt
 
+from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import NVML_REASONS, hypothetical_machine, snapshot_from_readings
@@ -76,25 +79,32 @@ def tick_hypothetical(window, host: str, gpus: int, gpu_total: str) -> None:
     child(window, "hypotheticalBox").setChecked(True)
 
 
-def expected_fit(window, snapshot, **kw):
-    request = FitRequest(ctx=window.current_plan().ctx, kv_type=window.request().kv_type, **kw)
-    return estimate_fit(window.current_model(), snapshot, request)
+def expected_fit(model: ModelSpec, snapshot, ctx: int, **kw):
+    """The fit at the ctx the test asked for, the default KV type (f16) and any other FitRequest field."""
+    return estimate_fit(model, snapshot, FitRequest(ctx=ctx, kv_type="f16", **kw))
+
+
+def open_70b(qtbot, window, write_model) -> ModelSpec:
+    """Open the 70B shape in the window; returns it as the core loads it."""
+    path = write_model(LLAMA70B, name="70b.gguf")
+    open_model(qtbot, window, path)
+    return load_model(path)
 
 
 def test_a_hypothetical_24_gib_gpu_changes_the_split(qtbot, make_window, write_model):
     window = make_window()
-    model = open_model(qtbot, window, write_model(LLAMA70B, name="70b.gguf"))
+    model = open_70b(qtbot, window, write_model)
     window.apply_request(ctx=8192)
     qtbot.waitUntil(lambda: window.current_fit() is not None)
     before = window.current_fit()
-    assert before == expected_fit(window, small_machine())
+    assert before == expected_fit(model, small_machine(), 8192)
     assert before.gpu_layers == 0
 
     tick_hypothetical(window, "128G", 1, "24G")
     after = window.current_fit()
     machine = hypothetical_machine(128 * GIB, gpu_count=1, gpu_total=24 * GIB)
     assert window.snapshot() == machine
-    assert after == expected_fit(window, machine)
+    assert after == expected_fit(model, machine, 8192)
     assert 0 < after.gpu_layers < model.n_layer
     assert child(window, "gpuSplit").text().startswith(f"{after.gpu_layers} of {model.n_layer + 1} slots on GPU")
     assert child(window, "gpuBar0").pool().total == 24 * GIB
@@ -106,13 +116,15 @@ def test_a_hypothetical_24_gib_gpu_changes_the_split(qtbot, make_window, write_m
 
 def test_the_gpu_layer_spin_overrides_the_auto_split(qtbot, make_window, write_model):
     window = make_window()
-    model = open_model(qtbot, window, write_model(LLAMA70B, name="70b.gguf"))
+    model = open_70b(qtbot, window, write_model)
+    window.apply_request(ctx=4096)
     tick_hypothetical(window, "256G", 2, "80G")
     spin = child(window, "gpuLayersSpin")
     assert spin.text() == "auto" and spin.maximum() == model.n_layer + 1
     spin.setValue(10)
     fit = window.current_fit()
-    assert fit == expected_fit(window, window.snapshot(), gpu_layers=10)
+    machine = hypothetical_machine(256 * GIB, gpu_count=2, gpu_total=80 * GIB)
+    assert fit == expected_fit(model, machine, 4096, gpu_layers=10)
     output_layer = model.output_table_bytes + model.global_bytes.output_norm
     assert fit.weights.gpu_exact == sum(model.layer_bytes[-9:]) + output_layer  # output first, then 9 blocks
     assert fit.auto_gpu_layers == model.n_layer + 1
@@ -121,7 +133,9 @@ def test_the_gpu_layer_spin_overrides_the_auto_split(qtbot, make_window, write_m
 
 def test_reserves_are_editable_and_bad_machine_text_keeps_the_last_fit(qtbot, make_window, write_model):
     window = make_window()
-    open_model(qtbot, window, write_model())
+    path = write_model()
+    open_model(qtbot, window, path)
+    window.apply_request(ctx=2048)
     reserve = child(window, "reserveHost")
     reserve.setFocus()
     reserve.selectAll()
@@ -130,7 +144,7 @@ def test_reserves_are_editable_and_bad_machine_text_keeps_the_last_fit(qtbot, ma
     fit = window.current_fit()
     assert fit.reserves == Reserves(host=10 * GIB)
     assert child(window, "hostBar").pool().reserve == 10 * GIB
-    assert fit == expected_fit(window, small_machine(), reserves=Reserves(host=10 * GIB))
+    assert fit == expected_fit(load_model(path), small_machine(), 2048, reserves=Reserves(host=10 * GIB))
 
     host = child(window, "hypoHostAvailable")
     host.setText("lots")
@@ -140,18 +154,19 @@ def test_reserves_are_editable_and_bad_machine_text_keeps_the_last_fit(qtbot, ma
 
 
 def test_refresh_probes_again_off_the_gui_thread(qtbot, make_window, write_model):
-    calls = []
+    threads = []
 
     def probe():
-        calls.append(time.time())
+        threads.append(threading.current_thread())
         return small_machine()
 
     window = make_window(probe_backend=probe)
     open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: len(calls) == 1 and window.snapshot() is not None)
+    qtbot.waitUntil(lambda: len(threads) == 1 and window.snapshot() is not None)
     with qtbot.waitSignal(window.hardwareProbed):
         qtbot.mouseClick(child(window, "refreshHardware"), Qt.MouseButton.LeftButton)
-    assert len(calls) == 2
+    assert len(threads) == 2
+    assert threading.main_thread() not in threads
 
 
 def test_the_three_claims_stay_apart(qtbot, make_window, write_model):

@@ -8,15 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from gui_support import MIB
-from PySide6.QtCore import QThreadPool
+from gui_support import MIB, child, open_model
+from PySide6.QtCore import QPoint, QThreadPool
 from PySide6.QtGui import QColor, QImage
+from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core import load_model
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import no_display, parse_launch_args
 from gguf_budget.gui.qt.theme import BANNER_COLOURS
-from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, open_window
+from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, open_window, shoot
 from gguf_budget.resources import demo_model_path
 
 CLI = Path(sys.executable).with_name("gguf-budget")
@@ -27,9 +28,22 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([str(CLI), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
-def banner_colour(png: Path) -> str:
+def banner_colours(png: Path, window: QWidget) -> set[str]:
+    """The PNG's colours inside the banner's padding (left, right, top), where the banner sits in `window`."""
+    banner = child(window, "banner")
+    left, top = banner.mapTo(window, QPoint(0, 0)).toTuple()
+    right, middle = left + banner.width() - 1, top + banner.height() // 2
     image = QImage(str(png))
-    return image.pixelColor(13, 42).name().upper()  # inside the banner, left of its text
+    points = ((left + 4, middle), (right - 4, middle), (left + banner.width() // 2, top + 4))
+    return {image.pixelColor(x, y).name().upper() for x, y in points}
+
+
+@pytest.fixture
+def screen_window(qtbot, make_explorer):
+    """A composed window of the screenshot's size, as the screenshot lays it out."""
+    explorer = make_explorer()
+    explorer.window.resize(*SCREENSHOT_SIZE)
+    return explorer
 
 
 def test_no_file_means_the_bundled_demo():
@@ -66,22 +80,25 @@ def test_without_a_display_the_window_says_so_in_one_line(tmp_path):
     assert done.stderr.startswith("gguf-budget: no display") and done.stderr.count("\n") == 1
 
 
-def test_screenshot_of_the_demo_writes_a_full_window_png(tmp_path):
+def test_screenshot_of_the_demo_writes_a_full_window_png(qtbot, tmp_path, screen_window):
     out = tmp_path / "shot.png"
     done = run_cli("--screenshot", str(out), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     image = QImage(str(out))
     assert (image.width(), image.height()) == SCREENSHOT_SIZE
-    assert banner_colour(out) in {c.upper() for c in BANNER_COLOURS.values()}
+    open_model(qtbot, screen_window.window, demo_model_path())  # where the command's banner sits
+    [colour] = banner_colours(out, screen_window.window)
+    assert colour in {QColor(c).name().upper() for c in BANNER_COLOURS.values()}
 
 
 @pytest.mark.parametrize("budget, state", [("20M", "impossible"), ("90M", "feasible"), ("0", "unlimited")])
-def test_screenshot_budget_sets_the_banner(tmp_path, write_model, budget, state):
+def test_screenshot_budget_sets_the_banner(tmp_path, write_model, screen_window, budget, state):
     out = tmp_path / "shot.png"
-    done = run_cli(str(write_model()), "--budget", budget, "--ctx", "1024", "--screenshot", str(out), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert banner_colour(out) == QColor(BANNER_COLOURS[state]).name().upper()
+    options = parse_launch_args([str(write_model()), "--budget", budget, "--ctx", "1024", "--screenshot", str(out)])
+    assert shoot(screen_window, options) is None
+    assert child(screen_window.window, "banner").property("state") == state
+    assert banner_colours(out, screen_window.window) == {QColor(BANNER_COLOURS[state]).name().upper()}
 
 
 def test_screenshot_of_a_corrupt_file_exits_2_with_its_reason(tmp_path):

@@ -1,7 +1,9 @@
 """The window against the planner: every number on screen is the core's for the same request.
 
 Real widgets, real GGUF files, the real planner; offscreen Qt. The expected values are
-computed by calling `plan_memory` / `budget_thresholds` directly with the window's request.
+computed by calling `plan_memory` / `budget_thresholds` directly with a request built from
+the values the test set (a fresh window's knobs are the defaults: `BudgetRequest()`), never
+from the window's own `request()`, so a window that misreads a control fails.
 """
 
 from __future__ import annotations
@@ -17,15 +19,26 @@ from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QGraphicsView, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider, QSpinBox, QWidget,
 )
 
-from gguf_budget.core import LEDGER_LINES, budget_thresholds, plan_memory, plan_text
+from gguf_budget.core import LEDGER_LINES, BudgetRequest, budget_thresholds, load_model, plan_memory, plan_text
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.qt.main_window import MainWindow
 
 
 @pytest.fixture
-def loaded(qtbot, make_window, write_model) -> MainWindow:
+def model_path(write_model):
+    return write_model()
+
+
+@pytest.fixture
+def model(model_path):
+    """The model as the core loads it, apart from the window."""
+    return load_model(model_path)
+
+
+@pytest.fixture
+def loaded(qtbot, make_window, model_path) -> MainWindow:
     window = make_window()
-    open_model(qtbot, window, write_model())
+    open_model(qtbot, window, model_path)
     return window
 
 
@@ -38,21 +51,20 @@ def banner_state(window: MainWindow) -> str:
     return child(window, "banner").property("state")
 
 
-def test_the_budget_slider_spans_both_thresholds(loaded):
-    low, high = budget_thresholds(loaded.current_model(), loaded.request())
+def test_the_budget_slider_spans_both_thresholds(loaded, model):
+    low, high = budget_thresholds(model, BudgetRequest())
     slider = child(loaded, "budgetSlider")
     assert slider.minimum() * MIB < low
     assert slider.maximum() * MIB > high
 
 
-def test_dragging_across_the_minimum_flips_the_banner_exactly_where_plan_memory_says(qtbot, loaded):
-    model = loaded.current_model()
-    low, _ = budget_thresholds(model, loaded.request())
+def test_dragging_across_the_minimum_flips_the_banner_exactly_where_plan_memory_says(qtbot, loaded, model):
+    low, _ = budget_thresholds(model, BudgetRequest())
     edge = math.ceil(low / MIB)
     seen = {}
     for mib in range(edge - 3, edge + 4):
         slide_budget(qtbot, loaded, mib)
-        expected = plan_memory(model, replace(loaded.request(), budget_bytes=mib * MIB))
+        expected = plan_memory(model, BudgetRequest(budget_bytes=mib * MIB))
         assert loaded.current_plan() == expected
         seen[mib] = banner_state(loaded)
         assert seen[mib] == ("feasible" if expected.feasible else "impossible")
@@ -80,9 +92,8 @@ def stacked(items):
 
 
 @pytest.mark.parametrize("where", [0.5, 1.0, 1.02, 1.3, 2.0, 3.5, 1e9])
-def test_pinned_label_strip_and_every_bar_equal_the_core_ledger(qtbot, loaded, where):
-    model = loaded.current_model()
-    low, high = budget_thresholds(model, loaded.request())
+def test_pinned_label_strip_and_every_bar_equal_the_core_ledger(qtbot, loaded, model, where):
+    low, high = budget_thresholds(model, BudgetRequest())
     budget = int(low + (high - low) * where) if where < 1e9 else 64 << 30
     edit = child(loaded, "budgetEdit")
     edit.setFocus()
@@ -90,7 +101,7 @@ def test_pinned_label_strip_and_every_bar_equal_the_core_ledger(qtbot, loaded, w
     qtbot.keyClicks(edit, str(budget))
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     settle(qtbot, loaded)
-    expected = plan_memory(model, replace(loaded.request(), budget_bytes=budget))
+    expected = plan_memory(model, BudgetRequest(budget_bytes=budget))
     assert loaded.current_plan() == expected
     assert f"{expected.n_pinned} / {model.n_layer} layers pinned" in child(loaded, "pinnedLabel").text()
     cells = child(loaded, "layerStrip").cells()
@@ -115,14 +126,14 @@ def test_hovering_a_segment_names_its_exact_bytes(qtbot, loaded):
     assert chart.hover_text == "" and chart.tooltip("kv") == ""
 
 
-def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtbot, loaded):
-    model = loaded.current_model()
-    low, high = budget_thresholds(model, loaded.request())
-    slide_budget(qtbot, loaded, math.ceil((low + (high - low) // 3) / MIB))
+def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtbot, loaded, model):
+    low, high = budget_thresholds(model, BudgetRequest())
+    budget = math.ceil((low + (high - low) // 3) / MIB) * MIB
+    slide_budget(qtbot, loaded, budget // MIB)
     auto_plan = loaded.current_plan()
     ctx_slider, auto = child(loaded, "ctxSlider"), child(loaded, "ctxAuto")
     assert auto.isChecked() and loaded.request().ctx is None
-    assert auto_plan == plan_memory(model, loaded.request())
+    assert auto_plan == plan_memory(model, BudgetRequest(budget_bytes=budget))
     assert auto_plan.ctx_capped and auto_plan.ctx < model.context_length
     assert ctx_slider.value() == auto_plan.ctx
 
@@ -132,7 +143,7 @@ def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtb
     assert ctx_slider.value() == 1024
     explicit = loaded.current_plan()
     assert (explicit.ctx, explicit.ctx_explicit) == (1024, True)
-    assert explicit == plan_memory(model, replace(loaded.request(), ctx=1024))
+    assert explicit == plan_memory(model, BudgetRequest(budget_bytes=budget, ctx=1024))
 
     auto.setChecked(True)
     settle(qtbot, loaded)
@@ -159,9 +170,8 @@ def test_bad_budget_text_shows_an_error_and_keeps_the_last_plan(qtbot, loaded):
     assert loaded.current_plan().budget_bytes == 1536 * MIB
 
 
-def test_unlimited_and_force_states(qtbot, loaded):
-    model = loaded.current_model()
-    low, _ = budget_thresholds(model, loaded.request())
+def test_unlimited_and_force_states(qtbot, loaded, model):
+    low, _ = budget_thresholds(model, BudgetRequest())
     slide_budget(qtbot, loaded, low // MIB - 2)
     assert banner_state(loaded) == "impossible"
     assert "IMPOSSIBLE" in child(loaded, "banner").text()
@@ -170,7 +180,7 @@ def test_unlimited_and_force_states(qtbot, loaded):
     settle(qtbot, loaded)
     plan = loaded.current_plan()
     assert banner_state(loaded) == "overridden" and plan.overridden
-    assert plan == plan_memory(model, loaded.request())
+    assert plan == plan_memory(model, BudgetRequest(budget_bytes=(low // MIB - 2) * MIB, force=True))
 
     child(loaded, "budgetUnlimited").setChecked(True)
     settle(qtbot, loaded)
@@ -182,7 +192,9 @@ def test_unlimited_and_force_states(qtbot, loaded):
 @pytest.mark.parametrize("name, value, field", [
     ("buffersSpin", 1, "n_buffers"), ("headMode", "stream", "head_mode"), ("kvType", "q8_0", "kv_type"),
 ])
-def test_each_knob_reaches_the_request(qtbot, loaded, name, value, field):
+def test_each_knob_reaches_the_request(qtbot, loaded, model, name, value, field):
+    low, high = budget_thresholds(model, BudgetRequest())
+    slide_budget(qtbot, loaded, (low + high) // 2 // MIB)
     widget = child(loaded, name)
     if isinstance(value, int):
         widget.setValue(value)
@@ -190,7 +202,9 @@ def test_each_knob_reaches_the_request(qtbot, loaded, name, value, field):
         widget.setCurrentText(value)
     settle(qtbot, loaded)
     assert getattr(loaded.request(), field) == value
-    assert loaded.current_plan() == plan_memory(loaded.current_model(), loaded.request())
+    expected = BudgetRequest(budget_bytes=(low + high) // 2 // MIB * MIB, **{field: value})
+    assert loaded.request() == expected
+    assert loaded.current_plan() == plan_memory(model, expected)
 
 
 def test_a_slider_storm_costs_one_plan_not_one_per_tick(qtbot, loaded):

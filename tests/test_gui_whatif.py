@@ -10,7 +10,7 @@ from gguf.constants import GGMLQuantizationType as T
 from gui_support import MIB, WIDE, open_model, settle
 from PySide6.QtCore import QPointF, Qt
 
-from gguf_budget.core import budget_range, plan_dict, plan_memory, sweep_budgets
+from gguf_budget.core import BudgetRequest, budget_range, load_model, plan_dict, plan_memory, sweep_budgets
 from gguf_budget.core.model.catalogue import CATALOGUE, catalogue_path
 from gguf_budget.gui.qt.app import Explorer
 from gguf_budget.gui.qt.main_window import MainWindow
@@ -51,12 +51,12 @@ def test_the_menus_and_docks_are_in_place(loaded, whatif):
     assert loaded.tabifiedDockWidgets(whatif.sweep_dock) == [whatif.compare_dock]
 
 
-def test_the_sweep_is_of_the_windows_request(loaded, whatif):
+def test_the_sweep_is_of_the_windows_request(qtbot, loaded, whatif, model_path):
     sweep = whatif.sweep
-    request = loaded.request()
-    assert sweep.result() == sweep_budgets(loaded.current_model(), budget_range(sweep.range_edit.text()),
-                                           replace(request, budget_bytes=0, force=False))
-    assert {line.value() for line in sweep.chart.budget_lines} == {request.budget_bytes}
+    assert sweep.result() == sweep_budgets(load_model(model_path), budget_range(sweep.range_edit.text()),
+                                           BudgetRequest())
+    loaded.apply_request(budget_bytes=70 * MIB)
+    qtbot.waitUntil(lambda: {line.value() for line in sweep.chart.budget_lines} == {70 * MIB})
 
 
 def test_a_click_on_the_sweep_sets_the_budget_and_the_plan_follows(qtbot, loaded, whatif):
@@ -84,15 +84,16 @@ def test_a_budget_change_moves_the_mark_and_a_ctx_change_sweeps_again(qtbot, loa
     assert {row.ctx for row in sweep.result().rows} == {1024}
 
 
-def test_compare_follows_the_windows_budget(qtbot, loaded, whatif, write_model):  # noqa: F811
+def test_compare_follows_the_windows_budget(qtbot, loaded, whatif, model_path, write_model):  # noqa: F811
     compare = whatif.compare
     whatif.compare_dock.raise_()
     second = write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")
     with qtbot.waitSignal(compare.secondLoaded, timeout=10000):
         compare.open_second(str(second))
     loaded.apply_request(budget_bytes=64 * MIB)
-    first = loaded.current_plan()
-    expected = plan_memory(compare.second_model(), replace(loaded.request(), ctx=first.ctx))
+    first = plan_memory(load_model(model_path), BudgetRequest(budget_bytes=64 * MIB))
+    assert loaded.current_plan() == first
+    expected = plan_memory(load_model(second), BudgetRequest(budget_bytes=64 * MIB, ctx=first.ctx))
     qtbot.waitUntil(lambda: compare.second_plan() == expected)
     assert compare.model.rows()[-1].first == first.total
 

@@ -1,4 +1,8 @@
-"""`--screenshot --view sweep|compare [--compare FILE2]`: the what-if views as PNGs, bad combinations exit 2."""
+"""`--screenshot --view sweep|compare [--compare FILE2]`: the what-if views as PNGs, bad combinations exit 2.
+
+The real command is run for the exit codes and the file; what the picture shows is checked
+in-process, where `shoot` (the command's own code) leaves the window to look at.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,17 @@ from pathlib import Path
 import pytest
 from gguf.constants import GGMLQuantizationType as T
 from gui_support import WIDE
+from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QWidget
 
+from gguf_budget.core import load_model
 from gguf_budget.gui.cli import main
+from gguf_budget.gui.cli.launch import parse_launch_args
+from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, Explorer
+from gguf_budget.gui.qt.app import shoot as shoot_window
+from gguf_budget.gui.qt.whatif.compare_view import column_title
+from gguf_budget.gui.qt.whatif.wiring import shows
 
 CLI = Path(sys.executable).with_name("gguf-budget")
 
@@ -32,6 +44,50 @@ def test_a_view_screenshot_is_written(tmp_path, write_model, view):  # noqa: F81
     assert (done.returncode, done.stderr) == (0, "")
     image = QImage(str(out))
     assert image.width() == 1440 and image.height() >= 900
+
+
+@pytest.fixture
+def shot(make_explorer, tmp_path):
+    """Run the screenshot code in-process on a composed window; returns the window's parts and the PNG."""
+
+    def take(*args: str) -> tuple[Explorer, QImage]:
+        explorer = make_explorer()
+        explorer.window.resize(*SCREENSHOT_SIZE)
+        out = tmp_path / "shot.png"
+        assert shoot_window(explorer, parse_launch_args([*args, "--screenshot", str(out)])) is None
+        return explorer, QImage(str(out))
+
+    return take
+
+
+def colours_in(image: QImage, window: QWidget, widget: QWidget) -> int:
+    """How many colours the PNG has where `widget` sits (every 4th pixel): a drawn view has many."""
+    area = QRect(widget.mapTo(window, QPoint(0, 0)), widget.size())
+    return len({image.pixel(x, y) for x in range(area.left(), area.right(), 4)
+                for y in range(area.top(), area.bottom(), 4)})
+
+
+def test_a_sweep_screenshot_shows_the_sweep_of_the_plan(shot, write_model):
+    explorer, image = shot(str(write_model()), "--budget", "64M", "--ctx", "512", "--view", "sweep")
+    whatif, window = explorer.whatif, explorer.window
+    assert shows(whatif.sweep_dock) and not shows(whatif.compare_dock)
+    rows = whatif.sweep.result().rows
+    budgets, totals = whatif.sweep.chart.curves["total"].getData()
+    assert len(rows) > 10 and {row.ctx for row in rows} == {512}
+    assert list(budgets) == [row.budget for row in rows] and list(totals) == [row.total for row in rows]
+    assert colours_in(image, window, whatif.sweep.chart) > 20
+
+
+def test_a_compare_screenshot_shows_both_models(shot, write_model):
+    first, second = write_model(), write_model(replace(WIDE, weight_type=T.Q4_K), name="q4.gguf")
+    explorer, image = shot(str(first), "--budget", "64M", "--view", "compare", "--compare", str(second))
+    whatif, window = explorer.whatif, explorer.window
+    assert shows(whatif.compare_dock) and not shows(whatif.sweep_dock)
+    table = whatif.compare.model
+    headers = [table.headerData(c, Qt.Orientation.Horizontal) for c in (1, 2)]
+    assert headers == [column_title(load_model(first)), column_title(load_model(second))] == ["wide.gguf", "q4.gguf"]
+    assert table.rowCount() > 5 and table.rows()[-1].first == window.current_plan().total
+    assert colours_in(image, window, whatif.compare) > 20
 
 
 def test_a_second_model_that_cannot_load_exits_2(tmp_path, write_model):  # noqa: F811
