@@ -19,8 +19,10 @@ from gguf_budget.core import (
     BudgetError, BudgetRequest, GGUFFormatError, ModelLoadError, PlanError, RequestError, budget_range, sweep_budgets,
 )
 from gguf_budget.core.errors import one_line
+from gguf_budget.core.fit.gpu_split import parse_tensor_split
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_gpus
+from gguf_budget.core.machine.presets import find_preset, parse_presets
 from gguf_budget.core.model.catalogue import CatalogueEntry, find_entry
 from gguf_budget.core.units import parse_size
 from gguf_budget.gui.cli import main
@@ -60,7 +62,7 @@ def _entry(**kw) -> CatalogueEntry:
     return CatalogueEntry(**{**fields, **kw})
 
 
-# Every place the core validates a value it was given (the 24 sites that raised ValueError).
+# Places the core validates a value it was given (each raised a bare ValueError before).
 OUT_OF_BOUNDS: dict[str, Callable[[], object]] = {
     "budget below 0": lambda: BudgetRequest(budget_bytes=-1),
     "budget beyond 2^63-1": lambda: BudgetRequest(budget_bytes=2**63),
@@ -88,6 +90,10 @@ OUT_OF_BOUNDS: dict[str, Callable[[], object]] = {
     "catalogue name": lambda: find_entry("no-such-model"),
     "catalogue entry name": lambda: _entry(name="Tiny Model"),
     "catalogue entry size": lambda: _entry(published_file_bytes=0),
+    "tensor split share": lambda: parse_tensor_split("3,x"),
+    "tensor split negative": lambda: parse_tensor_split("1,-1"),
+    "preset name": lambda: find_preset("no such gpu"),
+    "no preset named": lambda: parse_presets(" , "),
 }
 
 

@@ -7,7 +7,8 @@ from gguf_factory import ArchDesc
 from gui_support import GIB, LLAMA70B, child, open_model
 from PySide6.QtGui import QGuiApplication
 
-from gguf_budget.core.fit.estimate import FitRequest, Reserves, estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.views.machine_view import pool_bars

@@ -41,6 +41,7 @@ import struct
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.gpu import GpuInfo
 
 MAX_TENSOR_SPLIT = 16  # llama.cpp's LLAMA_MAX_DEVICES: -ts takes fewer entries than that
@@ -86,18 +87,18 @@ def split_shares(gpu_free: Sequence[int], tensor_split: Sequence[float] | None =
 
 def parse_tensor_split(text: str) -> tuple[float, ...] | None:
     """'3,1' or '3/1' (llama.cpp splits -ts on commas and slashes) → (3.0, 1.0); '' → None (by free memory).
-    Every share must be a finite number of 0 or more (ValueError in words otherwise)."""
+    Every share must be a finite number of 0 or more (RequestError in words otherwise)."""
     parts = [p for p in re.split(r"[,/]+", text.strip()) if p.strip()]
     if not parts:
         return None
     try:
         shares = tuple(float(p) for p in parts)
     except ValueError:
-        raise ValueError(f"not a list of shares: {text.strip()!r} (try 1,1 or 3,1)") from None
+        raise RequestError(f"not a list of shares: {text.strip()!r} (try 1,1 or 3,1)") from None
     if not all(math.isfinite(x) and x >= 0 for x in shares):
-        raise ValueError(f"shares must be numbers of 0 or more: {text.strip()!r}")
+        raise RequestError(f"shares must be numbers of 0 or more: {text.strip()!r}")
     if len(shares) >= MAX_TENSOR_SPLIT:
-        raise ValueError(f"a tensor split is 1 to {MAX_TENSOR_SPLIT - 1} shares")
+        raise RequestError(f"a tensor split is 1 to {MAX_TENSOR_SPLIT - 1} shares")
     return shares
 
 

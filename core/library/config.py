@@ -27,12 +27,13 @@ def read_folders(path: Path | None = None) -> tuple[Path, ...]:
     path = path or config_file()
     try:
         folders = json.loads(path.read_text(encoding="utf-8"))["folders"]
-        if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
-            raise ValueError("folders is not a list of strings")
     except FileNotFoundError:
         return ()
     except (OSError, ValueError, KeyError, TypeError) as e:
         log.warning("ignoring the library settings in %s: %s", path, e)
+        return ()
+    if not isinstance(folders, list) or not all(isinstance(f, str) for f in folders):
+        log.warning("ignoring the library settings in %s: folders is not a list of strings", path)
         return ()
     return tuple(Path(f) for f in folders[:MAX_FOLDERS])
 

@@ -126,13 +126,13 @@ def find_preset(name: str) -> Preset:
 
 
 def parse_presets(text: str) -> tuple[Preset, ...]:
-    """'RTX 4090,RTX 3060' → their rows; a machine preset must stand alone (Rule 2). ValueError otherwise."""
+    """'RTX 4090,RTX 3060' → their rows; a machine preset must stand alone (Rule 2). RequestError otherwise."""
     names = [n for n in text.split(",") if n.strip()]
     if not names:
-        raise ValueError("name a preset, e.g. 'RTX 4090' or 'M2 Max 96GB'")
+        raise RequestError("name a preset, e.g. 'RTX 4090' or 'M2 Max 96GB'")
     presets = tuple(find_preset(n) for n in names)
     if len(presets) > 1 and any(p.unified for p in presets):
-        raise ValueError("a machine preset (Apple, Ryzen AI Max) is a whole machine: name it alone")
+        raise RequestError("a machine preset (Apple, Ryzen AI Max) is a whole machine: name it alone")
     return presets
 
 
@@ -145,7 +145,7 @@ def preset_gpus(presets: tuple[Preset, ...]) -> tuple[GpuInfo, ...]:
 def preset_machine(preset: Preset, captured_at: float = 0.0) -> HardwareSnapshot:
     """A whole machine from a machine preset: its RAM all available, its GPU as Rule 2 sizes it."""
     if not preset.unified:
-        raise ValueError(f"{preset.name} is a GPU, not a machine: give the host RAM too")
+        raise RequestError(f"{preset.name} is a GPU, not a machine: give the host RAM too")
     return HardwareSnapshot(captured_at, preset.host_ram, preset.host_ram, None, preset_gpus((preset,)), None,
                             "hypothetical")
 

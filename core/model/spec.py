@@ -17,6 +17,7 @@ from typing import Any, Mapping
 
 from gguf.constants import GGMLQuantizationType
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.vocab import TextEnum
@@ -155,7 +156,7 @@ class ModelSpec:
     def _check(self) -> None:
         for name in ("layers", "layer_bytes", "layer_role_bytes"):
             if len(getattr(self, name)) != self.n_layer:
-                raise ValueError(f"ModelSpec.{name} has {len(getattr(self, name))} entries for {self.n_layer} layers")
+                raise RequestError(f"ModelSpec.{name} has {len(getattr(self, name))} entries for {self.n_layer} layers")
         _not_negative("ModelSpec", {
             "file_bytes": self.file_bytes, "complete_file_bytes": self.complete_file_bytes,
             "tensor_bytes": self.tensor_bytes, "recurrent_state_bytes": self.recurrent_state_bytes or 0,
@@ -164,7 +165,7 @@ class ModelSpec:
         })
         for il, (total, roles) in enumerate(zip(self.layer_bytes, self.layer_role_bytes, strict=True)):
             if total != sum(roles.values()):
-                raise ValueError(f"ModelSpec.layer_bytes[{il}] is {total} but its roles sum to {sum(roles.values())}")
+                raise RequestError(f"ModelSpec.layer_bytes[{il}] is {total} but its roles sum to {sum(roles.values())}")
 
     @property
     def n_tensors(self) -> int:
@@ -209,4 +210,4 @@ class ModelSpec:
 def _not_negative(record: str, counts: Mapping[str, int]) -> None:
     negative = [f"{name} {n}" for name, n in counts.items() if n < 0]
     if negative:
-        raise ValueError(f"{record} has negative byte counts: {', '.join(negative)}")
+        raise RequestError(f"{record} has negative byte counts: {', '.join(negative)}")

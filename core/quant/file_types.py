@@ -16,6 +16,8 @@ from enum import Enum
 
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T, LlamaFileType
 
+from gguf_budget.core.errors import RequestError
+
 
 class QuantName(str, Enum):
     """The file types the ladder prices (llama.cpp's names)."""
@@ -92,8 +94,8 @@ BY_NAME = {f.name: f for f in FILE_TYPES}
 
 
 def find_file_type(name: str) -> QuantFileType:
-    """The row called `name` (any case); a ValueError listing the names otherwise."""
+    """The row called `name` (any case); a RequestError listing the names otherwise."""
     for row in FILE_TYPES:
         if row.name.value == name.strip().upper():
             return row
-    raise ValueError(f"no file type {name!r}; choose one of: {', '.join(f.name.value for f in FILE_TYPES)}")
+    raise RequestError(f"no file type {name!r}; choose one of: {', '.join(f.name.value for f in FILE_TYPES)}")

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T
 
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.model.spec import ModelSpec, ModelTensor
 from gguf_budget.core.quant.categories import ATTN_V_LIKE, Category, allows_quantization, tensor_category
 from gguf_budget.core.quant.file_types import QuantFileType
@@ -34,7 +35,7 @@ _LAYER_COUNTERS = {Category.FFN_DOWN: Counter.FFN_DOWN, Category.FFN_GATE: Count
                    Category.FFN_UP: Counter.FFN_UP}
 
 
-class QuantMixError(ValueError):
+class QuantMixError(BudgetError):
     """llama.cpp cannot write this file type for this model (a row no type divides)."""
 
 

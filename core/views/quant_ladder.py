@@ -24,13 +24,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gguf_budget.core.errors import PlanError, RequestError
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict, Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, ENGINE_CELL_PAD, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import plan_memory
-from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan, PlanError
+from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.quant import FILE_TYPES, QuantMix, QuantMixError, quant_mix
 from gguf_budget.core.quant.mix import PreparedModel
 from gguf_budget.core.quant.priced import priced_model
@@ -52,7 +53,7 @@ class LadderRequest:
 
     def __post_init__(self) -> None:
         if self.ctx is not None and self.ctx < 1:
-            raise ValueError("context must be at least 1 token")
+            raise RequestError("context must be at least 1 token")
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,12 @@ import argparse
 import time
 from typing import Callable
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.gpu_split import parse_tensor_split
 from gguf_budget.core.machine.presets import parse_presets, with_presets
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine, what_if
 from gguf_budget.core.units import parse_size_list
+from gguf_budget.gui.cli.commands.common import CommandError
 
 TYPED_GPU_FLAGS = ("gpu_total", "gpu_free", "gpu_count")
 
@@ -26,7 +28,7 @@ def tensor_split_arg(text: str) -> tuple[float, ...]:
     """'3,1' or '3/1' → (3.0, 1.0), read by the core's one parser."""
     try:
         shares = parse_tensor_split(text)
-    except ValueError as e:
+    except RequestError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
     if shares is None:
         raise argparse.ArgumentTypeError("give the shares, e.g. 1,1 or 3,1")
@@ -37,14 +39,14 @@ def sizes_arg(text: str) -> tuple[int, ...]:
     """'1.5G,0,512M' → bytes per GPU, in GPU order."""
     try:
         return parse_size_list(text)
-    except ValueError as e:
+    except RequestError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def preset_snapshot(args: argparse.Namespace, probe: Callable[[], HardwareSnapshot]) -> HardwareSnapshot:
-    """The machine `--preset` describes (Rule 1); ValueError in words when it cannot be built."""
+    """The machine `--preset` describes (Rule 1); a RequestError in words when it cannot be built."""
     if args.no_gpu or any(getattr(args, f) is not None for f in TYPED_GPU_FLAGS):
-        raise ValueError("--preset cannot be combined with --no-gpu/--gpu-total/--gpu-free/--gpu-count")
+        raise CommandError("--preset cannot be combined with --no-gpu/--gpu-total/--gpu-free/--gpu-count")
     if parse_presets(args.preset)[0].unified:
         return what_if(with_presets(args.preset, hypothetical_machine(0, captured_at=time.time())), args.host_available)
     if args.host_available is not None:

@@ -89,10 +89,7 @@ def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:
 
 def machine(args: argparse.Namespace) -> HardwareSnapshot:
     if args.preset is not None:
-        try:
-            return preset_snapshot(args, probe_hardware)
-        except ValueError as e:
-            raise CommandError(str(e)) from None
+        return preset_snapshot(args, probe_hardware)
     gpus = _typed_gpus(args)
     if args.host_available is not None and gpus is not None:
         return what_if(hypothetical_machine(args.host_available, captured_at=time.time()), gpus=gpus)
@@ -101,11 +98,8 @@ def machine(args: argparse.Namespace) -> HardwareSnapshot:
 
 def run(args: argparse.Namespace) -> int:
     model = load(args.file)
-    try:
-        request = FitRequest(args.ctx, args.gpu_layers, args.kv_type,
-                             Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), args.tensor_split)
-    except ValueError as e:
-        raise CommandError(str(e)) from None
+    request = FitRequest(args.ctx, args.gpu_layers, args.kv_type,
+                         Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), args.tensor_split)
     estimate = estimate_fit(model, machine(args), request)
     if args.print_command:
         _print_command(estimate)

@@ -44,19 +44,13 @@ def _model(args: argparse.Namespace) -> ModelSpec:
         if args.file is None:
             raise CommandError("give a FILE, or --catalog NAME (`inspect --catalog list` shows the names)")
         return load(args.file)
-    try:
-        return load(str(catalogue_path(find_entry(args.catalog))))
-    except ValueError as e:
-        raise CommandError(str(e)) from None
+    return load(str(catalogue_path(find_entry(args.catalog))))
 
 
 def _request(args: argparse.Namespace) -> LadderRequest:
-    try:
-        budget = None if args.budget is None else BudgetRequest(budget_bytes=args.budget, kv_type=KVType(args.kv_type))
-        return LadderRequest(args.ctx, KVType(args.kv_type), Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), budget,
-                             imatrix=not args.no_imatrix)
-    except ValueError as e:
-        raise CommandError(str(e)) from None
+    budget = None if args.budget is None else BudgetRequest(budget_bytes=args.budget, kv_type=KVType(args.kv_type))
+    return LadderRequest(args.ctx, KVType(args.kv_type), Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), budget,
+                         imatrix=not args.no_imatrix)
 
 
 def run(args: argparse.Namespace) -> int:
