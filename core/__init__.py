@@ -12,7 +12,9 @@ from gguf_budget.core.views.fit_report import fit_dict, fit_text, snapshot_dict,
 from gguf_budget.core.views.plan_report import plan_dict, plan_text
 from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, MemoryPlan
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
-from gguf_budget.core.plan.sweep import SweepResult, SweepRow, budget_range, sweep_budgets, sweep_dict, sweep_text
+from gguf_budget.core.plan.sweep import (
+    SweepResult, SweepRow, automatic_range, budget_range, sweep_budgets, sweep_dict, sweep_text,
+)
 from gguf_budget.core.version import __version__
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "RequestError",
     "SweepResult",
     "SweepRow",
+    "automatic_range",
     "budget_range",
     "budget_thresholds",
     "missing_facts",

@@ -17,7 +17,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool
 from gguf_budget.core import BudgetRequest, budget_range, budget_thresholds, load_model, sweep_budgets, sweep_dict
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.cli import main
-from gguf_budget.gui.qt.whatif.sweep_view import SweepView, default_range
+from gguf_budget.core.plan.sweep import default_range
+from gguf_budget.gui.qt.whatif.sweep_view import SweepView
 from gguf_budget.gui.qt.whatif.sweep_worker import CHUNK_BUDGETS, SweepWorker, chunked, merge_sweeps
 
 TIED = ArchDesc(name="tied", n_layer=3, n_vocab=1024, tied=True)

@@ -9,7 +9,8 @@ Rule 2: expert offload (llama.cpp `--n-cpu-moe N`, `gpu_split` Rule 7): every sl
         memory before it gives up layers (common/fit.cpp). Its host side is the exact
         inventory: the input layer and those experts. N = 0 means everything fits on the GPUs;
         when even N = L does not, the GPUs' shortfall at N = L is reported.
-Rule 3: dense models have neither; a machine without a GPU has no expert offload.
+Rule 3: dense models have neither; a machine without a GPU has neither (everything is in
+        host RAM already, there is no "rest on the GPUs").
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def _experts(model: ModelSpec) -> list[int]:
 def cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, request: FitRequest,
                 table: KVTable | None, unknown: bool) -> Strategy | None:
     """Rule 1."""
-    if not model.routed_expert_bytes:
+    if not model.routed_expert_bytes or not setup.gpus:
         return None
     L = model.n_layer
     dense = [b - e for b, e in zip(model.layer_bytes, _experts(model), strict=True)]

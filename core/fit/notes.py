@@ -3,7 +3,7 @@
 Rule 1: a missing fact (block count, context length, a layer's KV heads or dims, recurrent
         state sizes, host memory) is listed as unknown and makes the verdict unknown.
 Rule 2: notes say how numbers were read: a header-only file's size, GPU layers clamped to
-        L + 1 or dropped for want of a GPU, swap not counted, tied embeddings copied to the GPU,
+        L + 1 or dropped for want of a GPU, a context beyond the trained one, swap not counted, tied embeddings copied to the GPU,
         a quantized V cache needing flash attention, compute buffers left to the reserves.
 Rule 3: notes say which GPUs the fit leaves out (integrated beside a discrete one, memory
         unknown), which it takes at their total (no usage published), which share the host's
@@ -66,9 +66,14 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
         notes.append("header-only file: sizes are those of the complete file its header describes")
     if asked is not None and asked > L + 1 and setup.gpus:
         notes.append(f"{asked} GPU layers asked; llama.cpp offloads at most {L + 1} ({L} blocks + output layer)")
+    trained = model.context_length
+    if request.ctx is not None and trained and request.ctx > trained:
+        notes.append(f"context {request.ctx} is beyond the trained context of {trained}: the model may answer "
+                     "poorly past it")
     if not snapshot.gpus:
         gone = f" ({snapshot.gpu_error})" if snapshot.gpu_error else ""
-        notes.append(f"no GPU{gone}: everything is placed in host RAM")
+        asked_text = f"{asked} GPU layers asked, none offloaded — " if asked else ""
+        notes.append(f"{asked_text}no GPU{gone}: everything is placed in host RAM")
     notes += gpu_notes(snapshot, setup)
     if snapshot.swap_total:
         notes.append(f"swap ({human_bytes(snapshot.swap_total)}) is not counted: paging to SSD is no substitute for RAM")

@@ -14,7 +14,8 @@ Rule 3: GPUs are the NVIDIA devices NVML lists, in NVML index order, then the AM
         `gpu_error` says why, in words; NVIDIA cards sysfs still sees are listed with memory
         unknown. NVML's bandwidth is bus width × max memory clock × 2 (double data rate).
 Rule 4: a hypothetical machine is a snapshot built from figures a person typed; its
-        `source` says so, so no one mistakes it for a measurement.
+        `source` says so, so no one mistakes it for a measurement. Leaving the GPUs out of a
+        probed machine (`without_gpus`) types nothing: it stays probed, `gpu_error` says why.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from gguf_budget.core.safe_text import safe_text
 __all__ = [
     "CgroupReading", "GpuInfo", "HardwareSnapshot", "cgroup_ancestors", "cgroup_bounds", "gpu_error_text",
     "gpu_from_nvml", "hypothetical_gpus", "hypothetical_machine", "nvml_bandwidth", "nvml_error_reason", "parse_cgroup",
-    "parse_proc_self_cgroup", "snapshot_from_readings", "what_if",
+    "parse_proc_self_cgroup", "snapshot_from_readings", "what_if", "without_gpus",
 ]
 
 SOURCES = ("probe", "hypothetical")
@@ -157,3 +158,8 @@ def what_if(
     if gpus is not None:
         out = replace(out, gpus=gpus, gpu_error=None)
     return out
+
+
+def without_gpus(snapshot: HardwareSnapshot, reason: str) -> HardwareSnapshot:
+    """The snapshot with its GPUs left out (Rule 4): its RAM figures keep their source."""
+    return replace(snapshot, gpus=(), gpu_error=reason)

@@ -8,6 +8,9 @@ Rule 4: `first_feasible` is the first swept budget whose plan is feasible; `all_
         whose plan pins every layer at the top ctx (the same meaning as `budget_thresholds`).
 Rule 5: `budget_range("128M:2G:64M")` lists FROM, FROM+STEP, … up to TO inclusive, at most
         MAX_SWEEP_ROWS budgets, so a typo cannot ask for billions of rows.
+Rule 6: the automatic range (the window's sweep, and `sweep` without `--budgets`) runs from
+        SWEEP_BELOW × the minimum feasible budget to SWEEP_ABOVE × the all-pinned budget
+        (`budget_thresholds`), in whole MiB, about DEFAULT_SWEEP_POINTS budgets.
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ from typing import Any, Sequence
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import BudgetRequest
-from gguf_budget.core.plan.search import PlanSearch
+from gguf_budget.core.plan.search import PlanSearch, budget_thresholds
 from gguf_budget.core.units import human_bytes, parse_size
 
 MAX_SWEEP_ROWS = 100_000
+MIB = 1 << 20
+SWEEP_BELOW, SWEEP_ABOVE = 0.75, 1.25
+DEFAULT_SWEEP_POINTS = 256
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,19 @@ def budget_range(text: str) -> tuple[int, ...]:
     if count > MAX_SWEEP_ROWS:
         raise RequestError(f"{text!r} gives {count} budgets; at most {MAX_SWEEP_ROWS} (use a larger STEP)")
     return tuple(range(start, stop + 1, step))
+
+
+def default_range(low: int, high: int, points: int = DEFAULT_SWEEP_POINTS) -> str:
+    """FROM:TO:STEP in whole MiB around the two thresholds (Rule 6)."""
+    start = max(1, int(low * SWEEP_BELOW) // MIB)
+    stop = max(start + 1, -(-int(high * SWEEP_ABOVE) // MIB))
+    step = max(1, -(-(stop - start) // points))
+    return f"{start}M:{stop}M:{step}M"
+
+
+def automatic_range(model: ModelSpec, request: BudgetRequest) -> str:
+    """The range a sweep of `model` under `request` gets when no one typed one (Rule 6)."""
+    return default_range(*budget_thresholds(model, request))
 
 
 def _row(search: PlanSearch, budget: int) -> SweepRow:

@@ -6,6 +6,8 @@ Rule 1: exit codes are 0 ok / feasible, 2 bad input, 3 plan impossible. Bad inpu
 Rule 2: the subcommands never import Qt, so they start fast and run on machines without a display.
 Rule 3: `--log-level LEVEL` (default WARNING) is global: it sets the stderr log for a
         subcommand and for the window alike.
+Rule 4: `gguf-budget help [COMMAND]` is `gguf-budget [COMMAND] --help`; the top-level help names
+        the window's own arguments too (`launch.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Sequence
 from gguf_budget.core import BudgetError, __version__
 from gguf_budget.core.errors import one_line
 from gguf_budget.core.units import human_bytes
-from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, size_arg
+from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, join_negative_values, size_arg
 from gguf_budget.gui.cli.commands import COMMANDS
 from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
@@ -28,6 +30,15 @@ log = logging.getLogger(__name__)
 
 
 GLOBAL_OPTIONS_WITH_VALUE = ("--max-header",)
+HELP_WORD = "help"
+WINDOW_HELP = """\
+the window:
+  gguf-budget [FILE] [--budget SIZE] [--ctx N]
+                        open the desktop window on FILE (default: the bundled demo model)
+  gguf-budget FILE --screenshot PATH [--view plan|sweep|compare] [--compare FILE2]
+                        render the window to a PNG offscreen and exit (no display needed)
+
+`gguf-budget help COMMAND` (or COMMAND --help) shows a command's options."""
 
 
 def _command_word(args: Sequence[str]) -> str | None:
@@ -48,7 +59,8 @@ def _header_cap(text: str) -> int:
 
 
 def _subcommand_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="gguf-budget", description="Will this GGUF model fit?")
+    parser = OneLineParser(prog="gguf-budget", description="Will this GGUF model fit?", epilog=WINDOW_HELP,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gguf-budget {__version__}")
     parser.add_argument("--max-header", type=_header_cap, default=RemoteOptions.limits.cap, metavar="SIZE",
                         help="for a model given by URL: the most header bytes to read over the network "
@@ -60,8 +72,17 @@ def _subcommand_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _help_asked(args: list[str]) -> list[str]:
+    """`help` → `--help`, `help COMMAND` → `COMMAND --help` (the module's rule)."""
+    i = args.index(HELP_WORD) if _command_word(args) == HELP_WORD else -1
+    if i < 0:
+        return args
+    rest = [a for a in args[i + 1:i + 2] if a in COMMANDS]
+    return args[:i] + rest + ["--help"]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    level, args = split_log_level(sys.argv[1:] if argv is None else argv)
+    level, args = split_log_level(_help_asked(join_negative_values(sys.argv[1:] if argv is None else argv)))
     log_to_stderr(level)
     word = _command_word(args)
     if word is None and not args or (word not in COMMANDS and word not in ("-h", "--help", "--version")):

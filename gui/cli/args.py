@@ -3,12 +3,15 @@
 Rule 1: exit codes are 0 ok / feasible, 2 bad input (one line on stderr, no traceback), 3 plan
         impossible or model does not fit.
 Rule 2: a bad argument is one line naming the option, never argparse's usage dump.
+Rule 3: a value that starts with a minus and a digit (`--budget -1G`) is the option's value, so
+        its error is the value's ("a size cannot be negative"), not argparse's "expected one argument".
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+import re
+from typing import NoReturn, Sequence
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.units import parse_size
@@ -16,6 +19,7 @@ from gguf_budget.core.units import parse_size
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_IMPOSSIBLE = 3
+NEGATIVE_VALUE = re.compile(r"-[0-9.]")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -27,7 +31,36 @@ class OneLineParser(argparse.ArgumentParser):
 
 def size_arg(text: str) -> int:
     """argparse type for sizes such as 512M, 1.5G, 2GiB or plain bytes."""
+    if text.strip().startswith("-"):
+        raise argparse.ArgumentTypeError(f"a size cannot be negative: {text!r}")
     try:
         return parse_size(text)
     except RequestError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def join_negative_values(args: Sequence[str]) -> list[str]:
+    """['--budget', '-1G'] → ['--budget=-1G'] (Rule 3); everything else unchanged."""
+    out: list[str] = []
+    for arg in args:
+        previous = out[-1] if out else ""
+        if NEGATIVE_VALUE.match(arg) and previous.startswith("--") and "=" not in previous:
+            out[-1] = f"{previous}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
+def count_arg(low: int, high: int | None = None):
+    """argparse type for a whole number from `low` (to `high`): the error names the range, argparse the option."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < low or (high is not None and value > high):
+            span = f"at least {low}" if high is None else f"{low} to {high}"
+            raise argparse.ArgumentTypeError(f"must be {span}, got {value}")
+        return value
+
+    return parse

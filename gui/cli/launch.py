@@ -26,7 +26,7 @@ from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.gguf.regular_file import check_regular
 from gguf_budget.resources import demo_model_path
 
-from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, size_arg
+from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, join_negative_values, size_arg
 from gguf_budget.gui.cli.log_level import add_log_level_argument
 
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
@@ -49,7 +49,7 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--view", choices=SCREENSHOT_VIEWS, help="with --screenshot: the view to show (default: plan)")
     p.add_argument("--compare", metavar="FILE2", help="with --screenshot --view compare: the second model")
     add_log_level_argument(p)
-    options = p.parse_args(list(args))
+    options = p.parse_args(join_negative_values(args))
     for path in (options.file, options.compare):
         if path is not None:
             _check_model_file(p, path)

@@ -4,20 +4,28 @@ Rule 1: FILE may be a local path or what `core.remote.refs` reads as remote (a U
         `owner/repo:QUANT`); an existing local file always wins. A remote read says on stderr what
         it cost, so stdout stays the command's own output (and valid JSON with --json).
 Rule 2: the remote limits (`--max-header`) are set once per process by `main`, like the log level.
+Rule 3: every model command takes FILE or `--catalog NAME` (a bundled catalogue skeleton), one
+        of the two; `--catalog list` prints the names (JSON with --json) and the command ends there.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from gguf_budget.core import BudgetError, ModelSpec, load_model
+from gguf_budget.core.model.catalogue import CATALOGUE, CatalogueEntry, catalogue_path, find_entry
 from gguf_budget.core.remote.fetch import FetchLimits
 from gguf_budget.core.remote.open import RemoteSource, open_remote
 from gguf_budget.core.remote.refs import parse_ref
 from gguf_budget.core.safe_text import safe_text
+from gguf_budget.core.views.catalogue_view import catalogue_text, entry_dict
+
+CATALOG_LIST = "list"
 
 
 class CommandError(BudgetError):
@@ -51,3 +59,45 @@ def load_with_source(path: str) -> tuple[ModelSpec, RemoteSource | None]:
 def emit_json(payload: Any) -> None:
     json.dump(payload, sys.stdout, indent=2)
     sys.stdout.write("\n")
+
+
+@dataclass(frozen=True)
+class ChosenModel:
+    """The model a command was given (Rule 3): from a file or URL (`source` when remote), or the catalogue."""
+
+    spec: ModelSpec
+    source: RemoteSource | None = None
+    entry: CatalogueEntry | None = None
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """FILE or --catalog NAME, the same for every model command (Rule 3)."""
+    p.add_argument("file", nargs="?", help="a .gguf file or any shard of a split model, or a URL, hf://owner/repo/"
+                   "file.gguf or owner/repo:QUANT (header only; omit with --catalog)")
+    p.add_argument("--catalog", metavar="NAME",
+                   help=f"use a bundled catalogue skeleton instead of a file; '{CATALOG_LIST}' lists the names")
+
+
+def listed_catalogue(args: argparse.Namespace) -> bool:
+    """Print the catalogue's names when `--catalog list` was asked (Rule 3); True when it was."""
+    if args.catalog is None or args.catalog.strip().lower() != CATALOG_LIST:
+        return False
+    if args.file is not None:
+        raise CommandError("give either FILE or --catalog NAME, not both")
+    if getattr(args, "json", False):
+        emit_json([entry_dict(e) for e in CATALOGUE])
+    else:
+        print(catalogue_text())
+    return True
+
+
+def chosen_model(args: argparse.Namespace) -> ChosenModel:
+    """The model FILE or --catalog NAME names (Rule 3); CommandError in words otherwise."""
+    if args.catalog is None:
+        if args.file is None:
+            raise CommandError(f"give a FILE, or --catalog NAME (--catalog {CATALOG_LIST} shows the names)")
+        return ChosenModel(*load_with_source(args.file))
+    if args.file is not None:
+        raise CommandError("give either FILE or --catalog NAME, not both")
+    entry = find_entry(args.catalog)  # a RequestError naming the valid names
+    return ChosenModel(load(str(catalogue_path(entry))), entry=entry)

@@ -2,7 +2,8 @@
 
 The machine is probed unless the flags describe it: `--host-available` and the GPU flags
 (or `--preset`) replace the probed figures (a hypothetical machine); with both given nothing
-is probed. `--print-command` prints only the llama-server command that runs the fit.
+is probed. `--no-gpu` alone leaves the GPUs out of the probed machine, which stays probed.
+`--print-command` prints only the llama-server command that runs the fit.
 Exit codes: 0 the estimate admits the model, 2 bad input, 3 it does not fit or cannot be told.
 """
 
@@ -15,34 +16,28 @@ import time
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.views.fit_report import fit_dict, fit_text, verdict_text
 from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitEstimate, FitRequest, Reserves
-from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if
+from gguf_budget.core.machine.snapshot import (
+    GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
+)
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 
-from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
-from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, size_arg
+from gguf_budget.gui.cli.commands.common import (
+    CommandError, add_model_arguments, chosen_model, emit_json, listed_catalogue,
+)
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, size_arg
 from gguf_budget.gui.cli.gpu_args import preset_snapshot, sizes_arg, tensor_split_arg
 
 HELP = "estimate whether a model fits this machine's RAM and VRAM (or a hypothetical one), and the GPU layer split"
 
 
-def _count(minimum: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
-        return value
-
-    return parse
+NO_GPU_REASON = "left out by --no-gpu"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", help="a .gguf file, or any shard of a split model")
-    p.add_argument("--ctx", type=_count(1), help="context tokens (default: the model's context length)")
-    p.add_argument("--gpu-layers", type=_count(0), help="layers to offload, as llama.cpp -ngl (default: the most that fit)")
+    add_model_arguments(p)
+    p.add_argument("--ctx", type=count_arg(1), help="context tokens (default: the model's context length)")
+    p.add_argument("--gpu-layers", type=count_arg(0), help="layers to offload, as llama.cpp -ngl (default: the most that fit)")
     add_machine_arguments(p)
     p.add_argument("-ts", "--tensor-split", type=tensor_split_arg, metavar="A,B,…",
                    help="share of the layers per GPU, as llama.cpp -ts (default: by free memory)")
@@ -59,7 +54,7 @@ def add_machine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host-available", type=size_arg, metavar="SIZE", help="hypothetical free host RAM")
     p.add_argument("--gpu-total", type=size_arg, metavar="SIZE", help="hypothetical GPU memory, per GPU")
     p.add_argument("--gpu-free", type=size_arg, metavar="SIZE", help="hypothetical free GPU memory, per GPU")
-    p.add_argument("--gpu-count", type=_count(1), metavar="N", help="hypothetical GPUs of that size (default 1)")
+    p.add_argument("--gpu-count", type=count_arg(1), metavar="N", help="hypothetical GPUs of that size (default 1)")
     p.add_argument("--no-gpu", action="store_true", help="plan for the host only")
     p.add_argument("--host-reserve", type=size_arg, default=DEFAULT_HOST_RESERVE, metavar="SIZE",
                    help="host RAM kept back (default 6GiB)")
@@ -93,11 +88,15 @@ def machine(args: argparse.Namespace) -> HardwareSnapshot:
     gpus = _typed_gpus(args)
     if args.host_available is not None and gpus is not None:
         return what_if(hypothetical_machine(args.host_available, captured_at=time.time()), gpus=gpus)
+    if args.no_gpu:
+        return without_gpus(probe_hardware(), NO_GPU_REASON)
     return what_if(probe_hardware(), args.host_available, gpus)
 
 
 def run(args: argparse.Namespace) -> int:
-    model = load(args.file)
+    if listed_catalogue(args):
+        return 0
+    model = chosen_model(args).spec
     request = FitRequest(args.ctx, args.gpu_layers, args.kv_type,
                          Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), args.tensor_split)
     estimate = estimate_fit(model, machine(args), request)

@@ -1,5 +1,7 @@
-"""`gguf-budget plan FILE --budget SIZE [...]`: the RAM-budget contract for one model.
+"""`gguf-budget plan FILE|--catalog NAME [--budget SIZE] [...]`: the RAM-budget contract for one model.
 
+Without `--budget` the budget is this machine's usable RAM (available − the host reserve, as
+`fit` reads it), and the output says so: the first line of the text or Markdown, stderr with JSON.
 Exit codes: 0 feasible, forced (`--force`) or unlimited (`--budget 0`); 3 impossible (the
 report says why, on stdout, or the JSON with `feasible: false`); 2 bad input.
 """
@@ -7,34 +9,26 @@ report says why, on stdout, or the JSON with `feasible: false`); 2 bad input.
 from __future__ import annotations
 
 import argparse
+import sys
 
 from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.types import HeadMode
+from gguf_budget.core.views.machine_budget import machine_budget
 
-from gguf_budget.gui.cli.commands.common import load
-from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, size_arg
+from gguf_budget.gui.cli.commands.common import CommandError, add_model_arguments, chosen_model, listed_catalogue
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, size_arg
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
 
 HELP = "plan a run under a RAM budget: an itemized ledger, or why it cannot fit"
 
 
-def positive_int(text: str) -> int:
-    """argparse type for ctx and ring depth."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 def add_request_arguments(p: argparse.ArgumentParser) -> None:
     """The knobs `plan` and `sweep` share."""
-    p.add_argument("file", help="a .gguf file, or any shard of a split model")
-    p.add_argument("--ctx", type=positive_int, help="context length to honour (default: the largest that fits)")
-    p.add_argument("--buffers", type=positive_int, default=2, help=f"ring depth, 1..{MAX_BUFFERS} (default 2)")
+    add_model_arguments(p)
+    p.add_argument("--ctx", type=count_arg(1), help="context length to honour (default: the largest that fits)")
+    p.add_argument("--buffers", type=count_arg(1, MAX_BUFFERS), default=2, help=f"ring depth, 1..{MAX_BUFFERS} (default 2)")
     p.add_argument("--head", choices=[m.value for m in HEAD_MODES], default=HeadMode.AUTO.value,
                    help="LM head resident, streamed, or either")
     p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value, help="KV cache type")
@@ -43,7 +37,8 @@ def add_request_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_request_arguments(p)
-    p.add_argument("--budget", type=size_arg, required=True, help="RAM budget: 512M, 1.5G, 2GiB, bytes; 0 = unlimited")
+    p.add_argument("--budget", type=size_arg,
+                   help="RAM budget: 512M, 1.5G, 2GiB, bytes; 0 = unlimited (default: this machine's usable RAM)")
     p.add_argument("--force", action="store_true", help="run the minimum configuration even over budget")
     add_format_argument(p)
 
@@ -54,9 +49,25 @@ def request_from(args: argparse.Namespace, budget: int, force: bool = False) -> 
                          kv_type=args.kv_type, force=force)
 
 
+def _budget(args: argparse.Namespace) -> int:
+    """The typed budget, or this machine's usable RAM, said where the output goes (the module's rule)."""
+    if args.budget is not None:
+        return int(args.budget)
+    try:
+        usable = machine_budget(probe_hardware())
+    except ValueError as e:
+        raise CommandError(f"{e}; give --budget SIZE") from None
+    if usable.budget == 0:
+        raise CommandError(f"{usable.text()}: nothing left to plan with; give --budget SIZE")
+    print(usable.text(), file=sys.stderr if args.json or args.format == "json" else sys.stdout)
+    return usable.budget
+
+
 def run(args: argparse.Namespace) -> int:
-    request = request_from(args, args.budget, args.force)
-    spec = load(args.file)
+    if listed_catalogue(args):
+        return 0
+    spec = chosen_model(args).spec
+    request = request_from(args, _budget(args), args.force)
     plan = plan_memory(spec, request)
     emit_plan(args, plan, spec)
     return EXIT_IMPOSSIBLE if plan.impossible else 0

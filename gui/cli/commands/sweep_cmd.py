@@ -1,4 +1,6 @@
-"""`gguf-budget sweep FILE --budgets FROM:TO:STEP [...]`: the plan at each budget, and its thresholds.
+"""`gguf-budget sweep FILE|--catalog NAME [--budgets FROM:TO:STEP] [...]`: the plan at each budget, and its thresholds.
+
+Without `--budgets` the range is the window's automatic one (`core.plan.sweep.automatic_range`).
 
 Exit codes: 0 (a sweep is a report, even when no budget is feasible); 2 bad input.
 """
@@ -7,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from gguf_budget.core import RequestError, budget_range, sweep_budgets, sweep_dict, sweep_text
+from gguf_budget.core import automatic_range, budget_range, sweep_budgets, sweep_dict, sweep_text
 
-from gguf_budget.gui.cli.commands.common import emit_json, load
+from gguf_budget.gui.cli.commands.common import chosen_model, emit_json, listed_catalogue
 from gguf_budget.gui.cli.commands.exports import add_csv_argument, write_csv
 from gguf_budget.gui.cli.commands.plan_cmd import add_request_arguments, request_from
 
@@ -26,14 +28,18 @@ def budgets_arg(text: str) -> tuple[int, ...]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_request_arguments(p)
-    p.add_argument("--budgets", type=budgets_arg, required=True, metavar="FROM:TO:STEP",
-                   help="budgets to plan, TO included, e.g. 128M:2G:64M")
+    p.add_argument("--budgets", type=budgets_arg, metavar="FROM:TO:STEP",
+                   help="budgets to plan, TO included, e.g. 128M:2G:64M (default: the window's automatic range)")
     add_csv_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    if listed_catalogue(args):
+        return 0
+    spec = chosen_model(args).spec
     request = request_from(args, budget=0)
-    result = sweep_budgets(load(args.file), args.budgets, request)
+    budgets = args.budgets or budget_range(automatic_range(spec, request))
+    result = sweep_budgets(spec, budgets, request)
     if args.csv:
         write_csv(args.csv, result)
     if args.json:

@@ -1,9 +1,8 @@
 """The budget sweep view: the plan at every budget of a range, its thresholds, click to choose.
 
 Rule 1: the range is FROM:TO:STEP text, read by the core's `budget_range` exactly as
-        `gguf-budget sweep --budgets` reads it. Until the user edits it, it is the default:
-        from SWEEP_BELOW × the minimum feasible budget to SWEEP_ABOVE × the all-pinned budget
-        (`budget_thresholds`), in whole MiB, about DEFAULT_POINTS budgets.
+        `gguf-budget sweep --budgets` reads it. Until the user edits it, it is the core's
+        `automatic_range`, the one `gguf-budget sweep` without `--budgets` uses.
 Rule 2: a sweep is of a request with its budget and force dropped (the sweep varies the
         budget; `sweep` ignores force). A new model, or a request that differs in anything
         else, sweeps again (and re-derives a default range); a new budget only moves the mark.
@@ -22,7 +21,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from gguf_budget.core import (
-    BudgetError, BudgetRequest, ModelSpec, SweepResult, budget_range, budget_thresholds, sweep_budgets,
+    BudgetError, BudgetRequest, ModelSpec, SweepResult, automatic_range, budget_range, sweep_budgets,
 )
 from gguf_budget.core.views.sweep_view import summary_text
 
@@ -30,18 +29,7 @@ from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
 from gguf_budget.gui.qt.whatif.sweep_worker import SweepBackend, SweepWorker
 from gguf_budget.gui.qt.throttle import Throttle
 
-MIB = 1 << 20
-SWEEP_BELOW, SWEEP_ABOVE = 0.75, 1.25
-DEFAULT_POINTS = 256
 MARK_INTERVAL_MS = 100
-
-
-def default_range(low: int, high: int, points: int = DEFAULT_POINTS) -> str:
-    """FROM:TO:STEP in whole MiB around the two thresholds (Rule 1)."""
-    start = max(1, int(low * SWEEP_BELOW) // MIB)
-    stop = max(start + 1, -(-int(high * SWEEP_ABOVE) // MIB))
-    step = max(1, -(-(stop - start) // points))
-    return f"{start}M:{stop}M:{step}M"
 
 
 def sweep_key(request: BudgetRequest) -> BudgetRequest:
@@ -137,7 +125,7 @@ class SweepView(QWidget):
             return
         try:
             if not self._custom_range:
-                self.range_edit.setText(default_range(*budget_thresholds(self._model, self._request)))
+                self.range_edit.setText(automatic_range(self._model, self._request))
             budgets = budget_range(self.range_edit.text())
         except BudgetError as e:
             self._idle(f"Cannot sweep: {e}")
