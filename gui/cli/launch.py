@@ -5,6 +5,9 @@ Rule 2: bad arguments (unknown option, a size that does not parse, a missing fil
         with one line on stderr, before Qt is even imported.
 Rule 3: on Linux without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM) the
         window cannot open: that is said in one line (exit 2), not by Qt aborting.
+Rule 3b: before Qt starts on X11, the xcb platform plugin's system libraries are checked
+        (`xcb_check`): a missing one is one line naming it and the package to install (exit 2),
+        not Qt's abort and core dump.
 Rule 4: `--screenshot PATH` renders the window offscreen once the model is planned and the
         hardware probed, writes a PNG and exits 0 — with fresh settings, so a screenshot
         never depends on what the user last did. A model that fails to load exits 2.
@@ -16,6 +19,7 @@ Rule 5: with `--screenshot`, `--view sweep` shows the budget sweep and `--view c
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import sys
 import tempfile
@@ -28,6 +32,7 @@ from gguf_budget.resources import demo_model_path
 
 from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, join_negative_values, size_arg
 from gguf_budget.gui.cli.log_level import add_log_level_argument
+from gguf_budget.gui.cli.xcb_check import Loader, family_of, install_hint, missing_libraries, platform_is_xcb, read_os_release
 
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
 SCREENSHOT_VIEWS = ("plan", "sweep", "compare")
@@ -75,7 +80,11 @@ def no_display(environ: Mapping[str, str], platform: str) -> bool:
     return platform.startswith("linux") and not any(environ.get(k) for k in DISPLAY_VARIABLES)
 
 
-def launch(args: Sequence[str]) -> int:
+def launch(args: Sequence[str], load_library: Loader = ctypes.CDLL) -> int:
+    """Parse, check what Qt needs (Rules 2–3b), then open the window or take the screenshot.
+
+    `load_library` is the loader the xcb check asks (ctypes.CDLL unless a test gives one).
+    """
     options = parse_launch_args(args)
     if options.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -83,6 +92,11 @@ def launch(args: Sequence[str]) -> int:
         print("gguf-budget: no display to open the window on (set DISPLAY or WAYLAND_DISPLAY); "
               "--screenshot PATH and the subcommands work without one", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if platform_is_xcb(os.environ, sys.platform):
+        missing = missing_libraries(load_library)
+        if missing:
+            print(f"gguf-budget: {install_hint(missing, family_of(read_os_release()))}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     from gguf_budget.gui.qt.app import run_screenshot, run_window
 
     if options.screenshot:
