@@ -24,7 +24,9 @@ CLI = Path(sys.executable).with_name("gguf-budget")
 
 
 def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(cwd), "XDG_CONFIG_HOME": str(cwd / "config")}
+    (cwd / "tmp").mkdir(exist_ok=True)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "HOME": str(cwd), "XDG_CONFIG_HOME": str(cwd / "config"),
+           "TMPDIR": str(cwd / "tmp")}
     return subprocess.run([str(CLI), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -90,6 +92,7 @@ def test_screenshot_of_the_demo_writes_a_full_window_png(qtbot, tmp_path, screen
     open_model(qtbot, screen_window.window, demo_model_path())  # where the command's banner sits
     [colour] = banner_colours(out, screen_window.window)
     assert colour in {QColor(c).name().upper() for c in BANNER_COLOURS.values()}
+    assert not list((tmp_path / "tmp").iterdir())  # no gguf-budget-shot-* folder left behind
 
 
 @pytest.mark.parametrize("budget, state", [("20M", "impossible"), ("90M", "feasible"), ("0", "unlimited")])

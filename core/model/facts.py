@@ -25,7 +25,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Mapping
 
-from gguf.constants import Keys, LlamaFileType
+from gguf.constants import Keys
 
 from gguf_budget.core.errors import GGUFFormatError
 from gguf_budget.core.gguf.header import GGUFHeader, SkippedArray, SkippedString
@@ -37,6 +37,7 @@ from gguf_budget.core.model.spec import (
     ModelTensor,
     SSMSizes,
 )
+from gguf_budget.core.model.file_type import file_type_name
 from gguf_budget.core.model.roles import BLOCK_ROLES, TensorRole, block_role, global_role, split_block_name
 
 SWA_PERIODS: Mapping[str, int] = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4, "gpt-oss": 2, "llama4": 4}
@@ -131,7 +132,7 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
         architecture=arch,
         name=name if isinstance(name, str) else None,
         file_type=file_type,
-        file_type_name=_file_type_name(file_type),
+        file_type_name=file_type_name(file_type, tensors),
         file_bytes=sum(h.file_bytes for h in headers),
         complete_file_bytes=sum(h.data_end for h in headers),
         tensor_bytes=sum(t.nbytes for t in tensors),
@@ -323,15 +324,6 @@ def _layers(f: _Facts, n_layer: int, n_head: tuple[int, ...] | None, n_head_kv: 
             out.append(LayerAttention(LayerKind.SWA if swa[il] else LayerKind.FULL, nh, nkv, head_k, head_v,
                                       window if swa[il] else None))
     return tuple(out)
-
-
-def _file_type_name(file_type: int | None) -> str | None:
-    if file_type is None:
-        return None
-    try:
-        return LlamaFileType(file_type).name.removeprefix("MOSTLY_")
-    except ValueError:
-        return f"unknown ({file_type})"
 
 
 def _display_metadata(md: Mapping[str, Any]) -> dict[str, Any]:

@@ -138,13 +138,15 @@ def run_screenshot(options: argparse.Namespace, settings_file: Path) -> str | No
     """Render the window to `options.screenshot`; returns an error message, or None on success."""
     qInstallMessageHandler(_offscreen_messages)
     application()
-    explorer = compose(QSettings(str(settings_file), QSettings.Format.IniFormat))
+    store = QSettings(str(settings_file), QSettings.Format.IniFormat)
+    explorer = compose(store)
     explorer.window.resize(*SCREENSHOT_SIZE)
     explorer.window.show()
     try:
         return shoot(explorer, options)
     finally:
         _dispose(explorer.window)
+        store.sync()  # nothing left to write when it is destroyed, after its folder is gone
 
 
 def _dispose(window: MainWindow) -> None:

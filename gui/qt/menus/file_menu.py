@@ -10,6 +10,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
 
 from gguf_budget.core.safe_text import safe_text
+from gguf_budget.core.views.file_label import file_label
 
 GGUF_FILTER = "GGUF models (*.gguf);;All files (*)"
 
@@ -50,7 +51,7 @@ class FileMenu:
     def set_recent(self, paths: Iterable[str]) -> None:
         self.recent_menu.clear()
         for path in paths:
-            action = self.recent_menu.addAction(safe_text(Path(path).name, 80))
+            action = self.recent_menu.addAction(file_label(path, str(Path.home())))
             action.setToolTip(safe_text(path, 300))
             action.setData(path)
             action.triggered.connect(lambda _=False, p=path: self._open_path(p))

@@ -106,7 +106,8 @@ class CompareView(QWidget):
         self._refresh()
 
     def choose(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open a second GGUF model to compare", "", GGUF_FILTER)
+        folder = str(Path(self._first[0].path).parent) if self._first is not None else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open a second GGUF model to compare", folder, GGUF_FILTER)
         if path:
             self.open_second(path)
 
