@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.types import DEFAULT_HOST_RESERVE
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
@@ -32,7 +33,7 @@ class MachineBudget:
 
 
 def machine_budget(snapshot: HardwareSnapshot, reserve: int = DEFAULT_HOST_RESERVE) -> MachineBudget:
-    """Raises ValueError in words when the host RAM could not be read."""
+    """Raises RequestError in words when the host RAM could not be read."""
     if snapshot.host_error:
-        raise ValueError(f"this machine's RAM could not be read ({snapshot.host_error})")
+        raise RequestError(f"this machine's RAM could not be read ({snapshot.host_error})")
     return MachineBudget(snapshot.host_available, reserve)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, plan_memory
+from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, RequestError, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.types import HeadMode
@@ -55,7 +55,7 @@ def _budget(args: argparse.Namespace) -> int:
         return int(args.budget)
     try:
         usable = machine_budget(probe_hardware())
-    except ValueError as e:
+    except RequestError as e:
         raise CommandError(f"{e}; give --budget SIZE") from None
     if usable.budget == 0:
         raise CommandError(f"{usable.text()}: nothing left to plan with; give --budget SIZE")

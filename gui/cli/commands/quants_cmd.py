@@ -10,41 +10,30 @@ from __future__ import annotations
 
 import argparse
 
-from gguf_budget.core import BudgetRequest, ModelSpec
+from gguf_budget.core import BudgetRequest
 from gguf_budget.core.fit.types import Reserves
-from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.views.quant_ladder import DEFAULT_LADDER_CTX, LadderRequest, quant_ladder
 from gguf_budget.core.views.quant_report import ladder_dict, ladder_text
 
-from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, size_arg
-from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, size_arg
+from gguf_budget.gui.cli.commands.common import (
+    add_model_arguments, chosen_model, emit_json, listed_catalogue,
+)
 from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
-from gguf_budget.gui.cli.commands.plan_cmd import positive_int
 
 HELP = "price every llama.cpp quantization of a model and mark the best fit for a machine (nothing is downloaded)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", nargs="?", help="a .gguf file (any quantization), or any shard of a split model")
-    p.add_argument("--catalog", metavar="NAME", help="a bundled catalogue skeleton instead of a file")
-    p.add_argument("--ctx", type=positive_int,
+    add_model_arguments(p)
+    p.add_argument("--ctx", type=count_arg(1),
                    help=f"context tokens for the full load (default {DEFAULT_LADDER_CTX}, or the trained context if shorter)")
     p.add_argument("--budget", type=size_arg, metavar="SIZE", help="also plan each type under this RAM budget")
     p.add_argument("--no-imatrix", action="store_true",
                    help="price files made without an importance matrix (publishers such as bartowski use one)")
     add_machine_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
-
-
-def _model(args: argparse.Namespace) -> ModelSpec:
-    if args.catalog is not None and args.file is not None:
-        raise CommandError("give either FILE or --catalog NAME, not both")
-    if args.catalog is None:
-        if args.file is None:
-            raise CommandError("give a FILE, or --catalog NAME (`inspect --catalog list` shows the names)")
-        return load(args.file)
-    return load(str(catalogue_path(find_entry(args.catalog))))
 
 
 def _request(args: argparse.Namespace) -> LadderRequest:
@@ -54,8 +43,10 @@ def _request(args: argparse.Namespace) -> LadderRequest:
 
 
 def run(args: argparse.Namespace) -> int:
+    if listed_catalogue(args):
+        return 0
     request = _request(args)
-    ladder = quant_ladder(_model(args), machine(args), request)
+    ladder = quant_ladder(chosen_model(args).spec, machine(args), request)
     if args.json:
         emit_json(ladder_dict(ladder))
     else:

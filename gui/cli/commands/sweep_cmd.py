@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from gguf_budget.core import automatic_range, budget_range, sweep_budgets, sweep_dict, sweep_text
+from gguf_budget.core import RequestError, automatic_range, budget_range, sweep_budgets, sweep_dict, sweep_text
 
 from gguf_budget.gui.cli.commands.common import chosen_model, emit_json, listed_catalogue
 from gguf_budget.gui.cli.commands.exports import add_csv_argument, write_csv
