@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_dict, plan_memory, sweep_budgets, sweep_dict
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.views.export import CSV_COLUMNS, md_escape, plan_markdown, sweep_csv
+from gguf_budget.core.views.ledger_names import line_name
 from gguf_budget.gui.cli import main
 
 GIB = 1024**3
@@ -42,8 +43,8 @@ def test_markdown_report_holds_the_ledger_table_with_exact_bytes(capsys):
     assert md.startswith("# Memory plan: Llama-3.2-1B-Instruct Q4\\_K\\_M (skeleton, header only)\n")
     assert "| line | bytes | size |" in md
     for line in LEDGER_LINES:
-        assert f"| {line} | {d['ledger'][line]:,} |" in md
-    assert f"| **total** | **{d['total']:,}** |" in md
+        assert f"| {line_name(line)} | {d['ledger'][line]:,} |" in md
+    assert f"| **Total** | **{d['total']:,}** |" in md
     assert f"| Pinned layers | {d['n_pinned']} of 16 |" in md
     assert "```text\n" + d["report"] + "\n```" in md
 

@@ -78,7 +78,7 @@ def test_markdown_is_the_cli_report(qtbot, screen, model_path, tmp_path, capsys)
     assert main(["plan", str(model_path), "--budget", str(BUDGET), "--format", "md"]) == 0
     text = (tmp_path / "plan.md").read_text(encoding="utf-8")
     assert text == capsys.readouterr().out
-    assert f"| **total** | **{screen.plan.total:,}** |" in text
+    assert f"| **Total** | **{screen.plan.total:,}** |" in text
 
 
 def test_csv_has_one_row_per_budget_and_matches_the_cli(qtbot, screen, model_path, tmp_path, capsys):

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from gguf_budget.core import LEDGER_LINES, BudgetRequest, budget_thresholds, load_model, plan_memory, plan_text
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.ledger_names import line_tooltip
 from gguf_budget.gui.qt.main_window import MainWindow
 
 
@@ -120,7 +121,7 @@ def test_hovering_a_segment_names_its_exact_bytes(qtbot, loaded):
     bottom, height = chart.segment(0, "kv")
     scene = chart.plot.vb.mapViewToScene(QPointF(0.0, bottom + height / 2))
     chart.scene().sigMouseMoved.emit(scene)
-    assert chart.hover_text.endswith(f"kv: {human_bytes(ledger.kv)} ({ledger.kv:,} bytes)")
+    assert chart.hover_text.endswith(f"KV cache: {human_bytes(ledger.kv)} ({ledger.kv:,} bytes)\n{line_tooltip('kv')}")
     assert chart.tooltip("kv") == chart.hover_text and chart.tooltip("pinned") == ""
     chart.scene().sigMouseMoved.emit(chart.plot.vb.mapViewToScene(QPointF(0.5, bottom)))
     assert chart.hover_text == "" and chart.tooltip("kv") == ""

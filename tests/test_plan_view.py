@@ -30,7 +30,7 @@ def test_the_thresholds_are_the_hand_worked_ones(tiny):
 @pytest.mark.parametrize("request_, state, banner, streamed, pinned", [
     (BudgetRequest(LOW - 1), "impossible",
      "IMPOSSIBLE — requested 24.21 MiB, minimum required 24.21 MiB; "
-     "biggest lines: base 24.00 MiB, kv 64.00 KiB, lm_head 38.75 KiB",
+     "biggest lines: Process overhead 24.00 MiB, KV cache 64.00 KiB, Output head 38.75 KiB",
      LAYERS + HEAD, "0 / 4 layers pinned — no plan fits the budget"),
     (BudgetRequest(LOW - 1, force=True), "overridden",
      "OVERRIDDEN — forced: the minimum configuration needs 24.21 MiB, 1 B over the 24.21 MiB budget",

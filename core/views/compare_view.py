@@ -3,6 +3,7 @@
 Rule 1: a row per ledger line in ledger order, then the total; the only arithmetic is the
         difference of two numbers the core priced (second − first).
 Rule 2: a difference is written with its sign: +, − or none for 0.
+Rule 3: a row is shown by its line's plain name (`ledger_names`); `line` stays the ledger key.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.ledger_names import TOTAL_NAME, line_name, line_tooltip
 
 NAME_LIMIT = 60
+TOTAL_LINE = "total"
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,15 @@ class CompareRow:
     line: str
     first: int
     second: int
+
+    @property
+    def name(self) -> str:
+        """Rule 3."""
+        return TOTAL_NAME if self.line == TOTAL_LINE else line_name(self.line)
+
+    @property
+    def tooltip(self) -> str:
+        return "Every line added up: the peak the plan holds." if self.line == TOTAL_LINE else line_tooltip(self.line)
 
     @property
     def difference(self) -> int:
@@ -38,7 +50,7 @@ def compare_rows(first: MemoryPlan, second: MemoryPlan) -> tuple[CompareRow, ...
     """Rule 1: every ledger line, then the total."""
     pairs = zip(first.ledger.items(), second.ledger.items(), strict=True)
     lines = [CompareRow(name, a, b) for (name, a), (_, b) in pairs]
-    return (*lines, CompareRow("total", first.total, second.total))
+    return (*lines, CompareRow(TOTAL_LINE, first.total, second.total))
 
 
 def signed_bytes(n: int) -> str:

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from gguf_budget.core.plan.ledger import LEDGER_LINES
+from gguf_budget.core.views.ledger_names import TOTAL_NAME, line_name
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.views.plan_report import plan_dict
 from gguf_budget.core.plan.types import MemoryPlan
@@ -64,9 +65,10 @@ def _summary(d: dict[str, Any], model: ModelSpec) -> list[tuple[str, str]]:
 
 
 def _ledger_table(ledger: dict[str, int]) -> list[str]:
-    rows = [f"| {name} | {ledger[name]:,} | {human_bytes(ledger[name])} |" for name in LEDGER_LINES]
+    rows = [f"| {line_name(name)} | {ledger[name]:,} | {human_bytes(ledger[name])} |" for name in LEDGER_LINES]
     total = sum(ledger.values())
-    return ["| line | bytes | size |", "|---|---:|---:|", *rows, f"| **total** | **{total:,}** | **{human_bytes(total)}** |"]
+    return ["| line | bytes | size |", "|---|---:|---:|", *rows,
+            f"| **{TOTAL_NAME}** | **{total:,}** | **{human_bytes(total)}** |"]
 
 
 def plan_markdown(plan: MemoryPlan, model: ModelSpec) -> str:

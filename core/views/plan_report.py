@@ -2,10 +2,10 @@
 
 Rule 1: the text and the JSON show the same numbers; text in `human_bytes`, JSON in exact bytes.
 Rule 2: a feasible or unlimited plan gets an **Execution Plan**; a refused one a **RAM budget
-        impossible** report (requested vs minimum required, broken down as the seed does:
-        base / scratch / logits / KV / resid+attn / norm+embeddings / head / ring); a forced
-        one says by how much it exceeds the budget, then its Execution Plan.
+        impossible** report (requested vs minimum required, broken down line by line); a
+        forced one says by how much it exceeds the budget, then its Execution Plan.
 Rule 3: the report speaks of knobs (ctx, budget, force), never of CLI flags: the GUI shows it too.
+Rule 4: ledger lines go by their plain names (`ledger_names`), the same in every report.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 from gguf_budget.core.plan.ledger import LEDGER_LINES, MemLedger
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.ledger_names import TOTAL_NAME, line_name
 from gguf_budget.core.views.table import aligned_lines
 
 
@@ -22,9 +23,9 @@ INDENT = "  "
 
 
 def _ledger_rows(ledger: MemLedger) -> list[str]:
-    rows = [(name, f"{human_bytes(v):>12}  {v:>16,} B") for name, v in ledger.items()]
+    rows = [(line_name(name), f"{human_bytes(v):>12}  {v:>16,} B") for name, v in ledger.items()]
     total = ledger.total()
-    return aligned_lines(rows + [("total", f"{human_bytes(total):>12}  {total:>16,} B")], INDENT)
+    return aligned_lines(rows + [(TOTAL_NAME, f"{human_bytes(total):>12}  {total:>16,} B")], INDENT)
 
 
 def _ctx_line(p: MemoryPlan) -> str:
@@ -57,8 +58,11 @@ def _ring_line(p: MemoryPlan) -> str:
 def _ceiling_line(p: MemoryPlan) -> str:
     if p.weight_ceiling is None:
         return "none (unlimited)" if p.unlimited else "none (over budget)"
-    spent = p.ledger.out_norm + p.ledger.embeddings + p.ledger.lm_head + p.ledger.ring + p.ledger.pinned
-    return f"{human_bytes(p.weight_ceiling)} (globals + ring + pinned spend {human_bytes(spent)} of it)"
+    spent_on = ("out_norm", "embeddings", "lm_head", "ring", "pinned")
+    spent = sum(getattr(p.ledger, line) for line in spent_on)
+    names = ", ".join(line_name(line).lower() for line in spent_on)
+    return (f"{human_bytes(p.weight_ceiling)} left for weights after the fixed lines; {names} "
+            f"spend {human_bytes(spent)} of it")
 
 
 def _margin(p: MemoryPlan) -> str:
@@ -80,10 +84,10 @@ def execution_plan_text(p: MemoryPlan) -> str:
         ("Mandatory memory", f"{human_bytes(p.ledger.mandatory)} (base, scratch, logits, attention, residual, KV)"),
         ("Estimated peak", human_bytes(p.total) + _margin(p)),
         ("Context", _ctx_line(p)),
-        ("KV cache", f"{human_bytes(p.ledger.kv)} ({p.kv_type}, priced at the full ctx)"),
-        ("LM head", _head_line(p)),
-        ("Ring", _ring_line(p)),
-        ("Pinned layers", f"{p.n_pinned} of {p.n_layer} ({human_bytes(p.ledger.pinned)})"),
+        (line_name("kv"), f"{human_bytes(p.ledger.kv)} ({p.kv_type}, priced at the full ctx)"),
+        (line_name("lm_head"), _head_line(p)),
+        (line_name("ring"), _ring_line(p)),
+        (line_name("pinned"), f"{p.n_pinned} of {p.n_layer} ({human_bytes(p.ledger.pinned)})"),
         ("Weight ceiling", _ceiling_line(p)),
     ]
     return "\n".join([head, *aligned_lines(rows, INDENT), "", "Ledger", *_ledger_rows(p.ledger)])
@@ -91,14 +95,10 @@ def execution_plan_text(p: MemoryPlan) -> str:
 
 def _minimum_breakdown(p: MemoryPlan) -> list[str]:
     m = p.minimum_ledger
-    groups = [
-        ("base", m.base), ("scratch", m.scratch), ("logits", m.logits), ("KV", m.kv),
-        ("resid+attn", m.resid + m.attn), ("norm+embeddings", m.out_norm + m.embeddings),
-        ("head", m.lm_head), ("ring", m.ring), ("minimum required", m.total()),
-    ]
+    rows = [(line_name(name), v) for name, v in m.items()] + [("Minimum required", m.total())]
     head = "streamed" if p.stream_lm_head else "resident"
     return [f"Minimum configuration: ctx {p.ctx}, head {head}, {p.n_buffers}-buffer ring, 0 pinned layers",
-            *aligned_lines([(k, f"{human_bytes(v):>12}") for k, v in groups], INDENT)]
+            *aligned_lines([(k, f"{human_bytes(v):>12}") for k, v in rows], INDENT)]
 
 
 def _remedies(p: MemoryPlan) -> str:

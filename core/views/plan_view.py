@@ -21,6 +21,7 @@ from gguf_budget.core.plan.ledger import MemLedger
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import MemoryPlan, PlanOutcome
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.ledger_names import line_name
 from gguf_budget.core.vocab import TextEnum
 
 BIGGEST_LINES = 3
@@ -65,7 +66,7 @@ def plan_banner(plan: MemoryPlan) -> PlanBanner:
         text = (f"FEASIBLE — estimated peak {peak}, headroom {human_bytes(plan.budget_bytes - plan.total)} "
                 f"under the {human_bytes(plan.budget_bytes)} budget at ctx {plan.ctx:,}")
     else:
-        lines = ", ".join(f"{name} {human_bytes(n)}" for name, n in biggest_lines(plan.minimum_ledger))
+        lines = ", ".join(f"{line_name(name)} {human_bytes(n)}" for name, n in biggest_lines(plan.minimum_ledger))
         text = (f"IMPOSSIBLE — requested {human_bytes(plan.budget_bytes)}, minimum required "
                 f"{human_bytes(plan.minimum_required)}; biggest lines: {lines}")
     return PlanBanner(BannerState(outcome), text)

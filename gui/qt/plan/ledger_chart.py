@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.ledger_names import line_name, line_tooltip
 
 from gguf_budget.gui.qt.byte_axis import ByteAxis
 from gguf_budget.gui.qt.theme import ledger_colour
@@ -64,7 +65,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
 
     def _fill_legend(self) -> None:
         for line in reversed(self._lines):
-            self._legend.addItem(self._bars[line], line)
+            self._legend.addItem(self._bars[line], line_name(line))
         for sample, _ in self._legend.items:
             sample.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
 
@@ -178,7 +179,11 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         column, line = hit
         label, items = self._columns[column]
         n = dict(items)[line]
-        return f"{label} · {line}: {human_bytes(n)} ({n:,} bytes)"
+        return f"{label} · {line_name(line)}: {human_bytes(n)} ({n:,} bytes)\n{line_tooltip(line)}"
+
+    def legend_names(self) -> list[str]:
+        """The legend's labels, top-down."""
+        return [label.text for _, label in self._legend.items]
 
     def tooltip(self, line: str) -> str:
         """The tooltip the scene would show over this line's segments now."""

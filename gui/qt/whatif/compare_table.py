@@ -57,7 +57,8 @@ class CompareModel(QAbstractTableModel):
             return None
         row, column = self._rows[index.row()], index.column()
         if column == 0:
-            return row.line if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.UserRole) else None
+            return {Qt.ItemDataRole.DisplayRole: row.name, Qt.ItemDataRole.UserRole: row.line,
+                    Qt.ItemDataRole.ToolTipRole: row.tooltip}.get(Qt.ItemDataRole(role))
         n = row.value(column)
         if role == Qt.ItemDataRole.DisplayRole:
             return signed_bytes(n) if column == 3 else human_bytes(n)
