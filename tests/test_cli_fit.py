@@ -90,7 +90,8 @@ def test_fit_text_keeps_the_three_claims_apart(gguf_file, capsys):
     path = gguf_file(MODEL, "header_only")
     assert main(["fit", str(path), "--host-available", "32G", "--gpu-free", "4G"]) == 0
     out = capsys.readouterr().out
-    assert "coarse gate" in out and "exact inventory" in out and "seed FP16 bound" in out
+    assert "by file share" in out and "exact inventory" in out and "FP16 lower bound" in out
+    assert "coarse gate" not in out and "seed" not in out
     assert "storage only" in out and "admission estimate" in out and "runtime evidence: none" in out
     assert "hypothetical machine" in out and "fits on GPU" in out
 

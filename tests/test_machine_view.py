@@ -59,11 +59,11 @@ def test_a_split_names_its_layer_count_and_the_auto_choice(spec):
     fit = estimate_fit(spec, hypothetical_machine(64 * GIB, gpu_count=1, gpu_total=24 * GIB),
                        FitRequest(gpu_layers=2))
     assert verdict_text(fit) == "fits split — the output layer and 1 of 4 blocks on GPU, the rest in host RAM (slower)"
-    assert split_text(fit) == "2 of 5 slots on GPU (auto: 5); output layer on GPU"
+    assert split_text(fit) == "2 of 5 slots on GPU (4 blocks + the output layer; auto: 5); output layer on GPU"
     coarse, exact = weight_rows(fit)
     half = fit.weights.file_bytes * 2 // 4
-    assert coarse == ("Weights, coarse gate",
-                      f"GPU {human_bytes(half)} · host {human_bytes(fit.weights.file_bytes - half)} (file × g / L)")
+    assert coarse == ("Weights, by file share", f"GPU {human_bytes(half)} · host "
+                      f"{human_bytes(fit.weights.file_bytes - half)} (file size × GPU layers / blocks)")
     # GPU: output 557,056 + norm 256 + the last block 39,680 = 596,992 bytes;
     # host: token_embd 557,056 + 3 blocks 119,040 = 676,096 bytes.
     assert exact == ("Weights, exact", "GPU 583.00 KiB · host 660.25 KiB (tensor inventory)")

@@ -184,9 +184,10 @@ def fit_text(e: FitEstimate) -> str:
         ("Reserves", "; ".join(f"{d.name} {human_bytes(d.reserve)}" for d in e.devices) + " (assumptions)"),
         ("Context", f"{kv.ctx} tokens → {kv.cells} cells, {kv.kv_type} cache"),
         ("GPU layers", f"{e.gpu_layers} (-ngl; {L} blocks + output layer = {L + 1}; auto {auto}); {out_where}"),
-        ("Weights", f"coarse gate (file × g / L): GPU {human_bytes(w.gpu_coarse)}, host {human_bytes(w.host_coarse)}"),
+        ("Weights", f"by file share (file size × GPU layers / blocks): GPU {human_bytes(w.gpu_coarse)}, "
+                    f"host {human_bytes(w.host_coarse)}"),
         ("", f"exact inventory: GPU {human_bytes(w.gpu_exact)}, host {human_bytes(w.host_exact)}"),
-        ("KV cache", f"seed FP16 bound {human_bytes(kv.lower_bound)} over {kv.attention_layers} attention layers "
+        ("KV cache", f"FP16 lower bound {human_bytes(kv.lower_bound)} over {kv.attention_layers} attention layers "
                      f"({kv.swa_layers} sliding); engine {human_bytes(kv.engine)} "
                      f"(GPU {human_bytes(kv.gpu)}, host {human_bytes(kv.host)})"),
     ]

@@ -74,14 +74,15 @@ def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
 def split_text(fit: FitEstimate) -> str:
     auto = "unknown" if fit.auto_gpu_layers is None else str(fit.auto_gpu_layers)
     where = "output layer on GPU" if fit.output_on_gpu else "output layer in host RAM"
-    return f"{fit.gpu_layers} of {fit.n_layer + 1} slots on GPU (auto: {auto}); {where}"
+    return (f"{fit.gpu_layers} of {fit.n_layer + 1} slots on GPU ({fit.n_layer} blocks + the output layer; "
+            f"auto: {auto}); {where}")
 
 
 def weight_rows(fit: FitEstimate) -> tuple[tuple[str, str], ...]:
     w = fit.weights
     return (
-        ("Weights, coarse gate", f"GPU {human_bytes(w.gpu_coarse)} · host {human_bytes(w.host_coarse)} "
-                                 "(file × g / L)"),
+        ("Weights, by file share", f"GPU {human_bytes(w.gpu_coarse)} · host {human_bytes(w.host_coarse)} "
+                                   "(file size × GPU layers / blocks)"),
         ("Weights, exact", f"GPU {human_bytes(w.gpu_exact)} · host {human_bytes(w.host_exact)} (tensor inventory)"),
     )
 

@@ -32,7 +32,7 @@ from gguf_budget.gui.qt.machine.memory_bar import MemoryBar
 
 AUTO = -1
 ROWS = {  # the row titles `machine_view` gives → the label's objectName
-    "Weights, coarse gate": "weightsCoarse",
+    "Weights, by file share": "weightsCoarse",
     "Weights, exact": "weightsExact",
     "KV lower bound": "kvLowerBound",
     "KV engine": "kvEngine",
