@@ -13,7 +13,8 @@ from gguf.constants import GGMLQuantizationType as T
 from gguf_factory import ArchDesc, SSMDesc
 
 from gguf_budget.core.frozen import FrozenMap
-from gguf_budget.core.gguf.header import SkippedArray, SkippedString
+from gguf_budget.core.gguf.header import SkippedArray, SkippedString, read_header
+from gguf_budget.core.machine.drm import DrmCardReading
 from gguf_budget.core.plan.ledger import LEDGER_LINES, MemLedger
 
 # Every kind of container a spec holds: per-layer arrays, MoE roles, SSM sizes, a hybrid's
@@ -99,6 +100,21 @@ def test_a_spec_refuses_to_be_inconsistent(model, change, message):
     spec = model(ArchDesc())
     with pytest.raises(ValueError, match=message):
         dataclasses.replace(spec, **change(spec))
+
+
+def test_a_header_is_frozen_all_the_way_down_and_hashes(gguf_file):
+    path = gguf_file(RICH, "header_only")
+    header = read_header(str(path))
+    assert_deeply_frozen(header, "header")
+    assert hash(header) == hash(read_header(str(path)))
+
+
+def test_a_drm_reading_keeps_no_dict_it_was_given():
+    files = {"device/vendor": "0x1002"}
+    reading = DrmCardReading("card0", files)
+    files["device/vendor"] = "0x10de"
+    assert reading.files == {"device/vendor": "0x1002"}
+    assert_deeply_frozen(reading, "reading")
 
 
 def test_a_frozen_map_reads_like_a_dict_and_never_changes():

@@ -31,7 +31,6 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from itertools import pairwise
-from types import MappingProxyType
 from typing import Any, BinaryIO, Mapping
 
 from gguf.constants import (
@@ -44,6 +43,7 @@ from gguf.constants import (
 )
 
 from gguf_budget.core.errors import GGUFFormatError, TruncatedHeaderError
+from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.gguf.regular_file import open_regular, os_error
 from gguf_budget.core.units import INT64_MAX
 
@@ -154,7 +154,7 @@ class GGUFHeader:
     alignment: int
     data_offset: int
     file_bytes: int
-    key_offsets: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    key_offsets: Mapping[str, int] = field(default_factory=FrozenMap)
 
     @property
     def data_end(self) -> int:
@@ -455,8 +455,8 @@ def _parse(cur: _Cursor, path: str, keep_max: int) -> GGUFHeader:
     tensors = tuple(_read_tensor_info(cur, i, alignment) for i in range(n_tensors))
     _check_layout(tensors, cur.offset)
     data_offset = -(-cur.offset // alignment) * alignment
-    return GGUFHeader(path, version, MappingProxyType(metadata), tensors, alignment, data_offset, cur.size,
-                      MappingProxyType(key_offsets))
+    return GGUFHeader(path, version, FrozenMap(metadata), tensors, alignment, data_offset, cur.size,
+                      FrozenMap(key_offsets))
 
 
 def _bounded_count(cur: _Cursor, what: str, min_item_bytes: int, limit: int) -> int:

@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.machine.gpu import PCI_VENDORS, VENDOR_NAMES, GpuInfo, GpuMemory, Vendor
 from gguf_budget.core.safe_text import safe_text
 
@@ -50,10 +51,13 @@ class DrmCardReading:
     kernel module; `reader` says whether sysfs or amdsmi answered (amdsmi also knows the bandwidth)."""
 
     card: str
-    files: Mapping[str, str] = field(default_factory=dict)
+    files: Mapping[str, str] = field(default_factory=FrozenMap)
     driver: str | None = None
     reader: str = "sysfs"
     bandwidth: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", FrozenMap(self.files))  # a frozen record holds no dict (core.frozen)
 
     def number(self, name: str, base: int = 10) -> int | None:
         text = self.files.get(name, "").strip()
