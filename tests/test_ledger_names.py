@@ -13,7 +13,10 @@ from gguf_budget.core import LEDGER_LINES, BudgetRequest, plan_dict, plan_memory
 from gguf_budget.core.views.compare_view import compare_rows
 from gguf_budget.core.views.export import plan_markdown
 from gguf_budget.core.views.ledger_names import LINE_NAMES, TOTAL_NAME, line_name, line_tooltip
+from gguf_budget.core.views.machine_view import POOL_LEGEND
+from gguf_budget.gui.qt.machine.memory_bar import MemoryLegend
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
+from gguf_budget.gui.qt.theme import MEMORY_COLOURS
 from gguf_budget.gui.qt.whatif.compare_table import CompareModel
 
 UNTIED = ArchDesc(n_layer=4, n_vocab=2048)
@@ -65,3 +68,12 @@ def test_every_line_has_a_plain_name_and_a_one_sentence_tooltip(qtbot, spec):
     table.set_rows(compare_rows(plan, plan), "a", "b")
     assert table.data(table.index(0, 0), Qt.ItemDataRole.ToolTipRole) == line_tooltip(LEDGER_LINES[0])
     assert table.data(table.index(0, 0), Qt.ItemDataRole.UserRole) == LEDGER_LINES[0]
+
+
+def test_the_host_ram_bar_has_a_legend_in_the_bars_colours(qtbot, make_window):
+    window = make_window()
+    window.show()
+    legend = window.findChild(MemoryLegend, "memoryLegend")
+    assert legend is not None and legend.isVisible()
+    assert [(k, label.text()) for k, label in legend.entries.items()] == list(POOL_LEGEND)
+    assert {k: legend.swatch_colour(k) for k in MEMORY_COLOURS} == MEMORY_COLOURS

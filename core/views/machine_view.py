@@ -20,6 +20,14 @@ from gguf_budget.core.fit.types import FitEstimate, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
 
+# The pool bars' legend, in the order the bar draws its segments; "need" is the tick.
+POOL_LEGEND: tuple[tuple[str, str], ...] = (
+    ("used", "in use by other programs"),
+    ("reserve", "kept back (reserve)"),
+    ("usable", "usable for the model"),
+    ("need", "| the model's need ends here"),
+)
+
 
 @dataclass(frozen=True)
 class PoolBar:

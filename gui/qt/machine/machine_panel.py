@@ -28,7 +28,7 @@ from gguf_budget.core.views.machine_view import (
 
 from gguf_budget.gui.qt.machine.command_box import CommandBox
 from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
-from gguf_budget.gui.qt.machine.memory_bar import MemoryBar
+from gguf_budget.gui.qt.machine.memory_bar import MemoryBar, MemoryLegend
 
 AUTO = -1
 ROWS = {  # the row titles `machine_view` gives → the label's objectName
@@ -68,6 +68,7 @@ class HardwarePanel(QGroupBox):
         self.refresh.clicked.connect(self.refreshRequested)
         self.host_bar = MemoryBar(self)
         self.host_bar.setObjectName("hostBar")
+        self.legend = MemoryLegend(self)
         self.gpu_box = QVBoxLayout()
         self.gpu_bars: list[MemoryBar] = []
         self.gpu_status = _label(self, "gpuStatus")
@@ -112,6 +113,7 @@ class HardwarePanel(QGroupBox):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.host_bar)
+        layout.addWidget(self.legend)
         layout.addLayout(self.gpu_box)
         layout.addWidget(self.gpu_status)
         layout.addLayout(split)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPalette, QPen
-from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from gguf_budget.core.views.machine_view import PoolBar
+from gguf_budget.core.views.machine_view import POOL_LEGEND, PoolBar
 
 from gguf_budget.gui.qt.theme import MEMORY_COLOURS
 
@@ -71,3 +71,30 @@ class MemoryBar(QWidget):
 
     def pool(self) -> PoolBar | None:
         return self.bar.pool
+
+
+class MemoryLegend(QWidget):
+    """What the bars' colours and tick mean (`machine_view.POOL_LEGEND`): a swatch and words each."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("memoryLegend")
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.entries: dict[str, QLabel] = {}
+        for key, words in POOL_LEGEND:
+            if key in MEMORY_COLOURS:
+                swatch = QLabel(self, objectName=f"legendSwatch_{key}")
+                swatch.setFixedSize(10, 10)
+                swatch.setStyleSheet(f"background-color: {MEMORY_COLOURS[key]};")
+                layout.addWidget(swatch)
+            label = QLabel(words, self, objectName=f"legend_{key}")
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            layout.addWidget(label)
+            self.entries[key] = label
+        layout.addStretch(1)
+
+    def swatch_colour(self, key: str) -> str:
+        """The colour a segment's swatch shows (what the bar paints that segment in)."""
+        swatch = self.findChild(QLabel, f"legendSwatch_{key}")
+        return swatch.styleSheet().split(":")[1].strip(" ;") if swatch is not None else ""
