@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -201,3 +203,35 @@ def test_added_folders_persist_and_a_broken_settings_file_is_ignored(tmp_path):
     assert remove_folder(tmp_path / "a", config) == ()
     config.write_text("{broken")
     assert read_folders(config) == ()
+
+
+def cli(*args: str, home: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "OLLAMA", "LLAMA_CACHE", "XDG_"))}
+    env.update(HOME=str(home), GGUF_BUDGET_CONFIG_DIR=str(config))
+    return subprocess.run([sys.executable, "-m", "gguf_budget.gui.cli", "library", *args], capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_the_library_command_lists_judges_and_remembers_folders(home, tmp_path):
+    config = tmp_path / "config"
+    added = cli("--add", str(tmp_path / "mine"), "--host-available", "16G", "--no-gpu", home=home, config=config)
+    assert added.returncode == 0, added.stderr
+    assert "copy.gguf" in added.stdout and str(tmp_path / "mine") in added.stdout
+    listed = cli("--json", "--host-available", "16G", "--no-gpu", "--budget", "1G", home=home, config=config)
+    assert listed.returncode == 0, listed.stderr
+    payload = json.loads(listed.stdout)
+    assert payload["budget_bytes"] == 1 << 30 and payload["machine"] == "hypothetical" and payload["complete"]
+    by_name = {e["name"]: e for e in payload["entries"]}
+    tiny = by_name["tiny:latest"]
+    assert tiny["store"] == "ollama" and tiny["error"] is None and tiny["architecture"] == "llama"
+    assert tiny["full_load"] == {"verdict": "cpu_only", "gpu_layers": 0, "ctx": 2048}
+    assert tiny["budget_plan"] == {"outcome": "feasible", "ctx": 2048, "pinned": 2, "n_layer": 2}
+    assert "not a regular file" in by_name["pipe.gguf"]["error"] and by_name["pipe.gguf"]["full_load"] is None
+    removed = cli("--remove", str(tmp_path / "mine"), "--json", "--host-available", "16G", "--no-gpu",
+                  home=home, config=config)
+    assert "copy.gguf" not in {e["name"] for e in json.loads(removed.stdout)["entries"]}
+
+
+def test_the_library_command_refuses_a_missing_folder(home, tmp_path):
+    bad = cli("--add", str(tmp_path / "nowhere"), home=home, config=tmp_path / "config")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a folder" in bad.stderr

@@ -1,8 +1,8 @@
 """The composition root: builds the window and installs its add-ons; runs it, or shoots it offscreen.
 
 Rule 1: `compose` is the one place that knows both the window and what extends it: it builds
-        the `MainWindow`, installs the what-if add-on through the window's host protocol, and
-        adds Help ▸ Show log folder. Nothing else imports the add-ons into the window.
+        the `MainWindow`, installs the what-if and library add-ons through the window's host
+        protocols, and adds Help ▸ Show log folder. Nothing else imports the add-ons into the window.
 Rule 2: the interactive run logs to a rotating file in the platform's state folder
         (`log_file`); an exception nobody caught on the GUI thread goes there with its traceback.
 Rule 3: kept apart from `launch.py` so argument errors are reported without importing Qt.
@@ -30,6 +30,7 @@ from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.gui.qt.app_icon import app_icon
 from gguf_budget.gui.qt.log_file import UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
+from gguf_budget.gui.qt.library.wiring import Library, install_library
 from gguf_budget.gui.qt.main_window import MainWindow
 from gguf_budget.gui.qt.whatif.screens import prepare_view
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
@@ -47,6 +48,7 @@ class Explorer:
 
     window: MainWindow
     whatif: WhatIf
+    library: Library
 
 
 def compose(
@@ -57,12 +59,16 @@ def compose(
     compare_backend: Callable[[str], ModelSpec] = load_model,
     log_folder: Path | None = None,
     open_url: UrlOpener = QDesktopServices.openUrl,
+    library_home: Path | None = None,
+    library_config: Path | None = None,
+    header_cache: Path | None = None,
 ) -> Explorer:
     """Rule 1: the window, its what-if add-on and Help ▸ Show log folder (`log_folder`, or the platform's)."""
     window = MainWindow(settings=settings, load_backend=load_backend, probe_backend=probe_backend)
     whatif = install_whatif(window, compare_backend)
+    library = install_library(window, home=library_home, config_file=library_config, cache_root=header_cache)
     add_show_log_folder(window.help_menu, log_folder or default_log_folder(), open_url)
-    return Explorer(window, whatif)
+    return Explorer(window, whatif, library)
 
 
 def application() -> QApplication:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from gguf_budget.gui.cli.commands import fit_cmd, hw_cmd, inspect_cmd, plan_cmd, quants_cmd, sweep_cmd
+from gguf_budget.gui.cli.commands import fit_cmd, hw_cmd, inspect_cmd, library_cmd, plan_cmd, quants_cmd, sweep_cmd
 from gguf_budget.gui.cli.commands.common import CommandError
 
 COMMANDS: dict[str, ModuleType] = {
@@ -14,6 +14,7 @@ COMMANDS: dict[str, ModuleType] = {
     "fit": fit_cmd,
     "hw": hw_cmd,
     "quants": quants_cmd,
+    "library": library_cmd,
 }
 
 __all__ = ["COMMANDS", "CommandError"]

@@ -1,0 +1,73 @@
+"""`gguf-budget library [--add DIR] [--remove DIR] [--budget SIZE] [--json]`: every GGUF model on this machine.
+
+The stores (`core.library.stores`: Hugging Face cache, LM Studio, Ollama, llama.cpp's cache,
+GPT4All, Jan) and the folders added with `--add` (remembered in the library settings the window
+shares) are scanned; each model gets its full-load verdict on this machine — or the one
+`--preset`/`--host-available`/`--no-gpu` describe, as for `fit` — and its budget plan at `--budget`
+(default: this machine's usable RAM, said in the output). Unreadable files are listed with why.
+Exit codes: 0 (a listing is a report), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from functools import partial
+from pathlib import Path
+
+from gguf_budget.core.fit.types import DEFAULT_HOST_RESERVE
+from gguf_budget.core.library import config
+from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess
+from gguf_budget.core.library.scan import Scan, scan
+from gguf_budget.core.library.stores import store_roots
+from gguf_budget.core.views.library_view import library_dict, library_text
+from gguf_budget.gui.cli.args import size_arg
+from gguf_budget.gui.cli.commands.common import CommandError, emit_json
+from gguf_budget.gui.cli.commands.fit_cmd import machine
+
+HELP = "list every GGUF model on this machine (Hugging Face, LM Studio, Ollama, llama.cpp caches, added folders)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--add", metavar="DIR", help="add a folder to the library (remembered), then list")
+    p.add_argument("--remove", metavar="DIR", help="remove a folder from the library, then list")
+    p.add_argument("--budget", type=size_arg, metavar="SIZE",
+                   help="RAM budget for the budget plans (default: this machine's usable RAM; 0 = unlimited)")
+    p.add_argument("--ctx-cap", type=int, metavar="N", help="context for the full load (default: each model's own)")
+    p.add_argument("--host-available", type=size_arg, metavar="SIZE", help="hypothetical free host RAM")
+    p.add_argument("--no-gpu", action="store_true", help="judge the full load for the host only")
+    p.add_argument("--preset", metavar="NAME[,NAME…]", help="a hypothetical machine from the preset table, as for fit")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(gpu_total=None, gpu_free=None, gpu_count=None)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.ctx_cap is not None and args.ctx_cap < 1:
+        raise CommandError("--ctx-cap must be at least 1")
+    for folder, change in ((args.add, config.add_folder), (args.remove, config.remove_folder)):
+        if folder is not None:
+            if change is config.add_folder and not Path(folder).is_dir():
+                raise CommandError(f"--add: not a folder: {folder}")
+            change(Path(folder))
+    snapshot = machine(args)
+    budget = args.budget if args.budget is not None else max(snapshot.host_available - DEFAULT_HOST_RESERVE, 1)
+    settings = LibrarySettings(snapshot, budget, args.ctx_cap)
+    roots = store_roots(Path.home(), os.environ, config.read_folders())
+    result: Scan[Assessment] = scan(roots, partial(assess, settings=settings), progress=_progress(args.json))
+    if args.json:
+        emit_json(library_dict(result, settings))
+    else:
+        print(library_text(result, settings))
+    return 0
+
+
+def _progress(quiet: bool):
+    """Progress on stderr for a person at a terminal; nothing when piped or for JSON."""
+    if quiet or not sys.stderr.isatty():
+        return lambda done, total: None
+
+    def show(done: int, total: int) -> None:
+        sys.stderr.write(f"\rreading headers: {done}/{total}" + ("\n" if done == total else ""))
+
+    return show

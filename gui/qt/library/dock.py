@@ -1,0 +1,150 @@
+"""The Library dock: every GGUF model on this machine, judged for it; double-click opens one.
+
+Rule 1: the scan runs off the GUI thread (`ProgressCall`) with a progress bar and Cancel; a
+        cancelled scan shows what it read, marked incomplete. The first showing of the dock scans.
+Rule 2: the stores, the added folders and the judgement are the core's (`core.library`), judged
+        with the window's budget and machine at the time of the scan — the CLI's `library` rows.
+Rule 3: "Add folder…" remembers the folder in the library settings the CLI shares, then rescans.
+Rule 4: double-click (or Enter) on a readable row asks the host to open that model.
+
+Signals:
+    openRequested(str): the path of the model to open.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton, QTableView, QVBoxLayout,
+    QWidget,
+)
+
+from gguf_budget.core.library import config
+from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess
+from gguf_budget.core.library.scan import Scan, scan
+from gguf_budget.core.library.stores import store_roots
+from gguf_budget.core.safe_text import safe_text
+from gguf_budget.gui.qt.library.table import LibraryTable, filtered
+from gguf_budget.gui.qt.workers.progress_call import ProgressCall, Work
+
+Settings = Callable[[], "LibrarySettings | None"]
+W = TypeVar("W", bound=QWidget)
+
+
+def _named(widget: W, name: str) -> W:
+    widget.setObjectName(name)
+    return widget
+
+
+def scan_work(settings: LibrarySettings, home: Path, config_file: Path | None) -> Work:
+    """The scan as a `ProgressCall` work: the stores of `home`, the added folders, judged by `settings`."""
+
+    def work(progress: Callable[[int, int | None], None], cancelled: Callable[[], bool]) -> Scan[Assessment]:
+        roots = store_roots(home, os.environ, config.read_folders(config_file))
+        return scan(roots, partial(assess, settings=settings), progress=progress, cancelled=cancelled)
+
+
+    return work
+
+
+class LibraryView(QWidget):
+    openRequested = Signal(str)
+
+    def __init__(self, settings: Settings, home: Path | None = None, config_file: Path | None = None,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self._settings, self._home, self._config_file = settings, home or Path.home(), config_file
+        self.table = LibraryTable()
+        self.proxy = filtered(self.table)
+        self.view = _named(QTableView(), "libraryTable")
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view.doubleClicked.connect(self._open)
+        self.view.activated.connect(self._open)
+        self.filter = _named(QLineEdit(), "libraryFilter")
+        self.filter.setPlaceholderText("Filter models…")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.scan_button = _named(QPushButton("Scan"), "libraryScan")
+        self.scan_button.clicked.connect(self.rescan)
+        self.add_button = _named(QPushButton("Add folder…"), "libraryAddFolder")
+        self.add_button.clicked.connect(self._choose_folder)
+        self.cancel_button = _named(QPushButton("Cancel"), "libraryCancel")
+        self.cancel_button.setEnabled(False)
+        self.progress = _named(QProgressBar(), "libraryProgress")
+        self.progress.setVisible(False)
+        self.progress.setMaximumWidth(200)
+        self.status = _named(QLabel(), "libraryStatus")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)
+        self.worker = ProgressCall("scanning the model library", self)
+        self.worker.progress.connect(self._progressed)
+        self.worker.succeeded.connect(self._scanned)
+        self.worker.failed.connect(self._failed)
+        self.worker.cancelled.connect(lambda: self._idle("Scan cancelled"))
+        self.cancel_button.clicked.connect(self.worker.cancel)
+        bar = QHBoxLayout()
+        for widget in (self.filter, self.scan_button, self.add_button, self.progress, self.cancel_button):
+            bar.addWidget(widget)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.view)
+        layout.addWidget(self.status)
+        self.scanned_once = False
+
+    def rescan(self) -> None:
+        settings = self._settings()
+        if settings is None:
+            self.status.setText("The machine is still being probed; scan again in a moment.")
+            return
+        self.scanned_once = True
+        self.scan_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.progress.setRange(0, 0)
+        self.progress.setVisible(True)
+        self.status.setText("Scanning…")
+        self.worker.start(scan_work(settings, self._home, self._config_file))
+
+    def add_folder(self, folder: Path) -> None:
+        config.add_folder(folder, self._config_file)
+        self.rescan()
+
+    def _choose_folder(self) -> None:
+        chosen = QFileDialog.getExistingDirectory(self, "Add a folder to the library")
+        if chosen:
+            self.add_folder(Path(chosen))
+
+    def _progressed(self, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+
+    def _scanned(self, result: Scan[Assessment]) -> None:
+        self.table.set_entries(result.entries)
+        unreadable = sum(1 for e in result.entries if e.error)
+        folders = len(result.roots)
+        self._idle(f"{len(result.entries)} models in {folders} folders"
+                   + (f", {unreadable} unreadable" if unreadable else "")
+                   + ("" if result.complete else " (scan cancelled: incomplete)"))
+
+    def _failed(self, message: str) -> None:
+        self._idle(f"Scan failed: {message}")
+
+    def _idle(self, message: str) -> None:
+        self.scan_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+        self.progress.setVisible(False)
+        self.status.setText(message)
+
+    def _open(self, index: QModelIndex) -> None:
+        entry = self.table.entry(self.proxy.mapToSource(index).row())
+        if entry.error is None:
+            self.openRequested.emit(entry.path)
+        else:
+            self.status.setText(f"Cannot open {safe_text(entry.name)}: {safe_text(entry.error)}")

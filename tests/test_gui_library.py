@@ -1,0 +1,136 @@
+"""The Library dock and File ▸ Open URL… on real widgets: scan a real store tree, open from it, read a URL.
+
+The store tree is built in a temporary home (a Hugging Face cache and an added folder); the URL is
+served by a loopback HTTP server with Range support.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from gguf_factory import ArchDesc, write_gguf
+from gui_support import WIDE, open_model
+from http_models import Served
+from PySide6.QtCore import Qt
+
+from gguf_budget.core.library.config import add_folder
+
+TINY = ArchDesc(name="tiny-llama", n_layer=2, n_embd=64, n_ff=128, n_head=2, n_head_kv=1, n_vocab=256,
+                context_length=2048)
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    """A Hugging Face cache in the test's library home, plus an added folder with a FIFO beside a model."""
+    home = tmp_path / "library-home"
+    snap = home / ".cache" / "huggingface" / "hub" / "models--owner--tiny-GGUF" / "snapshots" / ("a" * 40)
+    blobs = snap.parent.parent / "blobs"
+    snap.mkdir(parents=True)
+    blobs.mkdir()
+    source = write_gguf(tmp_path / "tiny.gguf", TINY, "header_only")[0]
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    (blobs / digest).write_bytes(source.read_bytes())
+    os.symlink(f"../../blobs/{digest}", snap / "tiny-Q8_0.gguf")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    write_gguf(mine / "wide.gguf", WIDE, "header_only")
+    os.mkfifo(mine / "pipe.gguf")
+    add_folder(mine, tmp_path / "library.json")
+    return home
+
+
+def rows(view) -> dict[str, list[str]]:
+    model = view.proxy
+    return {model.index(r, 0).data(): [model.index(r, c).data() for c in range(model.columnCount())]
+            for r in range(model.rowCount())}
+
+
+def scanned(qtbot, library) -> None:
+    with qtbot.waitSignal(library.view.worker.succeeded, timeout=20000):
+        library.library_action.trigger()
+
+
+def test_file_library_shows_the_dock_and_scans_every_store(qtbot, make_explorer, store):
+    explorer = make_explorer()
+    library = explorer.library
+    qtbot.waitUntil(lambda: explorer.window.snapshot() is not None)
+    assert library.dock.isHidden()
+    scanned(qtbot, library)
+    assert library.dock.isVisible()
+    table = rows(library.view)
+    assert set(table) == {"owner/tiny-GGUF · tiny-Q8_0.gguf", "wide.gguf", "pipe.gguf"}
+    assert table["owner/tiny-GGUF · tiny-Q8_0.gguf"][1] == "huggingface"
+    assert "fits CPU-only" in table["wide.gguf"][4] and "pinned" in table["wide.gguf"][5]
+    assert table["pipe.gguf"][4].startswith("unreadable: ") and "not a regular file" in table["pipe.gguf"][4]
+    assert "3 models in 2 folders, 1 unreadable" == library.view.status.text()
+
+
+def test_filter_sort_and_double_click_open_the_model(qtbot, make_explorer, store):
+    explorer = make_explorer()
+    library = explorer.library
+    qtbot.waitUntil(lambda: explorer.window.snapshot() is not None)
+    scanned(qtbot, library)
+    library.view.filter.setText("TINY")
+    assert list(rows(library.view)) == ["owner/tiny-GGUF · tiny-Q8_0.gguf"]
+    with qtbot.waitSignal(explorer.window.modelLoaded, timeout=10000):
+        library.view.view.doubleClicked.emit(library.view.proxy.index(0, 0))
+    assert explorer.window.current_model().n_layer == TINY.n_layer
+    library.view.filter.setText("")
+    library.view.view.sortByColumn(3, Qt.SortOrder.DescendingOrder)
+    assert list(rows(library.view))[0] == "wide.gguf"
+
+
+def test_an_unreadable_row_does_not_replace_the_model_on_screen(qtbot, make_explorer, write_model, store):
+    explorer = make_explorer()
+    library = explorer.library
+    model = open_model(qtbot, explorer.window, write_model())
+    scanned(qtbot, library)
+    library.view.filter.setText("pipe")
+    with qtbot.assertNotEmitted(explorer.window.modelLoaded, wait=200):
+        library.view.view.doubleClicked.emit(library.view.proxy.index(0, 0))
+    assert explorer.window.current_model() is model
+    assert "Cannot open pipe.gguf" in library.view.status.text()
+
+
+def test_cancel_stops_the_scan_and_says_so(qtbot, make_explorer, store):
+    explorer = make_explorer()
+    library = explorer.library
+    qtbot.waitUntil(lambda: explorer.window.snapshot() is not None)
+    with qtbot.waitSignal(library.view.worker.cancelled, timeout=5000):
+        library.library_action.trigger()
+        library.view.cancel_button.click()
+    assert library.view.status.text() == "Scan cancelled" and library.view.scan_button.isEnabled()
+
+
+def test_open_url_reads_the_header_and_opens_the_model(qtbot, make_explorer, httpserver, tmp_path):
+    source = write_gguf(tmp_path / "remote.gguf", WIDE, "complete")[0]
+    served = Served(source)
+    httpserver.expect_request("/models/remote.gguf").respond_with_handler(served.handler)
+    url = httpserver.url_for("/models/remote.gguf")
+    explorer = make_explorer()
+    with qtbot.waitSignal(explorer.window.modelLoaded, timeout=20000):
+        explorer.library.url.open(url)
+    assert explorer.window.current_model().n_layer == WIDE.n_layer
+    assert 0 < served.sent < source.stat().st_size
+    qtbot.waitUntil(lambda: "header read over the network" in explorer.window.statusBar().currentMessage())
+
+
+def test_a_bad_url_is_one_line_and_keeps_the_model(qtbot, make_explorer, write_model, httpserver):
+    explorer = make_explorer()
+    model = open_model(qtbot, explorer.window, write_model())
+    httpserver.expect_request("/gone.gguf").respond_with_data("no", status=404)
+    with qtbot.waitSignal(explorer.library.url.worker.failed, timeout=20000):
+        explorer.library.url.open(httpserver.url_for("/gone.gguf"))
+    assert explorer.window.current_model() is model
+    assert "not found (404)" in explorer.window.statusBar().currentMessage()
+    explorer.library.url.open("not a url at all")
+    assert "Cannot open" in explorer.window.statusBar().currentMessage()
+
+
+def test_file_menu_has_open_url_and_library(make_explorer):
+    window = make_explorer().window
+    names = [a.objectName() for a in window.file_menu.menu.actions()]
+    assert "openUrlAction" in names and "libraryAction" in names
