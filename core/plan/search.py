@@ -1,39 +1,49 @@
 """The RAM-budget contract planner (seed 000, DESIGN §3.3): peak memory ≤ budget, or why not.
 
-Rule 1: candidate ctx values are the top (the explicit ctx, else min(ctx_cap, context_length))
-        and every multiple of CTX_STEP below it, so an auto search always reaches CTX_STEP
-        (a top below CTX_STEP is its own only candidate). An explicit ctx is the only candidate,
-        ignores ctx_cap, and may exceed the trained context (the report says so).
-Rule 2: head: resident and streamed when untied, resident only when tied, unless the request
+Rule 1: the top ctx is the explicit ctx, else min(ctx_cap, context_length) (no context length
+        and no cap: PlanError). Candidate ctx values are the top and every multiple of CTX_STEP
+        below it, so an auto search always reaches CTX_STEP (a top below CTX_STEP is its own
+        only candidate). An explicit ctx is the only candidate, ignores ctx_cap, and may exceed
+        the trained context (the report says so).
+Rule 2: auto ctx, policy `speed` (the default, "speed first above 4096"): the seed's search runs
+        from the *default cap* SPEED_FIRST_CTX (or the top, when lower) — llama.cpp's `--fit`
+        likewise never shrinks context below 4096 before it gives up GPU layers
+        (common/common.h `fit_params_min_ctx = 4096`). If that plan pins every layer at
+        SPEED_FIRST_CTX, ctx grows past it, up to the top, for as long as every layer stays
+        pinned with the head that plan chose (bisection: the cost of "all pinned, this head"
+        grows with ctx). Policy `context` is the seed's literal ctx-first search from the top.
+Rule 3: head: resident and streamed when untied, resident only when tied, unless the request
         fixes it (streaming a tied head is refused). Ring: the requested depth, then 1 buffer.
-Rule 3: per (head, ring): every layer pinned with no ring if that fits, else the ring plus the
+Rule 4: per (head, ring): every layer pinned with no ring if that fits, else the ring plus the
         most leading layers whose exact bytes fit.
-Rule 4: ranking: higher ctx, then resident head, then more pinned layers, then the requested
+Rule 5: ranking: higher ctx, then resident head, then more pinned layers, then the requested
         ring depth. The cheapest configuration at a ctx (streamed head if allowed, 1 buffer,
         0 pinned) grows with ctx, so feasibility is monotone and the best ctx is bisected.
-Rule 5: feasible → weight_ceiling = budget − mandatory lines. Impossible → the minimum
+Rule 6: feasible → weight_ceiling = budget − mandatory lines. Impossible → the minimum
         configuration (lowest ctx, cheapest head, 1 buffer, 0 pinned) exceeds the budget; with
         `force` that configuration is planned anyway, marked overridden. Budget 0 → unlimited:
         top ctx, every layer pinned, the head resident unless the request streams it.
-Rule 6: a model missing a fact the ledger needs raises PlanError naming it (`missing_facts`).
+Rule 7: a model missing a fact the ledger needs raises PlanError naming it (`missing_facts`).
 
-A consequence of Rule 4 worth knowing: while streaming, dropping to one buffer always frees
+A consequence of Rule 5 worth knowing: while streaming, dropping to one buffer always frees
 room for at least one more layer (no layer is larger than a ring slot), so the requested
-depth shows in a plan only when every layer is pinned (ring 0). `ctx_capped` means the
-budget pushed ctx below the top; `all_pinned_budget` is exact even though "every layer
-pinned" is not monotone in budget (a streamed head can pin all where a resident one cannot).
+depth shows in a plan only when every layer is pinned — and then no ring is planned at all
+(`RingChoice.planned` 0). `all_pinned_budget` is exact even though "every layer pinned" is
+not monotone in budget (a streamed head can pin all where a resident one cannot).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_left
+from dataclasses import dataclass, replace
+from typing import Callable
 
 from gguf_budget.core.errors import PlanError
-from gguf_budget.core.plan.ledger import LedgerPrices, MemLedger, missing_facts
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.plan.types import BudgetRequest, HeadMode, MemoryPlan
-
-CTX_STEP = 128
+from gguf_budget.core.plan.ledger import LedgerPrices, MemLedger, missing_facts
+from gguf_budget.core.plan.types import (
+    CTX_STEP, SPEED_FIRST_CTX, BudgetRequest, CtxPolicy, CtxReason, HeadMode, MemoryPlan, RingChoice, RingReason,
+)
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,17 @@ def _heads(model: ModelSpec, mode: HeadMode) -> tuple[bool, ...]:
     return (mode is HeadMode.STREAM,)
 
 
+def _n_candidates(low: int, top: int) -> int:
+    """Candidates above `low` (a multiple of CTX_STEP, or 0) up to `top`: the steps between, then top."""
+    return -(-(top - low) // CTX_STEP)
+
+
+def _largest(n: int, fits: Callable[[int], bool]) -> int | None:
+    """The largest i in [0, n) with fits(i), for a predicate true up to some i and false after (bisection)."""
+    i = bisect_left(range(n), True, key=lambda j: not fits(j)) - 1
+    return None if i < 0 else i
+
+
 @dataclass(frozen=True)
 class PlanSearch:
     """A model's prices and a request's search space, built once and asked for many budgets."""
@@ -73,6 +94,7 @@ class PlanSearch:
     explicit: bool
     heads: tuple[bool, ...]
     rings: tuple[int, ...]
+    policy: CtxPolicy
 
     @classmethod
     def of(cls, model: ModelSpec, request: BudgetRequest) -> PlanSearch:
@@ -82,15 +104,21 @@ class PlanSearch:
         heads = _heads(model, request.head_mode)
         rings = (request.n_buffers, 1) if request.n_buffers > 1 else (1,)
         return cls(LedgerPrices.of(model, request.kv_type), _top_ctx(model, request), request.ctx is not None,
-                   heads, rings)
+                   heads, rings, request.prefer)
 
     @property
-    def n_candidates(self) -> int:
-        return 1 if self.explicit else -(-self.top // CTX_STEP)
+    def seed_top(self) -> int:
+        """Where the seed's ctx-first search starts: the top, or SPEED_FIRST_CTX under the speed policy."""
+        if self.explicit or self.policy is CtxPolicy.CONTEXT:
+            return self.top
+        return min(self.top, SPEED_FIRST_CTX)
 
-    def ctx_at(self, i: int) -> int:
-        """The i-th candidate ctx, lowest first."""
-        return self.top if i == self.n_candidates - 1 else CTX_STEP * (i + 1)
+    def ctx_at(self, i: int, top: int | None = None) -> int:
+        """The i-th candidate ctx at or below `top` (default: the seed's top), lowest first."""
+        top = self.seed_top if top is None else top
+        if self.explicit:
+            return top
+        return top if i == _n_candidates(0, top) - 1 else CTX_STEP * (i + 1)
 
     def cheapest(self, ctx: int) -> int:
         """The least any configuration at this ctx costs (cheapest head, 1 buffer, 0 pinned)."""
@@ -101,17 +129,10 @@ class PlanSearch:
         return Configuration(self.ctx_at(0), self.heads[-1], self.rings[-1], 0)
 
     def best_ctx(self, budget: int) -> int | None:
-        """Bisection for the highest candidate ctx at which anything fits."""
-        if self.cheapest(self.ctx_at(0)) > budget:
-            return None
-        lo, hi = 0, self.n_candidates - 1
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self.cheapest(self.ctx_at(mid)) <= budget:
-                lo = mid
-            else:
-                hi = mid - 1
-        return self.ctx_at(lo)
+        """Bisection for the highest candidate ctx up to the seed's top at which anything fits."""
+        n = 1 if self.explicit else _n_candidates(0, self.seed_top)
+        i = _largest(n, lambda j: self.cheapest(self.ctx_at(j)) <= budget)
+        return None if i is None else self.ctx_at(i)
 
     def best_at(self, ctx: int, budget: int) -> Configuration | None:
         """The best-ranked configuration at this ctx, or None when nothing fits."""
@@ -127,9 +148,26 @@ class PlanSearch:
                 return Configuration(ctx, stream, nb, k)
         return None
 
+    def grown(self, c: Configuration, budget: int) -> Configuration:
+        """Rule 2: past SPEED_FIRST_CTX, the highest candidate ctx at which every layer stays pinned."""
+        low = self.seed_top
+        if c.ctx != low or c.n_pinned < self.prices.n_layer or low >= self.top:
+            return c
+        n = _n_candidates(low, self.top)
+        all_pinned = self.prices.prefix[-1]
+
+        def ctx(j: int) -> int:
+            return self.top if j == n - 1 else low + CTX_STEP * (j + 1)
+
+        j = _largest(n, lambda i: self.prices.fixed(ctx(i), c.stream_head) + all_pinned <= budget)
+        return c if j is None else replace(c, ctx=ctx(j))
+
     def best(self, budget: int) -> Configuration | None:
         ctx = self.best_ctx(budget)
-        return None if ctx is None else self.best_at(ctx, budget)
+        if ctx is None:
+            return None
+        choice = self.best_at(ctx, budget)
+        return None if choice is None else self.grown(choice, budget)
 
     def ledger(self, c: Configuration) -> MemLedger:
         return self.prices.ledger(c.ctx, c.stream_head, c.n_buffers, c.n_pinned)
@@ -139,6 +177,35 @@ class PlanSearch:
         top, n = self.top, self.prices.n_layer
         costs = sorted(self.prices.fixed(top, s) + self.prices.prefix[-1] for s in self.heads)
         return next(b for b in costs if (c := self.best(b)) is not None and (c.ctx, c.n_pinned) == (top, n))
+
+    def ctx_reason(self, c: Configuration | None) -> CtxReason:
+        """Why a chosen configuration's ctx is what it is (None: refused or forced)."""
+        if self.explicit:
+            return CtxReason.EXPLICIT
+        if c is None:
+            return CtxReason.MINIMUM
+        if c.ctx == self.top:
+            return CtxReason.CAP
+        if c.ctx > self.seed_top:
+            return CtxReason.SPEED_GROWN
+        if c.ctx == self.seed_top and self.seed_top < self.top:
+            return CtxReason.SPEED_HELD
+        return CtxReason.LOWERED
+
+    def ring_choice(self, c: Configuration | None, budget: int) -> RingChoice:
+        """The requested ring depth against what the plan uses, and why they differ."""
+        requested = self.rings[0]
+        if c is None:
+            return RingChoice(requested, self.rings[-1], RingReason.MINIMUM)
+        if c.n_pinned == self.prices.n_layer:
+            return RingChoice(requested, 0, RingReason.ALL_PINNED)
+        if c.n_buffers == requested:
+            return RingChoice(requested, c.n_buffers, RingReason.AS_REQUESTED)
+        room = budget - self.prices.fixed(c.ctx, c.stream_head) - requested * self.prices.largest_layer
+        if room < 0:
+            return RingChoice(requested, c.n_buffers, RingReason.REQUESTED_DOES_NOT_FIT)
+        extra = c.n_pinned - self.prices.max_pinned(room)
+        return RingChoice(requested, c.n_buffers, RingReason.ONE_PINS_MORE, extra)
 
 
 def _plan(search: PlanSearch, model: ModelSpec, request: BudgetRequest) -> MemoryPlan:
@@ -159,7 +226,8 @@ def _plan(search: PlanSearch, model: ModelSpec, request: BudgetRequest) -> Memor
         context_length=model.context_length, stream_lm_head=chosen.stream_head,
         tied_head=model.tied_embeddings, n_buffers=chosen.n_buffers, n_pinned=chosen.n_pinned,
         n_layer=model.n_layer, kv_type=request.kv_type, weight_ceiling=ceiling, ledger=ledger,
-        minimum_required=minimum.total(), minimum_ledger=minimum,
+        minimum_required=minimum.total(), minimum_ledger=minimum, ctx_policy=search.policy,
+        ctx_reason=search.ctx_reason(choice), ring=search.ring_choice(choice, budget),
     )
 
 

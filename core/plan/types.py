@@ -1,8 +1,9 @@
 """The planner's records: what a user asks for (`BudgetRequest`) and what they get (`MemoryPlan`).
 
 Rule 1: a request validates on construction; nonsense raises RequestError with a one-line message.
-Rule 2: `budget_bytes == 0` means unlimited; `ctx is None` means the planner picks ctx, from
-        `ctx_cap` (or the model's context length) down; an explicit ctx is honoured or refused.
+Rule 2: `budget_bytes == 0` means unlimited; `ctx is None` means the planner picks ctx under
+        `ctx_cap` (default: the model's context length) by the request's `prefer` policy
+        (`CtxPolicy`, search.py Rule 1); an explicit ctx is honoured or refused.
 Rule 3: `n_buffers` is the requested ring depth, 1..MAX_BUFFERS: a deeper prefetch ring only
         costs memory once one layer is in flight while the next is read.
 Rule 4: a plan that is not feasible and not forced describes the minimum configuration it
@@ -43,7 +44,53 @@ class PlanOutcome(TextEnum):
     IMPOSSIBLE = "impossible"
     """Refused: the minimum configuration exceeds the budget."""
 
+
+# Auto ctx steps in multiples of CTX_STEP (seed 000); the speed-first policy's default cap is
+# SPEED_FIRST_CTX, as llama.cpp's `--fit` never shrinks context below 4096 (common.h `fit_params_min_ctx`).
+CTX_STEP = 128
+SPEED_FIRST_CTX = 4096
 MAX_BUFFERS = 8
+
+
+class CtxPolicy(TextEnum):
+    """How an auto ctx is chosen (DESIGN §3.3); the value is what JSON and `--prefer` say."""
+
+    SPEED = "speed"  # the default: ctx up to SPEED_FIRST_CTX, beyond it only while every layer stays pinned
+    CONTEXT = "context"  # the seed's ctx-first ranking from the cap
+
+
+CTX_POLICIES = tuple(CtxPolicy)
+
+
+class CtxReason(TextEnum):
+    """Why the plan's ctx is what it is (the report words it, search.py decides it)."""
+
+    EXPLICIT = "explicit"  # asked for: honoured or refused, never changed
+    MINIMUM = "minimum"  # forced or refused: the minimum configuration's ctx
+    CAP = "cap"  # the cap itself, not lowered
+    LOWERED = "lowered"  # lowered from the search's top to fit the budget
+    SPEED_HELD = "speed_held"  # held at SPEED_FIRST_CTX: above it the budget pins layers, not context
+    SPEED_GROWN = "speed_grown"  # grown past SPEED_FIRST_CTX while every layer stays pinned
+
+
+class RingReason(TextEnum):
+    """Why the planned ring depth differs from the requested one (or that it does not)."""
+
+    AS_REQUESTED = "as_requested"
+    ALL_PINNED = "all_pinned"  # every layer pinned: no ring at all
+    ONE_PINS_MORE = "one_pins_more"  # one buffer leaves room for more pinned layers
+    REQUESTED_DOES_NOT_FIT = "requested_does_not_fit"  # the requested depth does not fit at this ctx
+    MINIMUM = "minimum"  # forced or refused: the minimum configuration's one buffer
+
+
+@dataclass(frozen=True)
+class RingChoice:
+    """Ring depth requested vs planned (0 = no ring), and why they differ."""
+
+    requested: int
+    planned: int
+    reason: RingReason
+    extra_pinned: int = 0  # layers one buffer pins beyond the requested depth (ONE_PINS_MORE)
 
 
 def _check_count(name: str, value: object, low: int, optional: bool = False) -> None:
@@ -64,6 +111,7 @@ class BudgetRequest:
     head_mode: HeadMode = HeadMode.AUTO
     kv_type: KVType = DEFAULT_KV_TYPE
     force: bool = False
+    prefer: CtxPolicy = CtxPolicy.SPEED
 
     def __post_init__(self) -> None:
         _check_count("budget_bytes", self.budget_bytes, 0)
@@ -78,8 +126,11 @@ class BudgetRequest:
             raise RequestError(f"kv_type must be one of {', '.join(KV_TYPES)}, got {self.kv_type!r}")
         if not isinstance(self.force, bool):
             raise RequestError(f"force must be True or False, got {self.force!r}")
+        if self.prefer not in CTX_POLICIES:
+            raise RequestError(f"prefer must be one of {', '.join(CTX_POLICIES)}, got {self.prefer!r}")
         object.__setattr__(self, "head_mode", HeadMode(self.head_mode))
         object.__setattr__(self, "kv_type", KVType(self.kv_type))
+        object.__setattr__(self, "prefer", CtxPolicy(self.prefer))
 
     @property
     def unlimited(self) -> bool:
@@ -91,8 +142,9 @@ class MemoryPlan:
     """The decision and its evidence: the chosen knobs and the ledger (`views.plan_report` words them).
 
     `ctx_cap` is the ctx the search started from (the explicit ctx when given); `ctx_capped`
-    says the budget pushed ctx below it. `over_budget_by` is how far a forced plan exceeds
-    the budget (0 otherwise).
+    says the plan's ctx is below it. `ctx_reason` says why ctx is what it is, under the
+    request's `ctx_policy`; `ring` compares the requested ring depth with the planned one.
+    `over_budget_by` is how far a forced plan exceeds the budget (0 otherwise).
     """
 
     feasible: bool
@@ -114,6 +166,9 @@ class MemoryPlan:
     ledger: MemLedger
     minimum_required: int
     minimum_ledger: MemLedger
+    ctx_policy: CtxPolicy
+    ctx_reason: CtxReason
+    ring: RingChoice
 
     @property
     def total(self) -> int:

@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from gguf_budget.core.plan.ledger import LEDGER_LINES, MemLedger
-from gguf_budget.core.plan.types import MemoryPlan
+from gguf_budget.core.plan.types import (
+    CTX_STEP, SPEED_FIRST_CTX, CtxPolicy, CtxReason, MemoryPlan, RingChoice, RingReason,
+)
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.ledger_names import TOTAL_NAME, line_name
 from gguf_budget.core.views.table import aligned_lines
@@ -28,18 +30,25 @@ def _ledger_rows(ledger: MemLedger) -> list[str]:
     return aligned_lines(rows + [(TOTAL_NAME, f"{human_bytes(total):>12}  {total:>16,} B")], INDENT)
 
 
+def _ctx_why(p: MemoryPlan) -> str:
+    """The Context line's reason, per `CtxReason` (the search decides, this only words it)."""
+    return {
+        CtxReason.EXPLICIT: "as requested",
+        CtxReason.MINIMUM: "the minimum configuration",
+        CtxReason.CAP: "the cap, not lowered",
+        CtxReason.LOWERED: f"lowered from {min(p.ctx_cap, SPEED_FIRST_CTX) if p.ctx_policy is CtxPolicy.SPEED else p.ctx_cap}"
+                           " to fit the budget",
+        CtxReason.SPEED_HELD: f"speed first: held at {SPEED_FIRST_CTX} of the {p.ctx_cap} cap, so the budget "
+                              "pins layers rather than context; prefer context for more",
+        CtxReason.SPEED_GROWN: f"speed first: grown past {SPEED_FIRST_CTX} while every layer stays pinned; "
+                               f"{p.ctx + CTX_STEP} would stream a layer",
+    }[p.ctx_reason]
+
+
 def _ctx_line(p: MemoryPlan) -> str:
-    if p.ctx_explicit:
-        why = "as requested"
-    elif p.overridden:
-        why = "the minimum configuration"
-    elif p.ctx_capped:
-        why = f"lowered from {p.ctx_cap} to fit the budget"
-    else:
-        why = "the cap, not lowered"
     trained = p.context_length
     beyond = f"; beyond the trained context of {trained}" if trained and p.ctx > trained else ""
-    return f"{p.ctx} tokens ({why}{beyond})"
+    return f"{p.ctx} tokens ({_ctx_why(p)}{beyond})"
 
 
 def _head_line(p: MemoryPlan) -> str:
@@ -48,11 +57,27 @@ def _head_line(p: MemoryPlan) -> str:
     return f"{mode}, {human_bytes(p.ledger.lm_head)}{tied}"
 
 
+RING_WHY: dict[RingReason, str] = {
+    RingReason.ALL_PINNED: "every layer is pinned, so nothing streams through a ring",
+    RingReason.ONE_PINS_MORE: "1 buffer pins {extra} more layer(s)",
+    RingReason.REQUESTED_DOES_NOT_FIT: "{requested} buffers do not fit the budget at this ctx",
+    RingReason.MINIMUM: "the minimum configuration uses 1 buffer",
+}
+
+
+def ring_text(r: RingChoice) -> str:
+    """'requested N, planned M — why' (or just the depth when they agree)."""
+    if r.reason is RingReason.AS_REQUESTED:
+        return f"{r.planned} (as requested)"
+    why = RING_WHY[r.reason].format(extra=r.extra_pinned, requested=r.requested)
+    return f"requested {r.requested}, planned {r.planned}: {why}"
+
+
 def _ring_line(p: MemoryPlan) -> str:
-    if p.n_pinned == p.n_layer:
-        return "unused: every layer is pinned"
+    if p.ring.planned == 0:
+        return f"unused — {ring_text(p.ring)}"
     slot = p.ledger.ring // p.n_buffers
-    return f"{p.n_buffers} buffer(s) × {human_bytes(slot)} = {human_bytes(p.ledger.ring)}"
+    return f"{p.n_buffers} buffer(s) × {human_bytes(slot)} = {human_bytes(p.ledger.ring)}; {ring_text(p.ring)}"
 
 
 def _ceiling_line(p: MemoryPlan) -> str:
@@ -151,8 +176,12 @@ def plan_dict(p: MemoryPlan) -> dict[str, Any]:
         "ctx_capped": p.ctx_capped,
         "ctx_explicit": p.ctx_explicit,
         "ctx_cap": p.ctx_cap,
+        "ctx_policy": p.ctx_policy.value,
+        "ctx_reason": p.ctx_reason.value,
         "stream_lm_head": p.stream_lm_head,
         "n_buffers": p.n_buffers,
+        "ring": {"requested": p.ring.requested, "planned": p.ring.planned, "reason": p.ring.reason.value,
+                 "text": ring_text(p.ring)},
         "n_pinned": p.n_pinned,
         "n_layer": p.n_layer,
         "kv_type": p.kv_type,
