@@ -52,3 +52,10 @@ def parse_size(text: str) -> int:
     if not math.isfinite(value) or value > INT64_MAX:
         raise RequestError(f"size too large: {text!r}")
     return int(round(value))
+
+
+def significant(x: float, digits: int = 2) -> str:
+    """A rate to `digits` significant figures, whole numbers from 100 up: 3.456 → '3.5', 1234.5 → '1,234'."""
+    if x == float("inf"):
+        return "∞"
+    return f"{x:,.0f}" if x >= 10 ** digits else f"{x:.{digits}g}"

@@ -11,6 +11,9 @@ Rule 5: `budget_range("128M:2G:64M")` lists FROM, FROM+STEP, … up to TO inclus
 Rule 6: the automatic range (the window's sweep, and `sweep` without `--budgets`) runs from
         SWEEP_BELOW × the minimum feasible budget to SWEEP_ABOVE × the all-pinned budget
         (`budget_thresholds`), in whole MiB, about DEFAULT_SWEEP_POINTS budgets.
+Rule 7: a row's ring is what was planned (0: every layer pinned, no ring), beside the requested
+        depth; `tok_s` and `stream_bytes_per_token` are filled in by `core.speed.sweep` (None
+        until then, and for an infeasible row).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import BudgetRequest
 from gguf_budget.core.plan.search import PlanSearch, budget_thresholds
-from gguf_budget.core.units import human_bytes, parse_size
+from gguf_budget.core.units import human_bytes, parse_size, significant
 
 MAX_SWEEP_ROWS = 100_000
 MIB = 1 << 20
@@ -41,6 +44,9 @@ class SweepRow:
     stream_lm_head: bool
     n_buffers: int
     total: int
+    ring_planned: int
+    tok_s: float | None = None
+    stream_bytes_per_token: int | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,7 @@ class SweepResult:
     all_pinned: int | None
     n_layer: int
     ctx_cap: int
+    n_buffers_requested: int = 2
 
 
 def budget_range(text: str) -> tuple[int, ...]:
@@ -85,7 +92,7 @@ def _row(search: PlanSearch, budget: int) -> SweepRow:
     choice = search.best(budget)
     c = choice or search.minimum
     return SweepRow(budget, choice is not None, c.ctx, c.n_pinned, c.stream_head, c.n_buffers,
-                    search.ledger(c).total())
+                    search.ledger(c).total(), search.ring_choice(choice, budget).planned)
 
 
 def sweep_budgets(model: ModelSpec, budgets: Sequence[int], request: BudgetRequest) -> SweepResult:
@@ -102,18 +109,21 @@ def sweep_budgets(model: ModelSpec, budgets: Sequence[int], request: BudgetReque
         all_pinned=next((r.budget for r in rows if r.feasible and (r.ctx, r.n_pinned) == (search.top, n)), None),
         n_layer=n,
         ctx_cap=search.top,
+        n_buffers_requested=request.n_buffers,
     )
 
 
 def _row_dict(r: SweepRow) -> dict[str, Any]:
     return {"budget": r.budget, "feasible": r.feasible, "ctx": r.ctx, "n_pinned": r.n_pinned,
-            "stream_lm_head": r.stream_lm_head, "n_buffers": r.n_buffers, "total": r.total}
+            "stream_lm_head": r.stream_lm_head, "n_buffers": r.n_buffers, "total": r.total,
+            "ring_planned": r.ring_planned, "tok_s": r.tok_s, "stream_bytes_per_token": r.stream_bytes_per_token}
 
 
 def sweep_dict(result: SweepResult) -> dict[str, Any]:
     """The `sweep --json` payload."""
     return {"rows": [_row_dict(r) for r in result.rows], "first_feasible": result.first_feasible,
-            "all_pinned": result.all_pinned, "n_layer": result.n_layer, "ctx_cap": result.ctx_cap}
+            "all_pinned": result.all_pinned, "n_layer": result.n_layer, "ctx_cap": result.ctx_cap,
+            "n_buffers_requested": result.n_buffers_requested}
 
 
 def _threshold(label: str, budget: int | None) -> str:
@@ -121,15 +131,25 @@ def _threshold(label: str, budget: int | None) -> str:
     return f"{label}: {where}"
 
 
+def _ring(r: SweepRow, requested: int) -> str:
+    return str(r.ring_planned) if r.ring_planned == requested else f"{r.ring_planned}*"
+
+
 def sweep_text(result: SweepResult) -> str:
-    """A table of the rows, then the two thresholds."""
-    head = f"{'budget':>12}  {'plan':<10}  {'ctx':>8}  {'pinned':>9}  {'head':<8}  {'ring':>4}  {'total':>12}"
+    """A table of the rows (ring as planned; decode estimate where known), then the two thresholds."""
+    head = (f"{'budget':>12}  {'plan':<10}  {'ctx':>8}  {'pinned':>9}  {'head':<8}  {'ring':>4}  {'total':>12}  "
+            f"{'tok/s≤':>7}")
     lines = [head]
     for r in result.rows:
         pinned = f"{r.n_pinned}/{result.n_layer}"
+        tok_s = "—" if r.tok_s is None else significant(r.tok_s)
         lines.append(f"{human_bytes(r.budget):>12}  {'feasible' if r.feasible else 'impossible':<10}  {r.ctx:>8}  "
-                     f"{pinned:>9}  {'streamed' if r.stream_lm_head else 'resident':<8}  {r.n_buffers:>4}  "
-                     f"{human_bytes(r.total):>12}")
+                     f"{pinned:>9}  {'streamed' if r.stream_lm_head else 'resident':<8}  "
+                     f"{_ring(r, result.n_buffers_requested):>4}  {human_bytes(r.total):>12}  {tok_s:>7}")
     lines.append(_threshold("First feasible", result.first_feasible))
     lines.append(_threshold(f"Every layer pinned at ctx {result.ctx_cap}", result.all_pinned))
+    lines.append(f"Ring: the depth planned; * where it is not the {result.n_buffers_requested} requested "
+                 "(1 buffer pins more layers; 0 when every layer is pinned)")
+    if any(r.tok_s is not None for r in result.rows):
+        lines.append("tok/s≤: decode upper bound (memory-bandwidth bound, not measured)")
     return "\n".join(lines)

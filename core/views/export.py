@@ -5,7 +5,8 @@ Rule 1: every number comes from `plan_dict` / the sweep rows, so Markdown, CSV, 
 Rule 2: untrusted strings (the model's name, its path) pass through `safe_text` and have
         Markdown's table and emphasis characters escaped.
 Rule 3: the CSV has one header row and exactly one row per swept budget, in sweep order;
-        booleans are `true`/`false`, sizes are whole bytes.
+        booleans are `true`/`false`, sizes are whole bytes, an unknown value (the decode
+        estimate of an infeasible row) is an empty cell.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from gguf_budget.core.plan.sweep import SweepResult
 from gguf_budget.core.units import human_bytes
 
 EXPORT_FORMATS = ("text", "md", "json")
-CSV_COLUMNS = ("budget", "feasible", "ctx", "n_pinned", "n_layer", "stream_lm_head", "n_buffers", "total")
+CSV_COLUMNS = ("budget", "feasible", "ctx", "n_pinned", "n_layer", "stream_lm_head", "n_buffers", "total",
+               "ring_planned", "tok_s", "stream_bytes_per_token")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 
 
@@ -84,6 +86,8 @@ def plan_markdown(plan: MemoryPlan, model: ModelSpec) -> str:
 
 
 def _csv_cell(value: object) -> object:
+    if value is None:
+        return ""
     return str(value).lower() if isinstance(value, bool) else value
 
 
@@ -93,6 +97,7 @@ def sweep_csv(result: SweepResult) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for r in result.rows:
-        row = (r.budget, r.feasible, r.ctx, r.n_pinned, result.n_layer, r.stream_lm_head, r.n_buffers, r.total)
+        row = (r.budget, r.feasible, r.ctx, r.n_pinned, result.n_layer, r.stream_lm_head, r.n_buffers, r.total,
+               r.ring_planned, r.tok_s, r.stream_bytes_per_token)
         writer.writerow([_csv_cell(v) for v in row])
     return out.getvalue()

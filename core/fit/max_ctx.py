@@ -1,0 +1,39 @@
+"""The largest context a full load still fits at, with its GPU layers held where they are.
+
+Rule 1: candidates are the cap itself and the multiples of ENGINE_CELL_PAD (256) below it —
+        llama.cpp pads every context to 256 cells (`kv` Rule 5), so a ctx between two
+        multiples costs the next one up; its `--fit` likewise lowers n_ctx in whole steps.
+Rule 2: only ctx moves: the GPU layers are the estimate's (auto or chosen), the machine, KV
+        type and reserves are the request's. A candidate fits when the verdict admits it.
+Rule 3: every device's KV grows with ctx, so "fits" holds up to some ctx and no further:
+        the largest is bisected (log2(cap / 256) estimates, not cap / 256).
+Rule 4: None when even 256 tokens do not fit, or the verdict cannot be told (unknown facts).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import replace
+
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import ADMITTED, FitRequest
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.kv import ENGINE_CELL_PAD
+from gguf_budget.core.model.spec import ModelSpec
+
+
+def _candidate(i: int, n: int, cap: int) -> int:
+    return cap if i == n - 1 else ENGINE_CELL_PAD * (i + 1)
+
+
+def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
+                        gpu_layers: int, cap: int) -> int | None:
+    """Rules 1–4: the largest candidate ctx ≤ cap at which `gpu_layers` layers fit this machine."""
+    held = replace(request, gpu_layers=gpu_layers)
+    n = max(-(-cap // ENGINE_CELL_PAD), 1)
+
+    def fits(i: int) -> bool:
+        return estimate_fit(model, snapshot, replace(held, ctx=_candidate(i, n, cap))).verdict in ADMITTED
+
+    last = bisect_left(range(n), True, key=lambda i: not fits(i)) - 1
+    return None if last < 0 else _candidate(last, n, cap)
