@@ -102,8 +102,8 @@ def test_console_script_answers_version(venv_bin: Path, tmp_path: Path):
     "args",
     [
         ("inspect", "DEMO", "--json"),
-        ("plan", "DEMO", "--budget", "512M", "--json"),
-        ("plan", "DEMO", "--budget", "64M", "--json"),
+        ("plan", "DEMO", "--budget", "512M", "--json", "--no-measure"),
+        ("plan", "DEMO", "--budget", "64M", "--json", "--no-measure"),
     ],
 )
 def test_installed_subcommands_match_the_checkout_on_the_demo(venv_bin: Path, tmp_path: Path, args):

@@ -11,7 +11,9 @@ import argparse
 from pathlib import Path
 
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_dict, plan_text
+from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.export import EXPORT_FORMATS, plan_markdown, sweep_csv
+from gguf_budget.core.views.speed_view import plan_report_with_speed, plan_speed_keys
 
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json
 
@@ -27,14 +29,16 @@ def chosen_format(args: argparse.Namespace) -> str:
     return "json" if args.json else args.format or "text"
 
 
-def emit_plan(args: argparse.Namespace, plan: MemoryPlan, model: ModelSpec) -> None:
+def emit_plan(args: argparse.Namespace, plan: MemoryPlan, model: ModelSpec, speed: SpeedEstimate | None,
+              notes: tuple[str, ...]) -> None:
+    """The plan with its decode estimate; `notes` say which bandwidths could not be measured."""
     fmt = chosen_format(args)
     if fmt == "json":
-        emit_json(plan_dict(plan))
+        emit_json({**plan_dict(plan), **plan_speed_keys(speed), "bandwidth_notes": list(notes)})
     elif fmt == "md":
         print(plan_markdown(plan, model), end="")
     else:
-        print(plan_text(plan))
+        print("\n".join([plan_report_with_speed(plan_text(plan), speed), *notes]))
 
 
 def add_csv_argument(p: argparse.ArgumentParser) -> None:

@@ -12,10 +12,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 
-from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.explorer.full_load import FullLoad, full_load, full_load_cap
+from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.fit_report import fit_dict, fit_text, verdict_text
-from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitEstimate, FitRequest, Reserves
+from gguf_budget.core.views.speed_view import speed_dict, speed_text
+from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitEstimate, FitVerdict, Reserves
 from gguf_budget.core.machine.snapshot import (
     GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
 )
@@ -26,9 +30,12 @@ from gguf_budget.gui.cli.commands.common import (
     CommandError, add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, size_arg
+from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 from gguf_budget.gui.cli.gpu_args import preset_snapshot, sizes_arg, tensor_split_arg
 
 HELP = "estimate whether a model fits this machine's RAM and VRAM (or a hypothetical one), and the GPU layer split"
+FIT_TIERS = ("ram", "vram")
+NO_SPEED = "no estimate — the full load does not fit (or its KV cache is unknown)"
 
 
 NO_GPU_REASON = "left out by --no-gpu"
@@ -36,11 +43,15 @@ NO_GPU_REASON = "left out by --no-gpu"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
-    p.add_argument("--ctx", type=count_arg(1), help="context tokens (default: the model's context length)")
+    p.add_argument("--ctx", type=count_arg(1), help="context tokens (default: the cap)")
+    p.add_argument("--ctx-cap", type=count_arg(1), metavar="N",
+                   help="the cap: the default ctx and the most the largest-fitting-ctx search tries "
+                        "(default: the model's context length)")
     p.add_argument("--gpu-layers", type=count_arg(0), help="layers to offload, as llama.cpp -ngl (default: the most that fit)")
     add_machine_arguments(p)
     p.add_argument("-ts", "--tensor-split", type=tensor_split_arg, metavar="A,B,…",
                    help="share of the layers per GPU, as llama.cpp -ts (default: by free memory)")
+    add_bandwidth_arguments(p, FIT_TIERS, host_available=False)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of text")
     out.add_argument("--print-command", action="store_true",
@@ -93,19 +104,36 @@ def machine(args: argparse.Namespace) -> HardwareSnapshot:
     return what_if(probe_hardware(), args.host_available, gpus)
 
 
+def _max_ctx_text(load: FullLoad) -> str:
+    if load.max_ctx is None:
+        unknown = load.fit.verdict is FitVerdict.UNKNOWN
+        return "unknown" if unknown else "none: not even 256 tokens fit with these GPU layers"
+    return f"{load.max_ctx:,} tokens with {load.fit.gpu_layers} GPU layers (multiples of 256, as llama.cpp pads)"
+
+
 def run(args: argparse.Namespace) -> int:
     if listed_catalogue(args):
         return 0
     model = chosen_model(args).spec
-    request = FitRequest(args.ctx, args.gpu_layers, args.kv_type,
-                         Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), args.tensor_split)
-    estimate = estimate_fit(model, machine(args), request)
+    snapshot = machine(args)
+    reserves = Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ())
+    state = ExplorerState(model=model, ctx_cap=args.ctx_cap, kv_type=args.kv_type, machine=snapshot,
+                          reserves=reserves, gpu_layers=args.gpu_layers, tensor_split=args.tensor_split)
+    state.fit_request(None)  # a bad split or reserve is the one-line RequestError before anything is measured
+    bandwidths, notes = bandwidths_from(args, model, FIT_TIERS if snapshot.gpus else ("ram",))
+    state = replace(state, bandwidths=bandwidths)
+    ctx = args.ctx or args.ctx_cap
+    result = full_load(model, state, ctx, TokenPrices.of(model))
+    assert result is not None  # the state has a machine
+    estimate = result.fit
     if args.print_command:
         _print_command(estimate)
     elif args.json:
-        emit_json(fit_dict(estimate))
+        emit_json({**fit_dict(estimate), "ctx_cap": full_load_cap(model, state, ctx), "max_ctx": result.max_ctx,
+                   "tok_s_estimate": speed_dict(result.speed), "bandwidth_notes": list(notes)})
     else:
-        print(fit_text(estimate))
+        print("\n".join([fit_text(estimate), f"Largest ctx that fits  {_max_ctx_text(result)}", "",
+                         speed_text("Decode estimate (full load)", result.speed, NO_SPEED), *notes]))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 
 

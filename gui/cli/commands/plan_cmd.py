@@ -14,25 +14,35 @@ import sys
 from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, RequestError, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.machine.probe import probe_hardware
-from gguf_budget.core.plan.types import HeadMode
+from gguf_budget.core.plan.types import SPEED_FIRST_CTX, CtxPolicy, HeadMode
+from gguf_budget.core.speed.estimate import plan_speed
+from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.machine_budget import machine_budget
 
 from gguf_budget.gui.cli.commands.common import CommandError, add_model_arguments, chosen_model, listed_catalogue
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, size_arg
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
+from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from, host_available_from
 
-HELP = "plan a run under a RAM budget: an itemized ledger, or why it cannot fit"
+HELP = "plan a run under a RAM budget: an itemized ledger and its decode estimate, or why it cannot fit"
+PLAN_TIERS = ("ram", "disk")
 
 
 def add_request_arguments(p: argparse.ArgumentParser) -> None:
     """The knobs `plan` and `sweep` share."""
     add_model_arguments(p)
-    p.add_argument("--ctx", type=count_arg(1), help="context length to honour (default: the largest that fits)")
+    p.add_argument("--ctx", type=count_arg(1), help="context length to honour exactly (default: chosen by --prefer)")
+    p.add_argument("--ctx-cap", type=count_arg(1), metavar="N",
+                   help="the most context an auto ctx may take (default: the model's context length)")
+    p.add_argument("--prefer", choices=[c.value for c in CtxPolicy], default=CtxPolicy.SPEED.value,
+                   help=f"auto ctx: 'speed' (default) keeps ctx at {SPEED_FIRST_CTX} unless every layer stays pinned "
+                        "beyond it; 'context' takes the largest ctx that fits, as the seed does")
     p.add_argument("--buffers", type=count_arg(1, MAX_BUFFERS), default=2, help=f"ring depth, 1..{MAX_BUFFERS} (default 2)")
     p.add_argument("--head", choices=[m.value for m in HEAD_MODES], default=HeadMode.AUTO.value,
                    help="LM head resident, streamed, or either")
     p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value, help="KV cache type")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_bandwidth_arguments(p, PLAN_TIERS, host_available=True)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,8 +55,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def request_from(args: argparse.Namespace, budget: int, force: bool = False) -> BudgetRequest:
     """The request the flags describe (a RequestError when they are out of bounds)."""
-    return BudgetRequest(budget_bytes=budget, ctx=args.ctx, n_buffers=args.buffers, head_mode=args.head,
-                         kv_type=args.kv_type, force=force)
+    return BudgetRequest(budget_bytes=budget, ctx=args.ctx, ctx_cap=args.ctx_cap, n_buffers=args.buffers,
+                         head_mode=args.head, kv_type=args.kv_type, force=force, prefer=CtxPolicy(args.prefer))
 
 
 def _budget(args: argparse.Namespace) -> int:
@@ -69,5 +79,7 @@ def run(args: argparse.Namespace) -> int:
     spec = chosen_model(args).spec
     request = request_from(args, _budget(args), args.force)
     plan = plan_memory(spec, request)
-    emit_plan(args, plan, spec)
+    bandwidths, notes = bandwidths_from(args, spec, PLAN_TIERS)
+    speed = plan_speed(TokenPrices.of(spec), plan, bandwidths, host_available_from(args))
+    emit_plan(args, plan, spec, speed, notes)
     return EXIT_IMPOSSIBLE if plan.impossible else 0

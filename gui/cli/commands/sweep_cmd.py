@@ -10,10 +10,12 @@ from __future__ import annotations
 import argparse
 
 from gguf_budget.core import RequestError, automatic_range, budget_range, sweep_budgets, sweep_dict, sweep_text
+from gguf_budget.core.speed.sweep import with_speeds
 
 from gguf_budget.gui.cli.commands.common import chosen_model, emit_json, listed_catalogue
 from gguf_budget.gui.cli.commands.exports import add_csv_argument, write_csv
-from gguf_budget.gui.cli.commands.plan_cmd import add_request_arguments, request_from
+from gguf_budget.gui.cli.commands.plan_cmd import PLAN_TIERS, add_request_arguments, request_from
+from gguf_budget.gui.cli.commands.speed_args import bandwidths_from, host_available_from
 
 HELP = "plan a model under a range of budgets: where it first fits, where every layer is pinned"
 
@@ -40,10 +42,12 @@ def run(args: argparse.Namespace) -> int:
     request = request_from(args, budget=0)
     budgets = args.budgets or budget_range(automatic_range(spec, request))
     result = sweep_budgets(spec, budgets, request)
+    bandwidths, notes = bandwidths_from(args, spec, PLAN_TIERS)
+    result = with_speeds(spec, result, request.kv_type, bandwidths, host_available_from(args))
     if args.csv:
         write_csv(args.csv, result)
     if args.json:
         emit_json(sweep_dict(result))
     else:
-        print(sweep_text(result))
+        print("\n".join([sweep_text(result), *notes]))
     return 0

@@ -1,0 +1,40 @@
+"""The short texts beside the controls: the pinned strip's caption, the ctx label, the ring knob's note.
+
+Rule 1: the pinned caption says how many layers are pinned, how many bytes each token
+        streams and from where, and the decode estimate (labelled as one).
+Rule 2: the ctx label says whether ctx was asked for or chosen, and by which policy; a ctx
+        beyond the trained context says so.
+Rule 3: the ring note is empty when the planned depth is the requested one; otherwise it is
+        the report's "requested N, planned M: why".
+"""
+
+from __future__ import annotations
+
+from gguf_budget.core.plan.types import CtxPolicy, MemoryPlan, RingReason
+from gguf_budget.core.speed.estimate import SpeedEstimate
+from gguf_budget.core.views.plan_report import ring_text
+from gguf_budget.core.views.plan_view import plan_state
+from gguf_budget.core.views.speed_view import decode_text, streamed_text
+
+POLICY_WORDS = {CtxPolicy.SPEED: "speed first", CtxPolicy.CONTEXT: "context first"}
+
+
+def pinned_caption(plan: MemoryPlan, speed: SpeedEstimate | None) -> str:
+    """Rule 1."""
+    count = f"{plan.n_pinned} / {plan.n_layer} layers pinned"
+    if plan_state(plan) == "impossible" or speed is None:
+        return f"{count} — no plan fits the budget"
+    return f"{count} — {streamed_text(speed)}; {decode_text(speed)}"
+
+
+def ctx_label(plan: MemoryPlan) -> str:
+    """Rule 2: '11,904 tokens (auto, speed first)', '100,000 tokens (beyond the trained 8,192)'."""
+    how = "as asked" if plan.ctx_explicit else f"auto, {POLICY_WORDS[plan.ctx_policy]}"
+    trained = plan.context_length
+    beyond = f"; beyond the trained {trained:,}" if trained and plan.ctx > trained else ""
+    return f"{plan.ctx:,} tokens ({how}{beyond})"
+
+
+def ring_note(plan: MemoryPlan) -> str:
+    """Rule 3."""
+    return "" if plan.ring.reason is RingReason.AS_REQUESTED else ring_text(plan.ring)

@@ -1,0 +1,195 @@
+"""`derive(state)`: everything the explorer screen shows, from what the person chose. Pure.
+
+Rule 1: the budget plan is `plan_memory(model, state.request())`; a request the planner cannot
+        price (a missing fact, no context length with auto ctx and no cap, knobs out of range)
+        is the view's `error`, in the CLI's words, and the screen shows no plan.
+Rule 2: the full load is `estimate_fit` at the plan's ctx (no plan: the explicit ctx, else the
+        model's context length) on `state.machine`, with the largest ctx that still fits its
+        GPU layers up to the cap (`largest_fitting_ctx`); no machine yet, no full load.
+Rule 3: speeds: the plan's with the machine's available RAM deciding page cache or disk, the
+        full load's when it fits (`core.speed.estimate`).
+Rule 4: the budget slider spans SLIDER_BELOW × the minimum feasible budget to SLIDER_ABOVE ×
+        the all-pinned budget; the ctx slider spans CTX_STEP to the largest of the trained
+        context, the cap and the asked ctx, in CTX_STEP steps (an asked ctx off the steps is
+        still planned exactly). A new model's budget starts halfway between its thresholds.
+Rule 5: the report is the plan's report followed by the speed estimate's block, as the CLI prints it.
+Rule 6: `derive(state, previous)` equals `derive(state)`; it only reuses the parts of `previous`
+        whose inputs are the same (the same model object and equal other inputs): the model's
+        token prices, the thresholds (they ignore budget and force) and the full load (it
+        ignores the budget unless ctx moves). On an 80-layer model a budget tick then costs
+        a plan and a speed estimate (~0.5 ms) instead of ~6 ms, most of it the max-ctx search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from gguf_budget.core.explorer.full_load import FullLoad, full_load
+from gguf_budget.core.fit.types import FitEstimate, Reserves
+from gguf_budget.core.explorer.captions import ctx_label, pinned_caption, ring_note
+from gguf_budget.core.explorer.headline import BannerState, Headline, full_load_line, plan_headline, usable_ram
+from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.search import budget_thresholds, plan_memory
+from gguf_budget.core.plan.types import CTX_STEP, SPEED_FIRST_CTX, BudgetRequest, MemoryPlan, PlanError
+from gguf_budget.core.speed.estimate import SpeedEstimate, plan_speed
+from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.views.speed_view import plan_report_with_speed
+
+MiB = 1 << 20
+SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25
+
+
+@dataclass(frozen=True)
+class Span:
+    """A slider's range and step, in the control's unit (bytes or tokens)."""
+
+    low: int
+    high: int
+    step: int
+
+    def holds(self, value: int) -> bool:
+        return self.low <= value <= self.high
+
+
+@dataclass(frozen=True)
+class FullLoadKey:
+    """Everything the full load depends on (Rule 6)."""
+
+    model: ModelSpec
+    machine: HardwareSnapshot | None
+    ctx: int | None
+    ctx_cap: int | None
+    gpu_layers: int | None
+    tensor_split: tuple[float, ...] | None
+    kv_type: str
+    reserves: Reserves
+    bandwidths: Bandwidths
+
+    @classmethod
+    def of(cls, model: ModelSpec, state: ExplorerState, ctx: int | None) -> FullLoadKey:
+        return cls(model, state.machine, ctx, state.ctx_cap, state.gpu_layers, state.tensor_split, state.kv_type,
+                   state.reserves, state.bandwidths)
+
+    def same(self, other: FullLoadKey | None) -> bool:
+        return other is not None and other.model is self.model and other == self
+
+
+@dataclass(frozen=True)
+class ExplorerView:
+    """What the screen shows for one state."""
+
+    state: ExplorerState
+    plan: MemoryPlan | None
+    error: str | None
+    thresholds: tuple[int, int] | None
+    budget_span: Span | None
+    ctx_span: Span | None
+    usable_ram: int | None
+    full_load: FullLoad | None
+    plan_speed: SpeedEstimate | None
+    headline: Headline
+    pinned_caption: str
+    ctx_label: str
+    ring_note: str
+    report: str
+    prices: TokenPrices | None = None
+    threshold_key: BudgetRequest | None = None
+    full_load_key: FullLoadKey | None = None
+
+    @property
+    def fit(self) -> FitEstimate | None:
+        return None if self.full_load is None else self.full_load.fit
+
+
+def budget_span(thresholds: tuple[int, int]) -> Span:
+    low, high = thresholds
+    lo, hi = max(int(low * SLIDER_BELOW), 1), max(int(high * SLIDER_ABOVE), 2)
+    return Span(lo, hi, max(MiB, (hi - lo) // 200 // MiB * MiB))
+
+
+def initial_budget(thresholds: tuple[int, int]) -> int:
+    """Rule 4: halfway between the thresholds, on a whole MiB (a plan that streams some layers)."""
+    return max((thresholds[0] + thresholds[1]) // 2 // MiB * MiB, MiB)
+
+
+def ctx_span(model: ModelSpec, state: ExplorerState) -> Span:
+    top = max(model.context_length or 0, state.ctx_cap or 0, state.ctx or 0) or SPEED_FIRST_CTX
+    return Span(CTX_STEP, max(top, CTX_STEP), CTX_STEP)
+
+
+@dataclass(frozen=True)
+class _Reuse:
+    """The parts of a previous view that a new state may take over (Rule 6)."""
+
+    previous: ExplorerView | None
+    model: ModelSpec
+
+    def prices(self) -> TokenPrices:
+        p = self.previous
+        if p is not None and p.prices is not None and p.state.model is self.model:
+            return p.prices
+        return TokenPrices.of(self.model)
+
+    def thresholds(self, request: BudgetRequest) -> tuple[BudgetRequest, tuple[int, int]]:
+        key = replace(request, budget_bytes=0, force=False)
+        p = self.previous
+        if p is not None and p.thresholds is not None and p.state.model is self.model and p.threshold_key == key:
+            return key, p.thresholds
+        return key, budget_thresholds(self.model, key)
+
+    def full_load(self, state: ExplorerState, ctx: int | None, prices: TokenPrices) -> tuple[FullLoadKey,
+                                                                                              FullLoad | None]:
+        key = FullLoadKey.of(self.model, state, ctx)
+        p = self.previous
+        if p is not None and key.same(p.full_load_key):
+            return key, p.full_load
+        return key, full_load(self.model, state, ctx, prices)
+
+
+def _line(load: FullLoad | None, state: ExplorerState) -> str:
+    if load is None:
+        return full_load_line(None, None, None, state.machine)
+    return full_load_line(load.fit, load.max_ctx, load.speed, state.machine)
+
+
+def _empty(state: ExplorerState) -> ExplorerView:
+    headline = Headline(BannerState.EMPTY, "No model loaded", "")
+    return ExplorerView(state, None, None, None, None, None, None, None, None, headline, "—", "auto", "", "")
+
+
+def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
+    model = reuse.model
+    prices = reuse.prices()
+    key, load = reuse.full_load(state, state.ctx, prices)
+    headline = Headline(BannerState.ERROR, f"CANNOT PLAN — {message}", _line(load, state))
+    ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
+    return ExplorerView(state, None, message, None, None, ctx_span(model, state),
+                        usable_ram(state.machine, state.reserves.host), load, None, headline, "—", ctx, "", message,
+                        prices, None, key)
+
+
+def derive(state: ExplorerState, previous: ExplorerView | None = None) -> ExplorerView:
+    """Rules 1–6."""
+    model = state.model
+    if model is None:
+        return _empty(state)
+    reuse = _Reuse(previous, model)
+    try:
+        request = state.request()
+        plan = plan_memory(model, request)
+        threshold_key, thresholds = reuse.thresholds(request)
+    except (PlanError, ValueError) as e:
+        return _refused(reuse, state, str(e))
+    prices = reuse.prices()
+    host_available = None if state.machine is None else state.machine.host_available
+    speed = plan_speed(prices, plan, state.bandwidths, host_available)
+    key, load = reuse.full_load(state, plan.ctx, prices)
+    banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable_ram(state.machine, state.reserves.host))
+    report = plan_report_with_speed(plan.report, speed)
+    return ExplorerView(state, plan, None, thresholds, budget_span(thresholds), ctx_span(model, state),
+                        usable_ram(state.machine, state.reserves.host), load, speed,
+                        Headline(banner, text, _line(load, state)), pinned_caption(plan, speed), ctx_label(plan),
+                        ring_note(plan), report, prices, threshold_key, key)

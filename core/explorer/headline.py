@@ -1,0 +1,103 @@
+"""One honest headline for two runtimes (DESIGN §5.1): the budget plan's banner, and a line for the full load.
+
+Rule 1: the two runtimes are named the same way everywhere: BUDGET_PLAN (the seed's
+        layer-streaming runtime under a RAM budget) and FULL_LOAD (llama.cpp's placement on
+        the machine). Each text says which one it is about, so they never read as a contradiction.
+Rule 2: the banner keeps the plan's verdict (`plan_view.plan_state`), with one more state:
+        SLOW when a feasible plan streams weights and its decode estimate is under the
+        threshold; its text names the bytes each token streams and the estimate.
+Rule 3: a budget above this machine's usable RAM (available − host reserve) is said on the
+        banner; the plan's contract does not know the machine, so it is a note, not a verdict.
+Rule 4: the full-load line gives the fit's verdict, its decode estimate when it fits, and the
+        largest ctx that fits with the same GPU layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from gguf_budget.core.fit.types import UNKNOWN, FitEstimate
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.plan.types import MemoryPlan
+from gguf_budget.core.speed.estimate import SpeedEstimate
+from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.fit_report import verdict_text
+from gguf_budget.core.views.plan_view import plan_banner, plan_state
+from gguf_budget.core.views.speed_view import decode_text, streamed_text
+
+BUDGET_PLAN = "Budget plan (layer-streaming runtime)"
+FULL_LOAD = "Full load (llama.cpp placement on {where})"
+
+
+class BannerState(str, Enum):
+    """What the banner's colour says; the value is the Qt `state` property."""
+
+    FEASIBLE = "feasible"
+    SLOW = "slow"
+    IMPOSSIBLE = "impossible"
+    OVERRIDDEN = "overridden"
+    UNLIMITED = "unlimited"
+    ERROR = "error"
+    EMPTY = "empty"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The banner (`state`, `text`) and the full-load line under it."""
+
+    state: BannerState
+    text: str
+    full_load: str
+
+
+def is_slow(plan: MemoryPlan, speed: SpeedEstimate | None, slow_below_tok_s: float) -> bool:
+    """Rule 2: feasible, streams weights, and decodes under the threshold."""
+    return (plan_state(plan) == "feasible" and speed is not None and speed.bytes.stream > 0
+            and speed.tok_s < slow_below_tok_s)
+
+
+def _plan_text(plan: MemoryPlan, speed: SpeedEstimate | None, slow: bool) -> str:
+    if slow and speed is not None:
+        return (f"FEASIBLE — SLOW: fits under the {human_bytes(plan.budget_bytes)} budget (peak "
+                f"{human_bytes(plan.total)} at ctx {plan.ctx:,}), but {streamed_text(speed)}: {decode_text(speed)}")
+    text = plan_banner(plan).text
+    return text if speed is None else f"{text}; {decode_text(speed)}"
+
+
+def usable_ram(machine: HardwareSnapshot | None, host_reserve: int) -> int | None:
+    """Rule 3: what this machine can give a process: available RAM less the host reserve."""
+    return None if machine is None else max(machine.host_available - host_reserve, 0)
+
+
+def over_usable_note(plan: MemoryPlan, usable: int | None) -> str:
+    if plan.unlimited or usable is None or plan.budget_bytes <= usable:
+        return ""
+    return f" · the budget exceeds this machine's usable RAM ({human_bytes(usable)})"
+
+
+def plan_headline(plan: MemoryPlan, speed: SpeedEstimate | None, slow_below_tok_s: float,
+                  usable: int | None) -> tuple[BannerState, str]:
+    """Rules 1–3: the banner's state and text."""
+    slow = is_slow(plan, speed, slow_below_tok_s)
+    state = BannerState.SLOW if slow else BannerState(plan_state(plan))
+    return state, f"{BUDGET_PLAN}: {_plan_text(plan, speed, slow)}{over_usable_note(plan, usable)}"
+
+
+def full_load_name(machine: HardwareSnapshot | None) -> str:
+    hypothetical = machine is not None and machine.source == "hypothetical"
+    return FULL_LOAD.format(where="the hypothetical machine" if hypothetical else "this machine")
+
+
+def full_load_line(fit: FitEstimate | None, max_ctx: int | None, speed: SpeedEstimate | None,
+                   machine: HardwareSnapshot | None) -> str:
+    """Rule 4."""
+    name = full_load_name(machine)
+    if fit is None:
+        return f"{name}: waiting for the machine probe"
+    parts = [verdict_text(fit)]
+    if speed is not None:
+        parts.append(decode_text(speed))
+    if fit.verdict != UNKNOWN:
+        parts.append("largest ctx that fits: " + ("none" if max_ctx is None else f"{max_ctx:,}"))
+    return f"{name}: " + " · ".join(parts)

@@ -1,0 +1,68 @@
+"""The explorer session's input: everything a person chose on the screen, and nothing derived.
+
+A window (or any front end) holds one `ExplorerState`, replaces it with `dataclasses.replace`
+when the person changes something, and draws what `derive(state)` returns.
+
+Rule 1: the budget is `budget_bytes` (≥ 1, what the budget control shows) and `unlimited`; the
+        request's budget is 0 exactly when `unlimited` (BudgetRequest's one meaning of 0).
+Rule 2: `ctx` None asks the planner for ctx under `ctx_cap` (None: the model's context length)
+        by the `prefer` policy; an explicit ctx is planned as it is, never snapped or clamped.
+Rule 3: `machine` is the snapshot the full load is judged on (probed, or a hypothetical
+        machine the person typed); None until one is known. `bandwidths` are the figures the
+        speed estimates use (measured, typed or assumed — each says which).
+Rule 4: `slow_below_tok_s` is the threshold under which a plan that streams weights is
+        headlined FEASIBLE — SLOW (DESIGN §5.1); 2 tok/s by default.
+Rule 5: the ranges a control may offer are core policy, named here once: ring depth
+        1 … MAX_BUFFERS, the head modes, the KV types, ctx at least 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gguf_budget.core.fit.types import FitRequest, Reserves
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, CtxPolicy
+
+DEFAULT_SLOW_BELOW_TOK_S = 2.0
+DEFAULT_N_BUFFERS = 2
+BUFFER_RANGE = (1, MAX_BUFFERS)
+KV_TYPE_CHOICES = tuple(KV_TYPES)
+HEAD_MODE_CHOICES = HEAD_MODES
+POLICY_CHOICES = tuple(CtxPolicy)
+
+
+@dataclass(frozen=True)
+class ExplorerState:
+    """What the person chose; `derive` turns it into everything the screen shows."""
+
+    model: ModelSpec | None = None
+    budget_bytes: int = 1
+    unlimited: bool = False
+    ctx: int | None = None
+    ctx_cap: int | None = None
+    prefer: CtxPolicy = CtxPolicy.SPEED
+    n_buffers: int = DEFAULT_N_BUFFERS
+    head_mode: str = "auto"
+    kv_type: str = DEFAULT_KV_TYPE
+    force: bool = False
+    machine: HardwareSnapshot | None = None
+    reserves: Reserves = field(default_factory=Reserves)
+    gpu_layers: int | None = None
+    tensor_split: tuple[float, ...] | None = None
+    bandwidths: Bandwidths = field(default_factory=Bandwidths)
+    slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S
+
+    def request(self) -> BudgetRequest:
+        """The planner's request (Rule 1); raises ValueError for knobs out of range."""
+        return BudgetRequest(budget_bytes=0 if self.unlimited else self.budget_bytes, ctx=self.ctx,
+                             ctx_cap=self.ctx_cap, n_buffers=self.n_buffers, head_mode=self.head_mode,
+                             kv_type=self.kv_type, force=self.force, prefer=self.prefer)
+
+    def fit_request(self, ctx: int | None) -> FitRequest:
+        """The full load's request at `ctx` (None: the model's context length); ValueError for a bad split."""
+        return FitRequest(ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv_type, reserves=self.reserves,
+                          tensor_split=self.tensor_split)

@@ -1,0 +1,63 @@
+"""The options `plan`, `sweep` and `fit` share for the decode estimate: tier bandwidths and free RAM.
+
+Rule 1: a typed bandwidth (`--ram-bw 20G` = 20 GiB per second) wins; otherwise the tier is
+        measured (RAM: a short copy; disk: an uncached read of the model file; VRAM: NVML),
+        and what cannot be measured keeps the assumed figure — each figure says which it is.
+        `--no-measure` measures nothing: typed or assumed figures only, the same output every run.
+Rule 2: the free host RAM that decides page cache vs disk for streamed layers is
+        `--host-available`, else the probe's; with `--no-measure` and no flag it is unknown
+        (streamed layers are read from disk).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Sequence
+
+from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
+from gguf_budget.core.machine.bandwidth_probe import probe_bandwidths
+from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.model.spec import ModelSpec
+
+from gguf_budget.gui.cli.args import size_arg
+
+TIER_HELP = {
+    "ram": "RAM read bandwidth per second, e.g. 20G (default: measured by a short copy)",
+    "disk": "disk read bandwidth per second, e.g. 2G (default: measured by reading the model file; "
+            "assumed 2 GiB/s when the file has no weights)",
+    "vram": "GPU memory bandwidth per second, e.g. 900G (default: from NVML, else assumed 400 GiB/s)",
+}
+
+
+def positive_size(text: str) -> int:
+    value = size_arg(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"a bandwidth must be above 0, got {text!r}")
+    return value
+
+
+def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], host_available: bool) -> None:
+    for tier in tiers:
+        p.add_argument(f"--{tier}-bw", type=positive_size, metavar="RATE", help=TIER_HELP[tier])
+    p.add_argument("--no-measure", action="store_true",
+                   help="measure no bandwidth: typed or assumed figures only (repeatable output)")
+    if host_available:
+        p.add_argument("--host-available", type=size_arg, metavar="SIZE",
+                       help="free host RAM deciding page cache or disk for streamed layers (default: probed)")
+
+
+def bandwidths_from(args: argparse.Namespace, model: ModelSpec, tiers: Sequence[str]) -> tuple[Bandwidths, tuple[str, ...]]:
+    """Rule 1: (the figures, why some tiers were not measured)."""
+    typed = {tier: getattr(args, f"{tier}_bw") for tier in tiers}
+    base, reasons = Bandwidths(), ()
+    to_measure = tuple(tier for tier, value in typed.items() if value is None)
+    if to_measure and not args.no_measure:
+        base, reasons = probe_bandwidths(model.path, tiers=to_measure)
+    return with_typed(base, **typed), reasons
+
+
+def host_available_from(args: argparse.Namespace) -> int | None:
+    """Rule 2."""
+    if args.host_available is not None:
+        return int(args.host_available)
+    return None if args.no_measure else probe_hardware().host_available
