@@ -58,7 +58,7 @@ def measure_ram(clock: Callable[[], float] = time.perf_counter,
             copies += 1
         elapsed = max(clock() - start, 1e-9)
         rate = int(2 * size * copies / elapsed)
-    except Exception as e:  # out of memory or a broken numpy: no figure, never a crash
+    except Exception as e:  # noqa: BLE001 — out of memory or a broken numpy: no figure, never a crash
         return f"RAM probe failed: {type(e).__name__}: {e}"
     return Bandwidth(rate, BandwidthSource.MEASURED,
                      f"copy of {human_bytes(size)} × {copies} in {elapsed:.2f} s, one thread")
@@ -117,21 +117,22 @@ def read_vram(nvml: ModuleType | Any | None = None) -> Bandwidth | str:
     """Rule 4: the slowest NVIDIA GPU's bandwidth from NVML, or why there is none."""
     if nvml is None:
         try:
-            import pynvml as nvml
+            import pynvml
         except ImportError:
             return "the NVML Python bindings (nvidia-ml-py) are not installed"
+        nvml = pynvml
     try:
         nvml.nvmlInit()
-    except Exception as e:  # NVMLError or a broken binding: no figure
+    except Exception as e:  # noqa: BLE001 — NVMLError or a broken binding: no figure
         return f"NVML did not start: {e}"
     try:
         return _slowest_gpu(nvml)
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 — an odd device reading must not take the probe down
         return f"NVML could not tell the memory bus: {e}"
     finally:
         try:
             nvml.nvmlShutdown()
-        except Exception:  # best effort: the readings are taken
+        except Exception:  # noqa: BLE001 — shutting down is best effort; the readings are taken
             pass
 
 
@@ -154,7 +155,7 @@ def _slowest_gpu(nvml: Any) -> Bandwidth | str:
 TIERS = ("ram", "disk", "vram")
 
 
-def probe_bandwidths(model_path: str | Path | None, base: Bandwidths = Bandwidths(),
+def probe_bandwidths(model_path: str | Path | None, base: Bandwidths | None = None,
                      nvml: ModuleType | Any | None = None,
                      tiers: tuple[str, ...] = TIERS) -> tuple[Bandwidths, tuple[str, ...]]:
     """Rule 5: measure `tiers` (RAM, the model file's disk, the GPUs); (figures, reasons for those not measured)."""
@@ -166,4 +167,4 @@ def probe_bandwidths(model_path: str | Path | None, base: Bandwidths = Bandwidth
     readings = {tier: probes[tier]() for tier in tiers}
     measured = {k: v for k, v in readings.items() if isinstance(v, Bandwidth)}
     reasons = tuple(f"{k.upper()} not measured: {v}" for k, v in readings.items() if isinstance(v, str))
-    return replace(base, **measured), reasons
+    return replace(base or Bandwidths(), **measured), reasons

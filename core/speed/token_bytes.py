@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from gguf_budget.core.fit.types import FitEstimate
+from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.model.spec import ModelSpec
 
 
@@ -62,8 +63,8 @@ def layer_read_bytes(model: ModelSpec) -> tuple[int, ...]:
     if moe is None:
         return tuple(model.layer_bytes)
     out = []
-    for total, roles in zip(model.layer_bytes, model.layer_role_bytes):
-        experts = roles.get("experts", 0)
+    for total, roles in zip(model.layer_bytes, model.layer_role_bytes, strict=True):
+        experts = roles.get(TensorRole.EXPERTS, 0)
         out.append(total - experts + experts * moe.used // moe.count)
     return tuple(out)
 
