@@ -13,12 +13,17 @@ from gui_support import MIB, WIDE
 from PySide6.QtCore import QThreadPool
 from PySide6.QtGui import QImage
 
-from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_dict, plan_memory
+from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_memory
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.speed.estimate import plan_speed
+from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.views.speed_view import plan_payload
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.qt.menus.export_files import ExportError, write_file
 from gguf_budget.gui.qt.menus.export_menu import EXPORTS, ExportMenu, ExportSources
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.whatif.sweep_view import SweepView
+from gguf_budget.gui.qt.whatif.sweep_worker import SweepSpeed
 
 BUDGET = 64 * MIB
 
@@ -42,8 +47,10 @@ class Screen:
             w.show()
         if self.plan:
             self.chart.show_ledgers([("This plan", self.plan.ledger.items())], BUDGET, self.plan.minimum_required)
+        self.speed = plan_speed(TokenPrices.of(self.model), self.plan, Bandwidths(), None) if planned else None
+        self.sweep.set_speed(SweepSpeed(Bandwidths(), None))
         self.menu = ExportMenu(ExportSources(lambda: self.plan, lambda: self.model, lambda: self.chart,
-                                             self.sweep.result, lambda: self.sweep.chart))
+                                             self.sweep.result, lambda: self.sweep.chart, lambda: self.speed))
         qtbot.addWidget(self.menu)
 
     def run_sweep(self, qtbot) -> None:
@@ -66,11 +73,12 @@ def exported(qtbot, menu: ExportMenu, kind: str, path: Path) -> None:
 
 def test_json_is_exactly_the_cli_json(qtbot, screen, model_path, tmp_path, capsys):
     exported(qtbot, screen.menu, "json", tmp_path / "plan.json")
-    assert main(["plan", str(model_path), "--budget", str(BUDGET), "--json"]) == 0
+    assert main(["plan", str(model_path), "--budget", str(BUDGET), "--json", "--no-measure"]) == 0
     cli = capsys.readouterr().out
     text = (tmp_path / "plan.json").read_text(encoding="utf-8")
     assert text == cli
-    assert json.loads(text) == plan_dict(screen.plan)
+    assert json.loads(text) == plan_payload(screen.plan, screen.speed)
+    assert json.loads(text)["tok_s_estimate"]["tok_s"] == screen.speed.tok_s
 
 
 def test_markdown_is_the_cli_report(qtbot, screen, model_path, tmp_path, capsys):
@@ -90,7 +98,7 @@ def test_csv_has_one_row_per_budget_and_matches_the_cli(qtbot, screen, model_pat
     assert [int(r["budget"]) for r in rows] == [row.budget for row in result.rows]
     assert [int(r["total"]) for r in rows] == [row.total for row in result.rows]
     assert main(["sweep", str(model_path), "--budgets", screen.sweep.range_edit.text(),
-                 "--csv", str(tmp_path / "cli.csv")]) == 0
+                 "--csv", str(tmp_path / "cli.csv"), "--no-measure"]) == 0
     capsys.readouterr()
     assert (tmp_path / "gui.csv").read_bytes() == (tmp_path / "cli.csv").read_bytes()
 

@@ -14,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool
 
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.gui.qt.whatif.sweep_worker import SweepSpeed
 from gguf_budget.core import BudgetRequest, budget_range, budget_thresholds, load_model, sweep_budgets, sweep_dict
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.cli import main
@@ -65,14 +67,16 @@ def test_default_range_in_whole_mib(low, high, expected):
 
 
 def test_curves_are_the_cli_sweep_rows(qtbot, view, wide, wide_path, capsys):
+    view.set_speed(SweepSpeed(Bandwidths(), None))
     swept(qtbot, view, wide)
     text = view.range_edit.text()
     low, high = budget_thresholds(wide, BudgetRequest())
     budgets = budget_range(text)
     assert budgets[0] <= low and high <= budgets[-1]
-    assert main(["sweep", str(wide_path), "--budgets", text, "--json"]) == 0
+    assert main(["sweep", str(wide_path), "--budgets", text, "--json", "--no-measure"]) == 0
     cli = json.loads(capsys.readouterr().out)
     assert cli == sweep_dict(view.result())
+    assert all(row["tok_s"] is not None for row in cli["rows"] if row["feasible"])
     xs = [row["budget"] for row in cli["rows"]]
     for name in ("total", "ctx", "n_pinned"):
         x, y = view.chart.curves[name].getData()

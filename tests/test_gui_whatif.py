@@ -10,8 +10,10 @@ from gguf.constants import GGMLQuantizationType as T
 from gui_support import MIB, WIDE, open_model, settle
 from PySide6.QtCore import QPointF, Qt
 
-from gguf_budget.core import BudgetRequest, budget_range, load_model, plan_dict, plan_memory, sweep_budgets
+from gguf_budget.core import BudgetRequest, budget_range, load_model, plan_memory, sweep_budgets
 from gguf_budget.core.model.catalogue import CATALOGUE, catalogue_path
+from gguf_budget.core.speed.sweep import with_speeds
+from gguf_budget.core.views.speed_view import plan_payload
 from gguf_budget.gui.qt.app import Explorer
 from gguf_budget.gui.qt.main_window import MainWindow
 from gguf_budget.gui.qt.whatif.screens import prepare_view
@@ -53,8 +55,9 @@ def test_the_menus_and_docks_are_in_place(loaded, whatif):
 
 def test_the_sweep_is_of_the_windows_request(qtbot, loaded, whatif, model_path):
     sweep = whatif.sweep
-    assert sweep.result() == sweep_budgets(load_model(model_path), budget_range(sweep.range_edit.text()),
-                                           BudgetRequest())
+    model = load_model(model_path)
+    plain = sweep_budgets(model, budget_range(sweep.range_edit.text()), BudgetRequest())
+    assert sweep.result() == with_speeds(model, plain, BudgetRequest().kv_type, *loaded.speed_inputs())
     loaded.apply_request(budget_bytes=70 * MIB)
     qtbot.waitUntil(lambda: {line.value() for line in sweep.chart.budget_lines} == {70 * MIB})
 
@@ -111,7 +114,7 @@ def test_file_export_writes_the_windows_plan(qtbot, loaded, whatif, tmp_path):
     path = tmp_path / "plan.json"
     with qtbot.waitSignal(whatif.export_menu.exported):
         assert whatif.export_menu.export("json", str(path))
-    assert json.loads(path.read_text()) == plan_dict(loaded.current_plan())
+    assert json.loads(path.read_text()) == plan_payload(loaded.current_plan(), loaded.current_speed())
     assert "Exported" in loaded.statusBar().currentMessage()
 
 

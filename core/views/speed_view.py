@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from gguf_budget.core.machine.bandwidth import Bandwidth
+from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.speed.estimate import ESTIMATE_LABEL, STREAM_WORDS, SpeedEstimate, StreamSource
 from gguf_budget.core.units import human_bytes, significant
+from gguf_budget.core.views.plan_report import plan_dict
 
 
 def decode_text(speed: SpeedEstimate) -> str:
@@ -97,3 +99,8 @@ def plan_speed_keys(speed: SpeedEstimate | None) -> dict[str, Any]:
         "stream_bytes_per_token": None if speed is None else speed.bytes.stream,
         "tok_s_estimate": speed_dict(speed),
     }
+
+
+def plan_payload(plan: MemoryPlan, speed: SpeedEstimate | None, notes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """`plan --json` and the window's JSON export: the plan, its speed keys, and why a bandwidth was not measured."""
+    return {**plan_dict(plan), **plan_speed_keys(speed), "bandwidth_notes": list(notes)}

@@ -25,12 +25,15 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgress
 
 from gguf_budget.core import BudgetError, ModelSpec, load_model
 from gguf_budget.core.fit.types import FitEstimate
+from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.views.plan_view import BannerState, plan_banner
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.safe_text import safe_text
+from gguf_budget.core.speed.estimate import SpeedEstimate, plan_speed
+from gguf_budget.core.speed.token_bytes import TokenPrices
 
 from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.workers.background import BackgroundCall
@@ -78,6 +81,9 @@ class MainWindow(QMainWindow):
         self._saved = load_settings(self._store)
         self._model: ModelSpec | None = None
         self._plan: MemoryPlan | None = None
+        self._prices: TokenPrices | None = None
+        self._speed: SpeedEstimate | None = None
+        self.bandwidths = Bandwidths()
         self._ctx_request = self._saved.ctx
         self._range_dirty = True
         self.recompute_count = 0
@@ -158,6 +164,15 @@ class MainWindow(QMainWindow):
     def current_model(self) -> ModelSpec | None:
         return self._model
 
+    def current_speed(self) -> SpeedEstimate | None:
+        """The decode estimate of the plan on screen (None while there is no plan)."""
+        return self._speed
+
+    def speed_inputs(self) -> tuple[Bandwidths, int | None]:
+        """The bandwidths, and the judged machine's available RAM (page cache or disk for streamed layers)."""
+        snapshot = self.machine.snapshot()
+        return self.bandwidths, None if snapshot is None else snapshot.host_available
+
     def current_fit(self) -> FitEstimate | None:
         """The fit estimate on screen (None until a model and a snapshot are both known)."""
         return self.machine.fit()
@@ -221,7 +236,7 @@ class MainWindow(QMainWindow):
         self.busy.hide()
         self.load_error.hide()
         self._model = spec
-        self.setWindowTitle(safe_text(spec.name or spec.architecture, 80))  # Qt appends " — GGUF Budget Explorer"
+        self._prices = TokenPrices.of(spec)
         self.body.summary.show_model(spec)
         self.body.knobs.set_tied(spec.tied_embeddings)
         self.body.hardware.set_layer_count(spec.n_layer)
@@ -263,13 +278,15 @@ class MainWindow(QMainWindow):
                 self._update_budget_range(new_model)
             plan = plan_memory(self._model, self.request())
         except BudgetError as e:
-            self._plan = None
+            self._plan = self._speed = None
             self.banner.show_state(BannerState.ERROR, f"CANNOT PLAN — {e}")
             self.body.plan.clear_plan(str(e))
             self.machine.follow(self._model, None, self.request().kv_type)
             self.planChanged.emit()
             return
         self._plan = plan
+        assert self._prices is not None
+        self._speed = plan_speed(self._prices, plan, *self.speed_inputs())
         view = plan_banner(plan)
         self.banner.show_state(view.state, view.text)
         self.body.plan.show_plan(self._model, plan)

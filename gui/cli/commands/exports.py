@@ -13,7 +13,7 @@ from pathlib import Path
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_dict, plan_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.export import EXPORT_FORMATS, plan_markdown, sweep_csv
-from gguf_budget.core.views.speed_view import plan_report_with_speed, plan_speed_keys
+from gguf_budget.core.views.speed_view import plan_payload, plan_report_with_speed
 
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json
 
@@ -34,7 +34,7 @@ def emit_plan(args: argparse.Namespace, plan: MemoryPlan, model: ModelSpec, spee
     """The plan with its decode estimate; `notes` say which bandwidths could not be measured."""
     fmt = chosen_format(args)
     if fmt == "json":
-        emit_json({**plan_dict(plan), **plan_speed_keys(speed), "bandwidth_notes": list(notes)})
+        emit_json(plan_payload(plan, speed, notes))
     elif fmt == "md":
         print(plan_markdown(plan, model), end="")
     else:

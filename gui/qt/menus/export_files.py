@@ -1,6 +1,6 @@
 """Exports written to a path: the plan as Markdown or JSON, a chart as PNG or SVG, the sweep as CSV.
 
-Rule 1: the contents come from the core — `plan_markdown`, `plan_dict` serialised exactly as
+Rule 1: the contents come from the core — `plan_markdown`, `plan_payload` serialised exactly as
         `gguf-budget plan --json` prints it, `sweep_csv` — or from drawing a whole chart
         (every plot, axis and legend of its layout); nothing is recomputed here.
 Rule 3: PNG is pyqtgraph's `ImageExporter`. SVG is Qt's `QSvgGenerator` rendering the chart's
@@ -24,7 +24,9 @@ from PySide6.QtCore import QBuffer, QIODevice, QRectF
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 
-from gguf_budget.core import BudgetError, MemoryPlan, ModelSpec, SweepResult, plan_dict
+from gguf_budget.core import BudgetError, MemoryPlan, ModelSpec, SweepResult
+from gguf_budget.core.speed.estimate import SpeedEstimate
+from gguf_budget.core.views.speed_view import plan_payload
 from gguf_budget.core.views.export import plan_markdown, sweep_csv
 
 
@@ -50,9 +52,9 @@ def write_file(path: str | Path, data: bytes) -> None:
         raise ExportError(f"cannot write {target}: {e.strerror or e}") from None
 
 
-def plan_json(plan: MemoryPlan) -> str:
-    """The exact text `gguf-budget plan --json` prints."""
-    return json.dumps(plan_dict(plan), indent=2) + "\n"
+def plan_json(plan: MemoryPlan, speed: SpeedEstimate | None) -> str:
+    """The exact text `gguf-budget plan --json` prints for the same plan and bandwidths."""
+    return json.dumps(plan_payload(plan, speed), indent=2) + "\n"
 
 
 def chart_png(chart: pg.GraphicsLayoutWidget) -> bytes:
@@ -89,8 +91,8 @@ def export_plan_markdown(path: str | Path, plan: MemoryPlan, model: ModelSpec) -
     write_file(path, plan_markdown(plan, model).encode("utf-8"))
 
 
-def export_plan_json(path: str | Path, plan: MemoryPlan) -> None:
-    write_file(path, plan_json(plan).encode("utf-8"))
+def export_plan_json(path: str | Path, plan: MemoryPlan, speed: SpeedEstimate | None) -> None:
+    write_file(path, plan_json(plan, speed).encode("utf-8"))
 
 
 def export_chart_png(path: str | Path, chart: pg.GraphicsLayoutWidget) -> None:

@@ -20,6 +20,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
+from gguf_budget.core.speed.estimate import SpeedEstimate
 
 from gguf_budget.gui.qt.menus import export_files as files
 
@@ -35,6 +36,7 @@ class ExportSources:
     ledger_chart: Callable[[], pg.GraphicsLayoutWidget]
     sweep: Callable[[], SweepResult | None]
     sweep_chart: Callable[[], pg.GraphicsLayoutWidget]
+    speed: Callable[[], SpeedEstimate | None]
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,7 @@ class ExportMenu(QMenu):
         if kind == "markdown":
             files.export_plan_markdown(path, s.plan(), s.model())
         elif kind == "json":
-            files.export_plan_json(path, s.plan())
+            files.export_plan_json(path, s.plan(), s.speed())
         elif kind == "sweep-csv":
             files.export_sweep_csv(path, s.sweep())
         else:

@@ -5,7 +5,7 @@ Rule 1: the add-on never imports the window. It is given a host (the composition
         window can change its widgets and menus without breaking the add-on, and the import
         graph has no cycle between them.
 Rule 2: the protocol has three kinds of members: a signal (`planChanged`), getters and setters
-        of the plan on screen (`current_model`, `current_plan`, `request`, `apply_request`,
+        of the plan on screen (`current_model`, `current_plan`, `current_speed`, `speed_inputs`, `request`, `apply_request`,
         `open_path`, `ledger_chart`, `show_status`), and named hooks where the add-on's docks
         and menus go (`add_docks`, `add_menu`, `file_menu` with its `export_anchor`), so
         nothing depends on a menu's position.
@@ -21,6 +21,8 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
 from gguf_budget.core import BudgetRequest, MemoryPlan, ModelSpec
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.speed.estimate import SpeedEstimate
 
 
 class FileMenuHook(Protocol):
@@ -53,6 +55,14 @@ class WhatIfHost(Protocol):
     def current_model(self) -> ModelSpec | None: ...
 
     def current_plan(self) -> MemoryPlan | None: ...
+
+    def current_speed(self) -> SpeedEstimate | None:
+        """The decode estimate of the plan on screen."""
+        ...
+
+    def speed_inputs(self) -> tuple[Bandwidths, int | None]:
+        """What a sweep's decode estimates use: the bandwidths and the judged machine's available RAM."""
+        ...
 
     def request(self) -> BudgetRequest: ...
 

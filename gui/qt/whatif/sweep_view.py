@@ -26,7 +26,7 @@ from gguf_budget.core import (
 from gguf_budget.core.views.sweep_view import summary_text
 
 from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
-from gguf_budget.gui.qt.whatif.sweep_worker import SweepBackend, SweepWorker
+from gguf_budget.gui.qt.whatif.sweep_worker import SweepBackend, SweepSpeed, SweepWorker
 from gguf_budget.gui.qt.throttle import Throttle
 
 MARK_INTERVAL_MS = 100
@@ -56,6 +56,7 @@ class SweepView(QWidget):
         self._model: ModelSpec | None = None
         self._request: BudgetRequest | None = None
         self._custom_range = False
+        self._speed: SweepSpeed | None = None
         self._mark: int | None = None
         self._mark_drawn: int | None = None
         self._mark_throttle = Throttle(MARK_INTERVAL_MS, self._draw_mark, self)
@@ -105,6 +106,10 @@ class SweepView(QWidget):
             self._request = key
             self.run()
 
+    def set_speed(self, speed: SweepSpeed | None) -> None:
+        """What the next sweeps' decode estimates use (None: sweep without them)."""
+        self._speed = speed
+
     def set_budget(self, budget: int | None) -> None:
         """Mark the window's budget (None: unlimited, no mark) — at once, then at most every MARK_INTERVAL_MS."""
         self._mark = budget
@@ -135,7 +140,7 @@ class SweepView(QWidget):
         self.progress.setValue(0)
         self._show_busy(True)
         self.status.setText(f"Sweeping {len(budgets):,} budgets…")
-        self.worker.start(self._model, budgets, self._request)
+        self.worker.start(self._model, budgets, self._request, self._speed)
 
     def cancel(self) -> None:
         self.worker.cancel()

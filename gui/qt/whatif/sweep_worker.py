@@ -12,21 +12,34 @@ Rule 3: only the latest sweep counts. `cancel()` (and `discard()`, and starting 
 Rule 4: every exception ends the sweep in `failed(str)`, never a sweep that stays busy: a
         `BudgetError` (the planner refused) says its one line, anything else "internal error: …"
         with its traceback in the log (`failure_text`, as for every worker).
+Rule 5: given `SweepSpeed` inputs, each chunk's rows get their decode estimates (`with_speeds`)
+        on the worker too.
 """
 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from gguf_budget.core import BudgetRequest, ModelSpec, SweepResult, sweep_budgets
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.speed.sweep import with_speeds
 
 from gguf_budget.gui.qt.workers.background import EXPECTED, failure_text
 
 CHUNK_BUDGETS = 128
 SweepBackend = Callable[[ModelSpec, Sequence[int], BudgetRequest], SweepResult]
+
+
+@dataclass(frozen=True)
+class SweepSpeed:
+    """What a sweep's decode estimates need: the bandwidths and the machine's available RAM (None: unknown)."""
+
+    bandwidths: Bandwidths
+    host_available: int | None
 
 
 def chunked(budgets: Sequence[int], size: int = CHUNK_BUDGETS) -> list[tuple[int, ...]]:
@@ -41,6 +54,7 @@ def merge_sweeps(parts: Sequence[SweepResult]) -> SweepResult:
         all_pinned=next((p.all_pinned for p in parts if p.all_pinned is not None), None),
         n_layer=parts[0].n_layer,
         ctx_cap=parts[0].ctx_cap,
+        n_buffers_requested=parts[0].n_buffers_requested,
     )
 
 
@@ -53,10 +67,16 @@ class _Relay(QObject):
 
 class _SweepJob(QRunnable):
     def __init__(self, backend: SweepBackend, model: ModelSpec, budgets: Sequence[int], request: BudgetRequest,
-                 stop: threading.Event, relay: _Relay, ticket: int):
+                 speed: SweepSpeed | None, stop: threading.Event, relay: _Relay, ticket: int):
         super().__init__()
         self._backend, self._model, self._budgets, self._request = backend, model, budgets, request
-        self._stop, self._relay, self._ticket = stop, relay, ticket
+        self._speed, self._stop, self._relay, self._ticket = speed, stop, relay, ticket
+
+    def _chunk(self, budgets: Sequence[int]) -> SweepResult:
+        part = self._backend(self._model, budgets, self._request)
+        if self._speed is None:
+            return part
+        return with_speeds(self._model, part, self._request.kv_type, self._speed.bandwidths, self._speed.host_available)
 
     def run(self) -> None:
         parts: list[SweepResult] = []
@@ -65,7 +85,7 @@ class _SweepJob(QRunnable):
             if self._stop.is_set():
                 return
             try:
-                parts.append(self._backend(self._model, chunk, self._request))
+                parts.append(self._chunk(chunk))
             except Exception as e:  # noqa: BLE001 -- Rule 4: every failure must answer the GUI thread
                 self._relay.done.emit(self._ticket, False, failure_text(e, EXPECTED, "sweeping budgets"))
                 return
@@ -102,14 +122,15 @@ class SweepWorker(QObject):
     def busy(self) -> bool:
         return self._stop is not None
 
-    def start(self, model: ModelSpec, budgets: Sequence[int], request: BudgetRequest) -> None:
-        """Sweep `budgets` (at least one); a sweep still running is cancelled silently."""
+    def start(self, model: ModelSpec, budgets: Sequence[int], request: BudgetRequest,
+              speed: SweepSpeed | None = None) -> None:
+        """Sweep `budgets` (at least one), with decode estimates when `speed` is given; a running sweep is dropped."""
         if not budgets:
             raise ValueError("a sweep needs at least one budget")
         self._drop()
         self._ticket += 1
         self._stop = threading.Event()
-        job = _SweepJob(self._backend, model, tuple(budgets), request, self._stop, self._relay, self._ticket)
+        job = _SweepJob(self._backend, model, tuple(budgets), request, speed, self._stop, self._relay, self._ticket)
         QThreadPool.globalInstance().start(job)
 
     def cancel(self) -> None:

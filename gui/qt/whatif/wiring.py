@@ -32,6 +32,7 @@ from gguf_budget.gui.qt.whatif.compare_view import CompareView
 from gguf_budget.gui.qt.menus.export_menu import ExportMenu, ExportSources
 from gguf_budget.gui.qt.whatif.host import WhatIfHost
 from gguf_budget.gui.qt.whatif.sweep_view import SweepView, sweep_key
+from gguf_budget.gui.qt.whatif.sweep_worker import SweepSpeed
 from gguf_budget.gui.qt.throttle import Throttle
 
 DOCK_HEIGHT = 330
@@ -117,6 +118,7 @@ class _Follower(QObject):
         if model is None:
             return
         request = self._host.request()
+        self._sweep.set_speed(SweepSpeed(*self._host.speed_inputs()))
         if self._swept is None or self._swept[0] is not model:
             self._sweep.set_model(model, request)
         else:
@@ -153,7 +155,7 @@ def install_whatif(host: WhatIfHost, compare_backend: Callable[[str], ModelSpec]
     sweep.budgetPicked.connect(lambda budget: host.apply_request(budget_bytes=budget))
     catalogue = CatalogueMenu(host.open_path, window)
     export = ExportMenu(ExportSources(host.current_plan, host.current_model, host.ledger_chart,
-                                      sweep.result, lambda: sweep.chart), window)
+                                      sweep.result, lambda: sweep.chart, host.current_speed), window)
     export.exported.connect(lambda path: host.show_status(f"Exported {safe_text(path, 200)}"))
     _add_file_entries(host, catalogue, export)
     view = QMenu("&View", window)
