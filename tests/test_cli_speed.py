@@ -1,0 +1,147 @@
+"""The command line's new words: --prefer, --ctx-cap, bandwidths; plan/fit/sweep JSON gain the speed keys."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from gguf_factory import ArchDesc
+
+from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model
+from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.types import ADMITTED
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry
+from gguf_budget.gui.cli import main
+
+GiB = 1 << 30
+MiB = 1 << 20
+LLAMA8B = str(catalogue_path(find_entry("llama-3.1-8b-instruct")))
+SMALL = ArchDesc(n_layer=8, n_embd=512, n_ff=1536, n_head=8, n_head_kv=4, n_vocab=32000, context_length=16384)
+PLAN_KEYS = {"budget", "feasible", "overridden", "unlimited", "ctx", "ctx_capped", "ctx_explicit", "ctx_cap",
+             "stream_lm_head", "n_buffers", "n_pinned", "n_layer", "kv_type", "weight_ceiling", "ledger", "total",
+             "minimum_required", "minimum_ledger", "over_budget_by", "report"}
+
+
+def run_json(capsys, *argv: str) -> tuple[int, dict]:
+    code = main([*argv, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_plan_json_keeps_every_key_and_adds_the_speed_keys(capsys):
+    code, d = run_json(capsys, "plan", LLAMA8B, "--budget", "6G", "--no-measure")
+    assert code == 0 and PLAN_KEYS <= set(d)
+    assert {"ctx_policy", "ctx_cap", "ram_bytes_per_token", "stream_bytes_per_token", "tok_s_estimate"} <= set(d)
+    assert (d["ctx_policy"], d["n_pinned"], d["stream_bytes_per_token"]) == ("speed", 32, 0)
+    assert 11_000 <= d["ctx"] <= 12_288
+    est = d["tok_s_estimate"]
+    assert est["measured"] is False and est["bound"] == "memory-bandwidth bound, not measured"
+    assert {b["source"] for b in est["bandwidths"].values() if b} == {"assumed"}
+    assert est["bytes_per_token"]["ram"] == d["ram_bytes_per_token"]
+
+
+def test_prefer_context_and_ctx_cap(capsys):
+    assert run_json(capsys, "plan", LLAMA8B, "--budget", "6G", "--prefer", "context", "--no-measure")[1]["ctx"] == 40_832
+    _, capped = run_json(capsys, "plan", LLAMA8B, "--budget", "6G", "--ctx-cap", "8192", "--no-measure")
+    assert (capped["ctx"], capped["ctx_cap"], capped["n_pinned"]) == (8192, 8192, 32)
+
+
+def test_an_impossible_plan_has_null_speed_keys(capsys):
+    code, d = run_json(capsys, "plan", LLAMA8B, "--budget", "100M", "--no-measure")
+    assert code == 3 and (d["ram_bytes_per_token"], d["stream_bytes_per_token"], d["tok_s_estimate"]) == (None,) * 3
+
+
+def test_typed_bandwidths_and_free_ram_decide_the_stream_tier(capsys):
+    args = ["plan", LLAMA8B, "--budget", "4G", "--ram-bw", "20G", "--disk-bw", "1G"]
+    _, disk = run_json(capsys, *args, "--host-available", "4G")
+    _, cached = run_json(capsys, *args, "--host-available", "64G")
+    assert disk["tok_s_estimate"]["stream_from"] == "disk" and cached["tok_s_estimate"]["stream_from"] == "page_cache"
+    assert disk["tok_s_estimate"]["bandwidths"]["stream"]["bytes_per_s"] == GiB
+    assert cached["tok_s_estimate"]["tok_s"] > disk["tok_s_estimate"]["tok_s"]
+
+
+def test_plan_text_ends_with_the_decode_estimate(capsys):
+    assert main(["plan", LLAMA8B, "--budget", "4G", "--no-measure"]) == 0
+    out = capsys.readouterr().out
+    assert "Ring              1 buffer(s) × 132.50 MiB = 132.50 MiB; requested 2, planned 1" in out
+    assert "\nDecode estimate\n" in out and "decode ≤ ~" in out and "(assumed:" in out
+
+
+def test_measured_bandwidths_say_so_and_why_not(capsys):
+    code, d = run_json(capsys, "plan", LLAMA8B, "--budget", "4G", "--host-available", "8G")
+    assert code == 0 and d["tok_s_estimate"]["bandwidths"]["ram"]["source"] == "measured"
+    assert d["bandwidth_notes"] == ["DISK not measured: llama-3.1-8b-instruct-q4_k_m.skeleton.gguf has no weights to "
+                                    "read (header-only or sparse)"]
+
+
+@pytest.mark.parametrize("args", [["--ram-bw", "0"], ["--disk-bw", "fast"], ["--prefer", "both"], ["--ctx-cap", "0"]])
+def test_bad_speed_options_exit_2(capsys, args):
+    with pytest.raises(SystemExit) as info:
+        main(["plan", LLAMA8B, "--budget", "4G", *args])
+    assert info.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_fit_reports_the_largest_ctx_that_fits_and_its_estimate(capsys):
+    code, d = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure")
+    assert code == 3 and d["verdict"] == "does_not_fit" and d["ctx"] == 131_072
+    assert d["ctx_cap"] == 131_072 and d["max_ctx"] == 44_288 and d["max_ctx"] % 256 == 0
+    assert d["tok_s_estimate"] is None
+    code, fits = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure",
+                          "--ctx", str(d["max_ctx"]))
+    assert code == 0 and fits["verdict"] == "cpu_only"
+    assert fits["tok_s_estimate"]["bytes_per_token"]["vram"] == 0 and fits["tok_s_estimate"]["tok_s"] > 0
+    _, over = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure",
+                       "--ctx", str(d["max_ctx"] + 256))
+    assert over["verdict"] == "does_not_fit"
+
+
+def test_fit_ctx_cap_is_the_default_ctx_and_bounds_the_search(capsys):
+    code, d = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure",
+                       "--ctx-cap", "8192")
+    assert code == 0 and (d["ctx"], d["ctx_cap"], d["max_ctx"]) == (8192, 8192, 8192)
+
+
+def test_fit_text_names_the_largest_ctx(capsys):
+    main(["fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure"])
+    out = capsys.readouterr().out
+    assert "Largest ctx that fits  44,288 tokens with 0 GPU layers" in out
+    assert "Decode estimate (full load): no estimate — the full load does not fit" in out
+
+
+def test_max_ctx_is_the_linear_scans_answer(model):
+    spec = model(SMALL)
+    machine = hypothetical_machine(6 * GiB + 100 * MiB, gpu_count=1, gpu_total=3 * GiB // 2 + 60 * MiB)
+    answers = set()
+    for g in (0, 4, 9):
+        request = FitRequest(gpu_layers=g)
+        candidates = [*range(256, 16384, 256), 16384]
+        fitting = [c for c in candidates
+                   if estimate_fit(spec, machine, FitRequest(ctx=c, gpu_layers=g)).verdict in ADMITTED]
+        answer = largest_fitting_ctx(spec, machine, request, g, 16384)
+        assert answer == (max(fitting) if fitting else None)
+        answers.add(answer)
+    assert len(answers) == 3 and None not in answers and 16384 not in answers  # the host, the GPU, then the GPU again
+
+
+def test_sweep_json_and_csv_carry_tok_s_and_streamed_bytes(capsys, tmp_path):
+    csv_path = tmp_path / "s.csv"
+    code, d = run_json(capsys, "sweep", LLAMA8B, "--budgets", "1G:7G:1G", "--no-measure", "--csv", str(csv_path))
+    assert code == 0
+    rows = d["rows"]
+    assert all({"tok_s", "stream_bytes_per_token", "ring_planned"} <= set(r) for r in rows)
+    feasible = [r for r in rows if r["feasible"]]
+    assert all(r["tok_s"] > 0 for r in feasible)
+    assert [r["n_pinned"] for r in feasible] == sorted(r["n_pinned"] for r in feasible)
+    streaming = [r["tok_s"] for r in feasible if r["stream_bytes_per_token"]]
+    assert streaming == sorted(streaming) and len(streaming) >= 2  # pinned count and decode climb together
+    assert "tok_s,stream_bytes_per_token" in csv_path.read_text().splitlines()[0]
+    main(["sweep", LLAMA8B, "--budgets", "1G:7G:1G", "--no-measure"])
+    text = capsys.readouterr().out
+    assert "tok/s≤" in text and "* where it is not the 2 requested" in text
+    assert all(line.split()[-1] not in ("—", "None") for line in text.splitlines()[1:8])
+
+
+def test_the_sweep_prints_the_ring_it_planned(capsys):
+    main(["sweep", LLAMA8B, "--budgets", "4G:6G:2G", "--no-measure"])
+    lines = capsys.readouterr().out.splitlines()
+    assert "   1*  " in lines[1] and "   0*  " in lines[2]
+    assert load_model(LLAMA8B).n_layer == 32
