@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate
 
+from gguf_budget.core.fit.gpu_split import Placement
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.model.spec import ModelSpec
@@ -127,5 +128,5 @@ def fit_token_bytes(prices: TokenPrices, fit: FitEstimate) -> TokenBytes | None:
     """None when the fit cannot price the KV cache."""
     if fit.kv.host is None or fit.kv.gpu is None:
         return None
-    host_blocks = fit.n_layer - min(fit.gpu_layers, fit.n_layer)
+    host_blocks = Placement(fit.n_layer, fit.gpu_layers, ()).host_blocks
     return prices.full_load(host_blocks, fit.output_on_gpu, fit.kv.host, fit.kv.gpu)
