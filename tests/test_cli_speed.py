@@ -9,7 +9,7 @@ from gguf_factory import ArchDesc
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model
 from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
-from gguf_budget.core.fit.types import ADMITTED
+
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.gui.cli import main
 
@@ -115,7 +115,7 @@ def test_max_ctx_is_the_linear_scans_answer(model):
         request = FitRequest(gpu_layers=g)
         candidates = [*range(256, 16384, 256), 16384]
         fitting = [c for c in candidates
-                   if estimate_fit(spec, machine, FitRequest(ctx=c, gpu_layers=g)).verdict in ADMITTED]
+                   if estimate_fit(spec, machine, FitRequest(ctx=c, gpu_layers=g)).verdict.admitted]
         answer = largest_fitting_ctx(spec, machine, request, g, 16384)
         assert answer == (max(fitting) if fitting else None)
         answers.add(answer)

@@ -10,10 +10,9 @@ Rule 3: the ring note is empty when the planned depth is the requested one; othe
 
 from __future__ import annotations
 
-from gguf_budget.core.plan.types import CtxPolicy, MemoryPlan, RingReason
+from gguf_budget.core.plan.types import CtxPolicy, MemoryPlan, PlanOutcome, RingReason
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.plan_report import ring_text
-from gguf_budget.core.views.plan_view import plan_state
 from gguf_budget.core.views.speed_view import decode_text, streamed_text
 
 POLICY_WORDS = {CtxPolicy.SPEED: "speed first", CtxPolicy.CONTEXT: "context first"}
@@ -22,7 +21,7 @@ POLICY_WORDS = {CtxPolicy.SPEED: "speed first", CtxPolicy.CONTEXT: "context firs
 def pinned_caption(plan: MemoryPlan, speed: SpeedEstimate | None) -> str:
     """Rule 1."""
     count = f"{plan.n_pinned} / {plan.n_layer} layers pinned"
-    if plan_state(plan) == "impossible" or speed is None:
+    if plan.outcome is PlanOutcome.IMPOSSIBLE or speed is None:
         return f"{count} — no plan fits the budget"
     return f"{count} — {streamed_text(speed)}; {decode_text(speed)}"
 

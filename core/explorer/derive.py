@@ -27,15 +27,17 @@ from dataclasses import dataclass, replace
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.explorer.captions import ctx_label, pinned_caption, ring_note
-from gguf_budget.core.explorer.headline import BannerState, Headline, full_load_line, plan_headline, usable_ram
+from gguf_budget.core.explorer.headline import Headline, full_load_line, plan_headline, usable_ram
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.plan.types import CTX_STEP, SPEED_FIRST_CTX, BudgetRequest, MemoryPlan, PlanError
 from gguf_budget.core.speed.estimate import SpeedEstimate, plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.views.plan_view import BannerState
 from gguf_budget.core.views.speed_view import plan_report_with_speed
 
 MiB = 1 << 20
@@ -64,7 +66,7 @@ class FullLoadKey:
     ctx_cap: int | None
     gpu_layers: int | None
     tensor_split: tuple[float, ...] | None
-    kv_type: str
+    kv_type: KVType
     reserves: Reserves
     bandwidths: Bandwidths
 

@@ -3,7 +3,7 @@
 Rule 1: the two runtimes are named the same way everywhere: BUDGET_PLAN (the seed's
         layer-streaming runtime under a RAM budget) and FULL_LOAD (llama.cpp's placement on
         the machine). Each text says which one it is about, so they never read as a contradiction.
-Rule 2: the banner keeps the plan's verdict (`plan_view.plan_state`), with one more state:
+Rule 2: the banner keeps the plan's verdict (`MemoryPlan.outcome`), with one more state:
         SLOW when a feasible plan streams weights and its decode estimate is under the
         threshold; its text names the bytes each token streams and the estimate.
 Rule 3: a budget above this machine's usable RAM (available − host reserve) is said on the
@@ -15,31 +15,18 @@ Rule 4: the full-load line gives the fit's verdict, its decode estimate when it 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
-from gguf_budget.core.fit.types import UNKNOWN, FitEstimate
+from gguf_budget.core.fit.types import FitEstimate, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.plan.types import MemoryPlan
+from gguf_budget.core.plan.types import MemoryPlan, PlanOutcome
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import verdict_text
-from gguf_budget.core.views.plan_view import plan_banner, plan_state
+from gguf_budget.core.views.plan_view import BannerState, plan_banner
 from gguf_budget.core.views.speed_view import decode_text, streamed_text
 
 BUDGET_PLAN = "Budget plan (layer-streaming runtime)"
 FULL_LOAD = "Full load (llama.cpp placement on {where})"
-
-
-class BannerState(str, Enum):
-    """What the banner's colour says; the value is the Qt `state` property."""
-
-    FEASIBLE = "feasible"
-    SLOW = "slow"
-    IMPOSSIBLE = "impossible"
-    OVERRIDDEN = "overridden"
-    UNLIMITED = "unlimited"
-    ERROR = "error"
-    EMPTY = "empty"
 
 
 @dataclass(frozen=True)
@@ -53,7 +40,7 @@ class Headline:
 
 def is_slow(plan: MemoryPlan, speed: SpeedEstimate | None, slow_below_tok_s: float) -> bool:
     """Rule 2: feasible, streams weights, and decodes under the threshold."""
-    return (plan_state(plan) == "feasible" and speed is not None and speed.bytes.stream > 0
+    return (plan.outcome is PlanOutcome.FEASIBLE and speed is not None and speed.bytes.stream > 0
             and speed.tok_s < slow_below_tok_s)
 
 
@@ -80,7 +67,7 @@ def plan_headline(plan: MemoryPlan, speed: SpeedEstimate | None, slow_below_tok_
                   usable: int | None) -> tuple[BannerState, str]:
     """Rules 1–3: the banner's state and text."""
     slow = is_slow(plan, speed, slow_below_tok_s)
-    state = BannerState.SLOW if slow else BannerState(plan_state(plan))
+    state = BannerState.SLOW if slow else BannerState(plan.outcome)
     return state, f"{BUDGET_PLAN}: {_plan_text(plan, speed, slow)}{over_usable_note(plan, usable)}"
 
 
@@ -98,6 +85,6 @@ def full_load_line(fit: FitEstimate | None, max_ctx: int | None, speed: SpeedEst
     parts = [verdict_text(fit)]
     if speed is not None:
         parts.append(decode_text(speed))
-    if fit.verdict != UNKNOWN:
+    if fit.verdict is not FitVerdict.UNKNOWN:
         parts.append("largest ctx that fits: " + ("none" if max_ctx is None else f"{max_ctx:,}"))
     return f"{name}: " + " · ".join(parts)

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, CtxPolicy
+from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, CtxPolicy, HeadMode
 
 DEFAULT_SLOW_BELOW_TOK_S = 2.0
 DEFAULT_N_BUFFERS = 2
@@ -46,8 +46,8 @@ class ExplorerState:
     ctx_cap: int | None = None
     prefer: CtxPolicy = CtxPolicy.SPEED
     n_buffers: int = DEFAULT_N_BUFFERS
-    head_mode: str = "auto"
-    kv_type: str = DEFAULT_KV_TYPE
+    head_mode: HeadMode = HeadMode.AUTO
+    kv_type: KVType = DEFAULT_KV_TYPE
     force: bool = False
     machine: HardwareSnapshot | None = None
     reserves: Reserves = field(default_factory=Reserves)

@@ -16,7 +16,7 @@ from bisect import bisect_left
 from dataclasses import replace
 
 from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.fit.types import ADMITTED, FitRequest
+from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD
 from gguf_budget.core.model.spec import ModelSpec
@@ -33,7 +33,7 @@ def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: F
     n = max(-(-cap // ENGINE_CELL_PAD), 1)
 
     def fits(i: int) -> bool:
-        return estimate_fit(model, snapshot, replace(held, ctx=_candidate(i, n, cap))).verdict in ADMITTED
+        return estimate_fit(model, snapshot, replace(held, ctx=_candidate(i, n, cap))).verdict.admitted
 
     last = bisect_left(range(n), True, key=lambda i: not fits(i)) - 1
     return None if last < 0 else _candidate(last, n, cap)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from gguf_budget.core.fit.types import ADMITTED, FitEstimate
+from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, page_cache_bandwidth
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.speed.token_bytes import MoeFraction, TokenBytes, TokenPrices, fit_token_bytes
@@ -87,7 +87,7 @@ def plan_speed(prices: TokenPrices, plan: MemoryPlan, bandwidths: Bandwidths,
 
 def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths) -> SpeedEstimate | None:
     """The full load's decode bound (Rules 1, 3); None when it does not fit or its KV is unknown."""
-    if fit.verdict not in ADMITTED:
+    if not fit.verdict.admitted:
         return None
     read = fit_token_bytes(prices, fit)
     if read is None:

@@ -4,8 +4,9 @@ The window shows these strings as they are; keeping them here keeps the GUI free
 byte arithmetic and lets them be tested without Qt.
 
 Rule 1: the banner's state is the plan's outcome (`MemoryPlan.outcome`: unlimited,
-        overridden, feasible or impossible); the window adds "error" (the planner refused to
-        price the model) and "empty" (no model yet). `BannerState` lists all six, once.
+        overridden, feasible or impossible), or "slow" for a feasible plan the headline finds
+        slow (`explorer.headline`); the window adds "error" (the planner refused to price the
+        model) and "empty" (no model yet). `BannerState` lists all seven, once.
 Rule 2: feasible says the estimated peak and the headroom left under the budget; impossible
         says requested vs minimum required and the biggest lines of the minimum
         configuration; overridden says by how much the budget is exceeded.
@@ -28,9 +29,11 @@ BIGGEST_LINES = 3
 
 
 class BannerState(TextEnum):
-    """Every state the verdict banner shows: a plan's four outcomes, then the window's two."""
+    """Every state the verdict banner shows: a plan's four outcomes and SLOW, then the window's two."""
 
     FEASIBLE = PlanOutcome.FEASIBLE.value
+    SLOW = "slow"
+    """Feasible, but it streams weights and its decode estimate is under the threshold (DESIGN §5.1)."""
     IMPOSSIBLE = PlanOutcome.IMPOSSIBLE.value
     OVERRIDDEN = PlanOutcome.OVERRIDDEN.value
     UNLIMITED = PlanOutcome.UNLIMITED.value

@@ -37,6 +37,7 @@ FALLBACK_COLOUR = "#9D9D9D"
 
 BANNER_COLOURS: dict[BannerState, str] = {
     BannerState.FEASIBLE: "#1B7F3B",
+    BannerState.SLOW: "#977000",
     BannerState.IMPOSSIBLE: "#B3261E",
     BannerState.OVERRIDDEN: "#A05F00",
     BannerState.UNLIMITED: "#2F5DA8",
