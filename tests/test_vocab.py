@@ -66,5 +66,5 @@ def test_a_verdict_knows_whether_it_admits_the_model(verdict, admitted):
     assert verdict.admitted is admitted
 
 
-def test_the_banner_shows_every_plan_outcome_and_two_states_of_its_own():
-    assert {str(o) for o in PlanOutcome} | {"error", "empty"} == {str(s) for s in BannerState}
+def test_the_banner_shows_every_plan_outcome_the_slow_headline_and_two_states_of_its_own():
+    assert {str(o) for o in PlanOutcome} | {"slow", "error", "empty"} == {str(s) for s in BannerState}
