@@ -17,6 +17,7 @@ from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.speed.estimate import ESTIMATE_LABEL, STREAM_WORDS, SpeedEstimate, StreamSource
 from gguf_budget.core.units import human_bytes, significant
 from gguf_budget.core.views.plan_report import plan_dict
+from gguf_budget.core.views.table import aligned_lines
 
 
 def decode_text(speed: SpeedEstimate) -> str:
@@ -54,9 +55,7 @@ def speed_text(title: str, speed: SpeedEstimate | None, missing: str) -> str:
     """A titled block of `speed_rows`, or the title and why there is no estimate."""
     if speed is None:
         return f"{title}: {missing}"
-    rows = speed_rows(speed)
-    width = max(len(k) for k, _ in rows)
-    return "\n".join([title, *(f"  {k:<{width}}  {v}" for k, v in rows)])
+    return "\n".join([title, *aligned_lines(speed_rows(speed), indent="  ")])
 
 
 NO_PLAN_SPEED = "no estimate — no plan fits the budget"
