@@ -58,4 +58,4 @@ def significant(x: float, digits: int = 2) -> str:
     """A rate to `digits` significant figures, whole numbers from 100 up: 3.456 → '3.5', 1234.5 → '1,234'."""
     if x == float("inf"):
         return "∞"
-    return f"{x:,.0f}" if x >= 10 ** digits else f"{x:.{digits}g}"
+    return f"{x:,.0f}" if x >= 10 ** digits else format(x, f".{digits}g")
