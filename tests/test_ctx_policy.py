@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_planner_properties import Reference, arch_descs
 
-from gguf_budget.core import BudgetRequest, load_model, plan_dict, plan_memory
+from gguf_budget.core import BudgetRequest, load_model, plan_dict, plan_memory, plan_text
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.ledger import LedgerPrices
 from gguf_budget.core.plan.types import SPEED_FIRST_CTX, CtxPolicy, CtxReason, RingReason
@@ -40,7 +40,7 @@ def test_8b_at_6_gib_pins_every_layer_at_the_largest_ctx_that_keeps_them(llama8b
     assert p.ctx_reason is CtxReason.SPEED_GROWN and p.ctx_policy is CtxPolicy.SPEED
     assert plan(llama8b, 6 * GiB, ctx=p.ctx).n_pinned == 32
     assert plan(llama8b, 6 * GiB, ctx=p.ctx + 128).n_pinned < 32  # one more step and a layer streams
-    assert f"{p.ctx + 128} would stream a layer" in p.report
+    assert f"{p.ctx + 128} would stream a layer" in plan_text(p)
 
 
 def test_8b_at_4_gib_holds_4096_and_pins_as_many_layers_as_fit(llama8b):
@@ -50,13 +50,13 @@ def test_8b_at_4_gib_holds_4096_and_pins_as_many_layers_as_fit(llama8b):
     assert 0 < p.n_pinned == seed_at_4096.n_pinned < 32
     ctx_first = plan(llama8b, 4 * GiB, prefer=CtxPolicy.CONTEXT)
     assert ctx_first.ctx > SPEED_FIRST_CTX and ctx_first.n_pinned < p.n_pinned
-    assert "held at 4096 of the 131072 cap" in p.report
+    assert "held at 4096 of the 131072 cap" in plan_text(p)
 
 
 def test_prefer_context_is_the_seeds_ctx_first_ranking(llama8b):
     p = plan(llama8b, 6 * GiB, prefer=CtxPolicy.CONTEXT)
     assert (p.ctx, p.n_pinned, p.ctx_reason) == (40_832, 0, CtxReason.LOWERED)
-    assert "lowered from 131072 to fit the budget" in p.report
+    assert "lowered from 131072 to fit the budget" in plan_text(p)
 
 
 @pytest.mark.parametrize("prefer", list(CtxPolicy))
@@ -71,7 +71,7 @@ def test_a_budget_too_small_for_4096_lowers_ctx_as_the_seed_does(llama8b):
     assert p.feasible and p.ctx < SPEED_FIRST_CTX and p.ctx_reason is CtxReason.LOWERED
     seed = plan(llama8b, 800 << 20, ctx_cap=SPEED_FIRST_CTX, prefer=CtxPolicy.CONTEXT)
     assert (p.ctx, p.n_pinned, p.stream_lm_head) == (seed.ctx, seed.n_pinned, seed.stream_lm_head)
-    assert "lowered from 4096 to fit the budget" in p.report
+    assert "lowered from 4096 to fit the budget" in plan_text(p)
 
 
 def test_a_big_budget_still_gets_the_trained_context(llama8b):
@@ -92,19 +92,19 @@ def test_one_buffer_is_planned_only_when_it_pins_more_and_says_how_many(llama8b)
     room_two = 4 * GiB - prices.fixed(p.ctx, p.stream_lm_head) - 2 * prices.largest_layer
     pinned_with_two = prices.max_pinned(room_two)
     assert p.ring.reason is RingReason.ONE_PINS_MORE and p.ring.extra_pinned == p.n_pinned - pinned_with_two > 0
-    assert f"requested 2, planned 1: 1 buffer pins {p.ring.extra_pinned} more layer(s)" in p.report
+    assert f"requested 2, planned 1: 1 buffer pins {p.ring.extra_pinned} more layer(s)" in plan_text(p)
 
 
 def test_no_ring_is_planned_when_every_layer_is_pinned(llama8b):
     p = plan(llama8b, 6 * GiB, n_buffers=3)
     assert (p.ring.requested, p.ring.planned, p.ring.reason) == (3, 0, RingReason.ALL_PINNED)
-    assert p.ledger.ring == 0 and "requested 3, planned 0" in p.report
+    assert p.ledger.ring == 0 and "requested 3, planned 0" in plan_text(p)
 
 
 def test_a_requested_single_buffer_is_planned_as_requested(llama8b):
     p = plan(llama8b, 4 * GiB, n_buffers=1)
     assert (p.ring.requested, p.ring.planned, p.ring.reason) == (1, 1, RingReason.AS_REQUESTED)
-    assert "1 (as requested)" in p.report
+    assert "1 (as requested)" in plan_text(p)
 
 
 def test_a_refused_plan_reports_the_minimum_ring(llama8b):

@@ -11,7 +11,7 @@ from gguf_factory import ArchDesc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gguf_budget.core import BudgetRequest, hypothetical_machine, load_model, plan_memory
+from gguf_budget.core import BudgetRequest, hypothetical_machine, load_model, plan_memory, plan_text
 from gguf_budget.core.explorer.derive import derive, initial_budget
 from gguf_budget.core.explorer.headline import BUDGET_PLAN, BannerState
 from gguf_budget.core.explorer.state import ExplorerState
@@ -123,7 +123,7 @@ def test_the_cli_plan_json_is_the_sessions_numbers(llama8b, capsys):
     assert (d["ram_bytes_per_token"], d["stream_bytes_per_token"]) == (speed.bytes.ram, speed.bytes.stream)
     assert d["tok_s_estimate"]["tok_s"] == speed.tok_s and d["tok_s_estimate"]["stream_from"] == "page_cache"
     assert d["tok_s_estimate"]["bandwidths"]["ram"]["source"] == "typed"
-    assert d["report"] == view.plan.report and d["bandwidth_notes"] == []
+    assert d["report"] == plan_text(view.plan) and d["bandwidth_notes"] == []
 
 
 # ---- derive(state, previous) is derive(state) ----

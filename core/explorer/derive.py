@@ -1,8 +1,8 @@
 """`derive(state)`: everything the explorer screen shows, from what the person chose. Pure.
 
 Rule 1: the budget plan is `plan_memory(model, state.request())`; a request the planner cannot
-        price (a missing fact, no context length with auto ctx and no cap, knobs out of range)
-        is the view's `error`, in the CLI's words, and the screen shows no plan.
+        price (a `BudgetError`: a missing fact, no context length with auto ctx and no cap, knobs
+        out of range) is the view's `error`, in the CLI's words, and the screen shows no plan.
 Rule 2: the full load is `estimate_fit` at the plan's ctx (no plan: the explicit ctx, else the
         model's context length) on `state.machine`, with the largest ctx that still fits its
         GPU layers up to the cap (`largest_fitting_ctx`); no machine yet, no full load.
@@ -12,7 +12,8 @@ Rule 4: the budget slider spans SLIDER_BELOW × the minimum feasible budget to S
         the all-pinned budget; the ctx slider spans CTX_STEP to the largest of the trained
         context, the cap and the asked ctx, in CTX_STEP steps (an asked ctx off the steps is
         still planned exactly). A new model's budget starts halfway between its thresholds.
-Rule 5: the report is the plan's report followed by the speed estimate's block, as the CLI prints it.
+Rule 5: the report (rendered when read) is the plan's report followed by the speed estimate's
+        block, as the CLI prints it.
 Rule 6: `derive(state, previous)` equals `derive(state)`; it only reuses the parts of `previous`
         whose inputs are the same (the same model object and equal other inputs): the model's
         token prices, the thresholds (they ignore budget and force) and the full load (it
@@ -34,10 +35,12 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
-from gguf_budget.core.plan.types import CTX_STEP, SPEED_FIRST_CTX, BudgetRequest, MemoryPlan, PlanError
+from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.plan.types import CTX_STEP, SPEED_FIRST_CTX, BudgetRequest, MemoryPlan
 from gguf_budget.core.speed.estimate import SpeedEstimate, plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.plan_view import BannerState
+from gguf_budget.core.views.plan_report import plan_text
 from gguf_budget.core.views.speed_view import plan_report_with_speed
 
 MiB = 1 << 20
@@ -96,7 +99,6 @@ class ExplorerView:
     pinned_caption: str
     ctx_label: str
     ring_note: str
-    report: str
     prices: TokenPrices | None = None
     threshold_key: BudgetRequest | None = None
     full_load_key: FullLoadKey | None = None
@@ -104,6 +106,13 @@ class ExplorerView:
     @property
     def fit(self) -> FitEstimate | None:
         return None if self.full_load is None else self.full_load.fit
+
+    @property
+    def report(self) -> str:
+        """Rule 5, rendered when read (a slider tick renders no text); a refused request's reason otherwise."""
+        if self.plan is None:
+            return self.error or ""
+        return plan_report_with_speed(plan_text(self.plan), self.plan_speed)
 
 
 def budget_span(thresholds: tuple[int, int]) -> Span:
@@ -159,7 +168,7 @@ def _line(load: FullLoad | None, state: ExplorerState) -> str:
 
 def _empty(state: ExplorerState) -> ExplorerView:
     headline = Headline(BannerState.EMPTY, "No model loaded", "")
-    return ExplorerView(state, None, None, None, None, None, None, None, None, headline, "—", "auto", "", "")
+    return ExplorerView(state, None, None, None, None, None, None, None, None, headline, "—", "auto", "")
 
 
 def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
@@ -169,8 +178,8 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     headline = Headline(BannerState.ERROR, f"CANNOT PLAN — {message}", _line(load, state))
     ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
     return ExplorerView(state, None, message, None, None, ctx_span(model, state),
-                        usable_ram(state.machine, state.reserves.host), load, None, headline, "—", ctx, "", message,
-                        prices, None, key)
+                        usable_ram(state.machine, state.reserves.host), load, None, headline, "—", ctx, "", prices,
+                        None, key)
 
 
 def derive(state: ExplorerState, previous: ExplorerView | None = None) -> ExplorerView:
@@ -183,15 +192,14 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
         request = state.request()
         plan = plan_memory(model, request)
         threshold_key, thresholds = reuse.thresholds(request)
-    except (PlanError, ValueError) as e:
+    except BudgetError as e:
         return _refused(reuse, state, str(e))
     prices = reuse.prices()
     host_available = None if state.machine is None else state.machine.host_available
     speed = plan_speed(prices, plan, state.bandwidths, host_available)
     key, load = reuse.full_load(state, plan.ctx, prices)
     banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable_ram(state.machine, state.reserves.host))
-    report = plan_report_with_speed(plan.report, speed)
     return ExplorerView(state, plan, None, thresholds, budget_span(thresholds), ctx_span(model, state),
                         usable_ram(state.machine, state.reserves.host), load, speed,
                         Headline(banner, text, _line(load, state)), pinned_caption(plan, speed), ctx_label(plan),
-                        ring_note(plan), report, prices, threshold_key, key)
+                        ring_note(plan), prices, threshold_key, key)

@@ -57,12 +57,12 @@ class ExplorerState:
     slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S
 
     def request(self) -> BudgetRequest:
-        """The planner's request (Rule 1); raises ValueError for knobs out of range."""
+        """The planner's request (Rule 1); raises RequestError for knobs out of range."""
         return BudgetRequest(budget_bytes=0 if self.unlimited else self.budget_bytes, ctx=self.ctx,
                              ctx_cap=self.ctx_cap, n_buffers=self.n_buffers, head_mode=self.head_mode,
                              kv_type=self.kv_type, force=self.force, prefer=self.prefer)
 
     def fit_request(self, ctx: int | None) -> FitRequest:
-        """The full load's request at `ctx` (None: the model's context length); ValueError for a bad split."""
+        """The full load's request at `ctx` (None: the model's context length); RequestError for a bad split."""
         return FitRequest(ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv_type, reserves=self.reserves,
                           tensor_split=self.tensor_split)

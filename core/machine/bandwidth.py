@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.units import human_bytes
 
 GiB = 1024**3
@@ -46,7 +47,7 @@ class Bandwidth:
 
     def __post_init__(self) -> None:
         if isinstance(self.bytes_per_s, bool) or not isinstance(self.bytes_per_s, int) or self.bytes_per_s < 1:
-            raise ValueError(f"a bandwidth must be a positive whole number of bytes per second, got {self.bytes_per_s!r}")
+            raise RequestError(f"a bandwidth must be a positive whole number of bytes per second, got {self.bytes_per_s!r}")
 
     @property
     def text(self) -> str:
