@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_dict, plan_text
+from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.export import EXPORT_FORMATS, plan_markdown, sweep_csv
 from gguf_budget.core.views.speed_view import plan_payload, plan_report_with_speed
