@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from gguf.constants import GGMLQuantizationType as T
+from gguf.constants import GGMLQuantizationType as T, Keys
 from arch_strategies import arch_descs
 from gguf_factory import ArchDesc, MLADesc, SSMDesc, tensor_plan
 from hypothesis import HealthCheck, given, settings
@@ -154,10 +154,29 @@ def test_a_skeleton_knows_the_size_of_the_complete_file(gguf_file, tmp_path):
 
 
 GGUF_KEY = re.compile(r"^(\{arch\}|general|tokenizer|split)\.")
+CORE = Path(facts.__file__).resolve().parent.parent
+
+
+def _string_literals(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+
+
+def _key_names(names: type) -> set[str]:
+    """Every key string `gguf.constants.Keys` (and its nested classes) defines."""
+    found: set[str] = set()
+    for value in vars(names).values():
+        found |= _key_names(value) if isinstance(value, type) else {value} if isinstance(value, str) else set()
+    return found
 
 
 def test_every_gguf_key_is_named_by_gguf_constants():
     """facts.py reads keys only through `gguf.constants.Keys`: no key is typed out a second time."""
-    tree = ast.parse(Path(facts.__file__).read_text(encoding="utf-8"))
-    literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
-    assert [s for s in literals if GGUF_KEY.match(s)] == []
+    assert [s for s in _string_literals(Path(facts.__file__)) if GGUF_KEY.match(s)] == []
+
+
+def test_no_core_module_types_out_a_key_that_gguf_names():
+    known = _key_names(Keys) - {""}
+    typed = {str(p.relative_to(CORE)): hits for p in sorted(CORE.rglob("*.py"))
+             if (hits := sorted(set(_string_literals(p)) & known))}
+    assert typed == {}

@@ -451,7 +451,7 @@ def _parse(cur: _Cursor, path: str, keep_max: int) -> GGUFHeader:
         metadata[key] = _read_value(cur, vtype, key, keep_max)
     alignment = metadata.get(Keys.General.ALIGNMENT, GGUF_DEFAULT_ALIGNMENT)
     if not isinstance(alignment, int) or isinstance(alignment, bool) or alignment <= 0 or alignment & (alignment - 1):
-        raise GGUFFormatError(f"general.alignment {alignment!r} is not a power of two", cur.offset)
+        raise GGUFFormatError(f"{Keys.General.ALIGNMENT} {alignment!r} is not a power of two", cur.offset)
     tensors = tuple(_read_tensor_info(cur, i, alignment) for i in range(n_tensors))
     _check_layout(tensors, cur.offset)
     data_offset = -(-cur.offset // alignment) * alignment

@@ -20,7 +20,7 @@ import re
 from collections import Counter as Tally
 from dataclasses import dataclass
 
-from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T
+from gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType as T, Keys
 
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.model.spec import ModelSpec, ModelTensor
@@ -173,8 +173,8 @@ def quant_mix(model: ModelSpec | PreparedModel, file_type: QuantFileType, imatri
 
 
 def _alignment(model: ModelSpec) -> int:
-    value = model.metadata.get("general.alignment")
-    return value if isinstance(value, int) and value > 0 else 32
+    value = model.metadata.get(Keys.General.ALIGNMENT)
+    return value if isinstance(value, int) and value > 0 else GGUF_DEFAULT_ALIGNMENT
 
 
 def _choose(visit: _Visit, file_type: QuantFileType, prepared: PreparedModel, counters: dict[Counter, int],

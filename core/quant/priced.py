@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gguf.constants import Keys
+
 from gguf_budget.core.model.facts import with_tensors
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.quant.mix import QuantMix
@@ -27,7 +29,8 @@ def priced_model(model: ModelSpec, mix: QuantMix) -> ModelSpec:
     tensors = tuple(t if t.ggml_type == c.ggml_type else replace(t, ggml_type=c.ggml_type, nbytes=c.nbytes)
                     for t, c in zip(model.tensors, mix.tensors, strict=True))
     ftype = mix.file_type
-    metadata = {**model.metadata, "general.file_type": int(ftype.llama_ftype), "general.name": priced_name(model, mix)}
+    metadata = {**model.metadata, Keys.General.FILE_TYPE: int(ftype.llama_ftype),
+                Keys.General.NAME: priced_name(model, mix)}
     return replace(
         with_tensors(model, tensors), name=priced_name(model, mix), file_type=int(ftype.llama_ftype),
         file_type_name=ftype.name.value, header_only=True, file_bytes=mix.header_bytes,
