@@ -44,13 +44,13 @@ def whatif(explorer: Explorer) -> WhatIf:
     return explorer.whatif
 
 
-def test_the_menus_and_docks_are_in_place(loaded, whatif):
+def test_the_menus_and_docks_are_in_place(explorer, loaded, whatif):
     assert [a.text() for a in loaded.menuBar().actions()] == ["&File", "&View", "&Help"]
     titles = [a.text() for a in loaded.file_menu.menu.actions()]
     assert titles == ["&Open…", "Open &Recent", "&Catalogue", "", "&Export", "", "&Quit"]
     view = whatif.view_menu
-    assert [a.text() for a in view.actions()] == ["Budget sweep", "Compare models"]
-    assert loaded.tabifiedDockWidgets(whatif.sweep_dock) == [whatif.compare_dock]
+    assert [a.text() for a in view.actions()] == ["Budget sweep", "Compare models", "Quants"]
+    assert loaded.tabifiedDockWidgets(whatif.sweep_dock) == [whatif.compare_dock, explorer.quants.dock]
 
 
 def test_the_sweep_is_of_the_windows_request(qtbot, loaded, whatif, model_path):

@@ -98,7 +98,7 @@ def test_mxfp4_is_priced_only_for_models_with_experts(ladder70b):
 
 def test_json_keys(ladder70b):
     payload = ladder_dict(ladder70b)
-    assert set(payload) == {"model", "architecture", "source_file_type", "label", "ctx", "kv_type", "imatrix",
+    assert set(payload) == {"model", "architecture", "source_file_type", "label", "rules", "ctx", "kv_type", "imatrix",
                             "budget_bytes", "machine", "best_fit", "best_fit_reason", "rows", "skipped"}
     assert set(payload["rows"][0]) == {
         "file_type", "file_bytes", "tensor_bytes", "bits_per_weight", "tensor_types", "fallback_tensors", "verdict",

@@ -202,7 +202,7 @@ def test_any_source_type_prices_the_same(ftype):
 def test_a_priced_model_says_so_and_keeps_every_fact():
     q4 = load_model(catalogue_path(find_entry("llama-3.1-8b-instruct")))
     q8 = priced_model(q4, quant_mix(q4, find_file_type("Q8_0")))
-    assert q8.name.endswith(f"(Q8_0, {PRICED_LABEL})")
+    assert q8.name.startswith(f"Q8_0 ({PRICED_LABEL}) of ")
     assert (q8.file_type_name, q8.header_only, q8.layers, q8.n_params) == ("Q8_0", True, q4.layers, q4.n_params)
     assert q8.layer_bytes[0] == sum(t.nbytes for t in q8.tensors if t.layer == 0)
     assert q8.tensor_bytes == sum(q8.layer_bytes) + q8.global_bytes.total()

@@ -21,7 +21,7 @@ PRICED_LABEL = "priced, not downloaded"
 
 def priced_name(model: ModelSpec, mix: QuantMix) -> str:
     base = model.name or model.architecture
-    return f"{base} ({mix.file_type.name.value}, {PRICED_LABEL})"
+    return f"{mix.file_type.name.value} ({PRICED_LABEL}) of {base}"
 
 
 def priced_model(model: ModelSpec, mix: QuantMix) -> ModelSpec:

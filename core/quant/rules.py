@@ -1,6 +1,7 @@
 """llama.cpp's quantization mix as a table: which ggml type each tensor gets for each file type.
 
-Source: ggml-org/llama.cpp src/llama-quant.cpp at 007dbbf3fd17eefe9b47fee45f48f7ba5e62b714,
+Source: ggml-org/llama.cpp src/llama-quant.cpp at 007dbbf3fd17eefe9b47fee45f48f7ba5e62b714
+(`core.llama_cpp.QUANT_RULES_COMMIT`),
 `llama_tensor_get_type_impl` (the branches below, in its order), `tensor_type_fallback`
 (`FALLBACK`) and the 70B detection of `load_hparams` (`TYPE_70B`). Each row cites the rule it
 copies; `mix.py` walks the table and never decides anything itself.
@@ -40,7 +41,6 @@ from gguf_budget.core.quant.file_types import QuantName
 
 C = Category
 N = QuantName
-LLAMA_CPP_REVISION = "007dbbf3fd17eefe9b47fee45f48f7ba5e62b714"
 
 
 class Counter(str, Enum):

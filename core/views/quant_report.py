@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from gguf_budget.core.fit.types import FitVerdict
+from gguf_budget.core.llama_cpp import QUANT_RULES_SOURCE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import VERDICT_WORDS, snapshot_dict, snapshot_text
 from gguf_budget.core.views.quant_ladder import QuantLadder, QuantRow
@@ -62,6 +63,21 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+def mark_text(row: QuantRow, ladder: QuantLadder) -> str:
+    """The mark column: the best fit, and the file's own type."""
+    marks = [BEST_MARK] if row.name == ladder.best else []
+    return "  ".join([*marks, *(["this file's type"] if row.is_source else [])])
+
+
+def row_tooltip(row: QuantRow, ladder: QuantLadder) -> str:
+    """What one row is, in words: priced size, tensor types, full load and plan."""
+    types = ", ".join(f"{n} {name}" for name, n in sorted(row.mix.type_counts.items(), key=lambda kv: -kv[1]))
+    fallback = f"; {row.mix.n_fallback} tensors fall back to a type their rows divide" if row.mix.n_fallback else ""
+    return (f"{row.name}: {row.mix.file_bytes:,} B ({PRICED_LABEL}); tensors {types}{fallback}. "
+            f"Full load at ctx {ladder.ctx:,}: {VERDICT_WORDS[row.fit.verdict]}, {_gpu_layers(row)} on GPU; "
+            f"largest ctx that fits {_ctx_cell(row)}. Budget plan: {_plan_cell(row)}.")
+
+
 def row_dict(row: QuantRow, ladder: QuantLadder) -> dict[str, Any]:
     plan = row.plan
     return {
@@ -92,6 +108,7 @@ def ladder_dict(ladder: QuantLadder) -> dict[str, Any]:
         "architecture": ladder.source.architecture,
         "source_file_type": ladder.source.file_type_name,
         "label": PRICED_LABEL,
+        "rules": QUANT_RULES_SOURCE,
         "ctx": ladder.ctx,
         "kv_type": ladder.request.kv_type.value,
         "imatrix": ladder.request.imatrix,
@@ -113,15 +130,15 @@ def best_text(ladder: QuantLadder) -> str:
 def ladder_text(ladder: QuantLadder) -> str:
     """A table of every row (Rule 1), the best fit, the skipped types, and what the numbers are."""
     header = [*(c.header for c in COLUMNS), ""]
-    rows = [[*(c.cell(r) for c in COLUMNS), BEST_MARK if r.name == ladder.best else ""] for r in ladder.rows]
+    rows = [[*(c.cell(r) for c in COLUMNS), mark_text(r, ladder)] for r in ladder.rows]
     lines = [line.rstrip() for line in aligned_lines([header, *rows])]
     budget = ladder.request.budget
     lines += [
         "",
         best_text(ladder),
         *(f"Skipped {name}: {reason}" for name, reason in ladder.skipped),
-        f"Every row is {PRICED_LABEL}: its size is the file llama-quantize would write from "
-        f"{ladder.source.file_type_name or 'this file'}'s tensor shapes; the full load is an admission "
+        f"Every row is {PRICED_LABEL}: its size is the file llama-quantize ({QUANT_RULES_SOURCE}) would write "
+        f"from {ladder.source.file_type_name or 'this file'}'s tensor shapes; the full load is an admission "
         f"estimate at ctx {ladder.ctx:,}"
         + ("" if budget is None else f"; the budget plan is at {human_bytes(budget.budget_bytes)}") + ".",
         "",

@@ -1,8 +1,9 @@
 """The composition root: builds the window and installs its add-ons; runs it, or shoots it offscreen.
 
 Rule 1: `compose` is the one place that knows both the window and what extends it: it builds
-        the `MainWindow`, installs the what-if and library add-ons through the window's host
-        protocols, and adds Help ▸ Show log folder. Nothing else imports the add-ons into the window.
+        the `MainWindow`, installs the what-if, library and Quants add-ons through the window's host
+        protocols (Quants puts its switch in the what-if View menu), and adds Help ▸ Show log folder.
+        Nothing else imports the add-ons into the window.
 Rule 2: the interactive run logs to a rotating file in the platform's state folder
         (`log_file`); an exception nobody caught on the GUI thread goes there with its traceback.
 Rule 3: kept apart from `launch.py` so argument errors are reported without importing Qt.
@@ -32,6 +33,7 @@ from gguf_budget.gui.qt.app_icon import app_icon
 from gguf_budget.gui.qt.log_file import UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
 from gguf_budget.gui.qt.library.wiring import Library, install_library
 from gguf_budget.gui.qt.main_window import MainWindow
+from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
 from gguf_budget.gui.qt.whatif.screens import prepare_view
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
 
@@ -44,11 +46,12 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Explorer:
-    """The app as `compose` builds it: the window and the what-if add-on installed on it."""
+    """The app as `compose` builds it: the window and the add-ons installed on it."""
 
     window: MainWindow
     whatif: WhatIf
     library: Library
+    quants: Quants
 
 
 def compose(
@@ -63,12 +66,13 @@ def compose(
     library_config: Path | None = None,
     header_cache: Path | None = None,
 ) -> Explorer:
-    """Rule 1: the window, its what-if add-on and Help ▸ Show log folder (`log_folder`, or the platform's)."""
+    """Rule 1: the window, its add-ons and Help ▸ Show log folder (`log_folder`, or the platform's)."""
     window = MainWindow(settings=settings, load_backend=load_backend, probe_backend=probe_backend)
     whatif = install_whatif(window, compare_backend)
     library = install_library(window, home=library_home, config_file=library_config, cache_root=header_cache)
+    quants = install_quants(window, whatif.view_menu)
     add_show_log_folder(window.help_menu, log_folder or default_log_folder(), open_url)
-    return Explorer(window, whatif, library)
+    return Explorer(window, whatif, library, quants)
 
 
 def application() -> QApplication:

@@ -24,7 +24,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgressBar, QVBoxLayout, QWidget
 
 from gguf_budget.core import BudgetError, ModelSpec, load_model
-from gguf_budget.core.fit.types import FitEstimate
+from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
@@ -58,12 +58,14 @@ class MainWindow(QMainWindow):
         loadFailed(str): a load failed; the message says why (the previous model stays).
         hardwareProbed(): a probe answered and its snapshot (and fit) is on screen.
         planChanged(): a replan finished and is on screen (`current_plan()`, None when refused).
+        machineChanged(): the machine judged (`snapshot()`) or a reserve changed.
     """
 
     modelLoaded = Signal()
     loadFailed = Signal(str)
     hardwareProbed = Signal()
     planChanged = Signal()
+    machineChanged = Signal()
 
     def __init__(
         self,
@@ -87,12 +89,14 @@ class MainWindow(QMainWindow):
         self._ctx_request = self._saved.ctx
         self._range_dirty = True
         self.recompute_count = 0
+        self._bottom_docks: list[QDockWidget] = []
         self._build()
         self._loader = BackgroundCall(load_backend, parent=self)
         self._loader.succeeded.connect(self._loaded)
         self._loader.failed.connect(self._load_failed)
         self.machine = MachineLink(self.body.hardware, probe_backend, self)
         self.machine.probed.connect(self.hardwareProbed)
+        self.machine.changed.connect(self.machineChanged)
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._recompute)
         self._restore()
@@ -173,6 +177,14 @@ class MainWindow(QMainWindow):
         snapshot = self.machine.snapshot()
         return self.bandwidths, None if snapshot is None else snapshot.host_available
 
+    def show_model(self, spec: ModelSpec) -> None:
+        """Plan a model already in memory (a priced quantization) as if it had just been loaded."""
+        self._loaded(spec)
+
+    def reserves(self) -> Reserves:
+        """The host and first-GPU reserves the machine panel holds back."""
+        return self.body.hardware.reserves()
+
     def current_fit(self) -> FitEstimate | None:
         """The fit estimate on screen (None until a model and a snapshot are both known)."""
         return self.machine.fit()
@@ -212,14 +224,16 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(message, STATUS_MS)
 
     def add_docks(self, docks: Sequence[QDockWidget], height: int) -> None:
-        """Dock these along the bottom, tabbed together, the first in front, `height` pixels tall."""
+        """Dock these along the bottom, tabbed together and with the docks added before; the first
+        dock ever added stays in front, `height` pixels tall."""
         for dock in docks:
             self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-        for dock in docks[1:]:
-            self.tabifyDockWidget(docks[0], dock)
-        if docks:
-            docks[0].raise_()
-            self.resizeDocks([docks[0]], [height], Qt.Orientation.Vertical)
+            if self._bottom_docks:
+                self.tabifyDockWidget(self._bottom_docks[0], dock)
+            self._bottom_docks.append(dock)
+        if self._bottom_docks:
+            self._bottom_docks[0].raise_()
+            self.resizeDocks([self._bottom_docks[0]], [height], Qt.Orientation.Vertical)
 
     def add_menu(self, menu: QMenu) -> None:
         """Put `menu` in the menu bar after File, before Help."""

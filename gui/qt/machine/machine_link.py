@@ -31,10 +31,12 @@ class MachineLink(QObject):
     Signals:
         probed(): a probe answered and its snapshot (and fit) is on screen.
         probeFailed(str): a probe failed; the panel says why (one line).
+        changed(): the machine judged changed (a probe, the hypothetical machine, a reserve).
     """
 
     probed = Signal()
     probeFailed = Signal(str)
+    changed = Signal()
 
     def __init__(self, panel: HardwarePanel, probe_backend: Callable[[], HardwareSnapshot], parent: QObject):
         super().__init__(parent)
@@ -72,6 +74,7 @@ class MachineLink(QObject):
         if snapshot is not None:
             self._panel.show_snapshot(snapshot)
         self._estimate()
+        self.changed.emit()
 
     def _answered(self, snapshot: HardwareSnapshot) -> None:
         self._probed = snapshot

@@ -1,0 +1,56 @@
+"""What the Quants add-on may use of the window it extends: a typed protocol, not the window class.
+
+Rule 1: as for the what-if add-on (`whatif.host`): the composition root passes the window as a
+        `QuantsHost`; the add-on uses only what is named here and never imports the window.
+Rule 2: three signals (a model on screen, a plan on screen, the machine judged), getters of
+        what the ladder is judged against (`current_model`, `request`, `snapshot`, `reserves`),
+        one setter (`show_model`: plan a priced quantization) and the dock hook (`add_docks`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from gguf_budget.core import BudgetRequest, ModelSpec
+from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+
+
+class QuantsHost(Protocol):
+    """The window as the Quants add-on sees it.
+
+    Signals:
+        modelLoaded(): a model was loaded (or shown) and its plan is on screen.
+        planChanged(): a replan finished and is on screen.
+        machineChanged(): the machine judged (`snapshot()`) or a reserve changed.
+    """
+
+    @property
+    def modelLoaded(self) -> SignalInstance: ...
+
+    @property
+    def planChanged(self) -> SignalInstance: ...
+
+    @property
+    def machineChanged(self) -> SignalInstance: ...
+
+    def window(self) -> QWidget:
+        """The top-level window: parent of the add-on's widgets."""
+        ...
+
+    def current_model(self) -> ModelSpec | None: ...
+
+    def request(self) -> BudgetRequest: ...
+
+    def snapshot(self) -> HardwareSnapshot | None: ...
+
+    def reserves(self) -> Reserves: ...
+
+    def show_model(self, spec: ModelSpec) -> None: ...
+
+    def add_docks(self, docks: Sequence[QDockWidget], height: int) -> None:
+        """Dock these along the bottom, tabbed with the docks already there."""
+        ...

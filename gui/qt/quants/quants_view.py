@@ -1,0 +1,64 @@
+"""The Quants dock's widget: a one-line summary and the sortable ladder table.
+
+Rule 1: the widget shows what it is given (`set_ladder`, `set_status`) and computes nothing.
+Rule 2: double-clicking a row asks for that quantization to be planned (`planRequested`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+
+from gguf_budget.core.views.quant_ladder import QuantLadder
+from gguf_budget.core.views.quant_report import best_text
+
+from gguf_budget.gui.qt.quants.ladder_table import QuantLadderModel
+
+
+class QuantsView(QWidget):
+    """Summary line + table.
+
+    Signals:
+        planRequested(object): the priced `ModelSpec` of the double-clicked row.
+    """
+
+    planRequested = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("quantsView")
+        self.summary = QLabel("Open a model to price its quantizations.", self, objectName="quantsSummary",
+                              wordWrap=True)
+        self.model = QuantLadderModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
+        self.table = QTableView(self, objectName="quantsTable")
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.verticalHeader().hide()
+        self.table.doubleClicked.connect(self._double_clicked)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.table, 1)
+
+    def set_status(self, text: str) -> None:
+        self.summary.setText(text)
+
+    def set_ladder(self, ladder: QuantLadder) -> None:
+        self.model.set_ladder(ladder)
+        self.summary.setText(f"{best_text(ladder)}. Double-click a row to plan it (priced, not downloaded).")
+
+    def best_row(self) -> int | None:
+        """The table row (as sorted on screen) of the best fit, None when there is none."""
+        ladder = self.model.ladder()
+        if ladder is None or ladder.best is None:
+            return None
+        source_row = next(i for i, r in enumerate(ladder.rows) if r.name == ladder.best)
+        return self.proxy.mapFromSource(self.model.index(source_row, 0)).row()
+
+    def _double_clicked(self, index: QModelIndex) -> None:
+        self.planRequested.emit(self.model.row_at(self.proxy.mapToSource(index).row()).model)
