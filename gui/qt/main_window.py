@@ -250,6 +250,7 @@ class MainWindow(QMainWindow):
         self.busy.hide()
         self.load_error.hide()
         self._model = spec
+        self.setWindowTitle(safe_text(spec.name or spec.architecture, 80))  # Qt appends " — GGUF Budget Explorer"
         self._prices = TokenPrices.of(spec)
         self.body.summary.show_model(spec)
         self.body.knobs.set_tied(spec.tied_embeddings)
