@@ -19,9 +19,8 @@ from dataclasses import replace
 from typing import Sequence
 
 from gguf_budget.core import BudgetError, __version__
-from gguf_budget.core.errors import one_line
 from gguf_budget.core.units import human_bytes
-from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, join_negative_values, size_arg
+from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, size_arg
 from gguf_budget.gui.cli.commands import COMMANDS
 from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
@@ -97,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return COMMANDS[parsed.command].run(parsed)
     except BudgetError as e:
         log.debug("%s refused its input", parsed.command, exc_info=True)
-        print(f"gguf-budget {parsed.command}: {one_line(e)}", file=sys.stderr)
+        complain(f"gguf-budget {parsed.command}: {e}")
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0

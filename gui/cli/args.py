@@ -5,28 +5,46 @@ Rule 1: exit codes are 0 ok / feasible, 2 bad input (one line on stderr, no trac
 Rule 2: a bad argument is one line naming the option, never argparse's usage dump.
 Rule 3: a value that starts with a minus and a digit (`--budget -1G`) is the option's value, so
         its error is the value's ("a size cannot be negative"), not argparse's "expected one argument".
+Rule 4: everything printed goes through the core's one escaping function: reports line by
+        line (`say`), messages as one line (`complain`, the parser's errors), because a model's
+        name, architecture and path are written by strangers and may hold terminal escapes,
+        bidi controls or bytes that are not UTF-8.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import sys
 from typing import NoReturn, Sequence
 
 from gguf_budget.core.errors import RequestError
+from gguf_budget.core.safe_text import safe_lines, safe_text
 from gguf_budget.core.units import parse_size
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_IMPOSSIBLE = 3
 NEGATIVE_VALUE = re.compile(r"-[0-9.]")
+MESSAGE_LIMIT = 2000
+"""A one-line message is cut beyond this many characters (a key can embed a 1 MiB string)."""
+
+
+def say(text: str, end: str = "\n") -> None:
+    """Print a report the program laid out; untrusted text inside it cannot break out of its line."""
+    sys.stdout.write(safe_lines(text) + end)
+
+
+def complain(message: str) -> None:
+    """One escaped line on stderr."""
+    sys.stderr.write(safe_text(message, MESSAGE_LIMIT) + "\n")
 
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse that reports bad arguments in one line (no usage dump), exit code 2."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: {message} (see --help)\n")
+        self.exit(EXIT_BAD_INPUT, safe_text(f"{self.prog}: {message} (see --help)", MESSAGE_LIMIT) + "\n")
 
 
 def size_arg(text: str) -> int:

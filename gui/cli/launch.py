@@ -30,7 +30,7 @@ from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.gguf.regular_file import check_regular
 from gguf_budget.resources import demo_model_path
 
-from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, join_negative_values, size_arg
+from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, size_arg
 from gguf_budget.gui.cli.log_level import add_log_level_argument
 from gguf_budget.gui.cli.xcb_check import Loader, family_of, install_hint, missing_libraries, platform_is_xcb, read_os_release
 
@@ -89,13 +89,13 @@ def launch(args: Sequence[str], load_library: Loader = ctypes.CDLL) -> int:
     if options.screenshot:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     elif no_display(os.environ, sys.platform):
-        print("gguf-budget: no display to open the window on (set DISPLAY or WAYLAND_DISPLAY); "
-              "--screenshot PATH and the subcommands work without one", file=sys.stderr)
+        complain("gguf-budget: no display to open the window on (set DISPLAY or WAYLAND_DISPLAY); "
+                 "--screenshot PATH and the subcommands work without one")
         return EXIT_BAD_INPUT
     if platform_is_xcb(os.environ, sys.platform):
         missing = missing_libraries(load_library)
         if missing:
-            print(f"gguf-budget: {install_hint(missing, family_of(read_os_release()))}", file=sys.stderr)
+            complain(f"gguf-budget: {install_hint(missing, family_of(read_os_release()))}")
             return EXIT_BAD_INPUT
     from gguf_budget.gui.qt.app import run_screenshot, run_window
 
@@ -103,7 +103,7 @@ def launch(args: Sequence[str], load_library: Loader = ctypes.CDLL) -> int:
         with tempfile.TemporaryDirectory(prefix="gguf-budget-shot-") as scratch:
             message = run_screenshot(options, Path(scratch) / "settings.ini")
         if message:
-            print(f"gguf-budget: {message}", file=sys.stderr)
+            complain(f"gguf-budget: {message}")
             return EXIT_BAD_INPUT
         return 0
     return run_window(options)

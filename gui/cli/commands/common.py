@@ -22,8 +22,8 @@ from gguf_budget.core.model.catalogue import CATALOGUE, CatalogueEntry, catalogu
 from gguf_budget.core.remote.fetch import FetchLimits
 from gguf_budget.core.remote.open import RemoteSource, open_remote
 from gguf_budget.core.remote.refs import parse_ref
-from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.catalogue_view import catalogue_text, entry_dict
+from gguf_budget.gui.cli.args import complain, say
 
 CATALOG_LIST = "list"
 
@@ -52,7 +52,7 @@ def load_with_source(path: str) -> tuple[ModelSpec, RemoteSource | None]:
     if ref is None:
         return load_model(path), None
     spec, source = open_remote(ref, limits=RemoteOptions.limits)
-    print(f"gguf-budget: {safe_text(source.summary())}", file=sys.stderr)
+    complain(f"gguf-budget: {source.summary()}")
     return spec, source
 
 
@@ -87,7 +87,7 @@ def listed_catalogue(args: argparse.Namespace) -> bool:
     if getattr(args, "json", False):
         emit_json([entry_dict(e) for e in CATALOGUE])
     else:
-        print(catalogue_text())
+        say(catalogue_text())
     return True
 
 

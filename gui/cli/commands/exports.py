@@ -15,6 +15,7 @@ from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.export import EXPORT_FORMATS, plan_markdown, sweep_csv
 from gguf_budget.core.views.speed_view import plan_payload, plan_report_with_speed
 
+from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json
 
 
@@ -36,9 +37,9 @@ def emit_plan(args: argparse.Namespace, plan: MemoryPlan, model: ModelSpec, spee
     if fmt == "json":
         emit_json(plan_payload(plan, speed, notes))
     elif fmt == "md":
-        print(plan_markdown(plan, model), end="")
+        say(plan_markdown(plan, model), end="")
     else:
-        print("\n".join([plan_report_with_speed(plan_text(plan), speed), *notes]))
+        say("\n".join([plan_report_with_speed(plan_text(plan), speed), *notes]))
 
 
 def add_csv_argument(p: argparse.ArgumentParser) -> None:

@@ -10,7 +10,6 @@ Exit codes: 0 the estimate admits the model, 2 bad input, 3 it does not fit or c
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from dataclasses import replace
 
@@ -29,7 +28,7 @@ from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.gui.cli.commands.common import (
     CommandError, add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
-from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, size_arg
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, count_arg, say, size_arg
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 from gguf_budget.gui.cli.gpu_args import preset_snapshot, sizes_arg, tensor_split_arg
 
@@ -132,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json({**fit_dict(estimate), "ctx_cap": full_load_cap(model, state, ctx), "max_ctx": result.max_ctx,
                    "tok_s_estimate": speed_dict(result.speed), "bandwidth_notes": list(notes)})
     else:
-        print("\n".join([fit_text(estimate), f"Largest ctx that fits  {_max_ctx_text(result)}", "",
+        say("\n".join([fit_text(estimate), f"Largest ctx that fits  {_max_ctx_text(result)}", "",
                          speed_text("Decode estimate (full load)", result.speed, NO_SPEED), *notes]))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 
@@ -141,6 +140,6 @@ def _print_command(estimate: FitEstimate) -> None:
     """One runnable line on stdout; a placement that does not fit says so on stderr."""
     command = estimate.recommended
     if command is not None:
-        print(command.shell)
+        say(command.shell)
     if not estimate.verdict.admitted:
-        print(f"gguf-budget fit: {verdict_text(estimate)}", file=sys.stderr)
+        complain(f"gguf-budget fit: {verdict_text(estimate)}")

@@ -9,6 +9,7 @@ from gguf_budget.core.machine.presets import PRESETS, preset_dict
 from gguf_budget.core.views.presets_view import presets_text
 from gguf_budget.core.machine.probe import probe_hardware
 
+from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import emit_json
 
 HELP = ("show this machine's RAM, container memory limit and GPUs (NVIDIA, AMD, Intel, Apple) as the fit "
@@ -26,11 +27,11 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             emit_json([preset_dict(p) for p in PRESETS])
         else:
-            print(presets_text())
+            say(presets_text())
         return 0
     snapshot = probe_hardware()
     if args.json:
         emit_json(snapshot_dict(snapshot))
     else:
-        print(snapshot_text(snapshot))
+        say(snapshot_text(snapshot))
     return 0

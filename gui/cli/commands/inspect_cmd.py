@@ -13,6 +13,7 @@ from dataclasses import asdict
 from gguf_budget.core.views.catalogue_view import entry_dict, entry_text
 from gguf_budget.core.views.inspect_report import inspect_dict, inspect_text
 
+from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import add_model_arguments, chosen_model, emit_json, listed_catalogue
 
 HELP = "show what a GGUF file says about its model (header only, any shard of a split model)"
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             extra["catalogue"] = entry_dict(model.entry)
         emit_json({**inspect_dict(model.spec), **extra})
     elif model.entry is not None:
-        print(f"{inspect_text(model.spec)}\n\n{entry_text(model.entry)}")
+        say(f"{inspect_text(model.spec)}\n\n{entry_text(model.entry)}")
     else:
-        print(inspect_text(model.spec))
+        say(inspect_text(model.spec))
     return 0

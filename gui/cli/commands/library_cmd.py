@@ -22,7 +22,7 @@ from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess
 from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.views.library_view import library_dict, library_text
-from gguf_budget.gui.cli.args import size_arg
+from gguf_budget.gui.cli.args import say, size_arg
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json
 from gguf_budget.gui.cli.commands.fit_cmd import machine
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(library_dict(result, settings))
     else:
-        print(library_text(result, settings))
+        say(library_text(result, settings))
     return 0
 
 

@@ -9,7 +9,6 @@ report says why, on stdout, or the JSON with `feasible: false`); 2 bad input.
 from __future__ import annotations
 
 import argparse
-import sys
 
 from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, RequestError, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
@@ -20,7 +19,7 @@ from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.machine_budget import machine_budget
 
 from gguf_budget.gui.cli.commands.common import CommandError, add_model_arguments, chosen_model, listed_catalogue
-from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, size_arg
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, count_arg, say, size_arg
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from, host_available_from
 
@@ -69,7 +68,7 @@ def _budget(args: argparse.Namespace) -> int:
         raise CommandError(f"{e}; give --budget SIZE") from None
     if usable.budget == 0:
         raise CommandError(f"{usable.text()}: nothing left to plan with; give --budget SIZE")
-    print(usable.text(), file=sys.stderr if args.json or args.format == "json" else sys.stdout)
+    (complain if args.json or args.format == "json" else say)(usable.text())
     return usable.budget
 
 

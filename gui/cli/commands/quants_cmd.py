@@ -16,7 +16,7 @@ from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.views.quant_ladder import DEFAULT_LADDER_CTX, LadderRequest, quant_ladder
 from gguf_budget.core.views.quant_report import ladder_dict, ladder_text
 
-from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, size_arg
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, say, size_arg
 from gguf_budget.gui.cli.commands.common import (
     add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
@@ -50,5 +50,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(ladder_dict(ladder))
     else:
-        print(ladder_text(ladder))
+        say(ladder_text(ladder))
     return 0 if ladder.best is not None else EXIT_IMPOSSIBLE

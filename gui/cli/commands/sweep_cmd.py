@@ -12,6 +12,7 @@ import argparse
 from gguf_budget.core import RequestError, automatic_range, budget_range, sweep_budgets, sweep_dict, sweep_text
 from gguf_budget.core.speed.sweep import with_speeds
 
+from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import chosen_model, emit_json, listed_catalogue
 from gguf_budget.gui.cli.commands.exports import add_csv_argument, write_csv
 from gguf_budget.gui.cli.commands.plan_cmd import PLAN_TIERS, add_request_arguments, request_from
@@ -49,5 +50,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(sweep_dict(result))
     else:
-        print("\n".join([sweep_text(result), *notes]))
+        say("\n".join([sweep_text(result), *notes]))
     return 0
