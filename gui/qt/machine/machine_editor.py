@@ -12,7 +12,7 @@ Rule 4: per-GPU reserves, where typed (`1.5G,0`), replace the first-GPU reserve 
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
 from gguf_budget.core.fit.types import Reserves
@@ -59,6 +59,7 @@ class MachineEditor(QWidget):
         self.gpu_reserves = QLineEdit("", self, objectName="reserveGpus", placeholderText="first GPU only")
         self.gpu_reserves.setToolTip("Reserve per GPU, in GPU order (e.g. 1.5G,0.5G); replaces the first-GPU reserve")
         self.error = QLabel(self, objectName="machineError", wordWrap=True)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet(error_style())
         self.error.hide()
         self._layout()

@@ -56,6 +56,7 @@ class MemoryBar(QWidget):
         self.title.setFont(font)
         self.bar = _Bar(self)
         self.caption = QLabel(self, wordWrap=True)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 2)
         layout.setSpacing(2)

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Callable
 
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
 
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
+from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
 
 from gguf_budget.gui.qt.menus import export_files as files
@@ -131,8 +132,9 @@ class ExportMenu(QMenu):
             write(path, chart)
 
     def _fail(self, message: str) -> None:
-        self.message = QMessageBox(QMessageBox.Icon.Warning, "Export failed", message,
+        self.message = QMessageBox(QMessageBox.Icon.Warning, "Export failed", safe_text(message, 300),
                                    QMessageBox.StandardButton.Ok, self.parentWidget())
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
         self.message.setObjectName("exportError")
         self.message.open()
         self.exportFailed.emit(message)

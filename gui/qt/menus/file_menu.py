@@ -9,8 +9,8 @@ from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
 
-from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.file_label import file_label
+from gguf_budget.gui.qt.plain_text import plain_tooltip
 
 GGUF_FILTER = "GGUF models (*.gguf);;All files (*)"
 
@@ -52,7 +52,7 @@ class FileMenu:
         self.recent_menu.clear()
         for path in paths:
             action = self.recent_menu.addAction(file_label(path, str(Path.home())))
-            action.setToolTip(safe_text(path, 300))
+            action.setToolTip(plain_tooltip(path))
             action.setData(path)
             action.triggered.connect(lambda _=False, p=path: self._open_path(p))
         self.recent_menu.setEnabled(not self.recent_menu.isEmpty())

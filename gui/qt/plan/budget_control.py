@@ -37,6 +37,7 @@ class BudgetControl(QWidget):
         self.edit = QLineEdit(self, objectName="budgetEdit", placeholderText="e.g. 512M, 1.5G, 2GiB")
         self.unlimited = QCheckBox("unlimited", self, objectName="budgetUnlimited")
         self.error = QLabel(self, objectName="budgetError")
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet(error_style())
         self.error.hide()
         grid = QGridLayout(self)

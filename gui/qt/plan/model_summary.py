@@ -6,8 +6,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
 from gguf_budget.core import ModelSpec
-from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.model_summary import SUMMARY_FIELDS, summary_rows
+from gguf_budget.gui.qt.plain_text import plain_tooltip
 
 
 class ModelSummary(QWidget):
@@ -29,7 +29,7 @@ class ModelSummary(QWidget):
     def show_model(self, spec: ModelSpec) -> None:
         for key, text in summary_rows(spec).items():
             self._labels[key].setText(text)
-        self.setToolTip(safe_text(spec.path, 300))
+        self.setToolTip(plain_tooltip(spec.path))
 
     def values(self) -> dict[str, str]:
         return {key: label.text() for key, label in self._labels.items()}
