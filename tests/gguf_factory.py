@@ -15,7 +15,7 @@ from typing import Any, Literal, Mapping, Sequence
 
 import numpy as np
 from gguf import GGUFWriter
-from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T
+from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T, GGUFValueType as V
 
 Mode = Literal["complete", "header_only", "sparse"]
 PerLayer = int | Sequence[int]
@@ -93,6 +93,9 @@ class ArchDesc:
     extra_kv: Mapping[str, Any] = field(default_factory=dict)
     string_kv: Mapping[str, str] = field(default_factory=dict)
     uint64_kv: Mapping[str, int] = field(default_factory=dict)
+    typed_kv: Mapping[str, tuple[V, Any]] = field(default_factory=dict)
+    """Keys ({arch} allowed) written with exactly this GGUF type, replacing any written before;
+    arrays as (V.ARRAY, (element type, values))."""
     omit: Sequence[str] = ()
     tensor_types: Mapping[str, T] = field(default_factory=dict)
 
@@ -316,6 +319,12 @@ def _add_metadata(wr: GGUFWriter, d: ArchDesc) -> None:
         _add_any(wr, key, value)
     for key, number in d.uint64_kv.items():
         wr.add_uint64(key, number)
+    for key, (vtype, value) in d.typed_kv.items():  # replaces the key when it was written above
+        wr.kv_data[0].pop(key.format(arch=a), None)
+        if vtype is V.ARRAY:
+            wr.add_key_value(key.format(arch=a), list(value[1]), vtype, sub_type=value[0])
+        else:
+            wr.add_key_value(key.format(arch=a), value, vtype)
 
 
 def _add_per_layer(wr: GGUFWriter, key: str, value: PerLayer) -> None:

@@ -1,7 +1,8 @@
 """Split models: `name-00001-of-00003.gguf` … opened from any shard, merged into one view.
 
 Rule 1: a file whose name follows the shard pattern brings all its siblings; each must exist.
-Rule 2: every shard's `split.no` / `split.count` must agree with its name.
+Rule 2: every shard's `split.no` / `split.count` must be integers (`Metadata`) that agree with
+        its name.
 Rule 3: metadata comes from the first shard (llama.cpp writes it there); tensors from all,
         and a tensor name may appear in one shard only.
 """
@@ -13,8 +14,9 @@ from pathlib import Path
 
 from gguf.constants import Keys
 
-from gguf_budget.core.errors import ModelLoadError
+from gguf_budget.core.errors import GGUFFormatError, ModelLoadError
 from gguf_budget.core.gguf.header import GGUFHeader, read_header
+from gguf_budget.core.gguf.metadata import Metadata
 from gguf_budget.core.gguf.regular_file import is_missing
 
 SHARD_NAME = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
@@ -51,18 +53,18 @@ def read_shards(path: str | Path) -> list[GGUFHeader]:
 
 
 def _check_split_keys(h: GGUFHeader, index: int, count: int) -> None:
-    file_count = h.metadata.get(Keys.Split.LLM_KV_SPLIT_COUNT, 1 if count == 1 else None)
-    file_no = h.metadata.get(Keys.Split.LLM_KV_SPLIT_NO, 0 if count == 1 else None)
+    meta = Metadata(h)
+    file_count = meta.count(Keys.Split.LLM_KV_SPLIT_COUNT)
+    file_no = meta.count(Keys.Split.LLM_KV_SPLIT_NO)
     if count == 1 and file_count not in (None, 0, 1):
-        raise ModelLoadError(
-            f"{Path(h.path).name} says it is shard {file_no} of {file_count} but its name lacks "
-            f"the -0000N-of-0000M.gguf pattern, so its siblings cannot be found"
-        )
+        raise GGUFFormatError(
+            f"says it is shard {file_no or 0} of {file_count} but its name lacks "
+            f"the -0000N-of-0000M.gguf pattern, so its siblings cannot be found",
+            meta.offsets.get(Keys.Split.LLM_KV_SPLIT_COUNT), h.path)
     if count > 1 and (file_count != count or file_no != index):
-        raise ModelLoadError(
-            f"{Path(h.path).name}: split keys say shard {file_no} of {file_count}, "
-            f"its name says {index} of {count}"
-        )
+        key = Keys.Split.LLM_KV_SPLIT_NO if file_no != index else Keys.Split.LLM_KV_SPLIT_COUNT
+        raise GGUFFormatError(f"split keys say shard {file_no} of {file_count}, its name says {index} of {count}",
+                              meta.offsets.get(key), h.path)
 
 
 def _check_unique_tensors(headers: list[GGUFHeader]) -> None:

@@ -17,6 +17,10 @@ Rule 5: recurrent layers: every layer of a pure recurrent architecture, the laye
         Their state is F32 and fixed in ctx (llama.cpp `n_embd_r` + `n_embd_s`).
 Rule 6: MLA (`attention.kv_lora_rank`): the cache holds one latent row of
         kv_lora_rank + rope dims per token per layer; V is a view into it (llama.cpp MLA).
+Rule 7: every value is read through `Metadata`'s typed accessors: a key of the wrong type is
+        a one-line error at the key's byte offset, never a `TypeError` further on; a fact that
+        contradicts the tensor directory names its key's offset too. The architecture is a
+        short name (at most `MAX_ARCH_CHARS`): every `{arch}.*` key and many messages embed it.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from gguf.constants import Keys
 
 from gguf_budget.core.errors import GGUFFormatError
 from gguf_budget.core.gguf.header import GGUFHeader, SkippedArray, SkippedString
+from gguf_budget.core.gguf.metadata import Metadata
 from gguf_budget.core.model.spec import (
     GlobalBytes,
     LayerAttention,
@@ -45,13 +50,14 @@ DEFAULT_WINDOWS: Mapping[str, int] = {"llama4": 8192}
 RECURRENT_ARCHS = frozenset({"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"})
 F32_BYTES = 4
 DISPLAY_ARRAY_MAX = 64
+MAX_ARCH_CHARS = 128
 
 
 class _Facts:
-    """Typed access to `{arch}.*` metadata that records what was missing."""
+    """`{arch}.*` facts read through typed `Metadata`, recording which were missing."""
 
-    def __init__(self, metadata: Mapping[str, Any], arch: str):
-        self.md = metadata
+    def __init__(self, meta: Metadata, arch: str):
+        self.meta = meta
         self.arch = arch
         self.unknown: list[str] = []
 
@@ -59,49 +65,38 @@ class _Facts:
         """`{arch}.block_count` → `llama.block_count`."""
         return key.format(arch=self.arch)
 
-    def raw(self, key: str) -> Any:
-        return self.md.get(self.key(key))
+    def present(self, key: str) -> bool:
+        return self.meta.present(self.key(key))
+
+    def error(self, key: str, message: str) -> GGUFFormatError:
+        return self.meta.error(self.key(key), message)
 
     def number(self, key: str, fact: str | None = None, required: bool = True) -> int | None:
-        v = self.raw(key)
-        if isinstance(v, bool) or not isinstance(v, int):
-            if isinstance(v, (tuple, SkippedArray)):
-                raise GGUFFormatError(f"{self.key(key)} must be a number, got an array")
-            if required and fact:
-                self.unknown.append(fact)
-            return None
-        if v < 0:
-            raise GGUFFormatError(f"{self.key(key)} is negative ({v})")
-        return v
+        value = self.meta.count(self.key(key))
+        if value is None and required and fact:
+            self.unknown.append(fact)
+        return value
 
     def per_layer(self, key: str, fact: str, n_layer: int) -> tuple[int, ...] | None:
-        v = self.raw(key)
-        full = self.key(key)
-        if v is None:
+        values = self.meta.counts_per_layer(self.key(key), n_layer)
+        if values is None:
             self.unknown.append(fact)
-            return None
-        if isinstance(v, SkippedArray) or (isinstance(v, tuple) and len(v) != n_layer):
-            length = v.count if isinstance(v, SkippedArray) else len(v)
-            raise GGUFFormatError(f"{full} has {length} entries for {n_layer} layers")
-        values = v if isinstance(v, tuple) else (v,) * n_layer
-        if any(isinstance(x, (bool, float, str, tuple)) or x < 0 for x in values):
-            raise GGUFFormatError(f"{full} must hold non-negative integers")
-        return tuple(int(x) for x in values)
+        return values
 
 
 def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
     first = headers[0]
     md = first.metadata
-    arch = md.get(Keys.General.ARCHITECTURE)
-    if not isinstance(arch, str) or not arch:
-        raise GGUFFormatError(f"{Keys.General.ARCHITECTURE} is missing", None, first.path)
-    f = _Facts(md, arch)
+    meta = Metadata(first)
+    arch = meta.string(Keys.General.ARCHITECTURE, MAX_ARCH_CHARS)
+    if not arch:
+        raise meta.error(Keys.General.ARCHITECTURE, "is missing")
+    f = _Facts(meta, arch)
     tensors = _tensors(headers)
     n_layer = f.number(Keys.LLM.BLOCK_COUNT, "n_layer") or 0
     blocks = {t.layer for t in tensors if t.layer is not None}
     if n_layer > len(blocks):
-        raise GGUFFormatError(f"{f.key(Keys.LLM.BLOCK_COUNT)} is {n_layer} but the tensor directory has "
-                              f"{len(blocks)} blocks")
+        raise f.error(Keys.LLM.BLOCK_COUNT, f"is {n_layer} but the tensor directory has {len(blocks)} blocks")
     tensors = tuple(_as_global_if_beyond(t, n_layer) for t in tensors)
     layer_role_bytes = _layer_role_bytes(tensors, n_layer)
     gb = _global_bytes(tensors)
@@ -110,7 +105,7 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
     n_head = f.per_layer(Keys.Attention.HEAD_COUNT, "n_head", n_layer)
     n_head_kv = _head_kv(f, n_head, n_layer)
     head_k, head_v = _head_dims(f, n_embd, n_head)
-    n_vocab = _n_vocab(f, md, tensors)
+    n_vocab = _n_vocab(f, tensors)
     ctx = f.number(Keys.LLM.CONTEXT_LENGTH, "context_length")
     window = f.number(Keys.Attention.SLIDING_WINDOW, required=False)
     if window is None:
@@ -124,13 +119,13 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
         f.unknown.append("recurrent_state")
     layers = _layers(f, n_layer, n_head, n_head_kv, head_k, head_v, window, recurrent, kv_lora, rope_dim)
     file_type = f.number(Keys.General.FILE_TYPE, required=False)
-    name = md.get(Keys.General.NAME)
+    name = meta.display_string(Keys.General.NAME)
     return ModelSpec(
         path=first.path,
         shards=tuple(h.path for h in headers),
         gguf_version=first.version,
         architecture=arch,
-        name=name if isinstance(name, str) else None,
+        name=name,
         file_type=file_type,
         file_type_name=file_type_name(file_type, tensors),
         file_bytes=sum(h.file_bytes for h in headers),
@@ -218,7 +213,7 @@ def _global_bytes(tensors: tuple[ModelTensor, ...]) -> GlobalBytes:
 
 
 def _head_kv(f: _Facts, n_head: tuple[int, ...] | None, n_layer: int) -> tuple[int, ...] | None:
-    if f.raw(Keys.Attention.HEAD_COUNT_KV) is None:
+    if not f.present(Keys.Attention.HEAD_COUNT_KV):
         return n_head  # llama.cpp: no GQA key means one KV head per query head
     return f.per_layer(Keys.Attention.HEAD_COUNT_KV, "n_head_kv", n_layer)
 
@@ -236,12 +231,10 @@ def _head_dims(f: _Facts, n_embd: int | None, n_head: tuple[int, ...] | None) ->
     return k, v
 
 
-def _n_vocab(f: _Facts, md: Mapping[str, Any], tensors: tuple[ModelTensor, ...]) -> int | None:
-    tokens = md.get(Keys.Tokenizer.LIST)
-    if isinstance(tokens, SkippedArray):
-        return tokens.count
-    if isinstance(tokens, tuple):
-        return len(tokens)
+def _n_vocab(f: _Facts, tensors: tuple[ModelTensor, ...]) -> int | None:
+    tokens = f.meta.string_array_length(Keys.Tokenizer.LIST)
+    if tokens is not None:
+        return tokens
     vocab = f.number(Keys.LLM.VOCAB_SIZE, required=False)
     if vocab is not None:
         return vocab
@@ -273,7 +266,7 @@ def _recurrent_layers(f: _Facts, n_head_kv: tuple[int, ...] | None, n_layer: int
     interval = f.number(Keys.LLM.FULL_ATTENTION_INTERVAL, required=False)
     if interval:
         return tuple((il + 1) % interval != 0 for il in range(n_layer))
-    hybrid = f.raw(Keys.SSM.STATE_SIZE) is not None or f.raw(Keys.ShortConv.L_CACHE) is not None
+    hybrid = f.present(Keys.SSM.STATE_SIZE) or f.present(Keys.ShortConv.L_CACHE)
     if hybrid and n_head_kv is not None:
         return tuple(kv == 0 for kv in n_head_kv)
     return (False,) * n_layer
@@ -297,10 +290,10 @@ def _recurrent_state_bytes(f: _Facts, ssm: SSMSizes | None, n_embd: int | None) 
 def _swa_flags(f: _Facts, n_layer: int, window: int | None) -> tuple[bool, ...]:
     if not window:
         return (False,) * n_layer
-    pattern = f.raw(Keys.Attention.SLIDING_WINDOW_PATTERN)
+    pattern = f.meta.flags_or_count(f.key(Keys.Attention.SLIDING_WINDOW_PATTERN))
     if isinstance(pattern, tuple) and pattern:
-        return tuple(bool(pattern[il % len(pattern)]) for il in range(n_layer))
-    period = pattern if isinstance(pattern, int) and not isinstance(pattern, bool) else SWA_PERIODS.get(f.arch)
+        return tuple(pattern[il % len(pattern)] for il in range(n_layer))
+    period = pattern if isinstance(pattern, int) else SWA_PERIODS.get(f.arch)
     if period is None:
         return (False,) * n_layer
     return tuple(period == 0 or il % period < period - 1 for il in range(n_layer))
