@@ -4,6 +4,7 @@ never a `TypeError`, never a silent guess."""
 
 from __future__ import annotations
 
+import json
 import struct
 
 import pytest
@@ -78,3 +79,16 @@ def test_a_split_number_of_the_wrong_type_says_so(tmp_path):
         load_model(first)
     assert f"split.no must be a non-negative integer, not a string (1 characters) at byte {value_at - 16}" \
         in str(info.value)
+
+
+def test_a_truncated_download_says_incomplete_file(tmp_path):
+    complete = write_gguf(tmp_path / "c.gguf", ArchDesc(), "complete")[0]
+    data_offset = read_header(str(complete)).data_offset
+    partial = tmp_path / "partial.gguf"
+    partial.write_bytes(complete.read_bytes()[: data_offset + 1000])
+    skeleton = write_gguf(tmp_path / "s.gguf", ArchDesc(), "header_only")[0]
+    assert load_model(partial).incomplete and not load_model(skeleton).incomplete
+    text = run_cli(["inspect", str(partial)]).stdout
+    assert "incomplete file?" in text and "partial download" in text
+    assert "incomplete file?" not in run_cli(["inspect", str(skeleton)]).stdout
+    assert json.loads(run_cli(["inspect", "--json", str(partial)]).stdout)["incomplete"] is True

@@ -62,7 +62,10 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
     L = model.n_layer
     asked = request.gpu_layers
     notes = []
-    if model.header_only:
+    if model.incomplete:
+        notes.append("incomplete file? it stops inside its tensor data (a partial download?): "
+                     "sizes are those of the complete file its header describes")
+    elif model.header_only:
         notes.append("header-only file: sizes are those of the complete file its header describes")
     if asked is not None and asked > L + 1 and setup.gpus:
         notes.append(f"{asked} GPU layers asked; llama.cpp offloads at most {L + 1} ({L} blocks + output layer)")

@@ -166,6 +166,12 @@ class GGUFHeader:
         """True when the file stops before its tensor data ends (skeleton or partial download)."""
         return self.file_bytes < self.data_end
 
+    @property
+    def incomplete(self) -> bool:
+        """True when the file stops inside the tensor data its header promises: a skeleton ends
+        where the data would start, a partial download somewhere after it."""
+        return self.data_offset < self.file_bytes < self.data_end
+
 
 class _Cursor:
     """Buffered forward reader over a file that knows how many bytes remain."""

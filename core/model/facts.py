@@ -132,6 +132,7 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
         complete_file_bytes=sum(h.data_end for h in headers),
         tensor_bytes=sum(t.nbytes for t in tensors),
         header_only=any(h.header_only for h in headers),
+        incomplete=any(h.incomplete for h in headers),
         n_params=sum(t.n_elements for t in tensors),
         n_layer=n_layer,
         n_embd=n_embd,

@@ -116,6 +116,7 @@ class ModelSpec:
     complete_file_bytes: int
     tensor_bytes: int
     header_only: bool
+    incomplete: bool
     n_params: int
     n_layer: int
     n_embd: int | None

@@ -7,7 +7,7 @@ from typing import Any
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
-from gguf_budget.core.views.model_summary import count_text
+from gguf_budget.core.views.model_summary import count_text, storage_text
 from gguf_budget.core.views.table import aligned_text
 
 
@@ -31,6 +31,7 @@ def inspect_dict(spec: ModelSpec) -> dict[str, Any]:
         "complete_file_bytes": spec.complete_file_bytes,
         "tensor_bytes": spec.tensor_bytes,
         "header_only": spec.header_only,
+        "incomplete": spec.incomplete,
         "n_tensors": spec.n_tensors,
         "n_params": spec.n_params,
         "n_layer": spec.n_layer,
@@ -63,8 +64,7 @@ def inspect_dict(spec: ModelSpec) -> dict[str, Any]:
 def inspect_text(spec: ModelSpec) -> str:
     d = inspect_dict(spec)
     g = spec.global_bytes
-    storage = (f"header only (tensor data absent; the complete file is {human_bytes(spec.complete_file_bytes)})"
-               if spec.header_only else "complete")
+    storage = storage_text(spec)
     rows = [
         ("Model", safe_text(spec.name or "(unnamed)")),
         ("Architecture", safe_text(spec.architecture)),

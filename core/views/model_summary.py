@@ -20,6 +20,25 @@ def count_text(n: int) -> str:
     return str(n)
 
 
+def storage_text(spec: ModelSpec) -> str:
+    """Complete, a header-only skeleton, or a file that stops inside its data (a partial download?)."""
+    complete = human_bytes(spec.complete_file_bytes)
+    if spec.incomplete:
+        return (f"incomplete file? it stops inside its tensor data, {human_bytes(spec.file_bytes)} of {complete} "
+                f"(a partial download?); sizes are those of the complete file")
+    if spec.header_only:
+        return f"header only (tensor data absent; the complete file is {complete})"
+    return "complete"
+
+
+def _storage(spec: ModelSpec) -> str:
+    if spec.incomplete:
+        return storage_text(spec)  # says "incomplete file?" as inspect does
+    if spec.header_only:
+        return f"header only — the complete file is {human_bytes(spec.complete_file_bytes)}"
+    return "complete file"
+
+
 def summary_rows(spec: ModelSpec) -> dict[str, str]:
     """One line per `SUMMARY_FIELDS` entry, in that order."""
     shards = f", {len(spec.shards)} shards" if len(spec.shards) > 1 else ""
@@ -29,8 +48,7 @@ def summary_rows(spec: ModelSpec) -> dict[str, str]:
         "Parameters": count_text(spec.n_params),
         "File type": safe_text(spec.file_type_name or "unknown", NAME_LIMIT),
         "File size": f"{human_bytes(spec.file_bytes)} on disk{shards}",
-        "Storage": (f"header only — the complete file is {human_bytes(spec.complete_file_bytes)}"
-                    if spec.header_only else "complete file"),
+        "Storage": _storage(spec),
         "Layers": f"{spec.n_layer} blocks, largest {human_bytes(spec.largest_layer_bytes)}",
         "Context": "unknown" if spec.context_length is None else f"{spec.context_length:,} tokens",
         "Embeddings": "tied (the head reuses token_embd)" if spec.tied_embeddings else "separate output table",
