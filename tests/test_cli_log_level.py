@@ -50,10 +50,11 @@ def test_the_default_prints_nothing_extra_even_after_a_debug_run(capsys, path):
 
 
 def test_a_refused_input_is_logged_at_debug_with_its_traceback_and_said_in_one_line(capsys, path):
-    assert main(["--log-level", "DEBUG", "plan", path, "--budget", "64M", "--buffers", "8", "--ctx", str(2**63)]) == 2
+    assert main(["--log-level", "DEBUG", "fit", path, "--host-available", "8G", "--gpu-total", "8G",
+                 "--gpu-free", "16G"]) == 2
     err = capsys.readouterr().err
-    assert "plan refused its input" in err and "RequestError" in err
-    assert err.splitlines()[-1].startswith("gguf-budget plan: ctx must be an integer")
+    assert "fit refused its input" in err and "RequestError" in err
+    assert err.splitlines()[-1].startswith("gguf-budget fit: hypothetical GPU free memory must lie")
 
 
 def test_an_unknown_level_exits_2_in_one_line(capsys, path):

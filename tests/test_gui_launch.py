@@ -54,7 +54,7 @@ def test_no_file_means_the_bundled_demo():
 
 @pytest.mark.parametrize("args, message", [
     (["--budget", "lots"], "argument --budget: not a size: 'lots'"),
-    (["--ctx", "0"], "argument --ctx: not a positive token count: '0'"),
+    (["--ctx", "0"], "argument --ctx: a context must be from 1 to 16,777,216 tokens, got 0"),
     (["missing.gguf"], "no such file: missing.gguf"),
     (["--bogus"], "unrecognized arguments: --bogus"),
 ])

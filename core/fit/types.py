@@ -14,6 +14,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.units import INT64_MAX
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.vocab import TextEnum
 
@@ -49,8 +50,8 @@ class Reserves:
     per_gpu: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if self.host < 0 or self.gpu < 0 or any(r < 0 for r in self.per_gpu):
-            raise RequestError("reserves cannot be negative")
+        if not all(0 <= r <= INT64_MAX for r in (self.host, self.gpu, *self.per_gpu)):
+            raise RequestError("reserves must be from 0 to 2^63−1 bytes")
 
     def for_gpu(self, index: int, first: bool) -> int:
         if index < len(self.per_gpu):
@@ -74,10 +75,10 @@ class FitRequest:
         if split is not None and (not 0 < len(split) < MAX_TENSOR_SPLIT
                                   or not all(math.isfinite(x) and x >= 0 for x in split)):
             raise RequestError(f"a tensor split is 1 to {MAX_TENSOR_SPLIT - 1} shares, each 0 or more")
-        if self.ctx is not None and self.ctx < 1:
-            raise RequestError("context must be at least 1 token")
-        if self.gpu_layers is not None and self.gpu_layers < 0:
-            raise RequestError("GPU layers cannot be negative")
+        if self.ctx is not None and not 1 <= self.ctx <= INT64_MAX:
+            raise RequestError("context must be from 1 to 2^63−1 tokens")
+        if self.gpu_layers is not None and not 0 <= self.gpu_layers <= INT64_MAX:
+            raise RequestError("GPU layers must be from 0 to 2^63−1")
         if self.kv_type not in KV_TYPES:
             raise RequestError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
         object.__setattr__(self, "kv_type", KVType(self.kv_type))

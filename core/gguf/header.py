@@ -45,6 +45,7 @@ from gguf.constants import (
 from gguf_budget.core.errors import GGUFFormatError, TruncatedHeaderError
 from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.gguf.regular_file import open_regular, os_error
+from gguf_budget.core.ranges import HEADER_CAP
 from gguf_budget.core.units import INT64_MAX
 
 KEEP_ARRAY_MAX = 4096
@@ -60,7 +61,7 @@ MAX_NAME_BYTES = 1024
 MAX_ARRAY_NESTING = 8
 """Deeper nesting is refused: no real model nests arrays, and recursion must stay bounded."""
 
-MAX_HEADER_BYTES = 256 << 20
+MAX_HEADER_BYTES = HEADER_CAP.high
 """Metadata plus tensor directory may not pass this offset: real headers are a few MiB."""
 
 MAX_KEYS = 1 << 16

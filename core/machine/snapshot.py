@@ -26,6 +26,7 @@ from typing import Iterable
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.cgroup import CgroupReading, cgroup_ancestors, cgroup_bounds, parse_cgroup, parse_proc_self_cgroup
 from gguf_budget.core.machine.gpu import GpuInfo, Vendor
+from gguf_budget.core.ranges import GPU_COUNT, MEMORY
 from gguf_budget.core.safe_text import safe_text
 
 __all__ = [
@@ -121,6 +122,9 @@ def snapshot_from_readings(
 
 def hypothetical_gpus(gpu_count: int, gpu_total: int, gpu_free: int | None = None) -> tuple[GpuInfo, ...]:
     free = gpu_total if gpu_free is None else gpu_free
+    if gpu_count:
+        GPU_COUNT.check(gpu_count)
+        MEMORY.check(gpu_total)
     if gpu_count < 0 or (gpu_count and gpu_total <= 0):
         raise RequestError("a hypothetical GPU needs a positive total memory")
     if not 0 <= free <= gpu_total:
@@ -139,6 +143,8 @@ def hypothetical_machine(
 ) -> HardwareSnapshot:
     """A machine described by a person: `gpu_count` identical GPUs, host total defaulting to available."""
     total = host_available if host_total is None else host_total
+    MEMORY.check(host_available)
+    MEMORY.check(total)
     return HardwareSnapshot(captured_at, total, host_available, None,
                             hypothetical_gpus(gpu_count, gpu_total, gpu_free), None, "hypothetical")
 

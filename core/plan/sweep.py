@@ -25,6 +25,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import BudgetRequest
 from gguf_budget.core.plan.search import PlanSearch, budget_thresholds
+from gguf_budget.core.ranges import BUDGET
 from gguf_budget.core.units import human_bytes, parse_size, significant
 
 MAX_SWEEP_ROWS = 100_000
@@ -69,6 +70,7 @@ def budget_range(text: str) -> tuple[int, ...]:
         raise RequestError(f"FROM and STEP must be at least 1 byte in {text!r} (0 means unlimited)")
     if stop < start:
         raise RequestError(f"TO is below FROM in {text!r}")
+    BUDGET.check(stop)
     count = (stop - start) // step + 1
     if count > MAX_SWEEP_ROWS:
         raise RequestError(f"{text!r} gives {count} budgets; at most {MAX_SWEEP_ROWS} (use a larger STEP)")

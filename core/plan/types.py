@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.plan.ledger import MemLedger
+from gguf_budget.core.ranges import BUFFERS
 from gguf_budget.core.units import INT64_MAX
 from gguf_budget.core.vocab import TextEnum
 
@@ -49,7 +50,7 @@ class PlanOutcome(TextEnum):
 # SPEED_FIRST_CTX, as llama.cpp's `--fit` never shrinks context below 4096 (common.h `fit_params_min_ctx`).
 CTX_STEP = 128
 SPEED_FIRST_CTX = 4096
-MAX_BUFFERS = 8
+MAX_BUFFERS = BUFFERS.high
 
 
 class CtxPolicy(TextEnum):

@@ -20,7 +20,8 @@ from typing import Sequence
 
 from gguf_budget.core import BudgetError, __version__
 from gguf_budget.core.units import human_bytes
-from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, size_arg
+from gguf_budget.core.ranges import HEADER_CAP
+from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, ranged
 from gguf_budget.gui.cli.commands import COMMANDS
 from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
@@ -50,20 +51,13 @@ def _command_word(args: Sequence[str]) -> str | None:
     return args[i] if i < len(args) else None
 
 
-def _header_cap(text: str) -> int:
-    cap = size_arg(text)
-    if cap < 1024:
-        raise argparse.ArgumentTypeError(f"the header cap must be at least 1K: {text!r}")
-    return cap
-
-
 def _subcommand_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="gguf-budget", description="Will this GGUF model fit?", epilog=WINDOW_HELP,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gguf-budget {__version__}")
-    parser.add_argument("--max-header", type=_header_cap, default=RemoteOptions.limits.cap, metavar="SIZE",
-                        help="for a model given by URL: the most header bytes to read over the network "
-                             f"(default {human_bytes(RemoteOptions.limits.cap)})")
+    parser.add_argument("--max-header", type=ranged(HEADER_CAP), default=RemoteOptions.limits.cap, metavar="SIZE",
+                        help="for a model given by URL: the most header bytes to read over the network, "
+                             f"{HEADER_CAP.text} (default {human_bytes(RemoteOptions.limits.cap)})")
     add_log_level_argument(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():

@@ -1,8 +1,9 @@
-"""What every command line of the app shares: exit codes, a one-line parser, size and count arguments.
+"""What every command line of the app shares: exit codes, a one-line parser, ranged numbers, output.
 
 Rule 1: exit codes are 0 ok / feasible, 2 bad input (one line on stderr, no traceback), 3 plan
         impossible or model does not fit.
-Rule 2: a bad argument is one line naming the option, never argparse's usage dump.
+Rule 2: a bad argument is one line naming the option, never argparse's usage dump; every
+        number is read against its range in `core.ranges` (`ranged`), which --help states.
 Rule 3: a value that starts with a minus and a digit (`--budget -1G`) is the option's value, so
         its error is the value's ("a size cannot be negative"), not argparse's "expected one argument".
 Rule 4: everything printed goes through the core's one escaping function: reports line by
@@ -16,11 +17,11 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import NoReturn, Sequence
+from typing import Callable, NoReturn, Sequence
 
 from gguf_budget.core.errors import RequestError
+from gguf_budget.core.ranges import Range
 from gguf_budget.core.safe_text import safe_lines, safe_text
-from gguf_budget.core.units import parse_size
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -47,16 +48,6 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, safe_text(f"{self.prog}: {message} (see --help)", MESSAGE_LIMIT) + "\n")
 
 
-def size_arg(text: str) -> int:
-    """argparse type for sizes such as 512M, 1.5G, 2GiB or plain bytes."""
-    if text.strip().startswith("-"):
-        raise argparse.ArgumentTypeError(f"a size cannot be negative: {text!r}")
-    try:
-        return parse_size(text)
-    except RequestError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 def join_negative_values(args: Sequence[str]) -> list[str]:
     """['--budget', '-1G'] → ['--budget=-1G'] (Rule 3); everything else unchanged."""
     out: list[str] = []
@@ -69,16 +60,15 @@ def join_negative_values(args: Sequence[str]) -> list[str]:
     return out
 
 
-def count_arg(low: int, high: int | None = None):
-    """argparse type for a whole number from `low` (to `high`): the error names the range, argparse the option."""
+def ranged(limits: Range) -> Callable[[str], int]:
+    """argparse type for a number in `limits` (a size such as 512M, 1.5G, 2GiB for byte ranges)."""
+
     def parse(text: str) -> int:
+        if limits.unit == "bytes" and text.strip().startswith("-"):
+            raise argparse.ArgumentTypeError(f"a size cannot be negative: {text!r}")
         try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < low or (high is not None and value > high):
-            span = f"at least {low}" if high is None else f"{low} to {high}"
-            raise argparse.ArgumentTypeError(f"must be {span}, got {value}")
-        return value
+            return limits.parse(text)
+        except RequestError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
 
     return parse

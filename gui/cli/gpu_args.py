@@ -18,6 +18,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.gpu_split import parse_tensor_split
 from gguf_budget.core.machine.presets import parse_presets, with_presets
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine, what_if
+from gguf_budget.core.ranges import GPU_COUNT, MEMORY
 from gguf_budget.core.units import parse_size_list
 from gguf_budget.gui.cli.commands.common import CommandError
 
@@ -36,9 +37,12 @@ def tensor_split_arg(text: str) -> tuple[float, ...]:
 
 
 def sizes_arg(text: str) -> tuple[int, ...]:
-    """'1.5G,0,512M' → bytes per GPU, in GPU order."""
+    """'1.5G,0,512M' → bytes per GPU, in GPU order: at most `GPU_COUNT.high` sizes, each in `MEMORY`."""
     try:
-        return parse_size_list(text)
+        sizes = parse_size_list(text)
+        if len(sizes) > GPU_COUNT.high:
+            raise RequestError(f"{len(sizes)} sizes for at most {GPU_COUNT.high} GPUs")
+        return tuple(MEMORY.check(size) for size in sizes)
     except RequestError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 

@@ -28,9 +28,10 @@ from typing import Mapping, Sequence
 
 from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.gguf.regular_file import check_regular
+from gguf_budget.core.ranges import BUDGET, CONTEXT
 from gguf_budget.resources import demo_model_path
 
-from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, size_arg
+from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, ranged
 from gguf_budget.gui.cli.log_level import add_log_level_argument
 from gguf_budget.gui.cli.xcb_check import Loader, family_of, install_hint, missing_libraries, platform_is_xcb, read_os_release
 
@@ -38,18 +39,13 @@ DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
 SCREENSHOT_VIEWS = ("plan", "sweep", "compare")
 
 
-def _ctx(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"not a positive token count: {text!r}")
-    return int(text)
-
-
 def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     """Parse the window's arguments (exits 2 with one line on bad input)."""
     p = OneLineParser(prog="gguf-budget", description="Open the GGUF Budget Explorer window.")
     p.add_argument("file", nargs="?", help="a .gguf file or any shard of a split model (default: the demo)")
-    p.add_argument("--budget", type=size_arg, help="RAM budget, e.g. 512M, 1.5G, 2GiB (0 = unlimited)")
-    p.add_argument("--ctx", type=_ctx, help="context in tokens (default: auto, the most that fits)")
+    p.add_argument("--budget", type=ranged(BUDGET),
+                   help=f"RAM budget, e.g. 512M, 1.5G, 2GiB, {BUDGET.text} (0 = unlimited)")
+    p.add_argument("--ctx", type=ranged(CONTEXT), help=f"context, {CONTEXT.text} (default: auto, the most that fits)")
     p.add_argument("--screenshot", metavar="PATH", help="render the window to a PNG offscreen and exit")
     p.add_argument("--view", choices=SCREENSHOT_VIEWS, help="with --screenshot: the view to show (default: plan)")
     p.add_argument("--compare", metavar="FILE2", help="with --screenshot --view compare: the second model")

@@ -23,12 +23,13 @@ from gguf_budget.core.machine.snapshot import (
     GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
 )
 from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.ranges import CONTEXT, GPU_COUNT, GPU_LAYERS, MEMORY
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 
 from gguf_budget.gui.cli.commands.common import (
     CommandError, add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
-from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, count_arg, say, size_arg
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 from gguf_budget.gui.cli.gpu_args import preset_snapshot, sizes_arg, tensor_split_arg
 
@@ -42,11 +43,12 @@ NO_GPU_REASON = "left out by --no-gpu"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
-    p.add_argument("--ctx", type=count_arg(1), help="context tokens (default: the cap)")
-    p.add_argument("--ctx-cap", type=count_arg(1), metavar="N",
-                   help="the cap: the default ctx and the most the largest-fitting-ctx search tries "
+    p.add_argument("--ctx", type=ranged(CONTEXT), help=f"context, {CONTEXT.text} (default: the cap)")
+    p.add_argument("--ctx-cap", type=ranged(CONTEXT), metavar="N",
+                   help=f"the cap: the default ctx and the most the largest-fitting-ctx search tries, {CONTEXT.text} "
                         "(default: the model's context length)")
-    p.add_argument("--gpu-layers", type=count_arg(0), help="layers to offload, as llama.cpp -ngl (default: the most that fit)")
+    p.add_argument("--gpu-layers", type=ranged(GPU_LAYERS),
+                   help=f"layers to offload, as llama.cpp -ngl, {GPU_LAYERS.text} (default: the most that fit)")
     add_machine_arguments(p)
     p.add_argument("-ts", "--tensor-split", type=tensor_split_arg, metavar="A,B,…",
                    help="share of the layers per GPU, as llama.cpp -ts (default: by free memory)")
@@ -61,14 +63,16 @@ def add_machine_arguments(p: argparse.ArgumentParser) -> None:
     """The KV type, the hypothetical machine and the reserves: what `fit` and `quants` share."""
     p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value,
                    help="KV cache type (default f16)")
-    p.add_argument("--host-available", type=size_arg, metavar="SIZE", help="hypothetical free host RAM")
-    p.add_argument("--gpu-total", type=size_arg, metavar="SIZE", help="hypothetical GPU memory, per GPU")
-    p.add_argument("--gpu-free", type=size_arg, metavar="SIZE", help="hypothetical free GPU memory, per GPU")
-    p.add_argument("--gpu-count", type=count_arg(1), metavar="N", help="hypothetical GPUs of that size (default 1)")
+    memory = ranged(MEMORY)
+    p.add_argument("--host-available", type=memory, metavar="SIZE", help=f"hypothetical free host RAM, {MEMORY.text}")
+    p.add_argument("--gpu-total", type=memory, metavar="SIZE", help="hypothetical GPU memory, per GPU")
+    p.add_argument("--gpu-free", type=memory, metavar="SIZE", help="hypothetical free GPU memory, per GPU")
+    p.add_argument("--gpu-count", type=ranged(GPU_COUNT), metavar="N",
+                   help=f"hypothetical GPUs of that size, {GPU_COUNT.text} (default 1)")
     p.add_argument("--no-gpu", action="store_true", help="plan for the host only")
-    p.add_argument("--host-reserve", type=size_arg, default=DEFAULT_HOST_RESERVE, metavar="SIZE",
+    p.add_argument("--host-reserve", type=memory, default=DEFAULT_HOST_RESERVE, metavar="SIZE",
                    help="host RAM kept back (default 6GiB)")
-    p.add_argument("--gpu-reserve", type=size_arg, default=DEFAULT_GPU_RESERVE, metavar="SIZE",
+    p.add_argument("--gpu-reserve", type=memory, default=DEFAULT_GPU_RESERVE, metavar="SIZE",
                    help="memory kept back on the first GPU (default 1.5GiB)")
     p.add_argument("--gpu-reserves", type=sizes_arg, metavar="SIZE,SIZE,…",
                    help="memory kept back on GPU 0, 1, … (replaces --gpu-reserve for the GPUs it names)")

@@ -22,7 +22,8 @@ from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess
 from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.views.library_view import library_dict, library_text
-from gguf_budget.gui.cli.args import say, size_arg
+from gguf_budget.core.ranges import BUDGET, CONTEXT, MEMORY
+from gguf_budget.gui.cli.args import ranged, say
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json
 from gguf_budget.gui.cli.commands.fit_cmd import machine
 
@@ -32,10 +33,13 @@ HELP = "list every GGUF model on this machine (Hugging Face, LM Studio, Ollama, 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--add", metavar="DIR", help="add a folder to the library (remembered), then list")
     p.add_argument("--remove", metavar="DIR", help="remove a folder from the library, then list")
-    p.add_argument("--budget", type=size_arg, metavar="SIZE",
-                   help="RAM budget for the budget plans (default: this machine's usable RAM; 0 = unlimited)")
-    p.add_argument("--ctx-cap", type=int, metavar="N", help="context for the full load (default: each model's own)")
-    p.add_argument("--host-available", type=size_arg, metavar="SIZE", help="hypothetical free host RAM")
+    p.add_argument("--budget", type=ranged(BUDGET), metavar="SIZE",
+                   help=f"RAM budget for the budget plans, {BUDGET.text} (default: this machine's usable RAM; "
+                        "0 = unlimited)")
+    p.add_argument("--ctx-cap", type=ranged(CONTEXT), metavar="N",
+                   help=f"context for the full load, {CONTEXT.text} (default: each model's own)")
+    p.add_argument("--host-available", type=ranged(MEMORY), metavar="SIZE",
+                   help=f"hypothetical free host RAM, {MEMORY.text}")
     p.add_argument("--no-gpu", action="store_true", help="judge the full load for the host only")
     p.add_argument("--preset", metavar="NAME[,NAME…]", help="a hypothetical machine from the preset table, as for fit")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import argparse
 
-from gguf_budget.core import HEAD_MODES, MAX_BUFFERS, BudgetRequest, RequestError, plan_memory
+from gguf_budget.core import HEAD_MODES, BudgetRequest, RequestError, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.ranges import BUDGET, BUFFERS, CONTEXT
 from gguf_budget.core.plan.types import SPEED_FIRST_CTX, CtxPolicy, HeadMode
 from gguf_budget.core.speed.estimate import plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.machine_budget import machine_budget
 
 from gguf_budget.gui.cli.commands.common import CommandError, add_model_arguments, chosen_model, listed_catalogue
-from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, count_arg, say, size_arg
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from, host_available_from
 
@@ -30,13 +31,14 @@ PLAN_TIERS = ("ram", "disk")
 def add_request_arguments(p: argparse.ArgumentParser) -> None:
     """The knobs `plan` and `sweep` share."""
     add_model_arguments(p)
-    p.add_argument("--ctx", type=count_arg(1), help="context length to honour exactly (default: chosen by --prefer)")
-    p.add_argument("--ctx-cap", type=count_arg(1), metavar="N",
-                   help="the most context an auto ctx may take (default: the model's context length)")
+    p.add_argument("--ctx", type=ranged(CONTEXT), help=f"context to honour exactly, {CONTEXT.text} "
+                                                     "(default: chosen by --prefer)")
+    p.add_argument("--ctx-cap", type=ranged(CONTEXT), metavar="N",
+                   help=f"the most context an auto ctx may take, {CONTEXT.text} (default: the model's context length)")
     p.add_argument("--prefer", choices=[c.value for c in CtxPolicy], default=CtxPolicy.SPEED.value,
                    help=f"auto ctx: 'speed' (default) keeps ctx at {SPEED_FIRST_CTX} unless every layer stays pinned "
                         "beyond it; 'context' takes the largest ctx that fits, as the seed does")
-    p.add_argument("--buffers", type=count_arg(1, MAX_BUFFERS), default=2, help=f"ring depth, 1..{MAX_BUFFERS} (default 2)")
+    p.add_argument("--buffers", type=ranged(BUFFERS), default=2, help=f"ring depth, {BUFFERS.text} (default 2)")
     p.add_argument("--head", choices=[m.value for m in HEAD_MODES], default=HeadMode.AUTO.value,
                    help="LM head resident, streamed, or either")
     p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value, help="KV cache type")
@@ -46,8 +48,9 @@ def add_request_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_request_arguments(p)
-    p.add_argument("--budget", type=size_arg,
-                   help="RAM budget: 512M, 1.5G, 2GiB, bytes; 0 = unlimited (default: this machine's usable RAM)")
+    p.add_argument("--budget", type=ranged(BUDGET),
+                   help=f"RAM budget: 512M, 1.5G, 2GiB, bytes, {BUDGET.text}; 0 = unlimited "
+                        "(default: this machine's usable RAM)")
     p.add_argument("--force", action="store_true", help="run the minimum configuration even over budget")
     add_format_argument(p)
 

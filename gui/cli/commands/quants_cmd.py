@@ -14,9 +14,10 @@ from gguf_budget.core import BudgetRequest
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.views.quant_ladder import DEFAULT_LADDER_CTX, LadderRequest, quant_ladder
+from gguf_budget.core.ranges import BUDGET, CONTEXT
 from gguf_budget.core.views.quant_report import ladder_dict, ladder_text
 
-from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, count_arg, say, size_arg
+from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, ranged, say
 from gguf_budget.gui.cli.commands.common import (
     add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
@@ -27,9 +28,11 @@ HELP = "price every llama.cpp quantization of a model and mark the best fit for 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
-    p.add_argument("--ctx", type=count_arg(1),
-                   help=f"context tokens for the full load (default {DEFAULT_LADDER_CTX}, or the trained context if shorter)")
-    p.add_argument("--budget", type=size_arg, metavar="SIZE", help="also plan each type under this RAM budget")
+    p.add_argument("--ctx", type=ranged(CONTEXT),
+                   help=f"context for the full load, {CONTEXT.text} (default {DEFAULT_LADDER_CTX}, "
+                        "or the trained context if shorter)")
+    p.add_argument("--budget", type=ranged(BUDGET), metavar="SIZE",
+                   help=f"also plan each type under this RAM budget, {BUDGET.text}")
     p.add_argument("--no-imatrix", action="store_true",
                    help="price files made without an importance matrix (publishers such as bartowski use one)")
     add_machine_arguments(p)

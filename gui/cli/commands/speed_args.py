@@ -19,7 +19,8 @@ from gguf_budget.core.machine.bandwidth_probe import probe_bandwidths
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.model.spec import ModelSpec
 
-from gguf_budget.gui.cli.args import size_arg
+from gguf_budget.core.ranges import BANDWIDTH, MEMORY
+from gguf_budget.gui.cli.args import ranged
 
 TIER_HELP = {
     "ram": "RAM read bandwidth per second, e.g. 20G (default: measured by a short copy)",
@@ -29,20 +30,14 @@ TIER_HELP = {
 }
 
 
-def positive_size(text: str) -> int:
-    value = size_arg(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"a bandwidth must be above 0, got {text!r}")
-    return value
-
-
 def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], host_available: bool) -> None:
     for tier in tiers:
-        p.add_argument(f"--{tier}-bw", type=positive_size, metavar="RATE", help=TIER_HELP[tier])
+        p.add_argument(f"--{tier}-bw", type=ranged(BANDWIDTH), metavar="RATE",
+                       help=f"{TIER_HELP[tier]}; {BANDWIDTH.text} per second")
     p.add_argument("--no-measure", action="store_true",
                    help="measure no bandwidth: typed or assumed figures only (repeatable output)")
     if host_available:
-        p.add_argument("--host-available", type=size_arg, metavar="SIZE",
+        p.add_argument("--host-available", type=ranged(MEMORY), metavar="SIZE",
                        help="free host RAM deciding page cache or disk for streamed layers (default: probed)")
 
 

@@ -1,0 +1,90 @@
+"""The range every number a person gives must fall in: one table for the CLI's options, the
+window's inputs and the settings it restores.
+
+Rule 1: a range is closed, [low, high], and names its unit; a value outside it, or not a whole
+        number, is refused in one line that states the range. Nothing is changed before the
+        value has passed (validate, then mutate).
+Rule 2: the highs lie far above any real machine or model (a 1 PiB budget, 16M tokens of
+        context, 64 GPUs) and low enough that everything computed from them stays exact and
+        quick: a slider in MiB fits Qt's 32-bit int, a float never overflows, a loop over GPUs
+        ends at once.
+Rule 3: sizes are read by `units.parse_size` (512M, 1.5G, 2GiB, bytes) and shown by
+        `units.human_bytes`; counts are plain decimal integers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gguf_budget.core.errors import RequestError
+from gguf_budget.core.units import human_bytes, parse_size
+
+PIB = 1 << 50
+
+
+@dataclass(frozen=True)
+class Range:
+    """Whole numbers from `low` to `high` (both included) of one kind of quantity."""
+
+    what: str
+    low: int
+    high: int
+    unit: str = ""
+
+    @property
+    def text(self) -> str:
+        """'from 1 to 16,777,216 tokens' — what a message and a --help line say."""
+        if self.unit == "bytes":
+            return f"from {human_bytes(self.low)} to {human_bytes(self.high)}"
+        return f"from {self.low:,} to {self.high:,}{' ' + self.unit if self.unit else ''}"
+
+    def contains(self, value: object) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and self.low <= value <= self.high
+
+    def check(self, value: object) -> int:
+        """`value` when inside the range; a ValueError stating the range otherwise."""
+        if not self.contains(value):
+            raise RequestError(f"{self.what} must be {self.text}, got {_shown(value)}")
+        assert isinstance(value, int)
+        return value
+
+    def parse(self, text: str) -> int:
+        """Read a typed value (a size for byte ranges, else a whole number) and check it."""
+        if self.unit == "bytes":
+            return self.check(parse_size(text))
+        try:
+            value = int(text.strip())
+        except ValueError:
+            raise RequestError(f"{self.what} must be a whole number {self.text}, got {_shown(text)}") from None
+        return self.check(value)
+
+
+def _shown(value: object) -> str:
+    """A value as a message quotes it: long ones are cut (a 300-digit number says how long it is)."""
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 24 else f"{text[:12]}… ({len(text)} characters)"
+
+
+HEADER_CAP = Range("a header size", 1 << 10, 256 << 20, "bytes")
+"""The reader refuses a header past 256 MiB (`gguf.header.MAX_HEADER_BYTES` is this high)."""
+
+BUDGET = Range("a RAM budget", 0, PIB, "bytes")
+"""0 means unlimited."""
+
+MEMORY = Range("a memory size", 0, PIB, "bytes")
+"""Free or total host RAM and GPU memory, and the reserves kept back from them."""
+
+CONTEXT = Range("a context", 1, 1 << 24, "tokens")
+"""The longest trained contexts are about 10M tokens (Llama 4 Scout)."""
+
+BUFFERS = Range("a ring depth", 1, 8, "buffers")
+"""A deeper prefetch ring only costs memory once one layer is in flight while the next is read."""
+
+BANDWIDTH = Range("a bandwidth", 1, PIB, "bytes")
+"""Bytes per second a memory tier reads; a GPU's HBM is a few TB/s."""
+
+GPU_LAYERS = Range("the GPU layers", 0, 1 << 16, "layers")
+"""llama.cpp's -ngl; more than the model has means all of them (a header holds at most 2^16 tensors)."""
+
+GPU_COUNT = Range("a GPU count", 1, 64, "GPUs")
+"""Hypothetical GPUs of one size."""
