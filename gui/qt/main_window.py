@@ -42,7 +42,9 @@ from gguf_budget.gui.qt.plan.budget_control import MIB
 from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
 from gguf_budget.gui.qt.layout import build_body
 from gguf_budget.gui.qt.machine.machine_link import MachineLink
-from gguf_budget.gui.qt.settings import ExplorerSettings, load_settings, save_settings, with_recent
+from gguf_budget.gui.qt.settings import (
+    ExplorerSettings, load_settings, restore_geometry, save_geometry, save_settings, user_settings, with_recent,
+)
 from gguf_budget.gui.qt.theme import error_style
 
 UNKNOWN_CONTEXT = 32768
@@ -79,7 +81,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("GGUF Budget Explorer")
         self.setAcceptDrops(True)
         self.resize(1440, 900)
-        self._store = settings if settings is not None else QSettings("gguf-budget", "gguf-budget")
+        self._store = settings if settings is not None else user_settings()
         self._saved = load_settings(self._store)
         self._model: ModelSpec | None = None
         self._plan: MemoryPlan | None = None
@@ -137,9 +139,7 @@ class MainWindow(QMainWindow):
         self.body.knobs.set_values(s.n_buffers, s.head_mode, s.kv_type, s.force)
         self.body.plan.budget.set_budget(s.budget_bytes or 0, s.unlimited)
         self.file_menu.set_recent(s.recent)
-        geometry = self._store.value("window/geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
+        restore_geometry(self._store, self)
 
     # -- public API -------------------------------------------------------------------
 
@@ -242,7 +242,7 @@ class MainWindow(QMainWindow):
     def save_settings(self) -> None:
         self._saved = self.settings()
         save_settings(self._store, self._saved)
-        self._store.setValue("window/geometry", self.saveGeometry())
+        save_geometry(self._store, self)
 
     # -- loading ----------------------------------------------------------------------
 

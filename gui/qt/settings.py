@@ -1,24 +1,48 @@
-"""What the window remembers between runs (QSettings): the knobs and the recent files.
+"""What the window remembers between runs (QSettings): the knobs, the recent files, the geometry.
 
 Rule 1: the window's settings object is injected, so tests (and `--screenshot`) use their
         own file and never read or write the user's.
-Rule 2: whatever comes back from disk is checked; a value of the wrong type or out of range
-        falls back to its default rather than reaching the planner.
+Rule 2: every value restored from disk is validated (`_RESTORE`: budget and ctx against the
+        core's ranges, knobs against their words, recent entries as short paths, geometry as
+        bytes Qt accepts); an invalid one falls back to its default with a log line. Start-up
+        never fails because of settings.
 Rule 3: `budget_bytes` None means "never chosen": the window then picks a budget between
         the model's two thresholds, so a first run shows a plan that streams some layers.
+Rule 4: the user's settings file is an INI file at a path we compute, looked at before Qt
+        opens it (Qt would block forever reading a FIFO): anything but a regular file (or no
+        file) under `MAX_SETTINGS_BYTES` is set aside for this run — settings then live in a
+        scratch file and are not remembered — and the log says why.
 """
 
 from __future__ import annotations
 
+import atexit
+import logging
+import os
+import shutil
+import stat
+import tempfile
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
 
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
+from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
-from gguf_budget.core.plan.types import HEAD_MODES, HeadMode
+from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, HeadMode
+from gguf_budget.core.ranges import BUDGET, CONTEXT
+from gguf_budget.core.safe_text import safe_text
 
 RECENT_LIMIT = 8
+MAX_PATH_CHARS = 4096
+MAX_GEOMETRY_BYTES = 4096
+MAX_SETTINGS_BYTES = 1 << 20
+APP_FOLDER = "gguf-budget"
+SETTINGS_FILE = "gguf-budget.conf"
+GEOMETRY_KEY = "window/geometry"
 _GROUP = "explorer"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -35,34 +59,114 @@ class ExplorerSettings:
     recent: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _int(value: object, low: int, high: int) -> int | None:
-    try:
-        n = int(str(value))
-    except ValueError:
-        return None
-    return n if low <= n <= high else None
+def _int_in(low: int, high: int) -> Callable[[Any], int | None]:
+    def check(value: Any) -> int | None:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            return None
+        try:
+            n = int(value)
+        except ValueError:
+            return None
+        return n if low <= n <= high else None
+
+    return check
 
 
-def _bool(value: object) -> bool:
-    return str(value).lower() in ("true", "1")
+def _bool(value: Any) -> bool | None:
+    text = str(value).lower() if isinstance(value, (bool, str)) else ""
+    return True if text in ("true", "1") else False if text in ("false", "0") else None
+
+
+def _word(words: tuple[str, ...]) -> Callable[[Any], str | None]:
+    return lambda value: str(value) if isinstance(value, str) and value in words else None
+
+
+def _recent(value: Any) -> tuple[str, ...] | None:
+    entries = value if isinstance(value, list) else [value]
+    good = tuple(e for e in entries if isinstance(e, str) and 0 < len(e) <= MAX_PATH_CHARS and "\0" not in e)
+    return good[:RECENT_LIMIT] if len(good) == len(entries) else None
+
+
+_RESTORE: dict[str, Callable[[Any], Any]] = {
+    "budget_bytes": _int_in(1, BUDGET.high),
+    "unlimited": _bool,
+    "ctx": _int_in(CONTEXT.low, CONTEXT.high),
+    "n_buffers": _int_in(1, min(2, MAX_BUFFERS)),
+    "head_mode": _word(tuple(m.value for m in HEAD_MODES)),
+    "kv_type": _word(tuple(t.value for t in KV_TYPES)),
+    "force": _bool,
+    "recent": _recent,
+}
+"""Each remembered key and the check that turns what came back from disk into a value (None: invalid)."""
+
+
+def _refused(key: str, raw: Any, default: Any) -> None:
+    log.warning("settings: %s=%s is not valid; using %r instead", key, safe_text(repr(raw), 80), default)
 
 
 def load_settings(store: QSettings) -> ExplorerSettings:
-    d = ExplorerSettings()
+    """The settings in `store`, each validated (Rule 2)."""
+    defaults = asdict(ExplorerSettings())
     store.beginGroup(_GROUP)
-    raw = {key: store.value(key) for key in asdict(d)}
+    raw = {key: store.value(key) for key in _RESTORE}
     store.endGroup()
-    recent = raw["recent"] if isinstance(raw["recent"], list) else [raw["recent"]] if raw["recent"] else []
-    return ExplorerSettings(
-        budget_bytes=_int(raw["budget_bytes"], 1, 2**62),
-        unlimited=_bool(raw["unlimited"]),
-        ctx=_int(raw["ctx"], 1, 2**31),
-        n_buffers=_int(raw["n_buffers"], 1, 2) or d.n_buffers,
-        head_mode=str(raw["head_mode"]) if raw["head_mode"] in HEAD_MODES else d.head_mode,
-        kv_type=str(raw["kv_type"]) if raw["kv_type"] in KV_TYPES else d.kv_type,
-        force=_bool(raw["force"]),
-        recent=tuple(str(p) for p in recent)[:RECENT_LIMIT],
-    )
+    values = dict(defaults)
+    for key, check in _RESTORE.items():
+        if raw[key] is None:
+            continue
+        value = check(raw[key])
+        if value is None:
+            _refused(key, raw[key], defaults[key])
+        else:
+            values[key] = value
+    if isinstance(values["recent"], list):
+        values["recent"] = tuple(values["recent"])
+    return ExplorerSettings(**values)
+
+
+def restore_geometry(store: QSettings, window: QWidget) -> None:
+    """Put the window where it was; bytes Qt cannot read leave it where it is (Rule 2)."""
+    raw = store.value(GEOMETRY_KEY)
+    if raw is None:
+        return
+    geometry = raw if isinstance(raw, QByteArray) else QByteArray(raw) if isinstance(raw, bytes) else None
+    if geometry is None or geometry.size() > MAX_GEOMETRY_BYTES or not window.restoreGeometry(geometry):
+        _refused(GEOMETRY_KEY, raw, "the default size")
+
+
+def settings_path() -> Path:
+    """Where the user's settings live: `<config>/gguf-budget/gguf-budget.conf` (XDG on Linux)."""
+    config = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericConfigLocation)
+    return Path(config) / APP_FOLDER / SETTINGS_FILE
+
+
+def _unusable(path: Path) -> str | None:
+    """Why Qt must not open `path` (Rule 4), or None when it may."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return e.strerror or type(e).__name__
+    if not stat.S_ISREG(info.st_mode):
+        return "it is not a regular file"
+    if info.st_size > MAX_SETTINGS_BYTES:
+        return f"it is {info.st_size} bytes long (at most {MAX_SETTINGS_BYTES})"
+    return None
+
+
+def user_settings(path: Path | None = None) -> QSettings:
+    """The user's settings, or a scratch store for this run when their file is unusable (Rule 4)."""
+    path = path or settings_path()
+    for candidate in (path, path.with_name(path.name + ".lock")):
+        why = _unusable(candidate)
+        if why is not None:
+            log.warning("settings: %s cannot be used (%s); settings are not remembered this run",
+                         safe_text(candidate, 300), why)
+            scratch = tempfile.mkdtemp(prefix="gguf-budget-settings-")
+            atexit.register(shutil.rmtree, scratch, True)
+            return QSettings(str(Path(scratch) / SETTINGS_FILE), QSettings.Format.IniFormat)
+    return QSettings(str(path), QSettings.Format.IniFormat)
 
 
 def save_settings(store: QSettings, settings: ExplorerSettings) -> None:
@@ -74,6 +178,10 @@ def save_settings(store: QSettings, settings: ExplorerSettings) -> None:
             store.setValue(key, list(value) if isinstance(value, tuple) else value)
     store.endGroup()
     store.sync()
+
+
+def save_geometry(store: QSettings, window: QWidget) -> None:
+    store.setValue(GEOMETRY_KEY, window.saveGeometry())
 
 
 def with_recent(recent: tuple[str, ...], path: str) -> tuple[str, ...]:

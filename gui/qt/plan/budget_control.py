@@ -3,8 +3,11 @@
 Rule 1: the budget in bytes is the source of truth. The slider writes whole MiB; the text
         box writes exactly what was typed (`512M`, `1.5G`, `2GiB`, plain bytes), parsed
         by the core's `parse_size`; the slider then shows the nearest MiB, clamped.
-Rule 2: text that does not parse (or is 0) shows an inline error and changes nothing —
-        the last good budget stays, and so does the plan on screen.
+Rule 2: text that does not parse, is 0 or lies outside the core's `BUDGET` range shows an
+        inline error and changes nothing — the last good budget stays, and so does the plan
+        on screen (validate, then mutate).
+Rule 4: the slider cannot show more than Qt's 32-bit int of MiB: values beyond are clamped
+        on the slider only; the budget itself stays exact.
 Rule 3: "unlimited" (budget 0 in the request) greys out the slider and the text box.
 """
 
@@ -13,11 +16,18 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QWidget
 
-from gguf_budget.core.units import human_bytes, parse_size
+from gguf_budget.core.ranges import BUDGET
+from gguf_budget.core.units import human_bytes
 
 from gguf_budget.gui.qt.theme import error_style
 
 MIB = 1 << 20
+SLIDER_MAX_MIB = 2**31 - 1
+
+
+def slider_mib(n_bytes: int) -> int:
+    """The nearest whole MiB the slider can hold (Rule 4)."""
+    return min(max(round(n_bytes / MIB), 0), SLIDER_MAX_MIB)
 
 
 class BudgetControl(QWidget):
@@ -62,7 +72,7 @@ class BudgetControl(QWidget):
 
     def set_range(self, low: int, high: int) -> None:
         """Slider range in bytes (rounded outwards to whole MiB); the budget is kept."""
-        lo, hi = max(1, low // MIB), max(2, -(-high // MIB))
+        lo, hi = min(max(1, low // MIB), SLIDER_MAX_MIB - 1), min(max(2, -(-high // MIB)), SLIDER_MAX_MIB)
         self.slider.blockSignals(True)
         self.slider.setRange(lo, max(hi, lo + 1))
         span = self.slider.maximum() - lo
@@ -82,7 +92,7 @@ class BudgetControl(QWidget):
 
     def _show(self, n_bytes: int) -> None:
         self.slider.blockSignals(True)
-        self.slider.setValue(round(n_bytes / MIB))
+        self.slider.setValue(slider_mib(n_bytes))
         self.slider.blockSignals(False)
         self.edit.setText(human_bytes(n_bytes))
         self.edit.setModified(False)
@@ -99,7 +109,7 @@ class BudgetControl(QWidget):
             return
         self.edit.setModified(False)
         try:
-            n_bytes = parse_size(self.edit.text())
+            n_bytes = BUDGET.parse(self.edit.text())
         except ValueError as e:
             self._reject(str(e))
             return
@@ -109,7 +119,7 @@ class BudgetControl(QWidget):
         self.error.hide()
         self._bytes = n_bytes
         self.slider.blockSignals(True)
-        self.slider.setValue(round(n_bytes / MIB))
+        self.slider.setValue(slider_mib(n_bytes))
         self.slider.blockSignals(False)
         self.changed.emit()
 

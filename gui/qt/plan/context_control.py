@@ -5,12 +5,16 @@ Rule 1: "auto" asks the planner for the highest ctx that fits; the slider then s
 Rule 2: moving the slider is an explicit request: it switches "auto" off.
 Rule 3: values snap to multiples of 128 (the planner's step); the model's own context
         length is allowed even when it is not a multiple of 128.
+Rule 4: the slider ends at the core's `CONTEXT` range (a hostile file may claim 2^63 tokens);
+        a larger chosen ctx is shown in the label and pins the slider at its end.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSlider, QWidget
+
+from gguf_budget.core.ranges import CONTEXT
 
 STEP = 128
 
@@ -57,7 +61,7 @@ class ContextControl(QWidget):
         return None if self.auto.isChecked() else self.slider.value()
 
     def set_maximum(self, context_length: int) -> None:
-        self._quiet(lambda: self.slider.setRange(STEP, max(STEP, context_length)))
+        self._quiet(lambda: self.slider.setRange(STEP, max(STEP, min(context_length, CONTEXT.high))))
         self._label()
 
     def set_request(self, ctx: int | None) -> None:
@@ -70,7 +74,7 @@ class ContextControl(QWidget):
     def show_chosen(self, ctx: int) -> None:
         """In auto mode, move the slider to the planner's choice (not a request)."""
         if self.auto.isChecked():
-            self._quiet(lambda: self.slider.setValue(ctx))
+            self._quiet(lambda: self.slider.setValue(min(ctx, self.slider.maximum())))
             self._label(ctx)
 
     def _quiet(self, action) -> None:

@@ -1,0 +1,104 @@
+"""Settings never stop start-up: every value restored is validated and an invalid one falls back
+to its default with a log line; a settings file that is a FIFO is set aside, not read; a budget
+beyond the slider's range is clamped on the slider only (typed ones: `test_gui_hostile`)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from gui_support import GIB, child, open_model
+from hostile_support import HANG_LIMIT_S, make_fifo
+from PySide6.QtCore import QSettings
+
+from gguf_budget.gui.qt.settings import ExplorerSettings, load_settings, user_settings
+
+BAD_VALUES = {
+    "budget_bytes": "2251799813685248",  # 2 PiB: the slider's 32-bit MiB would overflow
+    "ctx": "4294967296",
+    "n_buffers": "7",
+    "head_mode": "sometimes",
+    "kv_type": "q5_1",
+    "unlimited": "maybe",
+    "force": "2",
+}
+
+
+def _ini(tmp_path: Path, body: str) -> QSettings:
+    path = tmp_path / "settings.ini"
+    path.write_text(textwrap.dedent(body))
+    return QSettings(str(path), QSettings.Format.IniFormat)
+
+
+@pytest.mark.parametrize("key", sorted(BAD_VALUES))
+def test_each_invalid_value_falls_back_with_a_log_line(tmp_path, caplog, key):
+    store = _ini(tmp_path, f"[explorer]\n{key}={BAD_VALUES[key]}\n")
+    with caplog.at_level(logging.WARNING, logger="gguf_budget.gui.qt.settings"):
+        assert load_settings(store) == ExplorerSettings()
+    assert [r.getMessage() for r in caplog.records] == [
+        f"settings: {key}='{BAD_VALUES[key]}' is not valid; using {getattr(ExplorerSettings(), key)!r} instead"]
+
+
+def test_recent_entries_that_are_not_paths_are_dropped(tmp_path, caplog):
+    store = _ini(tmp_path, f"[explorer]\nrecent=/a.gguf, /{'x' * 5000}.gguf\n")
+    with caplog.at_level(logging.WARNING):
+        assert load_settings(store).recent == ()
+    assert "settings: recent=" in caplog.text
+
+
+def test_a_window_starts_on_poisoned_settings_and_saves_sane_ones(qtbot, make_window, write_model, tmp_path, caplog):
+    store = _ini(tmp_path, f"""\
+        [explorer]
+        budget_bytes={BAD_VALUES['budget_bytes']}
+        ctx={BAD_VALUES['ctx']}
+        recent=/a.gguf
+        [window]
+        geometry=hello
+        """)
+    with caplog.at_level(logging.WARNING):
+        window = make_window(store)
+    assert "settings: window/geometry='hello' is not valid" in caplog.text
+    assert "settings: budget_bytes=" in caplog.text
+    open_model(qtbot, window, write_model())
+    window.save_settings()
+    saved = load_settings(QSettings(store.fileName(), QSettings.Format.IniFormat))
+    assert saved.budget_bytes is not None and saved.budget_bytes < 2 * GIB and saved.ctx is None
+
+
+def test_the_largest_budget_is_shown_on_a_clamped_slider(qtbot, make_window, write_model):
+    window = make_window()
+    open_model(qtbot, window, write_model())
+    window.apply_request(budget_bytes=1 << 50)
+    assert window.request().budget_bytes == 1 << 50
+    assert child(window, "budgetSlider").value() == child(window, "budgetSlider").maximum()
+
+
+def test_a_settings_file_that_is_a_fifo_is_set_aside(tmp_path, caplog):
+    fifo = make_fifo(tmp_path / "gguf-budget.conf")
+    with caplog.at_level(logging.WARNING):
+        store = user_settings(fifo)
+    assert Path(store.fileName()) != fifo and store.value("explorer/budget_bytes") is None
+    assert f"settings: {fifo} cannot be used (it is not a regular file)" in caplog.text
+
+
+START_WINDOW = """
+from PySide6.QtWidgets import QApplication
+from gguf_budget.gui.qt.main_window import MainWindow
+app = QApplication([])
+window = MainWindow(probe_backend=lambda: None)
+print(window.windowTitle())
+"""
+
+
+def test_start_up_with_a_fifo_as_the_users_settings_file_does_not_hang(tmp_path):
+    make_fifo(Path(tmp_path / "gguf-budget").mkdir() or tmp_path / "gguf-budget" / "gguf-budget.conf")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen"}
+    result = subprocess.run([sys.executable, "-c", START_WINDOW], env=env, capture_output=True, text=True,
+                            timeout=HANG_LIMIT_S)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "GGUF Budget Explorer"
