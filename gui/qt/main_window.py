@@ -11,10 +11,14 @@ Rule 4: the hardware snapshot and the fit estimate are kept by `MachineLink`, wh
         window tells about every new plan (model, ctx, KV type).
 Rule 5: the window computes no bytes: plans come from `plan_memory`, thresholds from
         `budget_thresholds`, fit numbers from `estimate_fit`, texts from the core's views.
+Rule 6: a loaded model is committed to the window only after everything showing it computes
+        has succeeded (`_preview` runs it first, touching no widget): a model that cannot be
+        shown is a failed load, and the previous model, plan and title stay.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from typing import Callable, Sequence
 
@@ -29,7 +33,10 @@ from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
-from gguf_budget.core.views.plan_view import BannerState, plan_banner
+from gguf_budget.core.ranges import BUDGET, CONTEXT
+from gguf_budget.core.views.model_summary import summary_rows
+from gguf_budget.core.views.plan_report import plan_text
+from gguf_budget.core.views.plan_view import BannerState, pinned_text, plan_banner
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate, plan_speed
@@ -39,6 +46,7 @@ from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.plan.banner import Banner
 from gguf_budget.gui.qt.plan.budget_control import MIB
+from gguf_budget.gui.qt.plan.context_control import STEP, snap
 from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
 from gguf_budget.gui.qt.layout import build_body
 from gguf_budget.gui.qt.machine.machine_link import MachineLink
@@ -50,6 +58,19 @@ from gguf_budget.gui.qt.theme import error_style
 UNKNOWN_CONTEXT = 32768
 SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25
 STATUS_MS = 5000
+log = logging.getLogger(__name__)
+
+
+def slider_span(low: int, high: int) -> tuple[int, int]:
+    """The budget slider's range: from below the minimum configuration to above all-pinned."""
+    return int(low * SLIDER_BELOW), int(high * SLIDER_ABOVE)
+
+
+def new_model_budget(low: int, high: int, chosen: int) -> int:
+    """A new model keeps the budget when it lies on the slider, else starts between its thresholds
+    (at most the core's largest budget: a model that needs more is shown as impossible)."""
+    lo, hi = slider_span(low, high)
+    return chosen if lo <= chosen <= hi else min((low + high) // 2 // MIB * MIB, BUDGET.high)
 
 
 class MainWindow(QMainWindow):
@@ -247,6 +268,12 @@ class MainWindow(QMainWindow):
     # -- loading ----------------------------------------------------------------------
 
     def _loaded(self, spec: ModelSpec) -> None:
+        try:
+            self._preview(spec)
+        except Exception as e:  # noqa: BLE001 - whatever stops a model being shown is a failed load (Rule 6)
+            log.exception("cannot show %s", safe_text(spec.path, 300))
+            self._load_failed(f"{spec.path} cannot be shown: {type(e).__name__}: {e}")
+            return
         self.busy.hide()
         self.load_error.hide()
         self._model = spec
@@ -265,6 +292,23 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Loaded {safe_text(spec.path, 200)}", STATUS_MS)
         self.save_settings()
         self.modelLoaded.emit()
+
+    def _preview(self, spec: ModelSpec) -> None:
+        """Compute what showing `spec` will compute, touching no widget; raises what would fail (Rule 6)."""
+        summary_rows(spec)
+        prices = TokenPrices.of(spec)
+        top = max(STEP, min(spec.context_length or UNKNOWN_CONTEXT, CONTEXT.high))
+        ctx = None if self._ctx_request is None else snap(min(self._ctx_request, top), top)
+        request = replace(self.request(), ctx=ctx, ctx_cap=UNKNOWN_CONTEXT if spec.context_length is None else None)
+        try:
+            budget = new_model_budget(*budget_thresholds(spec, request), self.body.plan.budget.exact_bytes())
+            plan = plan_memory(spec, request if request.unlimited else replace(request, budget_bytes=budget))
+        except BudgetError:
+            return  # shown as "CANNOT PLAN" with the reason: a state the window draws
+        plan_banner(plan)
+        pinned_text(spec, plan)
+        plan_text(plan)
+        plan_speed(prices, plan, *self.speed_inputs())
 
     def _load_failed(self, message: str) -> None:
         self.busy.hide()
@@ -314,10 +358,10 @@ class MainWindow(QMainWindow):
         assert self._model is not None
         low, high = budget_thresholds(self._model, self.request())
         budget = self.body.plan.budget
-        budget.set_range(int(low * SLIDER_BELOW), int(high * SLIDER_ABOVE))
+        budget.set_range(*slider_span(low, high))
         chosen = budget.exact_bytes()
-        if new_model and not int(low * SLIDER_BELOW) <= chosen <= int(high * SLIDER_ABOVE):
-            budget.set_budget((low + high) // 2 // MIB * MIB, budget.unlimited.isChecked())
+        if new_model and new_model_budget(low, high, chosen) != chosen:
+            budget.set_budget(new_model_budget(low, high, chosen), budget.unlimited.isChecked())
 
     # -- window events ----------------------------------------------------------------
 

@@ -6,8 +6,8 @@ Rule 1: the budget in bytes is the source of truth. The slider writes whole MiB;
 Rule 2: text that does not parse, is 0 or lies outside the core's `BUDGET` range shows an
         inline error and changes nothing — the last good budget stays, and so does the plan
         on screen (validate, then mutate).
-Rule 4: the slider cannot show more than Qt's 32-bit int of MiB: values beyond are clamped
-        on the slider only; the budget itself stays exact.
+Rule 4: the slider ends at the core's largest budget (`BUDGET`, 2^30 MiB: inside Qt's 32-bit
+        int); a budget beyond its range is clamped on the slider only.
 Rule 3: "unlimited" (budget 0 in the request) greys out the slider and the text box.
 """
 
@@ -22,7 +22,7 @@ from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.qt.theme import error_style
 
 MIB = 1 << 20
-SLIDER_MAX_MIB = 2**31 - 1
+SLIDER_MAX_MIB = BUDGET.high // MIB
 
 
 def slider_mib(n_bytes: int) -> int:

@@ -1,0 +1,138 @@
+"""The window and hostile files: a good model is on screen, a hostile one is opened.
+
+A file that cannot be loaded or shown leaves the previous model, plan and title on screen, the
+busy indicator gone and the reason shown. A file with huge but well-typed values is shown
+whole: the sliders clamp what they cannot represent, and the model is never half-switched."""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from gguf.constants import GGUFValueType as V
+from gguf_factory import write_gguf
+from gui_support import MIB, OTHER, child, open_model, settle
+from hostile_headers import write_hostile
+from hostile_support import make_fifo, make_symlink_loop
+
+from gguf_budget.core import BudgetRequest, load_model, plan_memory
+from gguf_budget.core.ranges import CONTEXT
+from gguf_budget.gui.qt.main_window import MainWindow
+
+
+def screen_state(window: MainWindow) -> tuple:
+    return (window.current_model(), window.current_plan(), child(window, "modelSummary").values(),
+            window.request(), child(window, "banner").text(), window.windowTitle())
+
+
+def _sparse_nested_arrays(folder: Path) -> Path:
+    path = folder / "bomb.gguf"
+    prefix = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", V.ARRAY,
+                                                                                                  V.ARRAY, 10**7)
+    with open(path, "wb") as f:
+        f.write(prefix)
+        f.truncate(len(prefix) + 12 * 10**7)
+    return path
+
+
+def _truncated(folder: Path) -> Path:
+    whole = write_gguf(folder / "whole.gguf", OTHER, "header_only")[0].read_bytes()
+    path = folder / "cut.gguf"
+    path.write_bytes(whole[: len(whole) // 3])
+    return path
+
+
+UNLOADABLE: dict[str, Callable[[Path], Path]] = {
+    "fifo": lambda d: make_fifo(d / "pipe.gguf"),
+    "folder": lambda d: (d / "dir.gguf").mkdir() or d / "dir.gguf",
+    "symlink loop": make_symlink_loop,
+    "head_count a 1 MiB string": lambda d: write_hostile(
+        d, "str.gguf", {"{arch}.attention.head_count": (V.STRING, b"x" * ((1 << 20) + 1))}),
+    "duplicate block_count": lambda d: write_hostile(d, "dup.gguf", {}, duplicate="{arch}.block_count"),
+    "architecture an array": lambda d: write_hostile(
+        d, "arch.gguf", {"general.architecture": (V.ARRAY, (V.UINT8, [1, 2]))}),
+    "ten million nested arrays": _sparse_nested_arrays,
+    "truncated header": _truncated,
+    "control characters in a missing name": lambda d: d / "gone\x1b[2J\n\u202e.gguf",
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNLOADABLE))
+def test_a_hostile_file_leaves_the_previous_model_on_screen(qtbot, make_window, write_model, tmp_path, case):
+    window = make_window()
+    open_model(qtbot, window, write_model())
+    window.apply_request(budget_bytes=70 * MIB, ctx=1024)
+    before = screen_state(window)
+    path = UNLOADABLE[case](tmp_path)
+    with qtbot.assertNotEmitted(window.modelLoaded), qtbot.waitSignal(window.loadFailed, timeout=60_000) as failed:
+        window.open_path(str(path))
+    assert screen_state(window) == before
+    assert not child(window, "busyIndicator").isVisible()
+    error = child(window, "loadError")
+    assert error.isVisible() and error.text().startswith("Could not open the model: ")
+    assert "\n" not in error.text() and "\x1b" not in error.text()
+    assert failed.args[0]
+
+
+@pytest.mark.parametrize("field", ["n_params", "n_embd"])
+def test_a_model_that_cannot_be_shown_is_never_half_committed(qtbot, make_window, write_model, field):
+    """The load backend is the window's injection point: it hands over a spec whose numbers no float holds."""
+    good, other = write_model(), write_model(OTHER, name="other.gguf")
+
+    def backend(path: str):
+        spec = load_model(path)
+        return dataclasses.replace(spec, **{field: 2**1100}) if path == str(other) else spec
+
+    window = make_window(load_backend=backend)
+    open_model(qtbot, window, good)
+    before = screen_state(window)
+    with qtbot.assertNotEmitted(window.modelLoaded), qtbot.waitSignal(window.loadFailed) as failed:
+        window.open_path(str(other))
+    assert "cannot be shown: OverflowError" in failed.args[0]
+    assert screen_state(window) == before and not child(window, "busyIndicator").isVisible()
+    window.apply_request(budget_bytes=80 * MIB)
+    assert window.current_plan() == plan_memory(window.current_model(), window.request())
+
+
+HUGE = {
+    "context_length 2^31": {"{arch}.context_length": (V.UINT32, 2**31)},
+    "context_length 2^64-1": {"{arch}.context_length": (V.UINT64, 2**64 - 1)},
+    "embedding_length 2^64-1": {"{arch}.embedding_length": (V.UINT64, 2**64 - 1)},
+    "head_count_kv 2^63": {"{arch}.attention.head_count_kv": (V.UINT64, 2**63)},
+}
+
+
+@pytest.mark.parametrize("case", sorted(HUGE))
+def test_huge_values_are_shown_whole_with_clamped_sliders(qtbot, make_window, write_model, tmp_path, case):
+    window = make_window()
+    open_model(qtbot, window, write_model())
+    path = write_hostile(tmp_path, "huge.gguf", HUGE[case])
+    spec = open_model(qtbot, window, path)
+    assert spec.path == str(path) and spec.name in window.windowTitle()
+    assert window.current_plan() in (None, plan_memory(spec, window.request()))
+    assert child(window, "ctxSlider").maximum() <= CONTEXT.high
+    slider = child(window, "budgetSlider")
+    slider.setValue(slider.maximum())
+    settle(qtbot, window)
+    slider.setValue(slider.minimum())
+    settle(qtbot, window)
+    window.apply_request(budget_bytes=1 << 50, ctx=CONTEXT.high)
+    assert window.request() == dataclasses.replace(window.request(), budget_bytes=1 << 50)
+    assert window.current_plan() in (None, plan_memory(spec, window.request()))
+
+
+def test_a_budget_too_large_to_show_is_refused_and_the_plan_stays(qtbot, make_window, write_model):
+    window = make_window()
+    open_model(qtbot, window, write_model())
+    before = screen_state(window)
+    edit = child(window, "budgetEdit")
+    for text in ("2P", "1" + "0" * 400, "-5G"):
+        edit.setText(text)
+        edit.setModified(True)
+        edit.editingFinished.emit()
+        settle(qtbot, window)
+        assert screen_state(window) == before and child(window, "budgetError").isVisible()
+    assert BudgetRequest(window.request().budget_bytes) == BudgetRequest(before[3].budget_bytes)
