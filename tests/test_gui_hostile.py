@@ -17,10 +17,14 @@ from gguf_factory import write_gguf
 from gui_support import MIB, OTHER, child, open_model, settle
 from hostile_headers import write_hostile
 from hostile_support import make_fifo, make_symlink_loop
+from PySide6.QtCore import QThreadPool
+from PySide6.QtWidgets import QApplication
+from test_gui_loading import drop_events
 
 from gguf_budget.core import BudgetRequest, load_model, plan_memory
 from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.gui.qt.main_window import MainWindow
+from gguf_budget.gui.qt.whatif.compare_view import CompareView
 
 
 def screen_state(window: MainWindow) -> tuple:
@@ -136,3 +140,44 @@ def test_a_budget_too_large_to_show_is_refused_and_the_plan_stays(qtbot, make_wi
         settle(qtbot, window)
         assert screen_state(window) == before and child(window, "budgetError").isVisible()
     assert BudgetRequest(window.request().budget_bytes) == BudgetRequest(before[3].budget_bytes)
+
+
+def test_fifos_from_every_way_in_never_use_up_the_workers(qtbot, make_window, write_model, tmp_path):
+    """Open, Recent and drop each refuse a FIFO at once: more FIFOs than the pool has threads, then a good model."""
+    window = make_window()
+    fifo = make_fifo(tmp_path / "pipe.gguf")
+    window.file_menu.set_recent([str(fifo)])
+    mime, enter, drop = drop_events(fifo)
+    ways = [lambda: window.open_path(str(fifo)), child(window, "recentMenu").actions()[0].trigger,
+            lambda: (QApplication.sendEvent(window, enter), QApplication.sendEvent(window, drop))]
+    for i in range(QThreadPool.globalInstance().maxThreadCount() + 1):
+        with qtbot.waitSignal(window.loadFailed, timeout=60_000) as failed:
+            ways[i % len(ways)]()
+        assert "FIFO" in failed.args[0] and not child(window, "busyIndicator").isVisible()
+    open_model(qtbot, window, write_model())
+    window.refresh_hardware()
+    qtbot.waitUntil(child(window, "refreshHardware").isEnabled, timeout=60_000)
+    assert mime.hasUrls()  # the events borrow it: it lives until here
+
+
+@pytest.mark.parametrize("second", ["fifo", "cannot be shown"])
+def test_the_compare_dock_keeps_its_second_model(qtbot, write_model, tmp_path, second):
+    good, other = write_model(), write_model(OTHER, name="other.gguf")
+    bad = make_fifo(tmp_path / "pipe.gguf") if second == "fifo" else write_model(OTHER, name="huge.gguf")
+
+    def backend(path: str):
+        spec = load_model(path)
+        return dataclasses.replace(spec, tensor_bytes=2**1100) if path == str(bad) else spec
+
+    view = CompareView(load_backend=backend)
+    qtbot.addWidget(view)
+    view.show()
+    first = load_model(good)
+    view.set_first(first, BudgetRequest(), plan_memory(first, BudgetRequest()))
+    with qtbot.waitSignal(view.secondLoaded, timeout=60_000):
+        view.open_second(str(other))
+    rows, label = view.model.rows(), view.second_label.text()
+    with qtbot.assertNotEmitted(view.secondLoaded), qtbot.waitSignal(view.secondFailed, timeout=60_000):
+        view.open_second(str(bad))
+    assert view.second_model().path == str(other) and view.model.rows() == rows
+    assert view.second_label.text() == label and view.error.isVisible() and view.open_button.isEnabled()

@@ -5,13 +5,15 @@ Rule 1: the first model, its request and its plan come from the window (`set_fir
         both ledgers are at the same budget and the same ctx (when the first plan chose its
         ctx itself, the second is held to that ctx, not left to pick its own).
 Rule 2: the second model loads off the GUI thread (`BackgroundCall`). A file that fails to
-        load, or a model the planner refuses, shows one line and changes nothing else: the
-        first model and any earlier second model stay on screen.
+        load, or a model the planner refuses or the view cannot show, shows one line and changes
+        nothing else: everything shown is computed before anything is replaced, so the first
+        model and any earlier second model stay on screen.
 Rule 3: the table holds the core's numbers (`compare_rows`); the view computes no bytes.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -29,6 +31,8 @@ from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.whatif.compare_table import CompareModel
 from gguf_budget.gui.qt.menus.file_menu import GGUF_FILTER
 from gguf_budget.gui.qt.theme import error_style
+
+log = logging.getLogger(__name__)
 
 
 def second_request(request: BudgetRequest, first: MemoryPlan) -> BudgetRequest:
@@ -130,10 +134,14 @@ class CompareView(QWidget):
             self._show(spec)
         except BudgetError as e:
             message = f"Cannot plan the second model: {e}"
-            self._show_error(message)
-            self.secondFailed.emit(message)
+        except Exception as e:  # noqa: BLE001 - a model that cannot be shown is not taken (Rule 2)
+            log.exception("cannot show %s", safe_text(spec.path, 300))
+            message = f"Cannot show the second model: {type(e).__name__}: {e}"
+        else:
+            self.secondLoaded.emit()
             return
-        self.secondLoaded.emit()
+        self._show_error(message)
+        self.secondFailed.emit(message)
 
     def _load_failed(self, message: str) -> None:
         self.open_button.setEnabled(True)
@@ -152,19 +160,22 @@ class CompareView(QWidget):
             self._show_error(f"Cannot plan the second model: {e}")
 
     def _show(self, spec: ModelSpec) -> None:
-        """Plan `spec` against the first plan and show both; a BudgetError leaves everything as it was."""
+        """Plan `spec` against the first plan and show both; what raises leaves everything as it was."""
         first = self._first
         plan = first[2] if first else None
         second = plan_memory(spec, second_request(first[1], plan)) if first and plan else None
+        label = model_text("Second", spec, second)
+        table = (compare_rows(plan, second), column_title(first[0]), column_title(spec)) \
+            if first and plan and second else None
         self._second, self._second_plan = spec, second
-        self.second_label.setText(model_text("Second", spec, second))
-        if not (first and plan and second):
+        self.second_label.setText(label)
+        if table is None:
             self.model.set_rows((), "First", "Second")
             if first:
                 self._show_error("The first model cannot be planned, so there is nothing to compare")
             return
         self.error.hide()
-        self.model.set_rows(compare_rows(plan, second), column_title(first[0]), column_title(spec))
+        self.model.set_rows(*table)
 
     def _show_error(self, message: str) -> None:
         self.error.setText(safe_text(message, 300))
