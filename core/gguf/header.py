@@ -416,14 +416,15 @@ def _read_tensor_info(cur: _Cursor, index: int, alignment: int) -> TensorInfo:
     return TensorInfo(name, shape, ggml_type, offset, nbytes)
 
 
-def _check_layout(tensors: tuple[TensorInfo, ...], at: int) -> None:
-    names: set[str] = set()
-    for t in tensors:
+def _check_layout(entries: list[tuple[int, TensorInfo]]) -> None:
+    """Names unique, data regions apart; an error names the directory entry's offset."""
+    names: dict[str, int] = {}
+    for at, t in entries:
         if t.name in names:
-            raise GGUFFormatError(f"duplicate tensor name {t.name!r}", at)
-        names.add(t.name)
-    ordered = sorted(tensors, key=lambda t: t.offset)
-    for prev, nxt in pairwise(ordered):
+            raise GGUFFormatError(f"duplicate tensor name {t.name!r} (first at byte {names[t.name]})", at)
+        names[t.name] = at
+    ordered = sorted(entries, key=lambda entry: entry[1].offset)
+    for (_, prev), (at, nxt) in pairwise(ordered):
         if prev.offset + prev.nbytes > nxt.offset:
             raise GGUFFormatError(f"tensors {prev.name!r} and {nxt.name!r} overlap", at)
 
@@ -458,9 +459,11 @@ def _parse(cur: _Cursor, path: str, keep_max: int) -> GGUFHeader:
         metadata[key] = _read_value(cur, vtype, key, keep_max)
     alignment = metadata.get(Keys.General.ALIGNMENT, GGUF_DEFAULT_ALIGNMENT)
     if not isinstance(alignment, int) or isinstance(alignment, bool) or alignment <= 0 or alignment & (alignment - 1):
-        raise GGUFFormatError(f"{Keys.General.ALIGNMENT} {alignment!r} is not a power of two", cur.offset)
-    tensors = tuple(_read_tensor_info(cur, i, alignment) for i in range(n_tensors))
-    _check_layout(tensors, cur.offset)
+        raise GGUFFormatError(f"{Keys.General.ALIGNMENT} {alignment!r} is not a power of two",
+                              key_offsets.get(Keys.General.ALIGNMENT))
+    entries = [(cur.offset, _read_tensor_info(cur, i, alignment)) for i in range(n_tensors)]
+    _check_layout(entries)
+    tensors = tuple(t for _, t in entries)
     data_offset = -(-cur.offset // alignment) * alignment
     return GGUFHeader(path, version, FrozenMap(metadata), tensors, alignment, data_offset, cur.size,
                       FrozenMap(key_offsets))

@@ -20,6 +20,10 @@ from gguf.constants import GGUFValueType
 
 from gguf_budget.core.errors import GGUFFormatError
 from gguf_budget.core.gguf.header import GGUFHeader, SkippedArray, SkippedString
+from gguf_budget.core.safe_text import safe_text
+
+KEY_LIMIT = 200
+"""A key quoted in a message is escaped (it may embed a hostile architecture) and cut here."""
 
 
 def describe(value: Any) -> str:
@@ -53,7 +57,7 @@ class Metadata:
 
     def error(self, key: str, message: str) -> GGUFFormatError:
         """A `GGUFFormatError` about `key`, at the key's byte offset."""
-        return GGUFFormatError(f"{key} {message}", self.offsets.get(key), self.path)
+        return GGUFFormatError(f"{safe_text(key, KEY_LIMIT)} {message}", self.offsets.get(key), self.path)
 
     def present(self, key: str) -> bool:
         return key in self.values
