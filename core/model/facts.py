@@ -4,14 +4,10 @@ Rule 1: facts come from `{arch}.*` keys; n_ff / n_head / n_head_kv may be per-la
 Rule 2: a missing fact is None and listed in `unknown`; n_vocab falls back to the token
         list, then `{arch}.vocab_size`, then the rows of `token_embd`.
 Rule 3: key/value head dims default to n_embd / n_head, as llama.cpp does.
-Rule 4: sliding-window layers follow `attention.sliding_window_pattern` when present (a
-        per-layer bool array, tiled, or a period N), else llama.cpp's per-architecture period
-        (`SWA_PERIODS`, from llama.cpp `set_swa_pattern` calls in src/models/*.cpp); a period N
-        makes layer il sliding when il % N < N − 1. Architectures without a rule ignore
-        `sliding_window`, as llama.cpp does (e.g. mistral v0.1, phi3). An architecture whose
-        window llama.cpp fixes in code takes `DEFAULT_WINDOWS` when the key is absent (llama4:
-        8192-token chunked attention on 3 of 4 layers, `LLM_ARCH_LLAMA4` in load_hparams; a
-        chunk caches what a window of that size does).
+Rule 4: sliding-window layers and their window follow llama.cpp's per-architecture rules
+        (`swa_rules.SWA_RULES`: the `sliding_window_pattern` array or period, the architecture's
+        period, sliding or dense first, default and forced windows). Architectures without a rule
+        ignore `sliding_window`, as llama.cpp does (e.g. mistral v0.1, phi3).
 Rule 5: recurrent layers: every layer of a pure recurrent architecture, the layers with
         head_count_kv == 0 in a hybrid, or all but every `full_attention_interval`-th layer.
         Their state is F32 and fixed in ctx (llama.cpp `n_embd_r` + `n_embd_s`).
@@ -44,9 +40,8 @@ from gguf_budget.core.model.spec import (
 )
 from gguf_budget.core.model.file_type import file_type_name
 from gguf_budget.core.model.roles import BLOCK_ROLES, TensorRole, block_role, global_role, split_block_name
+from gguf_budget.core.model.swa_rules import sliding_windows
 
-SWA_PERIODS: Mapping[str, int] = {"gemma2": 2, "gemma3": 6, "gemma3n": 5, "cohere2": 4, "gpt-oss": 2, "llama4": 4}
-DEFAULT_WINDOWS: Mapping[str, int] = {"llama4": 8192}
 RECURRENT_ARCHS = frozenset({"mamba", "mamba2", "rwkv6", "rwkv6qwen2", "rwkv7", "arwkv7"})
 F32_BYTES = 4
 DISPLAY_ARRAY_MAX = 64
@@ -108,8 +103,6 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
     n_vocab = _n_vocab(f, tensors)
     ctx = f.number(Keys.LLM.CONTEXT_LENGTH, "context_length")
     window = f.number(Keys.Attention.SLIDING_WINDOW, required=False)
-    if window is None:
-        window = DEFAULT_WINDOWS.get(arch)
     kv_lora = f.number(Keys.Attention.KV_LORA_RANK, required=False)
     rope_dim = f.number(Keys.Rope.DIMENSION_COUNT, required=False)
     ssm = _ssm(f)
@@ -118,6 +111,7 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
     if any(recurrent) and state is None:
         f.unknown.append("recurrent_state")
     layers = _layers(f, n_layer, n_head, n_head_kv, head_k, head_v, window, recurrent, kv_lora, rope_dim)
+    window = max((layer.window or 0 for layer in layers), default=0) or window  # llama.cpp's, where it fixes one
     file_type = f.number(Keys.General.FILE_TYPE, required=False)
     name = meta.display_string(Keys.General.NAME)
     return ModelSpec(
@@ -288,22 +282,10 @@ def _recurrent_state_bytes(f: _Facts, ssm: SSMSizes | None, n_embd: int | None) 
     return None
 
 
-def _swa_flags(f: _Facts, n_layer: int, window: int | None) -> tuple[bool, ...]:
-    if not window:
-        return (False,) * n_layer
-    pattern = f.meta.flags_or_count(f.key(Keys.Attention.SLIDING_WINDOW_PATTERN))
-    if isinstance(pattern, tuple) and pattern:
-        return tuple(pattern[il % len(pattern)] for il in range(n_layer))
-    period = pattern if isinstance(pattern, int) else SWA_PERIODS.get(f.arch)
-    if period is None:
-        return (False,) * n_layer
-    return tuple(period == 0 or il % period < period - 1 for il in range(n_layer))
-
-
 def _layers(f: _Facts, n_layer: int, n_head: tuple[int, ...] | None, n_head_kv: tuple[int, ...] | None,
             head_k: int | None, head_v: int | None, window: int | None, recurrent: tuple[bool, ...],
             kv_lora: int | None, rope_dim: int | None) -> tuple[LayerAttention, ...]:
-    swa = _swa_flags(f, n_layer, window)
+    windows = sliding_windows(f.arch, n_layer, window, f.meta.flags_or_count(f.key(Keys.Attention.SLIDING_WINDOW_PATTERN)))
     out = []
     for il in range(n_layer):
         nh = n_head[il] if n_head else None
@@ -315,8 +297,8 @@ def _layers(f: _Facts, n_layer: int, n_head: tuple[int, ...] | None, n_head_kv: 
         elif nkv is None or head_k is None or head_v is None:
             out.append(LayerAttention(LayerKind.UNKNOWN, nh, nkv, head_k, head_v))
         else:
-            out.append(LayerAttention(LayerKind.SWA if swa[il] else LayerKind.FULL, nh, nkv, head_k, head_v,
-                                      window if swa[il] else None))
+            out.append(LayerAttention(LayerKind.SWA if windows[il] else LayerKind.FULL, nh, nkv, head_k, head_v,
+                                      windows[il]))
     return tuple(out)
 
 

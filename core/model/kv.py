@@ -9,12 +9,14 @@ Rule 3: a recurrent layer holds its fixed F32 state, independent of ctx.
 Rule 4: a layer whose facts are unknown makes the total unknown (None) — never 0.
         `layer_kv` states Rules 1–4 once, for one layer; the breakdown, the price the planner
         searches with and the per-layer table the fit estimate places are sums of it.
-Rule 5: the engine-accurate variant is llama.cpp's allocation for one sequence: the context
-        is padded to a multiple of 256 cells (`ENGINE_CELL_PAD`, llama-context.cpp
-        `llama_context::llama_context`: `cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256)`), and a
-        sliding-window layer holds min(padded ctx, window + n_ubatch) cells (llama-kv-cache-iswa.cpp
-        `llama_kv_cache_iswa`: `size_swa = min(size_base, n_swa + n_ubatch)`, n_ubatch 512 by
-        default, common/common.h). Recurrent state is Rule 3 (llama-memory-recurrent.cpp: F32).
+Rule 5: the engine-accurate variant is llama.cpp's allocation for one sequence (the rules of
+        `core.llama_cpp.LLAMA_CPP_SOURCE`): the context is padded to a multiple of 256 cells
+        (`ENGINE_CELL_PAD`, llama-context.cpp: `cparams.n_ctx = GGML_PAD(cparams.n_ctx, 256)`), and
+        a sliding-window layer holds min(padded ctx, window + n_ubatch) cells rounded UP to a
+        multiple of 256 (llama-kv-cache-iswa.cpp: `size_swa = GGML_PAD(std::min(size_base,
+        n_swa + n_ubatch), 256)`; n_ubatch 512 by default, common/common.h) — a window of 100 holds
+        768 cells, not 612. With `--swa-full` a sliding layer holds every cell (`size_swa = size_base`).
+        Recurrent state is Rule 3 (llama-memory-recurrent.cpp: F32).
 """
 
 from __future__ import annotations
@@ -60,36 +62,40 @@ class LayerKV:
     """One layer's cache for any ctx: `per_cell` bytes for each of min(cells, cap) cells, plus `fixed`.
 
     `cap` is None when the layer holds every cell (full attention, or a recurrent state whose
-    `per_cell` is 0).
+    `per_cell` is 0). A capped layer's cells are rounded up to a multiple of `pad` (Rule 5).
     """
 
     per_cell: int
     cap: int | None
     fixed: int
+    pad: int = 1
 
     def at(self, cells: int) -> int:
-        held = cells if self.cap is None else min(cells, self.cap)
+        held = cells if self.cap is None else -(-min(cells, self.cap) // self.pad) * self.pad
         return held * self.per_cell + self.fixed
 
 
-def layer_kv(layer: LayerAttention, kv_type: str, state_bytes: int | None, *, swa_extra: int = 0) -> LayerKV | None:
-    """Rules 1–4 for one layer: what it caches, or None when its facts are unknown."""
+def layer_kv(layer: LayerAttention, kv_type: str, state_bytes: int | None, *, swa_extra: int = 0, swa_pad: int = 1,
+             swa_full: bool = False) -> LayerKV | None:
+    """Rules 1–5 for one layer: what it caches, or None when its facts are unknown."""
     if layer.kind is LayerKind.RECURRENT:
         return None if state_bytes is None else LayerKV(0, None, state_bytes)
     if layer.kind is LayerKind.UNKNOWN:
         return None
     n_kv = layer.n_head_kv or 0
     per_cell = row_bytes(kv_type, n_kv * (layer.k_dim or 0)) + row_bytes(kv_type, n_kv * (layer.v_dim or 0))
-    cap = layer.window + swa_extra if layer.kind is LayerKind.SWA and layer.window is not None else None
-    return LayerKV(per_cell, cap, 0)
+    sliding = layer.kind is LayerKind.SWA and layer.window is not None and not swa_full
+    return LayerKV(per_cell, (layer.window or 0) + swa_extra, 0, swa_pad) if sliding else LayerKV(per_cell, None, 0)
 
 
-def layer_kvs(model: ModelSpec, kv_type: str, *, swa_extra: int = 0) -> tuple[LayerKV | None, ...]:
+def layer_kvs(model: ModelSpec, kv_type: str, *, swa_extra: int = 0, swa_pad: int = 1,
+              swa_full: bool = False) -> tuple[LayerKV | None, ...]:
     """`layer_kv` of every layer; layers of one shape share one price, so 80 layers cost a few lookups."""
     seen: dict[LayerAttention, LayerKV | None] = {}
     for layer in model.layers:
         if layer not in seen:
-            seen[layer] = layer_kv(layer, kv_type, model.recurrent_state_bytes, swa_extra=swa_extra)
+            seen[layer] = layer_kv(layer, kv_type, model.recurrent_state_bytes, swa_extra=swa_extra, swa_pad=swa_pad,
+                                   swa_full=swa_full)
     return tuple(seen[layer] for layer in model.layers)
 
 
@@ -115,10 +121,12 @@ def kv_breakdown(
     kv_type: str = DEFAULT_KV_TYPE,
     *,
     swa_extra: int = 0,
+    swa_pad: int = 1,
+    swa_full: bool = False,
     layers: range | None = None,
 ) -> KVBreakdown:
     """KV bytes for `ctx` tokens over `layers` (all by default)."""
-    prices = layer_kvs(model, kv_type, swa_extra=swa_extra)
+    prices = layer_kvs(model, kv_type, swa_extra=swa_extra, swa_pad=swa_pad, swa_full=swa_full)
     attention = recurrent = n_attn = n_swa = n_rec = n_unknown = 0
     for il in layers if layers is not None else range(model.n_layer):
         kind, price = model.layers[il].kind, prices[il]
@@ -152,7 +160,10 @@ class KVPrice:
 
 
 def kv_price(model: ModelSpec, kv_type: str = DEFAULT_KV_TYPE, *, swa_extra: int = 0) -> KVPrice:
-    """The layers' `LayerKV`s summed by cap: one full-ctx rate, one rate per window, the fixed states."""
+    """The layers' `LayerKV`s summed by cap: one full-ctx rate, one rate per window, the fixed states.
+
+    The plain bound the planner searches with: no engine padding (Rule 5 is `engine_layer_kv_table`).
+    """
     full = fixed = 0
     swa: dict[int, int] = {}
     known = True
@@ -183,13 +194,23 @@ def engine_kv_breakdown(
     kv_type: str = DEFAULT_KV_TYPE,
     *,
     ubatch: int = ENGINE_UBATCH,
+    swa_full: bool = False,
     layers: range | None = None,
 ) -> KVBreakdown:
-    """KV bytes as llama.cpp allocates them for `ctx` tokens of one sequence."""
-    return kv_breakdown(model, engine_cells(ctx), kv_type, swa_extra=ubatch, layers=layers)
+    """KV bytes as llama.cpp allocates them for `ctx` tokens of one sequence (Rule 5)."""
+    return kv_breakdown(model, engine_cells(ctx), kv_type, swa_extra=ubatch, swa_pad=ENGINE_CELL_PAD,
+                        swa_full=swa_full, layers=layers)
 
 
-def layer_kv_table(model: ModelSpec, ctx: int, kv_type: str = DEFAULT_KV_TYPE, *,
-                   swa_extra: int = 0) -> tuple[int | None, ...]:
+def layer_kv_table(model: ModelSpec, ctx: int, kv_type: str = DEFAULT_KV_TYPE, *, swa_extra: int = 0,
+                   swa_pad: int = 1, swa_full: bool = False) -> tuple[int | None, ...]:
     """Bytes each layer keeps for `ctx` cells (its fixed state when recurrent); None where unknown."""
-    return tuple(None if p is None else p.at(ctx) for p in layer_kvs(model, kv_type, swa_extra=swa_extra))
+    prices = layer_kvs(model, kv_type, swa_extra=swa_extra, swa_pad=swa_pad, swa_full=swa_full)
+    return tuple(None if p is None else p.at(ctx) for p in prices)
+
+
+def engine_layer_kv_table(model: ModelSpec, ctx: int, kv_type: str = DEFAULT_KV_TYPE, *, ubatch: int = ENGINE_UBATCH,
+                          swa_full: bool = False) -> tuple[int | None, ...]:
+    """`layer_kv_table` as llama.cpp allocates it for `ctx` tokens of one sequence (Rule 5)."""
+    return layer_kv_table(model, engine_cells(ctx), kv_type, swa_extra=ubatch, swa_pad=ENGINE_CELL_PAD,
+                          swa_full=swa_full)
