@@ -28,6 +28,7 @@ from typing import Any, Callable
 from gguf_budget.core.machine.cgroup import CgroupReading, cgroup_ancestors, parse_cgroup, parse_proc_self_cgroup
 from gguf_budget.core.machine.gpus import gpus_from_readings
 from gguf_budget.core.machine.probe_gpus import DRM_ROOT, read_apple, read_cards, run_sysctl
+from gguf_budget.core.machine.cpu_features import CPUINFO, read_cpu_features
 from gguf_budget.core.machine.snapshot import (
     NO_BINDINGS,
     GpuInfo,
@@ -56,6 +57,7 @@ def probe_hardware(
     platform: str = sys.platform,
     cgroup_root: str | Path = CGROUP_ROOT,
     proc_self_cgroup: str | Path = PROC_SELF_CGROUP,
+    cpuinfo: str | Path = CPUINFO,
     clock: Callable[[], float] = time.time,
 ) -> HardwareSnapshot:
     """Snapshot this machine now. Never raises: what could not be read is said on the snapshot."""
@@ -72,7 +74,7 @@ def probe_hardware(
             log.info("probe: %s", reason)
     log.debug("probe: host %d of %d bytes available, %d cgroup level(s), %d GPU(s)",
               host.host_available, host.host_total, len(cgroups), len(gpus))
-    return replace(host, gpus=gpus, gpu_error=gpu_error)
+    return replace(host, gpus=gpus, gpu_error=gpu_error, cpu_features=read_cpu_features(cpuinfo))
 
 
 def _read_host() -> tuple[int, int, int | None, str | None]:

@@ -66,6 +66,8 @@ class HardwareSnapshot:
     source: str
     swap_total: int | None = None
     host_error: str | None = None
+    cpu_features: frozenset[str] | None = None
+    """llama.cpp's names for the CPU's kernel features (`cpu_features`); None when unknown."""
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
