@@ -9,6 +9,9 @@ from __future__ import annotations
 import pytest
 from gguf_factory import ArchDesc
 
+from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
+from gguf_budget.core.fit.runtime_types import EngineSettings
+from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.kv import engine_kv_breakdown, engine_layer_kv_table, layer_kv
 from gguf_budget.core.model.spec import LayerAttention, LayerKind
 from gguf_budget.core.model.swa_rules import SWA_RULES, sliding_windows
@@ -97,6 +100,20 @@ def test_a_sliding_layer_rounds_its_cells_up_to_256(model, window, ctx, ubatch, 
     table = engine_layer_kv_table(spec, ctx, ubatch=ubatch)
     assert table[0] == cells * per_cell
     assert table[5] == -(-ctx // 256) * 256 * per_cell  # the full layer holds the padded context
+
+
+def test_swa_full_gives_sliding_layers_every_cell(model):
+    spec = model(ArchDesc(arch="gemma3", n_layer=6, n_embd=256, n_head=4, n_head_kv=1, head_dim=64, sliding_window=100))
+    per_cell = 256
+    assert engine_layer_kv_table(spec, 2048, swa_full=True) == (2048 * per_cell,) * 6
+    e = estimate_fit(spec, hypothetical_machine(64 * 1024**3), FitRequest(ctx=2048, engine=EngineSettings(swa_full=True)))
+    assert e.kv.engine == 6 * 2048 * per_cell
+
+
+def test_the_fit_estimate_uses_the_rounded_cells(model):
+    spec = model(ArchDesc(arch="gemma3", n_layer=6, n_embd=256, n_head=4, n_head_kv=1, head_dim=64, sliding_window=100))
+    e = estimate_fit(spec, hypothetical_machine(64 * 1024**3), FitRequest(ctx=2048))
+    assert e.kv.engine == (5 * 768 + 2048) * 256
 
 
 def test_the_plain_layer_rule_does_not_round():

@@ -17,10 +17,10 @@ Rule 3: weights, exact: placement by `gpu_split` (llama.cpp `load_tensors`): the
         the exact GPU + host then exceed the tensor bytes by that table.
 Rule 4: KV: the seed's FP16 bound = Σ attention layers min(ctx, window) · n_head_kv ·
         (k_dim + v_dim) · 2, recurrent state excluded; the engine figure is `kv_cache` Rule 5
-        (256-cell padding, window + 512 cells for sliding layers, F32 recurrent state, the
-        chosen cache type). Which layers slide or recur comes from metadata where present,
-        else from llama.cpp's per-architecture rules (`model_facts` Rules 4–5: `set_swa_pattern`
-        in src/models/*.cpp, `recurrent_layer_arr`); MLA layers cache one latent row of
+        (256-cell padding, window + ubatch cells rounded up to 256 for sliding layers, all cells
+        with --swa-full, F32 recurrent state, the chosen cache type). Which layers slide or recur
+        comes from metadata where present, else from llama.cpp's per-architecture rules
+        (`swa_rules`, `model_facts` Rule 5: `recurrent_layer_arr`); MLA layers cache one latent row of
         kv_lora_rank + rope dims, V being a view of it (`model_facts` Rule 6, llama.cpp MLA).
         Each layer's cache sits on that layer's device (llama.cpp llama-kv-cache.cpp
         `llama_kv_cache`: `model.dev_layer(il)` when offload_kqv, the default).
@@ -32,6 +32,9 @@ Rule 6: verdict: unknown when a needed fact is missing (listed, never taken as 0
 Rule 7: MoE: the CPU-experts strategy (`--cpu-moe`) and the expert offload (the smallest
         `--n-cpu-moe N` with every layer offloaded) are shown beside the default (`moe.py`).
 Rule 8: every placement carries the llama-server command that realises it (`command.py`).
+Rule 9: beside the verdict, what llama.cpp would hold per device beyond weights + KV — repacked
+        copies, output and compute buffers, the process — and the predicted peak RSS
+        (`runtime_memory`); the verdict does not use it (`runtime_types.VERDICT_BASIS`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ from gguf_budget.core.fit.moe import cpu_experts, expert_offload, input_layer_by
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.fit.types import Claims, FitEstimate, FitRequest, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.model.kv import ENGINE_UBATCH, KVType, engine_cells, layer_kv_table
+from gguf_budget.core.fit.runtime_memory import runtime_memory
+from gguf_budget.core.model.kv import KVType, engine_cells, engine_layer_kv_table, layer_kv_table
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 __all__ = ["estimate_fit"]
@@ -53,7 +57,8 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     """Place the model on the snapshot's devices and judge it (Rules 1–8)."""
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
-    table = layer_kv_table(model, engine_cells(ctx), request.kv_type, swa_extra=ENGINE_UBATCH) if ctx else None
+    engine = request.engine
+    table = engine_layer_kv_table(model, ctx, request.kv_type, ubatch=engine.ubatch, swa_full=engine.swa_full) if ctx else None
     slots = Slots.build([*model.layer_bytes, output_slot_bytes(model)], table)
     setup = GpuSetup.build(snapshot, request)
     auto = most_layers_that_fit(L, lambda g: setup.fits(slots, setup.place(L, g))) if slots.kv is not None else None
@@ -73,6 +78,8 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
         moe=cpu_experts(model, snapshot, setup, request, table, bool(unknowns)),
         moe_offload=expert_offload(model, snapshot, setup, request, ctx, table, bool(unknowns), placement.gpu_layers),
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split),
+        memory=runtime_memory(model, ctx, request.kv_type, engine, snapshot.cpu_features, devices,
+                              placement.host_blocks, not placement.output_on_gpu),
     )
 
 
@@ -82,8 +89,12 @@ def complete_file_bytes(model: ModelSpec) -> int:
 
 
 def _host_weights(model: ModelSpec, p: Placement) -> int:
-    """The input layer, the blocks kept on the host and, unless offloaded, the output layer (Rule 3)."""
-    output = 0 if p.output_on_gpu else output_slot_bytes(model)
+    """The input layer, the blocks kept on the host and, unless offloaded, the output layer (Rule 3).
+
+    A tied output layer kept on the host is the embedding table itself: counted once, in the input layer.
+    """
+    g = model.global_bytes
+    output = 0 if p.output_on_gpu else (g.output or 0) + g.output_norm
     return input_layer_bytes(model) + sum(model.layer_bytes[:p.host_blocks]) + output
 
 

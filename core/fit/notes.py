@@ -3,8 +3,9 @@
 Rule 1: a missing fact (block count, context length, a layer's KV heads or dims, recurrent
         state sizes, host memory) is listed as unknown and makes the verdict unknown.
 Rule 2: notes say how numbers were read: a header-only file's size, GPU layers clamped to
-        L + 1 or dropped for want of a GPU, a context beyond the trained one, swap not counted, tied embeddings copied to the GPU,
-        a quantized V cache needing flash attention, compute buffers left to the reserves.
+        L + 1 or dropped for want of a GPU, a context beyond the trained one, swap not counted,
+        tied embeddings copied to the GPU, a quantized V cache needing flash attention, compute
+        buffers left to the reserves (itemized beside the verdict, `runtime_memory`).
 Rule 3: notes say which GPUs the fit leaves out (integrated beside a discrete one, memory
         unknown), which it takes at their total (no usage published), which share the host's
         pool, and a user tensor split.
@@ -84,5 +85,6 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
         notes.append("a quantized V cache needs flash attention in llama.cpp (-fa)")
     if p.output_on_gpu and model.tied_embeddings:
         notes.append("tied embeddings: the GPU holds a copy of token_embd as the output layer; the host keeps its own")
-    notes.append("compute buffers and workspaces are not itemized: the reserves stand in for them")
+    notes.append("compute, output and repacked buffers and the process are itemized under 'llama.cpp'; "
+                 "the verdict leaves them to the reserves")
     return tuple(notes)

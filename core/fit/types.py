@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
+from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import INT64_MAX
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
@@ -69,6 +70,7 @@ class FitRequest:
     kv_type: KVType = DEFAULT_KV_TYPE
     reserves: Reserves = field(default_factory=Reserves)
     tensor_split: tuple[float, ...] | None = None
+    engine: EngineSettings = field(default_factory=EngineSettings)
 
     def __post_init__(self) -> None:
         split = self.tensor_split
@@ -199,6 +201,9 @@ class FitEstimate:
     moe: Strategy | None
     moe_offload: Strategy | None = None
     command: RunCommand | None = None
+    memory: RuntimeMemory | None = None
+    """What llama.cpp would hold per device beyond weights + KV (`runtime_memory`); its context-sized
+    items are None when the context is unknown."""
 
     @property
     def recommended(self) -> RunCommand | None:

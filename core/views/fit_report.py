@@ -16,6 +16,7 @@ from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bandwidth, human_bytes
 from gguf_budget.core.views.table import aligned_text
+from gguf_budget.core.views.runtime_report import runtime_dict, runtime_rows
 
 NO_GPU_TEXT = "none found"
 VERDICT_WORDS: dict[FitVerdict, str] = {
@@ -119,6 +120,7 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
         "moe_cpu_experts": _strategy_dict(e.moe),
         "moe_n_cpu": _strategy_dict(e.moe_offload),
         "command": command_dict(e.recommended),
+        "runtime_memory": runtime_dict(e),
         "claims": {
             "file_size": {"bytes": c.file_size, "header_only": c.header_only,
                           "meaning": "storage only: says nothing about RAM or VRAM"},
@@ -193,7 +195,8 @@ def fit_text(e: FitEstimate) -> str:
     ]
     if kv.recurrent_layers:
         rows.append(("Recurrent", f"{kv.recurrent_layers} layers, state {human_bytes(kv.recurrent_state)} (F32, fixed)"))
-    rows += _need_rows(e.devices) + [("Verdict", verdict_text(e))] + offload_rows(e.moe_offload) + _moe_rows(e.moe)
+    rows += _need_rows(e.devices) + runtime_rows(e) + [("Verdict", verdict_text(e))]
+    rows += offload_rows(e.moe_offload) + _moe_rows(e.moe)
     rows += command_rows(e)
     rows += [("Claims", f"file size {human_bytes(w.file_bytes)} is storage only; the verdict is an admission "
                         "estimate against the snapshot above; runtime evidence: none (nothing measured)")]
