@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from gguf_budget.gui.cli.commands import fit_cmd, hw_cmd, inspect_cmd, library_cmd, plan_cmd, quants_cmd, sweep_cmd
+from gguf_budget.gui.cli.commands import (
+    evidence_cmd, fit_cmd, hw_cmd, inspect_cmd, library_cmd, plan_cmd, quants_cmd, sweep_cmd,
+)
 from gguf_budget.gui.cli.commands.common import CommandError
 
 COMMANDS: dict[str, ModuleType] = {
@@ -15,6 +17,7 @@ COMMANDS: dict[str, ModuleType] = {
     "hw": hw_cmd,
     "quants": quants_cmd,
     "library": library_cmd,
+    "evidence": evidence_cmd,
 }
 
 __all__ = ["COMMANDS", "CommandError"]

@@ -1,0 +1,155 @@
+"""Measured against estimated: a llama.cpp log beside the fit estimate made with the log's own settings.
+
+Rule 1: the log's settings become the request: ctx = n_ctx, the cache type, ubatch, outputs =
+        min(n_outputs_max, ubatch) (ubatch when the build does not print it: older builds reserved
+        every row), flash attention (`auto` turns on on CPU), swa_full, mmap from the load mode,
+        GPU layers from `offloaded N/M`, CPU features from `system_info`.
+Rule 2: the machine is a hypothetical one with room for everything (the question is what
+        llama.cpp holds, not whether it is admitted), with one GPU per GPU buffer the log names.
+Rule 3: the model must be the log's: the same tensor count and, where printed, the same size
+        (two decimals of MiB); else `EvidenceMismatch`, one line naming both.
+Rule 4: rows: weights (model buffers but the repacked copies), repacked copies, KV (and
+        recurrent state), compute, output, total buffers, peak RSS, decode tokens/s. The log
+        prints MiB with two decimals: a difference within that rounding is no error. A dry run
+        measured no weights, copies or KV (its 0.00 MiB are no measurement): those rows have none,
+        and the total sums the rows that were measured. The estimate has no decode speed yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from gguf_budget.core.evidence.log_records import MiB, BufferKind, BufferLine, LlamaCppLog, LoadRecord
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.runtime_types import EngineSettings
+from gguf_budget.core.fit.types import FitEstimate, FitRequest
+from gguf_budget.core.machine.snapshot import hypothetical_machine
+from gguf_budget.core.model.kv import KV_TYPES, KVType
+from gguf_budget.core.model.spec import ModelSpec
+
+ROOMY = 1 << 50
+ROUNDING = 0.005 * MiB  # half the last printed digit of "%8.2f MiB"
+FLASH_ON = frozenset({"auto", "enabled", "on", "1", "true"})
+HOST_BUFFERS = ("CPU", "CPU_Mapped", "CUDA_Host", "ROCm_Host", "Vulkan_Host", "SYCL_Host")
+
+
+class EvidenceMismatch(ValueError):
+    """The log is of another model than the one given."""
+
+
+@dataclass(frozen=True)
+class ComparisonRow:
+    """One component: what llama.cpp reported or the OS measured, what we estimated (bytes or tokens/s)."""
+
+    name: str
+    measured: float | None
+    estimated: float | None
+    unit: str = "bytes"
+    resolution: float = 0.0
+
+    @property
+    def error(self) -> float | None:
+        """(estimated − measured) / measured, 0 within the log's rounding (`resolution`); None when
+        either is missing, or when llama.cpp measured 0 and we did not."""
+        if self.measured is None or self.estimated is None:
+            return None
+        if abs(self.estimated - self.measured) <= self.resolution:
+            return 0.0
+        return (self.estimated - self.measured) / self.measured if self.measured else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    log: LlamaCppLog
+    run: LoadRecord
+    request: FitRequest
+    estimate: FitEstimate
+    rows: tuple[ComparisonRow, ...]
+
+    def row(self, name: str) -> ComparisonRow:
+        return next(r for r in self.rows if r.name == name)
+
+
+def request_from_log(run: LoadRecord, cpu_features: frozenset[str]) -> FitRequest:
+    """Rule 1."""
+    s = run.settings
+    ubatch = s.n_ubatch or 512
+    kv = KVType(s.type_k) if s.type_k in KV_TYPES else KVType.F16
+    engine = EngineSettings(
+        ubatch=ubatch, outputs=min(s.n_outputs_max or ubatch, ubatch),
+        flash_attn=(s.flash_attn or "auto").lower() in FLASH_ON, swa_full=s.swa_full, mmap=run.mmap is not False,
+        cpu_features=cpu_features or None,
+    )
+    return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv, engine=engine)
+
+
+def check_model(run: LoadRecord, model: ModelSpec) -> None:
+    """Rule 3."""
+    facts = run.model
+    ours = f"{model.tensor_bytes / MiB:.2f}"
+    if facts.n_tensors is not None and facts.n_tensors != model.n_tensors:
+        raise EvidenceMismatch(f"the log loaded {facts.n_tensors} tensors ({facts.path}), "
+                               f"{model.path} has {model.n_tensors}: not the same model")
+    if facts.file_size_mib is not None and abs(float(facts.file_size_mib) - float(ours)) > 0.011:
+        raise EvidenceMismatch(f"the log's model holds {facts.file_size_mib} MiB of tensors ({facts.path}), "
+                               f"{model.path} holds {ours} MiB: not the same model")
+
+
+def _gpu_buffers(run: LoadRecord) -> int:
+    names = {b.device for b in run.buffers if b.device not in HOST_BUFFERS and not b.device.endswith("REPACK")
+             and not b.device.endswith("AARCH64")}
+    return len(names)
+
+
+def _repack(name: str) -> bool:
+    return name.endswith("_REPACK") or name.endswith("_AARCH64")
+
+
+def compare(log: LlamaCppLog, model: ModelSpec) -> Comparison:
+    """Rules 1–4 for the log's run on `model`."""
+    run = log.run
+    if run is None:
+        raise EvidenceMismatch("the log holds no model load")
+    check_model(run, model)
+    request = request_from_log(run, log.cpu_features)
+    gpus = _gpu_buffers(run)
+    machine = hypothetical_machine(ROOMY, gpu_count=gpus, gpu_total=ROOMY if gpus else 0)
+    e = estimate_fit(model, machine, request)
+    m = e.memory
+    allocated = not run.dry_run
+    measured: dict[str, tuple[float | None, int]] = {
+        "weights": _measure(run, lambda b: b.kind is BufferKind.MODEL and not _repack(b.device), allocated),
+        "repacked": _measure(run, lambda b: b.kind is BufferKind.MODEL and _repack(b.device), allocated),
+        "KV": _measure(run, lambda b: b.kind in (BufferKind.KV, BufferKind.RECURRENT), allocated),
+        "compute": _measure(run, lambda b: b.kind is BufferKind.COMPUTE, True),
+        "output": _measure(run, lambda b: b.kind is BufferKind.OUTPUT, True),
+    }
+    estimated: dict[str, float | None] = dict.fromkeys(measured)
+    if m is not None:
+        estimated = {
+            "weights": sum(d.mapped_weights + d.loaded_weights for d in m.devices),
+            "repacked": sum(d.repack for d in m.devices),
+            "KV": _sum(d.kv for d in m.devices), "compute": _sum(d.compute for d in m.devices),
+            "output": sum(d.output for d in m.devices),
+        }
+    rows = [ComparisonRow(k, v, estimated[k], resolution=lines * ROUNDING) for k, (v, lines) in measured.items()]
+    taken = [k for k, (v, _) in measured.items() if v is not None]
+    rows.append(ComparisonRow("total buffers", _sum(measured[k][0] for k in taken), _sum(estimated[k] for k in taken),
+                              resolution=sum(measured[k][1] for k in taken) * ROUNDING))
+    if log.peak_rss is not None:
+        rows.append(ComparisonRow("peak RSS", log.peak_rss, m.peak_rss if m else None))
+    if log.eval is not None:
+        rows.append(ComparisonRow("decode", log.eval.tokens_per_second, None, "tokens/s"))
+    return Comparison(log, run, request, e, tuple(rows))
+
+
+def _measure(run: LoadRecord, keep: Callable[[BufferLine], bool], allocated: bool) -> tuple[float | None, int]:
+    """The bytes of the buffers `keep` picks and how many lines they are; None when not allocated."""
+    picked = [b for b in run.buffers if keep(b)]
+    return (sum(b.nbytes for b in picked) if allocated else None), len(picked)
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    items = list(values)
+    return None if any(v is None for v in items) else sum(v for v in items if v is not None)

@@ -1,0 +1,62 @@
+"""`gguf-budget evidence LOG [--model FILE] [--json]`: what a real llama.cpp run held, beside our estimate.
+
+The model is `--model FILE`, else the path the log loaded (as given, then beside the log).
+Exit codes: 0 compared, 2 bad input (not a llama.cpp log, no such model, another model).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gguf_budget.core.evidence.compare import EvidenceMismatch, compare
+from gguf_budget.core.evidence.llamacpp_log import LlamaCppLog, LlamaCppLogError, parse_llamacpp_log
+from gguf_budget.core.views.evidence_report import evidence_dict, evidence_text
+from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+
+HELP = "compare a llama.cpp run's own memory report (its verbose log) with the estimate for the same settings"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("log", help="a llama.cpp verbose log (llama-cli/-server/-completion -v, llama-cpp-python verbose)")
+    p.add_argument("--model", metavar="FILE", help="the .gguf the log ran (default: the path the log names)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _read(path: str) -> LlamaCppLog:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise CommandError(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        return parse_llamacpp_log(text)
+    except LlamaCppLogError as e:
+        raise CommandError(f"{path}: {e}") from None
+
+
+def _model_path(args: argparse.Namespace, log: LlamaCppLog) -> str:
+    if args.model:
+        return str(args.model)
+    logged = log.run.model.path if log.run else None
+    if not logged:
+        raise CommandError("the log does not name its model: pass --model FILE")
+    beside = Path(args.log).parent / logged
+    for candidate in (Path(logged), beside, Path(args.log).parent / Path(logged).name):
+        if candidate.is_file():
+            return str(candidate)
+    raise CommandError(f"the log names {logged}, which is not here: pass --model FILE")
+
+
+def run(args: argparse.Namespace) -> int:
+    log = _read(args.log)
+    path = _model_path(args, log)
+    try:
+        comparison = compare(log, load(path))
+    except EvidenceMismatch as e:
+        raise CommandError(str(e)) from None
+    name = Path(args.log).name
+    if args.json:
+        emit_json(evidence_dict(comparison, name, path))
+    else:
+        print(evidence_text(comparison, name, path))
+    return 0

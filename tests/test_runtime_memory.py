@@ -1,0 +1,149 @@
+"""What llama.cpp holds, predicted from the header and checked against every recorded run.
+
+Each recorded CPU run of llama-cli (tests/data/llamacpp-logs) is re-estimated with its own
+settings on a header-only skeleton of its model: weights, repacked copies, KV and output come out
+exact (to the log's two decimals), the compute buffer within 1.3 %, the peak RSS within 2 %
+(the issue asks ±15 % and ±10 %).
+"""
+
+from __future__ import annotations
+
+import pytest
+from recorded_models import LOGS, load_recorded_models, model_of
+
+from gguf_budget.core.evidence.compare import compare
+from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
+from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
+from gguf_budget.core.fit.repack import repacked
+from gguf_budget.core.fit.runtime_types import EngineSettings
+from gguf_budget.core.machine.snapshot import hypothetical_machine
+from gguf_budget.core.model.spec import ModelSpec
+
+MiB = 1024 * 1024
+GiB = 1024 * MiB
+CPU_RUNS = sorted(p.name for p in LOGS.glob("[gs]*.log"))
+AVX512 = frozenset({"AVX2", "AVX512"})
+
+
+@pytest.fixture(scope="module")
+def specs(tmp_path_factory) -> dict[str, ModelSpec]:
+    return load_recorded_models(tmp_path_factory.mktemp("recorded"))
+
+
+def test_there_are_twelve_cpu_runs():
+    assert len(CPU_RUNS) == 12
+
+
+@pytest.mark.parametrize("name", CPU_RUNS)
+def test_each_recorded_run_is_predicted(specs, name):
+    c = compare(parse_llamacpp_log((LOGS / name).read_text()), specs[model_of(name)])
+    for component in ("weights", "repacked", "KV", "output"):
+        assert c.row(component).error == 0.0, component  # exact to the log's two decimals
+    assert abs(c.row("compute").error) <= 0.015
+    assert abs(c.row("peak RSS").error) <= 0.02
+
+
+@pytest.mark.parametrize("name", CPU_RUNS)
+def test_the_issue_bounds_hold_on_every_run(specs, name):
+    """The issue's bounds as stated: peak RSS within ±10 %, compute buffer within ±15 %."""
+    c = compare(parse_llamacpp_log((LOGS / name).read_text()), specs[model_of(name)])
+    assert abs(c.row("peak RSS").error) <= 0.10
+    assert abs(c.row("compute").error) <= 0.15
+
+
+def test_fit_params_projection_of_512_output_rows(specs):
+    """llama-fit-params reserves a graph with 512 logits rows: 512 × 262,144 × 4 bytes = 512 MiB of it."""
+    c = compare(parse_llamacpp_log((LOGS / "fitparams_gemma3-270m-q4_k_m_ctx8192_f16.log").read_text()),
+                specs["gemma3"])
+    assert c.request.engine.outputs == 512 and c.run.dry_run
+    assert c.row("compute").error == 0.0 and c.row("compute").measured == round(514.50 * MiB)
+    assert c.row("weights").measured is None and c.row("KV").measured is None  # a dry run allocated nothing
+
+
+def test_the_repacked_tensors_are_the_ones_llama_cpp_repacked(specs):
+    log = parse_llamacpp_log((LOGS / "gemma3-270m-q4_k_m_ctx2048_f16.log").read_text())
+    e = estimate_fit(specs["gemma3"], hypothetical_machine(64 * GiB),
+                     FitRequest(ctx=2048, engine=EngineSettings(cpu_features=log.cpu_features)))
+    assert e.memory is not None
+    assert set(e.memory.repacked_tensors) == set(log.run.repacked)
+    assert e.memory.host.repack == 18 * 368_640 + 9 * 737_280  # Q4_K: 144 bytes per 256 weights
+
+
+def test_mmap_splits_file_backed_from_anonymous(specs):
+    spec = specs["gemma3"]
+    mapped = estimate_fit(spec, hypothetical_machine(64 * GiB), FitRequest(ctx=2048, engine=EngineSettings(
+        cpu_features=AVX512))).memory
+    loaded = estimate_fit(spec, hypothetical_machine(64 * GiB), FitRequest(ctx=2048, engine=EngineSettings(
+        cpu_features=AVX512, mmap=False))).memory
+    assert mapped is not None and loaded is not None
+    assert mapped.host.mapped_weights == spec.tensor_bytes and loaded.host.mapped_weights == 0
+    assert loaded.host.anonymous == mapped.host.anonymous + spec.tensor_bytes
+    assert mapped.peak_rss == loaded.peak_rss
+
+
+def test_unknown_cpu_features_predict_no_repack(specs):
+    e = estimate_fit(specs["gemma3"], hypothetical_machine(64 * GiB), FitRequest(ctx=2048))
+    assert e.memory is not None and e.memory.cpu_features is None and e.memory.host.repack == 0
+
+
+def test_the_snapshot_features_are_used_when_the_request_has_none(specs):
+    from dataclasses import replace
+    machine = replace(hypothetical_machine(64 * GiB), cpu_features=AVX512)
+    e = estimate_fit(specs["gemma3"], machine, FitRequest(ctx=2048))
+    assert e.memory is not None and len(e.memory.repacked_tensors) == 27
+
+
+def test_tied_embeddings_on_the_host_count_once(specs):
+    """CPU-only with tied embeddings: the output layer is the embedding table, not a second copy."""
+    spec = specs["smollm2"]
+    e = estimate_fit(spec, hypothetical_machine(64 * GiB), FitRequest(ctx=2048))
+    assert e.weights.host_exact == spec.tensor_bytes == e.devices[0].weights
+
+
+def test_without_a_context_the_context_sized_items_are_unknown_not_zero(model):
+    from dataclasses import replace
+    spec = replace(model(), context_length=None)
+    m = estimate_fit(spec, hypothetical_machine(64 * GiB), FitRequest()).memory
+    assert m is not None and (m.host.kv, m.host.compute, m.host.anonymous, m.peak_rss) == (None, None, None, None)
+    assert m.host.output == 4 * 256 and m.host.mapped_weights == spec.tensor_bytes
+
+
+def test_gpu_layers_move_the_compute_buffer_to_the_gpu(specs):
+    spec = specs["smollm2"]
+    machine = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=24 * GiB)
+    cpu = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=0)).memory
+    gpu = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=31)).memory
+    assert cpu is not None and gpu is not None
+    assert gpu.devices[1].compute == cpu.host.compute  # the graph runs where the layers are
+    assert gpu.host.compute < cpu.host.compute and gpu.compute_approximate and not cpu.compute_approximate
+    assert gpu.devices[1].loaded_weights == gpu.devices[1].anonymous - gpu.devices[1].kv - gpu.devices[1].compute
+
+
+REPACK_TABLE = [
+    # type name, rows, features → repacked
+    ("Q4_K", 640, {"AVX2"}, True),
+    ("Q4_K", 644, {"AVX2"}, False),        # rows not a multiple of 8
+    ("Q4_K", 640, set(), False),
+    ("Q4_0", 4096, {"AVX2"}, True),
+    ("Q4_0", 4, {"NEON", "DOTPROD"}, True),  # Arm takes 4-row blocks
+    ("Q2_K", 4096, {"AVX2"}, False),       # Q2_K needs AVX-512
+    ("Q2_K", 4096, {"AVX2", "AVX512"}, True),
+    ("Q6_K", 4096, {"AVX2", "AVX512"}, False),
+    ("Q6_K", 4096, {"NEON", "MATMUL_INT8"}, True),
+    ("Q8_0", 4096, {"AVX2", "AVX512"}, False),
+    ("Q8_0", 4096, {"NEON", "DOTPROD"}, True),
+    ("IQ4_NL", 4096, {"AVX2"}, True),
+    ("Q5_0", 4096, {"AVX2", "AVX512", "NEON", "DOTPROD", "MATMUL_INT8"}, False),
+]
+
+
+@pytest.mark.parametrize("type_name, rows, features, expected", REPACK_TABLE)
+def test_repack_rules(type_name, rows, features, expected):
+    from gguf.constants import GGMLQuantizationType
+
+    from gguf_budget.core.model.spec import ModelTensor
+    t = ModelTensor("blk.0.ffn_down.weight", (256, rows), GGMLQuantizationType[type_name], 0, 256 * rows, 0, "ffn", 0)
+    assert repacked(t, frozenset(features)) is expected
+    embd = ModelTensor("token_embd.weight", (256, rows), GGMLQuantizationType[type_name], 0, 256 * rows, 0,
+                       "token_embd", None)
+    assert not repacked(embd, frozenset(features))  # row lookups, never a matrix multiply
