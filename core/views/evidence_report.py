@@ -12,6 +12,7 @@ from typing import Any
 from gguf_budget.core.evidence.compare import Comparison, ComparisonRow
 from gguf_budget.core.llama_cpp import LLAMA_CPP_SOURCE
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.table import aligned_lines
 
 NO_SPEED_ESTIMATE = "no decode-speed estimate to compare with yet"
 
@@ -64,10 +65,9 @@ def evidence_text(c: Comparison, log_name: str, model_path: str) -> str:
     ]
     if run.dry_run:
         lines.append("Dry run   llama.cpp allocated nothing (buffers print 0.00 MiB); only its compute projection compares")
-    width = max(len(r.name) for r in c.rows)
-    lines.append(f"{'':{width}}  {'measured':>13}  {'estimated':>13}  error")
-    for r in c.rows:
-        lines.append(f"{r.name:{width}}  {_amount(r.measured, r.unit):>13}  {_amount(r.estimated, r.unit):>13}  {_error(r)}")
+    table = [("", "measured", "estimated", "error")]
+    table += [(r.name, _amount(r.measured, r.unit), _amount(r.estimated, r.unit), _error(r)) for r in c.rows]
+    lines += aligned_lines(table)
     if log.peak_rss_source:
         lines.append(f"Peak RSS measured by {log.peak_rss_source}; estimates follow {LLAMA_CPP_SOURCE}")
     return "\n".join(lines)
