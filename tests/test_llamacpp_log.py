@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.evidence.llamacpp_log import NOT_A_LOG, LlamaCppLogError, parse_llamacpp_log
 from gguf_budget.core.evidence.log_records import BufferKind as K, BuildInfo
 
@@ -306,7 +307,7 @@ def test_text_that_is_not_a_llamacpp_log_is_one_clear_error(text):
     with pytest.raises(LlamaCppLogError) as e:
         parse_llamacpp_log(text)
     assert str(e.value) == NOT_A_LOG and "\n" not in NOT_A_LOG
-    assert isinstance(e.value, ValueError)
+    assert isinstance(e.value, BudgetError)
 
 
 @settings(max_examples=200, deadline=None)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.evidence.log_records import MiB, BufferKind, BufferLine, LlamaCppLog, LoadRecord
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.runtime_types import EngineSettings
@@ -34,7 +35,7 @@ FLASH_ON = frozenset({"auto", "enabled", "on", "1", "true"})
 HOST_BUFFERS = ("CPU", "CPU_Mapped", "CUDA_Host", "ROCm_Host", "Vulkan_Host", "SYCL_Host")
 
 
-class EvidenceMismatch(ValueError):
+class EvidenceMismatch(BudgetError):
     """The log is of another model than the one given."""
 
 

@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.evidence.log_records import (
     BreakdownRow, BufferKind, BufferLine, BuildInfo, CacheLine, CachePart, ContextSettings, EvalSpeed,
     LlamaCppLog, LoadRecord, ModelFacts,
@@ -48,7 +49,7 @@ META_INTS = {"n_layer": "n_layer", "n_vocab": "n_vocab", "n_embd": "n_embd", "n_
 _NUM = r"(\d+(?:\.\d+)?)"
 
 
-class LlamaCppLogError(ValueError):
+class LlamaCppLogError(BudgetError):
     """The text is not a llama.cpp log we can read."""
 
 

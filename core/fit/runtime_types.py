@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.errors import RequestError
+
 VERDICT_BASIS = ("the verdict compares weights + KV with usable memory (free − reserve); the reserves stand in "
                  "for compute, output, repacked copies and the process, itemized beside it")
 
@@ -34,7 +36,7 @@ class EngineSettings:
 
     def __post_init__(self) -> None:
         if self.ubatch < 1 or self.outputs < 1:
-            raise ValueError("ubatch and outputs must be at least 1")
+            raise RequestError("ubatch and outputs must be at least 1")
 
 
 @dataclass(frozen=True)

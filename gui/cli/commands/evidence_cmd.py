@@ -1,7 +1,7 @@
 """`gguf-budget evidence LOG [--model FILE] [--json]`: what a real llama.cpp run held, beside our estimate.
 
 The model is `--model FILE`, else the path the log loaded (as given, then beside the log).
-Exit codes: 0 compared, 2 bad input (not a llama.cpp log, no such model, another model).
+Exit codes: 0 compared, 2 bad input (not a llama.cpp log, no such model, another model: a `BudgetError`).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from gguf_budget.core.evidence.compare import EvidenceMismatch, compare
+from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import LlamaCppLog, LlamaCppLogError, parse_llamacpp_log
 from gguf_budget.core.views.evidence_report import evidence_dict, evidence_text
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
@@ -50,10 +50,7 @@ def _model_path(args: argparse.Namespace, log: LlamaCppLog) -> str:
 def run(args: argparse.Namespace) -> int:
     log = _read(args.log)
     path = _model_path(args, log)
-    try:
-        comparison = compare(log, load(path))
-    except EvidenceMismatch as e:
-        raise CommandError(str(e)) from None
+    comparison = compare(log, load(path))
     name = Path(args.log).name
     if args.json:
         emit_json(evidence_dict(comparison, name, path))
