@@ -33,6 +33,8 @@ import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
+from gguf.constants import Keys
+
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.evidence.log_records import (
     BreakdownRow, BufferKind, BufferLine, BuildInfo, CacheLine, CachePart, ContextSettings, EvalSpeed,
@@ -96,7 +98,7 @@ class _Load:
         size = self.meta.get("file size") or self.meta.get("model size")
         return ModelFacts(
             path=self.path, n_tensors=self.n_tensors, n_kv_pairs=self.n_kv_pairs,
-            architecture=self.meta.get("arch"), name=self.meta.get("general.name"),
+            architecture=self.meta.get("arch"), name=self.meta.get(Keys.General.NAME),
             n_layer=ints.get("n_layer"), n_vocab=ints.get("n_vocab"), n_embd=ints.get("n_embd"),
             n_ctx_train=ints.get("n_ctx_train"), file_size_mib=_size_mib(size),
             type_counts=tuple(self.type_counts),
