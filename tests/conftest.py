@@ -19,6 +19,14 @@ from gguf_budget.core import ModelSpec, load_model  # noqa: E402
 pytest_plugins = ["gui_support"]
 
 
+@pytest.fixture(autouse=True)
+def private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own app data folder (evidence store), never the user's."""
+    folder = tmp_path_factory.mktemp("data")
+    monkeypatch.setenv("GGUF_BUDGET_DATA_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def gguf_file(tmp_path: Path) -> Callable[..., Path]:
     """Write a model; returns the path of its (first) file."""

@@ -1,0 +1,87 @@
+"""How to run each kind of llama.cpp for a measurement: the command line, from the full-load settings.
+
+Rule 1: a measurement runs the model as the full-load estimate places it: `ctx` (-c), GPU
+        layers (-ngl, left to the engine when None) and the KV cache type for K and V
+        (-ctk/-ctv); a quantized cache also asks for flash attention (`-fa on`), which
+        llama.cpp needs for a quantized V cache.
+Rule 2: it decodes N_PREDICT tokens of a fixed prompt with `-v`: without it llama.cpp logs
+        only errors, and the buffer lines are what the evidence is read from.
+Rule 3: one table per engine kind adds what that tool needs to run once and exit:
+        llama-completion `-no-cnv`, llama-cli `-st` (stdin is closed), llama-server a loopback
+        port (the runner asks it once and stops it), llama-cpp-python a short script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gguf_budget.core.measure.engine import Engine, EngineKind
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+
+N_PREDICT = 8
+PROMPT = "The capital of France is"
+LOOPBACK = "127.0.0.1"
+_QUANTIZED = frozenset(t for t in KV_TYPES if t not in ("f16", "f32", "bf16"))
+
+_TAIL: dict[EngineKind, tuple[str, ...]] = {
+    EngineKind.COMPLETION: ("-p", PROMPT, "-n", str(N_PREDICT), "-no-cnv"),
+    EngineKind.CLI: ("-p", PROMPT, "-n", str(N_PREDICT), "-st"),
+    EngineKind.SERVER: ("--host", LOOPBACK, "-np", "1"),
+}
+
+# llama-cpp-python: argv is model, ctx, gpu layers (-1 = all), ggml type of K and V.
+PYTHON_SCRIPT = """\
+import sys
+from llama_cpp import Llama
+model, ctx, ngl, kv = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+llm = Llama(model_path=model, n_ctx=ctx, n_gpu_layers=ngl, type_k=kv, type_v=kv, verbose=True)
+llm(sys.argv[5], max_tokens=int(sys.argv[6]))
+llm.close()
+"""
+
+
+@dataclass(frozen=True)
+class MeasureSettings:
+    """The full-load settings a measurement runs with."""
+
+    ctx: int
+    gpu_layers: int | None = None
+    kv_type: str = DEFAULT_KV_TYPE
+
+    def __post_init__(self) -> None:
+        if self.ctx < 1:
+            raise ValueError("context must be at least 1 token")
+        if self.gpu_layers is not None and self.gpu_layers < 0:
+            raise ValueError("GPU layers cannot be negative")
+        if self.kv_type not in KV_TYPES:
+            raise ValueError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
+
+    def describe(self) -> str:
+        gpu = "engine's default" if self.gpu_layers is None else str(self.gpu_layers)
+        return f"ctx {self.ctx:,}, GPU layers {gpu}, KV {self.kv_type}"
+
+
+def measure_command(engine: Engine, model_path: str, settings: MeasureSettings, port: int | None = None) -> tuple[str, ...]:
+    """The argv that runs `model_path` once under Rule 1–3 (`port` only for llama-server)."""
+    if engine.kind is EngineKind.PYTHON:
+        ngl = -1 if settings.gpu_layers is None else settings.gpu_layers
+        kv = int(KV_TYPES[settings.kv_type])
+        return (engine.executable, "-c", PYTHON_SCRIPT, model_path, str(settings.ctx), str(ngl), str(kv),
+                PROMPT, str(N_PREDICT))
+    argv = [engine.executable, "-m", model_path, "-c", str(settings.ctx)]
+    if settings.gpu_layers is not None:
+        argv += ["-ngl", str(settings.gpu_layers)]
+    argv += ["-ctk", settings.kv_type, "-ctv", settings.kv_type]
+    if settings.kv_type in _QUANTIZED:
+        argv += ["-fa", "on"]
+    argv += [*_TAIL[engine.kind], "-v"]
+    if engine.kind is EngineKind.SERVER:
+        if port is None:
+            raise ValueError("llama-server needs a port")
+        argv += ["--port", str(port)]
+    return tuple(argv)
+
+
+def completion_request() -> dict[str, object]:
+    """The one request llama-server is asked (POST /completion)."""
+    return {"prompt": PROMPT, "n_predict": N_PREDICT}

@@ -1,0 +1,98 @@
+"""What is kept of one piece of runtime evidence: which model, where the log came from, when.
+
+The llama.cpp log itself is the evidence and is stored beside the record, unchanged; the
+record says what the log alone cannot: the model file it belongs to, whether it was measured
+here or imported, when, the command, and the peak RSS psutil saw.
+
+Rule 1: records are frozen and validated; `record_from_json` refuses anything malformed
+        with `ValueError` (a damaged store file is skipped, never trusted).
+Rule 2: JSON keys are the field names; `settings` is null for an imported log.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from gguf_budget.core.measure.command import MeasureSettings
+
+
+class Origin(enum.Enum):
+    MEASURED = "measured"
+    IMPORTED = "imported"
+
+
+@dataclass(frozen=True)
+class EvidenceRecord:
+    """One stored log: its model (header hash and path then), origin, time and how it was made."""
+
+    model_key: str
+    model_path: str
+    origin: Origin
+    recorded_at: float
+    log_name: str
+    source: str
+    command: tuple[str, ...] = ()
+    settings: MeasureSettings | None = None
+    peak_rss_polled: int | None = None
+    seconds: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.model_key or not self.log_name:
+            raise ValueError("an evidence record needs a model key and a log name")
+        if self.peak_rss_polled is not None and self.peak_rss_polled < 0:
+            raise ValueError("peak RSS cannot be negative")
+
+
+def record_to_json(record: EvidenceRecord) -> dict[str, Any]:
+    s = record.settings
+    return {
+        "model_key": record.model_key,
+        "model_path": record.model_path,
+        "origin": record.origin.value,
+        "recorded_at": record.recorded_at,
+        "log_name": record.log_name,
+        "source": record.source,
+        "command": list(record.command),
+        "settings": None if s is None else {"ctx": s.ctx, "gpu_layers": s.gpu_layers, "kv_type": s.kv_type},
+        "peak_rss_polled": record.peak_rss_polled,
+        "seconds": record.seconds,
+    }
+
+
+def _typed(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], optional: bool = False) -> Any:
+    value = data.get(key)
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise ValueError(f"evidence record: {key!r} is missing or of the wrong type")
+    return value
+
+
+def record_from_json(data: Any) -> EvidenceRecord:
+    """Rule 1: a record back from its JSON, or `ValueError`."""
+    if not isinstance(data, dict):
+        raise ValueError("evidence record: not a JSON object")
+    settings = _typed(data, "settings", dict, optional=True)
+    command = _typed(data, "command", list)
+    if not all(isinstance(a, str) for a in command):
+        raise ValueError("evidence record: 'command' must be a list of strings")
+    try:
+        origin = Origin(data.get("origin"))
+    except ValueError:
+        raise ValueError("evidence record: unknown origin") from None
+    return EvidenceRecord(
+        model_key=_typed(data, "model_key", str),
+        model_path=_typed(data, "model_path", str),
+        origin=origin,
+        recorded_at=float(_typed(data, "recorded_at", (int, float))),
+        log_name=_typed(data, "log_name", str),
+        source=_typed(data, "source", str),
+        command=tuple(command),
+        settings=None if settings is None else MeasureSettings(
+            _typed(settings, "ctx", int), _typed(settings, "gpu_layers", int, optional=True),
+            _typed(settings, "kv_type", str)),
+        peak_rss_polled=_typed(data, "peak_rss_polled", int, optional=True),
+        seconds=_typed(data, "seconds", (int, float), optional=True),
+    )
