@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.measure.engine import Engine, EngineKind
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 
@@ -85,3 +86,17 @@ def measure_command(engine: Engine, model_path: str, settings: MeasureSettings, 
 def completion_request() -> dict[str, object]:
     """The one request llama-server is asked (POST /completion)."""
     return {"prompt": PROMPT, "n_predict": N_PREDICT}
+
+
+DEFAULT_MEASURE_CTX = 4096
+
+
+def default_measure_ctx(context_length: int | None) -> int:
+    """The ctx `measure` runs at unless told: the trained context, at most DEFAULT_MEASURE_CTX
+    (a 128k-context model at full context can need more RAM than the machine has)."""
+    return min(context_length or DEFAULT_MEASURE_CTX, DEFAULT_MEASURE_CTX)
+
+
+def settings_from_fit(fit: FitEstimate) -> MeasureSettings:
+    """Rule 1: the settings of a full-load estimate (its ctx, GPU layers and KV type)."""
+    return MeasureSettings(fit.kv.ctx or DEFAULT_MEASURE_CTX, fit.gpu_layers, fit.request.kv_type)

@@ -32,6 +32,13 @@ LEDGER_COLOURS: dict[str, str] = {
     "kv": "#F18113",
     "ring": "#5EA7D8",
     "pinned": "#3B6AA0",
+    # what llama.cpp measured (the Measured column): muted hues of the same families
+    "measured weights": "#4E79A7",
+    "measured repack": "#6F8FAF",
+    "measured KV": "#AA7733",
+    "measured compute": "#CC6677",
+    "measured output": "#8F6BB3",
+    "measured process": "#7F7F7F",
 }
 FALLBACK_COLOUR = "#9D9D9D"
 

@@ -8,10 +8,13 @@ Rule 2: the machine judged is the hypothetical one while its box is ticked, else
 Rule 3: the fit is re-estimated at the plan's ctx and KV type whenever the model, ctx or KV
         type of the plan, the machine, a reserve or the GPU layer override changes — not on a
         budget tick that leaves them alone (the hot path); `estimate_fit` computes every number.
+Rule 4: the runtime-evidence claim is whatever evidence the window holds for the model
+        (`set_evidence`); the estimate never fills it itself.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from PySide6.QtCore import QObject, Signal
@@ -46,6 +49,7 @@ class MachineLink(QObject):
         self._model: ModelSpec | None = None
         self._ctx: int | None = None
         self._kv_type = "f16"
+        self._evidence: str | None = None
         self._prober = BackgroundCall(probe_backend, parent=self)
         self._prober.succeeded.connect(self._answered)
         self._prober.failed.connect(self._probe_failed)
@@ -68,6 +72,12 @@ class MachineLink(QObject):
             return
         self._model, self._ctx, self._kv_type = model, ctx, kv_type
         self._estimate()
+
+    def set_evidence(self, claim: str | None) -> None:
+        """Rule 4: the runtime-evidence claim for the current model (None: none stored)."""
+        self._evidence = claim
+        if self._fit is not None:
+            self._show(self._fit)
 
     def machine_changed(self) -> None:
         snapshot = self.snapshot()
@@ -94,5 +104,8 @@ class MachineLink(QObject):
         request = FitRequest(ctx=self._ctx, gpu_layers=self._panel.requested_gpu_layers(), kv_type=self._kv_type,
                              tensor_split=self._panel.requested_tensor_split(),
                              reserves=self._panel.reserves())
-        self._fit = estimate_fit(self._model, snapshot, request)
+        self._show(estimate_fit(self._model, snapshot, request))
+
+    def _show(self, fit: FitEstimate) -> None:
+        self._fit = replace(fit, claims=replace(fit.claims, runtime_evidence=self._evidence))
         self._panel.show_fit(self._fit)

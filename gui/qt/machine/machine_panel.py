@@ -37,6 +37,8 @@ ROWS = {  # the row titles `machine_view` gives → the label's objectName
     "KV lower bound": "kvLowerBound",
     "KV engine": "kvEngine",
 }
+MEASURED_ROW = "Measured (llama.cpp)"
+NOT_MEASURED = "nothing yet — File ▸ Measure with llama.cpp… or Import llama.cpp log…"
 CLAIMS = {
     "File size (storage)": "claimStorage",
     "Admission (estimate)": "claimAdmission",
@@ -87,6 +89,8 @@ class HardwarePanel(QGroupBox):
         self.offload.hide()
         self.command = CommandBox(self)
         self.rows = {title: _label(self, name) for title, name in ROWS.items()}
+        self.measured = _label(self, "measuredRow")
+        self.measured.setText(NOT_MEASURED)
         self.verdict = _label(self, "fitVerdict")
         self.claims = {title: _label(self, name) for title, name in CLAIMS.items()}
         self.notes = _label(self, "fitNotes")
@@ -108,7 +112,8 @@ class HardwarePanel(QGroupBox):
         split.addWidget(self.tensor_split)
         split.addStretch(1)
         form = QFormLayout()
-        for name, label in {**self.rows, "Verdict": self.verdict, **self.claims}.items():
+        rows = {**self.rows, MEASURED_ROW: self.measured, "Verdict": self.verdict, **self.claims}
+        for name, label in rows.items():
             form.addRow(f"{name}:", label)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -181,6 +186,10 @@ class HardwarePanel(QGroupBox):
         self.offload.setVisible(bool(offload))
         self.command.show_command(fit.recommended)
         self.notes.setText("\n".join(f"• {n}" for n in fit.notes))
+
+    def show_measured(self, summary: str | None) -> None:
+        """What llama.cpp measured for this model, beside the estimate (None: nothing stored)."""
+        self.measured.setText(summary or NOT_MEASURED)
 
     def _gpu_bar_count(self, n: int) -> None:
         while len(self.gpu_bars) > n:

@@ -3,7 +3,8 @@
 The chart is fed plain numbers — `(line, bytes)` pairs in ledger order — and draws them;
 it computes no bytes. Segments stack bottom-up in ledger order, so a column's top is the
 ledger's total. A horizontal line marks the budget (hidden when unlimited) and a dashed
-one the minimum-configuration total. Hovering a segment shows its exact bytes.
+one the minimum-configuration total. Hovering a segment shows its exact bytes. Lines named
+`optional` (the Measured column's) are listed in the legend only while some column draws them.
 """
 
 from __future__ import annotations
@@ -32,18 +33,19 @@ class LedgerChart(pg.GraphicsLayoutWidget):
     segments stack bottom-up, so it never covers a bar or a line label.
     """
 
-    def __init__(self, lines: Sequence[str], parent: QWidget | None = None):
+    def __init__(self, lines: Sequence[str], parent: QWidget | None = None, optional: Sequence[str] = ()):
         super().__init__(parent=parent)
         self.setObjectName("ledgerChart")
         self.plot = self.addPlot(row=0, col=0, axisItems={"left": ByteAxis()})
         self.setMinimumSize(360, 260)
         self._lines = tuple(lines)
+        self._optional = frozenset(optional)
         self._columns: list[tuple[str, tuple[tuple[str, int], ...]]] = []
         self._drawn: dict[str, object] = {}
         self.hover_text = ""
         self._setup_plot()
         self._bars = {line: self._add_bar(line) for line in self._lines}
-        self._fill_legend()
+        self._fill_legend(())
         self._line_styles = {"budget": (Qt.PenStyle.SolidLine, 2.0), "minimum": (Qt.PenStyle.DashLine, 1.2)}
         self._budget_line, self._minimum_line = self._add_hline(), self._add_hline()
         self.scene().sigMouseMoved.connect(self._hover)
@@ -63,11 +65,17 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self.plot.addItem(bar)
         return bar
 
-    def _fill_legend(self) -> None:
+    def _fill_legend(self, drawn_optional: Sequence[str]) -> None:
+        self._legend.clear()
         for line in reversed(self._lines):
-            self._legend.addItem(self._bars[line], line_name(line))
+            if line not in self._optional or line in drawn_optional:
+                self._legend.addItem(self._bars[line], line_name(line))
         for sample, _ in self._legend.items:
             sample.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+
+    def legend_lines(self) -> tuple[str, ...]:
+        """The lines listed in the legend now, top-down."""
+        return tuple(label.text for _, label in self._legend.items)
 
     def _add_hline(self) -> pg.InfiniteLine:
         line = pg.InfiniteLine(angle=0, movable=False, label="",
@@ -108,10 +116,16 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         """Draw one stacked column per (label, items); `budget` None hides the budget line."""
         self._columns = [(label, tuple(items)) for label, items in columns]
         xs = list(range(len(self._columns)))
+        drawn_optional = []
         for line, bar in self._bars.items():
             y0, heights = self._stack(line)
             if self._changed(line, (y0, heights)):
                 bar.setOpts(x=xs, y0=y0, height=heights)
+            if line in self._optional and any(heights):
+                drawn_optional.append(line)
+        if self._changed("legend", tuple(drawn_optional)):
+            self._fill_legend(drawn_optional)
+            self.apply_palette()
         self._set_hline(self._budget_line, budget, "budget")
         self._set_hline(self._minimum_line, minimum, "minimum configuration")
         self._set_ranges(budget, minimum)

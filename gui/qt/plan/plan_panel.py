@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 from gguf_budget.core import ModelSpec
 from gguf_budget.core.plan.ledger import LEDGER_LINES
 from gguf_budget.core.plan.types import MemoryPlan
+from gguf_budget.core.views.evidence_view import MEASURED_LINES
 from gguf_budget.core.views.plan_report import plan_text
 from gguf_budget.core.views.plan_view import pinned_text
 
@@ -23,6 +24,7 @@ from gguf_budget.gui.qt.plan.report_view import ReportView
 
 PLAN_COLUMN = "This plan"
 MINIMUM_COLUMN = "Minimum configuration"
+Column = tuple[str, tuple[tuple[str, int], ...]]
 
 
 class PlanPanel(QWidget):
@@ -36,7 +38,10 @@ class PlanPanel(QWidget):
         self.pinned.setTextFormat(Qt.TextFormat.PlainText)
         self.pinned.setMinimumWidth(120)  # a longer text must not widen the window mid-drag
         self.strip = LayerStrip(self)
-        self.chart = LedgerChart(LEDGER_LINES, self)
+        self.chart = LedgerChart(LEDGER_LINES + MEASURED_LINES, self, optional=MEASURED_LINES)
+        self._plan_columns: list[Column] = []
+        self._lines: tuple[int | None, int | None] = (None, None)
+        self._measured: Column | None = None
         self.report = ReportView(self)
         split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.chart)
@@ -55,14 +60,24 @@ class PlanPanel(QWidget):
         self.context.show_chosen(plan.ctx)
         self.pinned.setText(pinned_text(model, plan))
         self.strip.set_layers(model.layer_bytes, plan.n_pinned)
-        columns = [(PLAN_COLUMN, plan.ledger.items()), (MINIMUM_COLUMN, plan.minimum_ledger.items())]
-        budget = None if plan.unlimited else plan.budget_bytes
-        self.chart.show_ledgers(columns, budget, plan.minimum_required)
+        self._plan_columns = [(PLAN_COLUMN, plan.ledger.items()), (MINIMUM_COLUMN, plan.minimum_ledger.items())]
+        self._lines = (None if plan.unlimited else plan.budget_bytes, plan.minimum_required)
+        self._draw_chart()
         self.report.set_text(plan_text(plan))
 
     def clear_plan(self, message: str) -> None:
-        """A model the planner refuses to price: no bars, the reason as the report."""
+        """A model the planner refuses to price: no plan bars (a Measured bar stays), the reason as the report."""
         self.pinned.setText("—")
         self.strip.set_layers((), 0)
-        self.chart.show_ledgers([], None, None)
+        self._plan_columns, self._lines = [], (None, None)
+        self._draw_chart()
         self.report.set_text(message)
+
+    def set_measured(self, column: Column | None) -> None:
+        """A third column of what llama.cpp measured (None: no evidence for this model)."""
+        self._measured = column
+        self._draw_chart()
+
+    def _draw_chart(self) -> None:
+        extra = [self._measured] if self._measured is not None else []
+        self.chart.show_ledgers(self._plan_columns + extra, *self._lines)

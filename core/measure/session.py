@@ -1,0 +1,122 @@
+"""Measure or import runtime evidence for a model, keep it, and find it again: what CLI and window share.
+
+Rule 1: evidence is a llama.cpp log read by `parse_llamacpp_log`; a text that is not one is
+        refused with its one-line reason, before anything is stored.
+Rule 2: a measured log carries its own peak RSS: /usr/bin/time's block when the run had it,
+        else a `peak RSS: N bytes (psutil)` line is appended, so a stored log needs nothing else.
+Rule 3: an imported log must describe the model it is stored for: same architecture and
+        tensor count as the model's header (llama.cpp prints both when it loads).
+Rule 4: evidence is found again by the model's header fingerprint, newest first; a stored log
+        that no longer parses is skipped, never shown as evidence.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from gguf_budget.core.evidence.llamacpp_log import LlamaCppLogError, parse_llamacpp_log
+from gguf_budget.core.evidence.log_records import LlamaCppLog
+from gguf_budget.core.gguf.fingerprint import header_fingerprint
+from gguf_budget.core.measure.command import MeasureSettings
+from gguf_budget.core.measure.engine import Engine
+from gguf_budget.core.measure.record import EvidenceRecord, Origin
+from gguf_budget.core.measure.runner import DEFAULT_TIMEOUT_S, ProgressCallback, RunOutput, run_measurement
+from gguf_budget.core.measure.store import EvidenceStore
+from gguf_budget.core.model.spec import ModelSpec
+
+MAX_LOG_BYTES = 256 << 20
+
+
+class EvidenceError(ValueError):
+    """Evidence could not be measured, read or stored: one line a person can act on."""
+
+
+@dataclass(frozen=True)
+class RuntimeEvidence:
+    """A stored record and what its log says."""
+
+    record: EvidenceRecord
+    log: LlamaCppLog
+
+    @property
+    def peak_rss(self) -> int | None:
+        return self.log.peak_rss if self.log.peak_rss is not None else self.record.peak_rss_polled
+
+
+def _parse(text: str, origin: str) -> LlamaCppLog:
+    try:
+        return parse_llamacpp_log(text)
+    except LlamaCppLogError as e:
+        raise EvidenceError(f"{origin}: {e}") from None
+
+
+def _with_peak(run: RunOutput, parsed: LlamaCppLog) -> str:
+    """Rule 2."""
+    if parsed.peak_rss is not None or run.peak_rss_polled is None:
+        return run.log
+    newline = "" if run.log.endswith("\n") else "\n"
+    return f"{run.log}{newline}peak RSS: {run.peak_rss_polled} bytes (psutil, polled every 50 ms)\n"
+
+
+def measure_model(
+    model_path: str,
+    settings: MeasureSettings,
+    engine: Engine,
+    store: EvidenceStore,
+    *,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    cancel: threading.Event | None = None,
+    progress: ProgressCallback | None = None,
+    clock: Callable[[], float] = time.time,
+) -> RuntimeEvidence:
+    """Run the model once with `engine` and store the log as evidence (MeasureError / EvidenceError)."""
+    key = header_fingerprint(model_path)
+    run = run_measurement(engine, model_path, settings, timeout_s=timeout_s, cancel=cancel, progress=progress)
+    log = _with_peak(run, _parse(run.log, "llama.cpp ran, but its log"))
+    record = EvidenceRecord(key, str(model_path), Origin.MEASURED, clock(), "pending", engine.label, run.command,
+                            settings, run.peak_rss_polled, run.seconds)
+    return RuntimeEvidence(store.save(record, log), _parse(log, "the stored log"))
+
+
+def check_log_matches(model: ModelSpec, log: LlamaCppLog) -> None:
+    """Rule 3: refuse a log of another model."""
+    run = log.run
+    if run is None:
+        raise EvidenceError("the log loads no model, so it cannot be evidence for one")
+    facts = run.model
+    if facts.architecture is not None and facts.architecture != model.architecture:
+        raise EvidenceError(f"the log is of a {facts.architecture} model, not this {model.architecture} one")
+    if facts.n_tensors is not None and facts.n_tensors != model.n_tensors:
+        raise EvidenceError(f"the log's model has {facts.n_tensors} tensors, this one {model.n_tensors}")
+
+
+def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,
+               clock: Callable[[], float] = time.time) -> RuntimeEvidence:
+    """Read a llama.cpp log from a file, check it is of `model`, and store it as evidence."""
+    path = Path(log_path)
+    try:
+        if path.stat().st_size > MAX_LOG_BYTES:
+            raise EvidenceError(f"{path.name}: larger than {MAX_LOG_BYTES >> 20} MiB, not a single run's log")
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as e:
+        raise EvidenceError(f"cannot read {path}: {e.strerror or e}") from None
+    parsed = _parse(text, path.name)
+    check_log_matches(model, parsed)
+    record = EvidenceRecord(header_fingerprint(model.path), model.path, Origin.IMPORTED, clock(), "pending",
+                            str(path), peak_rss_polled=None)
+    return RuntimeEvidence(store.save(record, text), parsed)
+
+
+def stored_evidence(model_path: str, store: EvidenceStore) -> tuple[RuntimeEvidence, ...]:
+    """Rule 4: the model's evidence, newest first."""
+    found = []
+    for record in store.records(header_fingerprint(model_path)):
+        try:
+            found.append(RuntimeEvidence(record, parse_llamacpp_log(store.log(record))))
+        except (OSError, LlamaCppLogError):
+            continue
+    return tuple(found)

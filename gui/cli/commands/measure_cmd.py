@@ -1,0 +1,84 @@
+"""`gguf-budget measure FILE …`: run the model in a real llama.cpp for a few tokens and keep what it reports.
+
+The run uses the full-load settings: the ctx given (default: the trained context, at most
+4096), the GPU layers the fit estimate picks for this machine unless `--gpu-layers` says,
+and the KV type. The log is stored as the model's runtime evidence (the window shows it when
+the model is opened) and summarised: llama.cpp's buffers per component and the peak RSS.
+Exit codes: 0 measured, 2 bad input, no llama.cpp, or the run failed (one line).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.types import FitRequest
+from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.measure.command import default_measure_ctx, settings_from_fit
+from gguf_budget.core.measure.engine import EngineError, find_engine
+from gguf_budget.core.measure.progress import Progress
+from gguf_budget.core.measure.runner import DEFAULT_TIMEOUT_S, MeasureError
+from gguf_budget.core.measure.session import EvidenceError, measure_model
+from gguf_budget.core.measure.store import EvidenceStore
+from gguf_budget.core.model.kv import KV_TYPES
+from gguf_budget.core.views.evidence_view import evidence_dict, evidence_text
+
+from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.commands.fit_cmd import _count
+
+HELP = "run the model in llama.cpp for a few tokens, and keep its memory report as runtime evidence"
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError("must be between 0 and 86400 seconds")
+    return value
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="a .gguf file with its weights (any shard of a split model)")
+    p.add_argument("--ctx", type=_count(1), help="context tokens (default: the trained context, at most 4096)")
+    p.add_argument("--gpu-layers", type=_count(0), help="layers to offload, as llama.cpp -ngl "
+                                                         "(default: what the fit estimate picks for this machine)")
+    p.add_argument("--kv-type", choices=tuple(KV_TYPES), default="f16", help="KV cache type (default f16)")
+    p.add_argument("--llama", metavar="PATH", help="a llama-completion, llama-cli or llama-server binary, "
+                                                   "or a folder holding one (default: $GGUF_BUDGET_LLAMA_BIN, PATH)")
+    p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                   help=f"stop llama.cpp after this long (default {DEFAULT_TIMEOUT_S:g})")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _say(report: Progress) -> None:
+    sys.stderr.write(f"\r{report.stage} · {report.elapsed_s:.1f} s\x1b[K")
+
+
+def run(args: argparse.Namespace) -> int:
+    model = load(args.file)
+    if model.header_only:
+        raise CommandError(f"{args.file} has no weights (header only): llama.cpp needs the complete file")
+    try:
+        engine = find_engine(args.llama)
+    except EngineError as e:
+        raise CommandError(str(e)) from None
+    ctx = args.ctx or default_measure_ctx(model.context_length)
+    fit = estimate_fit(model, probe_hardware(), FitRequest(ctx, args.gpu_layers, args.kv_type))
+    store = EvidenceStore()
+    try:
+        evidence = measure_model(model.path, settings_from_fit(fit), engine, store, timeout_s=args.timeout,
+                                 progress=_say if sys.stderr.isatty() else None)
+    except (MeasureError, EvidenceError) as e:
+        raise CommandError(str(e)) from None
+    finally:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r\x1b[K")
+    log_path = str(store.log_path(evidence.record))
+    if args.json:
+        emit_json(evidence_dict(evidence, log_path))
+    else:
+        print(evidence_text(evidence, log_path))
+    return 0

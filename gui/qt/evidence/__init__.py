@@ -1,0 +1,1 @@
+"""Runtime evidence in the window: import a llama.cpp log, measure with llama.cpp, show what was measured."""

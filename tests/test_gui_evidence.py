@@ -1,0 +1,141 @@
+"""Runtime evidence in the window, on real widgets: import a recorded llama.cpp log, see the Measured
+bar, the measured row and the filled claim; reopen the model and the evidence is back.
+
+The logs are real llama.cpp runs (tests/data/llamacpp-logs); the model is a header-only file
+of the shape they print, so the import's match check passes for it and fails for the other model.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from evidence_support import GEMMA3_LOG, SMOLLM2, SMOLLM2_LOG, SMOLLM2_Q8_LOG
+from gui_support import child, make_window, open_model, settings_store, write_model  # noqa: F401
+
+from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
+from gguf_budget.core.measure.engine import ENV_BIN, HOW_TO_GET_ONE
+from gguf_budget.core.views.evidence_view import (
+    MEASURED_COLUMN, MEASURED_LINES, evidence_claim, measured_items, measured_summary,
+)
+from gguf_budget.gui.qt.machine.machine_panel import NOT_MEASURED
+
+
+def claim(window) -> str:
+    return child(window, "claim2").text()
+
+
+def imported(qtbot, window, log: Path):
+    link = window.evidence
+    qtbot.waitUntil(lambda: not link.busy(), timeout=10000)
+    with qtbot.assertNotEmitted(link.importFailed), qtbot.waitSignal(link.evidenceChanged, timeout=10000):
+        link.import_path(str(log))
+    assert link.evidence() is not None
+    return link.evidence()
+
+
+def opened_with_evidence(qtbot, window, path: Path):
+    """Open and wait for the stored-evidence lookup (it answers after `modelLoaded`)."""
+    with qtbot.waitSignals([window.modelLoaded, window.evidence.evidenceChanged], timeout=10000, order="strict"):
+        window.open_path(str(path))
+    qtbot.waitUntil(lambda: window.evidence.evidence() is not None, timeout=10000)
+    return window.evidence.evidence()
+
+
+def test_without_evidence_the_claim_says_none_and_there_is_no_measured_bar(qtbot, make_window, write_model):
+    window = make_window()
+    open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
+    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    assert window.evidence.evidence() is None
+    assert claim(window).startswith("none")
+    assert child(window, "measuredRow").text() == NOT_MEASURED
+    chart = window.body.plan.chart
+    assert len(chart._columns) == 2 and not set(MEASURED_LINES) & set(chart.legend_lines())
+
+
+def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_window, write_model):
+    window = make_window()
+    open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
+    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    evidence = imported(qtbot, window, SMOLLM2_LOG)
+    chart = window.body.plan.chart
+    label, items = chart._columns[2]
+    assert label == MEASURED_COLUMN and items == measured_items(evidence)
+    # the bar stacks llama.cpp's own figures: 92.10 MiB mapped weights, KV, compute, output …
+    log = parse_llamacpp_log(SMOLLM2_LOG.read_text())
+    heights = {line: chart.segment(2, line)[1] for line in MEASURED_LINES}
+    assert heights["measured weights"] == log.run.total(log.run.buffers[0].kind) == round(92.10 * 2**20)
+    # … topped by the rest of the peak RSS /usr/bin/time recorded, so the column's top is the peak
+    assert sum(heights.values()) == log.peak_rss
+    # the legend lists what the Measured bar draws: Q4_1 is not repacked, so no repack entry
+    assert {line for line, n in items if n} <= set(chart.legend_lines())
+    assert heights["measured repack"] == 0 and "measured repack" not in chart.legend_lines()
+    text = claim(window)
+    assert text == evidence_claim(evidence) == window.current_fit().claims.runtime_evidence
+    assert "imported from smollm2-135m-instruct-q4_1_ctx2048_f16.log" in text and "ctx 2,048" in text
+    assert "llama.cpp b1-0c1e570" in text and "peak RSS" in text
+    assert child(window, "measuredRow").text() == measured_summary(evidence)
+    assert child(window, "claim1").text().startswith("admitted") or "estimate" in child(window, "claim1").text()
+
+
+def test_reopening_the_model_brings_its_evidence_back_even_renamed(qtbot, make_window, write_model, settings_store):
+    path = write_model(SMOLLM2, "smollm2.gguf")
+    first = make_window()
+    open_model(qtbot, first, path)
+    imported(qtbot, first, SMOLLM2_Q8_LOG)
+    newest = imported(qtbot, first, SMOLLM2_LOG)
+    first.close()
+    renamed = path.with_name("renamed-copy.gguf")
+    shutil.copy(path, renamed)
+    second = make_window(settings_store)
+    evidence = opened_with_evidence(qtbot, second, renamed)
+    assert evidence.record == newest.record
+    assert claim(second) == evidence_claim(newest)
+    assert second.body.plan.chart._columns[2][1] == measured_items(newest)
+
+
+def test_opening_another_model_clears_the_evidence(qtbot, make_window, write_model):
+    window = make_window()
+    open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
+    imported(qtbot, window, SMOLLM2_LOG)
+    with qtbot.waitSignal(window.evidence.evidenceChanged, timeout=10000):
+        open_model(qtbot, window, write_model(name="other.gguf"))
+    assert window.evidence.evidence() is None and claim(window).startswith("none")
+    assert len(window.body.plan.chart._columns) == 2
+
+
+def test_a_log_of_another_model_or_not_a_log_is_refused_and_nothing_changes(qtbot, make_window, write_model,
+                                                                             tmp_path):
+    window = make_window()
+    open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
+    before = imported(qtbot, window, SMOLLM2_LOG)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("shopping: bread, milk\n")
+    for log, reason in ((GEMMA3_LOG, "the log is of a gemma3 model, not this llama one"),
+                        (notes, "notes.txt: not a llama.cpp log"),
+                        (tmp_path / "missing.log", "cannot read")):
+        with qtbot.waitSignal(window.evidence.importFailed, timeout=10000) as failed:
+            window.evidence.import_path(str(log))
+        assert reason in failed.args[0] and "\n" not in failed.args[0]
+        assert window.evidence.evidence() is before and claim(window) == evidence_claim(before)
+    assert window.evidence.message.text().startswith("Could not import the log")
+
+
+def test_without_a_llama_cpp_measure_is_disabled_and_says_how_to_get_one(qtbot, make_window, write_model,
+                                                                         monkeypatch, tmp_path):
+    monkeypatch.delenv(ENV_BIN, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    window = make_window()
+    open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
+    action = window.evidence.measure_action
+    window.evidence.update_actions()
+    assert window.evidence.engine() is None
+    assert not action.isEnabled()
+    assert action.toolTip() == HOW_TO_GET_ONE[0].upper() + HOW_TO_GET_ONE[1:]
+    assert child(window, "importLogAction").isEnabled()
+
+
+def test_file_menu_lists_the_evidence_actions(qtbot, make_window):
+    window = make_window()
+    names = [a.objectName() for a in window.menuBar().actions()[0].menu().actions()]
+    assert names.index("importLogAction") < names.index("measureAction") < names.index("llamaLocationAction")
