@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from evidence_support import GEMMA3_LOG, SMOLLM2, SMOLLM2_LOG, SMOLLM2_Q8_LOG
-from gui_support import child, make_window, open_model, settings_store, write_model  # noqa: F401
+from gui_support import child, open_model
 
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.measure.engine import ENV_BIN, HOW_TO_GET_ONE

@@ -24,7 +24,9 @@ from gguf_budget.core.gguf.fingerprint import header_fingerprint
 from gguf_budget.core.measure.command import MeasureSettings
 from gguf_budget.core.measure.engine import Engine
 from gguf_budget.core.measure.record import EvidenceRecord, Origin
-from gguf_budget.core.measure.runner import DEFAULT_TIMEOUT_S, ProgressCallback, RunOutput, run_measurement
+from gguf_budget.core.measure.runner import (
+    DEFAULT_TIMEOUT_S, TIME_BINARY, ProgressCallback, RunOutput, run_measurement,
+)
 from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.spec import ModelSpec
 
@@ -72,10 +74,12 @@ def measure_model(
     cancel: threading.Event | None = None,
     progress: ProgressCallback | None = None,
     clock: Callable[[], float] = time.time,
+    time_binary: str | None = TIME_BINARY,
 ) -> RuntimeEvidence:
     """Run the model once with `engine` and store the log as evidence (MeasureError / EvidenceError)."""
     key = header_fingerprint(model_path)
-    run = run_measurement(engine, model_path, settings, timeout_s=timeout_s, cancel=cancel, progress=progress)
+    run = run_measurement(engine, model_path, settings, timeout_s=timeout_s, cancel=cancel, progress=progress,
+                          time_binary=time_binary)
     log = _with_peak(run, _parse(run.log, "llama.cpp ran, but its log"))
     record = EvidenceRecord(key, str(model_path), Origin.MEASURED, clock(), "pending", engine.label, run.command,
                             settings, run.peak_rss_polled, run.seconds)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import ModuleType
 
 from gguf_budget.gui.cli.commands import (
-    evidence_cmd, fit_cmd, hw_cmd, inspect_cmd, library_cmd, plan_cmd, quants_cmd, sweep_cmd,
+    evidence_cmd, fit_cmd, hw_cmd, inspect_cmd, library_cmd, measure_cmd, plan_cmd, quants_cmd, sweep_cmd,
 )
 from gguf_budget.gui.cli.commands.common import CommandError
 
@@ -18,6 +18,7 @@ COMMANDS: dict[str, ModuleType] = {
     "quants": quants_cmd,
     "library": library_cmd,
     "evidence": evidence_cmd,
+    "measure": measure_cmd,
 }
 
 __all__ = ["COMMANDS", "CommandError"]

@@ -103,10 +103,14 @@ class EvidenceLink(QObject):
 
     def engine(self) -> Engine | None:
         """The llama.cpp a measurement would run now (Rule 5), or None."""
+        return self._find_engine()[0]
+
+    def _find_engine(self) -> tuple[Engine | None, str]:
+        """The engine, or None and why (a sentence for the tooltip)."""
         try:
-            return find_engine(self.llama_location() or None, self._lookups)
-        except EngineError:
-            return None
+            return find_engine(self.llama_location() or None, self._lookups), ""
+        except EngineError as e:
+            return None, str(e)[:1].upper() + str(e)[1:]
 
     def llama_location(self) -> str:
         return str(self._settings.value(LLAMA_PATH_KEY, "") or "")
@@ -156,10 +160,10 @@ class EvidenceLink(QObject):
 
     def update_actions(self) -> None:
         """Rule 3: enabled states and tooltips."""
-        model, engine = self._model, self.engine()
+        model, (engine, missing) = self._model, self._find_engine()
         self.import_action.setEnabled(model is not None)
         if engine is None:
-            why = self._engine_problem()
+            why = missing
         elif model is None:
             why = "Open a model first"
         elif model.header_only:
@@ -169,14 +173,8 @@ class EvidenceLink(QObject):
         else:
             why = ""
         self.measure_action.setEnabled(not why)
-        self.measure_action.setToolTip(why or f"Run {engine.label if engine else ''} on this model for a few tokens")
-
-    def _engine_problem(self) -> str:
-        try:
-            find_engine(self.llama_location() or None, self._lookups)
-        except EngineError as e:
-            return str(e)[:1].upper() + str(e)[1:]
-        return ""
+        self.measure_action.setToolTip(why or f"Run {engine.label if engine else ''} on this model for a few tokens "
+                                              "with the full-load settings on screen")
 
     # -- menu -------------------------------------------------------------------------
 

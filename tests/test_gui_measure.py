@@ -1,0 +1,63 @@
+"""Measure with llama.cpp… in the window, on real widgets and a real llama.cpp (see llama_support).
+
+The run happens off the GUI thread with a progress dialog; its evidence fills the Measured bar
+and the claim, and is kept for the next time the model is opened. Cancel stops it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gui_support import child, open_model
+from PySide6.QtCore import Qt
+from llama_support import llama_engine, printed_buffers
+from runnable_model import write_runnable_model
+
+from gguf_budget.core.measure.engine import EngineKind
+from gguf_budget.core.measure.record import Origin
+from gguf_budget.core.views.evidence_view import MEASURED_COLUMN, evidence_claim, measured_items
+
+
+def test_measure_runs_off_the_gui_thread_and_its_evidence_is_shown_and_kept(qtbot, make_window, tmp_path: Path,
+                                                                            settings_store):
+    engine = llama_engine()
+    path = write_runnable_model(tmp_path / "tiny.gguf")
+    window = make_window()
+    open_model(qtbot, window, path)
+    qtbot.waitUntil(lambda: window.current_fit() is not None and not window.evidence.busy())
+    link = window.evidence
+    link.update_actions()
+    assert link.measure_action.isEnabled() and engine.label in link.measure_action.toolTip()
+    settings = link.settings_now(window.current_model())
+    assert settings.ctx == window.current_fit().kv.ctx and settings.gpu_layers == window.current_fit().gpu_layers
+    with qtbot.assertNotEmitted(link.measureFailed), qtbot.waitSignal(link.evidenceChanged, timeout=120000):
+        link.measure_action.trigger()
+        assert link.dialog.isVisible() and not link.measure_action.isEnabled()
+    assert not link.dialog.isVisible() and link.measure_action.isEnabled()
+    evidence = link.evidence()
+    assert evidence.record.origin is Origin.MEASURED and evidence.record.settings == settings
+    raw = link.store.log(evidence.record)
+    assert sorted((b.kind.value, b.device, b.mib) for b in evidence.log.run.buffers) == printed_buffers(raw)
+    assert child(window, "claim2").text() == evidence_claim(evidence) and "measured here" in evidence_claim(evidence)
+    assert window.body.plan.chart._columns[2] == (MEASURED_COLUMN, measured_items(evidence))
+    window.close()
+    again = make_window(settings_store)
+    with qtbot.waitSignal(again.evidence.evidenceChanged, timeout=10000):
+        open_model(qtbot, again, path)
+    assert again.evidence.evidence().record == evidence.record
+
+
+def test_cancel_stops_the_measurement_and_changes_nothing(qtbot, make_window, tmp_path: Path):
+    server = llama_engine(EngineKind.SERVER)  # runs until stopped, so Cancel always finds it running
+    window = make_window()
+    window.evidence.set_llama_location(server.executable)
+    open_model(qtbot, window, write_runnable_model(tmp_path / "tiny.gguf"))
+    qtbot.waitUntil(lambda: not window.evidence.busy())
+    link = window.evidence
+    assert link.engine() == server
+    with qtbot.waitSignal(link.measureFailed, timeout=60000) as failed:
+        link.measure()
+        qtbot.mouseClick(child(link.dialog, "measureCancel"), Qt.MouseButton.LeftButton)
+    assert failed.args == ["the measurement was cancelled"]
+    assert link.evidence() is None and child(window, "claim2").text().startswith("none")
+    assert not link.dialog.isVisible() and link.measure_action.isEnabled()

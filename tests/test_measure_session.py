@@ -1,0 +1,103 @@
+"""Importing recorded llama.cpp logs as evidence, finding them again, and the words and bars they give.
+
+Real logs (tests/data/llamacpp-logs) against header-only models of the shape they print.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from evidence_support import GEMMA3, GEMMA3_LOG, SMOLLM2, SMOLLM2_LOG
+from gguf_factory import ArchDesc, write_gguf
+
+from gguf_budget.core import load_model
+from gguf_budget.core.gguf.fingerprint import header_fingerprint
+from gguf_budget.core.measure.record import Origin
+from gguf_budget.core.measure.session import EvidenceError, import_log, stored_evidence
+from gguf_budget.core.measure.store import EvidenceStore
+from gguf_budget.core.views.evidence_view import (
+    MEASURED_LINES, buffer_total, evidence_claim, evidence_dict, evidence_text, measured_items, measured_summary,
+)
+
+MIB = 1 << 20
+
+
+@pytest.fixture
+def smollm2(tmp_path: Path):
+    return load_model(write_gguf(tmp_path / "smollm2.gguf", SMOLLM2, "header_only")[0])
+
+
+def test_an_imported_log_is_stored_for_the_model_and_found_again(smollm2, tmp_path: Path):
+    store = EvidenceStore(tmp_path / "data")
+    evidence = import_log(smollm2, SMOLLM2_LOG, store, clock=lambda: 1_700_000_000.0)
+    r = evidence.record
+    assert (r.origin, r.source, r.recorded_at, r.model_key) == (
+        Origin.IMPORTED, str(SMOLLM2_LOG), 1_700_000_000.0, header_fingerprint(smollm2.path))
+    assert store.log(r) == SMOLLM2_LOG.read_text()
+    (back,) = stored_evidence(smollm2.path, store)
+    assert back == evidence
+
+
+def test_a_stored_log_that_no_longer_parses_is_not_evidence(smollm2, tmp_path: Path):
+    store = EvidenceStore(tmp_path / "data")
+    evidence = import_log(smollm2, SMOLLM2_LOG, store)
+    store.log_path(evidence.record).write_text("overwritten by something else\n")
+    assert stored_evidence(smollm2.path, store) == ()
+
+
+@pytest.mark.parametrize("desc, message", [
+    (ArchDesc(arch="llama", n_layer=2), "the log's model has 272 tensors, this one 21"),
+    (ArchDesc(arch="qwen2", n_layer=30), "the log is of a llama model, not this qwen2 one"),
+])
+def test_a_log_of_another_model_is_refused(tmp_path: Path, desc: ArchDesc, message: str):
+    model = load_model(write_gguf(tmp_path / "m.gguf", desc, "header_only")[0])
+    store = EvidenceStore(tmp_path / "data")
+    with pytest.raises(EvidenceError, match=message):
+        import_log(model, SMOLLM2_LOG, store)
+    assert store.records(header_fingerprint(model.path)) == ()
+
+
+def test_not_a_log_or_no_file_is_one_line(smollm2, tmp_path: Path):
+    text = tmp_path / "readme.txt"
+    text.write_text("hello\n")
+    store = EvidenceStore(tmp_path / "data")
+    with pytest.raises(EvidenceError, match=r"^readme.txt: not a llama.cpp log"):
+        import_log(smollm2, text, store)
+    with pytest.raises(EvidenceError, match=r"^cannot read .*absent.log"):
+        import_log(smollm2, tmp_path / "absent.log", store)
+
+
+def test_measured_column_is_llama_cpps_figures_topped_by_the_rest_of_peak_rss(smollm2, tmp_path: Path):
+    evidence = import_log(smollm2, SMOLLM2_LOG, EvidenceStore(tmp_path / "data"))
+    items = dict(measured_items(evidence))
+    assert tuple(items) == MEASURED_LINES
+    # smollm2 at ctx 2048, f16 (the log): 92.10 mapped, KV 45.00, compute 14.01 (…), output 0.19 MiB
+    assert items["measured weights"] == round(92.10 * MIB)
+    assert items["measured repack"] == 0
+    assert items["measured KV"] == round(45.00 * MIB)
+    assert items["measured output"] == round(0.19 * MIB)
+    assert buffer_total(evidence) == sum(n for line, n in items.items() if line != "measured process")
+    assert sum(items.values()) == evidence.peak_rss == evidence.log.peak_rss
+
+
+def test_gemma3_repack_is_its_own_segment(tmp_path: Path):
+    gemma = load_model(write_gguf(tmp_path / "g.gguf", GEMMA3, "header_only")[0])
+    items = dict(measured_items(import_log(gemma, GEMMA3_LOG, EvidenceStore(tmp_path / "data"))))
+    assert items["measured repack"] == round(12.66 * MIB) and items["measured weights"] == round(235.16 * MIB)
+
+
+def test_claim_summary_text_and_json_say_what_when_and_from_where(smollm2, tmp_path: Path):
+    evidence = import_log(smollm2, SMOLLM2_LOG, EvidenceStore(tmp_path / "data"), clock=lambda: 1_700_000_000.0)
+    claim = evidence_claim(evidence)
+    assert claim.startswith("llama.cpp b1-0c1e570 measured peak RSS ")
+    assert "(ctx 2,048, KV f16)" in claim and "imported from smollm2-135m-instruct-q4_1_ctx2048_f16.log on " in claim
+    assert claim.endswith(f"log {evidence.record.log_name}") and "estimate" not in claim
+    assert measured_summary(evidence) in claim
+    d = json.loads(json.dumps(evidence_dict(evidence, "/kept.log")))
+    assert d["origin"] == "imported" and d["build"] == "b1-0c1e570" and d["peak_rss_source"] == "/usr/bin/time -v"
+    assert d["components"] == dict(measured_items(evidence)) and d["log"] == "/kept.log"
+    assert {(b["kind"], b["device"], b["mib"]) for b in d["buffers"]} >= {("model", "CPU_Mapped", "92.10")}
+    text = evidence_text(evidence, "/kept.log")
+    assert text.splitlines()[0] == f"Runtime evidence: {claim}" and text.endswith("Log kept at /kept.log")
