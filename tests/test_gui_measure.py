@@ -61,3 +61,15 @@ def test_cancel_stops_the_measurement_and_changes_nothing(qtbot, make_window, tm
     assert failed.args == ["the measurement was cancelled"]
     assert link.evidence() is None and child(window, "claim2").text().startswith("none")
     assert not link.dialog.isVisible() and link.measure_action.isEnabled()
+
+
+def test_closing_the_window_cancels_a_running_measurement(qtbot, make_window, tmp_path: Path):
+    server = llama_engine(EngineKind.SERVER)
+    window = make_window()
+    window.evidence.set_llama_location(server.executable)
+    open_model(qtbot, window, write_runnable_model(tmp_path / "tiny.gguf"))
+    qtbot.waitUntil(lambda: not window.evidence.busy())
+    with qtbot.waitSignal(window.evidence.measureFailed, timeout=60000) as failed:
+        window.evidence.measure()
+        window.close()
+    assert failed.args == ["the measurement was cancelled"]

@@ -14,13 +14,14 @@ Rule 4: a failed import or measurement changes nothing on screen: the reason goe
         status bar, a non-blocking message box and `importFailed` / `measureFailed`.
 Rule 5: the llama.cpp location the user chooses is kept in the window's settings
         (`measure/llama_path`) and wins over $GGUF_BUDGET_LLAMA_BIN and PATH.
+Rule 6: closing the window cancels a running measurement, so no llama.cpp outlives it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QSettings, Signal
+from PySide6.QtCore import QEvent, QObject, QSettings, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
@@ -90,7 +91,14 @@ class EvidenceLink(QObject):
         self.location_action = QAction("llama.cpp l&ocation…", window, objectName="llamaLocationAction")
         self.location_action.triggered.connect(self.choose_location)
         window.modelLoaded.connect(self.follow_model)
+        window.installEventFilter(self)
         self.update_actions()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Rule 6."""
+        if event.type() == QEvent.Type.Close and self.job.running:
+            self.job.cancel()
+        return False
 
     # -- public API -------------------------------------------------------------------
 
