@@ -5,7 +5,8 @@ llama.cpp accepts the file, allocates its buffers and decodes a few tokens, quic
 
 Rule 1: the vocabulary is what llama.cpp's SPM loader needs: <unk>, <s>, </s>, the 256 byte
         tokens `<0x00>`…`<0xFF>` (byte fallback, and the line feed it looks up) and `▁`.
-Rule 2: everything else comes from `gguf_factory.ArchDesc`, so the planner sees the same shape.
+Rule 2: heads of 32 dimensions, so a q8_0 or q4_0 KV cache (blocks of 32) is allowed.
+Rule 3: everything else comes from `gguf_factory.ArchDesc`, so the planner sees the same shape.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def _vocabulary() -> tuple[list[str], list[int]]:
 def runnable_desc(n_layer: int = 2, context_length: int = 4096) -> ArchDesc:
     tokens, kinds = _vocabulary()
     return ArchDesc(
-        name="tiny-runnable-llama", n_layer=n_layer, n_embd=64, n_ff=128, n_head=4, n_head_kv=2,
+        name="tiny-runnable-llama", n_layer=n_layer, n_embd=128, n_ff=256, n_head=4, n_head_kv=2,
         n_vocab=len(tokens), context_length=context_length,
         extra_kv={
             "tokenizer.ggml.model": "llama",

@@ -8,6 +8,7 @@ from gguf_budget.core.measure.command import (
     N_PREDICT, PROMPT, PYTHON_SCRIPT, MeasureSettings, completion_request, measure_command,
 )
 from gguf_budget.core.measure.engine import Engine, EngineKind
+from gguf_budget.core.measure.runner import failure_line
 
 COMPLETION = Engine(EngineKind.COMPLETION, "/b/llama-completion")
 CLI = Engine(EngineKind.CLI, "/b/llama-cli")
@@ -17,10 +18,10 @@ PYTHON = Engine(EngineKind.PYTHON, "/usr/bin/python3")
 
 @pytest.mark.parametrize("engine, settings, port, expected", [
     (COMPLETION, MeasureSettings(2048, 0, "f16"), None,
-     "/b/llama-completion -m m.gguf -c 2048 -ngl 0 -ctk f16 -ctv f16 -p {P} -n 8 -no-cnv -v"),
+     "/b/llama-completion -m m.gguf -c 2048 -ngl 0 -ctk f16 -ctv f16 -p {P} -n 8 --ignore-eos -no-cnv -v"),
     # a quantized cache asks for flash attention; GPU layers left to the engine when None
     (CLI, MeasureSettings(512, None, "q8_0"), None,
-     "/b/llama-cli -m m.gguf -c 512 -ctk q8_0 -ctv q8_0 -fa on -p {P} -n 8 -st -v"),
+     "/b/llama-cli -m m.gguf -c 512 -ctk q8_0 -ctv q8_0 -fa on -p {P} -n 8 --ignore-eos -st -v"),
     (SERVER, MeasureSettings(4096, 33, "f16"), 5555,
      "/b/llama-server -m m.gguf -c 4096 -ngl 33 -ctk f16 -ctv f16 --host 127.0.0.1 -np 1 -v --port 5555"),
 ])
@@ -39,7 +40,7 @@ def test_llama_cpp_python_runs_a_script_with_ggml_type_numbers():
 def test_server_needs_a_port_and_is_asked_once():
     with pytest.raises(ValueError, match="port"):
         measure_command(SERVER, "m.gguf", MeasureSettings(512))
-    assert completion_request() == {"prompt": PROMPT, "n_predict": N_PREDICT}
+    assert completion_request() == {"prompt": PROMPT, "n_predict": N_PREDICT, "ignore_eos": True}
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -52,3 +53,18 @@ def test_settings_are_checked(kwargs, message):
 
 def test_settings_describe_themselves():
     assert MeasureSettings(2048, None, "q8_0").describe() == "ctx 2,048, GPU layers engine's default, KV q8_0"
+
+
+@pytest.mark.parametrize("log, line", [
+    # llama.cpp's last error-level line, not /usr/bin/time's block after it
+    ("+ llama-cli …\n0.00.024.805 E llama_init_from_model: K cache type q8_0 does not divide 16\n"
+     "0.00.039.247 E srv  llama_server: exiting due to model loading error\n"
+     "\tCommand being timed: \"llama-cli\"\n\tExit status: 1\n",
+     "0.00.039.247 E srv  llama_server: exiting due to model loading error"),
+    # older logs without levels: a line naming an error
+    ("llama_model_load: error loading model: bad magic\nmain: exiting\n", "llama_model_load: error loading model: bad magic"),
+    ("just one line\n", "just one line"),
+    ("", "(no output)"),
+])
+def test_failure_line_names_llama_cpps_own_reason(log, line):
+    assert failure_line(log) == line

@@ -21,13 +21,14 @@ def lookups(on_path: dict[str, str] | None = None, files: set[str] = frozenset()
 
 
 @pytest.mark.parametrize("on_path, expected", [
-    # every kind on PATH: llama-completion first (Rule 2)
+    # every kind on PATH: llama-cli first (Rule 2)
     ({"llama-cli": "/b/llama-cli", "llama-completion": "/b/llama-completion", "llama-server": "/b/llama-server"},
+     Engine(EngineKind.CLI, "/b/llama-cli")),
+    ({"llama-server": "/b/llama-server", "llama-completion": "/b/llama-completion"},
      Engine(EngineKind.COMPLETION, "/b/llama-completion")),
-    ({"llama-server": "/b/llama-server", "llama-cli": "/b/llama-cli"}, Engine(EngineKind.CLI, "/b/llama-cli")),
     ({"llama-server": "/b/llama-server"}, Engine(EngineKind.SERVER, "/b/llama-server")),
 ])
-def test_path_search_prefers_completion_then_cli_then_server(on_path, expected):
+def test_path_search_prefers_cli_then_completion_then_server(on_path, expected):
     assert find_engine(look=lookups(on_path)) == expected
 
 
@@ -44,16 +45,15 @@ def test_nothing_found_says_how_to_get_one():
 
 
 def test_environment_folder_beats_path():
-    look = lookups({"llama-completion": "/usr/bin/llama-completion"}, files={"/opt/ll/llama-cli"},
-                   env={ENV_BIN: "/opt/ll"})
-    assert find_engine(look=look) == Engine(EngineKind.CLI, os.path.join("/opt/ll", "llama-cli"))
+    look = lookups({"llama-cli": "/usr/bin/llama-cli"}, files={"/opt/ll/llama-server"}, env={ENV_BIN: "/opt/ll"})
+    assert find_engine(look=look) == Engine(EngineKind.SERVER, os.path.join("/opt/ll", "llama-server"))
 
 
 def test_explicit_binary_beats_everything_and_must_be_a_known_tool():
     look = lookups({"llama-completion": "/usr/bin/llama-completion"}, files={"/x/llama-server", "/x/python"},
                    env={ENV_BIN: "/opt/ll"})
     assert find_engine("/x/llama-server", look) == Engine(EngineKind.SERVER, "/x/llama-server")
-    with pytest.raises(EngineError, match="is not one of llama-completion, llama-cli, llama-server"):
+    with pytest.raises(EngineError, match="is not one of llama-cli, llama-completion, llama-server"):
         find_engine("/x/python", look)
 
 
@@ -69,6 +69,6 @@ def test_real_filesystem_lookups_find_an_executable_in_a_folder(tmp_path: Path):
     binary = tmp_path / "llama-completion"
     binary.write_text("#!/bin/sh\n")
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    (tmp_path / "llama-cli").write_text("not executable")
+    (tmp_path / "llama-cli").write_text("not executable, so not a candidate")
     found = find_engine(look=Lookups(which=lambda _: None, environ={ENV_BIN: str(tmp_path)}))
     assert found == Engine(EngineKind.COMPLETION, str(binary))

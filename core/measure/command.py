@@ -4,8 +4,9 @@ Rule 1: a measurement runs the model as the full-load estimate places it: `ctx` 
         layers (-ngl, left to the engine when None) and the KV cache type for K and V
         (-ctk/-ctv); a quantized cache also asks for flash attention (`-fa on`), which
         llama.cpp needs for a quantized V cache.
-Rule 2: it decodes N_PREDICT tokens of a fixed prompt with `-v`: without it llama.cpp logs
-        only errors, and the buffer lines are what the evidence is read from.
+Rule 2: it decodes N_PREDICT tokens of a fixed prompt with `-v` (without it llama.cpp logs
+        only errors, and the buffer lines are what the evidence is read from), ignoring the
+        end-of-text token so that every run decodes the same number of tokens.
 Rule 3: one table per engine kind adds what that tool needs to run once and exit:
         llama-completion `-no-cnv`, llama-cli `-st` (stdin is closed), llama-server a loopback
         port (the runner asks it once and stops it), llama-cpp-python a short script.
@@ -25,8 +26,8 @@ LOOPBACK = "127.0.0.1"
 _QUANTIZED = frozenset(t for t in KV_TYPES if t not in ("f16", "f32", "bf16"))
 
 _TAIL: dict[EngineKind, tuple[str, ...]] = {
-    EngineKind.COMPLETION: ("-p", PROMPT, "-n", str(N_PREDICT), "-no-cnv"),
-    EngineKind.CLI: ("-p", PROMPT, "-n", str(N_PREDICT), "-st"),
+    EngineKind.COMPLETION: ("-p", PROMPT, "-n", str(N_PREDICT), "--ignore-eos", "-no-cnv"),
+    EngineKind.CLI: ("-p", PROMPT, "-n", str(N_PREDICT), "--ignore-eos", "-st"),
     EngineKind.SERVER: ("--host", LOOPBACK, "-np", "1"),
 }
 
@@ -85,7 +86,7 @@ def measure_command(engine: Engine, model_path: str, settings: MeasureSettings, 
 
 def completion_request() -> dict[str, object]:
     """The one request llama-server is asked (POST /completion)."""
-    return {"prompt": PROMPT, "n_predict": N_PREDICT}
+    return {"prompt": PROMPT, "n_predict": N_PREDICT, "ignore_eos": True}
 
 
 DEFAULT_MEASURE_CTX = 4096

@@ -4,9 +4,11 @@ Rule 1: a path the user set (preferences, `--llama`) wins; then the folder or bi
         $GGUF_BUDGET_LLAMA_BIN; then PATH; then an importable `llama_cpp` module run by this
         Python. The first that exists is used; an explicit path that does not exist is an
         error, not a silent fall-through to something else.
-Rule 2: among binaries, `llama-completion` is preferred (it runs a prompt and exits), then
-        `llama-cli` (single turn), then `llama-server` (started, asked once over loopback,
-        stopped) — ENGINE_ORDER.
+Rule 2: among binaries, `llama-cli` is preferred (single turn, then exit: the tool the
+        recorded logs come from, and its log always ends with llama.cpp's memory breakdown),
+        then `llama-completion` (at 0c1e570 it sometimes loses the last lines of its `-v` log
+        at exit; the buffer lines come long before), then `llama-server` (started, asked once
+        over loopback, stopped) — ENGINE_ORDER.
 Rule 3: the lookups are injected (`Lookups`), so the choice is tested without touching PATH.
 """
 
@@ -33,9 +35,9 @@ class EngineKind(enum.Enum):
     PYTHON = "llama_cpp"
 
 
-ENGINE_ORDER = (EngineKind.COMPLETION, EngineKind.CLI, EngineKind.SERVER)
+ENGINE_ORDER = (EngineKind.CLI, EngineKind.COMPLETION, EngineKind.SERVER)
 HOW_TO_GET_ONE = (
-    "no llama.cpp found: put llama-completion, llama-cli or llama-server on PATH "
+    "no llama.cpp found: put llama-cli, llama-completion or llama-server on PATH "
     f"(build llama.cpp, or run .ci/build_llamacpp.sh), set {ENV_BIN} to their folder, "
     "choose one with File ▸ llama.cpp location…, or pip install llama-cpp-python"
 )

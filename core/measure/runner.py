@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import socket
 import subprocess
@@ -44,6 +45,7 @@ POLL_S = 0.05
 STOP_GRACE_S = 5.0
 TIME_BINARY = "/usr/bin/time"
 _READ_CHUNK = 1 << 20
+_ERROR_LINE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E |\berror\b", re.IGNORECASE)
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -180,10 +182,13 @@ def _exit_code(proc: psutil.Popen, wrapped: bool) -> int:
         return int(proc.wait())
 
 
-def _last_line(log: str) -> str:
-    lines = [line.strip() for line in log.splitlines() if line.strip()]
-    meaningful = [line for line in lines if not line.startswith(("Command being timed", "\t"))]
-    return (meaningful or lines or ["(no output)"])[-1][:200]
+def failure_line(log: str) -> str:
+    """The line that says why llama.cpp failed: its last error-level line ("… E …" or one
+    naming an error), else its last line; /usr/bin/time's block is not llama.cpp's."""
+    lines = [line.strip() for line in log.splitlines()
+             if line.strip() and not line.startswith(("\t", "Command being timed", "Command exited"))]
+    errors = [line for line in lines if _ERROR_LINE.search(line)]
+    return (errors or lines or ["(no output)"])[-1][:200]
 
 
 def run_measurement(
@@ -253,5 +258,5 @@ def _watch(
     if failure:
         raise MeasureError(failure)
     if returncode != 0 and not served:
-        raise MeasureError(f"llama.cpp exited with code {returncode}: {_last_line(log)}")
+        raise MeasureError(f"llama.cpp exited with code {returncode}: {failure_line(log)}")
     return RunOutput(command, log, peak, returncode, time.monotonic() - start)

@@ -46,7 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu-layers", type=_count(0), help="layers to offload, as llama.cpp -ngl "
                                                          "(default: what the fit estimate picks for this machine)")
     p.add_argument("--kv-type", choices=tuple(KV_TYPES), default="f16", help="KV cache type (default f16)")
-    p.add_argument("--llama", metavar="PATH", help="a llama-completion, llama-cli or llama-server binary, "
+    p.add_argument("--llama", metavar="PATH", help="a llama-cli, llama-completion or llama-server binary, "
                                                    "or a folder holding one (default: $GGUF_BUDGET_LLAMA_BIN, PATH)")
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"stop llama.cpp after this long (default {DEFAULT_TIMEOUT_S:g})")

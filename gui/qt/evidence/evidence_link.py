@@ -153,9 +153,9 @@ class EvidenceLink(QObject):
         settings = self.settings_now(model)
         store, timeout = self.store, self.timeout_s
         self.dialog.begin(f"{engine.label}\n{safe_text(model.path, 200)}\n{settings.describe()}")
-        self.update_actions()
         self.job.start(lambda progress, cancel: measure_model(
             model.path, settings, engine, store, timeout_s=timeout, cancel=cancel, progress=progress))
+        self.update_actions()
 
     def settings_now(self, model: ModelSpec) -> MeasureSettings:
         """The full-load settings on screen: the fit estimate's, else the plan's ctx on CPU."""
@@ -192,7 +192,7 @@ class EvidenceLink(QObject):
             self.import_path(path)
 
     def choose_location(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self._window, "Choose llama-completion, llama-cli or llama-server",
+        path, _ = QFileDialog.getOpenFileName(self._window, "Choose llama-cli, llama-completion or llama-server",
                                               self.llama_location())
         if path:
             self.set_llama_location(path)

@@ -1,0 +1,38 @@
+""".ci/build_llamacpp.sh: the llama.cpp CI measures with is the revision the engine rules follow, built once.
+
+A second run finds the binaries in the cache and prints their folder without building or
+downloading anything (what keeps CI short after the first run).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from gguf_budget.core.llama_cpp import LLAMA_CPP_REVISION, LLAMA_CPP_SOURCE
+
+SCRIPT = Path(__file__).resolve().parent.parent / ".ci" / "build_llamacpp.sh"
+
+
+def test_the_script_builds_the_revision_the_rules_follow():
+    text = SCRIPT.read_text()
+    assert re.search(rf'^REVISION="{LLAMA_CPP_REVISION}"$', text, re.M)
+    version = re.search(r'LLAMA_CPP_PYTHON_VERSION:-([\d.]+)\}', text)
+    assert version and f"llama-cpp-python {version[1]}" in LLAMA_CPP_SOURCE
+    assert "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" in text
+
+
+def test_a_cached_build_is_reused_without_building(tmp_path: Path):
+    bin_dir = tmp_path / f"llama.cpp-{LLAMA_CPP_REVISION}" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name in ("llama-cli", "llama-completion", "llama-server"):
+        (bin_dir / name).write_text("#!/bin/sh\n")
+        (bin_dir / name).chmod(0o755)
+    env = {**os.environ, "GGUF_BUDGET_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [str(bin_dir)]
+    assert "already built" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f"llama.cpp-{LLAMA_CPP_REVISION}"]
