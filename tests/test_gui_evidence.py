@@ -22,7 +22,7 @@ from gguf_budget.gui.qt.machine.machine_panel import NOT_MEASURED
 
 
 def claim(window) -> str:
-    return child(window, "claim2").text()
+    return child(window, "claimRuntime").text()
 
 
 def imported(qtbot, window, log: Path):
@@ -75,7 +75,7 @@ def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_window
     assert "imported from smollm2-135m-instruct-q4_1_ctx2048_f16.log" in text and "ctx 2,048" in text
     assert "llama.cpp b1-0c1e570" in text and "peak RSS" in text
     assert child(window, "measuredRow").text() == measured_summary(evidence)
-    assert child(window, "claim1").text().startswith("admitted") or "estimate" in child(window, "claim1").text()
+    assert child(window, "claimAdmission").text().startswith("admitted") or "estimate" in child(window, "claimAdmission").text()
 
 
 def test_reopening_the_model_brings_its_evidence_back_even_renamed(qtbot, make_window, write_model, settings_store):

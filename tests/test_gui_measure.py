@@ -38,7 +38,7 @@ def test_measure_runs_off_the_gui_thread_and_its_evidence_is_shown_and_kept(qtbo
     assert evidence.record.origin is Origin.MEASURED and evidence.record.settings == settings
     raw = link.store.log(evidence.record)
     assert sorted((b.kind.value, b.device, b.mib) for b in evidence.log.run.buffers) == printed_buffers(raw)
-    assert child(window, "claim2").text() == evidence_claim(evidence) and "measured here" in evidence_claim(evidence)
+    assert child(window, "claimRuntime").text() == evidence_claim(evidence) and "measured here" in evidence_claim(evidence)
     assert window.body.plan.chart._columns[2] == (MEASURED_COLUMN, measured_items(evidence))
     window.close()
     again = make_window(settings_store)
@@ -59,7 +59,7 @@ def test_cancel_stops_the_measurement_and_changes_nothing(qtbot, make_window, tm
         link.measure()
         qtbot.mouseClick(child(link.dialog, "measureCancel"), Qt.MouseButton.LeftButton)
     assert failed.args == ["the measurement was cancelled"]
-    assert link.evidence() is None and child(window, "claim2").text().startswith("none")
+    assert link.evidence() is None and child(window, "claimRuntime").text().startswith("none")
     assert not link.dialog.isVisible() and link.measure_action.isEnabled()
 
 

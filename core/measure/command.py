@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.measure.engine import Engine, EngineKind
-from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 
 N_PREDICT = 8
 PROMPT = "The capital of France is"
 LOOPBACK = "127.0.0.1"
-_QUANTIZED = frozenset(t for t in KV_TYPES if t not in ("f16", "f32", "bf16"))
+_QUANTIZED = frozenset((KVType.Q8_0, KVType.Q4_0))
 
 _TAIL: dict[EngineKind, tuple[str, ...]] = {
     EngineKind.COMPLETION: ("-p", PROMPT, "-n", str(N_PREDICT), "--ignore-eos", "-no-cnv"),
@@ -48,7 +48,7 @@ class MeasureSettings:
 
     ctx: int
     gpu_layers: int | None = None
-    kv_type: str = DEFAULT_KV_TYPE
+    kv_type: KVType = DEFAULT_KV_TYPE
 
     def __post_init__(self) -> None:
         if self.ctx < 1:
@@ -57,6 +57,7 @@ class MeasureSettings:
             raise ValueError("GPU layers cannot be negative")
         if self.kv_type not in KV_TYPES:
             raise ValueError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
+        object.__setattr__(self, "kv_type", KVType(self.kv_type))
 
     def describe(self) -> str:
         gpu = "engine's default" if self.gpu_layers is None else str(self.gpu_layers)
@@ -73,7 +74,7 @@ def measure_command(engine: Engine, model_path: str, settings: MeasureSettings, 
     argv = [engine.executable, "-m", model_path, "-c", str(settings.ctx)]
     if settings.gpu_layers is not None:
         argv += ["-ngl", str(settings.gpu_layers)]
-    argv += ["-ctk", settings.kv_type, "-ctv", settings.kv_type]
+    argv += ["-ctk", str(settings.kv_type), "-ctv", str(settings.kv_type)]
     if settings.kv_type in _QUANTIZED:
         argv += ["-fa", "on"]
     argv += [*_TAIL[engine.kind], "-v"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from gguf_budget.core.measure.command import MeasureSettings
+from gguf_budget.core.model.kv import KVType
 
 
 class Origin(enum.Enum):
@@ -55,7 +56,7 @@ def record_to_json(record: EvidenceRecord) -> dict[str, Any]:
         "log_name": record.log_name,
         "source": record.source,
         "command": list(record.command),
-        "settings": None if s is None else {"ctx": s.ctx, "gpu_layers": s.gpu_layers, "kv_type": s.kv_type},
+        "settings": None if s is None else {"ctx": s.ctx, "gpu_layers": s.gpu_layers, "kv_type": str(s.kv_type)},
         "peak_rss_polled": record.peak_rss_polled,
         "seconds": record.seconds,
     }
@@ -92,7 +93,7 @@ def record_from_json(data: Any) -> EvidenceRecord:
         command=tuple(command),
         settings=None if settings is None else MeasureSettings(
             _typed(settings, "ctx", int), _typed(settings, "gpu_layers", int, optional=True),
-            _typed(settings, "kv_type", str)),
+            KVType(_typed(settings, "kv_type", str))),
         peak_rss_polled=_typed(data, "peak_rss_polled", int, optional=True),
         seconds=_typed(data, "seconds", (int, float), optional=True),
     )
