@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
@@ -53,7 +54,7 @@ class EvidenceStore:
         stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(record.recorded_at))
         stem = self._free_stem(folder, f"{stamp}-{record.origin.value}")
         (folder / f"{stem}.log").write_text(log, encoding="utf-8")
-        kept = EvidenceRecord(**{**record.__dict__, "log_name": f"{stem}.log"})
+        kept = replace(record, log_name=f"{stem}.log")
         (folder / f"{stem}.json").write_text(json.dumps(record_to_json(kept), indent=2), encoding="utf-8")
         return kept
 
