@@ -34,6 +34,8 @@ def test_measure_runs_off_the_gui_thread_and_its_evidence_is_shown_and_kept(qtbo
         link.measure_action.trigger()
         assert link.dialog.isVisible() and not link.measure_action.isEnabled()
     assert not link.dialog.isVisible() and link.measure_action.isEnabled()
+    # the dialog showed the runner's progress reports while llama.cpp ran
+    assert link.dialog.bar.value() >= 5 and link.dialog.detail.text().startswith("llama.cpp RSS now ")
     evidence = link.evidence()
     assert evidence.record.origin is Origin.MEASURED and evidence.record.settings == settings
     raw = link.store.log(evidence.record)
@@ -73,3 +75,16 @@ def test_closing_the_window_cancels_a_running_measurement(qtbot, make_window, tm
         window.evidence.measure()
         window.close()
     assert failed.args == ["the measurement was cancelled"]
+
+
+def test_a_measurement_past_its_timeout_is_stopped_and_says_so(qtbot, make_window, tmp_path: Path):
+    server = llama_engine(EngineKind.SERVER)
+    window = make_window()
+    window.evidence.set_llama_location(server.executable)
+    window.evidence.timeout_s = 0
+    open_model(qtbot, window, write_runnable_model(tmp_path / "tiny.gguf"))
+    qtbot.waitUntil(lambda: not window.evidence.busy())
+    with qtbot.waitSignal(window.evidence.measureFailed, timeout=60000) as failed:
+        window.evidence.measure()
+    assert failed.args == ["the measurement timed out after 0 s"]
+    assert window.evidence.message.text() == "The measurement did not complete: the measurement timed out after 0 s"
