@@ -25,8 +25,8 @@ def claim(window) -> str:
     return child(window, "claimRuntime").text()
 
 
-def imported(qtbot, window, log: Path):
-    link = window.evidence
+def imported(qtbot, app, log: Path):
+    link = app.evidence
     qtbot.waitUntil(lambda: not link.busy(), timeout=10000)
     with qtbot.assertNotEmitted(link.importFailed), qtbot.waitSignal(link.evidenceChanged, timeout=10000):
         link.import_path(str(log))
@@ -34,30 +34,32 @@ def imported(qtbot, window, log: Path):
     return link.evidence()
 
 
-def opened_with_evidence(qtbot, window, path: Path):
+def opened_with_evidence(qtbot, app, path: Path):
     """Open and wait for the stored-evidence lookup (it answers after `modelLoaded`)."""
-    with qtbot.waitSignals([window.modelLoaded, window.evidence.evidenceChanged], timeout=10000, order="strict"):
-        window.open_path(str(path))
-    qtbot.waitUntil(lambda: window.evidence.evidence() is not None, timeout=10000)
-    return window.evidence.evidence()
+    with qtbot.waitSignals([app.window.modelLoaded, app.evidence.evidenceChanged], timeout=10000, order="strict"):
+        app.window.open_path(str(path))
+    qtbot.waitUntil(lambda: app.evidence.evidence() is not None, timeout=10000)
+    return app.evidence.evidence()
 
 
-def test_without_evidence_the_claim_says_none_and_there_is_no_measured_bar(qtbot, make_window, write_model):
-    window = make_window()
+def test_without_evidence_the_claim_says_none_and_there_is_no_measured_bar(qtbot, make_explorer, write_model):
+    window_app = make_explorer()
+    window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
     qtbot.waitUntil(lambda: window.current_fit() is not None)
-    assert window.evidence.evidence() is None
+    assert window_app.evidence.evidence() is None
     assert claim(window).startswith("none")
     assert child(window, "measuredRow").text() == NOT_MEASURED
     chart = window.body.plan.chart
     assert len(chart._columns) == 2 and not set(MEASURED_LINES) & set(chart.legend_lines())
 
 
-def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_window, write_model):
-    window = make_window()
+def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_explorer, write_model):
+    window_app = make_explorer()
+    window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
     qtbot.waitUntil(lambda: window.current_fit() is not None)
-    evidence = imported(qtbot, window, SMOLLM2_LOG)
+    evidence = imported(qtbot, window_app, SMOLLM2_LOG)
     chart = window.body.plan.chart
     label, items = chart._columns[2]
     assert label == MEASURED_COLUMN and items == measured_items(evidence)
@@ -78,64 +80,70 @@ def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_window
     assert child(window, "claimAdmission").text().startswith("admitted") or "estimate" in child(window, "claimAdmission").text()
 
 
-def test_reopening_the_model_brings_its_evidence_back_even_renamed(qtbot, make_window, write_model, settings_store):
+def test_reopening_the_model_brings_its_evidence_back_even_renamed(qtbot, make_explorer, write_model, settings_store):
     path = write_model(SMOLLM2, "smollm2.gguf")
-    first = make_window()
+    first_app = make_explorer()
+    first = first_app.window
     open_model(qtbot, first, path)
-    imported(qtbot, first, SMOLLM2_Q8_LOG)
-    newest = imported(qtbot, first, SMOLLM2_LOG)
+    imported(qtbot, first_app, SMOLLM2_Q8_LOG)
+    newest = imported(qtbot, first_app, SMOLLM2_LOG)
     first.close()
     renamed = path.with_name("renamed-copy.gguf")
     shutil.copy(path, renamed)
-    second = make_window(settings_store)
-    evidence = opened_with_evidence(qtbot, second, renamed)
+    second_app = make_explorer(settings_store)
+    second = second_app.window
+    evidence = opened_with_evidence(qtbot, second_app, renamed)
     assert evidence.record == newest.record
     assert claim(second) == evidence_claim(newest)
     assert second.body.plan.chart._columns[2][1] == measured_items(newest)
 
 
-def test_opening_another_model_clears_the_evidence(qtbot, make_window, write_model):
-    window = make_window()
+def test_opening_another_model_clears_the_evidence(qtbot, make_explorer, write_model):
+    window_app = make_explorer()
+    window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
-    imported(qtbot, window, SMOLLM2_LOG)
-    with qtbot.waitSignal(window.evidence.evidenceChanged, timeout=10000):
+    imported(qtbot, window_app, SMOLLM2_LOG)
+    with qtbot.waitSignal(window_app.evidence.evidenceChanged, timeout=10000):
         open_model(qtbot, window, write_model(name="other.gguf"))
-    assert window.evidence.evidence() is None and claim(window).startswith("none")
+    assert window_app.evidence.evidence() is None and claim(window).startswith("none")
     assert len(window.body.plan.chart._columns) == 2
 
 
-def test_a_log_of_another_model_or_not_a_log_is_refused_and_nothing_changes(qtbot, make_window, write_model,
+def test_a_log_of_another_model_or_not_a_log_is_refused_and_nothing_changes(qtbot, make_explorer, write_model,
                                                                              tmp_path):
-    window = make_window()
+    window_app = make_explorer()
+    window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
-    before = imported(qtbot, window, SMOLLM2_LOG)
+    before = imported(qtbot, window_app, SMOLLM2_LOG)
     notes = tmp_path / "notes.txt"
     notes.write_text("shopping: bread, milk\n")
     for log, reason in ((GEMMA3_LOG, "the log is of a gemma3 model, not this llama one"),
                         (notes, "notes.txt: not a llama.cpp log"),
                         (tmp_path / "missing.log", "cannot read")):
-        with qtbot.waitSignal(window.evidence.importFailed, timeout=10000) as failed:
-            window.evidence.import_path(str(log))
+        with qtbot.waitSignal(window_app.evidence.importFailed, timeout=10000) as failed:
+            window_app.evidence.import_path(str(log))
         assert reason in failed.args[0] and "\n" not in failed.args[0]
-        assert window.evidence.evidence() is before and claim(window) == evidence_claim(before)
-    assert window.evidence.message.text().startswith("Could not import the log")
+        assert window_app.evidence.evidence() is before and claim(window) == evidence_claim(before)
+    assert window_app.evidence.message.text().startswith("Could not import the log")
 
 
-def test_without_a_llama_cpp_measure_is_disabled_and_says_how_to_get_one(qtbot, make_window, write_model,
+def test_without_a_llama_cpp_measure_is_disabled_and_says_how_to_get_one(qtbot, make_explorer, write_model,
                                                                          monkeypatch, tmp_path):
     monkeypatch.delenv(ENV_BIN, raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    window = make_window()
+    window_app = make_explorer()
+    window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
-    action = window.evidence.measure_action
-    window.evidence.update_actions()
-    assert window.evidence.engine() is None
+    action = window_app.evidence.measure_action
+    window_app.evidence.update_actions()
+    assert window_app.evidence.engine() is None
     assert not action.isEnabled()
     assert action.toolTip() == HOW_TO_GET_ONE[0].upper() + HOW_TO_GET_ONE[1:]
     assert child(window, "importLogAction").isEnabled()
 
 
-def test_file_menu_lists_the_evidence_actions(qtbot, make_window):
-    window = make_window()
+def test_file_menu_lists_the_evidence_actions(qtbot, make_explorer):
+    window_app = make_explorer()
+    window = window_app.window
     names = [a.objectName() for a in window.menuBar().actions()[0].menu().actions()]
     assert names.index("importLogAction") < names.index("measureAction") < names.index("llamaLocationAction")

@@ -18,14 +18,15 @@ from gguf_budget.core.measure.record import Origin
 from gguf_budget.core.views.evidence_view import MEASURED_COLUMN, evidence_claim, measured_items
 
 
-def test_measure_runs_off_the_gui_thread_and_its_evidence_is_shown_and_kept(qtbot, make_window, tmp_path: Path,
+def test_measure_runs_off_the_gui_thread_and_its_evidence_is_shown_and_kept(qtbot, make_explorer, tmp_path: Path,
                                                                             settings_store):
     engine = llama_engine()
     path = write_runnable_model(tmp_path / "tiny.gguf")
-    window = make_window()
+    window_app = make_explorer()
+    window = window_app.window
     open_model(qtbot, window, path)
-    qtbot.waitUntil(lambda: window.current_fit() is not None and not window.evidence.busy())
-    link = window.evidence
+    qtbot.waitUntil(lambda: window.current_fit() is not None and not window_app.evidence.busy())
+    link = window_app.evidence
     link.update_actions()
     assert link.measure_action.isEnabled() and engine.label in link.measure_action.toolTip()
     settings = link.settings_now(window.current_model())
@@ -43,19 +44,21 @@ def test_measure_runs_off_the_gui_thread_and_its_evidence_is_shown_and_kept(qtbo
     assert child(window, "claimRuntime").text() == evidence_claim(evidence) and "measured here" in evidence_claim(evidence)
     assert window.body.plan.chart._columns[2] == (MEASURED_COLUMN, measured_items(evidence))
     window.close()
-    again = make_window(settings_store)
-    with qtbot.waitSignal(again.evidence.evidenceChanged, timeout=10000):
+    again_app = make_explorer(settings_store)
+    again = again_app.window
+    with qtbot.waitSignal(again_app.evidence.evidenceChanged, timeout=10000):
         open_model(qtbot, again, path)
-    assert again.evidence.evidence().record == evidence.record
+    assert again_app.evidence.evidence().record == evidence.record
 
 
-def test_cancel_stops_the_measurement_and_changes_nothing(qtbot, make_window, tmp_path: Path):
+def test_cancel_stops_the_measurement_and_changes_nothing(qtbot, make_explorer, tmp_path: Path):
     server = llama_engine(EngineKind.SERVER)  # runs until stopped, so Cancel always finds it running
-    window = make_window()
-    window.evidence.set_llama_location(server.executable)
+    window_app = make_explorer()
+    window = window_app.window
+    window_app.evidence.set_llama_location(server.executable)
     open_model(qtbot, window, write_runnable_model(tmp_path / "tiny.gguf"))
-    qtbot.waitUntil(lambda: not window.evidence.busy())
-    link = window.evidence
+    qtbot.waitUntil(lambda: not window_app.evidence.busy())
+    link = window_app.evidence
     assert link.engine() == server
     with qtbot.waitSignal(link.measureFailed, timeout=60000) as failed:
         link.measure()
@@ -65,26 +68,28 @@ def test_cancel_stops_the_measurement_and_changes_nothing(qtbot, make_window, tm
     assert not link.dialog.isVisible() and link.measure_action.isEnabled()
 
 
-def test_closing_the_window_cancels_a_running_measurement(qtbot, make_window, tmp_path: Path):
+def test_closing_the_window_cancels_a_running_measurement(qtbot, make_explorer, tmp_path: Path):
     server = llama_engine(EngineKind.SERVER)
-    window = make_window()
-    window.evidence.set_llama_location(server.executable)
+    window_app = make_explorer()
+    window = window_app.window
+    window_app.evidence.set_llama_location(server.executable)
     open_model(qtbot, window, write_runnable_model(tmp_path / "tiny.gguf"))
-    qtbot.waitUntil(lambda: not window.evidence.busy())
-    with qtbot.waitSignal(window.evidence.measureFailed, timeout=60000) as failed:
-        window.evidence.measure()
+    qtbot.waitUntil(lambda: not window_app.evidence.busy())
+    with qtbot.waitSignal(window_app.evidence.measureFailed, timeout=60000) as failed:
+        window_app.evidence.measure()
         window.close()
     assert failed.args == ["the measurement was cancelled"]
 
 
-def test_a_measurement_past_its_timeout_is_stopped_and_says_so(qtbot, make_window, tmp_path: Path):
+def test_a_measurement_past_its_timeout_is_stopped_and_says_so(qtbot, make_explorer, tmp_path: Path):
     server = llama_engine(EngineKind.SERVER)
-    window = make_window()
-    window.evidence.set_llama_location(server.executable)
-    window.evidence.timeout_s = 0
+    window_app = make_explorer()
+    window = window_app.window
+    window_app.evidence.set_llama_location(server.executable)
+    window_app.evidence.timeout_s = 0
     open_model(qtbot, window, write_runnable_model(tmp_path / "tiny.gguf"))
-    qtbot.waitUntil(lambda: not window.evidence.busy())
-    with qtbot.waitSignal(window.evidence.measureFailed, timeout=60000) as failed:
-        window.evidence.measure()
+    qtbot.waitUntil(lambda: not window_app.evidence.busy())
+    with qtbot.waitSignal(window_app.evidence.measureFailed, timeout=60000) as failed:
+        window_app.evidence.measure()
     assert failed.args == ["the measurement timed out after 0 s"]
-    assert window.evidence.message.text() == "The measurement did not complete: the measurement timed out after 0 s"
+    assert window_app.evidence.message.text() == "The measurement did not complete: the measurement timed out after 0 s"

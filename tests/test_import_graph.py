@@ -1,4 +1,4 @@
-"""The import graph of gguf_budget: no cycles; the what-if add-on never imports the window; computing never imports presenting.
+"""The import graph of gguf_budget: no cycles; the add-ons never import the window; computing never imports presenting.
 
 grimp (which import-linter installs) builds the graph from the source, TYPE_CHECKING imports
 and imports inside functions included. `gguf_budget` is a namespace package (no
@@ -12,7 +12,7 @@ import pytest
 
 PACKAGES = ("gguf_budget.core", "gguf_budget.gui")
 COMPUTING = ("gguf_budget.core.gguf", "gguf_budget.core.model", "gguf_budget.core.plan", "gguf_budget.core.fit",
-             "gguf_budget.core.machine")
+             "gguf_budget.core.machine", "gguf_budget.core.measure")
 PRESENTING = "gguf_budget.core.views"
 
 
@@ -49,10 +49,12 @@ def test_a_cycle_would_be_found():
     assert ("gguf_budget.core.model.spec", "gguf_budget.core.plan.search", "gguf_budget.core.model.spec") in found
 
 
-def test_the_what_if_add_on_never_imports_the_window(graph):
-    assert not graph.chain_exists(importer="gguf_budget.gui.qt.whatif", imported="gguf_budget.gui.qt.main_window",
+@pytest.mark.parametrize("add_on, installer", [("whatif", "wiring"), ("evidence", "evidence_link")])
+def test_the_add_ons_never_import_the_window(graph, add_on, installer):
+    assert not graph.chain_exists(importer=f"gguf_budget.gui.qt.{add_on}", imported="gguf_budget.gui.qt.main_window",
                                   as_packages=True)
-    assert graph.direct_import_exists(importer="gguf_budget.gui.qt.app", imported="gguf_budget.gui.qt.whatif.wiring")
+    assert graph.direct_import_exists(importer="gguf_budget.gui.qt.app",
+                                      imported=f"gguf_budget.gui.qt.{add_on}.{installer}")
 
 
 @pytest.mark.parametrize("computing", COMPUTING)

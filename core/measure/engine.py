@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
+from gguf_budget.core.errors import BudgetError
+
 ENV_BIN = "GGUF_BUDGET_LLAMA_BIN"
 
 
@@ -43,7 +45,7 @@ HOW_TO_GET_ONE = (
 )
 
 
-class EngineError(ValueError):
+class EngineError(BudgetError):
     """No usable llama.cpp, or the one named does not exist: one line a person can act on."""
 
 

@@ -36,6 +36,7 @@ from typing import IO, Callable
 
 import psutil
 
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.measure.command import LOOPBACK, MeasureSettings, completion_request, measure_command
 from gguf_budget.core.measure.engine import Engine, EngineKind
 from gguf_budget.core.measure.progress import STARTING, Progress, stage_after
@@ -50,7 +51,7 @@ _ERROR_LINE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E |\berror\b", re.IGNORECASE)
 ProgressCallback = Callable[[Progress], None]
 
 
-class MeasureError(RuntimeError):
+class MeasureError(BudgetError):
     """A measurement did not complete: timed out, cancelled, or the engine failed (one line)."""
 
 

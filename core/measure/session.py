@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.evidence.llamacpp_log import LlamaCppLogError, parse_llamacpp_log
 from gguf_budget.core.evidence.log_records import LlamaCppLog
 from gguf_budget.core.gguf.fingerprint import header_fingerprint
@@ -33,7 +34,7 @@ from gguf_budget.core.model.spec import ModelSpec
 MAX_LOG_BYTES = 256 << 20
 
 
-class EvidenceError(ValueError):
+class EvidenceError(BudgetError):
     """Evidence could not be measured, read or stored: one line a person can act on."""
 
 

@@ -16,6 +16,7 @@ Rule 2: the runtime-evidence claim says what was measured, by which llama.cpp, w
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +140,18 @@ def evidence_text(evidence: RuntimeEvidence, log_path: str) -> str:
     lines += [f"  {name.removeprefix('measured '):<8} {human_bytes(n):>12}" for name, n in measured_items(evidence)]
     lines.append(f"Log kept at {log_path}")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class MeasuredView:
+    """Everything the window draws of one piece of evidence: the Measured column, the row beside
+    the full-load estimate, and the runtime-evidence claim."""
+
+    column: tuple[str, tuple[tuple[str, int], ...]]
+    summary: str
+    claim: str
+
+
+def measured_view(evidence: RuntimeEvidence) -> MeasuredView:
+    return MeasuredView((MEASURED_COLUMN, measured_items(evidence)), measured_summary(evidence),
+                        evidence_claim(evidence))

@@ -1,9 +1,9 @@
 """The composition root: builds the window and installs its add-ons; runs it, or shoots it offscreen.
 
 Rule 1: `compose` is the one place that knows both the window and what extends it: it builds
-        the `MainWindow`, installs the what-if, library and Quants add-ons through the window's host
-        protocols (Quants puts its switch in the what-if View menu), and adds Help ▸ Show log folder.
-        Nothing else imports the add-ons into the window.
+        the `MainWindow`, installs the what-if, library, Quants and runtime-evidence add-ons through the
+        window's host protocols (Quants puts its switch in the what-if View menu), and adds Help ▸ Show
+        log folder. Nothing else imports the add-ons into the window.
 Rule 2: the interactive run logs to a rotating file in the platform's state folder
         (`log_file`); an exception nobody caught on the GUI thread goes there with its traceback.
 Rule 3: kept apart from `launch.py` so argument errors are reported without importing Qt.
@@ -36,6 +36,7 @@ from gguf_budget.gui.qt.main_window import MainWindow
 from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
 from gguf_budget.gui.qt.whatif.screens import prepare_view
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
+from gguf_budget.gui.qt.evidence.evidence_link import EvidenceLink, install_evidence
 
 SCREENSHOT_SIZE = (1440, 900)
 WAIT_MS = 60_000
@@ -52,6 +53,7 @@ class Explorer:
     whatif: WhatIf
     library: Library
     quants: Quants
+    evidence: EvidenceLink
 
 
 def compose(
@@ -71,8 +73,9 @@ def compose(
     whatif = install_whatif(window, compare_backend)
     library = install_library(window, home=library_home, config_file=library_config, cache_root=header_cache)
     quants = install_quants(window, whatif.view_menu)
+    evidence = install_evidence(window)
     add_show_log_folder(window.help_menu, log_folder or default_log_folder(), open_url)
-    return Explorer(window, whatif, library, quants)
+    return Explorer(window, whatif, library, quants, evidence)
 
 
 def application() -> QApplication:

@@ -37,6 +37,7 @@ from gguf_budget.core.ranges import BUDGET, CONTEXT
 from gguf_budget.core.views.model_summary import summary_rows
 from gguf_budget.core.views.plan_report import plan_text
 from gguf_budget.core.views.plan_view import BannerState, pinned_text, plan_banner
+from gguf_budget.core.views.evidence_view import MeasuredView
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate, plan_speed
@@ -236,7 +237,16 @@ class MainWindow(QMainWindow):
         return ExplorerSettings(budget_bytes=budget.exact_bytes() or None, unlimited=budget.unlimited.isChecked(),
                                 ctx=self._ctx_request, recent=self._saved.recent, **knobs)
 
-    # -- hooks for add-ons (gui.qt.whatif.host) ---------------------------------------
+    # -- hooks for add-ons (gui.qt.whatif.host, gui.qt.evidence.host) -------------------
+
+    def settings_store(self) -> QSettings:
+        return self._store
+
+    def show_evidence(self, view: MeasuredView | None) -> None:
+        """The Measured column, the measured row and the runtime-evidence claim (None clears them)."""
+        self.body.plan.set_measured(None if view is None else view.column)
+        self.body.hardware.show_measured(None if view is None else view.summary)
+        self.machine.set_evidence(None if view is None else view.claim)
 
     def ledger_chart(self) -> pg.GraphicsLayoutWidget:
         return self.body.plan.chart

@@ -16,12 +16,12 @@ from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.measure.command import default_measure_ctx, settings_from_fit
-from gguf_budget.core.measure.engine import EngineError, find_engine
+from gguf_budget.core.measure.engine import find_engine
 from gguf_budget.core.measure.progress import Progress
-from gguf_budget.core.measure.runner import DEFAULT_TIMEOUT_S, MeasureError
-from gguf_budget.core.measure.session import EvidenceError, measure_model
+from gguf_budget.core.measure.runner import DEFAULT_TIMEOUT_S
+from gguf_budget.core.measure.session import measure_model
 from gguf_budget.core.measure.store import EvidenceStore
-from gguf_budget.core.model.kv import KV_TYPES
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.views.evidence_view import evidence_dict, evidence_text
 
 from gguf_budget.gui.cli.args import count_arg
@@ -45,7 +45,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ctx", type=count_arg(1), help="context tokens (default: the trained context, at most 4096)")
     p.add_argument("--gpu-layers", type=count_arg(0), help="layers to offload, as llama.cpp -ngl "
                                                          "(default: what the fit estimate picks for this machine)")
-    p.add_argument("--kv-type", choices=tuple(KV_TYPES), default="f16", help="KV cache type (default f16)")
+    p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value,
+                   help="KV cache type (default f16)")
     p.add_argument("--llama", metavar="PATH", help="a llama-cli, llama-completion or llama-server binary, "
                                                    "or a folder holding one (default: $GGUF_BUDGET_LLAMA_BIN, PATH)")
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
@@ -61,18 +62,13 @@ def run(args: argparse.Namespace) -> int:
     model = load(args.file)
     if model.header_only:
         raise CommandError(f"{args.file} has no weights (header only): llama.cpp needs the complete file")
-    try:
-        engine = find_engine(args.llama)
-    except EngineError as e:
-        raise CommandError(str(e)) from None
+    engine = find_engine(args.llama)
     ctx = args.ctx or default_measure_ctx(model.context_length)
     fit = estimate_fit(model, probe_hardware(), FitRequest(ctx, args.gpu_layers, args.kv_type))
     store = EvidenceStore()
     try:
         evidence = measure_model(model.path, settings_from_fit(fit), engine, store, timeout_s=args.timeout,
                                  progress=_say if sys.stderr.isatty() else None)
-    except (MeasureError, EvidenceError) as e:
-        raise CommandError(str(e)) from None
     finally:
         if sys.stderr.isatty():
             sys.stderr.write("\r\x1b[K")

@@ -1,53 +1,46 @@
 """Runtime evidence in the window: File ▸ Import llama.cpp log…, ▸ Measure with llama.cpp…, ▸ llama.cpp location…
 
+Rule 0: the add-on sees the window only through `EvidenceHost` (host.py) and never imports it.
 Rule 1: evidence belongs to the model on screen: when a model loads, its stored evidence is
         looked up off the GUI thread (by header fingerprint) and the newest is shown; a
         model without any shows none. An answer for a model no longer on screen is dropped.
-Rule 2: shown evidence fills three places from `core.views.evidence_view`: the Measured
-        column of the ledger chart, the "Measured (llama.cpp)" row of the machine panel, and
-        the runtime-evidence claim (through `MachineLink.set_evidence`).
+Rule 2: shown evidence fills three places, drawn by the host from one `MeasuredView`: the
+        Measured column of the ledger chart, the "Measured (llama.cpp)" row of the machine
+        panel, and the runtime-evidence claim.
 Rule 3: measuring runs off the GUI thread (`MeasureJob`) with the full-load settings on screen
         (`settings_from_fit`), a progress dialog with Cancel, and the runner's timeout. The
         action is enabled only with a llama.cpp found and a model with weights open; its
         tooltip says which llama.cpp, or how to get one, or why not.
 Rule 4: a failed import or measurement changes nothing on screen: the reason goes to the
         status bar, a non-blocking message box and `importFailed` / `measureFailed`.
-Rule 5: the llama.cpp location the user chooses is kept in the window's settings
+Rule 5: the llama.cpp location the user chooses is kept in the host's settings
         (`measure/llama_path`) and wins over $GGUF_BUDGET_LLAMA_BIN and PATH.
 Rule 6: closing the window cancels a running measurement, so no llama.cpp outlives it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from PySide6.QtCore import QEvent, QObject, QSettings, Signal
+from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.measure.command import MeasureSettings, default_measure_ctx, settings_from_fit
 from gguf_budget.core.measure.engine import Engine, EngineError, Lookups, find_engine
-from gguf_budget.core.measure.runner import DEFAULT_TIMEOUT_S, MeasureError
-from gguf_budget.core.measure.session import (
-    EvidenceError, RuntimeEvidence, import_log, measure_model, stored_evidence,
-)
+from gguf_budget.core.measure.runner import DEFAULT_TIMEOUT_S
+from gguf_budget.core.measure.session import RuntimeEvidence, import_log, measure_model, stored_evidence
 from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.safe_text import safe_text
-from gguf_budget.core.views.evidence_view import MEASURED_COLUMN, evidence_claim, measured_items, measured_summary
+from gguf_budget.core.views.evidence_view import measured_view
 
+from gguf_budget.gui.qt.evidence.host import EvidenceHost
 from gguf_budget.gui.qt.evidence.measure_dialog import MeasureDialog
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.workers.measure_job import MeasureJob
 
-if TYPE_CHECKING:
-    from gguf_budget.gui.qt.main_window import MainWindow
-
 LLAMA_PATH_KEY = "measure/llama_path"
 LOG_FILTER = "llama.cpp logs (*.log *.txt);;All files (*)"
-ERRORS = (EvidenceError, MeasureError, ModelLoadError, OSError)
 
 
 class EvidenceLink(QObject):
@@ -63,10 +56,10 @@ class EvidenceLink(QObject):
     importFailed = Signal(str)
     measureFailed = Signal(str)
 
-    def __init__(self, window: MainWindow, settings: QSettings, store: EvidenceStore | None = None,
-                 lookups: Lookups | None = None):
+    def __init__(self, host: EvidenceHost, store: EvidenceStore | None = None, lookups: Lookups | None = None):
+        window = host.window()
         super().__init__(window)
-        self._window, self._settings = window, settings
+        self._host, self._window, self._settings = host, window, host.settings_store()
         self.store = store or EvidenceStore()
         self._lookups = lookups or Lookups()
         self.timeout_s = DEFAULT_TIMEOUT_S
@@ -74,12 +67,12 @@ class EvidenceLink(QObject):
         self._model: ModelSpec | None = None
         self.message: QMessageBox | None = None
         self.dialog = MeasureDialog(window)
-        self._lookup = BackgroundCall(self._newest, ERRORS, self)
+        self._lookup = BackgroundCall(self._newest, parent=self)
         self._lookup.succeeded.connect(self._found)
-        self._importer = BackgroundCall(self._import, ERRORS, self)
+        self._importer = BackgroundCall(self._import, parent=self)
         self._importer.succeeded.connect(self._imported)
         self._importer.failed.connect(self._import_failed)
-        self.job = MeasureJob(ERRORS, self)
+        self.job = MeasureJob(parent=self)
         self.job.progressed.connect(self.dialog.show_progress)
         self.job.succeeded.connect(self._measured)
         self.job.failed.connect(self._measure_failed)
@@ -90,7 +83,7 @@ class EvidenceLink(QObject):
         self.measure_action.triggered.connect(self.measure)
         self.location_action = QAction("llama.cpp l&ocation…", window, objectName="llamaLocationAction")
         self.location_action.triggered.connect(self.choose_location)
-        window.modelLoaded.connect(self.follow_model)
+        host.modelLoaded.connect(self.follow_model)
         window.installEventFilter(self)
         self.update_actions()
 
@@ -134,7 +127,7 @@ class EvidenceLink(QObject):
 
     def follow_model(self) -> None:
         """Rule 1: the window loaded a model; find its stored evidence."""
-        self._model = self._window.current_model()
+        self._model = self._host.current_model()
         self._show(None)
         self.update_actions()
         if self._model is not None:
@@ -159,12 +152,12 @@ class EvidenceLink(QObject):
 
     def settings_now(self, model: ModelSpec) -> MeasureSettings:
         """The full-load settings on screen: the fit estimate's, else the plan's ctx on CPU."""
-        fit: FitEstimate | None = self._window.current_fit()
+        fit: FitEstimate | None = self._host.current_fit()
         if fit is not None:
             return settings_from_fit(fit)
-        plan = self._window.current_plan()
+        plan = self._host.current_plan()
         ctx = plan.ctx if plan is not None else default_measure_ctx(model.context_length)
-        return MeasureSettings(ctx, 0, self._window.request().kv_type)
+        return MeasureSettings(ctx, 0, self._host.request().kv_type)
 
     def update_actions(self) -> None:
         """Rule 3: enabled states and tooltips."""
@@ -197,12 +190,13 @@ class EvidenceLink(QObject):
         if path:
             self.set_llama_location(path)
 
-    def install_menu(self, file_menu: QMenu) -> None:
-        before = file_menu.actions()[-2]  # the separator above Quit
-        file_menu.insertSeparator(before)
+    def install_menu(self) -> None:
+        """The three actions in their own section of File, above Quit."""
+        hook = self._host.file_menu
+        hook.menu.insertSeparator(hook.export_anchor)
         for action in (self.import_action, self.measure_action, self.location_action):
-            file_menu.insertAction(before, action)
-        file_menu.aboutToShow.connect(self.update_actions)
+            hook.menu.insertAction(hook.export_anchor, action)
+        hook.menu.aboutToShow.connect(self.update_actions)
 
     # -- answers ----------------------------------------------------------------------
 
@@ -222,7 +216,7 @@ class EvidenceLink(QObject):
         model, evidence = answer
         if model is self._model:
             self._show(evidence)
-        self._window.statusBar().showMessage(f"Imported {safe_text(evidence.record.source, 200)}", 5000)
+        self._host.show_status(f"Imported {safe_text(evidence.record.source, 200)}")
 
     def _import_failed(self, message: str) -> None:
         self._tell(f"Could not import the log: {message}")
@@ -233,7 +227,7 @@ class EvidenceLink(QObject):
         if self._model is not None and evidence.record.model_path == self._model.path:
             self._show(evidence)
         self.update_actions()
-        self._window.statusBar().showMessage("Measured with llama.cpp; the evidence is kept with the model", 5000)
+        self._host.show_status("Measured with llama.cpp; the evidence is kept with the model")
 
     def _measure_failed(self, message: str) -> None:
         self.dialog.finish()
@@ -242,7 +236,7 @@ class EvidenceLink(QObject):
         self.measureFailed.emit(message)
 
     def _tell(self, text: str) -> None:
-        self._window.statusBar().showMessage(safe_text(text, 300), 8000)
+        self._host.show_status(safe_text(text, 300))
         self.message = QMessageBox(QMessageBox.Icon.Warning, "Runtime evidence", safe_text(text, 600),
                                    QMessageBox.StandardButton.Ok, self._window)
         self.message.setObjectName("evidenceMessage")
@@ -253,21 +247,13 @@ class EvidenceLink(QObject):
         if evidence == self._evidence:
             return
         self._evidence = evidence
-        body = self._window.body
-        if evidence is None:
-            body.plan.set_measured(None)
-            body.hardware.show_measured(None)
-            self._window.machine.set_evidence(None)
-        else:
-            body.plan.set_measured((MEASURED_COLUMN, measured_items(evidence)))
-            body.hardware.show_measured(measured_summary(evidence))
-            self._window.machine.set_evidence(evidence_claim(evidence))
+        self._host.show_evidence(None if evidence is None else measured_view(evidence))
         self.evidenceChanged.emit()
 
 
-def install_evidence(window: MainWindow, settings: QSettings, store: EvidenceStore | None = None,
+def install_evidence(host: EvidenceHost, store: EvidenceStore | None = None,
                      lookups: Lookups | None = None) -> EvidenceLink:
-    """Add the runtime-evidence actions to the window's File menu and keep its evidence on screen."""
-    link = EvidenceLink(window, settings, store, lookups)
-    link.install_menu(window.menuBar().actions()[0].menu())
+    """Add the runtime-evidence actions to the host's File menu and keep its evidence on screen."""
+    link = EvidenceLink(host, store, lookups)
+    link.install_menu()
     return link

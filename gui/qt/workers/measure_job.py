@@ -6,8 +6,9 @@ Rule 2: progress reports cross to the GUI thread as `progressed(object)`; the an
         back as `succeeded(object)` or `failed(str)` (one line), exactly once per start.
 Rule 3: `cancel()` sets the event the work watches; the work stops its child process and
         answers `failed("… cancelled")`, so the window never waits on a dead run.
-Rule 4: only the exception types given become `failed`; anything else is a bug and is raised
-        on the worker thread, where pytest-qt and Qt report it.
+Rule 4: every exception ends the run in `failed(str)` (`background.failure_text`): the
+        expected ones (`BudgetError`, `OSError`) say their one line; anything else is a bug,
+        says "internal error: …" and leaves its traceback in the log.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import threading
 from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from gguf_budget.gui.qt.workers.background import EXPECTED, failure_text
 
 Work = Callable[[Callable[[Any], None], threading.Event], Any]
 
@@ -28,15 +31,15 @@ class _Relay(QObject):
 
 
 class _Job(QRunnable):
-    def __init__(self, work: Work, cancel: threading.Event, errors: tuple[type[BaseException], ...], relay: _Relay):
+    def __init__(self, work: Work, cancel: threading.Event, relay: _Relay):
         super().__init__()
-        self._work, self._cancel, self._errors, self._relay = work, cancel, errors, relay
+        self._work, self._cancel, self._relay = work, cancel, relay
 
     def run(self) -> None:
         try:
             result = self._work(self._relay.progress.emit, self._cancel)
-        except self._errors as e:
-            self._relay.done.emit(False, str(e).splitlines()[0] if str(e) else type(e).__name__)
+        except Exception as e:  # noqa: BLE001 -- Rule 4: every failure must answer the GUI thread
+            self._relay.done.emit(False, failure_text(e, EXPECTED, "measuring with llama.cpp"))
             return
         self._relay.done.emit(True, result)
 
@@ -54,9 +57,8 @@ class MeasureJob(QObject):
     succeeded = Signal(object)
     failed = Signal(str)
 
-    def __init__(self, errors: tuple[type[BaseException], ...], parent: QObject | None = None):
+    def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        self._errors = errors
         self._cancel = threading.Event()
         self._relay: _Relay | None = None
 
@@ -72,7 +74,7 @@ class MeasureJob(QObject):
         relay.progress.connect(self.progressed)
         relay.done.connect(self._answer)
         self._relay = relay
-        QThreadPool.globalInstance().start(_Job(work, self._cancel, self._errors, relay))
+        QThreadPool.globalInstance().start(_Job(work, self._cancel, relay))
 
     def cancel(self) -> None:
         self._cancel.set()

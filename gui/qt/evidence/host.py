@@ -1,0 +1,58 @@
+"""What the runtime-evidence add-on may use of the window it extends: a typed protocol, not the window class.
+
+Rule 1: as for the what-if add-on (`gui.qt.whatif.host`), the add-on never imports the window;
+        the composition root (`gui.qt.app.compose`) passes the `MainWindow` as the host.
+Rule 2: members: a signal (`modelLoaded`), getters of what is on screen (`current_model`,
+        `current_plan`, `current_fit`, `request`), where the add-on keeps its preference
+        (`settings_store`), where its File entries go (`file_menu`), and one drawing hook,
+        `show_evidence`, for the Measured column, the measured row and the runtime-evidence claim.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from PySide6.QtCore import QSettings, SignalInstance
+from PySide6.QtWidgets import QWidget
+
+from gguf_budget.core import BudgetRequest, MemoryPlan, ModelSpec
+from gguf_budget.core.fit.types import FitEstimate
+from gguf_budget.core.views.evidence_view import MeasuredView
+
+from gguf_budget.gui.qt.whatif.host import FileMenuHook
+
+
+class EvidenceHost(Protocol):
+    """The window as the evidence add-on sees it.
+
+    Signals:
+        modelLoaded(): a model was loaded and its plan is on screen.
+    """
+
+    @property
+    def modelLoaded(self) -> SignalInstance: ...
+
+    @property
+    def file_menu(self) -> FileMenuHook: ...
+
+    def window(self) -> QWidget:
+        """The top-level window: parent of the add-on's dialogs, closed when the app ends."""
+        ...
+
+    def current_model(self) -> ModelSpec | None: ...
+
+    def current_plan(self) -> MemoryPlan | None: ...
+
+    def current_fit(self) -> FitEstimate | None: ...
+
+    def request(self) -> BudgetRequest: ...
+
+    def show_status(self, message: str) -> None: ...
+
+    def settings_store(self) -> QSettings:
+        """The window's settings, where the add-on keeps the llama.cpp location."""
+        ...
+
+    def show_evidence(self, view: MeasuredView | None) -> None:
+        """Draw what was measured (None: nothing for this model)."""
+        ...
