@@ -66,12 +66,12 @@ def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_explor
     # the bar stacks llama.cpp's own figures: 92.10 MiB mapped weights, KV, compute, output …
     log = parse_llamacpp_log(SMOLLM2_LOG.read_text())
     heights = {line: chart.segment(2, line)[1] for line in MEASURED_LINES}
-    assert heights["measured weights"] == log.run.total(log.run.buffers[0].kind) == round(92.10 * 2**20)
+    assert heights["Measured: weights"] == log.run.total(log.run.buffers[0].kind) == round(92.10 * 2**20)
     # … topped by the rest of the peak RSS /usr/bin/time recorded, so the column's top is the peak
     assert sum(heights.values()) == log.peak_rss
     # the legend lists what the Measured bar draws: Q4_1 is not repacked, so no repack entry
     assert {line for line, n in items if n} <= set(chart.legend_lines())
-    assert heights["measured repack"] == 0 and "measured repack" not in chart.legend_lines()
+    assert heights["Measured: repacked weights"] == 0 and "Measured: repacked weights" not in chart.legend_lines()
     text = claim(window)
     assert text == evidence_claim(evidence) == window.current_fit().claims.runtime_evidence
     assert "imported from smollm2-135m-instruct-q4_1_ctx2048_f16.log" in text and "ctx 2,048" in text

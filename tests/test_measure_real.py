@@ -64,7 +64,7 @@ def test_cli_text_names_the_claim_and_where_the_log_is(tiny: Path):
     assert done.returncode == 0, done.stderr
     first, *rows, last = done.stdout.splitlines()
     assert first.startswith("Runtime evidence: llama.cpp") and "measured here" in first and "ctx 256" in first
-    assert [row.split()[0] for row in rows] == ["weights", "repack", "KV", "compute", "output", "process"]
+    assert [row.split()[0] for row in rows] == ["weights", "repack", "kv", "compute", "output", "process"]
     assert last.startswith("Log kept at ")
 
 

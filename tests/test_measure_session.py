@@ -18,7 +18,9 @@ from gguf_budget.core.measure.record import Origin
 from gguf_budget.core.measure.session import EvidenceError, import_log, stored_evidence
 from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.views.evidence_view import (
-    MEASURED_LINES, buffer_total, evidence_claim, evidence_dict, evidence_text, measured_items, measured_summary,
+    MEASURED_LINES, buffer_total, evidence_claim, evidence_dict, evidence_text, is_host_buffer, measured_items,
+    measured_parts,
+    measured_summary,
 )
 
 MIB = 1 << 20
@@ -71,21 +73,22 @@ def test_not_a_log_or_no_file_is_one_line(smollm2, tmp_path: Path):
 
 def test_measured_column_is_llama_cpps_figures_topped_by_the_rest_of_peak_rss(smollm2, tmp_path: Path):
     evidence = import_log(smollm2, SMOLLM2_LOG, EvidenceStore(tmp_path / "data"))
-    items = dict(measured_items(evidence))
-    assert tuple(items) == MEASURED_LINES
+    assert tuple(name for name, _ in measured_items(evidence)) == MEASURED_LINES
+    items = measured_parts(evidence)
+    assert [n for _, n in measured_items(evidence)] == list(items.values())
     # smollm2 at ctx 2048, f16 (the log): 92.10 mapped, KV 45.00, compute 14.01 (…), output 0.19 MiB
-    assert items["measured weights"] == round(92.10 * MIB)
-    assert items["measured repack"] == 0
-    assert items["measured KV"] == round(45.00 * MIB)
-    assert items["measured output"] == round(0.19 * MIB)
-    assert buffer_total(evidence) == sum(n for line, n in items.items() if line != "measured process")
+    assert items["weights"] == round(92.10 * MIB)
+    assert items["repack"] == 0
+    assert items["kv"] == round(45.00 * MIB)
+    assert items["output"] == round(0.19 * MIB)
+    assert buffer_total(evidence) == sum(n for key, n in items.items() if key != "process")
     assert sum(items.values()) == evidence.peak_rss == evidence.log.peak_rss
 
 
 def test_gemma3_repack_is_its_own_segment(tmp_path: Path):
     gemma = load_model(write_gguf(tmp_path / "g.gguf", GEMMA3, "header_only")[0])
-    items = dict(measured_items(import_log(gemma, GEMMA3_LOG, EvidenceStore(tmp_path / "data"))))
-    assert items["measured repack"] == round(12.66 * MIB) and items["measured weights"] == round(235.16 * MIB)
+    items = measured_parts(import_log(gemma, GEMMA3_LOG, EvidenceStore(tmp_path / "data")))
+    assert items["repack"] == round(12.66 * MIB) and items["weights"] == round(235.16 * MIB)
 
 
 def test_claim_summary_text_and_json_say_what_when_and_from_where(smollm2, tmp_path: Path):
@@ -97,7 +100,16 @@ def test_claim_summary_text_and_json_say_what_when_and_from_where(smollm2, tmp_p
     assert measured_summary(evidence) in claim
     d = json.loads(json.dumps(evidence_dict(evidence, "/kept.log")))
     assert d["origin"] == "imported" and d["build"] == "b1-0c1e570" and d["peak_rss_source"] == "/usr/bin/time -v"
-    assert d["components"] == dict(measured_items(evidence)) and d["log"] == "/kept.log"
+    assert d["components"] == measured_parts(evidence) and d["log"] == "/kept.log"
+    assert list(d["components"]) == ["weights", "repack", "kv", "compute", "output", "process"]
     assert {(b["kind"], b["device"], b["mib"]) for b in d["buffers"]} >= {("model", "CPU_Mapped", "92.10")}
     text = evidence_text(evidence, "/kept.log")
     assert text.splitlines()[0] == f"Runtime evidence: {claim}" and text.endswith("Log kept at /kept.log")
+
+
+@pytest.mark.parametrize("device, host", [
+    ("CPU", True), ("CPU_Mapped", True), ("CPU_REPACK", True), ("CUDA_Host", True), ("ROCm_Host", True),
+    ("CUDA0", False), ("ROCm1", False), ("Vulkan0", False), ("Metal", False),
+])
+def test_only_host_buffers_count_inside_the_peak_rss(device, host):
+    assert is_host_buffer(device) is host

@@ -27,19 +27,31 @@ from gguf_budget.core.units import human_bytes
 
 MEASURED_COLUMN = "Measured"
 REPACK_DEVICE = "CPU_REPACK"
-MEASURED_LINES: tuple[str, ...] = (
-    "measured weights", "measured repack", "measured KV", "measured compute", "measured output", "measured process",
+MEASURED_PARTS: tuple[tuple[str, str], ...] = (
+    # JSON key,  the segment's name in the chart
+    ("weights", "Measured: weights"),
+    ("repack", "Measured: repacked weights"),
+    ("kv", "Measured: KV cache"),
+    ("compute", "Measured: compute buffers"),
+    ("output", "Measured: output buffer"),
+    ("process", "Measured: rest of peak RSS"),
 )
+MEASURED_LINES: tuple[str, ...] = tuple(name for _, name in MEASURED_PARTS)
+
+
+def is_host_buffer(device: str) -> bool:
+    """Buffers in the process's own memory (counted in its RSS): CPU ones, and pinned `*_Host` ones."""
+    return device.startswith("CPU") or device.endswith("_Host")
 
 
 def _buffers(run: LoadRecord) -> dict[str, int]:
     repack = run.total(BufferKind.MODEL, REPACK_DEVICE)
     return {
-        "measured weights": run.total(BufferKind.MODEL) - repack,
-        "measured repack": repack,
-        "measured KV": run.total(BufferKind.KV) + run.total(BufferKind.RECURRENT),
-        "measured compute": run.total(BufferKind.COMPUTE),
-        "measured output": run.total(BufferKind.OUTPUT),
+        "weights": run.total(BufferKind.MODEL) - repack,
+        "repack": repack,
+        "kv": run.total(BufferKind.KV) + run.total(BufferKind.RECURRENT),
+        "compute": run.total(BufferKind.COMPUTE),
+        "output": run.total(BufferKind.OUTPUT),
     }
 
 
@@ -49,16 +61,22 @@ def buffer_total(evidence: RuntimeEvidence) -> int | None:
     return None if run is None else sum(_buffers(run).values())
 
 
-def measured_items(evidence: RuntimeEvidence) -> tuple[tuple[str, int], ...]:
-    """Rule 1: the Measured column, in MEASURED_LINES order."""
+def measured_parts(evidence: RuntimeEvidence) -> dict[str, int]:
+    """Rule 1, by JSON key: llama.cpp's buffers (all devices), then the peak RSS beyond its host buffers."""
     run = evidence.log.run
     if run is None:
-        return ()
+        return {}
     parts = _buffers(run)
-    host_buffers = sum(b.nbytes for b in run.buffers if not b.device.startswith(("CUDA", "ROCm", "Metal", "Vulkan")))
+    host_buffers = sum(b.nbytes for b in run.buffers if is_host_buffer(b.device))
     peak = evidence.peak_rss
-    parts["measured process"] = max(peak - host_buffers, 0) if peak is not None else 0
-    return tuple((line, parts[line]) for line in MEASURED_LINES)
+    parts["process"] = max(peak - host_buffers, 0) if peak is not None else 0
+    return {key: parts[key] for key, _ in MEASURED_PARTS}
+
+
+def measured_items(evidence: RuntimeEvidence) -> tuple[tuple[str, int], ...]:
+    """Rule 1: the Measured column, (segment name, bytes) in MEASURED_LINES order."""
+    parts = measured_parts(evidence)
+    return tuple((name, parts[key]) for key, name in MEASURED_PARTS if key in parts)
 
 
 def _when(stamp: float) -> str:
@@ -123,7 +141,7 @@ def evidence_dict(evidence: RuntimeEvidence, log_path: str) -> dict[str, Any]:
         },
         "buffers": [] if run is None else [
             {"kind": b.kind.value, "device": b.device, "mib": b.mib, "bytes": b.nbytes} for b in run.buffers],
-        "components": dict(measured_items(evidence)),
+        "components": measured_parts(evidence),
         "buffer_total": buffer_total(evidence),
         "peak_rss": evidence.peak_rss,
         "peak_rss_source": evidence.log.peak_rss_source or ("psutil" if r.peak_rss_polled is not None else None),
@@ -137,7 +155,7 @@ def evidence_dict(evidence: RuntimeEvidence, log_path: str) -> dict[str, Any]:
 def evidence_text(evidence: RuntimeEvidence, log_path: str) -> str:
     """`measure` as text: the claim, then one line per component."""
     lines = [f"Runtime evidence: {evidence_claim(evidence)}"]
-    lines += [f"  {name.removeprefix('measured '):<8} {human_bytes(n):>12}" for name, n in measured_items(evidence)]
+    lines += [f"  {key:<8} {human_bytes(n):>12}" for key, n in measured_parts(evidence).items()]
     lines.append(f"Log kept at {log_path}")
     return "\n".join(lines)
 

@@ -33,12 +33,12 @@ LEDGER_COLOURS: dict[str, str] = {
     "ring": "#5EA7D8",
     "pinned": "#3B6AA0",
     # what llama.cpp measured (the Measured column): muted hues of the same families
-    "measured weights": "#4E79A7",
-    "measured repack": "#6F8FAF",
-    "measured KV": "#AA7733",
-    "measured compute": "#CC6677",
-    "measured output": "#8F6BB3",
-    "measured process": "#7F7F7F",
+    "Measured: weights": "#4E79A7",
+    "Measured: repacked weights": "#6F8FAF",
+    "Measured: KV cache": "#AA7733",
+    "Measured: compute buffers": "#CC6677",
+    "Measured: output buffer": "#8F6BB3",
+    "Measured: rest of peak RSS": "#7F7F7F",
 }
 FALLBACK_COLOUR = "#9D9D9D"
 
