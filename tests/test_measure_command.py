@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.measure.command import (
     N_PREDICT, PROMPT, PYTHON_SCRIPT, MeasureSettings, completion_request, measure_command,
 )
@@ -38,7 +39,7 @@ def test_llama_cpp_python_runs_a_script_with_ggml_type_numbers():
 
 
 def test_server_needs_a_port_and_is_asked_once():
-    with pytest.raises(ValueError, match="port"):
+    with pytest.raises(RequestError, match="port"):
         measure_command(SERVER, "m.gguf", MeasureSettings(512))
     assert completion_request() == {"prompt": PROMPT, "n_predict": N_PREDICT, "ignore_eos": True}
 
@@ -47,7 +48,7 @@ def test_server_needs_a_port_and_is_asked_once():
     ({"ctx": 0}, "at least 1"), ({"ctx": 8, "gpu_layers": -1}, "negative"), ({"ctx": 8, "kv_type": "q3"}, "one of"),
 ])
 def test_settings_are_checked(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(RequestError, match=message):
         MeasureSettings(**kwargs)
 
 

@@ -13,7 +13,7 @@ from gguf_budget.core.gguf.fingerprint import header_fingerprint
 from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.measure.command import MeasureSettings
 from gguf_budget.core.measure.progress import STARTING, stage_after
-from gguf_budget.core.measure.record import EvidenceRecord, Origin, record_from_json, record_to_json
+from gguf_budget.core.measure.record import DamagedRecord, EvidenceRecord, Origin, record_from_json, record_to_json
 from gguf_budget.core.measure.store import ENV_DATA_DIR, EvidenceStore, default_data_dir
 
 
@@ -34,11 +34,12 @@ def test_record_json_round_trip_for_measured_and_imported():
     lambda d: d.pop("model_key"), lambda d: d.update(origin="guessed"), lambda d: d.update(recorded_at="noon"),
     lambda d: d.update(command=[1, 2]), lambda d: d.update(settings={"ctx": "big", "kv_type": "f16"}),
     lambda d: d.update(peak_rss_polled=-5), lambda d: d.update(peak_rss_polled=True),
+    lambda d: d.update(settings={"ctx": 0, "kv_type": "f16"}), lambda d: d.update(settings={"ctx": 8, "kv_type": "q3"}),
 ])
 def test_damaged_records_are_refused(damage):
     data = record_to_json(record())
     damage(data)
-    with pytest.raises(ValueError):
+    with pytest.raises(DamagedRecord):
         record_from_json(data)
 
 

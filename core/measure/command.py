@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.measure.engine import Engine, EngineKind
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
@@ -52,11 +53,11 @@ class MeasureSettings:
 
     def __post_init__(self) -> None:
         if self.ctx < 1:
-            raise ValueError("context must be at least 1 token")
+            raise RequestError("context must be at least 1 token")
         if self.gpu_layers is not None and self.gpu_layers < 0:
-            raise ValueError("GPU layers cannot be negative")
+            raise RequestError("GPU layers cannot be negative")
         if self.kv_type not in KV_TYPES:
-            raise ValueError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
+            raise RequestError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
         object.__setattr__(self, "kv_type", KVType(self.kv_type))
 
     def describe(self) -> str:
@@ -80,7 +81,7 @@ def measure_command(engine: Engine, model_path: str, settings: MeasureSettings, 
     argv += [*_TAIL[engine.kind], "-v"]
     if engine.kind is EngineKind.SERVER:
         if port is None:
-            raise ValueError("llama-server needs a port")
+            raise RequestError("llama-server needs a port")
         argv += ["--port", str(port)]
     return tuple(argv)
 

@@ -5,7 +5,7 @@ record says what the log alone cannot: the model file it belongs to, whether it 
 here or imported, when, the command, and the peak RSS psutil saw.
 
 Rule 1: records are frozen and validated; `record_from_json` refuses anything malformed
-        with `ValueError` (a damaged store file is skipped, never trusted).
+        with `DamagedRecord` (a damaged store file is skipped, never trusted).
 Rule 2: JSON keys are the field names; `settings` is null for an imported log.
 """
 
@@ -15,8 +15,13 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from gguf_budget.core.errors import BudgetError, RequestError
 from gguf_budget.core.measure.command import MeasureSettings
 from gguf_budget.core.model.kv import KVType
+
+
+class DamagedRecord(BudgetError):
+    """A stored record that is not one this module wrote: missing fields, wrong types, bad values."""
 
 
 class Origin(enum.Enum):
@@ -41,9 +46,9 @@ class EvidenceRecord:
 
     def __post_init__(self) -> None:
         if not self.model_key or not self.log_name:
-            raise ValueError("an evidence record needs a model key and a log name")
+            raise DamagedRecord("an evidence record needs a model key and a log name")
         if self.peak_rss_polled is not None and self.peak_rss_polled < 0:
-            raise ValueError("peak RSS cannot be negative")
+            raise DamagedRecord("peak RSS cannot be negative")
 
 
 def record_to_json(record: EvidenceRecord) -> dict[str, Any]:
@@ -67,22 +72,32 @@ def _typed(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], op
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, kinds):
-        raise ValueError(f"evidence record: {key!r} is missing or of the wrong type")
+        raise DamagedRecord(f"evidence record: {key!r} is missing or of the wrong type")
     return value
 
 
 def record_from_json(data: Any) -> EvidenceRecord:
-    """Rule 1: a record back from its JSON, or `ValueError`."""
+    """Rule 1: a record back from its JSON, or `DamagedRecord`."""
     if not isinstance(data, dict):
-        raise ValueError("evidence record: not a JSON object")
+        raise DamagedRecord("evidence record: not a JSON object")
     settings = _typed(data, "settings", dict, optional=True)
     command = _typed(data, "command", list)
     if not all(isinstance(a, str) for a in command):
-        raise ValueError("evidence record: 'command' must be a list of strings")
+        raise DamagedRecord("evidence record: 'command' must be a list of strings")
+    kv_text = None if settings is None else _typed(settings, "kv_type", str)
     try:
         origin = Origin(data.get("origin"))
+        kv_type = None if kv_text is None else KVType(kv_text)
     except ValueError:
-        raise ValueError("evidence record: unknown origin") from None
+        raise DamagedRecord("evidence record: unknown origin or KV type") from None
+    try:
+        return _record(data, origin, command, settings, kv_type)
+    except RequestError as e:
+        raise DamagedRecord(f"evidence record: {e}") from None
+
+
+def _record(data: Mapping[str, Any], origin: Origin, command: list[str], settings: Mapping[str, Any] | None,
+            kv_type: KVType | None) -> EvidenceRecord:
     return EvidenceRecord(
         model_key=_typed(data, "model_key", str),
         model_path=_typed(data, "model_path", str),
@@ -91,9 +106,8 @@ def record_from_json(data: Any) -> EvidenceRecord:
         log_name=_typed(data, "log_name", str),
         source=_typed(data, "source", str),
         command=tuple(command),
-        settings=None if settings is None else MeasureSettings(
-            _typed(settings, "ctx", int), _typed(settings, "gpu_layers", int, optional=True),
-            KVType(_typed(settings, "kv_type", str))),
+        settings=None if settings is None or kv_type is None else MeasureSettings(
+            _typed(settings, "ctx", int), _typed(settings, "gpu_layers", int, optional=True), kv_type),
         peak_rss_polled=_typed(data, "peak_rss_polled", int, optional=True),
         seconds=_typed(data, "seconds", (int, float), optional=True),
     )

@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
-from gguf_budget.core.measure.record import EvidenceRecord, record_from_json, record_to_json
+from gguf_budget.core.measure.record import DamagedRecord, EvidenceRecord, record_from_json, record_to_json
 
 ENV_DATA_DIR = "GGUF_BUDGET_DATA_DIR"
 APP_FOLDER = "gguf-budget"
@@ -65,7 +65,7 @@ class EvidenceStore:
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
             try:
                 record = record_from_json(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
+            except (OSError, ValueError, DamagedRecord):  # ValueError: not JSON at all
                 continue
             if record.model_key == model_key and (folder / record.log_name).is_file():
                 found.append(record)
