@@ -24,7 +24,8 @@ from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.views.evidence_view import evidence_dict, evidence_text
 
-from gguf_budget.gui.cli.args import count_arg
+from gguf_budget.core.ranges import CONTEXT, GPU_LAYERS
+from gguf_budget.gui.cli.args import ranged
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
 
 HELP = "run the model in llama.cpp for a few tokens, and keep its memory report as runtime evidence"
@@ -42,8 +43,8 @@ def _seconds(text: str) -> float:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a .gguf file with its weights (any shard of a split model)")
-    p.add_argument("--ctx", type=count_arg(1), help="context tokens (default: the trained context, at most 4096)")
-    p.add_argument("--gpu-layers", type=count_arg(0), help="layers to offload, as llama.cpp -ngl "
+    p.add_argument("--ctx", type=ranged(CONTEXT), help="context tokens (default: the trained context, at most 4096)")
+    p.add_argument("--gpu-layers", type=ranged(GPU_LAYERS), help="layers to offload, as llama.cpp -ngl "
                                                          "(default: what the fit estimate picks for this machine)")
     p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value,
                    help="KV cache type (default f16)")
