@@ -62,7 +62,7 @@ def test_typed_bandwidths_and_free_ram_decide_the_stream_tier(capsys):
 def test_plan_text_ends_with_the_decode_estimate(capsys):
     assert main(["plan", LLAMA8B, "--budget", "4G", "--no-measure"]) == 0
     out = capsys.readouterr().out
-    assert "Ring              1 buffer(s) × 132.50 MiB = 132.50 MiB; requested 2, planned 1" in out
+    assert "Streaming ring    1 buffer(s) × 132.50 MiB = 132.50 MiB; requested 2, planned 1" in out
     assert "\nDecode estimate\n" in out and "decode ≤ ~" in out and "(assumed:" in out
 
 
