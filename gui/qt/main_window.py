@@ -289,7 +289,6 @@ class MainWindow(QMainWindow):
         self._model = spec
         self.setWindowTitle(safe_text(spec.name or spec.architecture, 80))  # Qt appends " — GGUF Budget Explorer"
         self._prices = TokenPrices.of(spec)
-        self.setWindowTitle(safe_text(spec.name or spec.architecture, 80))  # Qt appends " — GGUF Budget Explorer"
         self.body.summary.show_model(spec)
         self.body.knobs.set_tied(spec.tied_embeddings)
         self.body.hardware.set_layer_count(spec.n_layer)
