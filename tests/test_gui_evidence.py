@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from evidence_support import GEMMA3_LOG, SMOLLM2, SMOLLM2_LOG, SMOLLM2_Q8_LOG
+from recorded_models import LOGS, SMOLLM2
 from gui_support import child, open_model
 
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
@@ -19,6 +19,10 @@ from gguf_budget.core.views.evidence_view import (
     MEASURED_COLUMN, MEASURED_LINES, evidence_claim, measured_items, measured_summary,
 )
 from gguf_budget.gui.qt.machine.machine_panel import NOT_MEASURED
+
+SMOLLM2_LOG = LOGS / "smollm2-135m-instruct-q4_1_ctx2048_f16.log"
+SMOLLM2_Q8_LOG = LOGS / "smollm2-135m-instruct-q4_1_ctx512_q8_0.log"
+GEMMA3_LOG = LOGS / "gemma3-270m-q4_k_m_ctx2048_f16.log"
 
 
 def claim(window) -> str:
@@ -117,7 +121,7 @@ def test_a_log_of_another_model_or_not_a_log_is_refused_and_nothing_changes(qtbo
     before = imported(qtbot, window_app, SMOLLM2_LOG)
     notes = tmp_path / "notes.txt"
     notes.write_text("shopping: bread, milk\n")
-    for log, reason in ((GEMMA3_LOG, "the log is of a gemma3 model, not this llama one"),
+    for log, reason in ((GEMMA3_LOG, "the log loaded 236 tensors"),
                         (notes, "notes.txt: not a llama.cpp log"),
                         (tmp_path / "missing.log", "cannot read")):
         with qtbot.waitSignal(window_app.evidence.importFailed, timeout=10000) as failed:

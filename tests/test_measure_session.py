@@ -9,10 +9,11 @@ import json
 from pathlib import Path
 
 import pytest
-from evidence_support import GEMMA3, GEMMA3_LOG, SMOLLM2, SMOLLM2_LOG
+from recorded_models import GEMMA3, LOGS, SMOLLM2
 from gguf_factory import ArchDesc, write_gguf
 
 from gguf_budget.core import load_model
+from gguf_budget.core.evidence.compare import EvidenceMismatch
 from gguf_budget.core.gguf.fingerprint import header_fingerprint
 from gguf_budget.core.measure.record import Origin
 from gguf_budget.core.measure.session import EvidenceError, import_log, stored_evidence
@@ -24,6 +25,8 @@ from gguf_budget.core.views.evidence_view import (
 )
 
 MIB = 1 << 20
+SMOLLM2_LOG = LOGS / "smollm2-135m-instruct-q4_1_ctx2048_f16.log"
+GEMMA3_LOG = LOGS / "gemma3-270m-q4_k_m_ctx2048_f16.log"
 
 
 @pytest.fixture
@@ -50,13 +53,15 @@ def test_a_stored_log_that_no_longer_parses_is_not_evidence(smollm2, tmp_path: P
 
 
 @pytest.mark.parametrize("desc, message", [
-    (ArchDesc(arch="llama", n_layer=2), "the log's model has 272 tensors, this one 21"),
-    (ArchDesc(arch="qwen2", n_layer=30), "the log is of a llama model, not this qwen2 one"),
+    (ArchDesc(arch="llama", n_layer=2), "the log loaded 272 tensors .* has 21: not the same model"),
+    # the same tensor count (30 blocks, tied) but other types: the log's 92.10 MiB of tensors differ
+    (ArchDesc(arch="llama", n_layer=30, n_embd=576, n_ff=1536, n_head=9, n_head_kv=3, n_vocab=49152, tied=True),
+     "the log's model holds 92.10 MiB of tensors .* holds .* MiB: not the same model"),
 ])
 def test_a_log_of_another_model_is_refused(tmp_path: Path, desc: ArchDesc, message: str):
     model = load_model(write_gguf(tmp_path / "m.gguf", desc, "header_only")[0])
     store = EvidenceStore(tmp_path / "data")
-    with pytest.raises(EvidenceError, match=message):
+    with pytest.raises(EvidenceMismatch, match=message):
         import_log(model, SMOLLM2_LOG, store)
     assert store.records(header_fingerprint(model.path)) == ()
 
@@ -113,3 +118,13 @@ def test_claim_summary_text_and_json_say_what_when_and_from_where(smollm2, tmp_p
 ])
 def test_only_host_buffers_count_inside_the_peak_rss(device, host):
     assert is_host_buffer(device) is host
+
+
+def test_an_older_arm_repack_buffer_is_a_repack_segment_too(tmp_path: Path):
+    """llama.cpp named the repacked copy CPU_AARCH64 before CPU_REPACK; both are the same segment."""
+    gemma = load_model(write_gguf(tmp_path / "g.gguf", GEMMA3, "header_only")[0])
+    older = GEMMA3_LOG.read_text().replace("CPU_REPACK model buffer size", "CPU_AARCH64 model buffer size")
+    source = tmp_path / "gemma3-older.log"
+    source.write_text(older)
+    items = measured_parts(import_log(gemma, source, EvidenceStore(tmp_path / "data")))
+    assert items["repack"] == round(12.66 * MIB) and items["weights"] == round(235.16 * MIB)

@@ -4,8 +4,8 @@ Rule 1: evidence is a llama.cpp log read by `parse_llamacpp_log`; a text that is
         refused with its one-line reason, before anything is stored.
 Rule 2: a measured log carries its own peak RSS: /usr/bin/time's block when the run had it,
         else a `peak RSS: N bytes (psutil)` line is appended, so a stored log needs nothing else.
-Rule 3: an imported log must describe the model it is stored for: same architecture and
-        tensor count as the model's header (llama.cpp prints both when it loads).
+Rule 3: an imported log must describe the model it is stored for: `evidence.compare.check_model`
+        (the same tensor count and tensor bytes as the model's header; llama.cpp prints both).
 Rule 4: evidence is found again by the model's header fingerprint, newest first; a stored log
         that no longer parses is skipped, never shown as evidence.
 """
@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.evidence.compare import check_model
 from gguf_budget.core.evidence.llamacpp_log import LlamaCppLogError, parse_llamacpp_log
 from gguf_budget.core.evidence.log_records import LlamaCppLog
 from gguf_budget.core.gguf.fingerprint import header_fingerprint
@@ -87,18 +88,6 @@ def measure_model(
     return RuntimeEvidence(store.save(record, log), _parse(log, "the stored log"))
 
 
-def check_log_matches(model: ModelSpec, log: LlamaCppLog) -> None:
-    """Rule 3: refuse a log of another model."""
-    run = log.run
-    if run is None:
-        raise EvidenceError("the log loads no model, so it cannot be evidence for one")
-    facts = run.model
-    if facts.architecture is not None and facts.architecture != model.architecture:
-        raise EvidenceError(f"the log is of a {facts.architecture} model, not this {model.architecture} one")
-    if facts.n_tensors is not None and facts.n_tensors != model.n_tensors:
-        raise EvidenceError(f"the log's model has {facts.n_tensors} tensors, this one {model.n_tensors}")
-
-
 def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,
                clock: Callable[[], float] = time.time) -> RuntimeEvidence:
     """Read a llama.cpp log from a file, check it is of `model`, and store it as evidence."""
@@ -110,7 +99,9 @@ def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,
     except OSError as e:
         raise EvidenceError(f"cannot read {path}: {e.strerror or e}") from None
     parsed = _parse(text, path.name)
-    check_log_matches(model, parsed)
+    if parsed.run is None:
+        raise EvidenceError(f"{path.name}: the log loads no model, so it cannot be evidence for one")
+    check_model(parsed.run, model)
     record = EvidenceRecord(header_fingerprint(model.path), model.path, Origin.IMPORTED, clock(), "pending",
                             str(path), peak_rss_polled=None)
     return RuntimeEvidence(store.save(record, text), parsed)

@@ -26,7 +26,7 @@ from gguf_budget.core.measure.session import RuntimeEvidence
 from gguf_budget.core.units import human_bytes
 
 MEASURED_COLUMN = "Measured"
-REPACK_DEVICE = "CPU_REPACK"
+REPACK_SUFFIXES = ("_REPACK", "_AARCH64")  # CPU_REPACK; CPU_AARCH64 before llama.cpp renamed it (2025)
 MEASURED_PARTS: tuple[tuple[str, str], ...] = (
     # JSON key,  the segment's name in the chart
     ("weights", "Measured: weights"),
@@ -45,7 +45,7 @@ def is_host_buffer(device: str) -> bool:
 
 
 def _buffers(run: LoadRecord) -> dict[str, int]:
-    repack = run.total(BufferKind.MODEL, REPACK_DEVICE)
+    repack = sum(b.nbytes for b in run.buffers if b.kind is BufferKind.MODEL and b.device.endswith(REPACK_SUFFIXES))
     return {
         "weights": run.total(BufferKind.MODEL) - repack,
         "repack": repack,
