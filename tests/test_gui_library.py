@@ -63,7 +63,8 @@ def test_file_library_shows_the_dock_and_scans_every_store(qtbot, make_explorer,
     table = rows(library.view)
     assert set(table) == {"owner/tiny-GGUF · tiny-Q8_0.gguf", "wide.gguf", "pipe.gguf"}
     assert table["owner/tiny-GGUF · tiny-Q8_0.gguf"][1] == "huggingface"
-    assert "fits CPU-only" in table["wide.gguf"][4] and "pinned" in table["wide.gguf"][5]
+    assert "fits CPU-only" in table["wide.gguf"][4] and "largest ctx that fits 4,096" in table["wide.gguf"][4]
+    assert "pinned" in table["wide.gguf"][5]
     assert table["pipe.gguf"][4].startswith("unreadable: ") and "not a regular file" in table["pipe.gguf"][4]
     assert "3 models in 2 folders, 1 unreadable" == library.view.status.text()
 

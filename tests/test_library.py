@@ -224,7 +224,7 @@ def test_the_library_command_lists_judges_and_remembers_folders(home, tmp_path):
     by_name = {e["name"]: e for e in payload["entries"]}
     tiny = by_name["tiny:latest"]
     assert tiny["store"] == "ollama" and tiny["error"] is None and tiny["architecture"] == "llama"
-    assert tiny["full_load"] == {"verdict": "cpu_only", "gpu_layers": 0, "ctx": 2048}
+    assert tiny["full_load"] == {"verdict": "cpu_only", "gpu_layers": 0, "ctx": 2048, "max_ctx": 2048}
     assert tiny["budget_plan"] == {"outcome": "feasible", "ctx": 2048, "pinned": 2, "n_layer": 2}
     assert "not a regular file" in by_name["pipe.gguf"]["error"] and by_name["pipe.gguf"]["full_load"] is None
     removed = cli("--remove", str(tmp_path / "mine"), "--json", "--host-available", "16G", "--no-gpu",

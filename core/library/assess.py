@@ -1,8 +1,8 @@
 """Judge a library entry on a machine and a budget: the full load and the budget plan, in brief.
 
 Rule 1: the full load is the fit estimate on the given machine at the ctx cap (None: the model's
-        trained context) with the GPU layers chosen automatically; the entry keeps its verdict
-        and GPU layers.
+        trained context) with the GPU layers chosen automatically; the entry keeps its verdict,
+        GPU layers and the largest ctx (up to the cap) that still fits with those layers.
 Rule 2: the budget plan is planned at the library's budget with the default request (auto ctx);
         the entry keeps its outcome, ctx and pinned layers.
 Rule 3: a model whose facts do not allow a plan or a fit keeps the one-line reason instead.
@@ -15,6 +15,7 @@ from typing import Any
 
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.spec import ModelSpec
@@ -39,6 +40,7 @@ class Assessment:
     fit_verdict: str | None
     gpu_layers: int | None
     fit_ctx: int | None
+    max_ctx: int | None
     plan_outcome: str | None
     plan_ctx: int | None
     pinned: int | None
@@ -46,7 +48,8 @@ class Assessment:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "full_load": {"verdict": self.fit_verdict, "gpu_layers": self.gpu_layers, "ctx": self.fit_ctx},
+            "full_load": {"verdict": self.fit_verdict, "gpu_layers": self.gpu_layers, "ctx": self.fit_ctx,
+                          "max_ctx": self.max_ctx},
             "budget_plan": {"outcome": self.plan_outcome, "ctx": self.plan_ctx, "pinned": self.pinned,
                             "n_layer": self.n_layer},
             "assessment_error": self.error,
@@ -56,9 +59,11 @@ class Assessment:
 def assess(spec: ModelSpec, settings: LibrarySettings) -> Assessment:
     ctx = settings.ctx_cap if settings.ctx_cap is not None else (spec.context_length or None)
     try:
-        fit = estimate_fit(spec, settings.machine, FitRequest(ctx=ctx))
+        request = FitRequest(ctx=ctx)
+        fit = estimate_fit(spec, settings.machine, request)
+        max_ctx = largest_fitting_ctx(spec, settings.machine, request, fit.gpu_layers, ctx) if ctx else None
         plan = plan_memory(spec, BudgetRequest(budget_bytes=settings.budget_bytes, ctx_cap=settings.ctx_cap))
-    except (BudgetError, ValueError) as e:
-        return Assessment(spec.n_layer, None, None, ctx, None, None, None, str(e))
-    return Assessment(spec.n_layer, fit.verdict.value, fit.gpu_layers, ctx, plan.outcome.value, plan.ctx,
+    except BudgetError as e:
+        return Assessment(spec.n_layer, None, None, ctx, None, None, None, None, str(e))
+    return Assessment(spec.n_layer, fit.verdict.value, fit.gpu_layers, ctx, max_ctx, plan.outcome.value, plan.ctx,
                       plan.n_pinned, None)

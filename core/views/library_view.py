@@ -28,7 +28,9 @@ def full_load_cell(a: Assessment | None) -> str:
     if a.fit_verdict is None:
         return f"cannot tell: {safe_text(a.error or '')}"
     ctx = "" if a.fit_ctx is None else f" at ctx {a.fit_ctx:,}"
-    return f"{VERDICT_WORDS[FitVerdict(a.fit_verdict)]}, {a.gpu_layers or 0}/{a.n_layer} layers on GPU{ctx}"
+    largest = "" if a.fit_ctx is None else \
+        ("; no ctx fits" if a.max_ctx is None else f"; largest ctx that fits {a.max_ctx:,}")
+    return f"{VERDICT_WORDS[FitVerdict(a.fit_verdict)]}, {a.gpu_layers or 0}/{a.n_layer} layers on GPU{ctx}{largest}"
 
 
 def budget_plan_cell(a: Assessment | None) -> str:
