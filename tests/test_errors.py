@@ -142,7 +142,6 @@ def files(gguf_file, tmp_path) -> dict[str, str]:
 COMMAND_LINES = [
     (["fit", "{model}", "--host-available", "8G", "--gpu-total", "1G", "--gpu-free", "2G"], "free memory"),
     (["plan", "{tied}", "--budget", "64M", "--head", "stream"], "tied"),
-    (["plan", "{model}", "--budget", "64M", "--ctx", str(2**63)], "ctx must be an integer"),
     (["sweep", "{missing}", "--budgets", "1M:2M:1M"], "missing.gguf"),
     (["inspect", "{garbage}"], "garbage.gguf"),
     (["inspect", "--catalog", "no-such-model"], "choose one of"),
@@ -156,6 +155,14 @@ def test_main_says_every_budget_error_in_one_line_exit_2(capsys, files, args, fr
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.startswith(f"gguf-budget {args[0]}: ")
     assert captured.err.count("\n") == 1 and fragment in captured.err
+
+
+def test_a_number_out_of_range_is_refused_at_the_option_in_one_line_exit_2(capsys, files):
+    """The CLI checks each number's range before the core sees it (the core's RequestError is the backstop)."""
+    with pytest.raises(SystemExit) as stop:
+        main(["plan", files["model"], "--budget", "64M", "--ctx", str(2**63)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and "argument --ctx" in err
 
 
 def test_the_real_command_prints_no_traceback(files):
