@@ -17,6 +17,7 @@ from gguf_factory import ArchDesc, write_gguf
 from PySide6.QtCore import QObject, QSettings, QThreadPool
 
 from gguf_budget.core import ModelSpec
+from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
 from gguf_budget.gui.qt.app import Explorer, compose
 from gguf_budget.gui.qt.main_window import MainWindow
@@ -34,6 +35,11 @@ OTHER = ArchDesc(name="other-llama", n_layer=4, n_embd=256, n_ff=768, n_head=4, 
 # A Llama-3-70B-shaped header (80 blocks of ~0.5 GiB Q4_K): a 24 GiB GPU holds only part of it.
 LLAMA70B = ArchDesc(name="llama-3-70b-shape", n_layer=80, n_embd=8192, n_ff=28672, n_head=64, n_head_kv=8,
                     n_vocab=128256, context_length=131072, weight_type=T.Q4_K, output_type=T.Q6_K)
+
+
+def assumed_bandwidths(path: str) -> tuple[Bandwidths, tuple[str, ...]]:
+    """A bandwidth probe stand-in: the assumed figures, so every number a test reads is repeatable."""
+    return Bandwidths(), ()
 
 
 def small_machine() -> HardwareSnapshot:
@@ -60,6 +66,7 @@ def make_explorer(qtbot, settings_store: QSettings, tmp_path: Path) -> Callable[
 
     def make(store: QSettings | None = None, **kw) -> Explorer:
         kw.setdefault("probe_backend", small_machine)
+        kw.setdefault("bandwidth_backend", assumed_bandwidths)
         kw.setdefault("log_folder", tmp_path / "logs")
         kw.setdefault("open_url", lambda url: False)
         kw.setdefault("library_home", tmp_path / "library-home")

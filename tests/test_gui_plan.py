@@ -12,7 +12,7 @@ import math
 from dataclasses import replace
 
 import pytest
-from gui_support import MIB, WIDE, child, open_model, settle
+from gui_support import MIB, WIDE, child, open_model, settle, small_machine
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
@@ -20,7 +20,11 @@ from PySide6.QtWidgets import (
 )
 
 from gguf_budget.core import LEDGER_LINES, BudgetRequest, budget_thresholds, load_model, plan_memory, plan_text
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.speed.estimate import plan_speed
+from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.speed_view import plan_report_with_speed
 from gguf_budget.core.views.ledger_names import line_tooltip
 from gguf_budget.gui.qt.main_window import MainWindow
 
@@ -112,7 +116,8 @@ def test_pinned_label_strip_and_every_bar_equal_the_core_ledger(qtbot, loaded, m
     for line in LEDGER_LINES:
         assert chart.segment(0, line) == plan_bars[line]
         assert chart.segment(1, line) == minimum_bars[line]
-    assert child(loaded, "reportView").toPlainText() == plan_text(expected)
+    speed = plan_speed(TokenPrices.of(model), expected, Bandwidths(), small_machine().host_available)
+    assert child(loaded, "reportView").toPlainText() == plan_report_with_speed(plan_text(expected), speed)
 
 
 def test_hovering_a_segment_names_its_exact_bytes(qtbot, loaded):
@@ -253,5 +258,7 @@ def test_keyboard_shortcuts_open_and_quit(loaded):
 def test_the_report_is_copyable(qtbot, loaded):
     QGuiApplication.clipboard().clear()
     qtbot.mouseClick(child(loaded, "copyReport"), Qt.MouseButton.LeftButton)
-    assert QGuiApplication.clipboard().text() == plan_text(loaded.current_plan())
+    speed = loaded.current_speed()
+    assert QGuiApplication.clipboard().text() == plan_report_with_speed(plan_text(loaded.current_plan()), speed)
+    assert speed is not None and "Decode estimate" in QGuiApplication.clipboard().text()
     assert child(loaded, "reportView").isReadOnly()

@@ -15,7 +15,9 @@ from gguf_budget.core import LEDGER_LINES
 from gguf_budget.core.views.plan_view import BannerState
 from gguf_budget.gui.qt.plan.banner import Banner
 from gguf_budget.gui.qt.byte_axis import ByteAxis, nice_step
-from gguf_budget.gui.qt.plan.context_control import STEP, snap
+from gguf_budget.core.explorer.derive import Span
+from gguf_budget.core.plan.types import CTX_STEP as STEP
+from gguf_budget.gui.qt.plan.context_control import snap
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.settings import RECENT_LIMIT, ExplorerSettings, load_settings, save_settings, with_recent
@@ -47,12 +49,12 @@ def test_axis_labels_use_the_span_unit(qtbot):
     (3990, 4000, 4000), (3900, 4000, 3840), (9999, 4000, 4000), (50, 100, 100),
 ])
 def test_ctx_snaps_to_steps_of_128_or_the_models_own_length(value, maximum, snapped):
-    assert snap(value, maximum) == snapped
+    assert snap(value, Span(STEP, maximum, STEP)) == snapped
 
 
 @given(value=st.integers(1, 1 << 20), maximum=st.integers(STEP, 1 << 20))
 def test_snapped_ctx_is_a_step_multiple_in_range(value, maximum):
-    s = snap(value, maximum)
+    s = snap(value, Span(STEP, maximum, STEP))
     assert STEP <= s <= maximum or s == maximum
     assert s % STEP == 0 or s == maximum
     assert abs(s - min(value, maximum)) <= STEP

@@ -21,7 +21,11 @@ from gguf_budget.gui.qt.settings import ExplorerSettings, load_settings, user_se
 BAD_VALUES = {
     "budget_bytes": "2251799813685248",  # 2 PiB: the slider's 32-bit MiB would overflow
     "ctx": "4294967296",
-    "n_buffers": "7",
+    "n_buffers": "9",  # the core's ring depth is 1 … 8
+    "ctx_cap": "0",
+    "prefer": "both",
+    "slow_below_tok_s": "-1",
+    "ram_bw": "0",
     "head_mode": "sometimes",
     "kv_type": "q5_1",
     "unlimited": "maybe",

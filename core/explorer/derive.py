@@ -10,7 +10,7 @@ Rule 3: speeds: the plan's with the machine's available RAM deciding page cache 
         full load's when it fits (`core.speed.estimate`).
 Rule 4: the budget slider spans SLIDER_BELOW × the minimum feasible budget to SLIDER_ABOVE ×
         the all-pinned budget; the ctx slider spans CTX_STEP to the largest of the trained
-        context, the cap and the asked ctx, in CTX_STEP steps (an asked ctx off the steps is
+        context, the cap and the asked ctx (at most `ranges.CONTEXT`), in CTX_STEP steps (an asked ctx off the steps is
         still planned exactly). A new model's budget starts halfway between its thresholds.
 Rule 5: the report (rendered when read) is the plan's report followed by the speed estimate's
         block, as the CLI prints it.
@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.explorer.captions import ctx_label, pinned_caption, ring_note
-from gguf_budget.core.explorer.headline import Headline, full_load_line, plan_headline, usable_ram
+from gguf_budget.core.explorer.headline import Headline, full_load_line, full_load_name, plan_headline, usable_ram
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -37,6 +37,7 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.plan.types import CTX_STEP, SPEED_FIRST_CTX, BudgetRequest, MemoryPlan
+from gguf_budget.core.ranges import BUDGET, CONTEXT
 from gguf_budget.core.speed.estimate import SpeedEstimate, plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.plan_view import BannerState
@@ -72,11 +73,12 @@ class FullLoadKey:
     kv_type: KVType
     reserves: Reserves
     bandwidths: Bandwidths
+    evidence: str | None
 
     @classmethod
     def of(cls, model: ModelSpec, state: ExplorerState, ctx: int | None) -> FullLoadKey:
         return cls(model, state.machine, ctx, state.ctx_cap, state.gpu_layers, state.tensor_split, state.kv_type,
-                   state.reserves, state.bandwidths)
+                   state.reserves, state.bandwidths, state.evidence)
 
     def same(self, other: FullLoadKey | None) -> bool:
         return other is not None and other.model is self.model and other == self
@@ -102,6 +104,7 @@ class ExplorerView:
     prices: TokenPrices | None = None
     threshold_key: BudgetRequest | None = None
     full_load_key: FullLoadKey | None = None
+    full_load_error: str | None = None
 
     @property
     def fit(self) -> FitEstimate | None:
@@ -122,13 +125,14 @@ def budget_span(thresholds: tuple[int, int]) -> Span:
 
 
 def initial_budget(thresholds: tuple[int, int]) -> int:
-    """Rule 4: halfway between the thresholds, on a whole MiB (a plan that streams some layers)."""
-    return max((thresholds[0] + thresholds[1]) // 2 // MiB * MiB, MiB)
+    """Rule 4: halfway between the thresholds, on a whole MiB (a plan that streams some layers), at most the
+    largest budget there is (`ranges.BUDGET`: a model that needs more is shown as impossible)."""
+    return min(max((thresholds[0] + thresholds[1]) // 2 // MiB * MiB, MiB), BUDGET.high)
 
 
 def ctx_span(model: ModelSpec, state: ExplorerState) -> Span:
     top = max(model.context_length or 0, state.ctx_cap or 0, state.ctx or 0) or SPEED_FIRST_CTX
-    return Span(CTX_STEP, max(top, CTX_STEP), CTX_STEP)
+    return Span(CTX_STEP, max(min(top, CONTEXT.high), CTX_STEP), CTX_STEP)
 
 
 @dataclass(frozen=True)
@@ -151,16 +155,22 @@ class _Reuse:
             return key, p.thresholds
         return key, budget_thresholds(self.model, key)
 
-    def full_load(self, state: ExplorerState, ctx: int | None, prices: TokenPrices) -> tuple[FullLoadKey,
-                                                                                              FullLoad | None]:
+    def full_load(self, state: ExplorerState, ctx: int | None,
+                  prices: TokenPrices) -> tuple[FullLoadKey, FullLoad | None, str | None]:
+        """(its key, the full load or None, why it could not be estimated)."""
         key = FullLoadKey.of(self.model, state, ctx)
         p = self.previous
         if p is not None and key.same(p.full_load_key):
-            return key, p.full_load
-        return key, full_load(self.model, state, ctx, prices)
+            return key, p.full_load, p.full_load_error
+        try:
+            return key, full_load(self.model, state, ctx, prices), None
+        except BudgetError as e:  # a ctx or split the fit refuses: said on the full-load line
+            return key, None, str(e)
 
 
-def _line(load: FullLoad | None, state: ExplorerState) -> str:
+def _line(load: FullLoad | None, error: str | None, state: ExplorerState) -> str:
+    if error is not None:
+        return f"{full_load_name(state.machine)}: cannot be estimated — {error}"
     if load is None:
         return full_load_line(None, None, None, state.machine)
     return full_load_line(load.fit, load.max_ctx, load.speed, state.machine)
@@ -174,12 +184,12 @@ def _empty(state: ExplorerState) -> ExplorerView:
 def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     model = reuse.model
     prices = reuse.prices()
-    key, load = reuse.full_load(state, state.ctx, prices)
-    headline = Headline(BannerState.ERROR, f"CANNOT PLAN — {message}", _line(load, state))
+    key, load, load_error = reuse.full_load(state, state.ctx, prices)
+    headline = Headline(BannerState.ERROR, f"CANNOT PLAN — {message}", _line(load, load_error, state))
     ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
     return ExplorerView(state, None, message, None, None, ctx_span(model, state),
                         usable_ram(state.machine, state.reserves.host), load, None, headline, "—", ctx, "", prices,
-                        None, key)
+                        None, key, load_error)
 
 
 def derive(state: ExplorerState, previous: ExplorerView | None = None) -> ExplorerView:
@@ -197,9 +207,9 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
     prices = reuse.prices()
     host_available = None if state.machine is None else state.machine.host_available
     speed = plan_speed(prices, plan, state.bandwidths, host_available)
-    key, load = reuse.full_load(state, plan.ctx, prices)
+    key, load, load_error = reuse.full_load(state, plan.ctx, prices)
     banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable_ram(state.machine, state.reserves.host))
     return ExplorerView(state, plan, None, thresholds, budget_span(thresholds), ctx_span(model, state),
                         usable_ram(state.machine, state.reserves.host), load, speed,
-                        Headline(banner, text, _line(load, state)), pinned_caption(plan, speed), ctx_label(plan),
-                        ring_note(plan), prices, threshold_key, key)
+                        Headline(banner, text, _line(load, load_error, state)), pinned_caption(plan, speed),
+                        ctx_label(plan), ring_note(plan), prices, threshold_key, key, load_error)

@@ -5,12 +5,13 @@ Rule 1: the fit is `estimate_fit` at the given ctx (None: the model's context le
 Rule 2: the largest ctx that fits holds those GPU layers and searches up to the cap: the
         state's ctx cap, else the model's context length, else the given ctx (none: unknown).
 Rule 3: the decode estimate is `fit_speed`: only for a full load that fits.
+Rule 4: the fit's runtime-evidence claim is the state's `evidence` (None until a real run).
 `gguf-budget fit` and the window both call `full_load`, so they show the same numbers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.estimate import estimate_fit
@@ -41,6 +42,7 @@ def full_load(model: ModelSpec, state: ExplorerState, ctx: int | None, prices: T
         return None
     request = state.fit_request(ctx)
     fit = estimate_fit(model, state.machine, request)
+    fit = replace(fit, claims=replace(fit.claims, runtime_evidence=state.evidence))
     cap = full_load_cap(model, state, ctx)
     max_ctx = largest_fitting_ctx(model, state.machine, request, fit.gpu_layers, cap) if cap else None
     return FullLoad(fit, max_ctx, fit_speed(prices, fit, state.bandwidths))

@@ -76,6 +76,15 @@ def full_load_name(machine: HardwareSnapshot | None) -> str:
     return FULL_LOAD.format(where="the hypothetical machine" if hypothetical else "this machine")
 
 
+def max_ctx_text(fit: FitEstimate, max_ctx: int | None) -> str:
+    """Rule 4's largest ctx in words (the CLI's fit, the side panel and the full-load line say it so)."""
+    if max_ctx is not None:
+        return f"{max_ctx:,} tokens with {fit.gpu_layers} GPU layers (multiples of 256, as llama.cpp pads)"
+    if fit.verdict is FitVerdict.UNKNOWN:
+        return "unknown"
+    return "none: not even 256 tokens fit with these GPU layers"
+
+
 def full_load_line(fit: FitEstimate | None, max_ctx: int | None, speed: SpeedEstimate | None,
                    machine: HardwareSnapshot | None) -> str:
     """Rule 4."""

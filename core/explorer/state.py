@@ -13,23 +13,28 @@ Rule 3: `machine` is the snapshot the full load is judged on (probed, or a hypot
 Rule 4: `slow_below_tok_s` is the threshold under which a plan that streams weights is
         headlined FEASIBLE — SLOW (DESIGN §5.1); 2 tok/s by default.
 Rule 5: the ranges a control may offer are core policy, named here once: ring depth
-        1 … MAX_BUFFERS, the head modes, the KV types, ctx at least 1.
+        (`ranges.BUFFERS`), the head modes, the KV types, the slow threshold.
+Rule 6: `evidence` is the runtime-evidence claim a real run gave for this model (imported or
+        measured); the full load's claims carry it, the estimate never fills it itself.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, BudgetRequest, CtxPolicy, HeadMode
+from gguf_budget.core.plan.types import HEAD_MODES, BudgetRequest, CtxPolicy, HeadMode
+from gguf_budget.core.ranges import BUFFERS
 
 DEFAULT_SLOW_BELOW_TOK_S = 2.0
+SLOW_RANGE = (0.0, 10_000.0)
 DEFAULT_N_BUFFERS = 2
-BUFFER_RANGE = (1, MAX_BUFFERS)
+BUFFER_RANGE = (BUFFERS.low, BUFFERS.high)
 KV_TYPE_CHOICES = tuple(KV_TYPES)
 HEAD_MODE_CHOICES = HEAD_MODES
 POLICY_CHOICES = tuple(CtxPolicy)
@@ -55,6 +60,15 @@ class ExplorerState:
     tensor_split: tuple[float, ...] | None = None
     bandwidths: Bandwidths = field(default_factory=Bandwidths)
     slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S
+    evidence: str | None = None
+
+    def __post_init__(self) -> None:
+        """The words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
+        for name, kind in (("head_mode", HeadMode), ("kv_type", KVType), ("prefer", CtxPolicy)):
+            value = getattr(self, name)
+            if value not in tuple(kind):
+                raise RequestError(f"{name} must be one of {', '.join(tuple(kind))}, got {value!r}")
+            object.__setattr__(self, name, kind(value))
 
     def request(self) -> BudgetRequest:
         """The planner's request (Rule 1); raises RequestError for knobs out of range."""

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from gguf_budget.core.plan.sweep import SweepResult, SweepRow
-from gguf_budget.core.units import human_bytes
+from gguf_budget.core.speed.estimate import ESTIMATE_LABEL
+from gguf_budget.core.units import human_bytes, significant
 
 
 def row_text(row: SweepRow, n_layer: int) -> str:
     """One row as the hover shows it."""
     verdict = "feasible" if row.feasible else "impossible (minimum configuration)"
+    decode = "" if row.tok_s is None else f"; decode ≤ ~{significant(row.tok_s)} tok/s ({ESTIMATE_LABEL})"
     return (f"budget {human_bytes(row.budget)}: {verdict}; ctx {row.ctx:,}; {row.n_pinned}/{n_layer} pinned; "
-            f"peak {human_bytes(row.total)} ({row.total:,} B)")
+            f"peak {human_bytes(row.total)} ({row.total:,} B){decode}")
 
 
 def summary_text(result: SweepResult) -> str:

@@ -32,7 +32,7 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.gui.qt.app_icon import app_icon
 from gguf_budget.gui.qt.log_file import UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
 from gguf_budget.gui.qt.library.wiring import Library, install_library
-from gguf_budget.gui.qt.main_window import MainWindow
+from gguf_budget.gui.qt.main_window import BandwidthBackend, MainWindow, measure_bandwidths
 from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
 from gguf_budget.gui.qt.whatif.screens import prepare_view
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
@@ -61,6 +61,7 @@ def compose(
     *,
     load_backend: Callable[[str], ModelSpec] = load_model,
     probe_backend: Callable[[], HardwareSnapshot] = probe_hardware,
+    bandwidth_backend: BandwidthBackend = measure_bandwidths,
     compare_backend: Callable[[str], ModelSpec] = load_model,
     log_folder: Path | None = None,
     open_url: UrlOpener = QDesktopServices.openUrl,
@@ -69,7 +70,8 @@ def compose(
     header_cache: Path | None = None,
 ) -> Explorer:
     """Rule 1: the window, its add-ons and Help ▸ Show log folder (`log_folder`, or the platform's)."""
-    window = MainWindow(settings=settings, load_backend=load_backend, probe_backend=probe_backend)
+    window = MainWindow(settings=settings, load_backend=load_backend, probe_backend=probe_backend,
+                        bandwidth_backend=bandwidth_backend)
     whatif = install_whatif(window, compare_backend)
     library = install_library(window, home=library_home, config_file=library_config, cache_root=header_cache)
     quants = install_quants(window, whatif.view_menu)
@@ -181,6 +183,7 @@ def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
     if failure or window.current_model() is None:
         return failure[0] if failure else "the model did not load in time"
     _wait_for(lambda: window.snapshot() is not None, (window.hardwareProbed,))
+    _wait_for(window.bandwidths_measured, (window.bandwidthsMeasured,))
     window.apply_request(options.budget, options.ctx)
     error = prepare_view(window, explorer.whatif, options.view, options.compare, _wait_for)
     if error:

@@ -1,19 +1,22 @@
 """The explorer window: open a GGUF, drag budget and ctx, watch the plan follow live.
 
-Rule 1: every user change marks the plan dirty and restarts a 0 ms single-shot timer, so a
-        storm of slider signals in one event-loop turn costs one `plan_memory` call, not N.
-Rule 2: loading and probing run on worker threads (`BackgroundCall`); the window shows a
-        busy indicator meanwhile. A failed load shows its one-line reason and leaves the
-        previous model, settings and plan on screen.
-Rule 3: `modelLoaded` is emitted after the new model's plan is on screen, so whoever waits
+Rule 1: the window holds one `ExplorerState`: every control writes the person's input into it,
+        and the screen is redrawn from `derive(state)` — the plan, the thresholds and slider
+        spans, the full load, both decode estimates, the headline. The window computes no bytes
+        and holds no policy (ranges, defaults, caps, what a missing fact means are the core's).
+Rule 2: every control change restarts a 0 ms single-shot timer, so a storm of slider signals in
+        one event-loop turn costs one `derive`, not N; `derive` reuses the previous view's full
+        load and thresholds when their inputs did not move (a budget tick re-plans only).
+Rule 3: loading, the hardware probe and the bandwidth probe run on worker threads
+        (`BackgroundCall`); a failed load shows its one-line reason and leaves the previous
+        model, settings and plan on screen. A machine or bandwidth answer re-derives at once.
+Rule 4: `modelLoaded` is emitted after the new model's plan is on screen, so whoever waits
         for it can read the widgets straight away.
-Rule 4: the hardware snapshot and the fit estimate are kept by `MachineLink`, which the
-        window tells about every new plan (model, ctx, KV type).
-Rule 5: the window computes no bytes: plans come from `plan_memory`, thresholds from
-        `budget_thresholds`, fit numbers from `estimate_fit`, texts from the core's views.
-Rule 6: a loaded model is committed to the window only after everything showing it computes
-        has succeeded (`_preview` runs it first, touching no widget): a model that cannot be
-        shown is a failed load, and the previous model, plan and title stay.
+Rule 5: a loaded model is committed only after `derive` and every text it shows have run for
+        it (touching no widget): a model that cannot be shown is a failed load, and the
+        previous model, plan and title stay.
+Rule 6: a new model keeps the budget when it lies on the new model's slider span, else starts
+        between its thresholds (`explorer.derive.initial_budget`).
 """
 
 from __future__ import annotations
@@ -27,27 +30,24 @@ from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgressBar, QVBoxLayout, QWidget
 
-from gguf_budget.core import BudgetError, ModelSpec, load_model
+from gguf_budget.core import ModelSpec, load_model
+from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
+from gguf_budget.core.explorer.full_load import FullLoad
+from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.types import FitEstimate, Reserves
-from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
+from gguf_budget.core.machine.bandwidth_probe import probe_bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
-from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
-from gguf_budget.core.ranges import BUDGET, CONTEXT
+from gguf_budget.core.plan.types import BudgetRequest, CtxPolicy, HeadMode, MemoryPlan
 from gguf_budget.core.views.model_summary import summary_rows
-from gguf_budget.core.views.plan_report import plan_text
-from gguf_budget.core.views.plan_view import BannerState, pinned_text, plan_banner
 from gguf_budget.core.views.evidence_view import MeasuredView
-from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.safe_text import safe_text
-from gguf_budget.core.speed.estimate import SpeedEstimate, plan_speed
-from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.speed.estimate import SpeedEstimate
 
 from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.plan.banner import Banner
-from gguf_budget.gui.qt.plan.budget_control import MIB
-from gguf_budget.gui.qt.plan.context_control import STEP, snap
 from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
 from gguf_budget.gui.qt.layout import build_body
 from gguf_budget.gui.qt.machine.machine_link import MachineLink
@@ -56,22 +56,14 @@ from gguf_budget.gui.qt.settings import (
 )
 from gguf_budget.gui.qt.theme import error_style
 
-UNKNOWN_CONTEXT = 32768
-SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25
 STATUS_MS = 5000
+BandwidthBackend = Callable[[str], tuple[Bandwidths, tuple[str, ...]]]
 log = logging.getLogger(__name__)
 
 
-def slider_span(low: int, high: int) -> tuple[int, int]:
-    """The budget slider's range: from below the minimum configuration to above all-pinned."""
-    return int(low * SLIDER_BELOW), int(high * SLIDER_ABOVE)
-
-
-def new_model_budget(low: int, high: int, chosen: int) -> int:
-    """A new model keeps the budget when it lies on the slider, else starts between its thresholds
-    (at most the core's largest budget: a model that needs more is shown as impossible)."""
-    lo, hi = slider_span(low, high)
-    return chosen if lo <= chosen <= hi else min((low + high) // 2 // MIB * MIB, BUDGET.high)
+def measure_bandwidths(path: str) -> tuple[Bandwidths, tuple[str, ...]]:
+    """The real bandwidth probe: RAM, this model file's disk, the GPUs (under a second, never raising)."""
+    return probe_bandwidths(path)
 
 
 class MainWindow(QMainWindow):
@@ -81,8 +73,9 @@ class MainWindow(QMainWindow):
         modelLoaded(): a model was loaded and its plan is on screen.
         loadFailed(str): a load failed; the message says why (the previous model stays).
         hardwareProbed(): a probe answered and its snapshot (and fit) is on screen.
-        planChanged(): a replan finished and is on screen (`current_plan()`, None when refused).
+        planChanged(): a re-derive finished and is on screen (`current_plan()`, None when refused).
         machineChanged(): the machine judged (`snapshot()`) or a reserve changed.
+        bandwidthsMeasured(): the bandwidth probe answered and the estimates use its figures.
     """
 
     modelLoaded = Signal()
@@ -90,12 +83,14 @@ class MainWindow(QMainWindow):
     hardwareProbed = Signal()
     planChanged = Signal()
     machineChanged = Signal()
+    bandwidthsMeasured = Signal()
 
     def __init__(
         self,
         settings: QSettings | None = None,
         load_backend: Callable[[str], ModelSpec] = load_model,
         probe_backend: Callable[[], HardwareSnapshot] = probe_hardware,
+        bandwidth_backend: BandwidthBackend = measure_bandwidths,
         parent: QWidget | None = None,
     ):
         super().__init__(parent)
@@ -105,38 +100,55 @@ class MainWindow(QMainWindow):
         self.resize(1440, 900)
         self._store = settings if settings is not None else user_settings()
         self._saved = load_settings(self._store)
-        self._model: ModelSpec | None = None
-        self._plan: MemoryPlan | None = None
-        self._prices: TokenPrices | None = None
-        self._speed: SpeedEstimate | None = None
-        self.bandwidths = Bandwidths()
-        self._ctx_request = self._saved.ctx
-        self._range_dirty = True
+        self._budget_chosen = self._saved.budget_bytes is not None
+        self._measured = Bandwidths()
+        self._measured_once = False
+        self._state = self._state_from(self._saved)
+        self._view = derive(self._state)
+        self._drawn_load: FullLoad | None = None
+        self._drawn_span: object = None
         self.recompute_count = 0
         self._bottom_docks: list[QDockWidget] = []
         self._build()
         self._loader = BackgroundCall(load_backend, parent=self)
         self._loader.succeeded.connect(self._loaded)
         self._loader.failed.connect(self._load_failed)
+        self._bandwidth_probe = BackgroundCall(bandwidth_backend, parent=self)
+        self._bandwidth_probe.succeeded.connect(self._bandwidths_measured)
         self.machine = MachineLink(self.body.hardware, probe_backend, self)
+        self.machine.changed.connect(self._machine_changed)
         self.machine.probed.connect(self.hardwareProbed)
-        self.machine.changed.connect(self.machineChanged)
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(self._recompute)
         self._restore()
         self.body.plan.budget.slider.setFocus()
         self.machine.refresh()
 
+    @staticmethod
+    def _state_from(saved: ExplorerSettings) -> ExplorerState:
+        return ExplorerState(
+            budget_bytes=saved.budget_bytes or 1, unlimited=saved.unlimited, ctx=saved.ctx, ctx_cap=saved.ctx_cap,
+            prefer=CtxPolicy(saved.prefer), n_buffers=saved.n_buffers, head_mode=HeadMode(saved.head_mode),
+            kv_type=saved.kv_type, force=saved.force, slow_below_tok_s=saved.slow_below_tok_s,
+            bandwidths=with_typed(Bandwidths(), saved.ram_bw, saved.disk_bw, saved.vram_bw),
+        )
+
     def _build(self) -> None:
         central = QWidget(self)
         layout = QVBoxLayout(central)
+        layout.setSpacing(2)  # the headline's two lines sit together; the window still fits 1440 × 900
         self.load_error = QLabel(central, objectName="loadError", wordWrap=True)
         self.load_error.setStyleSheet(error_style(bold=True))
         self.load_error.setTextFormat(Qt.TextFormat.PlainText)
         self.load_error.hide()
         self.banner = Banner(central)
+        self.full_load_line = QLabel(central, objectName="fullLoadLine")
+        self.full_load_line.setTextFormat(Qt.TextFormat.PlainText)
+        self.full_load_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.full_load_line.setMinimumWidth(200)  # a long line must not widen the window; its tooltip holds it whole
         layout.addWidget(self.load_error)
         layout.addWidget(self.banner)
+        layout.addWidget(self.full_load_line)
         self.body = build_body(central)
         layout.addWidget(self.body.splitter, 1)
         self.setCentralWidget(central)
@@ -152,14 +164,17 @@ class MainWindow(QMainWindow):
         about.setObjectName("aboutAction")
         about.triggered.connect(lambda: show_about(self))
         panel = self.body.plan
-        panel.budget.changed.connect(lambda: self._schedule(range_dirty=False))
-        panel.context.changed.connect(self._context_changed)
-        self.body.knobs.changed.connect(lambda: self._schedule(range_dirty=True))
+        for control in (panel.budget, panel.context, self.body.knobs):
+            control.changed.connect(self._controls_changed)
+        self.body.hardware.bandwidthsChanged.connect(self._bandwidths_typed)
 
     def _restore(self) -> None:
         s = self._saved
-        self.body.knobs.set_values(s.n_buffers, s.head_mode, s.kv_type, s.force)
+        self.body.knobs.set_values(s.n_buffers, s.head_mode, s.kv_type, s.force, s.slow_below_tok_s)
         self.body.plan.budget.set_budget(s.budget_bytes or 0, s.unlimited)
+        self.body.plan.context.set_request(s.ctx, s.ctx_cap, CtxPolicy(s.prefer))
+        self.body.hardware.bandwidths.set_typed(s.ram_bw, s.disk_bw, s.vram_bw)
+        self.body.hardware.bandwidths.show_in_use(self._state.bandwidths)
         self.file_menu.set_recent(s.recent)
         restore_geometry(self._store, self)
 
@@ -171,33 +186,42 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Loading {safe_text(path, 200)}…")
         self._loader.start(str(path))
 
+    def state(self) -> ExplorerState:
+        """What the person chose, as the core's explorer state."""
+        return self._state
+
+    def current_view(self) -> ExplorerView:
+        """Everything on screen, as `derive` gave it."""
+        return self._view
+
     def current_plan(self) -> MemoryPlan | None:
-        """The plan on screen (None before a model is planned)."""
-        return self._plan
+        """The plan on screen (None before a model is planned, or when it is refused)."""
+        return self._view.plan
 
     def apply_request(self, budget_bytes: int | None = None, ctx: int | None = None) -> None:
-        """Set the budget (0 = unlimited) and/or an explicit ctx as if typed, and replan now."""
-        budget = self.body.plan.budget
+        """Set the budget (0 = unlimited) and/or an exact ctx as if typed, and replan now."""
+        state = self._state
         if budget_bytes is not None:
-            budget.set_budget(budget_bytes or budget.exact_bytes(), unlimited=budget_bytes == 0)
+            state = replace(state, budget_bytes=budget_bytes or state.budget_bytes, unlimited=budget_bytes == 0)
+            self._budget_chosen = True
+            self.body.plan.budget.set_budget(state.budget_bytes, state.unlimited)
         if ctx is not None:
-            self._ctx_request = ctx
-            context = self.body.plan.context
-            context.set_request(min(ctx, context.slider.maximum()))
-        self._range_dirty = True
+            state = replace(state, ctx=ctx)
+            self.body.plan.context.set_request(ctx, state.ctx_cap, state.prefer)
+        self._state = state
         self._recompute()
 
     def current_model(self) -> ModelSpec | None:
-        return self._model
+        return self._state.model
 
     def current_speed(self) -> SpeedEstimate | None:
         """The decode estimate of the plan on screen (None while there is no plan)."""
-        return self._speed
+        return self._view.plan_speed
 
     def speed_inputs(self) -> tuple[Bandwidths, int | None]:
         """The bandwidths, and the judged machine's available RAM (page cache or disk for streamed layers)."""
-        snapshot = self.machine.snapshot()
-        return self.bandwidths, None if snapshot is None else snapshot.host_available
+        machine = self._state.machine
+        return self._state.bandwidths, None if machine is None else machine.host_available
 
     def show_model(self, spec: ModelSpec) -> None:
         """Plan a model already in memory (a priced quantization) as if it had just been loaded."""
@@ -205,11 +229,11 @@ class MainWindow(QMainWindow):
 
     def reserves(self) -> Reserves:
         """The host and first-GPU reserves the machine panel holds back."""
-        return self.body.hardware.reserves()
+        return self._state.reserves
 
     def current_fit(self) -> FitEstimate | None:
         """The fit estimate on screen (None until a model and a snapshot are both known)."""
-        return self.machine.fit()
+        return self._view.fit
 
     def snapshot(self) -> HardwareSnapshot | None:
         """The machine the fit is judged against: the hypothetical one when ticked, else the probe's."""
@@ -219,23 +243,28 @@ class MainWindow(QMainWindow):
         """Probe again off the GUI thread; ends in `hardwareProbed`."""
         self.machine.refresh()
 
+    def bandwidths_measured(self) -> bool:
+        """True once the bandwidth probe has answered for the model on screen."""
+        return self._measured_once and not self._bandwidth_probe.busy
+
     def plan_pending(self) -> bool:
         """True while a change waits for the coalescing timer."""
         return self._timer.isActive()
 
     def request(self) -> BudgetRequest:
-        """The request the controls describe now."""
-        knobs = self.body.knobs.values()
-        cap = UNKNOWN_CONTEXT if self._model is not None and self._model.context_length is None else None
-        return BudgetRequest(budget_bytes=self.body.plan.budget.budget_bytes(),
-                             ctx=self.body.plan.context.requested_ctx(), ctx_cap=cap, **knobs)
+        """The planner's request for the state on screen."""
+        return self._state.request()
 
     def settings(self) -> ExplorerSettings:
         """The knobs as they are now, as the window will remember them."""
-        knobs = self.body.knobs.values()
-        budget = self.body.plan.budget
-        return ExplorerSettings(budget_bytes=budget.exact_bytes() or None, unlimited=budget.unlimited.isChecked(),
-                                ctx=self._ctx_request, recent=self._saved.recent, **knobs)
+        s = self._state
+        typed = self.body.hardware.bandwidths.typed()
+        return ExplorerSettings(
+            budget_bytes=s.budget_bytes if self._budget_chosen else None, unlimited=s.unlimited, ctx=s.ctx,
+            ctx_cap=s.ctx_cap, prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=s.head_mode.value,
+            kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed["ram"],
+            disk_bw=typed["disk"], vram_bw=typed["vram"], recent=self._saved.recent,
+        )
 
     # -- hooks for add-ons (gui.qt.whatif.host, gui.qt.evidence.host) -------------------
 
@@ -246,7 +275,8 @@ class MainWindow(QMainWindow):
         """The Measured column, the measured row and the runtime-evidence claim (None clears them)."""
         self.body.plan.set_measured(None if view is None else view.column)
         self.body.hardware.show_measured(None if view is None else view.summary)
-        self.machine.set_evidence(None if view is None else view.claim)
+        self._state = replace(self._state, evidence=None if view is None else view.claim)
+        self._recompute()
 
     def ledger_chart(self) -> pg.GraphicsLayoutWidget:
         return self.body.plan.chart
@@ -277,48 +307,45 @@ class MainWindow(QMainWindow):
 
     # -- loading ----------------------------------------------------------------------
 
+    def _with_model(self, spec: ModelSpec) -> tuple[ExplorerState, ExplorerView]:
+        """The state and view showing `spec` (Rule 6), computed touching no widget (Rule 5)."""
+        state = replace(self._state, model=spec)
+        if spec.tied_embeddings and state.head_mode is HeadMode.STREAM:
+            state = replace(state, head_mode=HeadMode.AUTO)
+        view = derive(state)
+        chosen = self._budget_chosen and view.budget_span is not None and view.budget_span.holds(state.budget_bytes)
+        if view.thresholds is not None and not chosen:
+            state = replace(state, budget_bytes=initial_budget(view.thresholds))
+            view = derive(state, view)
+        summary_rows(spec)
+        _ = view.report, view.headline, view.pinned_caption  # every text the screen shows, rendered once here
+        return state, view
+
     def _loaded(self, spec: ModelSpec) -> None:
         try:
-            self._preview(spec)
-        except Exception as e:  # noqa: BLE001 - whatever stops a model being shown is a failed load (Rule 6)
+            state, view = self._with_model(spec)
+        except Exception as e:  # noqa: BLE001 - whatever stops a model being shown is a failed load (Rule 5)
             log.exception("cannot show %s", safe_text(spec.path, 300))
             self._load_failed(f"{spec.path} cannot be shown: {type(e).__name__}: {e}")
             return
         self.busy.hide()
         self.load_error.hide()
-        self._model = spec
         self.setWindowTitle(safe_text(spec.name or spec.architecture, 80))  # Qt appends " — GGUF Budget Explorer"
-        self._prices = TokenPrices.of(spec)
         self.body.summary.show_model(spec)
         self.body.knobs.set_tied(spec.tied_embeddings)
         self.body.hardware.set_layer_count(spec.n_layer)
-        context = self.body.plan.context
-        context.set_maximum(spec.context_length or UNKNOWN_CONTEXT)
-        context.set_request(None if self._ctx_request is None else min(self._ctx_request, context.slider.maximum()))
+        self.body.plan.budget.set_budget(state.budget_bytes, state.unlimited)
+        self._state, self._view = state, view
+        self._budget_chosen = True
         self._saved = replace(self._saved, recent=with_recent(self._saved.recent, spec.path))
         self.file_menu.set_recent(self._saved.recent)
-        self._range_dirty = True
-        self._recompute(new_model=True)
+        self._timer.stop()
+        self.recompute_count += 1
+        self._show(view)
         self.statusBar().showMessage(f"Loaded {safe_text(spec.path, 200)}", STATUS_MS)
         self.save_settings()
+        self._bandwidth_probe.start(spec.path)
         self.modelLoaded.emit()
-
-    def _preview(self, spec: ModelSpec) -> None:
-        """Compute what showing `spec` will compute, touching no widget; raises what would fail (Rule 6)."""
-        summary_rows(spec)
-        prices = TokenPrices.of(spec)
-        top = max(STEP, min(spec.context_length or UNKNOWN_CONTEXT, CONTEXT.high))
-        ctx = None if self._ctx_request is None else snap(min(self._ctx_request, top), top)
-        request = replace(self.request(), ctx=ctx, ctx_cap=UNKNOWN_CONTEXT if spec.context_length is None else None)
-        try:
-            budget = new_model_budget(*budget_thresholds(spec, request), self.body.plan.budget.exact_bytes())
-            plan = plan_memory(spec, request if request.unlimited else replace(request, budget_bytes=budget))
-        except BudgetError:
-            return  # shown as "CANNOT PLAN" with the reason: a state the window draws
-        plan_banner(plan)
-        pinned_text(spec, plan)
-        plan_text(plan)
-        plan_speed(prices, plan, *self.speed_inputs())
 
     def _load_failed(self, message: str) -> None:
         self.busy.hide()
@@ -327,51 +354,66 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Load failed; the previous model is still shown", STATUS_MS)
         self.loadFailed.emit(message)
 
-    # -- planning ---------------------------------------------------------------------
+    # -- input into the state ---------------------------------------------------------
 
-    def _context_changed(self) -> None:
-        self._ctx_request = self.body.plan.context.requested_ctx()
-        self._schedule(range_dirty=True)
-
-    def _schedule(self, range_dirty: bool) -> None:
-        self._range_dirty |= range_dirty
+    def _controls_changed(self) -> None:
+        """Rule 1: the budget, ctx and knob controls as they are now, into the state; replan soon (Rule 2)."""
+        budget, context = self.body.plan.budget, self.body.plan.context
+        self._budget_chosen = True
+        self._state = replace(
+            self._state, budget_bytes=budget.exact_bytes() or self._state.budget_bytes,
+            unlimited=budget.unlimited.isChecked(), ctx=context.requested_ctx(), ctx_cap=context.requested_cap(),
+            prefer=context.policy(), **self.body.knobs.values(),
+        )
         self._timer.start()
 
-    def _recompute(self, new_model: bool = False) -> None:
+    def _machine_changed(self) -> None:
+        inputs = self.machine.inputs()
+        self._state = replace(self._state, machine=inputs.machine, reserves=inputs.reserves,
+                              gpu_layers=inputs.gpu_layers, tensor_split=inputs.tensor_split)
+        self._recompute()
+        self.machineChanged.emit()
+
+    def _bandwidths_measured(self, answer: tuple[Bandwidths, tuple[str, ...]]) -> None:
+        self._measured, reasons = answer
+        self._measured_once = True
+        for reason in reasons:
+            log.info("bandwidth %s", reason)
+        self._bandwidths_typed()
+        self.bandwidthsMeasured.emit()
+
+    def _bandwidths_typed(self) -> None:
+        typed = self.body.hardware.bandwidths.typed()
+        self._state = replace(self._state, bandwidths=with_typed(self._measured, **typed))
+        self.body.hardware.bandwidths.show_in_use(self._state.bandwidths)
+        self._recompute()
+
+    # -- drawing ----------------------------------------------------------------------
+
+    def _recompute(self) -> None:
         self._timer.stop()
-        if self._model is None:
+        if self._state.model is None:
             return
         self.recompute_count += 1
-        try:
-            if self._range_dirty:
-                self._update_budget_range(new_model)
-            plan = plan_memory(self._model, self.request())
-        except BudgetError as e:
-            self._plan = self._speed = None
-            self.banner.show_state(BannerState.ERROR, f"CANNOT PLAN — {e}")
-            self.body.plan.clear_plan(str(e))
-            self.machine.follow(self._model, None, self.request().kv_type)
-            self.planChanged.emit()
-            return
-        self._plan = plan
-        assert self._prices is not None
-        self._speed = plan_speed(self._prices, plan, *self.speed_inputs())
-        view = plan_banner(plan)
-        self.banner.show_state(view.state, view.text)
-        self.body.plan.show_plan(self._model, plan)
-        self.machine.follow(self._model, plan.ctx, plan.kv_type)
-        self.planChanged.emit()
+        self._view = derive(self._state, self._view)
+        self._show(self._view)
 
-    def _update_budget_range(self, new_model: bool) -> None:
-        """Slider from below the minimum configuration to above the all-pinned budget."""
-        self._range_dirty = False
-        assert self._model is not None
-        low, high = budget_thresholds(self._model, self.request())
-        budget = self.body.plan.budget
-        budget.set_range(*slider_span(low, high))
-        chosen = budget.exact_bytes()
-        if new_model and new_model_budget(low, high, chosen) != chosen:
-            budget.set_budget(new_model_budget(low, high, chosen), budget.unlimited.isChecked())
+    def _show(self, view: ExplorerView) -> None:
+        """Draw `view`: nothing here computes a number (Rule 1)."""
+        model = view.state.model
+        assert model is not None
+        self.banner.show_state(view.headline.state, view.headline.text)
+        self.full_load_line.setText(view.headline.full_load)
+        self.full_load_line.setToolTip(view.headline.full_load)
+        if view.budget_span is not None and view.budget_span != self._drawn_span:
+            self._drawn_span = view.budget_span
+            self.body.plan.budget.set_range(view.budget_span.low, view.budget_span.high)
+        self.body.plan.show_view(model, view)
+        self.body.knobs.show_ring_note(view.ring_note)
+        if view.full_load is not None and view.full_load is not self._drawn_load:
+            self._drawn_load = view.full_load
+            self.body.hardware.show_full_load(view.full_load)
+        self.planChanged.emit()
 
     # -- window events ----------------------------------------------------------------
 

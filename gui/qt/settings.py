@@ -29,9 +29,10 @@ from typing import Any, Callable
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 from PySide6.QtWidgets import QWidget
 
+from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
-from gguf_budget.core.plan.types import HEAD_MODES, MAX_BUFFERS, HeadMode
-from gguf_budget.core.ranges import BUDGET, CONTEXT
+from gguf_budget.core.plan.types import CTX_POLICIES, HEAD_MODES, CtxPolicy, HeadMode
+from gguf_budget.core.ranges import BANDWIDTH, BUDGET, BUFFERS, CONTEXT
 from gguf_budget.core.safe_text import safe_text
 
 RECENT_LIMIT = 8
@@ -52,10 +53,16 @@ class ExplorerSettings:
     budget_bytes: int | None = None
     unlimited: bool = False
     ctx: int | None = None
-    n_buffers: int = 2
+    ctx_cap: int | None = None
+    prefer: str = CtxPolicy.SPEED.value
+    n_buffers: int = DEFAULT_N_BUFFERS
     head_mode: str = HeadMode.AUTO.value
     kv_type: str = DEFAULT_KV_TYPE.value
     force: bool = False
+    slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S
+    ram_bw: int | None = None
+    disk_bw: int | None = None
+    vram_bw: int | None = None
     recent: tuple[str, ...] = field(default_factory=tuple)
 
 
@@ -68,6 +75,19 @@ def _int_in(low: int, high: int) -> Callable[[Any], int | None]:
         except ValueError:
             return None
         return n if low <= n <= high else None
+
+    return check
+
+
+def _float_in(low: float, high: float) -> Callable[[Any], float | None]:
+    def check(value: Any) -> float | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            return None
+        try:
+            x = float(value)
+        except ValueError:
+            return None
+        return x if low <= x <= high else None
 
     return check
 
@@ -91,10 +111,16 @@ _RESTORE: dict[str, Callable[[Any], Any]] = {
     "budget_bytes": _int_in(1, BUDGET.high),
     "unlimited": _bool,
     "ctx": _int_in(CONTEXT.low, CONTEXT.high),
-    "n_buffers": _int_in(1, min(2, MAX_BUFFERS)),
+    "ctx_cap": _int_in(CONTEXT.low, CONTEXT.high),
+    "prefer": _word(tuple(p.value for p in CTX_POLICIES)),
+    "n_buffers": _int_in(BUFFERS.low, BUFFERS.high),
     "head_mode": _word(tuple(m.value for m in HEAD_MODES)),
     "kv_type": _word(tuple(t.value for t in KV_TYPES)),
     "force": _bool,
+    "slow_below_tok_s": _float_in(*SLOW_RANGE),
+    "ram_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
+    "disk_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
+    "vram_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
     "recent": _recent,
 }
 """Each remembered key and the check that turns what came back from disk into a value (None: invalid)."""

@@ -13,12 +13,13 @@ import argparse
 import time
 from dataclasses import replace
 
-from gguf_budget.core.explorer.full_load import FullLoad, full_load, full_load_cap
+from gguf_budget.core.explorer.full_load import full_load, full_load_cap
+from gguf_budget.core.explorer.headline import max_ctx_text
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.fit_report import fit_dict, fit_text, verdict_text
 from gguf_budget.core.views.speed_view import speed_dict, speed_text
-from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitEstimate, FitVerdict, Reserves
+from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitEstimate, Reserves
 from gguf_budget.core.machine.snapshot import (
     GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
 )
@@ -107,13 +108,6 @@ def machine(args: argparse.Namespace) -> HardwareSnapshot:
     return what_if(probe_hardware(), args.host_available, gpus)
 
 
-def _max_ctx_text(load: FullLoad) -> str:
-    if load.max_ctx is None:
-        unknown = load.fit.verdict is FitVerdict.UNKNOWN
-        return "unknown" if unknown else "none: not even 256 tokens fit with these GPU layers"
-    return f"{load.max_ctx:,} tokens with {load.fit.gpu_layers} GPU layers (multiples of 256, as llama.cpp pads)"
-
-
 def run(args: argparse.Namespace) -> int:
     if listed_catalogue(args):
         return 0
@@ -135,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         emit_json({**fit_dict(estimate), "ctx_cap": full_load_cap(model, state, ctx), "max_ctx": result.max_ctx,
                    "tok_s_estimate": speed_dict(result.speed), "bandwidth_notes": list(notes)})
     else:
-        say("\n".join([fit_text(estimate), f"Largest ctx that fits  {_max_ctx_text(result)}", "",
+        say("\n".join([fit_text(estimate), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
                          speed_text("Decode estimate (full load)", result.speed, NO_SPEED), *notes]))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 

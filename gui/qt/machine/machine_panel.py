@@ -1,11 +1,13 @@
-"""The machine side panel: RAM/VRAM bars, the GPU layer split, KV figures, the verdict, what-if.
+"""The machine side panel — the full load: RAM/VRAM bars, the GPU layer split, KV figures, the
+verdict, the largest ctx that fits, its decode estimate, what-if and the tier bandwidths.
 
-Draws a `FitEstimate` it is given; the words and numbers come from `core.machine_view`.
-The three claims — file size, admission, runtime evidence — get three separate rows.
+Draws the full load it is given (`show_full_load`); the words and numbers come from the core's
+views. The three claims — file size, admission, runtime evidence — get three separate rows.
 
 Signals:
     refreshRequested(): the user asked for a new probe.
     changed(): the GPU layer override, the tensor split, a reserve or the hypothetical machine changed.
+    bandwidthsChanged(): a typed bandwidth changed.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from PySide6.QtWidgets import (
     QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
 
+from gguf_budget.core.explorer.full_load import FullLoad
+from gguf_budget.core.explorer.headline import full_load_name, max_ctx_text
 from gguf_budget.core.fit.gpu_split import parse_tensor_split
 from gguf_budget.core.views.fit_report import offload_rows, verdict_text
 from gguf_budget.core.fit.types import FitEstimate, Reserves
@@ -26,6 +30,9 @@ from gguf_budget.core.views.machine_view import (
     claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 
+from gguf_budget.core.views.speed_view import decode_text
+
+from gguf_budget.gui.qt.machine.bandwidth_editor import BandwidthEditor
 from gguf_budget.gui.qt.machine.command_box import CommandBox
 from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
 from gguf_budget.gui.qt.machine.memory_bar import MemoryBar, MemoryLegend
@@ -58,6 +65,7 @@ class HardwarePanel(QGroupBox):
 
     refreshRequested = Signal()
     changed = Signal()
+    bandwidthsChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Machine", parent)
@@ -92,10 +100,14 @@ class HardwarePanel(QGroupBox):
         self.measured = _label(self, "measuredRow")
         self.measured.setText(NOT_MEASURED)
         self.verdict = _label(self, "fitVerdict")
+        self.max_ctx = _label(self, "fitMaxCtx")
+        self.decode = _label(self, "fitDecode")
         self.claims = {title: _label(self, name) for title, name in CLAIMS.items()}
         self.notes = _label(self, "fitNotes")
         self.editor = MachineEditor(self)
         self.editor.changed.connect(self.changed)
+        self.bandwidths = BandwidthEditor(self)
+        self.bandwidths.changed.connect(self.bandwidthsChanged)
         self._build()
         self._ticker = QTimer(self, interval=1000)
         self._ticker.timeout.connect(self._show_age)
@@ -112,7 +124,8 @@ class HardwarePanel(QGroupBox):
         split.addWidget(self.tensor_split)
         split.addStretch(1)
         form = QFormLayout()
-        rows = {**self.rows, MEASURED_ROW: self.measured, "Verdict": self.verdict, **self.claims}
+        rows = {**self.rows, MEASURED_ROW: self.measured, "Verdict": self.verdict, "Largest ctx": self.max_ctx,
+                "Decode": self.decode, **self.claims}
         for name, label in rows.items():
             form.addRow(f"{name}:", label)
         layout = QVBoxLayout(self)
@@ -129,6 +142,7 @@ class HardwarePanel(QGroupBox):
         layout.addWidget(self.command)
         layout.addWidget(self.notes)
         layout.addWidget(self.editor)
+        layout.addWidget(self.bandwidths)
         layout.addStretch(1)
 
     def set_layer_count(self, n_layer: int) -> None:
@@ -168,6 +182,13 @@ class HardwarePanel(QGroupBox):
         status = gpu_status(snapshot)
         self.gpu_status.setText(status)
         self.gpu_status.setVisible(bool(status))
+
+    def show_full_load(self, load: FullLoad) -> None:
+        """The fit, the largest ctx that fits with its GPU layers, and the decode estimate."""
+        self.setTitle(full_load_name(load.fit.snapshot))
+        self.show_fit(load.fit)
+        self.max_ctx.setText(max_ctx_text(load.fit, load.max_ctx))
+        self.decode.setText("no estimate: it does not fit" if load.speed is None else decode_text(load.speed))
 
     def show_fit(self, fit: FitEstimate) -> None:
         bars = pool_bars(fit)

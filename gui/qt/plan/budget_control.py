@@ -9,17 +9,21 @@ Rule 2: text that does not parse, is 0 or lies outside the core's `BUDGET` range
 Rule 4: the slider ends at the core's largest budget (`BUDGET`, 2^30 MiB: inside Qt's 32-bit
         int); a budget beyond its range is clamped on the slider only.
 Rule 3: "unlimited" (budget 0 in the request) greys out the slider and the text box.
+Rule 5: the slider marks this machine's usable RAM (available − host reserve, `ExplorerView.usable_ram`)
+        with a tick where that budget would sit, when it lies on the slider; the headline says
+        when the budget exceeds it.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QWidget
+from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QStyle, QStyleOptionSlider, QWidget
 
 from gguf_budget.core.ranges import BUDGET
 from gguf_budget.core.units import human_bytes
 
-from gguf_budget.gui.qt.theme import error_style
+from gguf_budget.gui.qt.theme import USABLE_MARK_COLOUR, error_style
 
 MIB = 1 << 20
 SLIDER_MAX_MIB = BUDGET.high // MIB
@@ -28,6 +32,41 @@ SLIDER_MAX_MIB = BUDGET.high // MIB
 def slider_mib(n_bytes: int) -> int:
     """The nearest whole MiB the slider can hold (Rule 4)."""
     return min(max(round(n_bytes / MIB), 0), SLIDER_MAX_MIB)
+
+
+class MarkedSlider(QSlider):
+    """A slider that draws one mark: this machine's usable RAM (Rule 5); `mark()` is where, in MiB."""
+
+    def __init__(self, parent: QWidget, name: str):
+        super().__init__(Qt.Orientation.Horizontal, parent, objectName=name)
+        self._mark: int | None = None
+
+    def mark(self) -> int | None:
+        """The marked value in slider units, None when there is no mark or it lies off the slider."""
+        if self._mark is None or not self.minimum() <= self._mark <= self.maximum():
+            return None
+        return self._mark
+
+    def set_mark(self, value: int | None) -> None:
+        if value != self._mark:
+            self._mark = value
+            self.update()
+
+    def paintEvent(self, event) -> None:
+        super().paintEvent(event)
+        value = self.mark()
+        if value is None:
+            return
+        option = QStyleOptionSlider()
+        self.initStyleOption(option)
+        handle = self.style().subControlRect(QStyle.ComplexControl.CC_Slider, option,
+                                             QStyle.SubControl.SC_SliderHandle, self)
+        span = self.width() - handle.width()
+        x = handle.width() // 2 + QStyle.sliderPositionFromValue(self.minimum(), self.maximum(), value, span)
+        painter = QPainter(self)
+        painter.setPen(QPen(QColor(USABLE_MARK_COLOUR), 2))
+        painter.drawLine(x, 0, x, self.height())
+        painter.end()
 
 
 class BudgetControl(QWidget):
@@ -42,7 +81,7 @@ class BudgetControl(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._bytes = 0
-        self.slider = QSlider(Qt.Orientation.Horizontal, self, objectName="budgetSlider")
+        self.slider = MarkedSlider(self, "budgetSlider")
         self.slider.setToolTip("RAM budget in MiB (arrows, PgUp/PgDn)")
         self.edit = QLineEdit(self, objectName="budgetEdit", placeholderText="e.g. 512M, 1.5G, 2GiB")
         self.unlimited = QCheckBox("unlimited", self, objectName="budgetUnlimited")
@@ -80,6 +119,12 @@ class BudgetControl(QWidget):
         self.slider.setPageStep(max(1, span // 20))
         self.slider.blockSignals(False)
         self._show(self._bytes)
+
+    def set_usable(self, n_bytes: int | None) -> None:
+        """Rule 5: mark this machine's usable RAM (None: no machine known yet)."""
+        self.slider.set_mark(None if n_bytes is None else slider_mib(n_bytes))
+        tip = "" if n_bytes is None else f"; the mark is this machine's usable RAM, {human_bytes(n_bytes)}"
+        self.slider.setToolTip(f"RAM budget in MiB (arrows, PgUp/PgDn){tip}")
 
     def set_budget(self, n_bytes: int, unlimited: bool = False) -> None:
         """Set from outside (settings, launcher): no `changed` signal."""

@@ -1,104 +1,192 @@
-"""The context: a slider in steps of 128 tokens up to the model's context length, or "auto".
+"""The context: "auto" or an exact ctx (slider or typed), a cap for auto, and the auto policy.
 
-Rule 1: "auto" asks the planner for the highest ctx that fits; the slider then shows the
-        planner's choice without becoming a request.
-Rule 2: moving the slider is an explicit request: it switches "auto" off.
-Rule 3: values snap to multiples of 128 (the planner's step); the model's own context
-        length is allowed even when it is not a multiple of 128.
-Rule 4: the slider ends at the core's `CONTEXT` range (a hostile file may claim 2^63 tokens);
-        a larger chosen ctx is shown in the label and pins the slider at its end.
+Rule 1: "auto" asks the planner for ctx under the cap by the policy (speed first, or context
+        first when "prefer context" is ticked); the slider then shows the planner's choice
+        without becoming a request.
+Rule 2: moving the slider asks for the slider's value; typing a ctx asks for exactly what was
+        typed (any whole number in the core's `CONTEXT` range, beyond the trained context too).
+        Either switches "auto" off. An asked ctx off the slider's steps is kept as asked: the
+        slider shows the nearest step, it never writes back.
+Rule 3: the slider's range and step are the core's (`ExplorerView.ctx_span`); slider values
+        snap to that step, the top of the range allowed even when it is not a multiple.
+Rule 4: the cap box is empty for "the model's context length"; text that is not a whole
+        number in range shows an inline error and changes nothing.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSlider, QWidget
+from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QWidget
 
+from gguf_budget.core.errors import RequestError
+from gguf_budget.core.explorer.derive import Span
+from gguf_budget.core.plan.types import CtxPolicy
 from gguf_budget.core.ranges import CONTEXT
 
-STEP = 128
+from gguf_budget.gui.qt.theme import error_style
 
 
-def snap(value: int, maximum: int) -> int:
-    """The nearest multiple of STEP in [STEP, maximum], or `maximum` itself when nearer."""
-    if value >= maximum:
-        return maximum
-    snapped = max(STEP, round(value / STEP) * STEP)
-    return maximum if snapped > maximum or maximum - value < abs(snapped - value) else snapped
+def snap(value: int, span: Span) -> int:
+    """The nearest multiple of the span's step in [step, high], or `high` itself when nearer (Rule 3)."""
+    if value >= span.high:
+        return span.high
+    snapped = max(span.step, round(value / span.step) * span.step)
+    return span.high if snapped > span.high or span.high - value < abs(snapped - value) else snapped
+
+
+def _optional(edit: QLineEdit) -> int | None:
+    text = edit.text().replace(",", "").replace("_", "").strip()
+    return CONTEXT.parse(text) if text else None
 
 
 class ContextControl(QWidget):
-    """Context slider + auto switch.
+    """Context slider, exact ctx box, auto switch, cap box and "prefer context".
 
     Signals:
-        changed(): the requested ctx or the auto switch changed (user input only).
+        changed(): the asked ctx, auto, the cap or the policy changed (user input only).
     """
 
     changed = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
+        self._span = Span(1, 1, 1)
+        self._asked: int | None = None
+        self._cap: int | None = None
         self.slider = QSlider(Qt.Orientation.Horizontal, self, objectName="ctxSlider")
-        self.slider.setToolTip("Context in tokens, steps of 128 (arrows, PgUp/PgDn)")
-        self.slider.setRange(STEP, STEP)
-        self.slider.setSingleStep(STEP)
-        self.slider.setPageStep(STEP * 8)
+        self.slider.setToolTip("Context in tokens (arrows, PgUp/PgDn)")
         self.auto = QCheckBox("auto", self, objectName="ctxAuto", checked=True)
-        self.auto.setToolTip("Let the planner pick the highest context that fits")
+        self.auto.setToolTip("Let the planner choose ctx under the cap")
         self.value_label = QLabel(self, objectName="ctxValue")
-        self.value_label.setFixedWidth(self.value_label.fontMetrics().horizontalAdvance("1,048,576 tokens (auto)"))
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(QLabel("Context", self))
-        row.addWidget(self.slider, 1)
-        row.addWidget(self.value_label)
-        row.addWidget(self.auto)
+        self.value_label.setMinimumWidth(self.value_label.fontMetrics().horizontalAdvance("1,048,576 tokens (auto)"))
+        self.edit = QLineEdit(self, objectName="ctxEdit", placeholderText="exact")
+        self.edit.setToolTip("Type an exact context: it is planned as typed, beyond the trained context too")
+        self.cap = QLineEdit(self, objectName="ctxCapEdit", placeholderText="cap")
+        self.cap.setToolTip("The most context an auto ctx may take (empty: the model's trained context)")
+        self.prefer_context = QCheckBox("prefer context", self, objectName="preferContext")
+        self.prefer_context.setToolTip("Auto ctx takes the largest context that fits (the seed's ranking), "
+                                       "even at the cost of pinned layers; off: speed first above 4096")
+        self.error = QLabel(self, objectName="ctxError")
+        self.error.setStyleSheet(error_style())
+        self.error.hide()
+        self._layout()
         self.slider.valueChanged.connect(self._slid)
         self.auto.toggled.connect(self._toggled)
+        self.edit.editingFinished.connect(self._typed)
+        self.cap.editingFinished.connect(self._cap_typed)
+        self.prefer_context.toggled.connect(self.changed)
+
+    def _layout(self) -> None:
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for column, widget in enumerate((QLabel("Context", self), self.slider, self.value_label, self.auto,
+                                         self.edit, self.cap, self.prefer_context)):
+            grid.addWidget(widget, 0, column)
+        grid.addWidget(self.error, 1, 1, 1, 6)
+        grid.setColumnStretch(1, 3)
+        grid.setColumnStretch(4, 1)
+        grid.setColumnStretch(5, 1)
+
+    # -- what the person asked --------------------------------------------------------
 
     def requested_ctx(self) -> int | None:
-        """None when auto, else the slider's tokens."""
-        return None if self.auto.isChecked() else self.slider.value()
+        """None when auto, else exactly the asked ctx."""
+        return None if self.auto.isChecked() else self._asked
 
-    def set_maximum(self, context_length: int) -> None:
-        self._quiet(lambda: self.slider.setRange(STEP, max(STEP, min(context_length, CONTEXT.high))))
-        self._label()
+    def requested_cap(self) -> int | None:
+        """The last valid cap typed (None: the model's context length)."""
+        return self._cap
 
-    def set_request(self, ctx: int | None) -> None:
-        """Set from outside (settings, launcher): no `changed` signal."""
+    def policy(self) -> CtxPolicy:
+        return CtxPolicy.CONTEXT if self.prefer_context.isChecked() else CtxPolicy.SPEED
+
+    # -- set from outside (settings, launcher, the view): no `changed` signal --------------
+
+    def set_request(self, ctx: int | None, cap: int | None = None, policy: CtxPolicy = CtxPolicy.SPEED) -> None:
+        self._asked = ctx if ctx is not None else self._asked
+        self._cap = cap
         self._quiet(lambda: self.auto.setChecked(ctx is None))
-        if ctx is not None:
-            self._quiet(lambda: self.slider.setValue(snap(ctx, self.slider.maximum())))
-        self._label()
+        self._quiet(lambda: self.cap.setText("" if cap is None else str(cap)))
+        self._quiet(lambda: self.prefer_context.setChecked(policy is CtxPolicy.CONTEXT))
+        self._quiet(lambda: self.edit.setText("" if ctx is None else str(ctx)))
+        self._place()
 
-    def show_chosen(self, ctx: int) -> None:
-        """In auto mode, move the slider to the planner's choice (not a request)."""
-        if self.auto.isChecked():
+    def set_span(self, span: Span) -> None:
+        """Rule 3: the slider's range and step, from the core."""
+        if span == self._span:
+            return
+        self._span = span
+        self._quiet(lambda: self.slider.setRange(span.low, span.high))
+        self.slider.setSingleStep(span.step)
+        self.slider.setPageStep(span.step * 8)
+        self._place()
+
+    def show_chosen(self, ctx: int | None, label: str) -> None:
+        """The plan's ctx and the core's label; in auto mode the slider shows the choice (not a request)."""
+        if self.auto.isChecked() and ctx is not None:
             self._quiet(lambda: self.slider.setValue(min(ctx, self.slider.maximum())))
-            self._label(ctx)
+        self.value_label.setText(label)
+
+    # -- user input -------------------------------------------------------------------
 
     def _quiet(self, action) -> None:
-        for w in (self.slider, self.auto):
+        widgets = (self.slider, self.auto, self.cap, self.prefer_context, self.edit)
+        for w in widgets:
             w.blockSignals(True)
         action()
-        for w in (self.slider, self.auto):
+        for w in widgets:
             w.blockSignals(False)
 
+    def _place(self) -> None:
+        if self._asked is not None and not self.auto.isChecked():
+            self._quiet(lambda: self.slider.setValue(min(self._asked or 0, self.slider.maximum())))
+
     def _slid(self, value: int) -> None:
-        snapped = snap(value, self.slider.maximum())
+        snapped = snap(value, self._span)
         if snapped != value:
             self._quiet(lambda: self.slider.setValue(snapped))
+        self._ask(snapped)
+
+    def _typed(self) -> None:
+        if not self.edit.isModified():
+            return
+        self.edit.setModified(False)
+        if not self.edit.text().strip():
+            self.auto.setChecked(True)
+            return
+        try:
+            ctx = _optional(self.edit)
+        except RequestError as e:
+            self._reject(str(e))
+            return
+        assert ctx is not None
+        self._quiet(lambda: self.slider.setValue(min(ctx, self.slider.maximum())))
+        self._ask(ctx)
+
+    def _ask(self, ctx: int) -> None:
+        self.error.hide()
+        self._asked = ctx
         self._quiet(lambda: self.auto.setChecked(False))
-        self._label()
+        self._quiet(lambda: self.edit.setText(str(ctx)))
         self.changed.emit()
+
+    def _cap_typed(self) -> None:
+        if not self.cap.isModified():
+            return
+        self.cap.setModified(False)
+        try:
+            cap = _optional(self.cap)
+        except RequestError as e:
+            self._reject(str(e))
+            return
+        self.error.hide()
+        self._cap = cap
+        self.changed.emit()
+
+    def _reject(self, message: str) -> None:
+        self.error.setText(message)
+        self.error.show()
 
     def _toggled(self) -> None:
-        self._label()
+        self._place()
         self.changed.emit()
-
-    def _label(self, chosen: int | None = None) -> None:
-        if self.auto.isChecked():
-            text = "auto" if chosen is None else f"{chosen:,} tokens (auto)"
-        else:
-            text = f"{self.slider.value():,} tokens"
-        self.value_label.setText(text)

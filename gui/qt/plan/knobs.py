@@ -1,16 +1,25 @@
-"""The planner's other knobs: ring buffers, head mode, KV cache type, force."""
+"""The planner's other knobs: ring buffers, head mode, KV cache type, force — and the slow threshold.
+
+Rule 1: every range and choice is the core's (`explorer.state`: ring depth 1 … MAX_BUFFERS,
+        the head modes, the KV types and their default, the slow threshold's default).
+Rule 2: beside the ring knob, the plan's "requested N, planned M: why" when they differ
+        (`ExplorerView.ring_note`), so the knob never looks like a no-op.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QSpinBox, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget
 
-from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
-from gguf_budget.core.plan.types import HEAD_MODES, HeadMode
+from gguf_budget.core.explorer.state import (
+    BUFFER_RANGE, DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, HEAD_MODE_CHOICES, KV_TYPE_CHOICES, SLOW_RANGE,
+)
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
+from gguf_budget.core.plan.types import HeadMode
 
 
 class Knobs(QWidget):
-    """Spin box and combo boxes that write straight into the request.
+    """Spin boxes and combo boxes that write straight into the explorer state.
 
     Signals:
         changed(): any knob changed.
@@ -20,47 +29,65 @@ class Knobs(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.buffers = QSpinBox(self, objectName="buffersSpin", minimum=1, maximum=2, value=2)
-        self.buffers.setToolTip("Streaming ring depth (the planner may fall back to 1)")
+        self.buffers = QSpinBox(self, objectName="buffersSpin", minimum=BUFFER_RANGE[0], maximum=BUFFER_RANGE[1],
+                                value=DEFAULT_N_BUFFERS)
+        self.buffers.setToolTip("Streaming ring depth asked for (the plan says what it uses, and why)")
+        self.ring_note = QLabel(self, objectName="ringNote", wordWrap=True)
+        self.ring_note.setTextFormat(Qt.TextFormat.PlainText)
         self.head = QComboBox(self, objectName="headMode")
-        self.head.addItems([m.value for m in HEAD_MODES])
+        self.head.addItems([m.value for m in HEAD_MODE_CHOICES])
         self.head.setToolTip("LM head: let the planner choose, keep it resident, or stream it")
         self.kv_type = QComboBox(self, objectName="kvType")
-        self.kv_type.addItems([t.value for t in KV_TYPES])
+        self.kv_type.addItems([t.value for t in KV_TYPE_CHOICES])
         self.kv_type.setToolTip("KV cache element type")
         self.force = QCheckBox("force (run over budget)", self, objectName="forceCheck")
         self.force.setToolTip("Plan the minimum configuration even when it exceeds the budget")
+        self.slow = QDoubleSpinBox(self, objectName="slowThreshold", minimum=SLOW_RANGE[0], maximum=SLOW_RANGE[1],
+                                   decimals=2, singleStep=0.5, value=DEFAULT_SLOW_BELOW_TOK_S, suffix=" tok/s")
+        self.slow.setToolTip("A feasible plan that streams weights and decodes slower than this is headlined "
+                             "FEASIBLE — SLOW (amber)")
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         form.addRow("Ring buffers", self.buffers)
+        form.addRow("", self.ring_note)
         form.addRow("Head", self.head)
         form.addRow("KV cache", self.kv_type)
         form.addRow("", self.force)
+        form.addRow("Slow below", self.slow)
         self.buffers.valueChanged.connect(self.changed)
         self.head.currentIndexChanged.connect(self.changed)
         self.kv_type.currentIndexChanged.connect(self.changed)
         self.force.toggled.connect(self.changed)
+        self.slow.valueChanged.connect(self.changed)
 
     def values(self) -> dict[str, object]:
-        return {"n_buffers": self.buffers.value(), "head_mode": self.head.currentText(),
-                "kv_type": self.kv_type.currentText(), "force": self.force.isChecked()}
+        """The knobs as explorer-state fields."""
+        return {"n_buffers": self.buffers.value(), "head_mode": HeadMode(self.head.currentText()),
+                "kv_type": KVType(self.kv_type.currentText()), "force": self.force.isChecked(),
+                "slow_below_tok_s": self.slow.value()}
 
     def set_tied(self, tied: bool) -> None:
         """A tied head can only be resident: offer "stream" only when the head is separate."""
-        item = self.head.model().item(HEAD_MODES.index(HeadMode.STREAM))
+        item = self.head.model().item(HEAD_MODE_CHOICES.index(HeadMode.STREAM))
         item.setEnabled(not tied)
         item.setToolTip("The output head is tied to token_embd, so it stays resident" if tied else "")
         if tied and self.head.currentText() == HeadMode.STREAM:
             self.head.setCurrentText(HeadMode.AUTO.value)
 
-    def set_values(self, n_buffers: int, head_mode: str, kv_type: str, force: bool) -> None:
+    def show_ring_note(self, note: str) -> None:
+        self.ring_note.setText(note)
+        self.ring_note.setVisible(bool(note))
+
+    def set_values(self, n_buffers: int, head_mode: str, kv_type: str, force: bool,
+                   slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S) -> None:
         """Set from outside (settings): no `changed` signal."""
-        widgets = (self.buffers, self.head, self.kv_type, self.force)
+        widgets = (self.buffers, self.head, self.kv_type, self.force, self.slow)
         for w in widgets:
             w.blockSignals(True)
         self.buffers.setValue(n_buffers)
-        self.head.setCurrentText(head_mode if head_mode in HEAD_MODES else HeadMode.AUTO.value)
-        self.kv_type.setCurrentText(kv_type if kv_type in KV_TYPES else DEFAULT_KV_TYPE.value)
+        self.head.setCurrentText(head_mode if head_mode in HEAD_MODE_CHOICES else HeadMode.AUTO.value)
+        self.kv_type.setCurrentText(kv_type if kv_type in KV_TYPE_CHOICES else DEFAULT_KV_TYPE.value)
         self.force.setChecked(force)
+        self.slow.setValue(slow_below_tok_s)
         for w in widgets:
             w.blockSignals(False)

@@ -1,7 +1,7 @@
 """The centre of the window: the budget and context controls, and what the plan looks like.
 
-It draws a plan it is given (`show_plan`) and reports user input through its controls'
-`changed` signals; it never calls the planner itself.
+It draws the explorer view it is given (`show_view`: the plan, its captions and report) and
+reports user input through its controls' `changed` signals; it never calls the planner itself.
 """
 
 from __future__ import annotations
@@ -10,11 +10,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from gguf_budget.core import ModelSpec
+from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.plan.ledger import LEDGER_LINES
-from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.views.evidence_view import MEASURED_LINES
-from gguf_budget.core.views.plan_report import plan_text
-from gguf_budget.core.views.plan_view import pinned_text
 
 from gguf_budget.gui.qt.plan.budget_control import BudgetControl
 from gguf_budget.gui.qt.plan.context_control import ContextControl
@@ -56,14 +54,22 @@ class PlanPanel(QWidget):
             layout.addWidget(w)
         layout.addWidget(split, 1)
 
-    def show_plan(self, model: ModelSpec, plan: MemoryPlan) -> None:
-        self.context.show_chosen(plan.ctx)
-        self.pinned.setText(pinned_text(model, plan))
+    def show_view(self, model: ModelSpec, view: ExplorerView) -> None:
+        """The plan of `view` (a refused request: no bars, the reason as the report)."""
+        if view.ctx_span is not None:
+            self.context.set_span(view.ctx_span)
+        self.budget.set_usable(view.usable_ram)
+        plan = view.plan
+        self.context.show_chosen(None if plan is None else plan.ctx, view.ctx_label)
+        if plan is None:
+            self.clear_plan(view.report)
+            return
+        self.pinned.setText(view.pinned_caption)
         self.strip.set_layers(model.layer_bytes, plan.n_pinned)
         self._plan_columns = [(PLAN_COLUMN, plan.ledger.items()), (MINIMUM_COLUMN, plan.minimum_ledger.items())]
         self._lines = (None if plan.unlimited else plan.budget_bytes, plan.minimum_required)
         self._draw_chart()
-        self.report.set_text(plan_text(plan))
+        self.report.set_text(view.report)
 
     def clear_plan(self, message: str) -> None:
         """A model the planner refuses to price: no plan bars (a Measured bar stays), the reason as the report."""

@@ -1,6 +1,8 @@
-"""A budget sweep drawn: predicted peak, chosen ctx and pinned layers against the budget.
+"""A budget sweep drawn: predicted peak, chosen ctx, pinned layers and decode tok/s against the budget.
 
-Three plots side by side share the budget axis. Each draws one SweepRow field as a step
+Four plots side by side share the budget axis; the fourth is the decode estimate (an upper
+bound, labelled so), which climbs with the pinned count — the seed's "pinned count and decode
+climb". An infeasible row has no estimate and leaves a gap. Each draws one SweepRow field as a step
 curve (a row's value holds from its budget up to the next), exactly the numbers `sweep`
 prints; the peak plot adds the line peak = budget, which a feasible plan stays under.
 Vertical lines mark the two thresholds (first feasible budget; every layer pinned) and the
@@ -31,6 +33,7 @@ CURVES: dict[str, tuple[str, str]] = {  # field → (plot title, colour)
     "total": ("Predicted peak", LEDGER_COLOURS["logits"]),
     "ctx": ("Chosen ctx (tokens)", LEDGER_COLOURS["kv"]),
     "n_pinned": ("Pinned layers", LEDGER_COLOURS["pinned"]),
+    "tok_s": ("Decode ≤ tok/s (estimate)", LEDGER_COLOURS["lm_head"]),
 }
 MARKERS: dict[str, str] = {
     "first_feasible": BANNER_COLOURS[BannerState.FEASIBLE],
@@ -59,7 +62,7 @@ class SweepChart(pg.GraphicsLayoutWidget):
         self._result: SweepResult | None = None
         self.hover_text = ""
         self.plots = {name: self._add_plot(col, name) for col, name in enumerate(CURVES)}
-        for name in ("ctx", "n_pinned"):
+        for name in ("ctx", "n_pinned", "tok_s"):
             self.plots[name].setXLink(self.plots["total"])
         self.curves = {name: self._add_curve(name) for name in CURVES}
         self._diagonal = self.plots["total"].plot([], [], name="peak = budget")
@@ -84,7 +87,7 @@ class SweepChart(pg.GraphicsLayoutWidget):
 
     def _add_curve(self, name: str) -> pg.PlotDataItem:
         pen = pg.mkPen(CURVES[name][1], width=2)
-        return self.plots[name].plot([], [], stepMode="left", pen=pen, name=CURVES[name][0])
+        return self.plots[name].plot([], [], stepMode="left", pen=pen, name=CURVES[name][0], connect="finite")
 
     def _add_vline(self, plot: pg.PlotItem, label: tuple[str, float, str] | None) -> pg.InfiniteLine:
         """A vertical marker; its label (if any) sits beside it, inside the plot, where it is never clipped."""

@@ -57,6 +57,7 @@ class SweepView(QWidget):
         self._request: BudgetRequest | None = None
         self._custom_range = False
         self._speed: SweepSpeed | None = None
+        self._swept_speed: SweepSpeed | None = None
         self._mark: int | None = None
         self._mark_drawn: int | None = None
         self._mark_throttle = Throttle(MARK_INTERVAL_MS, self._draw_mark, self)
@@ -100,14 +101,15 @@ class SweepView(QWidget):
         self.run()
 
     def set_request(self, request: BudgetRequest) -> None:
-        """The window's request changed; sweeps again unless only budget or force differ."""
+        """The window's request changed; sweeps again unless only budget or force differ (and the speed
+        inputs are those of the sweep on the chart)."""
         key = sweep_key(request)
-        if self._model is not None and key != self._request:
+        if self._model is not None and (key != self._request or self._speed != self._swept_speed):
             self._request = key
             self.run()
 
     def set_speed(self, speed: SweepSpeed | None) -> None:
-        """What the next sweeps' decode estimates use (None: sweep without them)."""
+        """What the next sweep's decode estimates use (None: sweep without them)."""
         self._speed = speed
 
     def set_budget(self, budget: int | None) -> None:
@@ -140,6 +142,7 @@ class SweepView(QWidget):
         self.progress.setValue(0)
         self._show_busy(True)
         self.status.setText(f"Sweeping {len(budgets):,} budgets…")
+        self._swept_speed = self._speed
         self.worker.start(self._model, budgets, self._request, self._speed)
 
     def cancel(self) -> None:

@@ -83,7 +83,7 @@ class _Follower(QObject):
         super().__init__(sweep_dock)
         self._host, self._sweep, self._compare = host, sweep, compare
         self._sweep_dock, self._compare_dock = sweep_dock, compare_dock
-        self._swept: tuple[ModelSpec, BudgetRequest] | None = None
+        self._swept: tuple[ModelSpec, BudgetRequest, SweepSpeed] | None = None
         self.timer = QTimer(self, singleShot=True, interval=SWEEP_SETTLE_MS)
         self.timer.timeout.connect(self._settled)
         self.compare_throttle = Throttle(COMPARE_INTERVAL_MS, self._compare_now, self)
@@ -91,8 +91,9 @@ class _Follower(QObject):
         compare_dock.visibilityChanged.connect(self._compare_visibility)
 
     def _is_swept(self, model: ModelSpec, request: BudgetRequest) -> bool:
-        """The sweep on the chart is of this model (the very object) and request."""
-        return self._swept is not None and self._swept[0] is model and self._swept[1] == sweep_key(request)
+        """The sweep on the chart is of this model (the very object), request and speed inputs."""
+        return (self._swept is not None and self._swept[0] is model and self._swept[1] == sweep_key(request)
+                and self._swept[2] == SweepSpeed(*self._host.speed_inputs()))
 
     def follow(self) -> None:
         """After every plan: move the budget mark; a new model or request sweeps once it settles."""
@@ -118,12 +119,13 @@ class _Follower(QObject):
         if model is None:
             return
         request = self._host.request()
-        self._sweep.set_speed(SweepSpeed(*self._host.speed_inputs()))
+        speed = SweepSpeed(*self._host.speed_inputs())
+        self._sweep.set_speed(speed)
         if self._swept is None or self._swept[0] is not model:
             self._sweep.set_model(model, request)
         else:
             self._sweep.set_request(request)
-        self._swept = (model, sweep_key(request))
+        self._swept = (model, sweep_key(request), speed)
         self._sweep.set_budget(None if request.unlimited else request.budget_bytes)
 
     def _sweep_visibility(self, shown: bool) -> None:

@@ -1,0 +1,86 @@
+"""The tier bandwidths the decode estimates use: measured or assumed unless a person types one.
+
+Rule 1: each box is empty for "measured (or assumed)"; its placeholder shows the figure in use
+        and where it came from. Typed text is a size per second (`20G` = 20 GiB/s), read by the
+        core's `BANDWIDTH` range; text that does not parse shows an inline error and changes nothing.
+Rule 2: the widget only holds what was typed; the window merges it over the measured figures
+        (`machine.bandwidth.with_typed`).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QWidget
+
+from gguf_budget.core.errors import RequestError
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.ranges import BANDWIDTH
+from gguf_budget.core.units import human_bytes
+
+from gguf_budget.gui.qt.theme import error_style
+
+TIERS = {"ram": ("RAM", "bwRam"), "disk": ("Disk", "bwDisk"), "vram": ("VRAM", "bwVram")}
+
+
+class BandwidthEditor(QWidget):
+    """Three boxes, one per tier.
+
+    Signals:
+        changed(): a typed bandwidth changed (or was cleared).
+    """
+
+    changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self._typed: dict[str, int | None] = dict.fromkeys(TIERS)
+        self.edits = {tier: QLineEdit(self, objectName=name) for tier, (_, name) in TIERS.items()}
+        self.error = QLabel(self, objectName="bandwidthError", wordWrap=True)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
+        self.error.setStyleSheet(error_style())
+        self.error.hide()
+        form = QFormLayout(self)
+        form.setContentsMargins(0, 0, 0, 0)
+        for tier, edit in self.edits.items():
+            edit.setToolTip(f"{TIERS[tier][0]} read bandwidth per second, e.g. 20G (empty: measured or assumed)")
+            edit.editingFinished.connect(lambda t=tier: self._edited(t))
+            form.addRow(f"{TIERS[tier][0]} bandwidth", edit)
+        form.addRow("", self.error)
+
+    def typed(self) -> dict[str, int | None]:
+        """Bytes per second typed per tier (None: not typed)."""
+        return dict(self._typed)
+
+    def set_typed(self, ram: int | None, disk: int | None, vram: int | None) -> None:
+        """Set from outside (settings): no `changed` signal."""
+        for tier, value in (("ram", ram), ("disk", disk), ("vram", vram)):
+            self._typed[tier] = value
+            edit = self.edits[tier]
+            edit.blockSignals(True)
+            edit.setText("" if value is None else f"{human_bytes(value)}")
+            edit.setModified(False)
+            edit.blockSignals(False)
+
+    def show_in_use(self, bandwidths: Bandwidths) -> None:
+        """Placeholders: the figure each tier uses now and its source."""
+        for tier, edit in self.edits.items():
+            figure = getattr(bandwidths, tier)
+            edit.setPlaceholderText(f"{human_bytes(figure.bytes_per_s)}/s ({figure.source.value})")
+            edit.setToolTip(figure.text)
+
+    def _edited(self, tier: str) -> None:
+        edit = self.edits[tier]
+        if not edit.isModified():
+            return
+        edit.setModified(False)
+        text = edit.text().strip()
+        try:
+            value = BANDWIDTH.parse(text.removesuffix("/s")) if text else None
+        except RequestError as e:
+            self.error.setText(f"{TIERS[tier][0]}: {e}")
+            self.error.show()
+            return
+        self.error.hide()
+        if value != self._typed[tier]:
+            self._typed[tier] = value
+            self.changed.emit()
