@@ -101,6 +101,7 @@ class MainWindow(QMainWindow):
         self._store = settings if settings is not None else user_settings()
         self._saved = load_settings(self._store)
         self._budget_chosen = self._saved.budget_bytes is not None
+        self._budget_settled = False
         self._measured = Bandwidths()
         self._measured_once = False
         self._state = self._state_from(self._saved)
@@ -203,7 +204,7 @@ class MainWindow(QMainWindow):
         state = self._state
         if budget_bytes is not None:
             state = replace(state, budget_bytes=budget_bytes or state.budget_bytes, unlimited=budget_bytes == 0)
-            self._budget_chosen = True
+            self._budget_chosen = self._budget_settled = True
             self.body.plan.budget.set_budget(state.budget_bytes, state.unlimited)
         if ctx is not None:
             state = replace(state, ctx=ctx)
@@ -307,16 +308,24 @@ class MainWindow(QMainWindow):
 
     # -- loading ----------------------------------------------------------------------
 
+    def _settled_budget(self, state: ExplorerState, view: ExplorerView) -> tuple[ExplorerState, ExplorerView]:
+        """Rule 6, once a model's thresholds are known: keep a chosen budget on the span, else start between them."""
+        if self._budget_settled or view.thresholds is None or view.budget_span is None:
+            return state, view
+        self._budget_settled = True
+        if self._budget_chosen and view.budget_span.holds(state.budget_bytes):
+            return state, view
+        self._budget_chosen = True  # the first budget on screen is remembered as if chosen
+        state = replace(state, budget_bytes=initial_budget(view.thresholds))
+        return state, derive(state, view)
+
     def _with_model(self, spec: ModelSpec) -> tuple[ExplorerState, ExplorerView]:
         """The state and view showing `spec` (Rule 6), computed touching no widget (Rule 5)."""
         state = replace(self._state, model=spec)
         if spec.tied_embeddings and state.head_mode is HeadMode.STREAM:
             state = replace(state, head_mode=HeadMode.AUTO)
-        view = derive(state)
-        chosen = self._budget_chosen and view.budget_span is not None and view.budget_span.holds(state.budget_bytes)
-        if view.thresholds is not None and not chosen:
-            state = replace(state, budget_bytes=initial_budget(view.thresholds))
-            view = derive(state, view)
+        self._budget_settled = False
+        state, view = self._settled_budget(state, derive(state))
         summary_rows(spec)
         _ = view.report, view.headline, view.pinned_caption  # every text the screen shows, rendered once here
         return state, view
@@ -336,7 +345,6 @@ class MainWindow(QMainWindow):
         self.body.hardware.set_layer_count(spec.n_layer)
         self.body.plan.budget.set_budget(state.budget_bytes, state.unlimited)
         self._state, self._view = state, view
-        self._budget_chosen = True
         self._saved = replace(self._saved, recent=with_recent(self._saved.recent, spec.path))
         self.file_menu.set_recent(self._saved.recent)
         self._timer.stop()
@@ -359,7 +367,8 @@ class MainWindow(QMainWindow):
     def _controls_changed(self) -> None:
         """Rule 1: the budget, ctx and knob controls as they are now, into the state; replan soon (Rule 2)."""
         budget, context = self.body.plan.budget, self.body.plan.context
-        self._budget_chosen = True
+        if budget.exact_bytes() and budget.exact_bytes() != self._state.budget_bytes:
+            self._budget_chosen = self._budget_settled = True
         self._state = replace(
             self._state, budget_bytes=budget.exact_bytes() or self._state.budget_bytes,
             unlimited=budget.unlimited.isChecked(), ctx=context.requested_ctx(), ctx_cap=context.requested_cap(),
@@ -395,7 +404,10 @@ class MainWindow(QMainWindow):
         if self._state.model is None:
             return
         self.recompute_count += 1
-        self._view = derive(self._state, self._view)
+        before = self._state.budget_bytes
+        self._state, self._view = self._settled_budget(self._state, derive(self._state, self._view))
+        if self._state.budget_bytes != before:
+            self.body.plan.budget.set_budget(self._state.budget_bytes, self._state.unlimited)
         self._show(self._view)
 
     def _show(self, view: ExplorerView) -> None:
