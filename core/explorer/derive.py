@@ -16,16 +16,17 @@ Rule 5: the report (rendered when read) is the plan's report followed by the spe
         block, as the CLI prints it.
 Rule 6: `derive(state, previous)` equals `derive(state)`; it only reuses the parts of `previous`
         whose inputs are the same (the same model object and equal other inputs): the model's
-        token prices, the thresholds (they ignore budget and force) and the full load (it
-        ignores the budget unless ctx moves). On an 80-layer model a budget tick then costs
-        a plan and a speed estimate (~0.5 ms) instead of ~6 ms, most of it the max-ctx search.
+        token prices, the thresholds (they ignore budget and force), the full load (it ignores
+        the budget unless ctx moves) and, when only ctx moved and the GPU layers stayed, the
+        largest ctx that fits. A budget tick then costs a plan and a speed estimate, plus one
+        fit when ctx moved, instead of the max-ctx search's ten fits.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from gguf_budget.core.explorer.full_load import FullLoad, full_load
+from gguf_budget.core.explorer.full_load import FullLoad, full_load, full_load_cap
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.explorer.captions import ctx_label, pinned_caption, ring_note
 from gguf_budget.core.explorer.headline import Headline, full_load_line, full_load_name, plan_headline, usable_ram
@@ -163,9 +164,21 @@ class _Reuse:
         if p is not None and key.same(p.full_load_key):
             return key, p.full_load, p.full_load_error
         try:
-            return key, full_load(self.model, state, ctx, prices), None
+            return key, full_load(self.model, state, ctx, prices, self._known_max_ctx(key)), None
         except BudgetError as e:  # a ctx or split the fit refuses: said on the full-load line
             return key, None, str(e)
+
+
+    def _known_max_ctx(self, key: FullLoadKey) -> tuple[int, int | None] | None:
+        """The previous full load's (GPU layers, largest ctx) when only ctx moved (`full_load` Rule 2)."""
+        p = self.previous
+        if p is None or p.full_load is None or p.full_load_key is None or p.full_load_key.model is not self.model:
+            return None
+        if replace(p.full_load_key, ctx=key.ctx) != key or key.ctx is None or p.full_load_key.ctx is None:
+            return None
+        if full_load_cap(self.model, p.state, p.full_load_key.ctx) != full_load_cap(self.model, p.state, key.ctx):
+            return None
+        return p.full_load.fit.gpu_layers, p.full_load.max_ctx
 
 
 def _line(load: FullLoad | None, error: str | None, state: ExplorerState) -> str:

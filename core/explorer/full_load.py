@@ -4,6 +4,8 @@ Rule 1: the fit is `estimate_fit` at the given ctx (None: the model's context le
         state's machine, with the state's GPU layers, KV type and reserves.
 Rule 2: the largest ctx that fits holds those GPU layers and searches up to the cap: the
         state's ctx cap, else the model's context length, else the given ctx (none: unknown).
+        It depends on the ctx asked only through the GPU layers chosen there, so a caller that
+        knows it for the same GPU layers passes it in.
 Rule 3: the decode estimate is `fit_speed`: only for a full load that fits.
 Rule 4: the fit's runtime-evidence claim is the state's `evidence` (None until a real run).
 `gguf-budget fit` and the window both call `full_load`, so they show the same numbers.
@@ -36,13 +38,18 @@ def full_load_cap(model: ModelSpec, state: ExplorerState, ctx: int | None) -> in
     return state.ctx_cap or model.context_length or ctx
 
 
-def full_load(model: ModelSpec, state: ExplorerState, ctx: int | None, prices: TokenPrices) -> FullLoad | None:
-    """Rules 1–3; None until the state knows a machine."""
+def full_load(model: ModelSpec, state: ExplorerState, ctx: int | None, prices: TokenPrices,
+              known: tuple[int, int | None] | None = None) -> FullLoad | None:
+    """Rules 1–3; None until the state knows a machine. `known` is (GPU layers, their largest ctx) from a full
+    load of the same state at another ctx: the search is skipped when the GPU layers are the same (Rule 2)."""
     if state.machine is None:
         return None
     request = state.fit_request(ctx)
     fit = estimate_fit(model, state.machine, request)
     fit = replace(fit, claims=replace(fit.claims, runtime_evidence=state.evidence))
     cap = full_load_cap(model, state, ctx)
-    max_ctx = largest_fitting_ctx(model, state.machine, request, fit.gpu_layers, cap) if cap else None
+    if known is not None and known[0] == fit.gpu_layers:
+        max_ctx = known[1]
+    else:
+        max_ctx = largest_fitting_ctx(model, state.machine, request, fit.gpu_layers, cap) if cap else None
     return FullLoad(fit, max_ctx, fit_speed(prices, fit, state.bandwidths))

@@ -39,12 +39,14 @@ Rule 9: beside the verdict, what llama.cpp would hold per device beyond weights 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from gguf_budget.core.fit.command import run_command
 from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, verdict_of
 from gguf_budget.core.fit.gpu_split import Placement, most_layers_that_fit
 from gguf_budget.core.fit.moe import cpu_experts, expert_offload, input_layer_bytes, output_slot_bytes
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
-from gguf_budget.core.fit.types import Claims, FitEstimate, FitRequest, KVEstimate, WeightSplit
+from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.fit.runtime_memory import runtime_memory
 from gguf_budget.core.model.kv import KVType, engine_cells, engine_layer_kv_table, layer_kv_table
@@ -53,8 +55,24 @@ from gguf_budget.core.model.spec import LayerKind, ModelSpec
 __all__ = ["estimate_fit"]
 
 
-def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitEstimate:
-    """Place the model on the snapshot's devices and judge it (Rules 1–8)."""
+@dataclass(frozen=True)
+class _Judgement:
+    """Everything the verdict rests on: what `fit_verdict` needs, and what `estimate_fit` reports beside it."""
+
+    ctx: int | None
+    table: KVTable | None
+    slots: Slots
+    setup: GpuSetup
+    auto: int | None
+    placement: Placement
+    kv: KVEstimate
+    weights: WeightSplit
+    devices: tuple[DeviceLoad, ...]
+    unknowns: tuple[str, ...]
+    verdict: FitVerdict
+
+
+def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> _Judgement:
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
     engine = request.engine
@@ -69,16 +87,29 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     devices = device_loads(snapshot, setup, request.reserves.host, slots, placement, weights.host_exact, kv.host)
     unknowns = fit_unknowns(model, snapshot, ctx)
     verdict = verdict_of(devices, placement, bool(unknowns))
+    return _Judgement(ctx, table, slots, setup, auto, placement, kv, weights, devices, unknowns, verdict)
+
+
+def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitVerdict:
+    """The verdict `estimate_fit` gives, without the figures only its report needs (a search asks it often)."""
+    return _judge(model, snapshot, request).verdict
+
+
+def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitEstimate:
+    """Place the model on the snapshot's devices and judge it (Rules 1–8)."""
+    j = _judge(model, snapshot, request)
+    ctx, placement, unknowns, verdict = j.ctx, j.placement, j.unknowns, j.verdict
     return FitEstimate(
-        snapshot=snapshot, reserves=request.reserves, request=request, n_layer=L,
-        gpu_layers=placement.gpu_layers, auto_gpu_layers=auto, output_on_gpu=placement.output_on_gpu,
-        weights=weights, kv=kv, devices=devices, verdict=verdict, unknowns=unknowns,
-        notes=fit_notes(model, snapshot, request, placement, setup),
-        claims=Claims(weights.file_bytes, model.header_only, verdict, snapshot.captured_at, snapshot.source),
-        moe=cpu_experts(model, snapshot, setup, request, table, bool(unknowns)),
-        moe_offload=expert_offload(model, snapshot, setup, request, ctx, table, bool(unknowns), placement.gpu_layers),
+        snapshot=snapshot, reserves=request.reserves, request=request, n_layer=model.n_layer,
+        gpu_layers=placement.gpu_layers, auto_gpu_layers=j.auto, output_on_gpu=placement.output_on_gpu,
+        weights=j.weights, kv=j.kv, devices=j.devices, verdict=verdict, unknowns=unknowns,
+        notes=fit_notes(model, snapshot, request, placement, j.setup),
+        claims=Claims(j.weights.file_bytes, model.header_only, verdict, snapshot.captured_at, snapshot.source),
+        moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns)),
+        moe_offload=expert_offload(model, snapshot, j.setup, request, ctx, j.table, bool(unknowns),
+                                   placement.gpu_layers),
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split),
-        memory=runtime_memory(model, ctx, request.kv_type, engine, snapshot.cpu_features, devices,
+        memory=runtime_memory(model, ctx, request.kv_type, request.engine, snapshot.cpu_features, j.devices,
                               placement.host_blocks, not placement.output_on_gpu),
     )
 

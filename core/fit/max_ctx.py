@@ -15,7 +15,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import replace
 
-from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.estimate import fit_verdict
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD
@@ -33,7 +33,7 @@ def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: F
     n = max(-(-cap // ENGINE_CELL_PAD), 1)
 
     def fits(i: int) -> bool:
-        return estimate_fit(model, snapshot, replace(held, ctx=_candidate(i, n, cap))).verdict.admitted
+        return fit_verdict(model, snapshot, replace(held, ctx=_candidate(i, n, cap))).admitted
 
     last = bisect_left(range(n), True, key=lambda i: not fits(i)) - 1
     return None if last < 0 else _candidate(last, n, cap)
