@@ -1,5 +1,11 @@
-"""Regenerate the README's what-if screenshots with the app's own `--screenshot` mode.
+"""Regenerate the README's screenshots with the app's own `--screenshot` mode.
 
+- docs/screenshot.png: the bundled Llama-3.1-8B-Instruct Q4_K_M skeleton under a 6 GiB budget
+  (auto ctx, speed first: every layer pinned, ctx grown as far as they all stay pinned).
+- docs/slow.png: the bundled Llama-3.1-70B-Instruct Q4_K_M skeleton under a 16 GiB budget:
+  feasible, but each token streams most of the model (FEASIBLE — SLOW), and the full load
+  beneath it. Speeds use this machine's measured RAM bandwidth and the assumed disk figure
+  (a skeleton has no weights to read), each labelled so on screen.
 - docs/sweep.png: the bundled Llama-3.1-8B-Instruct Q4_K_M skeleton under a 6 GiB budget
   (auto ctx), with the budget sweep dock raised.
 - docs/compare.png: the same model in Q4_K_M (bundled) and in Q8_0 (a skeleton of the same
@@ -29,6 +35,7 @@ from make_catalogue import SHAPES  # noqa: E402
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry  # noqa: E402
 
 MODEL = "llama-3.1-8b-instruct"
+BIG_MODEL = "llama-3.1-70b-instruct"
 
 
 def q8_0_skeleton(folder: Path) -> Path:
@@ -39,8 +46,8 @@ def q8_0_skeleton(folder: Path) -> Path:
     return write_gguf(folder / "llama-3.1-8b-instruct-q8_0.skeleton.gguf", shape, "header_only")[0]
 
 
-def screenshot(out: Path, *extra: str) -> None:
-    model = str(catalogue_path(find_entry(MODEL)))
+def screenshot(out: Path, *extra: str, name: str = MODEL) -> None:
+    model = str(catalogue_path(find_entry(name)))
     command = [sys.executable, "-m", "gguf_budget.gui.cli", model, "--screenshot", str(out), *extra]
     subprocess.run(command, check=True)
     print(f"wrote {out} ({out.stat().st_size:,} bytes)")
@@ -48,6 +55,8 @@ def screenshot(out: Path, *extra: str) -> None:
 
 def main() -> None:
     docs = ROOT / "docs"
+    screenshot(docs / "screenshot.png", "--budget", "6G")
+    screenshot(docs / "slow.png", "--budget", "16G", name=BIG_MODEL)
     screenshot(docs / "sweep.png", "--budget", "6G", "--view", "sweep")
     with tempfile.TemporaryDirectory() as scratch:
         second = str(q8_0_skeleton(Path(scratch)))
