@@ -78,7 +78,13 @@ def test_every_kind_of_llama_cpp_binary_measures(tiny: Path, kind: EngineKind):
     assert raw.startswith(f"+ {engine.executable} -m {tiny}")
     assert buffers_of(evidence) == printed_buffers(raw)
     assert evidence.log.run.settings.n_ctx == 256 and evidence.record.origin is Origin.MEASURED
-    assert evidence.log.peak_rss is not None and evidence.record.peak_rss_polled is not None
+    # The kernel-counted peak (from /usr/bin/time) is always there and is the one shown. A run
+    # of 0.1 s can end before psutil's first poll finds the engine under /usr/bin/time, so the
+    # polled one may be missing or low; it is never above the kernel's by more than 1 MiB (the
+    # kernel batches its per-CPU RSS counters, so a poll may read a few pages ahead).
+    assert evidence.log.peak_rss is not None and evidence.peak_rss == evidence.log.peak_rss
+    polled = evidence.record.peak_rss_polled
+    assert polled is None or polled <= evidence.log.peak_rss + (1 << 20)
     assert reports and reports[-1].stage != "starting llama.cpp"
 
 

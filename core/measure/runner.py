@@ -12,6 +12,8 @@ Rule 3: a run ends with the engine's exit, or is stopped (terminate, then kill a
         STOP_GRACE_S) when `cancel` is set or `timeout_s` passes — checked before the exit at
         every poll, so a cancel or timeout that came first always wins; both raise
         `MeasureError` with one line. A non-zero exit is an error too, naming the log's last line.
+        A run that completes sends one last progress report from its whole log, so a run
+        shorter than one poll still ends on the last stage it printed.
 Rule 4: llama-server is started on a free loopback port, asked once (POST /completion) when
         /health answers, then stopped; its memory report comes out as it shuts down.
 """
@@ -258,6 +260,9 @@ def _watch(
     log = tail.rest()
     if failure:
         raise MeasureError(failure)
+    if progress is not None:
+        final = stage_after(log, stage)
+        progress(Progress(final[0], final[1], peak, time.monotonic() - start))
     if returncode != 0 and not served:
         raise MeasureError(f"llama.cpp exited with code {returncode}: {failure_line(log)}")
     return RunOutput(command, log, peak, returncode, time.monotonic() - start)
