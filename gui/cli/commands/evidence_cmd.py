@@ -12,6 +12,7 @@ from pathlib import Path
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import LlamaCppLog, LlamaCppLogError, parse_llamacpp_log
 from gguf_budget.core.views.evidence_report import evidence_dict, evidence_text
+from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
 
 HELP = "compare a llama.cpp run's own memory report (its verbose log) with the estimate for the same settings"
@@ -55,5 +56,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(evidence_dict(comparison, name, path))
     else:
-        print(evidence_text(comparison, name, path))
+        say(evidence_text(comparison, name, path))
     return 0

@@ -25,7 +25,7 @@ from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.views.evidence_view import evidence_dict, evidence_text
 
 from gguf_budget.core.ranges import CONTEXT, GPU_LAYERS
-from gguf_budget.gui.cli.args import ranged
+from gguf_budget.gui.cli.args import ranged, say
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
 
 HELP = "run the model in llama.cpp for a few tokens, and keep its memory report as runtime evidence"
@@ -77,5 +77,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(evidence_dict(evidence, log_path))
     else:
-        print(evidence_text(evidence, log_path))
+        say(evidence_text(evidence, log_path))
     return 0
