@@ -105,3 +105,14 @@ def test_fit_json_and_text_itemize_what_llama_cpp_holds(gguf_file, capsys):
     assert main(["fit", str(path), "--ctx", "2048", "--host-available", "16G", "--no-gpu"]) == 0
     text = capsys.readouterr().out
     assert "Peak RSS" in text and "anonymous" in text and "mapped weights (file-backed)" in text
+
+
+def test_a_hostile_log_name_prints_escaped(tmp_path, capsys, monkeypatch):
+    """The report quotes the log's file name, which a stranger may have chosen."""
+    write_recorded_models(tmp_path / "runs" / "models")
+    shutil.copy(LOGS / "smollm2-135m-instruct-q4_1_ctx512_f16.log", tmp_path / "runs" / "run\x1b[2J\u202e.log")
+    monkeypatch.chdir(tmp_path)
+    assert main(["evidence", "runs/run\x1b[2J\u202e.log"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "run\\x1b[2J\\u202e.log" in out.splitlines()[0]
