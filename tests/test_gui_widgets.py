@@ -14,7 +14,8 @@ import gguf_budget.gui.qt
 from gguf_budget.core import LEDGER_LINES
 from gguf_budget.core.views.plan_view import BannerState
 from gguf_budget.gui.qt.plan.banner import Banner
-from gguf_budget.gui.qt.byte_axis import ByteAxis, nice_step
+from gguf_budget.gui.qt.byte_axis import ByteAxis
+from gguf_budget.core.views.byte_ticks import HEADROOM, axis_top, nice_step
 from gguf_budget.core.explorer.derive import Span
 from gguf_budget.core.plan.types import CTX_STEP as STEP
 from gguf_budget.gui.qt.plan.context_control import snap
@@ -127,3 +128,18 @@ def test_the_chart_follows_a_dark_palette(qtbot):
     chart.setPalette(dark)
     assert chart.backgroundBrush().color().name().upper() == DARK_BACKGROUND
     assert chart.plot.getAxis("left").textPen().color().name().upper() == "#E8E8E8"
+
+
+@given(tallest=st.floats(1, 1 << 50))
+def test_the_axis_top_is_a_tick_just_above_the_tallest_value(tallest):
+    top = axis_top(tallest)
+    step, _ = nice_step(top)
+    assert tallest < top <= tallest * (1 + HEADROOM) + nice_step(tallest * (1 + HEADROOM))[0]
+    assert top / step == pytest.approx(round(top / step))
+
+
+def test_dragging_the_budget_rescales_the_axis_only_when_it_crosses_a_tick():
+    budgets = range(40 * GIB, 140 * GIB, 256 * MIB)
+    tops = [axis_top(b) for b in budgets]
+    assert len(set(tops)) <= 12 < len(tops) // 10
+    assert all(b < t for b, t in zip(budgets, tops))

@@ -1,8 +1,7 @@
 """A pyqtgraph axis whose ticks fall on round binary sizes (256 MiB, 2 GiB, …).
 
 pyqtgraph's default ticks are decimal (0.5e9, 1e9, …), which print as awkward binary
-sizes. Here the unit (B, KiB, MiB, GiB, TiB) is chosen from the visible span, and the
-step is 1, 2 or 5 times a power of ten of that unit, aiming for about five ticks.
+sizes. Where the ticks fall is the core's rule (`core.views.byte_ticks`).
 """
 
 from __future__ import annotations
@@ -11,24 +10,7 @@ import math
 
 import pyqtgraph as pg
 
-_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
-_TARGET_TICKS = 5
-
-
-def _unit_for(span: float) -> int:
-    power = 0
-    while power < len(_UNITS) - 1 and span >= 1024 ** (power + 1):
-        power += 1
-    return power
-
-
-def nice_step(span: float) -> tuple[float, int]:
-    """(step in bytes, unit power) for a span in bytes."""
-    power = _unit_for(span)
-    raw = max(span / 1024**power / _TARGET_TICKS, 1e-9)
-    decade = 10 ** math.floor(math.log10(raw))
-    mult = next((m for m in (1, 2, 5, 10) if m * decade >= raw), 10)
-    return mult * decade * 1024**power, power
+from gguf_budget.core.views.byte_ticks import UNITS, nice_step
 
 
 class ByteAxis(pg.AxisItem):
@@ -48,4 +30,4 @@ class ByteAxis(pg.AxisItem):
 
     def tickStrings(self, values, scale, spacing):
         unit = 1024**self._power
-        return [f"{v / unit:g} {_UNITS[self._power]}" for v in values]
+        return [f"{v / unit:g} {UNITS[self._power]}" for v in values]

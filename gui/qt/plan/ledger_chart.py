@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.byte_ticks import axis_top
 from gguf_budget.core.views.ledger_names import line_name, line_tooltip
 
 from gguf_budget.gui.qt.byte_axis import ByteAxis
@@ -161,11 +162,11 @@ class LedgerChart(pg.GraphicsLayoutWidget):
 
     def _set_ranges(self, budget: int | None, minimum: int | None) -> None:
         tops = [sum(n for _, n in items) for _, items in self._columns]
-        top = max(tops + [budget or 0, minimum or 0, 1])
+        top = axis_top(max(tops + [budget or 0, minimum or 0, 1]))
         ticks = [(i, label) for i, (label, _) in enumerate(self._columns)]
         if not self._changed("ranges", (top, ticks)):
             return
-        self.plot.setYRange(0, top * 1.12, padding=0)
+        self.plot.setYRange(0, top, padding=0)
         self.plot.setXRange(-0.5, max(0.5, len(self._columns) - 0.5), padding=0.05)
         self.plot.getAxis("bottom").setTicks([ticks])
 
