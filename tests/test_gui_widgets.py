@@ -142,4 +142,4 @@ def test_dragging_the_budget_rescales_the_axis_only_when_it_crosses_a_tick():
     budgets = range(40 * GIB, 140 * GIB, 256 * MIB)
     tops = [axis_top(b) for b in budgets]
     assert len(set(tops)) <= 12 < len(tops) // 10
-    assert all(b < t for b, t in zip(budgets, tops))
+    assert all(b < t for b, t in zip(budgets, tops, strict=True))
