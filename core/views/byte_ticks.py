@@ -37,6 +37,10 @@ def nice_step(span: float) -> tuple[float, int]:
 
 def axis_top(tallest: float) -> float:
     """The top of a byte axis from 0 that shows `tallest` bytes with room above it (Rule 2)."""
-    want = max(tallest, 1.0) * (1 + HEADROOM)
-    step, _ = nice_step(want)
-    return math.ceil(want / step) * step
+    top = max(tallest, 1.0) * (1 + HEADROOM)
+    while True:  # the axis ticks by the step of its own span: round up until the top is one
+        step, _ = nice_step(top)
+        rounded = math.ceil(top / step - 1e-9) * step
+        if rounded == top:
+            return top
+        top = rounded

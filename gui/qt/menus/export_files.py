@@ -17,12 +17,14 @@ import contextlib
 import json
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401  (makes pg.exporters.ImageExporter available)
 from PySide6.QtCore import QBuffer, QIODevice, QRectF
 from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from gguf_budget.core import BudgetError, MemoryPlan, ModelSpec, SweepResult
 from gguf_budget.core.speed.estimate import SpeedEstimate
@@ -82,9 +84,24 @@ def chart_svg(chart: pg.GraphicsLayoutWidget) -> bytes:
     svg.setViewBox(QRectF(0, 0, source.width(), source.height()))
     svg.setTitle("GGUF Budget Explorer chart")
     painter = QPainter(svg)
-    chart.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+    with _uncached(chart.scene()):
+        chart.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
     painter.end()
     return bytes(buffer.data())
+
+
+@contextlib.contextmanager
+def _uncached(scene: QGraphicsScene) -> Iterator[None]:
+    """Items cached as pixmaps for speed (the ledger chart's axes) paint as vectors and text into an SVG."""
+    cached = [(item, item.cacheMode()) for item in scene.items()
+              if item.cacheMode() != QGraphicsItem.CacheMode.NoCache]
+    for item, _ in cached:
+        item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+    try:
+        yield
+    finally:
+        for item, mode in cached:
+            item.setCacheMode(mode)
 
 
 def export_plan_markdown(path: str | Path, plan: MemoryPlan, model: ModelSpec) -> None:

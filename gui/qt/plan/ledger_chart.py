@@ -14,13 +14,14 @@ from typing import Sequence
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QColor, QPalette, QPen
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.byte_ticks import axis_top
 from gguf_budget.core.views.ledger_names import line_name, line_tooltip
 
 from gguf_budget.gui.qt.byte_axis import ByteAxis
+from gguf_budget.gui.qt.plan.stacked_bars import Segment, StackedBars
 from gguf_budget.gui.qt.theme import ledger_colour
 
 Items = Sequence[tuple[str, int]]
@@ -45,7 +46,12 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self._drawn: dict[str, object] = {}
         self.hover_text = ""
         self._setup_plot()
-        self._bars = {line: self._add_bar(line) for line in self._lines}
+        self._bars = StackedBars(_WIDTH)
+        self.plot.addItem(self._bars)
+        self._samples = {line: pg.BarGraphItem(x=[], height=[], width=_WIDTH, brush=ledger_colour(line))
+                         for line in self._lines}
+        self._segments: dict[str, tuple[list[float], list[float]]] = {}
+        self._hovered: str | None = None
         self._fill_legend(())
         self._line_styles = {"budget": (Qt.PenStyle.SolidLine, 2.0), "minimum": (Qt.PenStyle.DashLine, 1.2)}
         self._budget_line, self._minimum_line = self._add_hline(), self._add_hline()
@@ -58,19 +64,16 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.enableAutoRange(False)
         self.plot.showGrid(y=True, alpha=0.25)
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self._legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-4)
         self.addItem(self._legend, row=0, col=1)
-
-    def _add_bar(self, line: str) -> pg.BarGraphItem:
-        bar = pg.BarGraphItem(x=[], height=[], y0=[], width=_WIDTH, brush=ledger_colour(line))
-        self.plot.addItem(bar)
-        return bar
 
     def _fill_legend(self, drawn_optional: Sequence[str]) -> None:
         self._legend.clear()
         for line in reversed(self._lines):
             if line not in self._optional or line in drawn_optional:
-                self._legend.addItem(self._bars[line], line_name(line))
+                self._legend.addItem(self._samples[line], line_name(line))
         for sample, _ in self._legend.items:
             sample.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
 
@@ -97,8 +100,9 @@ class LedgerChart(pg.GraphicsLayoutWidget):
             axis.setTextPen(text)
         outline = QPen(pal.color(QPalette.ColorRole.Base))
         outline.setCosmetic(True)
-        for bar in self._bars.values():
-            bar.setOpts(pen=outline)
+        for sample in self._samples.values():
+            sample.setOpts(pen=outline)
+        self._bars.set_outline(pal.color(QPalette.ColorRole.Base))
         for line, key in ((self._budget_line, "budget"), (self._minimum_line, "minimum")):
             style, width = self._line_styles[key]
             pen = QPen(QColor(text), width, style)
@@ -116,14 +120,13 @@ class LedgerChart(pg.GraphicsLayoutWidget):
     def show_ledgers(self, columns: Sequence[tuple[str, Items]], budget: int | None, minimum: int | None) -> None:
         """Draw one stacked column per (label, items); `budget` None hides the budget line."""
         self._columns = [(label, tuple(items)) for label, items in columns]
-        xs = list(range(len(self._columns)))
-        drawn_optional = []
-        for line, bar in self._bars.items():
-            y0, heights = self._stack(line)
-            if self._changed(line, (y0, heights)):
-                bar.setOpts(x=xs, y0=y0, height=heights)
-            if line in self._optional and any(heights):
-                drawn_optional.append(line)
+        self._segments = {line: self._stack(line) for line in self._lines}
+        if self._changed("segments", self._segments):
+            self._bars.set_segments(tuple(
+                Segment(x, bottom, height, ledger_colour(line))
+                for line, (bottoms, heights) in self._segments.items()
+                for x, (bottom, height) in enumerate(zip(bottoms, heights, strict=True))))
+        drawn_optional = [line for line in self._lines if line in self._optional and any(self._segments[line][1])]
         if self._changed("legend", tuple(drawn_optional)):
             self._fill_legend(drawn_optional)
             self.apply_palette()
@@ -171,9 +174,9 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self.plot.getAxis("bottom").setTicks([ticks])
 
     def segment(self, column: int, line: str) -> tuple[float, float]:
-        """(bottom, height) of one drawn segment, read back from the bar item."""
-        opts = self._bars[line].opts
-        return float(opts["y0"][column]), float(opts["height"][column])
+        """(bottom, height) of one drawn segment."""
+        bottoms, heights = self._segments[line]
+        return bottoms[column], heights[column]
 
     def segment_at(self, x: float, y: float) -> tuple[int, str] | None:
         """The (column, line) drawn under a point in data coordinates, if any."""
@@ -202,12 +205,12 @@ class LedgerChart(pg.GraphicsLayoutWidget):
 
     def tooltip(self, line: str) -> str:
         """The tooltip the scene would show over this line's segments now."""
-        return self._bars[line].toolTip()
+        return self._bars.toolTip() if self._hovered == line else ""
 
     def _hover(self, scene_pos: QPointF) -> None:
-        """Put the hovered segment's text on its bar item; the scene shows it as the tooltip."""
+        """Put the hovered segment's text on the bars item; the scene shows it as the tooltip."""
         point = self.plot.vb.mapSceneToView(scene_pos)
         self.hover_text = self.hover_at(point.x(), point.y())
         hit = self.segment_at(point.x(), point.y())
-        for line, bar in self._bars.items():
-            bar.setToolTip(self.hover_text if hit is not None and hit[1] == line else "")
+        self._hovered = None if hit is None else hit[1]
+        self._bars.setToolTip(self.hover_text)
