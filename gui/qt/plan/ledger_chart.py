@@ -64,8 +64,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.enableAutoRange(False)
         self.plot.showGrid(y=True, alpha=0.25)
-        for name in ("left", "bottom"):
-            self.plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.plot.getAxis("bottom").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self._legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-4)
         self.addItem(self._legend, row=0, col=1)
 
