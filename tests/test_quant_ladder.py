@@ -8,12 +8,19 @@ import pytest
 from gguf_factory import ArchDesc
 
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, load_model
+from gguf_budget.core.explorer.derive import derive
+from gguf_budget.core.explorer.full_load import full_load
+from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.machine.bandwidth import Bandwidths, typed_bandwidth
+from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.views.speed_view import bound_text, speed_dict
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.views.quant_ladder import (
-    DEFAULT_LADDER_CTX, FULLY_IN_RAM, FULLY_ON_GPU, LadderRequest, largest_ctx, price_types, quant_ladder,
+    DEFAULT_LADDER_CTX, FULLY_IN_RAM, FULLY_ON_GPU, LadderRequest, price_types, quant_ladder,
 )
+from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
 from gguf_budget.core.views.quant_report import BEST_MARK, COLUMNS, ladder_dict, ladder_text
 
 GiB = 1024**3
@@ -63,16 +70,17 @@ def test_a_bigger_gpu_moves_the_best_fit_up(llama70b):
     assert (small, big) == ("IQ2_XXS", "Q5_K_S")
 
 
-def test_largest_ctx_is_the_largest_admitted_ctx(model):
-    """Checked against a walk over every 256-cell step of a small model on a tight machine."""
+def test_largest_ctx_placed_again_at_each_ctx_is_the_largest_admitted_ctx(model):
+    """The ladder's question (`largest_fitting_ctx` with no GPU layers held), checked against a walk over every
+    256-cell step of a small model on a tight machine."""
     spec = model(ArchDesc(n_layer=4, n_embd=256, n_ff=512, n_head=8, n_head_kv=8, n_vocab=512, context_length=8192))
     tight = machine(6.0 + 24 / 1024)   # 24 MiB above the host reserve
     base = FitRequest(None, None)
     walked = max((c for c in range(256, 8193, 256)
                   if estimate_fit(spec, tight, FitRequest(c)).verdict.admitted), default=None)
     assert walked is not None and walked < 8192
-    assert largest_ctx(spec, tight, base, 8192) == walked
-    assert largest_ctx(spec, machine(4), base, 8192) is None
+    assert largest_fitting_ctx(spec, tight, base, None, 8192) == walked
+    assert largest_fitting_ctx(spec, machine(4), base, None, 8192) is None
 
 
 def test_each_row_carries_its_budget_plan(llama70b):
@@ -102,7 +110,8 @@ def test_json_keys(ladder70b):
                             "budget_bytes", "machine", "best_fit", "best_fit_reason", "rows", "skipped"}
     assert set(payload["rows"][0]) == {
         "file_type", "file_bytes", "tensor_bytes", "bits_per_weight", "tensor_types", "fallback_tensors", "verdict",
-        "gpu_layers", "fully_on_gpu", "fits_in_ram", "largest_ctx", "plan", "plan_error", "best_fit", "source"}
+        "gpu_layers", "fully_on_gpu", "fits_in_ram", "largest_ctx", "plan", "plan_error", "best_fit", "source",
+        "tok_s_estimate", "plan_tok_s_estimate"}
     assert [r["file_type"] for r in payload["rows"] if r["best_fit"]] == ["IQ2_XXS"]
 
 
@@ -130,3 +139,60 @@ def test_priced_types_are_reused_only_for_the_same_model(llama70b, model):
     priced = price_types(llama70b)
     other = model(replace(ArchDesc(), n_layer=3))
     assert quant_ladder(other, machine(64), priced=priced).source is other
+
+
+TYPED = Bandwidths(ram=typed_bandwidth(30 * GiB), vram=typed_bandwidth(900 * GiB))
+
+
+def test_each_row_decodes_at_the_speed_fit_and_the_window_give_its_full_load(llama70b):
+    """The source row is priced byte for byte as the skeleton, so its estimate is `full_load`'s — the call
+    `gguf-budget fit` and the window's full-load line make — at the same ctx, machine and bandwidths."""
+    m = machine(64, 24)
+    ladder = quant_ladder(llama70b, m, LadderRequest(bandwidths=TYPED))
+    source = ladder.row("Q4_K_M")
+    state = ExplorerState(model=llama70b, machine=m, bandwidths=TYPED)
+    shown = full_load(llama70b, state, ladder.ctx, TokenPrices.of(llama70b))
+    assert source.speed is not None and shown is not None and shown.speed is not None
+    assert speed_dict(source.speed) == speed_dict(shown.speed)
+    assert source.fit.gpu_layers == shown.fit.gpu_layers < 81                       # a split: RAM and VRAM both read
+    assert source.speed.bytes.ram > 0 and source.speed.bytes.vram > 0
+
+
+def test_the_decode_column_is_the_full_loads_bound_and_none_when_it_does_not_fit(llama70b):
+    ladder = quant_ladder(llama70b, machine(64, 24), LadderRequest(bandwidths=TYPED))
+    decode = next(c for c in COLUMNS if c.key == "decode")
+    for row in ladder.rows:
+        assert (row.speed is None) == (not row.fit.verdict.admitted)
+        assert decode.cell(row) == ("—" if row.speed is None else bound_text(row.speed))
+    on_gpu = [r for r in ladder.rows if r.fully_on_gpu]
+    assert on_gpu and all(r.speed is not None and r.speed.bytes.ram < 0.05 * r.speed.bytes.vram for r in on_gpu)
+    fastest = max(ladder.rows, key=decode.sort)
+    assert fastest.name == "IQ2_XXS" and decode.sort(ladder.row("F16")) == 0.0
+    faster_gpu = quant_ladder(llama70b, machine(64, 24), LadderRequest(
+        bandwidths=Bandwidths(ram=TYPED.ram, vram=typed_bandwidth(1800 * GiB))), price_types(llama70b))
+    assert faster_gpu.row("IQ2_XXS").speed.tok_s > 1.9 * fastest.speed.tok_s
+
+
+def test_each_budget_plan_decodes_at_the_speed_the_window_gives_that_plan(llama70b):
+    m = machine(64, 24)
+    budget = BudgetRequest(budget_bytes=24 * GiB, ctx=4096)
+    ladder = quant_ladder(llama70b, m, LadderRequest(budget=budget, bandwidths=TYPED))
+    for name in ("IQ2_XXS", "Q8_0"):
+        row = ladder.row(name)
+        view = derive(ExplorerState(model=row.model, budget_bytes=24 * GiB, ctx=4096, machine=m, bandwidths=TYPED))
+        assert row.plan_speed is not None and speed_dict(row.plan_speed) == speed_dict(view.plan_speed)
+    assert ladder.row("Q8_0").plan_speed.bytes.stream > 0 == ladder.row("IQ2_XXS").plan_speed.bytes.stream
+    assert all(r.plan_speed is None for r in quant_ladder(llama70b, m).rows)
+
+
+def test_the_ladders_largest_ctx_places_the_layers_again_where_fit_holds_them(llama70b):
+    """One search, two questions: the ladder lets llama.cpp move layers to the host as ctx grows; `fit` and
+    the window hold the GPU layers of the ctx asked."""
+    m = machine(64, 24)
+    ladder = quant_ladder(llama70b, m)
+    row = ladder.row("IQ2_XXS")
+    cap = llama70b.context_length
+    base = FitRequest(ladder.ctx)
+    held = largest_fitting_ctx(row.model, m, base, row.fit.gpu_layers, cap)
+    assert row.largest_ctx == largest_fitting_ctx(row.model, m, base, None, cap)
+    assert held is not None and row.largest_ctx is not None and held < row.largest_ctx

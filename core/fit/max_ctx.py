@@ -1,13 +1,18 @@
-"""The largest context a full load still fits at, with its GPU layers held where they are.
+"""The largest context a full load still fits at: with its GPU layers held, or placed again at each ctx.
 
 Rule 1: candidates are the cap itself and the multiples of ENGINE_CELL_PAD (256) below it —
         llama.cpp pads every context to 256 cells (`kv` Rule 5), so a ctx between two
         multiples costs the next one up; its `--fit` likewise lowers n_ctx in whole steps.
-Rule 2: only ctx moves: the GPU layers are the estimate's (auto or chosen), the machine, KV
-        type and reserves are the request's. A candidate fits when the verdict admits it.
-Rule 3: every device's KV grows with ctx, so "fits" holds up to some ctx and no further:
-        the largest is bisected (log2(cap / 256) estimates, not cap / 256).
-Rule 4: None when even 256 tokens do not fit, or the verdict cannot be told (unknown facts).
+Rule 2: only ctx (and, when asked, the placement) moves; the machine, KV type and reserves are
+        the request's. `gpu_layers` a number: those layers are held at every candidate — "how
+        far can ctx go with this placement" (the fit view, the library). `gpu_layers` None:
+        each candidate is placed automatically, as llama.cpp's `-ngl` auto does at that ctx —
+        "how far can ctx go on this machine at all" (the quant ladder). A candidate fits when
+        the verdict admits it.
+Rule 3: every device's KV grows with ctx under either placement, so "fits" holds up to some ctx
+        and no further: the largest is bisected (log2(cap / 256) verdicts, not cap / 256).
+Rule 4: None when even the first candidate (256 tokens, or the cap when smaller) does not fit,
+        or the verdict cannot be told (unknown facts).
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ def _candidate(i: int, n: int, cap: int) -> int:
 
 
 def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
-                        gpu_layers: int, cap: int) -> int | None:
-    """Rules 1–4: the largest candidate ctx ≤ cap at which `gpu_layers` layers fit this machine."""
+                        gpu_layers: int | None, cap: int) -> int | None:
+    """Rules 1–4: the largest candidate ctx ≤ cap at which the model fits this machine with `gpu_layers`
+    layers held (None: placed automatically at each candidate)."""
     held = replace(request, gpu_layers=gpu_layers)
     n = max(-(-cap // ENGINE_CELL_PAD), 1)
 

@@ -9,32 +9,41 @@ Rule 1: rows are the file types of `FILE_TYPES` llama.cpp can write for this mod
 Rule 2: a row's full load is `estimate_fit` at the ladder's ctx with automatic GPU layers;
         "fully on GPU" is its fits_gpu verdict; "fully in RAM" is the same load with no GPU
         layers admitted by host RAM alone.
-Rule 3: the largest ctx that fits is the largest ctx, up to the trained context (or the
-        ladder's ctx when the file gives none), whose full load is admitted — bisected over
-        256-cell steps, as the need only grows with ctx. None when not even the first step
-        fits or facts are missing.
+Rule 3: the largest ctx that fits is `largest_fitting_ctx` with the placement chosen again at
+        each ctx (automatic GPU layers: the most context this type runs at on the machine,
+        not only with the GPU layers of the ladder's ctx), searched up to the larger of the
+        trained context and the ladder's ctx. None when not even 256 tokens fit or facts are
+        missing.
 Rule 4: best fit = the first row fully on GPU; else the first row fully in RAM; else none.
 Rule 5: with a budget request, each row carries its budget plan (`plan_memory`) or the
         planner's one-line refusal.
 Rule 6: the ctx defaults to 4096 tokens — the seed's default cap, below which llama.cpp's
         `--fit` never shrinks context (`fit_params_min_ctx`) — or the trained context if shorter.
+Rule 7: a row's decode estimate is its full load's (`fit_speed`, as `fit` and the window's full
+        load compute it) and, with a budget, its plan's (`plan_speed`, as `plan` and the window's
+        plan compute it, with the machine's available RAM deciding page cache or disk), both
+        at the request's bandwidths; the token prices are machine-independent (`PricedTypes`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gguf_budget.core.errors import PlanError, RequestError
-from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
+from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict, Reserves
+from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, ENGINE_CELL_PAD, KVType
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import plan_memory
 from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.quant import FILE_TYPES, QuantMix, QuantMixError, quant_mix
 from gguf_budget.core.quant.mix import PreparedModel
 from gguf_budget.core.quant.priced import priced_model
+from gguf_budget.core.speed.estimate import SpeedEstimate, fit_speed, plan_speed
+from gguf_budget.core.speed.token_bytes import TokenPrices
 
 DEFAULT_LADDER_CTX = 4096
 FULLY_ON_GPU = "fully on GPU"
@@ -43,13 +52,14 @@ FULLY_IN_RAM = "fully in RAM"
 
 @dataclass(frozen=True)
 class LadderRequest:
-    """ctx None = Rule 6; budget None = no budget plans."""
+    """ctx None = Rule 6; budget None = no budget plans; bandwidths for Rule 7."""
 
     ctx: int | None = None
     kv_type: KVType = DEFAULT_KV_TYPE
     reserves: Reserves = field(default_factory=Reserves)
     budget: BudgetRequest | None = None
     imatrix: bool = True
+    bandwidths: Bandwidths = field(default_factory=Bandwidths)
 
     def __post_init__(self) -> None:
         if self.ctx is not None and self.ctx < 1:
@@ -58,7 +68,7 @@ class LadderRequest:
 
 @dataclass(frozen=True)
 class QuantRow:
-    """One file type of the model: its price, its full load and, with a budget, its plan."""
+    """One file type of the model: its price, its full load and, with a budget, its plan; their decode bounds."""
 
     mix: QuantMix
     model: ModelSpec
@@ -68,6 +78,8 @@ class QuantRow:
     plan: MemoryPlan | None
     plan_error: str | None
     is_source: bool
+    speed: SpeedEstimate | None
+    plan_speed: SpeedEstimate | None
 
     @property
     def name(self) -> str:
@@ -115,6 +127,7 @@ class PricedTypes:
     imatrix: bool
     mixes: tuple[QuantMix, ...]
     models: tuple[ModelSpec, ...]
+    prices: tuple[TokenPrices, ...]
     skipped: tuple[tuple[str, str], ...]
 
 
@@ -131,28 +144,9 @@ def price_types(model: ModelSpec, imatrix: bool = True) -> PricedTypes:
         except QuantMixError as e:
             skipped.append((ftype.name.value, str(e)))
     mixes.sort(key=lambda m: -m.bits_per_weight)
-    return PricedTypes(model, imatrix, tuple(mixes), tuple(priced_model(model, m) for m in mixes), tuple(skipped))
-
-
-def _admitted(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> bool:
-    return estimate_fit(model, snapshot, request).verdict.admitted
-
-
-def largest_ctx(model: ModelSpec, snapshot: HardwareSnapshot, base: FitRequest, top: int) -> int | None:
-    """Rule 3, bisected over llama.cpp's 256-cell steps (`ENGINE_CELL_PAD`: any ctx in a step costs the
-    same cells) and `top` itself."""
-    steps: list[int] = [*range(ENGINE_CELL_PAD, top, ENGINE_CELL_PAD), top]
-
-    def fits(i: int) -> bool:
-        return _admitted(model, snapshot, FitRequest(steps[i], None, base.kv_type, base.reserves))
-
-    if not fits(0):
-        return None
-    low, high = 0, len(steps) - 1
-    while low < high:
-        mid = (low + high + 1) // 2
-        low, high = (mid, high) if fits(mid) else (low, mid - 1)
-    return steps[low]
+    models = tuple(priced_model(model, m) for m in mixes)
+    return PricedTypes(model, imatrix, tuple(mixes), models, tuple(TokenPrices.of(m) for m in models),
+                       tuple(skipped))
 
 
 def _plan(model: ModelSpec, budget: BudgetRequest | None) -> tuple[MemoryPlan | None, str | None]:
@@ -164,15 +158,19 @@ def _plan(model: ModelSpec, budget: BudgetRequest | None) -> tuple[MemoryPlan | 
         return None, str(e)
 
 
-def _row(source: ModelSpec, mix: QuantMix, model: ModelSpec, snapshot: HardwareSnapshot, request: LadderRequest,
-         ctx: int) -> QuantRow:
+def _row(source: ModelSpec, mix: QuantMix, model: ModelSpec, prices: TokenPrices, snapshot: HardwareSnapshot,
+         request: LadderRequest, ctx: int) -> QuantRow:
     base = FitRequest(ctx, None, request.kv_type, request.reserves)
-    in_ram = estimate_fit(model, snapshot, FitRequest(ctx, 0, request.kv_type, request.reserves)).verdict == FitVerdict.CPU_ONLY
+    fit = estimate_fit(model, snapshot, base)
+    in_ram = fit_verdict(model, snapshot, replace(base, gpu_layers=0)) == FitVerdict.CPU_ONLY
     plan, error = _plan(model, request.budget)
+    bandwidths = request.bandwidths
     return QuantRow(
-        mix=mix, model=model, fit=estimate_fit(model, snapshot, base), fits_in_ram=in_ram,
-        largest_ctx=largest_ctx(model, snapshot, base, max(source.context_length or ctx, ctx)),
+        mix=mix, model=model, fit=fit, fits_in_ram=in_ram,
+        largest_ctx=largest_fitting_ctx(model, snapshot, base, None, max(source.context_length or ctx, ctx)),
         plan=plan, plan_error=error, is_source=source.file_type == int(mix.file_type.llama_ftype),
+        speed=fit_speed(prices, fit, bandwidths),
+        plan_speed=None if plan is None else plan_speed(prices, plan, bandwidths, snapshot.host_available),
     )
 
 
@@ -189,12 +187,13 @@ def best_fit(rows: tuple[QuantRow, ...]) -> tuple[str | None, str | None]:
 
 def quant_ladder(model: ModelSpec, snapshot: HardwareSnapshot, request: LadderRequest | None = None,
                  priced: PricedTypes | None = None) -> QuantLadder:
-    """Rules 1–6; `priced` (from `price_types`, same model and imatrix) saves pricing again."""
+    """Rules 1–7; `priced` (from `price_types`, same model and imatrix) saves pricing again."""
     request = request or LadderRequest()
     if priced is None or priced.source is not model or priced.imatrix != request.imatrix:
         priced = price_types(model, request.imatrix)
     ctx = ladder_ctx(model, request)
-    rows = tuple(_row(model, mix, m, snapshot, request, ctx) for mix, m in zip(priced.mixes, priced.models, strict=True))
+    rows = tuple(_row(model, mix, m, prices, snapshot, request, ctx)
+                 for mix, m, prices in zip(priced.mixes, priced.models, priced.prices, strict=True))
     best, reason = best_fit(rows)
     return QuantLadder(model, snapshot, request, ctx, rows, best, reason, priced.skipped)
 

@@ -6,6 +6,9 @@ Rule 2: every row says it is priced, not downloaded; the size is the file llama-
         write (the source's header plus aligned tensor data), never a measured file.
 Rule 3: a verdict is the full-load admission estimate at the ladder's ctx; a plan is the budget
         plan at the request's budget; neither is runtime evidence.
+Rule 4: the Decode column is the full load's decode bound and the plan cell carries the plan's,
+        in the words and JSON of `speed_view` (as `fit` and `plan` print them); the text says
+        they are memory-bandwidth bounds and which bandwidths they rest on.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from gguf_budget.core.views.fit_report import VERDICT_WORDS, snapshot_dict, snap
 from gguf_budget.core.views.quant_ladder import QuantLadder, QuantRow
 from gguf_budget.core.views.table import aligned_lines
 from gguf_budget.core.quant.priced import PRICED_LABEL
+from gguf_budget.core.speed.estimate import ESTIMATE_LABEL, SpeedEstimate
+from gguf_budget.core.views.speed_view import bound_text, speed_dict
 
 BEST_MARK = "◀ best fit"
 
@@ -28,12 +33,17 @@ def _gpu_layers(row: QuantRow) -> str:
     return f"{row.fit.gpu_layers}/{row.fit.n_layer + 1}"
 
 
+def _bound_cell(speed: SpeedEstimate | None) -> str:
+    return "—" if speed is None else bound_text(speed)
+
+
 def _plan_cell(row: QuantRow) -> str:
     if row.plan is None:
         return row.plan_error or "—"
     if not row.plan.feasible:
         return "impossible"
-    return f"ctx {row.plan.ctx:,}, {row.plan.n_pinned}/{row.plan.n_layer} pinned"
+    speed = "" if row.plan_speed is None else f", {bound_text(row.plan_speed)}"
+    return f"ctx {row.plan.ctx:,}, {row.plan.n_pinned}/{row.plan.n_layer} pinned{speed}"
 
 
 def _ctx_cell(row: QuantRow) -> str:
@@ -58,6 +68,7 @@ COLUMNS: tuple[Column, ...] = (
            lambda r: (r.fit.verdict == FitVerdict.FITS_GPU) * 2 + r.fits_in_ram),
     Column("gpu_layers", "GPU layers", _gpu_layers, lambda r: r.fit.gpu_layers),
     Column("largest_ctx", "Largest ctx", _ctx_cell, lambda r: r.largest_ctx or 0),
+    Column("decode", "Decode", lambda r: _bound_cell(r.speed), lambda r: 0.0 if r.speed is None else r.speed.tok_s),
     Column("plan", "Budget plan", _plan_cell,
            lambda r: -1 if r.plan is None or not r.plan.feasible else r.plan.n_pinned),
 )
@@ -75,7 +86,8 @@ def row_tooltip(row: QuantRow, ladder: QuantLadder) -> str:
     fallback = f"; {row.mix.n_fallback} tensors fall back to a type their rows divide" if row.mix.n_fallback else ""
     return (f"{row.name}: {row.mix.file_bytes:,} B ({PRICED_LABEL}); tensors {types}{fallback}. "
             f"Full load at ctx {ladder.ctx:,}: {VERDICT_WORDS[row.fit.verdict]}, {_gpu_layers(row)} on GPU; "
-            f"largest ctx that fits {_ctx_cell(row)}. Budget plan: {_plan_cell(row)}.")
+            f"largest ctx that fits {_ctx_cell(row)}; decode {_bound_cell(row.speed)} ({ESTIMATE_LABEL}). "
+            f"Budget plan: {_plan_cell(row)}.")
 
 
 def row_dict(row: QuantRow, ladder: QuantLadder) -> dict[str, Any]:
@@ -97,6 +109,8 @@ def row_dict(row: QuantRow, ladder: QuantLadder) -> dict[str, Any]:
         "plan_error": row.plan_error,
         "best_fit": row.name == ladder.best,
         "source": row.is_source,
+        "tok_s_estimate": speed_dict(row.speed),
+        "plan_tok_s_estimate": speed_dict(row.plan_speed),
     }
 
 
@@ -127,6 +141,18 @@ def best_text(ladder: QuantLadder) -> str:
     return f"Best fit: {ladder.best} — the highest precision that runs {ladder.best_reason} at ctx {ladder.ctx:,}"
 
 
+def speed_footnote(ladder: QuantLadder) -> str:
+    """Rule 4: what the Decode figures are and the bandwidths they rest on."""
+    bw = ladder.request.bandwidths
+    tiers = [f"RAM {bw.ram.text}"]
+    if ladder.snapshot.gpus:
+        tiers.append(f"VRAM {bw.vram.text}")
+    if ladder.request.budget is not None:
+        tiers.append(f"disk {bw.disk.text}")
+    plan = "" if ladder.request.budget is None else " and each budget plan's"
+    return f"Decode: each full load's{plan} tokens/s ({ESTIMATE_LABEL}) at {'; '.join(tiers)}."
+
+
 def ladder_text(ladder: QuantLadder) -> str:
     """A table of every row (Rule 1), the best fit, the skipped types, and what the numbers are."""
     header = [*(c.header for c in COLUMNS), ""]
@@ -141,6 +167,7 @@ def ladder_text(ladder: QuantLadder) -> str:
         f"from {ladder.source.file_type_name or 'this file'}'s tensor shapes; the full load is an admission "
         f"estimate at ctx {ladder.ctx:,}"
         + ("" if budget is None else f"; the budget plan is at {human_bytes(budget.budget_bytes)}") + ".",
+        speed_footnote(ladder),
         "",
         snapshot_text(ladder.snapshot),
     ]

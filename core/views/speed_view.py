@@ -20,9 +20,14 @@ from gguf_budget.core.views.plan_report import plan_dict
 from gguf_budget.core.views.table import aligned_lines
 
 
+def bound_text(speed: SpeedEstimate) -> str:
+    """'≤ ~3.4 tok/s': the bound alone, for a table cell whose header or footnote says it is an estimate."""
+    return f"≤ ~{significant(speed.tok_s)} tok/s"
+
+
 def decode_text(speed: SpeedEstimate) -> str:
     """'decode ≤ ~3.4 tok/s (memory-bandwidth bound, not measured)'."""
-    return f"decode ≤ ~{significant(speed.tok_s)} tok/s ({ESTIMATE_LABEL})"
+    return f"decode {bound_text(speed)} ({ESTIMATE_LABEL})"
 
 
 def streamed_text(speed: SpeedEstimate) -> str:
