@@ -68,3 +68,49 @@ def test_a_preset_machine_is_judged_like_fit_judges_it(capsys):
                  "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["machine"]["gpus"][0]["name"] == "RTX 4090" and payload["best_fit"] == "IQ2_XXS"
+
+
+SPEED = ["--no-measure", "--ram-bw", "30G", "--vram-bw", "900G"]
+
+
+def _json(capsys, argv):
+    main(argv)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_each_row_decodes_at_the_speed_fit_prints_for_that_file(capsys):
+    """The 70B skeleton is a Q4_K_M file priced byte for byte by its own row, so `fit` at the ladder's ctx
+    must print that row's estimate: the same call, the same JSON."""
+    ladder = _json(capsys, ["quants", "--catalog", "llama-3.1-70b-instruct", *MACHINE_70B, *SPEED, "--json"])
+    fit = _json(capsys, ["fit", "--catalog", "llama-3.1-70b-instruct", *MACHINE_70B, *SPEED, "--ctx", "4096",
+                         "--json"])
+    source = next(r for r in ladder["rows"] if r["source"])
+    assert source["tok_s_estimate"] == fit["tok_s_estimate"] and source["tok_s_estimate"] is not None
+    assert source["tok_s_estimate"]["bandwidths"]["vram"]["source"] == "typed"
+    assert ladder["bandwidth_notes"] == [] and source["plan_tok_s_estimate"] is None
+    assert {r["file_type"] for r in ladder["rows"] if r["tok_s_estimate"] is None} == {"BF16", "F16"}
+
+
+def test_each_budget_plan_decodes_at_the_speed_plan_prints(capsys):
+    disk = ["--disk-bw", "3G"]
+    ladder = _json(capsys, ["quants", "--catalog", "llama-3.1-70b-instruct", *MACHINE_70B, *SPEED, *disk,
+                            "--budget", "32G", "--json"])
+    plan = _json(capsys, ["plan", "--catalog", "llama-3.1-70b-instruct", "--budget", "32G", "--host-available", "64G",
+                          *SPEED[:3], *disk, "--json"])
+    source = next(r for r in ladder["rows"] if r["source"])
+    assert source["plan"]["n_pinned"] == plan["n_pinned"] and source["plan"]["ctx"] == plan["ctx"]
+    assert source["plan_tok_s_estimate"] == plan["tok_s_estimate"]
+    assert source["plan_tok_s_estimate"]["stream_from"] == "page_cache"
+
+
+def test_text_has_a_decode_column_that_says_what_it_is(capsys):
+    assert main(["quants", "--catalog", "llama-3.1-70b-instruct", *MACHINE_70B, *SPEED]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "Decode" in lines[0].split()
+    best = next(line for line in lines if "◀ best fit" in line)
+    assert "≤ ~" in best and "tok/s" in best
+    assert "Decode: each full load's tokens/s (memory-bandwidth bound, not measured) at RAM 30.00 GiB/s (typed" in out
+    assert "VRAM 900.00 GiB/s (typed" in out
+    f16 = next(line for line in lines if line.startswith("F16 "))
+    assert "tok/s" not in f16 and "does not fit" in f16

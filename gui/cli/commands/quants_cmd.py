@@ -2,16 +2,20 @@
 
 Nothing is downloaded: each file type is priced from the model's tensor shapes as llama-quantize
 would write it, then fitted on this machine (or the hypothetical one the flags describe) at the
-ctx, and planned at `--budget` when given. The best fit is marked.
+ctx, and planned at `--budget` when given. The best fit is marked. Each row's decode estimate
+uses the bandwidths `fit` and `plan` use (typed, else measured; `--no-measure`: typed or assumed):
+RAM always, VRAM when the machine has GPUs, disk when a budget plan may stream.
 Exit codes: 0 a best fit exists, 2 bad input, 3 no file type runs fully on a GPU or in RAM.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from gguf_budget.core import BudgetRequest
 from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.views.quant_ladder import DEFAULT_LADDER_CTX, LadderRequest, quant_ladder
 from gguf_budget.core.ranges import BUDGET, CONTEXT
@@ -22,8 +26,10 @@ from gguf_budget.gui.cli.commands.common import (
     add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
 from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
+from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 
 HELP = "price every llama.cpp quantization of a model and mark the best fit for a machine (nothing is downloaded)"
+QUANTS_TIERS = ("ram", "vram", "disk")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,6 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-imatrix", action="store_true",
                    help="price files made without an importance matrix (publishers such as bartowski use one)")
     add_machine_arguments(p)
+    add_bandwidth_arguments(p, QUANTS_TIERS, host_available=False)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
@@ -45,13 +52,21 @@ def _request(args: argparse.Namespace) -> LadderRequest:
                          imatrix=not args.no_imatrix)
 
 
+def _tiers(snapshot: HardwareSnapshot, request: LadderRequest) -> tuple[str, ...]:
+    """The tiers a row's estimate reads: RAM, VRAM with GPUs, disk when a budget plan may stream."""
+    wanted = {"ram": True, "vram": bool(snapshot.gpus), "disk": request.budget is not None}
+    return tuple(tier for tier in QUANTS_TIERS if wanted[tier])
+
+
 def run(args: argparse.Namespace) -> int:
     if listed_catalogue(args):
         return 0
     request = _request(args)
-    ladder = quant_ladder(chosen_model(args).spec, machine(args), request)
+    model, snapshot = chosen_model(args).spec, machine(args)
+    bandwidths, notes = bandwidths_from(args, model, _tiers(snapshot, request))
+    ladder = quant_ladder(model, snapshot, replace(request, bandwidths=bandwidths))
     if args.json:
-        emit_json(ladder_dict(ladder))
+        emit_json({**ladder_dict(ladder), "bandwidth_notes": list(notes)})
     else:
-        say(ladder_text(ladder))
+        say("\n".join([ladder_text(ladder), *notes]))
     return 0 if ladder.best is not None else EXIT_IMPOSSIBLE
