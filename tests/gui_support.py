@@ -14,7 +14,7 @@ from typing import Callable
 import pytest
 from gguf.constants import GGMLQuantizationType as T
 from gguf_factory import ArchDesc, write_gguf
-from PySide6.QtCore import QObject, QSettings, QThreadPool
+from PySide6.QtCore import QObject, QSettings, Qt, QThreadPool
 
 from gguf_budget.core import ModelSpec
 from gguf_budget.core.machine.bandwidth import Bandwidths
@@ -110,3 +110,16 @@ def child(window: MainWindow, name: str) -> QObject:
 def settle(qtbot, window: MainWindow) -> None:
     """Let the coalescing timer fire: the plan on screen matches the controls again."""
     qtbot.waitUntil(lambda: not window.plan_pending(), timeout=5000)
+
+
+def type_into(qtbot, window: MainWindow, name: str, text: str) -> None:
+    """Replace a box's text as a person would (select all, type or delete, Return)."""
+    edit = child(window, name)
+    edit.setFocus()
+    edit.selectAll()
+    if text:
+        qtbot.keyClicks(edit, text)
+    else:
+        qtbot.keyClick(edit, Qt.Key.Key_Delete)
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    settle(qtbot, window)

@@ -11,9 +11,10 @@ from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.quant.priced import PRICED_LABEL
 from gguf_budget.core.views.quant_ladder import FULLY_IN_RAM, FULLY_ON_GPU, quant_ladder
 from gguf_budget.core.views.quant_report import BEST_MARK, COLUMNS
+from gguf_budget.core.views.speed_view import bound_text
 from gguf_budget.gui.qt.quants.ladder_table import MARK_COLUMN, QuantLadderModel
 
-from gui_support import child, open_model
+from gui_support import child, open_model, type_into
 
 LLAMA_70B = str(catalogue_path(find_entry("llama-3.1-70b-instruct")))
 GiB = 1 << 30
@@ -29,6 +30,10 @@ def test_the_ladder_model_passes_the_model_tester(qtmodeltester):
     best = next(i for i in range(model.rowCount()) if model.row_at(i).name == "IQ2_XXS")
     assert model.index(best, MARK_COLUMN).data() == BEST_MARK
     assert model.index(best, 0).data(Qt.ItemDataRole.FontRole).bold()
+    decode = next(i for i, c in enumerate(COLUMNS) if c.key == "decode")
+    assert model.headerData(decode, Qt.Orientation.Horizontal) == "Decode"
+    assert model.index(best, decode).data() == bound_text(model.row_at(best).speed)
+    assert model.index(best, decode).data(Qt.ItemDataRole.UserRole) == model.row_at(best).speed.tok_s
 
 
 def _ladder_shown(qtbot, app):
@@ -108,3 +113,45 @@ def test_a_hidden_dock_prices_nothing_until_it_is_shown(qtbot, quants_app):
     follower = quants_app.quants.follower
     assert follower.ladder() is None and not follower.busy()
     assert _ladder_shown(qtbot, quants_app).best == "Q4_K_M"
+
+
+def _decode_cell(window, name):
+    table = child(window, "quantsTable")
+    decode = next(i for i, c in enumerate(COLUMNS) if c.key == "decode")
+    row = next(r for r in range(table.model().rowCount()) if table.model().index(r, 0).data() == name)
+    return table.model().index(row, decode).data()
+
+
+def test_the_decode_column_shows_the_full_loads_estimate_the_window_shows_and_follows_the_bandwidths(
+        qtbot, quants_app):
+    """The 70B skeleton's own row (Q4_K_M) is priced byte for byte as the file on screen: at the same ctx its
+    decode cell is the window's full-load estimate; a typed RAM bandwidth reaches both."""
+    window = quants_app.window
+    _ladder_shown(qtbot, quants_app)
+    window.body.hardware.editor.set_machine("64G", 1, "24G")
+    window.apply_request(ctx=4096)
+    ladder = _wait_for_best(qtbot, quants_app, "IQ2_XXS")
+    shown = window.current_view().full_load.speed
+    assert ladder.row("Q4_K_M").speed.tok_s == shown.tok_s
+    assert _decode_cell(window, "Q4_K_M") == bound_text(shown)
+    assert _decode_cell(window, "F16") == "—"
+    before = ladder.row("Q4_K_M").speed
+    type_into(qtbot, window, "bwRam", "100G")
+    follower = quants_app.quants.follower
+    qtbot.waitUntil(lambda: not follower.busy() and follower.ladder() is not ladder, timeout=30000)
+    after = follower.ladder().row("Q4_K_M").speed
+    assert after.ram.bytes_per_s == 100 * GiB and after.tok_s > before.tok_s
+    assert after.tok_s == window.current_view().full_load.speed.tok_s
+    assert _decode_cell(window, "Q4_K_M") == bound_text(after)
+
+
+def test_the_decode_column_sorts_by_tokens_per_second(qtbot, quants_app):
+    window = quants_app.window
+    _ladder_shown(qtbot, quants_app)
+    window.body.hardware.editor.set_machine("64G", 1, "24G")
+    _wait_for_best(qtbot, quants_app, "IQ2_XXS")
+    table = child(window, "quantsTable")
+    decode = next(i for i, c in enumerate(COLUMNS) if c.key == "decode")
+    table.sortByColumn(decode, Qt.SortOrder.DescendingOrder)
+    names = [table.model().index(r, 0).data() for r in range(table.model().rowCount())]
+    assert names[0] == "IQ2_XXS" and set(names[-2:]) == {"BF16", "F16"}

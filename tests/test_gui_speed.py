@@ -9,8 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from gguf_factory import ArchDesc
-from gui_support import GIB, MIB, WIDE, child, open_model, settle
-from PySide6.QtCore import Qt, QThreadPool
+from gui_support import GIB, MIB, WIDE, child, open_model, settle, type_into
+from PySide6.QtCore import QThreadPool
 
 from gguf_budget.core import hypothetical_machine, load_model
 from gguf_budget.core.explorer.derive import derive
@@ -35,19 +35,6 @@ NO_CONTEXT = ArchDesc(name="no-context", n_layer=4, n_vocab=2048, omit=("llama.c
 def machine_32g():
     """24 GiB available of 32 GiB, no GPU: the 70B's 40 GiB of weights cannot load fully."""
     return hypothetical_machine(24 * GIB, host_total=32 * GIB)
-
-
-def type_into(qtbot, window: MainWindow, name: str, text: str) -> None:
-    """Replace a box's text as a person would (select all, type or delete, Return)."""
-    edit = child(window, name)
-    edit.setFocus()
-    edit.selectAll()
-    if text:
-        qtbot.keyClicks(edit, text)
-    else:
-        qtbot.keyClick(edit, Qt.Key.Key_Delete)
-    qtbot.keyClick(edit, Qt.Key.Key_Return)
-    settle(qtbot, window)
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@
 Rule 1: as for the what-if add-on (`whatif.host`): the composition root passes the window as a
         `QuantsHost`; the add-on uses only what is named here and never imports the window.
 Rule 2: three signals (a model on screen, a plan on screen, the machine judged), getters of
-        what the ladder is judged against (`current_model`, `request`, `snapshot`, `reserves`),
-        one setter (`show_model`: plan a priced quantization) and the dock hook (`add_docks`).
+        what the ladder is judged against (`current_model`, `request`, `snapshot`, `reserves`,
+        `speed_inputs` — the bandwidths the window's own estimates use), one setter (`show_model`: plan a priced quantization) and the dock hook (`add_docks`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QDockWidget, QWidget
 
 from gguf_budget.core import BudgetRequest, ModelSpec
 from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 
 
@@ -24,7 +25,7 @@ class QuantsHost(Protocol):
 
     Signals:
         modelLoaded(): a model was loaded (or shown) and its plan is on screen.
-        planChanged(): a replan finished and is on screen.
+        planChanged(): a replan finished and is on screen (a new bandwidth replans too).
         machineChanged(): the machine judged (`snapshot()`) or a reserve changed.
     """
 
@@ -48,6 +49,10 @@ class QuantsHost(Protocol):
     def snapshot(self) -> HardwareSnapshot | None: ...
 
     def reserves(self) -> Reserves: ...
+
+    def speed_inputs(self) -> tuple[Bandwidths, int | None]:
+        """The bandwidths the window's estimates use, and the judged machine's available RAM."""
+        ...
 
     def show_model(self, spec: ModelSpec) -> None: ...
 

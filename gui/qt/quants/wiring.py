@@ -7,9 +7,11 @@ Rule 2: a newly loaded model is priced once (`price_types`, off the GUI thread) 
         dock shows, not before; a model the dock itself handed to the window (a priced
         quantization) keeps the ladder it came from.
 Rule 3: the ladder is judged again (`quant_ladder`, off the GUI thread) when the machine, the
-        ctx, the KV type or the budget changes — once the controls have been still for
+        ctx, the KV type, the budget or the bandwidths change — once the controls have been still for
         SETTLE_MS, and only while the dock shows (a hidden dock catches up when shown).
-        The ladder's ctx is the window's explicit ctx, else the core's default (4096).
+        The ladder's ctx is the window's explicit ctx, else the core's default (4096); its
+        bandwidths are the window's (`speed_inputs`), so a row's decode estimate is the one
+        the window shows for that model's full load at that ctx.
 Rule 4: double-clicking a row shows that quantization in the main view (`show_model`),
         labelled "priced, not downloaded" by its name.
 """
@@ -96,8 +98,9 @@ class _QuantsFollower(QObject):
 
     def _request(self) -> LadderRequest:
         plan_request = self._host.request()
+        bandwidths, _ = self._host.speed_inputs()
         return LadderRequest(ctx=plan_request.ctx, kv_type=plan_request.kv_type, reserves=self._host.reserves(),
-                             budget=plan_request)
+                             budget=plan_request, bandwidths=bandwidths)
 
     def _changed(self) -> None:
         if self._priced is not None and self._judged != self._key(self._request()):
