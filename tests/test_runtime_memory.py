@@ -8,6 +8,8 @@ exact (to the log's two decimals), the compute buffer within 1.3 %, the peak RSS
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from recorded_models import LOGS, load_recorded_models, model_of
 
@@ -30,8 +32,20 @@ def specs(tmp_path_factory) -> dict[str, ModelSpec]:
     return load_recorded_models(tmp_path_factory.mktemp("recorded"))
 
 
-def test_there_are_twelve_cpu_runs():
+def _readme_runs() -> set[str]:
+    """The llama-cli runs the logs' README lists (`name_ctx{512,2048}_f16.log` rows), brace patterns expanded."""
+    names = set()
+    for pattern in re.findall(r"^\| `([^`*]+\.log)`", (LOGS / "README.md").read_text(), re.MULTILINE):
+        head, choices, tail = re.fullmatch(r"(.*)\{(.*)\}(.*)", pattern).groups()
+        names |= {f"{head}{choice}{tail}" for choice in choices.split(",")}
+    return names
+
+
+def test_there_are_twelve_cpu_runs_and_they_are_every_run_the_readme_lists():
+    """The bounds below are checked on every llama-cli run of the recorded set (a copy of
+    ../shared/llamacpp-logs, README included), none left out."""
     assert len(CPU_RUNS) == 12
+    assert set(CPU_RUNS) == _readme_runs()
 
 
 @pytest.mark.parametrize("name", CPU_RUNS)
