@@ -40,6 +40,12 @@ def test_mypy_strict_on_the_core(tmp_path):
     assert "Success: no issues found" in result.stdout
 
 
+def test_mypy_on_the_gui(tmp_path):
+    result = _mypy(tmp_path, "gguf_budget.gui")
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "Success: no issues found" in result.stdout
+
+
 def test_ruff_finds_nothing():
     result = subprocess.run([str(TOOLS / "ruff"), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]

@@ -87,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         RemoteOptions.limits = replace(RemoteOptions.limits, cap=parsed.max_header,
                                        first_chunk=min(RemoteOptions.limits.first_chunk, parsed.max_header))
-        return COMMANDS[parsed.command].run(parsed)
+        code: int = COMMANDS[parsed.command].run(parsed)
+        return code
     except BudgetError as e:
         log.debug("%s refused its input", parsed.command, exc_info=True)
         complain(f"gguf-budget {parsed.command}: {e}")

@@ -14,9 +14,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence, TextIO
 
 from gguf_budget.gui.cli.args import OneLineParser
+
+if TYPE_CHECKING:  # generic only in the type stubs before Python 3.11
+    _Handler = logging.StreamHandler[TextIO]
+else:
+    _Handler = logging.StreamHandler
 
 APP_LOGGER = "gguf_budget"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -24,7 +29,7 @@ DEFAULT_LOG_LEVEL = "WARNING"
 STDERR_FORMAT = "gguf-budget %(levelname)s %(name)s: %(message)s"
 
 
-class _StderrHandler(logging.StreamHandler):
+class _StderrHandler(_Handler):
     """Writes to `sys.stderr` as it is when the record comes (pytest swaps it per test)."""
 
     def emit(self, record: logging.LogRecord) -> None:

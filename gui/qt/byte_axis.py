@@ -16,18 +16,18 @@ from gguf_budget.core.views.byte_ticks import UNITS, nice_step
 class ByteAxis(pg.AxisItem):
     """Left axis in bytes, labelled in the binary unit that suits the span."""
 
-    def __init__(self, orientation: str = "left", **kw):
+    def __init__(self, orientation: str = "left", **kw: object):
         super().__init__(orientation, **kw)
         self.enableAutoSIPrefix(False)
         self._power = 0
 
-    def tickValues(self, minVal: float, maxVal: float, size: float):
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, list[float]]]:
         span = max(maxVal - minVal, 1.0)
         step, self._power = nice_step(span)
         first = math.ceil(minVal / step) * step
         count = int((maxVal - first) // step) + 1
         return [(step, [first + i * step for i in range(max(count, 0))])]
 
-    def tickStrings(self, values, scale, spacing):
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         unit = 1024**self._power
         return [f"{v / unit:g} {UNITS[self._power]}" for v in values]

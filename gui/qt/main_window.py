@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgressBar, QVBoxLayout, QWidget
 
 from gguf_budget.core import ModelSpec, load_model
@@ -38,6 +38,7 @@ from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
 from gguf_budget.core.machine.bandwidth_probe import probe_bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.types import BudgetRequest, CtxPolicy, HeadMode, MemoryPlan
 from gguf_budget.core.views.model_summary import summary_rows
@@ -55,6 +56,7 @@ from gguf_budget.gui.qt.settings import (
     ExplorerSettings, load_settings, restore_geometry, save_geometry, save_settings, user_settings, with_recent,
 )
 from gguf_budget.gui.qt.theme import error_style
+from gguf_budget.gui.qt.named import named
 
 STATUS_MS = 5000
 BandwidthBackend = Callable[[str], tuple[Bandwidths, tuple[str, ...]]]
@@ -130,7 +132,7 @@ class MainWindow(QMainWindow):
         return ExplorerState(
             budget_bytes=saved.budget_bytes or 1, unlimited=saved.unlimited, ctx=saved.ctx, ctx_cap=saved.ctx_cap,
             prefer=CtxPolicy(saved.prefer), n_buffers=saved.n_buffers, head_mode=HeadMode(saved.head_mode),
-            kv_type=saved.kv_type, force=saved.force, slow_below_tok_s=saved.slow_below_tok_s,
+            kv_type=KVType(saved.kv_type), force=saved.force, slow_below_tok_s=saved.slow_below_tok_s,
             bandwidths=with_typed(Bandwidths(), saved.ram_bw, saved.disk_bw, saved.vram_bw),
         )
 
@@ -138,12 +140,12 @@ class MainWindow(QMainWindow):
         central = QWidget(self)
         layout = QVBoxLayout(central)
         layout.setSpacing(2)  # the headline's two lines sit together; the window still fits 1440 × 900
-        self.load_error = QLabel(central, objectName="loadError", wordWrap=True)
+        self.load_error = named(QLabel(central, wordWrap=True), "loadError")
         self.load_error.setStyleSheet(error_style(bold=True))
         self.load_error.setTextFormat(Qt.TextFormat.PlainText)
         self.load_error.hide()
         self.banner = Banner(central)
-        self.full_load_line = QLabel(central, objectName="fullLoadLine")
+        self.full_load_line = named(QLabel(central), "fullLoadLine")
         self.full_load_line.setTextFormat(Qt.TextFormat.PlainText)
         self.full_load_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.full_load_line.setMinimumWidth(200)  # a long line must not widen the window; its tooltip holds it whole
@@ -153,7 +155,8 @@ class MainWindow(QMainWindow):
         self.body = build_body(central)
         layout.addWidget(self.body.splitter, 1)
         self.setCentralWidget(central)
-        self.busy = QProgressBar(self, objectName="busyIndicator", minimum=0, maximum=0, maximumWidth=160)
+        self.busy = named(QProgressBar(self, minimum=0, maximum=0), "busyIndicator")
+        self.busy.setMaximumWidth(160)
         self.busy.setFormat("loading…")
         self.busy.hide()
         self.statusBar().addPermanentWidget(self.busy)
@@ -433,7 +436,7 @@ class MainWindow(QMainWindow):
         if gguf_paths(event.mimeData()):
             event.acceptProposedAction()
 
-    def dragMoveEvent(self, event) -> None:
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
         if gguf_paths(event.mimeData()):
             event.acceptProposedAction()
 
@@ -443,6 +446,6 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_path(paths[0])
 
-    def closeEvent(self, event) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()
         super().closeEvent(event)

@@ -10,7 +10,8 @@ import argparse
 from pathlib import Path
 
 from gguf_budget.core.evidence.compare import compare
-from gguf_budget.core.evidence.llamacpp_log import LlamaCppLog, LlamaCppLogError, parse_llamacpp_log
+from gguf_budget.core.evidence.llamacpp_log import LlamaCppLogError, parse_llamacpp_log
+from gguf_budget.core.evidence.log_records import LlamaCppLog
 from gguf_budget.core.views.evidence_report import evidence_dict, evidence_text
 from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load

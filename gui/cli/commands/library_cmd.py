@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Callable
 from functools import partial
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(quiet: bool):
+def _progress(quiet: bool) -> Callable[[int, int], None]:
     """Progress on stderr for a person at a terminal; nothing when piped or for JSON."""
     if quiet or not sys.stderr.isatty():
         return lambda done, total: None

@@ -44,7 +44,7 @@ def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], ho
 def bandwidths_from(args: argparse.Namespace, model: ModelSpec, tiers: Sequence[str]) -> tuple[Bandwidths, tuple[str, ...]]:
     """Rule 1: (the figures, why some tiers were not measured)."""
     typed = {tier: getattr(args, f"{tier}_bw") for tier in tiers}
-    base, reasons = Bandwidths(), ()
+    base, reasons = Bandwidths(), tuple[str, ...]()
     to_measure = tuple(tier for tier, value in typed.items() if value is None)
     if to_measure and not args.no_measure:
         base, reasons = probe_bandwidths(model.path, tiers=to_measure)

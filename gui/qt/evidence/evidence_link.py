@@ -38,6 +38,7 @@ from gguf_budget.gui.qt.evidence.host import EvidenceHost
 from gguf_budget.gui.qt.evidence.measure_dialog import MeasureDialog
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.workers.measure_job import MeasureJob
+from gguf_budget.gui.qt.named import named
 
 LLAMA_PATH_KEY = "measure/llama_path"
 LOG_FILTER = "llama.cpp logs (*.log *.txt);;All files (*)"
@@ -77,11 +78,11 @@ class EvidenceLink(QObject):
         self.job.succeeded.connect(self._measured)
         self.job.failed.connect(self._measure_failed)
         self.dialog.cancelRequested.connect(self.job.cancel)
-        self.import_action = QAction("Import llama.cpp &log…", window, objectName="importLogAction")
+        self.import_action = named(QAction("Import llama.cpp &log…", window), "importLogAction")
         self.import_action.triggered.connect(self.choose_log)
-        self.measure_action = QAction("&Measure with llama.cpp…", window, objectName="measureAction")
+        self.measure_action = named(QAction("&Measure with llama.cpp…", window), "measureAction")
         self.measure_action.triggered.connect(self.measure)
-        self.location_action = QAction("llama.cpp l&ocation…", window, objectName="llamaLocationAction")
+        self.location_action = named(QAction("llama.cpp l&ocation…", window), "llamaLocationAction")
         self.location_action.triggered.connect(self.choose_location)
         host.modelLoaded.connect(self.follow_model)
         window.installEventFilter(self)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QProgressBar, Q
 from gguf_budget.core.measure.progress import Progress
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
+from gguf_budget.gui.qt.named import named
 
 
 class MeasureDialog(QDialog):
@@ -25,10 +26,10 @@ class MeasureDialog(QDialog):
         self.setObjectName("measureDialog")
         self.setWindowTitle("Measure with llama.cpp")
         self.setModal(False)
-        self.what = QLabel(self, objectName="measureWhat", wordWrap=True)
-        self.stage = QLabel(self, objectName="measureStage")
-        self.bar = QProgressBar(self, objectName="measureProgress", minimum=0, maximum=100)
-        self.detail = QLabel(self, objectName="measureDetail")
+        self.what = named(QLabel(self, wordWrap=True), "measureWhat")
+        self.stage = named(QLabel(self), "measureStage")
+        self.bar = named(QProgressBar(self, minimum=0, maximum=100), "measureProgress")
+        self.detail = named(QLabel(self), "measureDetail")
         for label in (self.what, self.stage, self.detail):
             label.setTextFormat(Qt.TextFormat.PlainText)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel, self)

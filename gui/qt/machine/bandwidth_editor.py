@@ -18,6 +18,7 @@ from gguf_budget.core.ranges import BANDWIDTH
 from gguf_budget.core.units import human_bytes
 
 from gguf_budget.gui.qt.theme import error_style
+from gguf_budget.gui.qt.named import named
 
 TIERS = {"ram": ("RAM", "bwRam"), "disk": ("Disk", "bwDisk"), "vram": ("VRAM", "bwVram")}
 
@@ -34,8 +35,8 @@ class BandwidthEditor(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self._typed: dict[str, int | None] = dict.fromkeys(TIERS)
-        self.edits = {tier: QLineEdit(self, objectName=name) for tier, (_, name) in TIERS.items()}
-        self.error = QLabel(self, objectName="bandwidthError", wordWrap=True)
+        self.edits = {tier: named(QLineEdit(self), name) for tier, (_, name) in TIERS.items()}
+        self.error = named(QLabel(self, wordWrap=True), "bandwidthError")
         self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet(error_style())
         self.error.hide()

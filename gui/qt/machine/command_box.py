@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, 
 
 from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.views.command_view import REALISES, command_text
+from gguf_budget.gui.qt.named import named
 
 
 class CommandBox(QWidget):
@@ -24,11 +25,11 @@ class CommandBox(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.title = QLabel("Run it", self, objectName="runCommandTitle")
-        self.text = QPlainTextEdit(self, objectName="runCommand", readOnly=True)
+        self.title = named(QLabel("Run it", self), "runCommandTitle")
+        self.text = named(QPlainTextEdit(self, readOnly=True), "runCommand")
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setMaximumHeight(96)
-        self.copy = QPushButton("Copy", self, objectName="copyCommand")
+        self.copy = named(QPushButton("Copy", self), "copyCommand")
         self.copy.setToolTip("Copy the llama-server command (shell-quoted) to the clipboard")
         self.copy.clicked.connect(self._copy)
         self.copy.setEnabled(False)

@@ -22,6 +22,7 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_mac
 from gguf_budget.core.units import human_bytes, parse_size, parse_size_list
 
 from gguf_budget.gui.qt.theme import error_style
+from gguf_budget.gui.qt.named import named
 
 MAX_GPUS = 8
 
@@ -42,23 +43,25 @@ class MachineEditor(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("machineEditor")
-        self.box = QGroupBox("Hypothetical machine (what-if)", self, objectName="hypotheticalBox",
-                             checkable=True, checked=False)
-        self.host_available = QLineEdit("32G", self, objectName="hypoHostAvailable")
-        self.host_total = QLineEdit("", self, objectName="hypoHostTotal", placeholderText="= available")
-        self.gpu_count = QSpinBox(self, objectName="hypoGpuCount", minimum=0, maximum=MAX_GPUS, value=1)
-        self.gpu_total = QLineEdit("24G", self, objectName="hypoGpuTotal")
-        self.gpu_free = QLineEdit("", self, objectName="hypoGpuFree", placeholderText="= all free")
-        self.preset = QComboBox(self, objectName="hypoPreset", editable=True)
+        self.box = named(QGroupBox("Hypothetical machine (what-if)", self,
+                                   checkable=True, checked=False), "hypotheticalBox")
+        self.host_available = named(QLineEdit("32G", self), "hypoHostAvailable")
+        self.host_total = named(QLineEdit("", self, placeholderText="= available"), "hypoHostTotal")
+        self.gpu_count = named(QSpinBox(self, minimum=0, maximum=MAX_GPUS, value=1), "hypoGpuCount")
+        self.gpu_total = named(QLineEdit("24G", self), "hypoGpuTotal")
+        self.gpu_free = named(QLineEdit("", self, placeholderText="= all free"), "hypoGpuFree")
+        self.preset = named(QComboBox(self, editable=True), "hypoPreset")
         self.preset.addItems(["", *preset_names()])
-        self.preset.lineEdit().setPlaceholderText("none: the figures below")
+        editor = self.preset.lineEdit()
+        assert editor is not None  # an editable combo box has one
+        editor.setPlaceholderText("none: the figures below")
         self.preset.setToolTip("A GPU or machine from the preset table; several GPUs as 'RTX 3090,RTX 3060'.\n\n"
                                + presets_text())
-        self.host_reserve = QLineEdit(human_bytes(Reserves().host), self, objectName="reserveHost")
-        self.gpu_reserve = QLineEdit(human_bytes(Reserves().gpu), self, objectName="reserveGpu")
-        self.gpu_reserves = QLineEdit("", self, objectName="reserveGpus", placeholderText="first GPU only")
+        self.host_reserve = named(QLineEdit(human_bytes(Reserves().host), self), "reserveHost")
+        self.gpu_reserve = named(QLineEdit(human_bytes(Reserves().gpu), self), "reserveGpu")
+        self.gpu_reserves = named(QLineEdit("", self, placeholderText="first GPU only"), "reserveGpus")
         self.gpu_reserves.setToolTip("Reserve per GPU, in GPU order (e.g. 1.5G,0.5G); replaces the first-GPU reserve")
-        self.error = QLabel(self, objectName="machineError", wordWrap=True)
+        self.error = named(QLabel(self, wordWrap=True), "machineError")
         self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet(error_style())
         self.error.hide()

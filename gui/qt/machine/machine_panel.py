@@ -36,6 +36,7 @@ from gguf_budget.gui.qt.machine.bandwidth_editor import BandwidthEditor
 from gguf_budget.gui.qt.machine.command_box import CommandBox
 from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
 from gguf_budget.gui.qt.machine.memory_bar import MemoryBar, MemoryLegend
+from gguf_budget.gui.qt.named import named
 
 AUTO = -1
 ROWS = {  # the row titles `machine_view` gives → the label's objectName
@@ -54,7 +55,7 @@ CLAIMS = {
 
 
 def _label(parent: QWidget, name: str) -> QLabel:
-    label = QLabel("—", parent, objectName=name, wordWrap=True)
+    label = named(QLabel("—", parent, wordWrap=True), name)
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
@@ -73,7 +74,7 @@ class HardwarePanel(QGroupBox):
         self._snapshot: HardwareSnapshot | None = None
         self._probe_failure: str | None = None
         self.age = _label(self, "snapshotAge")
-        self.refresh = QPushButton("Refresh", self, objectName="refreshHardware")
+        self.refresh = named(QPushButton("Refresh", self), "refreshHardware")
         self.refresh.setToolTip("Probe host RAM and the GPUs again")
         self.refresh.clicked.connect(self.refreshRequested)
         self.host_bar = MemoryBar(self)
@@ -82,11 +83,11 @@ class HardwarePanel(QGroupBox):
         self.gpu_box = QVBoxLayout()
         self.gpu_bars: list[MemoryBar] = []
         self.gpu_status = _label(self, "gpuStatus")
-        self.gpu_layers = QSpinBox(self, objectName="gpuLayersSpin", minimum=AUTO, maximum=AUTO,
-                                   specialValueText="auto", value=AUTO)
+        self.gpu_layers = named(QSpinBox(self, minimum=AUTO, maximum=AUTO, value=AUTO), "gpuLayersSpin")
+        self.gpu_layers.setSpecialValueText("auto")
         self.gpu_layers.setToolTip("Blocks to offload (llama.cpp -ngl); L + 1 also offloads the output layer")
         self.gpu_layers.valueChanged.connect(self.changed)
-        self.tensor_split = QLineEdit(self, objectName="tensorSplit", placeholderText="by free memory")
+        self.tensor_split = named(QLineEdit(self, placeholderText="by free memory"), "tensorSplit")
         self.tensor_split.setToolTip("Share of the layers per GPU, as llama.cpp -ts (e.g. 1,1 or 3,1)")
         self.tensor_split.editingFinished.connect(self._split_edited)
         self._split: tuple[float, ...] | None = None

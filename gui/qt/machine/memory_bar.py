@@ -7,12 +7,13 @@ used + reserve + need: past the bar's end means the placement does not fit that 
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPalette, QPen
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from gguf_budget.core.views.machine_view import POOL_LEGEND, PoolBar
 
 from gguf_budget.gui.qt.theme import MEMORY_COLOURS
+from gguf_budget.gui.qt.named import named
 
 SEGMENTS = ("used", "reserve", "usable")
 
@@ -27,7 +28,7 @@ class _Bar(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(240, 16)
 
-    def paintEvent(self, event) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         pool = self.pool
         if pool is None or pool.total <= 0:
             return
@@ -85,11 +86,11 @@ class MemoryLegend(QWidget):
         self.entries: dict[str, QLabel] = {}
         for key, words in POOL_LEGEND:
             if key in MEMORY_COLOURS:
-                swatch = QLabel(self, objectName=f"legendSwatch_{key}")
+                swatch = named(QLabel(self), f"legendSwatch_{key}")
                 swatch.setFixedSize(10, 10)
                 swatch.setStyleSheet(f"background-color: {MEMORY_COLOURS[key]};")
                 layout.addWidget(swatch)
-            label = QLabel(words, self, objectName=f"legend_{key}")
+            label = named(QLabel(words, self), f"legend_{key}")
             label.setTextFormat(Qt.TextFormat.PlainText)
             layout.addWidget(label)
             self.entries[key] = label

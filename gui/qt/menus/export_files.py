@@ -68,7 +68,7 @@ def chart_png(chart: pg.GraphicsLayoutWidget) -> bytes:
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     if not image.save(buffer, "PNG"):
         raise ExportError("cannot encode the chart as PNG")
-    return bytes(buffer.data())
+    return bytes(buffer.data().data())
 
 
 def chart_svg(chart: pg.GraphicsLayoutWidget) -> bytes:
@@ -87,7 +87,7 @@ def chart_svg(chart: pg.GraphicsLayoutWidget) -> bytes:
     with _uncached(chart.scene()):
         chart.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
     painter.end()
-    return bytes(buffer.data())
+    return bytes(buffer.data().data())
 
 
 @contextlib.contextmanager

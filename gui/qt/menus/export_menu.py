@@ -117,15 +117,16 @@ class ExportMenu(QMenu):
         return True
 
     def _write(self, kind: str, path: str) -> None:
+        s = self._sources
+        plan, model, sweep = s.plan(), s.model(), s.sweep()
         if not self.available(kind):
             raise files.ExportError(f"nothing to export yet: there is no {EXPORTS[kind].needs} on screen")
-        s = self._sources
-        if kind == "markdown":
-            files.export_plan_markdown(path, s.plan(), s.model())
-        elif kind == "json":
-            files.export_plan_json(path, s.plan(), s.speed())
-        elif kind == "sweep-csv":
-            files.export_sweep_csv(path, s.sweep())
+        if kind == "markdown" and plan is not None and model is not None:
+            files.export_plan_markdown(path, plan, model)
+        elif kind == "json" and plan is not None:
+            files.export_plan_json(path, plan, s.speed())
+        elif kind == "sweep-csv" and sweep is not None:
+            files.export_sweep_csv(path, sweep)
         else:
             chart = s.ledger_chart() if kind.startswith("ledger") else s.sweep_chart()
             write = files.export_chart_png if kind.endswith("png") else files.export_chart_svg

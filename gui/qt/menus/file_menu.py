@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
 
 from gguf_budget.core.views.file_label import file_label
 from gguf_budget.gui.qt.plain_text import plain_tooltip
+from gguf_budget.gui.qt.named import named
 
 GGUF_FILTER = "GGUF models (*.gguf);;All files (*)"
 
@@ -33,10 +34,10 @@ class FileMenu:
         self._window = window
         self._open_path = open_path
         self.menu = menu = window.menuBar().addMenu("&File")
-        self.open_action = QAction("&Open…", window, shortcut=QKeySequence.StandardKey.Open)
+        self.open_action = QAction("&Open…", window, shortcut=QKeySequence(QKeySequence.StandardKey.Open))
         self.open_action.triggered.connect(self.choose)
         menu.addAction(self.open_action)
-        self.recent_menu = QMenu("Open &Recent", window, objectName="recentMenu")
+        self.recent_menu = named(QMenu("Open &Recent", window), "recentMenu")
         menu.addMenu(self.recent_menu)
         self.export_anchor = menu.addSeparator()
         self.quit_action = QAction("&Quit", window, shortcut=QKeySequence("Ctrl+Q"))

@@ -17,13 +17,14 @@ Rule 5: the slider marks this machine's usable RAM (available − host reserve, 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QStyle, QStyleOptionSlider, QWidget
 
 from gguf_budget.core.ranges import BUDGET
 from gguf_budget.core.units import human_bytes
 
 from gguf_budget.gui.qt.theme import USABLE_MARK_COLOUR, error_style
+from gguf_budget.gui.qt.named import named
 
 MIB = 1 << 20
 SLIDER_MAX_MIB = BUDGET.high // MIB
@@ -38,7 +39,8 @@ class MarkedSlider(QSlider):
     """A slider that draws one mark: this machine's usable RAM (Rule 5); `mark()` is where, in MiB."""
 
     def __init__(self, parent: QWidget, name: str):
-        super().__init__(Qt.Orientation.Horizontal, parent, objectName=name)
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.setObjectName(name)
         self._mark: int | None = None
 
     def mark(self) -> int | None:
@@ -52,7 +54,7 @@ class MarkedSlider(QSlider):
             self._mark = value
             self.update()
 
-    def paintEvent(self, event) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
         value = self.mark()
         if value is None:
@@ -83,9 +85,9 @@ class BudgetControl(QWidget):
         self._bytes = 0
         self.slider = MarkedSlider(self, "budgetSlider")
         self.slider.setToolTip("RAM budget in MiB (arrows, PgUp/PgDn)")
-        self.edit = QLineEdit(self, objectName="budgetEdit", placeholderText="e.g. 512M, 1.5G, 2GiB")
-        self.unlimited = QCheckBox("unlimited", self, objectName="budgetUnlimited")
-        self.error = QLabel(self, objectName="budgetError")
+        self.edit = named(QLineEdit(self, placeholderText="e.g. 512M, 1.5G, 2GiB"), "budgetEdit")
+        self.unlimited = named(QCheckBox("unlimited", self), "budgetUnlimited")
+        self.error = named(QLabel(self), "budgetError")
         self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet(error_style())
         self.error.hide()

@@ -15,6 +15,8 @@ Rule 4: the cap box is empty for "the model's context length"; text that is not 
 
 from __future__ import annotations
 
+from typing import Callable
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QWidget
 
@@ -24,6 +26,7 @@ from gguf_budget.core.plan.types import CtxPolicy
 from gguf_budget.core.ranges import CONTEXT
 
 from gguf_budget.gui.qt.theme import error_style
+from gguf_budget.gui.qt.named import named
 
 
 def snap(value: int, span: Span) -> int:
@@ -53,20 +56,21 @@ class ContextControl(QWidget):
         self._span = Span(1, 1, 1)
         self._asked: int | None = None
         self._cap: int | None = None
-        self.slider = QSlider(Qt.Orientation.Horizontal, self, objectName="ctxSlider")
+        self.slider = named(QSlider(Qt.Orientation.Horizontal, self), "ctxSlider")
         self.slider.setToolTip("Context in tokens (arrows, PgUp/PgDn)")
-        self.auto = QCheckBox("auto", self, objectName="ctxAuto", checked=True)
+        self.auto = named(QCheckBox("auto", self), "ctxAuto")
+        self.auto.setChecked(True)
         self.auto.setToolTip("Let the planner choose ctx under the cap")
-        self.value_label = QLabel(self, objectName="ctxValue")
+        self.value_label = named(QLabel(self), "ctxValue")
         self.value_label.setMinimumWidth(self.value_label.fontMetrics().horizontalAdvance("1,048,576 tokens (auto)"))
-        self.edit = QLineEdit(self, objectName="ctxEdit", placeholderText="exact")
+        self.edit = named(QLineEdit(self, placeholderText="exact"), "ctxEdit")
         self.edit.setToolTip("Type an exact context: it is planned as typed, beyond the trained context too")
-        self.cap = QLineEdit(self, objectName="ctxCapEdit", placeholderText="cap")
+        self.cap = named(QLineEdit(self, placeholderText="cap"), "ctxCapEdit")
         self.cap.setToolTip("The most context an auto ctx may take (empty: the model's trained context)")
-        self.prefer_context = QCheckBox("prefer context", self, objectName="preferContext")
+        self.prefer_context = named(QCheckBox("prefer context", self), "preferContext")
         self.prefer_context.setToolTip("Auto ctx takes the largest context that fits (the seed's ranking), "
                                        "even at the cost of pinned layers; off: speed first above 4096")
-        self.error = QLabel(self, objectName="ctxError")
+        self.error = named(QLabel(self), "ctxError")
         self.error.setStyleSheet(error_style())
         self.error.hide()
         self._layout()
@@ -129,7 +133,7 @@ class ContextControl(QWidget):
 
     # -- user input -------------------------------------------------------------------
 
-    def _quiet(self, action) -> None:
+    def _quiet(self, action: Callable[[], object]) -> None:
         widgets = (self.slider, self.auto, self.cap, self.prefer_context, self.edit)
         for w in widgets:
             w.blockSignals(True)

@@ -8,7 +8,10 @@ Rule 2: beside the ring knob, the plan's "requested N, planned M: why" when they
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QSpinBox, QWidget
 
 from gguf_budget.core.explorer.state import (
@@ -16,6 +19,17 @@ from gguf_budget.core.explorer.state import (
 )
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.core.plan.types import HeadMode
+from gguf_budget.gui.qt.named import named
+
+
+class KnobValues(TypedDict):
+    """The knobs as explorer-state fields (`replace(state, **values)`)."""
+
+    n_buffers: int
+    head_mode: HeadMode
+    kv_type: KVType
+    force: bool
+    slow_below_tok_s: float
 
 
 class Knobs(QWidget):
@@ -29,21 +43,21 @@ class Knobs(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self.buffers = QSpinBox(self, objectName="buffersSpin", minimum=BUFFER_RANGE[0], maximum=BUFFER_RANGE[1],
-                                value=DEFAULT_N_BUFFERS)
+        self.buffers = named(QSpinBox(self, minimum=BUFFER_RANGE[0], maximum=BUFFER_RANGE[1],
+                                      value=DEFAULT_N_BUFFERS), "buffersSpin")
         self.buffers.setToolTip("Streaming ring depth asked for (the plan says what it uses, and why)")
-        self.ring_note = QLabel(self, objectName="ringNote", wordWrap=True)
+        self.ring_note = named(QLabel(self, wordWrap=True), "ringNote")
         self.ring_note.setTextFormat(Qt.TextFormat.PlainText)
-        self.head = QComboBox(self, objectName="headMode")
+        self.head = named(QComboBox(self), "headMode")
         self.head.addItems([m.value for m in HEAD_MODE_CHOICES])
         self.head.setToolTip("LM head: let the planner choose, keep it resident, or stream it")
-        self.kv_type = QComboBox(self, objectName="kvType")
+        self.kv_type = named(QComboBox(self), "kvType")
         self.kv_type.addItems([t.value for t in KV_TYPE_CHOICES])
         self.kv_type.setToolTip("KV cache element type")
-        self.force = QCheckBox("force (run over budget)", self, objectName="forceCheck")
+        self.force = named(QCheckBox("force (run over budget)", self), "forceCheck")
         self.force.setToolTip("Plan the minimum configuration even when it exceeds the budget")
-        self.slow = QDoubleSpinBox(self, objectName="slowThreshold", minimum=SLOW_RANGE[0], maximum=SLOW_RANGE[1],
-                                   decimals=2, singleStep=0.5, value=DEFAULT_SLOW_BELOW_TOK_S, suffix=" tok/s")
+        self.slow = named(QDoubleSpinBox(self, minimum=SLOW_RANGE[0], maximum=SLOW_RANGE[1],
+                                         decimals=2, singleStep=0.5, value=DEFAULT_SLOW_BELOW_TOK_S, suffix=" tok/s"), "slowThreshold")
         self.slow.setToolTip("A feasible plan that streams weights and decodes slower than this is headlined "
                              "FEASIBLE — SLOW (amber)")
         form = QFormLayout(self)
@@ -60,7 +74,7 @@ class Knobs(QWidget):
         self.force.toggled.connect(self.changed)
         self.slow.valueChanged.connect(self.changed)
 
-    def values(self) -> dict[str, object]:
+    def values(self) -> KnobValues:
         """The knobs as explorer-state fields."""
         return {"n_buffers": self.buffers.value(), "head_mode": HeadMode(self.head.currentText()),
                 "kv_type": KVType(self.kv_type.currentText()), "force": self.force.isChecked(),
@@ -68,7 +82,9 @@ class Knobs(QWidget):
 
     def set_tied(self, tied: bool) -> None:
         """A tied head can only be resident: offer "stream" only when the head is separate."""
-        item = self.head.model().item(HEAD_MODE_CHOICES.index(HeadMode.STREAM))
+        model = self.head.model()
+        assert isinstance(model, QStandardItemModel)  # a QComboBox's own model
+        item = model.item(HEAD_MODE_CHOICES.index(HeadMode.STREAM))
         item.setEnabled(not tied)
         item.setToolTip("The output head is tied to token_embd, so it stays resident" if tied else "")
         if tied and self.head.currentText() == HeadMode.STREAM:

@@ -7,7 +7,7 @@ names the layer, its exact bytes (from the model) and whether it is pinned.
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QRectF, QSize
-from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPalette, QPen
+from PySide6.QtGui import QColor, QHelpEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gguf_budget.core.units import human_bytes
@@ -46,7 +46,7 @@ class LayerStrip(QWidget):
         w = self.width() / max(1, len(self._layer_bytes))
         return QRectF(i * w + _GAP / 2, 2, max(1.0, w - _GAP), self.height() - 4)
 
-    def paintEvent(self, event) -> None:
+    def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         outline = QPen(self.palette().color(QPalette.ColorRole.WindowText))
         outline.setWidthF(0.6)
@@ -59,7 +59,7 @@ class LayerStrip(QWidget):
         painter.end()
 
     def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ToolTip and self._layer_bytes:
+        if isinstance(event, QHelpEvent) and event.type() == QEvent.Type.ToolTip and self._layer_bytes:
             self._show_tooltip(event)
             return True
         return super().event(event)

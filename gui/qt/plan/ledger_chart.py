@@ -111,7 +111,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         for _, label in self._legend.items:
             label.setText(label.text, color=text)
 
-    def changeEvent(self, event) -> None:
+    def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_legend"):
             self.apply_palette()
         super().changeEvent(event)

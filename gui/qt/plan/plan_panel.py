@@ -19,6 +19,7 @@ from gguf_budget.gui.qt.plan.context_control import ContextControl
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
+from gguf_budget.gui.qt.named import named
 
 PLAN_COLUMN = "This plan"
 MINIMUM_COLUMN = "Minimum configuration"
@@ -32,7 +33,7 @@ class PlanPanel(QWidget):
         super().__init__(parent)
         self.budget = BudgetControl(self)
         self.context = ContextControl(self)
-        self.pinned = QLabel("—", self, objectName="pinnedLabel")
+        self.pinned = named(QLabel("—", self), "pinnedLabel")
         self.pinned.setTextFormat(Qt.TextFormat.PlainText)
         self.pinned.setMinimumWidth(120)  # a longer text must not widen the window mid-drag
         self.strip = LayerStrip(self)

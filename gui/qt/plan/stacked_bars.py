@@ -23,7 +23,7 @@ class Segment:
     x: float
     bottom: float
     height: float
-    colour: str
+    colour: QColor
 
 
 class StackedBars(pg.GraphicsObject):
@@ -57,10 +57,10 @@ class StackedBars(pg.GraphicsObject):
     def boundingRect(self) -> QRectF:
         return QRectF(self._rect)
 
-    def paint(self, painter: QPainter, *args) -> None:
+    def paint(self, painter: QPainter, *args: object) -> None:
         painter.setPen(self._outline)
         half = self._width / 2
         for s in self._segments:
             if s.height > 0:
-                painter.setBrush(QBrush(QColor(s.colour)))
+                painter.setBrush(QBrush(s.colour))
                 painter.drawRect(QRectF(s.x - half, s.bottom, self._width, s.height))

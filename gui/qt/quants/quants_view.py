@@ -13,6 +13,7 @@ from gguf_budget.core.views.quant_ladder import QuantLadder
 from gguf_budget.core.views.quant_report import best_text
 
 from gguf_budget.gui.qt.quants.ladder_table import QuantLadderModel
+from gguf_budget.gui.qt.named import named
 
 
 class QuantsView(QWidget):
@@ -27,13 +28,13 @@ class QuantsView(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("quantsView")
-        self.summary = QLabel("Open a model to price its quantizations.", self, objectName="quantsSummary",
-                              wordWrap=True)
+        self.summary = named(QLabel("Open a model to price its quantizations.", self,
+                                    wordWrap=True), "quantsSummary")
         self.model = QuantLadderModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
         self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
-        self.table = QTableView(self, objectName="quantsTable")
+        self.table = named(QTableView(self), "quantsTable")
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

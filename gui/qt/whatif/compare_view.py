@@ -31,6 +31,7 @@ from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.whatif.compare_table import CompareModel
 from gguf_budget.gui.qt.menus.file_menu import GGUF_FILTER
 from gguf_budget.gui.qt.theme import error_style
+from gguf_budget.gui.qt.named import named
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class CompareView(QWidget):
         self._build()
 
     def _build(self) -> None:
-        self.open_button = QPushButton("Open second model…", self, objectName="compareOpen")
+        self.open_button = named(QPushButton("Open second model…", self), "compareOpen")
         self.open_button.clicked.connect(self.choose)
         self.first_label = self._label("compareFirst", "First: the model in the window")
         self.second_label = self._label("compareSecond", "Second: open a model to compare (e.g. another quantization)")
@@ -75,7 +76,7 @@ class CompareView(QWidget):
         self.error.setStyleSheet(error_style(bold=True))
         self.error.hide()
         self.model = CompareModel(self)
-        self.table = QTableView(self, objectName="compareTable")
+        self.table = named(QTableView(self), "compareTable")
         self.table.setModel(self.model)
         self.table.verticalHeader().hide()
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
@@ -95,7 +96,7 @@ class CompareView(QWidget):
 
     def _label(self, name: str, text: str, wrap: bool = False) -> QLabel:
         """Plain text; unwrapped labels take the view's width, never the text's (no relayout per tick)."""
-        label = QLabel(text, self, objectName=name, wordWrap=wrap)
+        label = named(QLabel(text, self, wordWrap=wrap), name)
         label.setTextFormat(Qt.TextFormat.PlainText)
         if not wrap:
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)

@@ -43,7 +43,7 @@ def _raise(window: QMainWindow, whatif: WhatIf, dock_name: str) -> None:
 
 def _sweep(window: QMainWindow, whatif: WhatIf, wait: Wait) -> str | None:
     _raise(window, whatif, "sweep_dock")
-    sweep, failures = whatif.sweep, []
+    sweep, failures = whatif.sweep, list[str]()
     sweep.sweepFailed.connect(failures.append)
     wait(lambda: bool(failures) or (sweep.result() is not None and not sweep.worker.busy),
          (sweep.sweepFinished, sweep.sweepFailed))
@@ -56,7 +56,7 @@ def _compare(window: QMainWindow, whatif: WhatIf, compare_file: str | None, wait
     if not compare_file:
         return "--view compare needs --compare FILE (the second model)"
     _raise(window, whatif, "compare_dock")
-    compare, failures, loaded = whatif.compare, [], []
+    compare, failures, loaded = whatif.compare, list[str](), list[bool]()
     compare.secondFailed.connect(failures.append)
     compare.secondLoaded.connect(lambda: loaded.append(True))
     compare.open_second(compare_file)

@@ -18,6 +18,7 @@ import bisect
 
 import numpy as np
 import pyqtgraph as pg
+from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
 from PySide6.QtCore import QEvent, QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QCursor, QPalette, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
@@ -139,7 +140,7 @@ class SweepChart(pg.GraphicsLayoutWidget):
             if getattr(line, "label", None) is not None:
                 line.label.setColor(text)
 
-    def changeEvent(self, event) -> None:
+    def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "budget_lines"):
             self.apply_palette()
         super().changeEvent(event)
@@ -200,7 +201,7 @@ class SweepChart(pg.GraphicsLayoutWidget):
     def plot_at(self, scene_pos: QPointF) -> pg.PlotItem | None:
         return next((p for p in self.plots.values() if p.vb.sceneBoundingRect().contains(scene_pos)), None)
 
-    def _clicked(self, event) -> None:
+    def _clicked(self, event: MouseClickEvent) -> None:
         if event.button() != Qt.MouseButton.LeftButton:
             return
         plot = self.plot_at(event.scenePos())

@@ -28,6 +28,7 @@ from gguf_budget.core.views.sweep_view import summary_text
 from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
 from gguf_budget.gui.qt.whatif.sweep_worker import SweepBackend, SweepSpeed, SweepWorker
 from gguf_budget.gui.qt.throttle import Throttle
+from gguf_budget.gui.qt.named import named
 
 MARK_INTERVAL_MS = 100
 
@@ -69,15 +70,16 @@ class SweepView(QWidget):
         self.worker.cancelled.connect(lambda: self._idle("Sweep cancelled; the chart shows the previous sweep"))
 
     def _build(self) -> None:
-        self.range_edit = QLineEdit(self, objectName="sweepRange", placeholderText="FROM:TO:STEP, e.g. 128M:2G:64M")
+        self.range_edit = named(QLineEdit(self, placeholderText="FROM:TO:STEP, e.g. 128M:2G:64M"), "sweepRange")
         self.range_edit.setToolTip("Budgets to plan, TO included (the same text as `gguf-budget sweep --budgets`)")
         self.range_edit.returnPressed.connect(self._range_typed)
-        self.run_button = QPushButton("Sweep", self, objectName="sweepRun")
+        self.run_button = named(QPushButton("Sweep", self), "sweepRun")
         self.run_button.clicked.connect(self._range_typed)
-        self.progress = QProgressBar(self, objectName="sweepProgress", minimum=0, maximum=1, maximumWidth=220)
-        self.cancel_button = QPushButton("Cancel", self, objectName="sweepCancel")
+        self.progress = named(QProgressBar(self, minimum=0, maximum=1), "sweepProgress")
+        self.progress.setMaximumWidth(220)
+        self.cancel_button = named(QPushButton("Cancel", self), "sweepCancel")
         self.cancel_button.clicked.connect(self.worker.cancel)
-        self.status = QLabel("Open a model to sweep budgets", self, objectName="sweepStatus", wordWrap=True)
+        self.status = named(QLabel("Open a model to sweep budgets", self, wordWrap=True), "sweepStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
         self.chart = SweepChart(self)
         self.chart.budgetPicked.connect(self.budgetPicked)
