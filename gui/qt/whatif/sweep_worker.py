@@ -11,24 +11,23 @@ Rule 3: only the latest sweep counts. `cancel()` (and `discard()`, and starting 
         `cancelled()` (at once).
 Rule 4: every exception ends the sweep in `failed(str)`, never a sweep that stays busy: a
         `BudgetError` (the planner refused) says its one line, anything else "internal error: …"
-        with its traceback in the log (`failure_text`, as for every worker).
+        with its traceback in the log (`ProgressCall`, as for every long call).
 Rule 5: given `SweepSpeed` inputs, each chunk's rows get their decode estimates (`with_speeds`)
         on the worker too.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, Signal
 
 from gguf_budget.core import BudgetRequest, ModelSpec, SweepResult, sweep_budgets
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.speed.sweep import with_speeds
 
-from gguf_budget.gui.qt.workers.background import EXPECTED, failure_text
+from gguf_budget.gui.qt.workers.progress_call import ProgressCall, Work
 
 CHUNK_BUDGETS = 128
 SweepBackend = Callable[[ModelSpec, Sequence[int], BudgetRequest], SweepResult]
@@ -58,44 +57,32 @@ def merge_sweeps(parts: Sequence[SweepResult]) -> SweepResult:
     )
 
 
-class _Relay(QObject):
-    """Carries a sweep's messages from the worker thread to the GUI thread (queued)."""
+def sweep_work(backend: SweepBackend, model: ModelSpec, budgets: Sequence[int], request: BudgetRequest,
+               speed: SweepSpeed | None) -> Work:
+    """The sweep as a `ProgressCall` work: chunk by chunk, checking Cancel before each (Rule 1)."""
 
-    progress = Signal(int, int, int)
-    done = Signal(int, bool, object)
-
-
-class _SweepJob(QRunnable):
-    def __init__(self, backend: SweepBackend, model: ModelSpec, budgets: Sequence[int], request: BudgetRequest,
-                 speed: SweepSpeed | None, stop: threading.Event, relay: _Relay, ticket: int):
-        super().__init__()
-        self._backend, self._model, self._budgets, self._request = backend, model, budgets, request
-        self._speed, self._stop, self._relay, self._ticket = speed, stop, relay, ticket
-
-    def _chunk(self, budgets: Sequence[int]) -> SweepResult:
-        part = self._backend(self._model, budgets, self._request)
-        if self._speed is None:
+    def chunk_result(chunk: Sequence[int]) -> SweepResult:
+        part = backend(model, chunk, request)
+        if speed is None:
             return part
-        return with_speeds(self._model, part, self._request.kv_type, self._speed.bandwidths, self._speed.host_available)
+        return with_speeds(model, part, request.kv_type, speed.bandwidths, speed.host_available)
 
-    def run(self) -> None:
+    def work(progress: Callable[[int, int | None], None], cancelled: Callable[[], bool]) -> SweepResult | None:
         parts: list[SweepResult] = []
-        done, total = 0, len(self._budgets)
-        for chunk in chunked(self._budgets):
-            if self._stop.is_set():
-                return
-            try:
-                parts.append(self._chunk(chunk))
-            except Exception as e:  # noqa: BLE001 -- Rule 4: every failure must answer the GUI thread
-                self._relay.done.emit(self._ticket, False, failure_text(e, EXPECTED, "sweeping budgets"))
-                return
+        done = 0
+        for chunk in chunked(budgets):
+            if cancelled():
+                return None
+            parts.append(chunk_result(chunk))
             done += len(chunk)
-            self._relay.progress.emit(self._ticket, done, total)
-        self._relay.done.emit(self._ticket, True, merge_sweeps(parts))
+            progress(done, len(budgets))
+        return merge_sweeps(parts)
+
+    return work
 
 
 class SweepWorker(QObject):
-    """Runs one sweep at a time on Qt's global thread pool.
+    """Runs one sweep at a time on Qt's global thread pool (a `ProgressCall`: Rules 3 and 4).
 
     Signals:
         progress(int, int): budgets planned so far, and how many in all.
@@ -112,53 +99,26 @@ class SweepWorker(QObject):
     def __init__(self, backend: SweepBackend = sweep_budgets, parent: QObject | None = None):
         super().__init__(parent)
         self._backend = backend
-        self._relay = _Relay()  # parentless: a job may outlive this worker; Qt drops its queued messages
-        self._relay.progress.connect(self._progressed)
-        self._relay.done.connect(self._answer)
-        self._ticket = 0
-        self._stop: threading.Event | None = None
+        self._call = ProgressCall("sweeping budgets", self)
+        for theirs, ours in ((self._call.progress, self.progress), (self._call.succeeded, self.succeeded),
+                             (self._call.failed, self.failed), (self._call.cancelled, self.cancelled)):
+            theirs.connect(ours)
 
     @property
     def busy(self) -> bool:
-        return self._stop is not None
+        return self._call.busy
 
     def start(self, model: ModelSpec, budgets: Sequence[int], request: BudgetRequest,
               speed: SweepSpeed | None = None) -> None:
         """Sweep `budgets` (at least one), with decode estimates when `speed` is given; a running sweep is dropped."""
         if not budgets:
             raise ValueError("a sweep needs at least one budget")
-        self._drop()
-        self._ticket += 1
-        self._stop = threading.Event()
-        job = _SweepJob(self._backend, model, tuple(budgets), request, speed, self._stop, self._relay, self._ticket)
-        QThreadPool.globalInstance().start(job)
+        self._call.start(sweep_work(self._backend, model, tuple(budgets), request, speed))
 
     def cancel(self) -> None:
         """Stop the running sweep (no-op when idle); emits `cancelled`."""
-        if self._stop is None:
-            return
-        self._drop()
-        self.cancelled.emit()
+        self._call.cancel()
 
     def discard(self) -> None:
         """Stop the running sweep without a signal: its answer is out of date, a newer sweep will follow."""
-        self._drop()
-
-    def _drop(self) -> None:
-        if self._stop is not None:
-            self._stop.set()
-            self._stop = None
-            self._ticket += 1
-
-    def _progressed(self, ticket: int, done: int, total: int) -> None:
-        if ticket == self._ticket and self._stop is not None:
-            self.progress.emit(done, total)
-
-    def _answer(self, ticket: int, ok: bool, payload: object) -> None:
-        if ticket != self._ticket or self._stop is None:
-            return
-        self._stop = None
-        if ok:
-            self.succeeded.emit(payload)
-        else:
-            self.failed.emit(str(payload))
+        self._call.discard()

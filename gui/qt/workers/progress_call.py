@@ -83,6 +83,10 @@ class ProgressCall(QObject):
         self._drop()
         self.cancelled.emit()
 
+    def discard(self) -> None:
+        """Drop the running call without a signal: a newer one will follow."""
+        self._drop()
+
     def _drop(self) -> None:
         if self._stop is not None:
             self._stop.set()
