@@ -1,7 +1,11 @@
 """Byte sizes for people: `human_bytes` to print, `parse_size` to read — the one pair CLI and GUI share.
 
-Binary units throughout: K/M/G/T and KiB/MiB/GiB/TiB (and KB/MB/GB/TB) all mean powers of
-1024, as RAM is sold and as llama.cpp prints; plain digits are bytes.
+Rule 1: one reading of sizes for the CLI and the window — binary units throughout: K/M/G/T,
+        KiB/MiB/GiB/TiB and KB/MB/GB/TB all mean powers of 1024 (JEDEC's memory convention:
+        a "16 GB" module holds 16 GiB, and llama.cpp prints MiB); plain digits are bytes.
+Rule 2: a size written with a decimal-looking unit (KB, MB, GB, TB, PB) is read by Rule 1, and
+        `binary_unit_note` says so in one line, so "5GB" is never silently 5·10^9 or 5·2^30.
+Rule 3: `round_step` gives the round numbers (1, 2 or 5 × 10^k) ranges and steps are made of.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from gguf_budget.core.errors import RequestError
 
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 _SCALE = {"": 0, "b": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtp]?)(i?b)?\s*$", re.IGNORECASE)
 INT64_MAX = 2**63 - 1
 """The largest byte count or count anywhere in the tool: GGUF's own int64 limit, 2^63−1."""
 
@@ -52,6 +56,24 @@ def parse_size(text: str) -> int:
     if not math.isfinite(value) or value > INT64_MAX:
         raise RequestError(f"size too large: {text!r}")
     return int(round(value))
+
+
+def binary_unit_note(text: str) -> str | None:
+    """Rule 2: '5GB' → 'read 5GB as binary units: 5.00 GiB (1 GB = 1024³ bytes)'; None for any other text."""
+    m = _SIZE.match(text or "")
+    if not m or not m.group(2) or (m.group(3) or "").lower() != "b":
+        return None
+    letter = m.group(2).lower()
+    power = "¹²³⁴⁵"[_SCALE[letter] - 1] if _SCALE[letter] > 1 else ""
+    return f"read {text.strip()} as binary units: {human_bytes(parse_size(text))} (1 {letter.upper()}B = 1024{power} bytes)"
+
+
+def round_step(x: float) -> int:
+    """Rule 3: the largest of 1, 2, 5, 10, 20, 50, … that is at most `x` (1 for anything below 2)."""
+    if x < 2:
+        return 1
+    power = int(10 ** (len(str(int(x))) - 1))
+    return max(m * power for m in (1, 2, 5) if m * power <= x)
 
 
 def significant(x: float, digits: int = 2) -> str:

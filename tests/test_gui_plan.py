@@ -78,6 +78,7 @@ def test_dragging_across_the_minimum_flips_the_banner_exactly_where_plan_memory_
 
 def test_keyboard_steps_the_budget_and_the_plan_follows(qtbot, loaded):
     slider = child(loaded, "budgetSlider")
+    slide_budget(qtbot, loaded, (slider.minimum() + slider.maximum()) // 2)
     slider.setFocus()
     before = slider.value()
     qtbot.keyClick(slider, Qt.Key.Key_PageDown)
@@ -159,7 +160,7 @@ def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtb
 def test_bad_budget_text_shows_an_error_and_keeps_the_last_plan(qtbot, loaded):
     plan, banner_text = loaded.current_plan(), child(loaded, "banner").text()
     edit, error = child(loaded, "budgetEdit"), child(loaded, "budgetError")
-    for bad in ("lots", "-5M", "0"):
+    for bad in ("lots", "-5M", "2P"):
         edit.setFocus()
         edit.selectAll()
         qtbot.keyClicks(edit, bad)

@@ -8,8 +8,9 @@ Rule 2: the full load is `estimate_fit` at the plan's ctx (no plan: the explicit
         GPU layers up to the cap (`largest_fitting_ctx`); no machine yet, no full load.
 Rule 3: speeds: the plan's with the machine's available RAM deciding page cache or disk, the
         full load's when it fits (`core.speed.estimate`).
-Rule 4: the budget slider spans SLIDER_BELOW × the minimum feasible budget to SLIDER_ABOVE ×
-        the all-pinned budget; the ctx slider spans CTX_STEP to the largest of the trained
+Rule 4: the budget slider's span is the model's and the machine's alone (`budget_span`: from
+        below any request's minimum to at least the machine's total RAM), so ctx, knobs and
+        budget never rescale it; the ctx slider spans CTX_STEP to the largest of the trained
         context, the cap and the asked ctx (at most `ranges.CONTEXT`), in CTX_STEP steps (an asked ctx off the steps is
         still planned exactly). A new model's budget starts halfway between its thresholds.
 Rule 5: the report (rendered when read) is the plan's report followed by the speed estimate's
@@ -19,13 +20,15 @@ Rule 6: `derive(state, previous)` equals `derive(state)`; it only reuses the par
         token prices, the thresholds (they ignore budget and force), the full load (it ignores
         the budget unless ctx moves) and, when only ctx moved and the GPU layers stayed, the
         largest ctx that fits. A budget tick then costs a plan and a speed estimate, plus one
-        fit when ctx moved, instead of the max-ctx search's ten fits.
+        fit when ctx moved, instead of the max-ctx search's ten fits. The budget span is reused
+        while the model object and the machine's total RAM stay.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from gguf_budget.core.explorer.budget_span import Span, budget_span, machine_total
 from gguf_budget.core.explorer.full_load import FullLoad, full_load, full_load_cap
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.explorer.captions import ctx_label, pinned_caption, ring_note
@@ -46,19 +49,6 @@ from gguf_budget.core.views.plan_report import plan_text
 from gguf_budget.core.views.speed_view import plan_report_with_speed
 
 MiB = 1 << 20
-SLIDER_BELOW, SLIDER_ABOVE = 0.75, 1.25
-
-
-@dataclass(frozen=True)
-class Span:
-    """A slider's range and step, in the control's unit (bytes or tokens)."""
-
-    low: int
-    high: int
-    step: int
-
-    def holds(self, value: int) -> bool:
-        return self.low <= value <= self.high
 
 
 @dataclass(frozen=True)
@@ -119,12 +109,6 @@ class ExplorerView:
         return plan_report_with_speed(plan_text(self.plan), self.plan_speed)
 
 
-def budget_span(thresholds: tuple[int, int]) -> Span:
-    low, high = thresholds
-    lo, hi = max(int(low * SLIDER_BELOW), 1), max(int(high * SLIDER_ABOVE), 2)
-    return Span(lo, hi, max(MiB, (hi - lo) // 200 // MiB * MiB))
-
-
 def initial_budget(thresholds: tuple[int, int]) -> int:
     """Rule 4: halfway between the thresholds, on a whole MiB (a plan that streams some layers), at most the
     largest budget there is (`ranges.BUDGET`: a model that needs more is shown as impossible)."""
@@ -155,6 +139,17 @@ class _Reuse:
         if p is not None and p.thresholds is not None and p.state.model is self.model and p.threshold_key == key:
             return key, p.thresholds
         return key, budget_thresholds(self.model, key)
+
+    def budget_span(self, state: ExplorerState) -> Span | None:
+        """Rule 4 (None: a model the planner cannot price at all), reused while model and machine total stay."""
+        p = self.previous
+        total = machine_total(state.machine)
+        if p is not None and p.state.model is self.model and machine_total(p.state.machine) == total:
+            return p.budget_span
+        try:
+            return budget_span(self.model, total)
+        except BudgetError:
+            return None
 
     def full_load(self, state: ExplorerState, ctx: int | None,
                   prices: TokenPrices) -> tuple[FullLoadKey, FullLoad | None, str | None]:
@@ -200,7 +195,7 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     key, load, load_error = reuse.full_load(state, state.ctx, prices)
     headline = Headline(BannerState.ERROR, f"CANNOT PLAN — {message}", _line(load, load_error, state))
     ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
-    return ExplorerView(state, None, message, None, None, ctx_span(model, state),
+    return ExplorerView(state, None, message, None, reuse.budget_span(state), ctx_span(model, state),
                         usable_ram(state.machine, state.reserves.host), load, None, headline, "—", ctx, "", prices,
                         None, key, load_error)
 
@@ -222,7 +217,7 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
     speed = plan_speed(prices, plan, state.bandwidths, host_available)
     key, load, load_error = reuse.full_load(state, plan.ctx, prices)
     banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable_ram(state.machine, state.reserves.host))
-    return ExplorerView(state, plan, None, thresholds, budget_span(thresholds), ctx_span(model, state),
+    return ExplorerView(state, plan, None, thresholds, reuse.budget_span(state), ctx_span(model, state),
                         usable_ram(state.machine, state.reserves.host), load, speed,
                         Headline(banner, text, _line(load, load_error, state)), pinned_caption(plan, speed),
                         ctx_label(plan), ring_note(plan), prices, threshold_key, key, load_error)

@@ -6,6 +6,8 @@ Rule 2: a bad argument is one line naming the option, never argparse's usage dum
         number is read against its range in `core.ranges` (`ranged`), which --help states.
 Rule 3: a value that starts with a minus and a digit (`--budget -1G`) is the option's value, so
         its error is the value's ("a size cannot be negative"), not argparse's "expected one argument".
+Rule 5: a size with a decimal-looking unit (`--budget 5GB`) is read as binary units, as the
+        window reads it, and one line on stderr says so (`units.binary_unit_note`).
 Rule 4: everything printed goes through the core's one escaping function: reports line by
         line (`say`), messages as one line (`complain`, the parser's errors), because a model's
         name, architecture and path are written by strangers and may hold terminal escapes,
@@ -22,6 +24,7 @@ from typing import Callable, NoReturn, Sequence
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.ranges import Range
 from gguf_budget.core.safe_text import safe_lines, safe_text
+from gguf_budget.core.units import binary_unit_note
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -67,8 +70,12 @@ def ranged(limits: Range) -> Callable[[str], int]:
         if limits.unit == "bytes" and text.strip().startswith("-"):
             raise argparse.ArgumentTypeError(f"a size cannot be negative: {text!r}")
         try:
-            return limits.parse(text)
+            value = limits.parse(text)
         except RequestError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
+        note = binary_unit_note(text) if limits.unit == "bytes" else None
+        if note:
+            complain(f"note: {note}")
+        return value
 
     return parse

@@ -422,7 +422,7 @@ class MainWindow(QMainWindow):
         self.full_load_line.setToolTip(view.headline.full_load)
         if view.budget_span is not None and view.budget_span != self._drawn_span:
             self._drawn_span = view.budget_span
-            self.body.plan.budget.set_range(view.budget_span.low, view.budget_span.high)
+            self.body.plan.budget.set_span(view.budget_span)
         self.body.plan.show_view(model, view)
         self.body.knobs.show_ring_note(view.ring_note)
         if view.full_load is not None and view.full_load is not self._drawn_load:

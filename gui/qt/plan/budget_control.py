@@ -1,14 +1,19 @@
 """The RAM budget: a slider in MiB, a text box for exact sizes, and an "unlimited" switch.
 
 Rule 1: the budget in bytes is the source of truth. The slider writes whole MiB; the text
-        box writes exactly what was typed (`512M`, `1.5G`, `2GiB`, plain bytes), parsed
-        by the core's `parse_size`; the slider then shows the nearest MiB, clamped.
-Rule 2: text that does not parse, is 0 or lies outside the core's `BUDGET` range shows an
-        inline error and changes nothing — the last good budget stays, and so does the plan
-        on screen (validate, then mutate).
-Rule 4: the slider ends at the core's largest budget (`BUDGET`, 2^30 MiB: inside Qt's 32-bit
-        int); a budget beyond its range is clamped on the slider only.
-Rule 3: "unlimited" (budget 0 in the request) greys out the slider and the text box.
+        box writes exactly what was typed (`512M`, `1.5G`, `2GiB`, plain bytes), read by the
+        core's `BUDGET.parse` as the CLI's `--budget` is; the slider then shows the nearest MiB,
+        clamped. A decimal-looking unit (`5GB`) is read as binary and the note line says so
+        (`units.binary_unit_note`, the CLI's words).
+Rule 2: text that does not parse or lies outside the core's `BUDGET` range shows an inline
+        error and changes nothing — the last good budget stays, and so does the plan on
+        screen (validate, then mutate). The note line under the controls keeps its height
+        when empty, so an error or a note never moves the layout.
+Rule 3: "unlimited" (budget 0 in the request) greys out the slider; typing `0` means unlimited,
+        as `--budget 0` does on the command line (the last budget is kept for unticking).
+Rule 4: the slider's span and step are the core's (`ExplorerView.budget_span`), at most the
+        core's largest budget (`BUDGET`, 2^30 MiB: inside Qt's 32-bit int); a budget beyond
+        the span is clamped on the slider only, and a new span never moves the budget.
 Rule 5: the slider marks this machine's usable RAM (available − host reserve, `ExplorerView.usable_ram`)
         with a tick where that budget would sit, when it lies on the slider; the headline says
         when the budget exceeds it.
@@ -18,10 +23,13 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
-from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QStyle, QStyleOptionSlider, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox, QGridLayout, QLabel, QLineEdit, QSizePolicy, QSlider, QStyle, QStyleOptionSlider, QWidget,
+)
 
+from gguf_budget.core.explorer.budget_span import Span
 from gguf_budget.core.ranges import BUDGET
-from gguf_budget.core.units import human_bytes
+from gguf_budget.core.units import binary_unit_note, human_bytes
 
 from gguf_budget.gui.qt.theme import USABLE_MARK_COLOUR, error_style
 from gguf_budget.gui.qt.named import named
@@ -90,7 +98,14 @@ class BudgetControl(QWidget):
         self.error = named(QLabel(self), "budgetError")
         self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet(error_style())
-        self.error.hide()
+        self.note = named(QLabel(self), "budgetNote")
+        self.note.setTextFormat(Qt.TextFormat.PlainText)
+        for label in (self.error, self.note):  # Rule 2: the line keeps its height, shown or not
+            policy = label.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            policy.setHorizontalPolicy(QSizePolicy.Policy.Ignored)
+            label.setSizePolicy(policy)
+            label.hide()
         grid = QGridLayout(self)
         grid.setContentsMargins(0, 0, 0, 0)
         grid.addWidget(QLabel("RAM budget", self), 0, 0)
@@ -98,6 +113,7 @@ class BudgetControl(QWidget):
         grid.addWidget(self.edit, 0, 2)
         grid.addWidget(self.unlimited, 0, 3)
         grid.addWidget(self.error, 1, 1, 1, 3)
+        grid.addWidget(self.note, 1, 1, 1, 3)
         grid.setColumnStretch(1, 1)
         self.slider.valueChanged.connect(self._slid)
         self.edit.editingFinished.connect(self._typed)
@@ -111,16 +127,17 @@ class BudgetControl(QWidget):
         """The budget last set, even while "unlimited" is on."""
         return self._bytes
 
-    def set_range(self, low: int, high: int) -> None:
-        """Slider range in bytes (rounded outwards to whole MiB); the budget is kept."""
-        lo, hi = min(max(1, low // MIB), SLIDER_MAX_MIB - 1), min(max(2, -(-high // MIB)), SLIDER_MAX_MIB)
+    def set_span(self, span: Span) -> None:
+        """Rule 4: the core's span in bytes (whole MiB) and its step; the budget is kept."""
+        lo, hi = min(max(1, span.low // MIB), SLIDER_MAX_MIB - 1), min(max(2, -(-span.high // MIB)), SLIDER_MAX_MIB)
+        hi = max(hi, lo + 1)
+        step = min(max(1, span.step // MIB), hi - lo)
         self.slider.blockSignals(True)
-        self.slider.setRange(lo, max(hi, lo + 1))
-        span = self.slider.maximum() - lo
-        self.slider.setSingleStep(max(1, span // 200))
-        self.slider.setPageStep(max(1, span // 20))
+        self.slider.setRange(lo, hi)
+        self.slider.setSingleStep(step)
+        self.slider.setPageStep(min(10 * step, hi - lo))
+        self.slider.setValue(slider_mib(self._bytes))
         self.slider.blockSignals(False)
-        self._show(self._bytes)
 
     def set_usable(self, n_bytes: int | None) -> None:
         """Rule 5: mark this machine's usable RAM (None: no machine known yet)."""
@@ -146,7 +163,7 @@ class BudgetControl(QWidget):
 
     def _slid(self, mib: int) -> None:
         self._bytes = mib * MIB
-        self.error.hide()
+        self._say(None, None)
         self.edit.setText(human_bytes(self._bytes))
         self.edit.setModified(False)
         self.changed.emit()
@@ -155,24 +172,31 @@ class BudgetControl(QWidget):
         if not self.edit.isModified():
             return
         self.edit.setModified(False)
+        text = self.edit.text()
         try:
-            n_bytes = BUDGET.parse(self.edit.text())
+            n_bytes = BUDGET.parse(text)
         except ValueError as e:
-            self._reject(str(e))
+            self._say(str(e), None)
             return
-        if n_bytes == 0:
-            self._reject("a budget must be above 0 (tick \"unlimited\" for no budget)")
+        self._say(None, binary_unit_note(text))
+        if n_bytes == 0:  # Rule 3
+            self.unlimited.setChecked(True)
+            self._show(self._bytes)
             return
-        self.error.hide()
         self._bytes = n_bytes
         self.slider.blockSignals(True)
         self.slider.setValue(slider_mib(n_bytes))
         self.slider.blockSignals(False)
         self.changed.emit()
 
-    def _reject(self, message: str) -> None:
-        self.error.setText(message)
-        self.error.show()
+    def _say(self, error: str | None, note: str | None) -> None:
+        """The one line under the controls: an error, else a note, else nothing (Rule 2)."""
+        if error is None and note is None and self.error.isHidden() and self.note.isHidden():
+            return  # a slider tick with nothing to clear
+        for label, text in ((self.error, error), (self.note, None if error else note)):
+            label.setText(text or "")
+            label.setToolTip(text or "")
+            label.setVisible(text is not None)
 
     def _toggled(self) -> None:
         self._enable()
