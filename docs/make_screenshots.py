@@ -8,6 +8,8 @@
   (a skeleton has no weights to read), each labelled so on screen.
 - docs/sweep.png: the bundled Llama-3.1-8B-Instruct Q4_K_M skeleton under a 6 GiB budget
   (auto ctx), with the budget sweep dock raised.
+- docs/laptop-1280x720.png and docs/desktop-1920x1080.png: the sweep view again, at a laptop's
+  and a desktop's window size (`--size`): every control of the main view on screen at 1280×720.
 - docs/compare.png: the same model in Q4_K_M (bundled) and in Q8_0 (a skeleton of the same
   published config written here into a temporary folder, with every weight matrix Q8_0)
   compared under a 9 GiB budget at ctx 8192.
@@ -58,6 +60,8 @@ def main() -> None:
     screenshot(docs / "screenshot.png", "--budget", "6G")
     screenshot(docs / "slow.png", "--budget", "16G", name=BIG_MODEL)
     screenshot(docs / "sweep.png", "--budget", "6G", "--view", "sweep")
+    for size, name in (("1280x720", "laptop-1280x720.png"), ("1920x1080", "desktop-1920x1080.png")):
+        screenshot(docs / name, "--budget", "6G", "--view", "sweep", "--size", size)
     with tempfile.TemporaryDirectory() as scratch:
         second = str(q8_0_skeleton(Path(scratch)))
         screenshot(docs / "compare.png", "--budget", "9G", "--ctx", "8192", "--view", "compare", "--compare", second)

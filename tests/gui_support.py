@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QSettings, Qt, QThreadPool
 
 from gguf_budget.core import ModelSpec
 from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.explorer.window_size import DESIGN_SIZE
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
 from gguf_budget.gui.qt.app import Explorer, compose
 from gguf_budget.gui.qt.main_window import MainWindow
@@ -73,6 +74,7 @@ def make_explorer(qtbot, settings_store: QSettings, tmp_path: Path) -> Callable[
         kw.setdefault("library_config", tmp_path / "library.json")
         kw.setdefault("header_cache", tmp_path / "headers")
         explorer = compose(store or settings_store, **kw)
+        explorer.window.resize(*DESIGN_SIZE)  # the offscreen screen is 800 × 800: every test lays out at the design size
         qtbot.addWidget(explorer.window)
         explorer.window.show()
         return explorer

@@ -35,7 +35,7 @@ WINDOW_HELP = """\
 the window:
   gguf-budget [FILE] [--budget SIZE] [--ctx N]
                         open the desktop window on FILE (default: the bundled demo model)
-  gguf-budget FILE --screenshot PATH [--view plan|sweep|compare] [--compare FILE2]
+  gguf-budget FILE --screenshot PATH [--view plan|sweep|compare] [--compare FILE2] [--size WxH]
                         render the window to a PNG offscreen and exit (no display needed)
 
 `gguf-budget help COMMAND` (or COMMAND --help) shows a command's options."""

@@ -11,6 +11,8 @@ Rule 3b: before Qt starts on X11, the xcb platform plugin's system libraries are
 Rule 4: `--screenshot PATH` renders the window offscreen once the model is planned and the
         hardware probed, writes a PNG and exits 0 — with fresh settings, so a screenshot
         never depends on what the user last did. A model that fails to load exits 2.
+Rule 6: `--size WxH` (with `--screenshot`) renders at that window size, 1280x720 up to 7680x4320
+        (default 1440x900), so the README's laptop and desktop shots are made by the app.
 Rule 5: with `--screenshot`, `--view sweep` shows the budget sweep and `--view compare` the
         comparison with FILE2 (`--compare`), each once its numbers are drawn; `plan` (the
         default) shows the plan without the what-if docks. They need `--screenshot`.
@@ -28,7 +30,7 @@ from typing import Mapping, Sequence
 
 from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.gguf.regular_file import check_regular
-from gguf_budget.core.ranges import BUDGET, CONTEXT
+from gguf_budget.core.ranges import BUDGET, CONTEXT, Range
 from gguf_budget.resources import demo_model_path
 
 from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, ranged
@@ -37,6 +39,8 @@ from gguf_budget.gui.cli.xcb_check import Loader, family_of, install_hint, missi
 
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
 SCREENSHOT_VIEWS = ("plan", "sweep", "compare")
+SHOT_WIDTHS = Range("a screenshot width", 1280, 7680, "pixels")
+SHOT_HEIGHTS = Range("a screenshot height", 720, 4320, "pixels")
 
 
 def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
@@ -47,6 +51,8 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
                    help=f"RAM budget, e.g. 512M, 1.5G, 2GiB, {BUDGET.text} (0 = unlimited)")
     p.add_argument("--ctx", type=ranged(CONTEXT), help=f"context, {CONTEXT.text} (default: auto, the most that fits)")
     p.add_argument("--screenshot", metavar="PATH", help="render the window to a PNG offscreen and exit")
+    p.add_argument("--size", type=window_size, metavar="WxH",
+                   help="with --screenshot: the window size, 1280x720 to 7680x4320 (default: 1440x900)")
     p.add_argument("--view", choices=SCREENSHOT_VIEWS, help="with --screenshot: the view to show (default: plan)")
     p.add_argument("--compare", metavar="FILE2", help="with --screenshot --view compare: the second model")
     add_log_level_argument(p)
@@ -54,13 +60,24 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     for path in (options.file, options.compare):
         if path is not None:
             _check_model_file(p, path)
-    if (options.view or options.compare) and not options.screenshot:
-        p.error("--view and --compare need --screenshot")
+    if (options.view or options.compare or options.size) and not options.screenshot:
+        p.error("--view, --compare and --size need --screenshot")
     if (options.view == "compare") != (options.compare is not None):
         p.error("--view compare and --compare FILE2 go together")
     options.view = options.view or "plan"
     options.file = options.file or str(demo_model_path())
     return options
+
+
+def window_size(text: str) -> tuple[int, int]:
+    """'1280x720' → (1280, 720), each side within SHOT_SIZES (Rule 6); an argparse error otherwise."""
+    width, _, height = text.lower().partition("x")
+    if not (width.strip().isdigit() and height.strip().isdigit()):
+        raise argparse.ArgumentTypeError(f"a window size is WxH, e.g. 1280x720, got {text!r}")
+    try:
+        return SHOT_WIDTHS.check(int(width)), SHOT_HEIGHTS.check(int(height))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _check_model_file(parser: OneLineParser, path: str) -> None:

@@ -155,7 +155,7 @@ def run_screenshot(options: argparse.Namespace, settings_file: Path) -> str | No
     application()
     store = QSettings(str(settings_file), QSettings.Format.IniFormat)
     explorer = compose(store)
-    explorer.window.resize(*SCREENSHOT_SIZE)
+    explorer.window.resize(*(getattr(options, "size", None) or SCREENSHOT_SIZE))
     explorer.window.show()
     try:
         return shoot(explorer, options)

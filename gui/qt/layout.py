@@ -1,4 +1,8 @@
-"""Where the widgets sit: model and knobs on the left, the plan in the centre, the machine on the right."""
+"""Where the widgets sit: knobs and model on the left, the plan in the centre, the machine on the right.
+
+Every column fits 1280 × 720 with a bottom dock open: the side columns scroll, the centre
+holds the controls, the ledger chart and the report at their minimum heights.
+"""
 
 from __future__ import annotations
 
@@ -45,8 +49,8 @@ def build_body(parent: QWidget) -> Body:
     summary, knobs = ModelSummary(left), Knobs(left)
     column = QVBoxLayout(left)
     column.setContentsMargins(0, 0, 0, 0)
+    column.addWidget(_group("Knobs", knobs, left))  # the controls first: at 1280 × 720 the facts scroll, not the knobs
     column.addWidget(_group("Model", summary, left))
-    column.addWidget(_group("Knobs", knobs, left))
     column.addStretch(1)
     plan = PlanPanel(splitter)
     hardware = HardwarePanel(splitter)

@@ -15,6 +15,9 @@ Rule 4: `modelLoaded` is emitted after the new model's plan is on screen, so who
 Rule 5: a loaded model is committed only after `derive` and every text it shows have run for
         it (touching no widget): a model that cannot be shown is a failed load, and the
         previous model, plan and title stay.
+Rule 7: the window opens at a size that fits the screen's available area
+        (`explorer.window_size.opening_size`), or at the size the person left (saved geometry);
+        bottom docks open at most `window_size.DOCK_SHARE` of its height.
 Rule 6: a new model keeps the budget when it lies on the new model's slider span, else starts
         between its thresholds (`explorer.derive.initial_budget`).
 """
@@ -34,6 +37,7 @@ from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.explorer.window_size import dock_height, opening_size
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
 from gguf_budget.core.machine.bandwidth_probe import probe_bandwidths
@@ -99,7 +103,8 @@ class MainWindow(QMainWindow):
         self.setObjectName("mainWindow")
         self.setWindowTitle("GGUF Budget Explorer")
         self.setAcceptDrops(True)
-        self.resize(1440, 900)
+        available = self.screen().availableGeometry()
+        self.resize(*opening_size((available.width(), available.height())))
         self._store = settings if settings is not None else user_settings()
         self._saved = load_settings(self._store)
         self._budget_chosen = self._saved.budget_bytes is not None
@@ -139,7 +144,8 @@ class MainWindow(QMainWindow):
     def _build(self) -> None:
         central = QWidget(self)
         layout = QVBoxLayout(central)
-        layout.setSpacing(2)  # the headline's two lines sit together; the window still fits 1440 × 900
+        layout.setSpacing(2)  # the headline's two lines sit together; the window still fits 1280 × 720
+        layout.setContentsMargins(6, 4, 6, 2)
         self.load_error = named(QLabel(central, wordWrap=True), "loadError")
         self.load_error.setStyleSheet(error_style(bold=True))
         self.load_error.setTextFormat(Qt.TextFormat.PlainText)
@@ -290,7 +296,7 @@ class MainWindow(QMainWindow):
 
     def add_docks(self, docks: Sequence[QDockWidget], height: int) -> None:
         """Dock these along the bottom, tabbed together and with the docks added before; the first
-        dock ever added stays in front, `height` pixels tall."""
+        dock ever added stays in front, `height` pixels tall at most (Rule 7)."""
         for dock in docks:
             self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
             if self._bottom_docks:
@@ -298,7 +304,7 @@ class MainWindow(QMainWindow):
             self._bottom_docks.append(dock)
         if self._bottom_docks:
             self._bottom_docks[0].raise_()
-            self.resizeDocks([self._bottom_docks[0]], [height], Qt.Orientation.Vertical)
+            self.resizeDocks([self._bottom_docks[0]], [dock_height(height, self.height())], Qt.Orientation.Vertical)
 
     def add_menu(self, menu: QMenu) -> None:
         """Put `menu` in the menu bar after File, before Help."""

@@ -13,7 +13,7 @@ from typing import Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, Qt
-from PySide6.QtGui import QColor, QPalette, QPen
+from PySide6.QtGui import QColor, QPalette, QPen, QResizeEvent
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from gguf_budget.core.units import human_bytes
@@ -26,6 +26,16 @@ from gguf_budget.gui.qt.theme import ledger_colour
 
 Items = Sequence[tuple[str, int]]
 _WIDTH = 0.6
+MIN_HEIGHT = 150
+"""Low enough for 1280 × 720 with a dock open; below LEGEND_ONE_COLUMN the legend takes two columns."""
+LEGEND_ONE_COLUMN = 230
+BOTTOM_AXIS_HEIGHT = 40
+
+
+def _two_lines(label: str) -> str:
+    """A long column label on two lines, so it fits under a narrow column ('Minimum\nconfiguration')."""
+    head, space, tail = label.partition(" ")
+    return f"{head}\n{tail}" if space and len(label) > 12 else label
 
 
 class LedgerChart(pg.GraphicsLayoutWidget):
@@ -39,7 +49,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         super().__init__(parent=parent)
         self.setObjectName("ledgerChart")
         self.plot = self.addPlot(row=0, col=0, axisItems={"left": ByteAxis()})
-        self.setMinimumSize(360, 260)
+        self.setMinimumSize(360, MIN_HEIGHT)
         self._lines = tuple(lines)
         self._optional = frozenset(optional)
         self._columns: list[tuple[str, tuple[tuple[str, int], ...]]] = []
@@ -54,7 +64,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self._hovered: str | None = None
         self._fill_legend(())
         self._line_styles = {"budget": (Qt.PenStyle.SolidLine, 2.0), "minimum": (Qt.PenStyle.DashLine, 1.2)}
-        self._budget_line, self._minimum_line = self._add_hline(), self._add_hline()
+        self._budget_line, self._minimum_line = self._add_hline(below=True), self._add_hline()
         self.scene().sigMouseMoved.connect(self._hover)
         self.apply_palette()
 
@@ -65,6 +75,9 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self.plot.enableAutoRange(False)
         self.plot.showGrid(y=True, alpha=0.25)
         self.plot.getAxis("bottom").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.plot.getAxis("bottom").setHeight(BOTTOM_AXIS_HEIGHT)  # a column label may take two lines
         self._legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-4)
         self.addItem(self._legend, row=0, col=1)
 
@@ -80,9 +93,11 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         """The lines listed in the legend now, top-down."""
         return tuple(label.text for _, label in self._legend.items)
 
-    def _add_hline(self) -> pg.InfiniteLine:
+    def _add_hline(self, below: bool = False) -> pg.InfiniteLine:
+        """A labelled line; the budget's label hangs below it, so it stays inside the chart at any height."""
+        anchor = (1, 0) if below else (1, 1)
         line = pg.InfiniteLine(angle=0, movable=False, label="",
-                               labelOpts={"position": 0.97, "anchors": [(1, 1), (1, 1)]})
+                               labelOpts={"position": 0.97, "anchors": [anchor, anchor]})
         line.setZValue(10)
         line.setVisible(False)
         self.plot.addItem(line)
@@ -111,6 +126,13 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         for _, label in self._legend.items:
             label.setText(label.text, color=text)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Below LEGEND_ONE_COLUMN pixels the legend takes two columns, so it never outgrows the chart."""
+        columns = 1 if self.height() >= LEGEND_ONE_COLUMN else 2
+        if hasattr(self, "_legend") and self._legend.columnCount != columns:
+            self._legend.setColumnCount(columns)
+        super().resizeEvent(event)
+
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_legend"):
             self.apply_palette()
@@ -130,7 +152,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
             self._fill_legend(drawn_optional)
             self.apply_palette()
         self._set_hline(self._budget_line, budget, "budget")
-        self._set_hline(self._minimum_line, minimum, "minimum configuration")
+        self._set_hline(self._minimum_line, minimum, "minimum")
         self._set_ranges(budget, minimum)
 
     def _changed(self, key: str, drawn: object) -> bool:
@@ -165,7 +187,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
     def _set_ranges(self, budget: int | None, minimum: int | None) -> None:
         tops = [sum(n for _, n in items) for _, items in self._columns]
         top = axis_top(max(tops + [budget or 0, minimum or 0, 1]))
-        ticks = [(i, label) for i, (label, _) in enumerate(self._columns)]
+        ticks = [(i, _two_lines(label)) for i, (label, _) in enumerate(self._columns)]
         if not self._changed("ranges", (top, ticks)):
             return
         self.plot.setYRange(0, top, padding=0)

@@ -47,10 +47,11 @@ class PlanPanel(QWidget):
         split.addWidget(self.report)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
-        split.setSizes([480, 280])
+        split.setSizes([560, 170])  # shrinking keeps this ratio: the chart gets the most of a short window
         split.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(3)
         for w in (self.budget, self.context, self.pinned, self.strip):
             layout.addWidget(w)
         layout.addWidget(split, 1)

@@ -16,16 +16,16 @@ class ReportView(QWidget):
         self._edit.setReadOnly(True)
         self._edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self._edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        copy = QPushButton("Copy report", self)
+        copy = QPushButton("Copy", self, toolTip="Copy the report")
         copy.setObjectName("copyReport")
         copy.clicked.connect(self.copy)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(copy)
-        layout = QVBoxLayout(self)
+        column = QVBoxLayout()
+        column.addWidget(copy)
+        column.addStretch(1)
+        layout = QHBoxLayout(self)  # the button beside the text: no row of its own at 1280 × 720
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self._edit)
-        layout.addLayout(row)
+        layout.addWidget(self._edit, 1)
+        layout.addLayout(column)
 
     def set_text(self, text: str) -> None:
         if text != self._edit.toPlainText():

@@ -1,10 +1,10 @@
 """Screenshots of the what-if views: `gguf-budget FILE --screenshot PNG --view sweep|compare [--compare FILE2]`.
 
-Rule 1: `plan` (the default) hides the what-if docks: the plan alone. `sweep` raises the
+Rule 1: `plan` (the default) hides every dock: the plan alone. `sweep` raises the
         sweep dock and waits until the sweep of the plan on screen is drawn; `compare` raises
         the compare dock, loads FILE2 as the second model and waits for both ledgers.
 Rule 2: the raised dock gets SCREENSHOT_DOCK_HEIGHT pixels so its chart or table is legible
-        in a 1440×900 screenshot.
+        in a 1440×900 screenshot, at most the window's dock share (`window_size.dock_height`).
 Rule 3: a failure (FILE2 does not load or cannot be planned, the sweep fails, or nothing
         answers in time) comes back as a one-line message for the caller to report.
 """
@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from PySide6.QtCore import Qt, SignalInstance
-from PySide6.QtWidgets import QMainWindow
+from PySide6.QtWidgets import QDockWidget, QMainWindow
 
+from gguf_budget.core.explorer.window_size import dock_height
 from gguf_budget.gui.qt.whatif.wiring import WhatIf
 
 SCREENSHOT_DOCK_HEIGHT = 320
@@ -28,8 +29,8 @@ def prepare_view(window: QMainWindow, whatif: WhatIf, view: str, compare_file: s
         return _sweep(window, whatif, wait)
     if view == "compare":
         return _compare(window, whatif, compare_file, wait)
-    whatif.sweep_dock.hide()
-    whatif.compare_dock.hide()
+    for dock in window.findChildren(QDockWidget):  # every add-on's dock, not only the what-if ones
+        dock.hide()
     return None
 
 
@@ -37,8 +38,9 @@ def _raise(window: QMainWindow, whatif: WhatIf, dock_name: str) -> None:
     dock = getattr(whatif, dock_name)
     dock.show()
     dock.raise_()
-    dock.widget().setMinimumHeight(SCREENSHOT_DOCK_HEIGHT)  # the window exits after the shot
-    window.resizeDocks([dock], [SCREENSHOT_DOCK_HEIGHT], Qt.Orientation.Vertical)
+    height = dock_height(SCREENSHOT_DOCK_HEIGHT, window.height())
+    dock.widget().setMinimumHeight(height)  # the window exits after the shot
+    window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
 
 
 def _sweep(window: QMainWindow, whatif: WhatIf, wait: Wait) -> str | None:

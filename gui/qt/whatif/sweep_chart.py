@@ -59,7 +59,7 @@ class SweepChart(pg.GraphicsLayoutWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent=parent)
         self.setObjectName("sweepChart")
-        self.setMinimumSize(480, 200)
+        self.setMinimumSize(480, 120)
         self._result: SweepResult | None = None
         self.hover_text = ""
         self.plots = {name: self._add_plot(col, name) for col, name in enumerate(CURVES)}
