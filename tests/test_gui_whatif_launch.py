@@ -101,7 +101,7 @@ def test_a_second_model_that_cannot_load_exits_2(tmp_path, write_model):  # noqa
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--view", "sweep"], "--view and --compare need --screenshot"),
+    (["--view", "sweep"], "--view, --compare and --size need --screenshot"),
     (["--screenshot", "x.png", "--view", "compare"], "--view compare and --compare FILE2 go together"),
     (["--screenshot", "x.png", "--compare", __file__], "--view compare and --compare FILE2 go together"),
     (["--screenshot", "x.png", "--view", "compare", "--compare", "missing.gguf"], "no such file: missing.gguf"),
