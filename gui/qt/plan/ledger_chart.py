@@ -75,8 +75,6 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self.plot.enableAutoRange(False)
         self.plot.showGrid(y=True, alpha=0.25)
         self.plot.getAxis("bottom").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-        for name in ("left", "bottom"):
-            self.plot.getAxis(name).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.getAxis("bottom").setHeight(BOTTOM_AXIS_HEIGHT)  # a column label may take two lines
         self._legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-4)
         self.addItem(self._legend, row=0, col=1)
