@@ -10,13 +10,15 @@ Rule 2: the three claims stay three sentences: file size is storage, the verdict
         admission estimate against one snapshot, and runtime evidence is "none" until a
         real run measured something.
 Rule 3: a probed snapshot reports its age; a hypothetical one says it was typed in.
+Rule 4: with no model open the host RAM bar is still drawn (`host_bar`): the machine alone,
+        used | reserve | usable, with no need marked.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gguf_budget.core.fit.types import FitEstimate, FitVerdict
+from gguf_budget.core.fit.types import FitEstimate, FitVerdict, Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
 
@@ -77,6 +79,14 @@ def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
                             device.usable, device.need, device.shortfall, slots_text(device.slots, fit.n_layer)))
     return tuple(bars)
 
+
+
+def host_bar(snapshot: HardwareSnapshot, reserves: Reserves) -> PoolBar:
+    """Rule 4: the host RAM of a machine, before any model is judged against it."""
+    free = snapshot.host_available
+    reserve = min(reserves.host, free)
+    return PoolBar("host", "host RAM", snapshot.host_total, snapshot.host_total - free, reserve, free - reserve,
+                   None, None)
 
 
 def split_text(fit: FitEstimate) -> str:

@@ -18,6 +18,9 @@ Rule 5: a loaded model is committed only after `derive` and every text it shows 
 Rule 7: the window opens at a size that fits the screen's available area
         (`explorer.window_size.opening_size`), or at the size the person left (saved geometry);
         bottom docks open at most `window_size.DOCK_SHARE` of its height.
+Rule 8: before any model is open the plan area is an empty state offering File ▸ Open…, the
+        Catalogue and the Library, the machine panel draws the host RAM bar of the machine alone,
+        and a failed load never claims a previous model is still shown when there was none.
 Rule 6: a new model keeps the budget when it lies on the new model's slider span, else starts
         between its thresholds (`explorer.derive.initial_budget`).
 """
@@ -30,7 +33,7 @@ from typing import Callable, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgressBar, QVBoxLayout, QWidget
 
 from gguf_budget.core import ModelSpec, load_model
@@ -117,6 +120,7 @@ class MainWindow(QMainWindow):
         self._drawn_span: object = None
         self.recompute_count = 0
         self._bottom_docks: list[QDockWidget] = []
+        self._offered = False
         self._build()
         self._loader = BackgroundCall(load_backend, parent=self)
         self._loader.succeeded.connect(self._loaded)
@@ -368,7 +372,8 @@ class MainWindow(QMainWindow):
         self.busy.hide()
         self.load_error.setText(f"Could not open the model: {safe_text(message, 300)}")
         self.load_error.show()
-        self.statusBar().showMessage("Load failed; the previous model is still shown", STATUS_MS)
+        kept = "the previous model is still shown" if self._state.model is not None else "no model is open"
+        self.statusBar().showMessage(f"Load failed; {kept}", STATUS_MS)
         self.loadFailed.emit(message)
 
     # -- input into the state ---------------------------------------------------------
@@ -389,6 +394,8 @@ class MainWindow(QMainWindow):
         inputs = self.machine.inputs()
         self._state = replace(self._state, machine=inputs.machine, reserves=inputs.reserves,
                               gpu_layers=inputs.gpu_layers, tensor_split=inputs.tensor_split)
+        if self._state.model is None and inputs.machine is not None:  # Rule 8: the machine alone
+            self.body.hardware.show_machine(inputs.machine, inputs.reserves)
         self._recompute()
         self.machineChanged.emit()
 
@@ -451,6 +458,15 @@ class MainWindow(QMainWindow):
         if paths:
             event.acceptProposedAction()
             self.open_path(paths[0])
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Rule 8: the empty state offers the File menu's ways in, once the add-ons have installed theirs."""
+        if not self._offered:
+            self._offered = True
+            entries = [("emptyOpen", self.file_menu.open_action), ("emptyCatalogue", self.findChild(QMenu, "catalogueMenu")),
+                       ("emptyLibrary", self.findChild(QAction, "libraryAction"))]
+            self.body.plan.empty.offer([(name, entry) for name, entry in entries if entry is not None])
+        super().showEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()

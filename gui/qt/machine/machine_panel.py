@@ -27,7 +27,7 @@ from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.machine_view import (
-    claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
+    claim_rows, gpu_status, host_bar, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 
 from gguf_budget.core.views.speed_view import decode_text
@@ -183,6 +183,10 @@ class HardwarePanel(QGroupBox):
         status = gpu_status(snapshot)
         self.gpu_status.setText(status)
         self.gpu_status.setVisible(bool(status))
+
+    def show_machine(self, snapshot: HardwareSnapshot, reserves: Reserves) -> None:
+        """No model open yet: the host RAM bar of the machine alone (`machine_view.host_bar`)."""
+        self.host_bar.set_pool(host_bar(snapshot, reserves))
 
     def show_full_load(self, load: FullLoad) -> None:
         """The fit, the largest ctx that fits with its GPU layers, and the decode estimate."""

@@ -158,7 +158,7 @@ class BudgetControl(QWidget):
         self.slider.blockSignals(True)
         self.slider.setValue(slider_mib(n_bytes))
         self.slider.blockSignals(False)
-        self.edit.setText(human_bytes(n_bytes))
+        self.edit.setText(human_bytes(n_bytes) if n_bytes else "")  # no budget yet (no model): no "0 B"
         self.edit.setModified(False)
 
     def _slid(self, mib: int) -> None:

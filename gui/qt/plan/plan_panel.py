@@ -1,5 +1,7 @@
 """The centre of the window: the budget and context controls, and what the plan looks like.
 
+Before any model is open the chart and the report give way to the empty state (`EmptyState`).
+
 It draws the explorer view it is given (`show_view`: the plan, its captions and report) and
 reports user input through its controls' `changed` signals; it never calls the planner itself.
 """
@@ -7,7 +9,7 @@ reports user input through its controls' `changed` signals; it never calls the p
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from gguf_budget.core import ModelSpec
 from gguf_budget.core.explorer.derive import ExplorerView
@@ -16,6 +18,7 @@ from gguf_budget.core.views.evidence_view import MEASURED_LINES
 
 from gguf_budget.gui.qt.plan.budget_control import BudgetControl
 from gguf_budget.gui.qt.plan.context_control import ContextControl
+from gguf_budget.gui.qt.plan.empty_state import EmptyState
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
@@ -54,10 +57,19 @@ class PlanPanel(QWidget):
         layout.setSpacing(3)
         for w in (self.budget, self.context, self.pinned, self.strip):
             layout.addWidget(w)
-        layout.addWidget(split, 1)
+        self.empty = EmptyState(self)
+        self._stack = QStackedWidget(self)
+        self._stack.addWidget(self.empty)
+        self._stack.addWidget(split)
+        layout.addWidget(self._stack, 1)
+
+    def showing_empty(self) -> bool:
+        """True until a model is shown: the invitation stands where the chart and report go."""
+        return self._stack.currentWidget() is self.empty
 
     def show_view(self, model: ModelSpec, view: ExplorerView) -> None:
         """The plan of `view` (a refused request: no bars, the reason as the report)."""
+        self._stack.setCurrentIndex(1)
         if view.ctx_span is not None:
             self.context.set_span(view.ctx_span)
         self.budget.set_usable(view.usable_ram)

@@ -74,6 +74,7 @@ class SweepChart(pg.GraphicsLayoutWidget):
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hover)
         self.apply_palette()
+        self.hide()  # until a sweep is drawn (`show_result`)
 
     def _add_plot(self, col: int, name: str) -> pg.PlotItem:
         axes = {"bottom": ByteAxis("bottom")}
@@ -148,8 +149,9 @@ class SweepChart(pg.GraphicsLayoutWidget):
     # -- data -------------------------------------------------------------------------
 
     def show_result(self, result: SweepResult | None) -> None:
-        """Draw a sweep (None clears the chart)."""
+        """Draw a sweep (None clears the chart, and hides it: an empty byte axis says nothing)."""
         self._result = result
+        self.setVisible(result is not None)
         rows = result.rows if result else ()
         xs = np.array([r.budget for r in rows], dtype=float)
         for name, curve in self.curves.items():
