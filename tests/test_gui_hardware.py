@@ -52,7 +52,7 @@ def test_a_probe_without_a_driver_says_so(qtbot, make_window, write_model):
 
 
 NAMED_ROWS = {  # every figure of the panel has a name a test (or a screen reader user) can find
-    "weightsCoarse": "Weights, by file share", "weightsExact": "Weights, exact",
+    "weightsByFileShare": "Weights, by file share", "weightsExact": "Weights, exact",
     "kvLowerBound": "KV lower bound", "kvEngine": "KV engine",
     "claimStorage": "File size (storage)", "claimAdmission": "Admission (estimate)",
     "claimRuntime": "Runtime evidence",

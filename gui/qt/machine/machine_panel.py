@@ -40,7 +40,7 @@ from gguf_budget.gui.qt.named import named
 
 AUTO = -1
 ROWS = {  # the row titles `machine_view` gives → the label's objectName
-    "Weights, by file share": "weightsCoarse",
+    "Weights, by file share": "weightsByFileShare",
     "Weights, exact": "weightsExact",
     "KV lower bound": "kvLowerBound",
     "KV engine": "kvEngine",

@@ -84,8 +84,15 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         for line in reversed(self._lines):
             if line not in self._optional or line in drawn_optional:
                 self._legend.addItem(self._samples[line], line_name(line))
+                sample, label = self._legend.items[-1]
+                for item in (sample, label):  # each entry says what its line is, in the core's one sentence
+                    item.setToolTip(line_tooltip(line))
         for sample, _ in self._legend.items:
             sample.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+
+    def legend_tooltips(self) -> tuple[str, ...]:
+        """Each legend entry's tooltip, top-down (the sample's and the label's are the same)."""
+        return tuple(label.toolTip() for _, label in self._legend.items)
 
     def legend_lines(self) -> tuple[str, ...]:
         """The lines listed in the legend now, top-down."""
