@@ -16,7 +16,7 @@ from gguf_budget.core.views.plan_view import BannerState
 from gguf_budget.gui.qt.plan.banner import Banner
 from gguf_budget.gui.qt.byte_axis import ByteAxis
 from gguf_budget.core.views.byte_ticks import HEADROOM, axis_top, nice_step
-from gguf_budget.core.explorer.derive import Span
+from gguf_budget.core.explorer.budget_span import Span
 from gguf_budget.core.plan.types import CTX_STEP as STEP
 from gguf_budget.gui.qt.plan.context_control import snap
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip

@@ -21,7 +21,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QWidget
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.explorer.derive import Span
+from gguf_budget.core.explorer.budget_span import Span
 from gguf_budget.core.plan.types import CtxPolicy
 from gguf_budget.core.ranges import CONTEXT
 

@@ -12,6 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QToolButton, QVBoxLayout, QWidget
 
+from gguf_budget.gui.qt.named import named
+
 INVITATION = ("No model is open. Open a GGUF file (File ▸ Open…, Ctrl+O, or drop one on the window), "
               "pick a published model's skeleton from the catalogue, or one already on this machine from "
               "the library. Only the header is read: nothing is downloaded or loaded.")
@@ -23,7 +25,7 @@ class EmptyState(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("emptyState")
-        text = QLabel(INVITATION, self, objectName="emptyStateText", wordWrap=True)
+        text = named(QLabel(INVITATION, self, wordWrap=True), "emptyStateText")
         text.setTextFormat(Qt.TextFormat.PlainText)
         text.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._buttons = QHBoxLayout()
@@ -37,7 +39,7 @@ class EmptyState(QWidget):
     def offer(self, entries: list[tuple[str, QAction | QMenu]]) -> None:
         """One button per (objectName, action or menu), in order; a menu drops down on click."""
         for name, entry in entries:
-            button = QToolButton(self, objectName=name)
+            button = named(QToolButton(self), name)
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             if isinstance(entry, QMenu):
                 button.setText(entry.title().replace("&", ""))
