@@ -2,11 +2,16 @@
 
 The models are header-only skeletons of the logs' two models (recorded_models.py), written under
 the path the logs loaded them by (`models/…`), so the command finds them as llama.cpp did.
+The decode bound is asked at a typed RAM bandwidth (`--ram-bw 20G`), so it is the same on every
+machine, and it must be `fit --json`'s `tok_s_estimate` for the same ctx, KV type and GPU layers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -18,6 +23,24 @@ from gguf_budget.gui.cli import main
 
 LOG_FILES = sorted(p.name for p in LOGS.glob("*.log"))
 MiB = 1024 * 1024
+TYPED_RAM = ["--ram-bw", "20G"]
+# A partial offload, as llama.cpp b6700 prints it: 20 of 31 layers (the output layer and 19 blocks) on CUDA0.
+SMOLLM2_ON_A_GPU = """main: build = 6700 (1d8a1b2c)
+llama_model_loader: loaded meta data with 33 key-value pairs and 272 tensors from models/smollm2-135m-instruct-q4_1.gguf (version GGUF V3 (latest))
+print_info: file size   = 92.10 MiB (5.74 BPW)
+load_tensors: offloading 19 repeating layers to GPU
+load_tensors: offloaded 20/31 layers to GPU
+load_tensors:        CUDA0 model buffer size =    60.00 MiB
+load_tensors:   CPU_Mapped model buffer size =    32.10 MiB
+llama_context: n_ctx         = 2048
+llama_context: n_ubatch      = 512
+llama_context: flash_attn    = auto
+llama_kv_cache:      CUDA0 KV buffer size =    30.00 MiB
+llama_kv_cache:        CPU KV buffer size =    15.00 MiB
+llama_kv_cache: size =   45.00 MiB (  2048 cells,  30 layers,  1/1 seqs), K (f16):   22.50 MiB, V (f16):   22.50 MiB
+llama_context:      CUDA0 compute buffer size =   100.00 MiB
+srv  print_timing: id  0 | task 0 |        eval time =    2150.32 ms /   256 tokens (    8.40 ms per token,   119.05 tokens per second)
+"""
 
 
 @pytest.fixture
@@ -31,7 +54,7 @@ def workdir(tmp_path, monkeypatch) -> Path:
 
 @pytest.mark.parametrize("name", LOG_FILES)
 def test_evidence_reads_every_recorded_log(workdir, capsys, name):
-    assert main(["evidence", f"logs/{name}", "--json"]) == 0
+    assert main(["evidence", f"logs/{name}", *TYPED_RAM, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     rows = {r["name"]: r for r in d["rows"]}
     assert d["model"].endswith(f"{'gemma3-270m-q4_k_m' if model_of(name) == 'gemma3' else 'smollm2-135m-instruct-q4_1'}.gguf")
@@ -40,19 +63,101 @@ def test_evidence_reads_every_recorded_log(workdir, capsys, name):
     if not d["dry_run"]:
         assert rows["KV"]["error"] == 0.0 and rows["weights"]["error"] == 0.0
         assert abs(rows["peak RSS"]["error"]) <= 0.10
-        assert rows["decode"]["unit"] == "tokens/s" and rows["decode"]["estimated"] is None
     assert d["engine"].startswith("llama.cpp 0c1e570")
 
 
+def _eval_tok_s(name: str) -> float | None:
+    """The `eval time` tokens/s the log printed, read here by hand (None: the log has no such line)."""
+    found = re.findall(r"eval time = .*?([\d.]+) tokens per second", (LOGS / name).read_text())
+    return float(found[-1]) if found else None
+
+
+@pytest.mark.parametrize("name", LOG_FILES)
+def test_the_decode_row_is_llama_cpps_eval_speed_beside_the_full_loads_bound(workdir, capsys, name):
+    assert main(["evidence", f"logs/{name}", *TYPED_RAM, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    decode = {r["name"]: r for r in d["rows"]}["decode"]
+    bound = d["tok_s_estimate"]
+    assert decode["unit"] == "tokens/s" and decode["bound"] is True
+    assert bound["measured"] is False and bound["bound"] == "memory-bandwidth bound, not measured"
+    assert bound["bandwidths"]["ram"] == {"bytes_per_s": 20 * 1024**3, "source": "typed", "detail": "entered by hand"}
+    assert decode["estimated"] == bound["tok_s"] > 0
+    assert decode["measured"] == _eval_tok_s(name)
+    if d["dry_run"]:
+        assert decode["measured"] is None and decode["share_of_bound"] is None and decode["error"] is None
+    else:
+        assert decode["share_of_bound"] == pytest.approx(decode["measured"] / decode["estimated"])
+        assert decode["error"] == pytest.approx((decode["estimated"] - decode["measured"]) / decode["measured"])
+    assert all(r["bound"] is False and r["share_of_bound"] is None for r in d["rows"] if r["name"] != "decode")
+
+
+def _fit_tok_s(*args: str) -> float:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        main(["fit", *args, *TYPED_RAM, "--json"])
+    return json.loads(out.getvalue())["tok_s_estimate"]["tok_s"]
+
+
+@pytest.mark.parametrize("name", [n for n in LOG_FILES if "swafull" not in n])
+def test_the_decode_bound_is_fits_for_the_logs_ctx_kv_and_gpu_layers(workdir, capsys, name):
+    """The same call as `fit` (fit_speed): equal to the last digit. (`fit` has no --swa-full, hence no swafull logs.)"""
+    assert main(["evidence", f"logs/{name}", *TYPED_RAM, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    s = d["settings"]
+    fit = _fit_tok_s(d["model"], "--ctx", str(s["ctx"]), "--kv-type", s["kv_type"], "--gpu-layers", str(s["gpu_layers"]),
+                     "--host-available", "64G", "--no-gpu")
+    assert {r["name"]: r for r in d["rows"]}["decode"]["estimated"] == fit == d["tok_s_estimate"]["tok_s"]
+
+
+def test_a_full_size_swa_cache_lowers_the_bound(workdir, capsys):
+    """The log's --swa-full reaches the estimate: every token reads the larger cache."""
+    bounds = {}
+    for name in ("gemma3-270m-q4_k_m_ctx2048_f16.log", "gemma3-270m-q4_k_m_ctx2048_f16_swafull.log"):
+        assert main(["evidence", f"logs/{name}", *TYPED_RAM, "--json"]) == 0
+        d = json.loads(capsys.readouterr().out)
+        bounds[d["settings"]["swa_full"]] = d["tok_s_estimate"]
+    assert bounds[True]["bytes_per_token"]["ram"] > bounds[False]["bytes_per_token"]["ram"]
+    assert bounds[True]["tok_s"] < bounds[False]["tok_s"]
+
+
+def test_an_offloaded_run_is_bounded_with_fits_vram_and_ram_bandwidths(workdir, capsys):
+    (workdir / "gpu.log").write_text(SMOLLM2_ON_A_GPU)
+    assert main(["evidence", "gpu.log", *TYPED_RAM, "--vram-bw", "400G", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    bound = d["tok_s_estimate"]
+    assert d["settings"]["gpu_layers"] == 20 and bound["bytes_per_token"]["vram"] > 0
+    assert bound["bandwidths"]["vram"]["bytes_per_s"] == 400 * 1024**3
+    fit = _fit_tok_s("models/smollm2-135m-instruct-q4_1.gguf", "--ctx", "2048", "--gpu-layers", "20",
+                     "--host-available", "64G", "--gpu-total", "64G", "--vram-bw", "400G")
+    decode = {r["name"]: r for r in d["rows"]}["decode"]
+    assert decode["estimated"] == bound["tok_s"] == fit
+    assert decode["measured"] == 119.05 and decode["share_of_bound"] == pytest.approx(119.05 / fit)
+
+
+def test_without_measuring_the_bound_rests_on_the_assumed_figure(workdir, capsys):
+    assert main(["evidence", "logs/smollm2-135m-instruct-q4_1_ctx512_f16.log", "--no-measure", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["tok_s_estimate"]["bandwidths"]["ram"]["source"] == "assumed" and d["bandwidth_notes"] == []
+
+
 def test_evidence_text_is_a_table_of_measured_and_estimated(workdir, capsys):
-    assert main(["evidence", "logs/gemma3-270m-q4_k_m_ctx2048_f16.log"]) == 0
+    assert main(["evidence", "logs/gemma3-270m-q4_k_m_ctx2048_f16.log", *TYPED_RAM]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("Log       gemma3-270m-q4_k_m_ctx2048_f16.log — llama.cpp b1-0c1e570: llama-cli -m")
     assert "ctx 2048, f16 cache, 0 GPU layers, ubatch 512, 1 output row(s), flash attention on, mmap" in out[2]
-    table = {line.split()[0]: line for line in out[3:]}
+    table = {line.split()[0]: line for line in out[3:out.index("")]}
     assert table["repacked"].split()[1:5] == ["12.66", "MiB", "12.66", "MiB"]
     assert table["KV"].split()[1:] == ["21.00", "MiB", "21.00", "MiB", "+0.0%"]
-    assert "no decode-speed estimate" in table["decode"] and "45.27 tok/s" in table["decode"]
+    # 256.17 MiB a token at 20 GiB/s: ≤ ~80 tok/s; llama.cpp measured 45.27, 57% of it.
+    assert table["decode"].split()[1:] == ["45.27", "tok/s", "≤", "~80", "tok/s", "measured", "57%", "of", "the", "bound"]
+    bound = out[out.index("Decode bound (full load at the log's settings)"):]
+    assert "256.17 MiB per token at 20.00 GiB/s (typed: entered by hand)" in bound[1]
+    assert bound[3].split(None, 1)[1] == "decode ≤ ~80 tok/s (memory-bandwidth bound, not measured)"
+
+
+def test_a_dry_run_shows_the_bound_and_no_measured_speed(workdir, capsys):
+    assert main(["evidence", "logs/fitparams_smollm2-135m-instruct-q4_1_ctx2048_f16.log", *TYPED_RAM]) == 0
+    decode = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("decode "))
+    assert decode.split(None, 2)[1:] == ["—", "≤ ~149 tok/s  no decode measured: the log has no `eval time` line"]
 
 
 def test_evidence_finds_the_model_beside_the_log(tmp_path, capsys, monkeypatch):
@@ -83,6 +188,14 @@ def test_bad_input_is_one_line_and_exit_2(workdir, capsys, args, message):
     assert main(["evidence", *args]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+@pytest.mark.parametrize("args", [["--ram-bw", "0"], ["--vram-bw", "fast"], ["--disk-bw", "2G"]])
+def test_bad_bandwidth_options_exit_2_in_one_line(workdir, capsys, args):
+    """`fit`'s bandwidth flags, checked as `fit` checks them; a full load reads nothing from disk, so no --disk-bw."""
+    with pytest.raises(SystemExit) as info:
+        main(["evidence", "logs/smollm2-135m-instruct-q4_1_ctx512_f16.log", *args])
+    assert info.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
 def test_a_log_whose_model_is_not_here_asks_for_it(tmp_path, capsys, monkeypatch):

@@ -12,7 +12,13 @@ Rule 4: rows: weights (model buffers but the repacked copies), repacked copies, 
         recurrent state), compute, output, total buffers, peak RSS, decode tokens/s. The log
         prints MiB with two decimals: a difference within that rounding is no error. A dry run
         measured no weights, copies or KV (its 0.00 MiB are no measurement): those rows have none,
-        and the total sums the rows that were measured. The estimate has no decode speed yet.
+        and the total sums the rows that were measured.
+Rule 5: decode: llama.cpp's `eval time` tokens/s (a measurement; a dry run and a run that
+        generated nothing have none) beside the full load's decode estimate for the same
+        request on the given bandwidths — `fit_speed`, the call `fit` and the window make, so
+        the three agree. That estimate is a memory-bandwidth upper bound that reads the whole
+        KV cache at ctx each token (DESIGN §3.5), not a prediction: the row is marked `bound`
+        and is judged by the share of the bound the run reached, not by an error.
 """
 
 from __future__ import annotations
@@ -25,9 +31,12 @@ from gguf_budget.core.evidence.log_records import MiB, BufferKind, BufferLine, L
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
+from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.kv import KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.speed.estimate import SpeedEstimate, fit_speed
+from gguf_budget.core.speed.token_bytes import TokenPrices
 
 ROOMY = 1 << 50
 ROUNDING = 0.005 * MiB  # half the last printed digit of "%8.2f MiB"
@@ -41,13 +50,15 @@ class EvidenceMismatch(BudgetError):
 
 @dataclass(frozen=True)
 class ComparisonRow:
-    """One component: what llama.cpp reported or the OS measured, what we estimated (bytes or tokens/s)."""
+    """One component: what llama.cpp reported or the OS measured, what we estimated (bytes or tokens/s).
+    `bound`: the estimate is an upper bound (decode speed), which a measurement should stay under."""
 
     name: str
     measured: float | None
     estimated: float | None
     unit: str = "bytes"
     resolution: float = 0.0
+    bound: bool = False
 
     @property
     def error(self) -> float | None:
@@ -59,6 +70,13 @@ class ComparisonRow:
             return 0.0
         return (self.estimated - self.measured) / self.measured if self.measured else None
 
+    @property
+    def share_of_bound(self) -> float | None:
+        """Rule 5: measured / estimated for a bound row (1.0: the run reached the bound); None otherwise."""
+        if not self.bound or self.measured is None or not self.estimated:
+            return None
+        return self.measured / self.estimated
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -67,6 +85,7 @@ class Comparison:
     request: FitRequest
     estimate: FitEstimate
     rows: tuple[ComparisonRow, ...]
+    speed: SpeedEstimate | None
 
     def row(self, name: str) -> ComparisonRow:
         return next(r for r in self.rows if r.name == name)
@@ -107,8 +126,8 @@ def _repack(name: str) -> bool:
     return name.endswith("_REPACK") or name.endswith("_AARCH64")
 
 
-def compare(log: LlamaCppLog, model: ModelSpec) -> Comparison:
-    """Rules 1–4 for the log's run on `model`."""
+def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = None) -> Comparison:
+    """Rules 1–5 for the log's run on `model`; the decode bound at `bandwidths` (default: the assumed figures)."""
     run = log.run
     if run is None:
         raise EvidenceMismatch("the log holds no model load")
@@ -140,9 +159,10 @@ def compare(log: LlamaCppLog, model: ModelSpec) -> Comparison:
                               resolution=sum(measured[k][1] for k in taken) * ROUNDING))
     if log.peak_rss is not None:
         rows.append(ComparisonRow("peak RSS", log.peak_rss, m.peak_rss if m else None))
-    if log.eval is not None:
-        rows.append(ComparisonRow("decode", log.eval.tokens_per_second, None, "tokens/s"))
-    return Comparison(log, run, request, e, tuple(rows))
+    speed = fit_speed(TokenPrices.of(model), e, bandwidths or Bandwidths())
+    rows.append(ComparisonRow("decode", log.eval.tokens_per_second if log.eval else None,
+                              speed.tok_s if speed else None, "tokens/s", bound=True))
+    return Comparison(log, run, request, e, tuple(rows), speed)
 
 
 def _measure(run: LoadRecord, keep: Callable[[BufferLine], bool], allocated: bool) -> tuple[float | None, int]:

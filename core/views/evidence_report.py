@@ -2,7 +2,11 @@
 
 Rule 1: one row per component: measured, estimated, error = (estimated − measured) / measured.
 Rule 2: a dry run (llama-fit-params, the `--fit` pass) allocated nothing: said so, its rows kept.
-Rule 3: where we have no estimate (decode speed), the row says so instead of an error.
+Rule 3: decode compares a measurement with an upper bound, so its text says both: the measured
+        tokens/s, the bound as "≤ ~N tok/s", and, where the error would go, the share of the
+        bound the run reached ("measured 53% of the bound"); JSON keeps the signed `error` as for
+        every row and adds `bound` and `share_of_bound`. The bound's bytes and bandwidths follow
+        the table, as `fit` prints them. Where either side is missing, the row says which.
 """
 
 from __future__ import annotations
@@ -12,9 +16,14 @@ from typing import Any
 from gguf_budget.core.evidence.compare import Comparison, ComparisonRow
 from gguf_budget.core.llama_cpp import LLAMA_CPP_SOURCE
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.speed_view import bound_text, speed_dict, speed_text
 from gguf_budget.core.views.table import aligned_lines
 
-NO_SPEED_ESTIMATE = "no decode-speed estimate to compare with yet"
+NO_SPEED_ESTIMATE = "no decode estimate: the full load at these settings cannot be priced (a fact is missing)"
+NO_SPEED_MEASURED = "no decode measured: the log has no `eval time` line"
+SPEED_TITLE = "Decode bound (full load at the log's settings)"
+BOUND_NOTE = ("The bound reads the whole KV cache at ctx for every token: a run with few tokens in its cache reads "
+              "less (and may pass the bound); compute and threads only make a run slower.")
 
 
 def _amount(value: float | None, unit: str) -> str:
@@ -23,9 +32,19 @@ def _amount(value: float | None, unit: str) -> str:
     return f"{value:.2f} tok/s" if unit == "tokens/s" else human_bytes(round(value))
 
 
+def _estimated(row: ComparisonRow, c: Comparison) -> str:
+    if row.bound and c.speed is not None:
+        return bound_text(c.speed)
+    return _amount(row.estimated, row.unit)
+
+
 def _error(row: ComparisonRow) -> str:
-    if row.unit == "tokens/s" and row.estimated is None:
-        return NO_SPEED_ESTIMATE
+    """Rule 1, and Rule 3 for the bound row."""
+    if row.bound:
+        if row.estimated is None:
+            return NO_SPEED_ESTIMATE
+        share = row.share_of_bound
+        return NO_SPEED_MEASURED if share is None else f"measured {100 * share:.0f}% of the bound"
     return "—" if row.error is None else f"{100 * row.error:+.1f}%"
 
 
@@ -36,7 +55,8 @@ def _settings(c: Comparison) -> dict[str, Any]:
             "cpu_features": sorted(s.cpu_features) if s.cpu_features is not None else None}
 
 
-def evidence_dict(c: Comparison, log_name: str, model_path: str) -> dict[str, Any]:
+def evidence_dict(c: Comparison, log_name: str, model_path: str, notes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The JSON payload; `notes` say why a bandwidth was not measured (as `fit --json`'s `bandwidth_notes`)."""
     log = c.log
     return {
         "log": log_name,
@@ -46,14 +66,17 @@ def evidence_dict(c: Comparison, log_name: str, model_path: str) -> dict[str, An
         "logged_model": c.run.model.path,
         "dry_run": c.run.dry_run,
         "settings": _settings(c),
-        "rows": [{"name": r.name, "measured": r.measured, "estimated": r.estimated, "unit": r.unit, "error": r.error}
+        "rows": [{"name": r.name, "measured": r.measured, "estimated": r.estimated, "unit": r.unit, "error": r.error,
+                  "bound": r.bound, "share_of_bound": r.share_of_bound}
                  for r in c.rows],
         "peak_rss_source": log.peak_rss_source,
         "engine": LLAMA_CPP_SOURCE,
+        "tok_s_estimate": speed_dict(c.speed),
+        "bandwidth_notes": list(notes),
     }
 
 
-def evidence_text(c: Comparison, log_name: str, model_path: str) -> str:
+def evidence_text(c: Comparison, log_name: str, model_path: str, notes: tuple[str, ...] = ()) -> str:
     log, run, s = c.log, c.run, c.request.engine
     build = log.build.render() if log.build else "build not printed"
     lines = [
@@ -66,8 +89,11 @@ def evidence_text(c: Comparison, log_name: str, model_path: str) -> str:
     if run.dry_run:
         lines.append("Dry run   llama.cpp allocated nothing (buffers print 0.00 MiB); only its compute projection compares")
     table = [("", "measured", "estimated", "error")]
-    table += [(r.name, _amount(r.measured, r.unit), _amount(r.estimated, r.unit), _error(r)) for r in c.rows]
+    table += [(r.name, _amount(r.measured, r.unit), _estimated(r, c), _error(r)) for r in c.rows]
     lines += aligned_lines(table)
     if log.peak_rss_source:
         lines.append(f"Peak RSS measured by {log.peak_rss_source}; estimates follow {LLAMA_CPP_SOURCE}")
-    return "\n".join(lines)
+    lines += ["", speed_text(SPEED_TITLE, c.speed, NO_SPEED_ESTIMATE)]
+    if c.speed is not None:
+        lines.append(BOUND_NOTE)
+    return "\n".join([*lines, *notes])

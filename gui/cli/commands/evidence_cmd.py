@@ -1,6 +1,8 @@
-"""`gguf-budget evidence LOG [--model FILE] [--json]`: what a real llama.cpp run held, beside our estimate.
+"""`gguf-budget evidence LOG [--model FILE] [bandwidth flags] [--json]`: what a real llama.cpp run held, beside our estimate.
 
 The model is `--model FILE`, else the path the log loaded (as given, then beside the log).
+The decode bound uses `fit`'s bandwidths: typed (`--ram-bw`, `--vram-bw`), else measured (VRAM
+only when the log offloaded layers), `--no-measure` for typed or assumed figures only.
 Exit codes: 0 compared, 2 bad input (not a llama.cpp log, no such model, another model: a `BudgetError`).
 """
 
@@ -15,6 +17,8 @@ from gguf_budget.core.evidence.log_records import LlamaCppLog
 from gguf_budget.core.views.evidence_report import evidence_dict, evidence_text
 from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.commands.fit_cmd import FIT_TIERS
+from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 
 HELP = "compare a llama.cpp run's own memory report (its verbose log) with the estimate for the same settings"
 
@@ -22,6 +26,7 @@ HELP = "compare a llama.cpp run's own memory report (its verbose log) with the e
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("log", help="a llama.cpp verbose log (llama-cli/-server/-completion -v, llama-cpp-python verbose)")
     p.add_argument("--model", metavar="FILE", help="the .gguf the log ran (default: the path the log names)")
+    add_bandwidth_arguments(p, FIT_TIERS, host_available=False)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
@@ -52,10 +57,13 @@ def _model_path(args: argparse.Namespace, log: LlamaCppLog) -> str:
 def run(args: argparse.Namespace) -> int:
     log = _read(args.log)
     path = _model_path(args, log)
-    comparison = compare(log, load(path))
+    model = load(path)
+    offloaded = log.run is not None and log.run.offloaded is not None and log.run.offloaded[0] > 0
+    bandwidths, notes = bandwidths_from(args, model, FIT_TIERS if offloaded else ("ram",))
+    comparison = compare(log, model, bandwidths)
     name = Path(args.log).name
     if args.json:
-        emit_json(evidence_dict(comparison, name, path))
+        emit_json(evidence_dict(comparison, name, path, notes))
     else:
-        say(evidence_text(comparison, name, path))
+        say(evidence_text(comparison, name, path, notes))
     return 0
