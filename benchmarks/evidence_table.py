@@ -5,6 +5,8 @@ Each log of tests/data/llamacpp-logs (or `--logs DIR`, e.g. ../shared/llamacpp-l
 of its model (`tests/recorded_models.py`), at the log's own settings. Peak RSS is the
 `/usr/bin/time -v` maximum resident set size attached to each llama-cli run; the llama-fit-params
 dry runs have none and show only their compute buffer. Errors are (predicted − measured) / measured.
+Decode: llama.cpp's `eval time` tokens/s beside the full load's memory-bandwidth bound at the
+assumed RAM bandwidth (20 GiB/s, as `evidence --no-measure`), and the share of it the run reached.
 The last lines name the worst case of each. The bounds themselves are asserted by
 tests/test_runtime_memory.py; this prints the numbers for a report.
 
@@ -25,7 +27,8 @@ from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.views.table import aligned_lines
 
 MiB = 1024 * 1024
-HEADER = ("log", "model", "ctx", "KV", "peak RSS pred", "measured", "error", "compute pred", "measured", "error")
+HEADER = ("log", "model", "ctx", "KV", "peak RSS pred", "measured", "error", "compute pred", "measured", "error",
+          "tok/s", "bound", "share")
 
 
 def _mib(value: float | None) -> str:
@@ -36,12 +39,18 @@ def _error(row: ComparisonRow | None) -> str:
     return "—" if row is None or row.error is None else f"{row.error * 100:+.2f}%"
 
 
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f}"
+
+
 def _row(name: str, c: Comparison) -> tuple[str, ...]:
     peak = next((r for r in c.rows if r.name == "peak RSS"), None)
-    compute = c.row("compute")
+    compute, decode = c.row("compute"), c.row("decode")
+    share = decode.share_of_bound
     return (name, model_of(name), f"{c.request.ctx:,}", c.request.kv_type.value,
             _mib(peak and peak.estimated), _mib(peak and peak.measured), _error(peak),
-            _mib(compute.estimated), _mib(compute.measured), _error(compute))
+            _mib(compute.estimated), _mib(compute.measured), _error(compute),
+            _rate(decode.measured), _rate(decode.estimated), "—" if share is None else f"{share * 100:.0f}%")
 
 
 def _worst(comparisons: dict[str, Comparison], component: str) -> str:
