@@ -59,10 +59,10 @@ def swept(qtbot, view: SweepView, model, request: BudgetRequest | None = None) -
 
 @pytest.mark.parametrize("low, high, expected", [
     (40 * MIB, 120 * MIB, "30M:150M:1M"),          # 120 MiB wide: one MiB a step
-    (1000 * MIB, 5000 * MIB, "750M:6250M:22M"),    # ceil(5500 / 256) = 22
+    (1000 * MIB, 5000 * MIB, "740M:6260M:20M"),    # 5500 / 256 = 21.5 → a step of 20, FROM and TO its multiples
     (MIB // 2, MIB, "1M:2M:1M"),                   # never below 1 MiB, never empty
 ])
-def test_default_range_in_whole_mib(low, high, expected):
+def test_default_range_in_round_mib(low, high, expected):
     assert default_range(low, high) == expected
 
 

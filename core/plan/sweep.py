@@ -10,7 +10,10 @@ Rule 5: `budget_range("128M:2G:64M")` lists FROM, FROM+STEP, … up to TO inclus
         MAX_SWEEP_ROWS budgets, so a typo cannot ask for billions of rows.
 Rule 6: the automatic range (the window's sweep, and `sweep` without `--budgets`) runs from
         SWEEP_BELOW × the minimum feasible budget to SWEEP_ABOVE × the all-pinned budget
-        (`budget_thresholds`), in whole MiB, about DEFAULT_SWEEP_POINTS budgets.
+        (`budget_thresholds`), widened to hold a given budget (the window's, so its mark is always
+        on the chart). FROM, TO and STEP are round numbers of MiB: STEP is 1, 2 or 5 × 10^k
+        (`units.round_step`, DEFAULT_SWEEP_POINTS to 2.5× as many budgets), FROM and TO are
+        multiples of it (FROM a round number below the range when no multiple is).
 Rule 7: a row's ring is what was planned (0: every layer pinned, no ring), beside the requested
         depth; `tok_s` and `stream_bytes_per_token` are filled in by `core.speed.sweep` (None
         until then, and for an infeasible row).
@@ -18,6 +21,7 @@ Rule 7: a row's ring is what was planned (0: every layer pinned, no ring), besid
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -26,7 +30,7 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import BudgetRequest
 from gguf_budget.core.plan.search import PlanSearch, budget_thresholds
 from gguf_budget.core.ranges import BUDGET
-from gguf_budget.core.units import human_bytes, parse_size, significant
+from gguf_budget.core.units import human_bytes, parse_size, round_step, significant
 
 MAX_SWEEP_ROWS = 100_000
 MIB = 1 << 20
@@ -77,17 +81,20 @@ def budget_range(text: str) -> tuple[int, ...]:
     return tuple(range(start, stop + 1, step))
 
 
-def default_range(low: int, high: int, points: int = DEFAULT_SWEEP_POINTS) -> str:
-    """FROM:TO:STEP in whole MiB around the two thresholds (Rule 6)."""
-    start = max(1, int(low * SWEEP_BELOW) // MIB)
-    stop = max(start + 1, -(-int(high * SWEEP_ABOVE) // MIB))
-    step = max(1, -(-(stop - start) // points))
+def default_range(low: int, high: int, points: int = DEFAULT_SWEEP_POINTS, budget: int | None = None) -> str:
+    """FROM:TO:STEP in whole MiB around the two thresholds and `budget` (Rule 6)."""
+    lo = min(low, budget or low) * SWEEP_BELOW / MIB
+    hi = max(high, budget or high) * SWEEP_ABOVE / MIB
+    step = round_step((hi - lo) / points)
+    start = int(lo // step) * step or round_step(lo)
+    stop = max(start + step, math.ceil(hi / step) * step)
     return f"{start}M:{stop}M:{step}M"
 
 
-def automatic_range(model: ModelSpec, request: BudgetRequest) -> str:
-    """The range a sweep of `model` under `request` gets when no one typed one (Rule 6)."""
-    return default_range(*budget_thresholds(model, request))
+def automatic_range(model: ModelSpec, request: BudgetRequest, budget: int | None = None) -> str:
+    """The range a sweep of `model` under `request` gets when no one typed one (Rule 6): with `budget`
+    (the window's), one that holds it."""
+    return default_range(*budget_thresholds(model, request), budget=budget)
 
 
 def _row(search: PlanSearch, budget: int) -> SweepRow:

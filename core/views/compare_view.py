@@ -34,6 +34,11 @@ class CompareRow:
         return TOTAL_NAME if self.line == TOTAL_LINE else line_name(self.line)
 
     @property
+    def emphasised(self) -> bool:
+        """The total row stands out from the lines it adds up (drawn bold)."""
+        return self.line == TOTAL_LINE
+
+    @property
     def tooltip(self) -> str:
         return "Every line added up: the peak the plan holds." if self.line == TOTAL_LINE else line_tooltip(self.line)
 

@@ -54,6 +54,8 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self._optional = frozenset(optional)
         self._columns: list[tuple[str, tuple[tuple[str, int], ...]]] = []
         self._drawn: dict[str, object] = {}
+        self._zoom = False
+        self._marks: tuple[int | None, int | None] = (None, None)
         self.hover_text = ""
         self._setup_plot()
         self._bars = StackedBars(_WIDTH)
@@ -156,9 +158,17 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         if self._changed("legend", tuple(drawn_optional)):
             self._fill_legend(drawn_optional)
             self.apply_palette()
-        self._set_hline(self._budget_line, budget, "budget")
-        self._set_hline(self._minimum_line, minimum, "minimum")
-        self._set_ranges(budget, minimum)
+        self._marks = (budget, minimum)
+        top = self._set_ranges(budget, minimum)
+        self._set_hline(self._budget_line, budget, "budget", top)
+        self._set_hline(self._minimum_line, minimum, "minimum", top)
+
+    def set_zoom(self, on: bool) -> None:
+        """Zoom to the plan: the axis ends above the tallest column, not at the budget, so a plan far under a
+        large budget is a bar, not a sliver; a budget above the top is pinned to it, labelled ↑."""
+        self._zoom = on
+        if self._columns or any(self._marks):
+            self.show_ledgers(self._columns, *self._marks)
 
     def _changed(self, key: str, drawn: object) -> bool:
         """Remember what was last drawn under `key`; True when `drawn` differs (pyqtgraph redraws are dear)."""
@@ -181,23 +191,26 @@ class LedgerChart(pg.GraphicsLayoutWidget):
             heights.append(float(value))
         return y0, heights
 
-    def _set_hline(self, line: pg.InfiniteLine, value: int | None, label: str) -> None:
-        if not self._changed(label, value):
+    def _set_hline(self, line: pg.InfiniteLine, value: int | None, label: str, top: float) -> None:
+        above = value is not None and value > top
+        if not self._changed(label, (value, above)):
             return
         line.setVisible(value is not None)
         if value is not None:
-            line.setValue(float(value))
-            line.label.setFormat(f"{label} {human_bytes(value)}")
+            line.setValue(top if above else float(value))
+            line.label.setFormat(f"{label} {human_bytes(value)}{' ↑ above the zoomed chart' if above else ''}")
 
-    def _set_ranges(self, budget: int | None, minimum: int | None) -> None:
+    def _set_ranges(self, budget: int | None, minimum: int | None) -> float:
+        """The y range (the budget left out when zoomed to the plan); returns its top."""
         tops = [sum(n for _, n in items) for _, items in self._columns]
-        top = axis_top(max(tops + [budget or 0, minimum or 0, 1]))
+        top = axis_top(max(tops + [minimum or 0, 1] + ([] if self._zoom else [budget or 0])))
         ticks = [(i, _two_lines(label)) for i, (label, _) in enumerate(self._columns)]
         if not self._changed("ranges", (top, ticks)):
-            return
+            return top
         self.plot.setYRange(0, top, padding=0)
         self.plot.setXRange(-0.5, max(0.5, len(self._columns) - 0.5), padding=0.05)
         self.plot.getAxis("bottom").setTicks([ticks])
+        return top
 
     def segment(self, column: int, line: str) -> tuple[float, float]:
         """(bottom, height) of one drawn segment."""

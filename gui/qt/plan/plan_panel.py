@@ -9,7 +9,7 @@ reports user input through its controls' `changed` signals; it never calls the p
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from gguf_budget.core import ModelSpec
 from gguf_budget.core.explorer.derive import ExplorerView
@@ -55,8 +55,17 @@ class PlanPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(3)
-        for w in (self.budget, self.context, self.pinned, self.strip):
-            layout.addWidget(w)
+        self.zoom = named(QCheckBox("zoom to the plan", self), "ledgerZoom")
+        self.zoom.setToolTip("Scale the bars to the plan, not to the budget: a plan far under a large budget "
+                             "is then a bar, not a sliver (the budget line stays at the top, marked ↑)")
+        self.zoom.toggled.connect(self.chart.set_zoom)
+        caption = QHBoxLayout()
+        caption.addWidget(self.pinned, 1)
+        caption.addWidget(self.zoom)
+        layout.addWidget(self.budget)
+        layout.addWidget(self.context)
+        layout.addLayout(caption)
+        layout.addWidget(self.strip)
         self.empty = EmptyState(self)
         self._stack = QStackedWidget(self)
         self._stack.addWidget(self.empty)

@@ -6,6 +6,10 @@ from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 
+MIN_HEIGHT = 48
+"""Three lines: at 1280 × 720 with a dock open the report yields its height to the chart and scrolls."""
+
+
 class ReportView(QWidget):
     """Read-only text with a Copy button; `text()` is exactly what the core reported."""
 
@@ -16,6 +20,7 @@ class ReportView(QWidget):
         self._edit.setReadOnly(True)
         self._edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self._edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self._edit.setMinimumHeight(MIN_HEIGHT)
         copy = QPushButton("Copy", self)
         copy.setToolTip("Copy the report")
         copy.setObjectName("copyReport")

@@ -1,6 +1,7 @@
 """Two plans' ledgers side by side, line by line, with the difference (second − first).
 
 Rule 1: the rows are `core.views.compare_view.compare_rows`: every ledger line, then the total.
+Rule 3: the total row is bold (`CompareRow.emphasised`).
 Rule 2: cells show `human_bytes` (a difference as `signed_bytes`); the tooltip gives exact
         bytes; `Qt.UserRole` gives the int, so tests and exports read numbers.
 """
@@ -8,12 +9,19 @@ Rule 2: cells show `human_bytes` (a difference as `signed_bytes`); the tooltip g
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFont
 
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.compare_view import CompareRow, signed_bytes
 
 COLUMNS = ("line", "first", "second", "difference")
 Index = QModelIndex | QPersistentModelIndex
+
+
+def _bold() -> QFont:
+    font = QFont()
+    font.setBold(True)
+    return font
 
 
 class CompareModel(QAbstractTableModel):
@@ -56,6 +64,8 @@ class CompareModel(QAbstractTableModel):
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
         row, column = self._rows[index.row()], index.column()
+        if role == Qt.ItemDataRole.FontRole:
+            return _bold() if row.emphasised else None
         if column == 0:
             return {Qt.ItemDataRole.DisplayRole: row.name, Qt.ItemDataRole.UserRole: row.line,
                     Qt.ItemDataRole.ToolTipRole: row.tooltip}.get(Qt.ItemDataRole(role))

@@ -40,9 +40,17 @@ MARKERS: dict[str, str] = {
     "first_feasible": BANNER_COLOURS[BannerState.FEASIBLE],
     "all_pinned": BANNER_COLOURS[BannerState.UNLIMITED],
 }
-# label text, height along the line (0 bottom … 1 top), and which side of the line it sits on
-MARKER_LABELS = {"first_feasible": ("first feasible", 0.95, "right"), "all_pinned": ("all pinned", 0.95, "left")}
-BUDGET_LABEL = ("budget", 0.5, "right")
+# Each mark's label sits in its own plot (so no two can collide), in the band the y range keeps
+# free above every curve (HEADROOM), on the side of its line facing the middle of the plot (so it
+# is never clipped): the plot that carries it, and its text.
+MARKER_LABELS = {"first_feasible": ("total", "first feasible"), "all_pinned": ("ctx", "all pinned")}
+BUDGET_LABEL = ("n_pinned", "budget")
+HEADROOM = 1.25
+"""The y range is at least HEADROOM × the tallest value, and enough more that the top band is a label's
+height (plus LABEL_GAP pixels): the band holds the labels, clear of the curves, at any plot height."""
+LABEL_GAP = 3
+MAX_HEADROOM = 4.0
+LABEL_POSITION = 0.99
 IMPOSSIBLE_BRUSH = translucent(BANNER_COLOURS[BannerState.IMPOSSIBLE], IMPOSSIBLE_ALPHA)
 
 
@@ -68,12 +76,14 @@ class SweepChart(pg.GraphicsLayoutWidget):
         self.curves = {name: self._add_curve(name) for name in CURVES}
         self._diagonal = self.plots["total"].plot([], [], name="peak = budget")
         self.markers = {key: self._add_markers(key) for key in MARKERS}
-        self.budget_lines = [self._add_vline(plot, BUDGET_LABEL if name == "n_pinned" else None)
+        self.budget_lines = [self._add_vline(plot, BUDGET_LABEL[1] if name == BUDGET_LABEL[0] else None)
                              for name, plot in self.plots.items()]
         self.regions = [self._add_region(plot) for plot in self.plots.values()]
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hover)
         self.apply_palette()
+        for plot in self.plots.values():
+            plot.vb.sigResized.connect(self._fit_heights)
         self.hide()  # until a sweep is drawn (`show_result`)
 
     def _add_plot(self, col: int, name: str) -> pg.PlotItem:
@@ -91,23 +101,22 @@ class SweepChart(pg.GraphicsLayoutWidget):
         pen = pg.mkPen(CURVES[name][1], width=2)
         return self.plots[name].plot([], [], stepMode="left", pen=pen, name=CURVES[name][0], connect="finite")
 
-    def _add_vline(self, plot: pg.PlotItem, label: tuple[str, float, str] | None) -> pg.InfiniteLine:
-        """A vertical marker; its label (if any) sits beside it, inside the plot, where it is never clipped."""
+    def _add_vline(self, plot: pg.PlotItem, label: str | None) -> pg.InfiniteLine:
+        """A vertical marker; its label (if any) hangs from the top band on the side facing the plot's middle
+        (pyqtgraph takes the first anchor when the middle lies right of the line)."""
         if label is None:
             line = pg.InfiniteLine(angle=90, movable=False)
         else:
-            text, height, side = label
-            anchor = (0, 0.5) if side == "right" else (1, 0.5)
-            line = pg.InfiniteLine(angle=90, movable=False, label=f" {text} ",
-                                   labelOpts={"position": height, "anchors": [anchor, anchor]})
+            line = pg.InfiniteLine(angle=90, movable=False, label=f" {label} ",
+                                   labelOpts={"position": LABEL_POSITION, "anchors": [(0, 0), (1, 0)]})
         line.setZValue(10)
         line.setVisible(False)
         plot.addItem(line)
         return line
 
     def _add_markers(self, key: str) -> list[pg.InfiniteLine]:
-        lines = [self._add_vline(plot, MARKER_LABELS[key] if name == "total" else None)
-                 for name, plot in self.plots.items()]
+        where, text = MARKER_LABELS[key]
+        lines = [self._add_vline(plot, text if name == where else None) for name, plot in self.plots.items()]
         for line in lines:
             line.setPen(pg.mkPen(MARKERS[key], width=1.5, style=Qt.PenStyle.DashLine))
             if getattr(line, "label", None) is not None:
@@ -165,11 +174,34 @@ class SweepChart(pg.GraphicsLayoutWidget):
                 line.setValue(float(where or 0))
         self._shade_impossible(result)
         if result is not None:
-            self.plots["n_pinned"].setYRange(0, result.n_layer, padding=0.05)
             self.plots["total"].setXRange(xs[0], xs[-1], padding=0.02)
-        for plot in self.plots.values():
-            plot.enableAutoRange(axis="y", enable=True)
-        self.plots["n_pinned"].enableAutoRange(axis="y", enable=False)
+        self._fit_heights()
+
+    def _fit_heights(self) -> None:
+        """Each plot's y range from 0 to its tallest value plus the label band (a constant ctx gets 0 … 1.3×)."""
+        if self._result is None:
+            return
+        label = max(line.label.boundingRect().height() for line in self._labelled())
+        for name, plot in self.plots.items():
+            pixels = plot.vb.height()
+            room = pixels / (pixels - label - LABEL_GAP) if pixels > label + LABEL_GAP else MAX_HEADROOM
+            top = min(max(HEADROOM, room), MAX_HEADROOM) * self._tallest(name, self._result)
+            if plot.vb.viewRange()[1] != [0, top]:
+                plot.setYRange(0, top, padding=0)
+
+    def _labelled(self) -> list[pg.InfiniteLine]:
+        lines = [line for lines in self.markers.values() for line in lines] + self.budget_lines
+        return [line for line in lines if getattr(line, "label", None) is not None]
+
+    @staticmethod
+    def _tallest(name: str, result: SweepResult) -> float:
+        """The largest value the plot draws (at least 1, so a plot of zeros still has an axis from 0)."""
+        if name == "n_pinned":
+            return float(max(result.n_layer, 1))
+        values = [getattr(r, name) for r in result.rows]
+        if name == "total":
+            values += [r.budget for r in result.rows]  # the line peak = budget
+        return float(max([v for v in values if v is not None] + [1]))
 
     def _shade_impossible(self, result: SweepResult | None) -> None:
         rows = result.rows if result else ()

@@ -8,6 +8,8 @@ Rule 2: a sweep is of a request with its budget and force dropped (the sweep var
         else, sweeps again (and re-derives a default range); a new budget only moves the mark.
 Rule 3: sweeps run on a `SweepWorker`. While one runs, a progress bar and Cancel show; a
         cancelled or failed sweep leaves the previous chart on screen and says why.
+Rule 5: the automatic range holds the window's budget (`automatic_range(…, budget)`): a budget
+        that leaves the swept range, while no one typed a range, sweeps again around it.
 Rule 4: the budget mark follows the window's budget at once, but while the budget keeps
         moving (a slider drag) it is redrawn at most every MARK_INTERVAL_MS: redrawing it
         repaints three plots (~3 ms), which would push a slider tick past one 60 Hz frame.
@@ -99,6 +101,7 @@ class SweepView(QWidget):
     def set_model(self, model: ModelSpec, request: BudgetRequest) -> None:
         """A new model: default range, sweep at once."""
         self._model, self._request, self._custom_range = model, sweep_key(request), False
+        self._mark = None if request.unlimited else request.budget_bytes
         self.chart.show_result(None)
         self.run()
 
@@ -108,6 +111,7 @@ class SweepView(QWidget):
         key = sweep_key(request)
         if self._model is not None and (key != self._request or self._speed != self._swept_speed):
             self._request = key
+            self._mark = None if request.unlimited else request.budget_bytes
             self.run()
 
     def set_speed(self, speed: SweepSpeed | None) -> None:
@@ -118,6 +122,14 @@ class SweepView(QWidget):
         """Mark the window's budget (None: unlimited, no mark) — at once, then at most every MARK_INTERVAL_MS."""
         self._mark = budget
         self._mark_throttle.request()
+        if self._off_the_range(budget):  # Rule 5
+            self.run()
+
+    def _off_the_range(self, budget: int | None) -> bool:
+        result = self.chart.result()
+        if budget is None or result is None or not result.rows or self._custom_range or self.worker.busy:
+            return False
+        return not result.rows[0].budget <= budget <= result.rows[-1].budget
 
     def _draw_mark(self) -> None:
         if self._mark != self._mark_drawn:
@@ -134,7 +146,7 @@ class SweepView(QWidget):
             return
         try:
             if not self._custom_range:
-                self.range_edit.setText(automatic_range(self._model, self._request))
+                self.range_edit.setText(automatic_range(self._model, self._request, self._mark))
             budgets = budget_range(self.range_edit.text())
         except BudgetError as e:
             self._idle(f"Cannot sweep: {e}")
@@ -167,6 +179,9 @@ class SweepView(QWidget):
     def _finished(self, result: SweepResult) -> None:
         self.chart.show_result(result)
         self._idle(summary_text(result))
+        if self._off_the_range(self._mark):  # Rule 5: the budget moved off the range while this one ran
+            self.run()
+            return
         self.sweepFinished.emit()
 
     def _failed(self, message: str) -> None:
