@@ -93,6 +93,21 @@ def make_window(make_explorer: Callable[..., Explorer]) -> Callable[..., MainWin
     return make
 
 
+@pytest.fixture
+def laptop(qtbot, make_explorer: Callable[..., Explorer], write_model: Callable[..., Path]) -> Explorer:
+    """The composed app in a 1280 × 720 window with the budget sweep open, a model planned and swept."""
+    explorer = make_explorer()
+    window = explorer.window
+    window.resize(1280, 720)
+    explorer.whatif.sweep_dock.show()
+    explorer.whatif.sweep_dock.raise_()
+    open_model(qtbot, window, write_model())
+    sweep = explorer.whatif.sweep
+    qtbot.waitUntil(lambda: sweep.result() is not None and not sweep.worker.busy)
+    settle(qtbot, window)
+    return explorer
+
+
 def open_model(qtbot, window: MainWindow, path: Path | str) -> ModelSpec:
     """Open and wait for the plan to be on screen; fails if the load fails."""
     with qtbot.assertNotEmitted(window.loadFailed), qtbot.waitSignal(window.modelLoaded, timeout=10000):

@@ -19,18 +19,6 @@ from gguf_budget.gui.qt.whatif.compare_table import CompareModel
 from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
 
 
-@pytest.fixture
-def sweeping(qtbot, make_explorer, write_model):
-    explorer = make_explorer()
-    window = explorer.window
-    window.resize(1280, 720)
-    explorer.whatif.sweep_dock.show()
-    explorer.whatif.sweep_dock.raise_()
-    open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: explorer.whatif.sweep.result() is not None and not explorer.whatif.sweep.worker.busy)
-    return explorer
-
-
 def apply_and_sweep(qtbot, explorer, **request) -> None:
     sweep = explorer.whatif.sweep
     explorer.window.apply_request(**request)
@@ -66,9 +54,9 @@ def curve_points(chart: SweepChart, plot) -> list[QPointF]:
 
 
 @pytest.mark.parametrize("budget_mib, ctx", [(40, None), (70, None), (100, None), (60, 512), (400, 256)])
-def test_sweep_labels_stay_inside_apart_and_off_the_curves(qtbot, sweeping, budget_mib, ctx):
-    apply_and_sweep(qtbot, sweeping, budget_bytes=budget_mib * MIB, ctx=ctx)
-    chart = sweeping.whatif.sweep.chart
+def test_sweep_labels_stay_inside_apart_and_off_the_curves(qtbot, laptop, budget_mib, ctx):
+    apply_and_sweep(qtbot, laptop, budget_bytes=budget_mib * MIB, ctx=ctx)
+    chart = laptop.whatif.sweep.chart
     found = labels(chart)
     assert sorted(text for text, _, _ in found) == ["all pinned", "budget", "first feasible"]
     rects = []
@@ -81,21 +69,21 @@ def test_sweep_labels_stay_inside_apart_and_off_the_curves(qtbot, sweeping, budg
     assert not [(a, b) for a, b in itertools.combinations(rects, 2) if a.intersects(b)]
 
 
-def test_a_constant_ctx_gets_an_axis_from_zero(qtbot, sweeping):
-    apply_and_sweep(qtbot, sweeping, budget_bytes=80 * MIB, ctx=512)
-    chart = sweeping.whatif.sweep.chart
+def test_a_constant_ctx_gets_an_axis_from_zero(qtbot, laptop):
+    apply_and_sweep(qtbot, laptop, budget_bytes=80 * MIB, ctx=512)
+    chart = laptop.whatif.sweep.chart
     assert {row.ctx for row in chart.result().rows} == {512}
     low, high = chart.plots["ctx"].vb.viewRange()[1]
     assert low == 0 and 512 < high < 1024
 
 
 @pytest.mark.parametrize("budget_mib", [2000, 20, 300])
-def test_the_windows_budget_is_always_inside_the_swept_range(qtbot, sweeping, budget_mib):
-    apply_and_sweep(qtbot, sweeping, budget_bytes=budget_mib * MIB)
-    qtbot.waitUntil(lambda: sweeping.whatif.sweep.result().rows[0].budget <= budget_mib * MIB
-                    <= sweeping.whatif.sweep.result().rows[-1].budget, timeout=10000)
-    rows = sweeping.whatif.sweep.result().rows
-    qtbot.waitUntil(lambda: all(line.value() == budget_mib * MIB for line in sweeping.whatif.sweep.chart.budget_lines))
+def test_the_windows_budget_is_always_inside_the_swept_range(qtbot, laptop, budget_mib):
+    apply_and_sweep(qtbot, laptop, budget_bytes=budget_mib * MIB)
+    qtbot.waitUntil(lambda: laptop.whatif.sweep.result().rows[0].budget <= budget_mib * MIB
+                    <= laptop.whatif.sweep.result().rows[-1].budget, timeout=10000)
+    rows = laptop.whatif.sweep.result().rows
+    qtbot.waitUntil(lambda: all(line.value() == budget_mib * MIB for line in laptop.whatif.sweep.chart.budget_lines))
     assert rows[0].budget <= budget_mib * MIB <= rows[-1].budget
 
 

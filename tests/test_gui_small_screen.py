@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyqtgraph as pg
 import pytest
-from gui_support import child, open_model, settle
+from gui_support import child
 from PySide6.QtCore import QRect, QSettings
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
@@ -43,21 +43,8 @@ def scroll_area_of(widget: QWidget) -> QScrollArea | None:
     return parent
 
 
-@pytest.fixture
-def laptop(qtbot, make_explorer, write_model):
-    explorer = make_explorer()
-    window = explorer.window
-    window.resize(1280, 720)
-    explorer.whatif.sweep_dock.show()
-    explorer.whatif.sweep_dock.raise_()
-    open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: explorer.whatif.sweep.result() is not None)
-    settle(qtbot, window)
-    QApplication.processEvents()
-    return explorer
-
-
 def test_at_1280_by_720_with_the_sweep_dock_open_every_control_is_on_screen(laptop):
+    QApplication.processEvents()
     window = laptop.window
     assert (window.width(), window.height()) == (1280, 720)
     assert laptop.whatif.sweep_dock.height() <= 720 * DOCK_SHARE + 2
@@ -76,6 +63,7 @@ def test_at_1280_by_720_with_the_sweep_dock_open_every_control_is_on_screen(lapt
 
 
 def test_the_ledger_bars_bottom_their_labels_and_the_legend_lie_inside_the_chart(laptop):
+    QApplication.processEvents()
     chart = child(laptop.window, "ledgerChart")
     inside = chart.viewport().rect()
     for item in (chart.plot.getAxis("bottom"), chart.plot.vb, chart._legend):

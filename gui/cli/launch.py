@@ -11,11 +11,11 @@ Rule 3b: before Qt starts on X11, the xcb platform plugin's system libraries are
 Rule 4: `--screenshot PATH` renders the window offscreen once the model is planned and the
         hardware probed, writes a PNG and exits 0 — with fresh settings, so a screenshot
         never depends on what the user last did. A model that fails to load exits 2.
-Rule 6: `--size WxH` (with `--screenshot`) renders at that window size, 1280x720 up to 7680x4320
-        (default 1440x900), so the README's laptop and desktop shots are made by the app.
 Rule 5: with `--screenshot`, `--view sweep` shows the budget sweep and `--view compare` the
         comparison with FILE2 (`--compare`), each once its numbers are drawn; `plan` (the
-        default) shows the plan without the what-if docks. They need `--screenshot`.
+        default) shows the plan without any dock. They need `--screenshot`.
+Rule 6: `--size WxH` (with `--screenshot`) renders at that window size, 1280x720 up to 7680x4320
+        (default 1440x900), so the README's laptop and desktop shots are made by the app.
 """
 
 from __future__ import annotations

@@ -15,14 +15,14 @@ Rule 4: `modelLoaded` is emitted after the new model's plan is on screen, so who
 Rule 5: a loaded model is committed only after `derive` and every text it shows have run for
         it (touching no widget): a model that cannot be shown is a failed load, and the
         previous model, plan and title stay.
+Rule 6: a new model keeps the budget when it lies on the new model's slider span, else starts
+        between its thresholds (`explorer.derive.initial_budget`).
 Rule 7: the window opens at a size that fits the screen's available area
         (`explorer.window_size.opening_size`), or at the size the person left (saved geometry);
         bottom docks open at most `window_size.DOCK_SHARE` of its height.
 Rule 8: before any model is open the plan area is an empty state offering File ▸ Open…, the
         Catalogue and the Library, the machine panel draws the host RAM bar of the machine alone,
         and a failed load never claims a previous model is still shown when there was none.
-Rule 6: a new model keeps the budget when it lies on the new model's slider span, else starts
-        between its thresholds (`explorer.derive.initial_budget`).
 """
 
 from __future__ import annotations
