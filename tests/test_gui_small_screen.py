@@ -9,11 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyqtgraph as pg
 import pytest
 from gui_support import child
 from PySide6.QtCore import QRect, QSettings
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import (
     QAbstractButton, QAbstractScrollArea, QAbstractSlider, QAbstractSpinBox, QApplication, QComboBox, QLineEdit,
     QScrollArea, QWidget,
@@ -69,7 +68,13 @@ def test_the_ledger_bars_bottom_their_labels_and_the_legend_lie_inside_the_chart
     for item in (chart.plot.getAxis("bottom"), chart.plot.vb, chart._legend):
         rect: QRect = chart.mapFromScene(item.sceneBoundingRect()).boundingRect()
         assert inside.contains(rect), (type(item).__name__, rect, inside)
-    assert isinstance(chart, pg.GraphicsLayoutWidget)
+    image = QImage(chart.size(), QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    _, _, texts = chart.plot.getAxis("bottom").generateDrawSpecs(painter)
+    painter.end()
+    assert [text.replace("\n", " ") for _, _, text in texts] == ["This plan", "Minimum configuration"]
+    axis = chart.plot.getAxis("bottom").boundingRect()
+    assert all(axis.contains(rect) for rect, _, _ in texts)  # every column's label drawn whole
 
 
 def test_the_window_opens_at_a_size_the_screen_holds_and_comes_back_at_the_size_left(qtbot, tmp_path):
