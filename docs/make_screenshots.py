@@ -19,6 +19,7 @@ Run: python docs/make_screenshots.py   (offscreen; needs the project installed)
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -49,9 +50,9 @@ def q8_0_skeleton(folder: Path) -> Path:
 
 
 def screenshot(out: Path, *extra: str, name: str = MODEL) -> None:
-    model = str(catalogue_path(find_entry(name)))
+    model = os.path.relpath(catalogue_path(find_entry(name)), ROOT)  # the status bar names it: no checkout path
     command = [sys.executable, "-m", "gguf_budget.gui.cli", model, "--screenshot", str(out), *extra]
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, cwd=ROOT)
     print(f"wrote {out} ({out.stat().st_size:,} bytes)")
 
 
