@@ -66,6 +66,16 @@ def test_a_ctx_change_keeps_the_span_of_the_previous_view(write, data, desc):
     assert derive(second, derive(first)).budget_span == derive(first).budget_span
 
 
+@settings(max_examples=40, deadline=None)
+@given(desc=arch_descs(), total_gib=st.integers(1, 2048))
+def test_the_arrow_step_is_model_sized_on_any_machine(write, desc, total_gib):
+    """A small model on a big machine is not one or two arrow presses from zero to all pinned."""
+    model = write(desc)
+    span = budget_span(model, total_gib * GiB)
+    all_pinned = budget_thresholds(model, widest_request(model))[1]
+    assert span.step == MiB or all_pinned / span.step >= 200
+
+
 @given(st.floats(0, 1e18))
 def test_round_steps_are_one_two_five_times_a_power_of_ten_and_never_above_what_was_asked(x):
     step = round_step(x)

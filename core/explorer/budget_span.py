@@ -11,7 +11,9 @@ Rule 3: the span depends on the model and the machine's total RAM only: ctx, the
         budget never move it. Drawing a new span never moves the budget either (a budget off
         the span is clamped on the slider only).
 Rule 4: the step is a round number of MiB (1, 2 or 5 × 10^k, `units.round_step`), about
-        1/STEP_COUNT of the span.
+        1/STEP_COUNT of the span or of the all-pinned budget, whichever is smaller: a small
+        model on a big machine still moves by model-sized steps on the arrow keys (a 300 MiB
+        model on a 64 GiB machine: 1 MiB, not 100).
 """
 
 from __future__ import annotations
@@ -59,7 +61,8 @@ def budget_span(model: ModelSpec, machine_total: int | None) -> Span:
     all_pinned = budget_thresholds(model, widest_request(model))[1]
     low = max(1, int(least * SPAN_BELOW) // MiB)
     high = max(low + 1, -(-int(all_pinned * SPAN_ABOVE) // MiB), -(-(machine_total or 0) // MiB))
-    return Span(low * MiB, high * MiB, round_step((high - low) / STEP_COUNT) * MiB)
+    scale = min(high - low, all_pinned / MiB)
+    return Span(low * MiB, high * MiB, round_step(scale / STEP_COUNT) * MiB)
 
 
 def machine_total(machine: HardwareSnapshot | None) -> int | None:
