@@ -117,3 +117,14 @@ def test_a_bad_size_is_one_line(capsys, tmp_path, size, message):
     with pytest.raises(SystemExit) as exited:
         parse_launch_args(["--screenshot", str(tmp_path / "x.png"), "--size", size])
     assert exited.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_the_side_columns_are_no_wider_than_their_viewports(laptop):
+    """Their scroll areas scroll vertically only, so anything wider than the viewport is cut off
+    at the right edge (the RAM bar's legend once made every row of the side panel lose its end)."""
+    QApplication.processEvents()
+    areas = [a for a in laptop.window.centralWidget().findChildren(QScrollArea) if a.widget() is not None]
+    assert areas
+    too_wide = {type(a.widget()).__name__: (a.widget().width(), a.viewport().width())
+                for a in areas if a.widget().width() > a.viewport().width()}
+    assert too_wide == {}

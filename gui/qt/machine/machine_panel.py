@@ -69,8 +69,13 @@ class HardwarePanel(QGroupBox):
     bandwidthsChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None):
-        super().__init__("Machine", parent)
+        super().__init__(parent)  # the heading is a wrapped label: a group box title never wraps
         self.setObjectName("hardwarePanel")
+        self.heading = _label(self, "hardwareHeading")
+        self.heading.setText("Machine")
+        font = self.heading.font()
+        font.setBold(True)
+        self.heading.setFont(font)
         self._snapshot: HardwareSnapshot | None = None
         self._probe_failure: str | None = None
         self.age = _label(self, "snapshotAge")
@@ -130,6 +135,7 @@ class HardwarePanel(QGroupBox):
         for name, label in rows.items():
             form.addRow(f"{name}:", label)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.heading)
         layout.addLayout(top)
         layout.addWidget(self.host_bar)
         layout.addWidget(self.legend)
@@ -190,7 +196,7 @@ class HardwarePanel(QGroupBox):
 
     def show_full_load(self, load: FullLoad) -> None:
         """The fit, the largest ctx that fits with its GPU layers, and the decode estimate."""
-        self.setTitle(full_load_name(load.fit.snapshot))
+        self.heading.setText(full_load_name(load.fit.snapshot))
         self.show_fit(load.fit)
         self.max_ctx.setText(max_ctx_text(load.fit, load.max_ctx))
         self.decode.setText("no estimate: it does not fit" if load.speed is None else decode_text(load.speed))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from gguf_budget.core.views.machine_view import POOL_LEGEND, PoolBar
 
@@ -16,6 +16,7 @@ from gguf_budget.gui.qt.theme import MEMORY_COLOURS
 from gguf_budget.gui.qt.named import named
 
 SEGMENTS = ("used", "reserve", "usable")
+LEGEND_COLUMNS = 2
 
 
 class _Bar(QWidget):
@@ -81,20 +82,24 @@ class MemoryLegend(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("memoryLegend")
-        layout = QHBoxLayout(self)
+        layout = QGridLayout(self)  # two entries a row, words wrapped: as narrow as the side panel
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setHorizontalSpacing(4)
+        layout.setVerticalSpacing(0)
         self.entries: dict[str, QLabel] = {}
-        for key, words in POOL_LEGEND:
+        for i, (key, words) in enumerate(POOL_LEGEND):
+            row, column = divmod(i, LEGEND_COLUMNS)
             if key in MEMORY_COLOURS:
                 swatch = named(QLabel(self), f"legendSwatch_{key}")
                 swatch.setFixedSize(10, 10)
                 swatch.setStyleSheet(f"background-color: {MEMORY_COLOURS[key]};")
-                layout.addWidget(swatch)
-            label = named(QLabel(words, self), f"legend_{key}")
+                layout.addWidget(swatch, row, 2 * column)
+            label = named(QLabel(words, self, wordWrap=True), f"legend_{key}")
             label.setTextFormat(Qt.TextFormat.PlainText)
-            layout.addWidget(label)
+            layout.addWidget(label, row, 2 * column + 1)
             self.entries[key] = label
-        layout.addStretch(1)
+        for column in range(LEGEND_COLUMNS):
+            layout.setColumnStretch(2 * column + 1, 1)
 
     def swatch_colour(self, key: str) -> str:
         """The colour a segment's swatch shows (what the bar paints that segment in)."""
