@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from gui_support import child
-from PySide6.QtCore import QRect, QSettings
+from PySide6.QtCore import QRect, QSettings, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import (
     QAbstractButton, QAbstractScrollArea, QAbstractSlider, QAbstractSpinBox, QApplication, QComboBox, QLineEdit,
@@ -128,3 +128,15 @@ def test_the_side_columns_are_no_wider_than_their_viewports(laptop):
     too_wide = {type(a.widget()).__name__: (a.widget().width(), a.viewport().width())
                 for a in areas if a.widget().width() > a.viewport().width()}
     assert too_wide == {}
+
+
+def test_the_pinned_caption_shows_whole_at_1280_by_720(laptop):
+    """The line that says what the budget buys (pinned layers, streaming, decode) is never cut off."""
+    QApplication.processEvents()
+    label = child(laptop.window, "pinnedLabel")
+    assert "pinned" in label.text() and "decode" in label.text()
+    room = label.contentsRect()
+    needed = label.fontMetrics().boundingRect(QRect(0, 0, room.width(), 10_000),
+                                              int(Qt.TextFlag.TextWordWrap), label.text())
+    assert needed.height() <= room.height() and needed.width() <= room.width()
+    assert label.wordWrap()

@@ -36,9 +36,11 @@ class PlanPanel(QWidget):
         super().__init__(parent)
         self.budget = BudgetControl(self)
         self.context = ContextControl(self)
-        self.pinned = named(QLabel("—", self), "pinnedLabel")
+        self.pinned = named(QLabel("—", self, wordWrap=True), "pinnedLabel")
         self.pinned.setTextFormat(Qt.TextFormat.PlainText)
         self.pinned.setMinimumWidth(120)  # a longer text must not widen the window mid-drag
+        # two lines, always: the whole caption shows on a laptop, and a new text never moves the view
+        self.pinned.setFixedHeight(2 * self.pinned.fontMetrics().lineSpacing() + 2)
         self.strip = LayerStrip(self)
         self.chart = LedgerChart(LEDGER_LINES + MEASURED_LINES, self, optional=MEASURED_LINES)
         self._plan_columns: list[Column] = []
@@ -59,13 +61,13 @@ class PlanPanel(QWidget):
         self.zoom.setToolTip("Scale the bars to the plan, not to the budget: a plan far under a large budget "
                              "is then a bar, not a sliver (the budget line stays at the top, marked ↑)")
         self.zoom.toggled.connect(self.chart.set_zoom)
-        caption = QHBoxLayout()
-        caption.addWidget(self.pinned, 1)
-        caption.addWidget(self.zoom)
+        strip_row = QHBoxLayout()  # the caption keeps the whole width to itself
+        strip_row.addWidget(self.strip, 1)
+        strip_row.addWidget(self.zoom)
         layout.addWidget(self.budget)
         layout.addWidget(self.context)
-        layout.addLayout(caption)
-        layout.addWidget(self.strip)
+        layout.addWidget(self.pinned)
+        layout.addLayout(strip_row)
         self.empty = EmptyState(self)
         self._stack = QStackedWidget(self)
         self._stack.addWidget(self.empty)
