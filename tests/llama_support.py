@@ -17,6 +17,7 @@ from gguf_budget.core.measure.engine import Engine, EngineError, EngineKind, fin
 
 _BUFFER = re.compile(r"(?P<device>\S+) +(?P<kind>model|KV|RS|output|compute) buffer size = +(?P<mib>\d+\.\d+) MiB")
 _NEW_LOAD = "llama_model_loader: loaded meta data"
+ENV_PYTHON = "GGUF_BUDGET_LLAMA_PYTHON"
 
 
 def llama_engine(kind: EngineKind | None = None) -> Engine:
@@ -31,6 +32,18 @@ def llama_engine(kind: EngineKind | None = None) -> Engine:
             pytest.fail(f"CI must measure with a real llama.cpp: {e}")
         pytest.skip(f"needs a real llama.cpp: {e}")
     return engine
+
+
+def llama_cpp_python_engine() -> Engine:
+    """llama-cpp-python in the interpreter $GGUF_BUDGET_LLAMA_PYTHON names (.ci/build_llamacpp.sh makes
+    one, on the same llama.cpp as the binaries), or fail in CI / skip elsewhere, saying how to get one."""
+    python = os.environ.get(ENV_PYTHON, "")
+    if python and os.access(python, os.X_OK):
+        return Engine(EngineKind.PYTHON, python)
+    why = f"set ${ENV_PYTHON} to a Python that can import llama_cpp (.ci/build_llamacpp.sh makes one: py/bin/python)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must measure with a real llama-cpp-python: {why}")
+    pytest.skip(f"needs llama-cpp-python: {why}")
 
 
 def printed_buffers(log: str) -> list[tuple[str, str, str]]:

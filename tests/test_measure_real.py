@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 from gguf_factory import ArchDesc, write_gguf
-from llama_support import llama_engine, printed_buffers
+from llama_support import llama_cpp_python_engine, llama_engine, printed_buffers
 from runnable_model import write_runnable_model
 
 from gguf_budget.core.gguf.fingerprint import header_fingerprint
@@ -86,6 +86,18 @@ def test_every_kind_of_llama_cpp_binary_measures(tiny: Path, kind: EngineKind):
     polled = evidence.record.peak_rss_polled
     assert polled is None or polled <= evidence.log.peak_rss + (1 << 20)
     assert reports and reports[-1].stage != "starting llama.cpp"
+
+
+def test_llama_cpp_python_measures_like_the_binaries(tiny: Path):
+    """The last-resort engine (Rule 1 of engine.py) runs its script for real: its verbose log is
+    read like llama-cli's, and the stored buffers are the ones llama.cpp printed."""
+    engine = llama_cpp_python_engine()
+    evidence = measure_model(str(tiny), MeasureSettings(256, 0), engine, EvidenceStore(), timeout_s=120)
+    raw = EvidenceStore().log(evidence.record)
+    assert raw.startswith(f"+ {engine.executable} -c ")
+    assert buffers_of(evidence) and buffers_of(evidence) == printed_buffers(raw)
+    assert evidence.log.run.settings.n_ctx == 256 and evidence.record.origin is Origin.MEASURED
+    assert evidence.peak_rss is not None and evidence.peak_rss > 0
 
 
 def test_without_usr_bin_time_the_polled_peak_is_written_into_the_log(tiny: Path):
