@@ -1,7 +1,7 @@
 """.ci/build_llamacpp.sh: the llama.cpp CI measures with is the revision the engine rules follow, built once.
 
-A second run finds the binaries in the cache and prints their folder without building or
-downloading anything (what keeps CI short after the first run).
+A second run finds the binaries and llama-cpp-python's venv in the cache and prints the binaries'
+folder without building or downloading anything (what keeps CI short after the first run).
 """
 
 from __future__ import annotations
@@ -27,9 +27,11 @@ def test_the_script_builds_the_revision_the_rules_follow():
 def test_a_cached_build_is_reused_without_building(tmp_path: Path):
     bin_dir = tmp_path / f"llama.cpp-{LLAMA_CPP_REVISION}" / "bin"
     bin_dir.mkdir(parents=True)
-    for name in ("llama-cli", "llama-completion", "llama-server"):
-        (bin_dir / name).write_text("#!/bin/sh\n")
-        (bin_dir / name).chmod(0o755)
+    python = bin_dir.parent / "py" / "bin" / "python"  # llama-cpp-python's venv: "import llama_cpp" succeeds
+    python.parent.mkdir(parents=True)
+    for exe in (bin_dir / "llama-cli", bin_dir / "llama-completion", bin_dir / "llama-server", python):
+        exe.write_text("#!/bin/sh\n")
+        exe.chmod(0o755)
     env = {**os.environ, "GGUF_BUDGET_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0, done.stderr
