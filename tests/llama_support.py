@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -28,10 +29,15 @@ def llama_engine(kind: EngineKind | None = None) -> Engine:
             folder = Path(engine.executable).parent
             engine = find_engine(str(folder / kind.value))
     except EngineError as e:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"CI must measure with a real llama.cpp: {e}")
-        pytest.skip(f"needs a real llama.cpp: {e}")
+        missing("a real llama.cpp", str(e))
     return engine
+
+
+def missing(what: str, why: str) -> NoReturn:
+    """In CI a missing engine fails the test; elsewhere the test is skipped, saying how to get one."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"CI must measure with {what}: {why}")
+    pytest.skip(f"needs {what}: {why}")
 
 
 def llama_cpp_python_engine() -> Engine:
@@ -40,10 +46,8 @@ def llama_cpp_python_engine() -> Engine:
     python = os.environ.get(ENV_PYTHON, "")
     if python and os.access(python, os.X_OK):
         return Engine(EngineKind.PYTHON, python)
-    why = f"set ${ENV_PYTHON} to a Python that can import llama_cpp (.ci/build_llamacpp.sh makes one: py/bin/python)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI must measure with a real llama-cpp-python: {why}")
-    pytest.skip(f"needs llama-cpp-python: {why}")
+    missing("a real llama-cpp-python",
+            f"set ${ENV_PYTHON} to a Python that can import llama_cpp (.ci/build_llamacpp.sh makes one: py/bin/python)")
 
 
 def printed_buffers(log: str) -> list[tuple[str, str, str]]:

@@ -228,12 +228,8 @@ class LedgerChart(pg.GraphicsLayoutWidget):
                 return column, line
         return None
 
-    def hover_at(self, x: float, y: float) -> str:
-        """The tooltip text for a point in data coordinates ('' over empty space)."""
-        hit = self.segment_at(x, y)
-        if hit is None:
-            return ""
-        column, line = hit
+    def _segment_text(self, column: int, line: str) -> str:
+        """The tooltip text of one drawn segment."""
         label, items = self._columns[column]
         n = dict(items)[line]
         return f"{label} · {line_name(line)}: {human_bytes(n)} ({n:,} bytes)\n{line_tooltip(line)}"
@@ -249,7 +245,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
     def _hover(self, scene_pos: QPointF) -> None:
         """Put the hovered segment's text on the bars item; the scene shows it as the tooltip."""
         point = self.plot.vb.mapSceneToView(scene_pos)
-        self.hover_text = self.hover_at(point.x(), point.y())
         hit = self.segment_at(point.x(), point.y())
+        self.hover_text = "" if hit is None else self._segment_text(*hit)
         self._hovered = None if hit is None else hit[1]
         self._bars.setToolTip(self.hover_text)
