@@ -21,7 +21,9 @@ pytest_plugins = ["gui_support"]
 
 @pytest.fixture(autouse=True)
 def private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own app data folder (evidence store), never the user's."""
+    """Every test gets its own app folders (data, config, cache: `core.paths`), never the user's; returns the data one."""
+    for variable, name in (("GGUF_BUDGET_CONFIG_DIR", "config"), ("GGUF_BUDGET_CACHE_DIR", "cache")):
+        monkeypatch.setenv(variable, str(tmp_path_factory.mktemp(name)))
     folder = tmp_path_factory.mktemp("data")
     monkeypatch.setenv("GGUF_BUDGET_DATA_DIR", str(folder))
     return folder

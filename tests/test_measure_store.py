@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import platformdirs
 import pytest
 from gguf_factory import ArchDesc, write_gguf
 
@@ -14,7 +15,8 @@ from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.measure.command import MeasureSettings
 from gguf_budget.core.measure.progress import STARTING, stage_after
 from gguf_budget.core.measure.record import DamagedRecord, EvidenceRecord, Origin, record_from_json, record_to_json
-from gguf_budget.core.measure.store import ENV_DATA_DIR, EvidenceStore, default_data_dir
+from gguf_budget.core import paths
+from gguf_budget.core.measure.store import EvidenceStore
 
 
 def record(key: str = "k" * 64, at: float = 1_700_000_000.0, **kw) -> EvidenceRecord:
@@ -67,19 +69,21 @@ def test_store_skips_damaged_records_and_records_without_logs(tmp_path: Path):
     assert store.records("k" * 64) == (good,)
 
 
-def test_data_folder_per_platform_and_override():
-    home = Path("/home/u")
-    assert default_data_dir({}, "linux", home) == home / ".local/share/gguf-budget"
-    assert default_data_dir({"XDG_DATA_HOME": "/x"}, "linux", home) == Path("/x/gguf-budget")
-    assert default_data_dir({}, "darwin", home) == home / "Library/Application Support/gguf-budget"
-    assert default_data_dir({"LOCALAPPDATA": "C:/L"}, "win32", home) == Path("C:/L/gguf-budget")
-    assert default_data_dir({ENV_DATA_DIR: "/tmp/d"}, "linux", home) == Path("/tmp/d")
+def test_each_folder_follows_its_variable_else_the_platforms_folder():
+    """core.paths Rules 1-2: the override wins; without it, platformdirs' per-user folder named gguf-budget."""
+    for folder, variable in ((paths.data_dir, paths.ENV_DATA_DIR), (paths.config_dir, paths.ENV_CONFIG_DIR),
+                             (paths.cache_dir, paths.ENV_CACHE_DIR)):
+        assert folder({variable: "/tmp/d"}) == Path("/tmp/d")
+        assert folder({}).name == "gguf-budget"
+        assert "gguf-budget/gguf-budget" not in folder({}).as_posix()  # no author folder on Windows-style layouts
+    assert paths.data_dir({}) == Path(platformdirs.user_data_dir("gguf-budget", False))
 
 
-def test_tests_never_write_the_users_data_folder(tmp_path_factory: pytest.TempPathFactory):
-    """conftest points the data folder at a temporary one for every test."""
-    assert default_data_dir().is_relative_to(tmp_path_factory.getbasetemp())
-    assert EvidenceStore().root.is_relative_to(tmp_path_factory.getbasetemp())
+def test_tests_never_write_the_users_folders(tmp_path_factory: pytest.TempPathFactory):
+    """conftest points every app folder at a temporary one for every test."""
+    base = tmp_path_factory.getbasetemp()
+    assert all(folder().is_relative_to(base) for folder in (paths.data_dir, paths.config_dir, paths.cache_dir))
+    assert EvidenceStore().root.is_relative_to(base)
 
 
 def test_fingerprint_is_the_header_not_the_path_or_the_data(tmp_path: Path):

@@ -1,7 +1,6 @@
 """The folders a user added to the library, kept in one small JSON file the CLI and window share.
 
-Rule 1: the file is `library.json` in the platform's config folder (`GGUF_BUDGET_CONFIG_DIR`
-        overrides it); it holds `{"folders": [...]}`.
+Rule 1: the file is `library.json` in the app's config folder (`core.paths.config_dir`); it holds `{"folders": [...]}`.
 Rule 2: a missing, unreadable or malformed file is an empty list (logged), never an error: a broken
         settings file must not stop the scan. Writes replace the file whole.
 """
@@ -10,17 +9,16 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 
-from platformdirs import user_config_dir
+from gguf_budget.core.paths import config_dir
 
 log = logging.getLogger(__name__)
 MAX_FOLDERS = 256
 
 
 def config_file() -> Path:
-    return Path(os.environ.get("GGUF_BUDGET_CONFIG_DIR") or user_config_dir("gguf-budget")) / "library.json"
+    return config_dir() / "library.json"
 
 
 def read_folders(path: Path | None = None) -> tuple[Path, ...]:

@@ -3,8 +3,7 @@
 Rule 1: layout `<data>/evidence/<fingerprint>/<stamp>-<origin>.log` with a `.json` record
         beside it (`record.py`); the fingerprint is `header_fingerprint` of the model, so the
         evidence comes back when the same model is reopened from anywhere.
-Rule 2: the data folder is `$GGUF_BUDGET_DATA_DIR` when set, else the platform's per-user
-        data folder (`default_data_dir`); tests and the window pass their own.
+Rule 2: the data folder is `core.paths.data_dir()` unless the caller passes its own.
 Rule 3: reading never fails on a damaged store: a record that does not parse, or whose log
         is gone, is skipped. Writing writes the log first, then the record, so a record
         always has its log.
@@ -13,39 +12,19 @@ Rule 3: reading never fails on a damaged store: a record that does not parse, or
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Mapping
 
+from gguf_budget.core import paths
 from gguf_budget.core.measure.record import DamagedRecord, EvidenceRecord, record_from_json, record_to_json
-
-ENV_DATA_DIR = "GGUF_BUDGET_DATA_DIR"
-APP_FOLDER = "gguf-budget"
-
-
-def default_data_dir(environ: Mapping[str, str] = os.environ, platform: str = sys.platform,
-                     home: Path | None = None) -> Path:
-    """Rule 2: the per-user data folder for this platform."""
-    if environ.get(ENV_DATA_DIR):
-        return Path(environ[ENV_DATA_DIR])
-    home = home or Path.home()
-    if platform.startswith("win"):
-        base = Path(environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
-    elif platform == "darwin":
-        base = home / "Library" / "Application Support"
-    else:
-        base = Path(environ.get("XDG_DATA_HOME") or home / ".local" / "share")
-    return base / APP_FOLDER
 
 
 class EvidenceStore:
     """Logs and their records under one data folder."""
 
     def __init__(self, data_dir: str | Path | None = None):
-        self.root = Path(data_dir if data_dir is not None else default_data_dir()) / "evidence"
+        self.root = Path(data_dir if data_dir is not None else paths.data_dir()) / "evidence"
 
     def save(self, record: EvidenceRecord, log: str) -> EvidenceRecord:
         """Store `log` and its record; the record's `log_name` is set to the stored file's name."""

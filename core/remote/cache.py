@@ -13,17 +13,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from platformdirs import user_cache_dir
+from gguf_budget.core.paths import cache_dir
 
 SOURCE_FILE = "source.json"
 
 
 def default_cache_root() -> Path:
-    return Path(os.environ.get("GGUF_BUDGET_CACHE_DIR") or user_cache_dir("gguf-budget")) / "headers"
+    return cache_dir() / "headers"
 
 
 @dataclass(frozen=True)
