@@ -114,3 +114,21 @@ def test_text_has_a_decode_column_that_says_what_it_is(capsys):
     assert "VRAM 900.00 GiB/s (typed" in out
     f16 = next(line for line in lines if line.startswith("F16 "))
     assert "tok/s" not in f16 and "does not fit" in f16
+
+
+def test_an_8b_on_an_rtx_4090_recommends_q8_0_and_its_json_says_why(capsys):
+    argv = ["quants", "--catalog", "llama-3.1-8b-instruct", "--preset", "RTX 4090", "--no-measure"]
+    assert main([*argv, "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["best_fit"] == "BF16" and payload["recommended"] == "Q8_0"
+    why = payload["recommendation"]
+    assert why["tier"] == "fully on GPU" and why["slowdown_limit"] == 1.5
+    assert [(p["file_type"], p["next_smaller"]) for p in why["passed_over"]] == [("BF16", "Q8_0"), ("F16", "Q8_0")]
+    assert all(p["slowdown"] > 1.5 and p["basis"] == "decode estimate" for p in why["passed_over"])
+    assert why["next_smaller"]["file_type"] == "Q8_0" and why["next_smaller"]["next_smaller"] == "Q6_K"
+    assert why["next_smaller"]["slowdown"] <= 1.5 and why["heavy_quality_loss"] is False
+    assert "passed over BF16" in payload["recommended_reason"] and why["rule"].startswith("How the recommended")
+    assert [r["file_type"] for r in payload["rows"] if r["recommended"]] == ["Q8_0"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("★ recommended") == 1 and "Recommended: Q8_0 — runs fully on GPU" in out

@@ -10,7 +10,7 @@ from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_ma
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.quant.priced import PRICED_LABEL
 from gguf_budget.core.views.quant_ladder import FULLY_IN_RAM, FULLY_ON_GPU, quant_ladder
-from gguf_budget.core.views.quant_report import BEST_MARK, COLUMNS
+from gguf_budget.core.views.quant_report import BEST_MARK, COLUMNS, HEAVY_LOSS_MARK, RECOMMENDED_MARK, RECOMMENDED_RULE
 from gguf_budget.core.views.speed_view import bound_text
 from gguf_budget.gui.qt.quants.ladder_table import MARK_COLUMN, QuantLadderModel
 
@@ -28,7 +28,7 @@ def test_the_ladder_model_passes_the_model_tester(qtmodeltester):
     qtmodeltester.check(model)
     assert model.rowCount() == 20 and model.columnCount() == len(COLUMNS) + 1
     best = next(i for i in range(model.rowCount()) if model.row_at(i).name == "IQ2_XXS")
-    assert model.index(best, MARK_COLUMN).data() == BEST_MARK
+    assert model.index(best, MARK_COLUMN).data() == f"{BEST_MARK}  {RECOMMENDED_MARK}  {HEAVY_LOSS_MARK}"
     assert model.index(best, 0).data(Qt.ItemDataRole.FontRole).bold()
     decode = next(i for i, c in enumerate(COLUMNS) if c.key == "decode")
     assert model.headerData(decode, Qt.Orientation.Horizontal) == "Decode"
@@ -74,7 +74,7 @@ def test_the_dock_follows_the_machine_a_bigger_gpu_moves_the_best_fit(qtbot, qua
     table = child(window, "quantsTable")
     best = view.best_row()
     assert table.model().index(best, 0).data() == "Q5_K_S"
-    assert table.model().index(best, MARK_COLUMN).data() == BEST_MARK
+    assert table.model().index(best, MARK_COLUMN).data() == f"{BEST_MARK}  {RECOMMENDED_MARK}"
 
 
 def test_double_click_plans_the_chosen_type_as_a_priced_model(qtbot, quants_app):
@@ -155,3 +155,29 @@ def test_the_decode_column_sorts_by_tokens_per_second(qtbot, quants_app):
     table.sortByColumn(decode, Qt.SortOrder.DescendingOrder)
     names = [table.model().index(r, 0).data() for r in range(table.model().rowCount())]
     assert names[0] == "IQ2_XXS" and set(names[-2:]) == {"BF16", "F16"}
+
+
+def test_the_sort_arrow_names_the_order_the_rows_are_in(qtbot, quants_app):
+    ladder = _ladder_shown(qtbot, quants_app)
+    table = child(quants_app.window, "quantsTable")
+    header = table.horizontalHeader()
+    assert COLUMNS[header.sortIndicatorSection()].key == "bpw"
+    assert header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+    names = [table.model().index(r, 0).data() for r in range(table.model().rowCount())]
+    assert names == [r.name for r in ladder.rows]
+    table.sortByColumn(0, Qt.SortOrder.AscendingOrder)                 # Type sorts by name
+    names = [table.model().index(r, 0).data() for r in range(table.model().rowCount())]
+    assert names == sorted(names)
+
+
+def test_the_dock_marks_the_recommended_type_and_says_the_rule(qtbot, quants_app):
+    window = quants_app.window
+    _ladder_shown(qtbot, quants_app)
+    window.body.hardware.editor.set_machine("64G", 1, "48G")
+    ladder = _wait_for_best(qtbot, quants_app, "Q5_K_S")
+    summary = quants_app.quants.view.summary.text()
+    assert RECOMMENDED_RULE in summary and f"Recommended: {ladder.recommended.name}" in summary
+    table = child(window, "quantsTable")
+    marked = [table.model().index(r, 0).data() for r in range(table.model().rowCount())
+              if RECOMMENDED_MARK in table.model().index(r, MARK_COLUMN).data()]
+    assert marked == [ladder.recommended.name]

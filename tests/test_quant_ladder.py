@@ -15,13 +15,17 @@ from gguf_budget.core.machine.bandwidth import Bandwidths, typed_bandwidth
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.speed_view import bound_text, speed_dict
 from gguf_budget.core.fit.types import FitVerdict
+from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.views.quant_ladder import (
-    DEFAULT_LADDER_CTX, FULLY_IN_RAM, FULLY_ON_GPU, LadderRequest, price_types, quant_ladder,
+    DEFAULT_LADDER_CTX, FULLY_IN_RAM, FULLY_ON_GPU, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, LadderRequest, price_types,
+    quant_ladder,
 )
 from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
-from gguf_budget.core.views.quant_report import BEST_MARK, COLUMNS, ladder_dict, ladder_text
+from gguf_budget.core.views.quant_report import (
+    BEST_MARK, COLUMNS, HEAVY_LOSS_MARK, RECOMMENDED_MARK, RECOMMENDED_RULE, ladder_dict, ladder_text,
+)
 
 GiB = 1024**3
 
@@ -107,11 +111,12 @@ def test_mxfp4_is_priced_only_for_models_with_experts(ladder70b):
 def test_json_keys(ladder70b):
     payload = ladder_dict(ladder70b)
     assert set(payload) == {"model", "architecture", "source_file_type", "label", "rules", "ctx", "kv_type", "imatrix",
-                            "budget_bytes", "machine", "best_fit", "best_fit_reason", "rows", "skipped"}
+                            "budget_bytes", "machine", "best_fit", "best_fit_reason", "recommended",
+                            "recommended_reason", "recommendation", "rows", "skipped"}
     assert set(payload["rows"][0]) == {
         "file_type", "file_bytes", "tensor_bytes", "bits_per_weight", "tensor_types", "fallback_tensors", "verdict",
-        "gpu_layers", "fully_on_gpu", "fits_in_ram", "largest_ctx", "plan", "plan_error", "best_fit", "source",
-        "tok_s_estimate", "plan_tok_s_estimate"}
+        "gpu_layers", "fully_on_gpu", "fits_in_ram", "largest_ctx", "plan", "plan_error", "best_fit", "recommended",
+        "heavy_quality_loss", "source", "tok_s_estimate", "plan_tok_s_estimate"}
     assert [r["file_type"] for r in payload["rows"] if r["best_fit"]] == ["IQ2_XXS"]
 
 
@@ -196,3 +201,74 @@ def test_the_ladders_largest_ctx_places_the_layers_again_where_fit_holds_them(ll
     held = largest_fitting_ctx(row.model, m, base, row.fit.gpu_layers, cap)
     assert row.largest_ctx == largest_fitting_ctx(row.model, m, base, None, cap)
     assert held is not None and row.largest_ctx is not None and held < row.largest_ctx
+
+
+@pytest.fixture(scope="module")
+def llama8b():
+    return load_model(catalogue_path(find_entry("llama-3.1-8b-instruct")))
+
+
+def _on_tier(ladder):
+    return [r for r in ladder.rows if (r.fully_on_gpu if ladder.best_reason == FULLY_ON_GPU else r.fits_in_ram)]
+
+
+def _assert_the_rule_holds(ladder):
+    """Rule 8 from the rows alone: the recommended type is on the best fit's tier; every higher type on
+    it decodes more than SLOWDOWN_LIMIT× slower than the next smaller one there; the recommended doesn't."""
+    rec = ladder.recommended
+    tier = _on_tier(ladder)
+    assert rec is not None and rec.tier == ladder.best_reason and rec.name in {r.name for r in tier}
+
+    def slowdown(row):
+        smaller = next((r for r in tier if r.mix.bits_per_weight < row.mix.bits_per_weight), None)
+        return None if smaller is None else row.speed.seconds_per_token / smaller.speed.seconds_per_token
+
+    at = [r.name for r in tier].index(rec.name)
+    assert all(slowdown(r) > SLOWDOWN_LIMIT for r in tier[:at])
+    assert slowdown(tier[at]) is None or slowdown(tier[at]) <= SLOWDOWN_LIMIT
+    assert [s.name for s in rec.passed_over] == [r.name for r in tier[:at]]
+
+
+def test_an_8b_on_an_rtx_4090_recommends_q8_0_not_bf16(llama8b):
+    """Everything fits the 24 GiB card; BF16 is the best fit, but it decodes ~1.8× slower than Q8_0 for a
+    quality gain llama.cpp measures at +0.0026 perplexity: Q8_0 is recommended."""
+    ladder = quant_ladder(llama8b, with_presets("RTX 4090", machine(32)))
+    assert ladder.best == "BF16" and ladder.best_reason == FULLY_ON_GPU
+    rec = ladder.recommended
+    assert rec.name == "Q8_0" and ladder.row(rec.name).mix.bits_per_weight >= 6
+    assert [s.name for s in rec.passed_over] == ["BF16", "F16"]
+    assert all(s.smaller == "Q8_0" and s.slowdown > SLOWDOWN_LIMIT for s in rec.passed_over)
+    assert rec.step.smaller == "Q6_K" and rec.step.slowdown <= SLOWDOWN_LIMIT and not rec.heavy_loss
+    _assert_the_rule_holds(ladder)
+
+
+@pytest.mark.parametrize("ram, gpu", [(64, 24), (64, None), (64, 48), (200, None), (32, 80)])
+def test_the_recommendation_follows_its_rule_on_every_machine(llama70b, ram, gpu):
+    ladder = quant_ladder(llama70b, machine(ram, gpu), LadderRequest(bandwidths=TYPED), price_types(llama70b))
+    _assert_the_rule_holds(ladder)
+    best = ladder.rows.index(ladder.row(ladder.best))
+    assert ladder.rows.index(ladder.row(ladder.recommended.name)) >= best     # never above the best fit
+
+
+def test_nothing_fits_recommends_nothing(llama70b):
+    ladder = quant_ladder(llama70b, machine(8))
+    assert ladder.best is None and ladder.recommended is None
+    assert ladder_dict(ladder)["recommendation"] is None
+
+
+def test_types_below_3_bits_per_weight_warn_of_heavy_quality_loss(ladder70b):
+    heavy = {r.name for r in ladder70b.rows if r.heavy_loss}
+    assert heavy == {r.name for r in ladder70b.rows if r.mix.bits_per_weight < HEAVY_LOSS_BPW} == {"Q2_K", "IQ2_M", "IQ2_XXS"}
+    rec = ladder70b.recommended
+    assert rec.name == "IQ2_XXS" and rec.heavy_loss and rec.step is None     # the only type on the 24 GiB GPU
+    text = ladder_text(ladder70b)
+    assert HEAVY_LOSS_MARK in next(line for line in text.splitlines() if line.startswith("Recommended:"))
+    assert all(HEAVY_LOSS_MARK in line for line in text.splitlines() if line.split()[:1] in (["Q2_K"], ["IQ2_M"], ["IQ2_XXS"]))
+
+
+def test_the_text_marks_the_recommended_type_once_and_says_the_rule(llama8b):
+    text = ladder_text(quant_ladder(llama8b, with_presets("RTX 4090", machine(32))))
+    assert text.count(RECOMMENDED_MARK) == 1
+    assert next(line for line in text.splitlines() if RECOMMENDED_MARK in line).startswith("Q8_0")
+    assert RECOMMENDED_RULE in text and f"{SLOWDOWN_LIMIT:g}× slower" in RECOMMENDED_RULE
+    assert "passed over BF16 (1.8" in text

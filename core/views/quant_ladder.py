@@ -17,12 +17,26 @@ Rule 3: the largest ctx that fits is `largest_fitting_ctx` with the placement ch
 Rule 4: best fit = the first row fully on GPU; else the first row fully in RAM; else none.
 Rule 5: with a budget request, each row carries its budget plan (`plan_memory`) or the
         planner's one-line refusal.
-Rule 6: the ctx defaults to 4096 tokens — the seed's default cap, below which llama.cpp's
-        `--fit` never shrinks context (`fit_params_min_ctx`) — or the trained context if shorter.
+Rule 6: the ctx defaults to 4096 tokens — the Budget plan's default ctx cap, below which
+        llama.cpp's `--fit` never shrinks context (`fit_params_min_ctx`) — or the trained context
+        if shorter.
 Rule 7: a row's decode estimate is its full load's (`fit_speed`, as `fit` and the window's full
         load compute it) and, with a budget, its plan's (`plan_speed`, as `plan` and the window's
         plan compute it, with the machine's available RAM deciding page cache or disk), both
         at the request's bandwidths; the token prices are machine-independent (`PricedTypes`).
+Rule 8: recommended = quality weighed against speed on the best fit's tier (the rows fully on
+        GPU, else fully in RAM): walking down from the highest precision, the first type whose
+        decode is at most SLOWDOWN_LIMIT× slower than the next smaller type on that tier (the
+        next with fewer bits per weight), or the smallest on the tier when every step costs
+        more. Slowdown = the ratio of the two rows' decode estimates (seconds per token, as
+        `fit_speed` gives them, whatever the bandwidths); when a row has no estimate, the ratio
+        of their tensor bytes (what a token reads). Why 1.5: BF16 → Q8_0 halves the bits and
+        the estimate puts BF16 at ~1.8× Q8_0's time (the KV cache reads the same at both), a
+        step worth taking; every step below 8 bits costs ≤ 1.3× (Q8_0 → Q6_K is 8.5 → 6.6 bits).
+Rule 9: below HEAVY_LOSS_BPW (3) bits per weight a type loses quality heavily; such rows, and
+        a recommendation among them, say so. llama.cpp's own table (tools/quantize/quantize.cpp,
+        `QUANT_OPTIONS`, perplexity added on Llama-3-8B): Q8_0 +0.0026, Q6_K +0.0217, Q4_K_M
+        +0.1754, Q3_K_S +1.6321, Q2_K +3.5199 — twenty times Q4_K_M's loss.
 """
 
 from __future__ import annotations
@@ -48,6 +62,10 @@ from gguf_budget.core.speed.token_bytes import TokenPrices
 DEFAULT_LADDER_CTX = 4096
 FULLY_ON_GPU = "fully on GPU"
 FULLY_IN_RAM = "fully in RAM"
+SLOWDOWN_LIMIT = 1.5
+HEAVY_LOSS_BPW = 3.0
+DECODE_ESTIMATE = "decode estimate"
+TENSOR_BYTES = "tensor bytes"
 
 
 @dataclass(frozen=True)
@@ -89,10 +107,38 @@ class QuantRow:
     def fully_on_gpu(self) -> bool:
         return self.fit.verdict == FitVerdict.FITS_GPU
 
+    @property
+    def heavy_loss(self) -> bool:
+        """Rule 9."""
+        return self.mix.bits_per_weight < HEAVY_LOSS_BPW
+
 
 @dataclass(frozen=True)
+class Step:
+    """One step down the recommendation's tier: `name` decodes `slowdown`× slower than `smaller`,
+    judged by `basis` (DECODE_ESTIMATE, or TENSOR_BYTES when a row has no estimate)."""
+
+    name: str
+    smaller: str
+    slowdown: float
+    basis: str
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """Rule 8: the type, its tier, the step that admitted it (None: the smallest on the tier) and
+    the higher types passed over for costing more than SLOWDOWN_LIMIT."""
+
+    name: str
+    tier: str
+    step: Step | None
+    passed_over: tuple[Step, ...]
+    heavy_loss: bool
+
+
+@dataclass(frozen=True, kw_only=True)
 class QuantLadder:
-    """Every row, the best fit (Rule 4) and the file types left out with their reasons."""
+    """Every row, the best fit (Rule 4), the recommended type (Rule 8) and the file types left out with their reasons."""
 
     source: ModelSpec
     snapshot: HardwareSnapshot
@@ -101,6 +147,7 @@ class QuantLadder:
     rows: tuple[QuantRow, ...]
     best: str | None
     best_reason: str | None
+    recommended: Recommendation | None
     skipped: tuple[tuple[str, str], ...]
 
     def row(self, name: str) -> QuantRow:
@@ -185,9 +232,34 @@ def best_fit(rows: tuple[QuantRow, ...]) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _step(row: QuantRow, smaller: QuantRow) -> Step:
+    if row.speed is not None and smaller.speed is not None:
+        ratio, basis = row.speed.seconds_per_token / smaller.speed.seconds_per_token, DECODE_ESTIMATE
+    else:
+        ratio, basis = row.mix.tensor_bytes / smaller.mix.tensor_bytes, TENSOR_BYTES
+    return Step(row.name, smaller.name, ratio, basis)
+
+
+def recommend(rows: tuple[QuantRow, ...], tier: str | None) -> Recommendation | None:
+    """Rule 8 on the rows (highest bits per weight first) and the best fit's tier (None: no recommendation)."""
+    on_tier = [r for r in rows if (r.fully_on_gpu if tier == FULLY_ON_GPU else r.fits_in_ram)]
+    if tier is None or not on_tier:
+        return None
+    passed: list[Step] = []
+    for i, row in enumerate(on_tier[:-1]):
+        smaller = next((r for r in on_tier[i + 1:] if r.mix.bits_per_weight < row.mix.bits_per_weight), None)
+        step = None if smaller is None else _step(row, smaller)
+        if step is None or step.slowdown <= SLOWDOWN_LIMIT:
+            return Recommendation(name=row.name, tier=tier, step=step, passed_over=tuple(passed),
+                                  heavy_loss=row.heavy_loss)
+        passed.append(step)
+    last = on_tier[-1]
+    return Recommendation(name=last.name, tier=tier, step=None, passed_over=tuple(passed), heavy_loss=last.heavy_loss)
+
+
 def quant_ladder(model: ModelSpec, snapshot: HardwareSnapshot, request: LadderRequest | None = None,
                  priced: PricedTypes | None = None) -> QuantLadder:
-    """Rules 1–7; `priced` (from `price_types`, same model and imatrix) saves pricing again."""
+    """Rules 1–9; `priced` (from `price_types`, same model and imatrix) saves pricing again."""
     request = request or LadderRequest()
     if priced is None or priced.source is not model or priced.imatrix != request.imatrix:
         priced = price_types(model, request.imatrix)
@@ -195,6 +267,7 @@ def quant_ladder(model: ModelSpec, snapshot: HardwareSnapshot, request: LadderRe
     rows = tuple(_row(model, mix, m, prices, snapshot, request, ctx)
                  for mix, m, prices in zip(priced.mixes, priced.models, priced.prices, strict=True))
     best, reason = best_fit(rows)
-    return QuantLadder(model, snapshot, request, ctx, rows, best, reason, priced.skipped)
+    return QuantLadder(source=model, snapshot=snapshot, request=request, ctx=ctx, rows=rows, best=best,
+                       best_reason=reason, recommended=recommend(rows, reason), skipped=priced.skipped)
 
 

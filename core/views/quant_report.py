@@ -9,6 +9,12 @@ Rule 3: a verdict is the full-load admission estimate at the ladder's ctx; a pla
 Rule 4: the Decode column is the full load's decode bound and the plan cell carries the plan's,
         in the words and JSON of `speed_view` (as `fit` and `plan` print them); the text says
         they are memory-bandwidth bounds and which bandwidths they rest on.
+Rule 5: the recommended type (`quant_ladder` Rule 8) is marked beside the best fit and said
+        with its reason — the step that admitted it and the higher types passed over, each with
+        its slowdown — and `RECOMMENDED_RULE` says the rule in words; rows below 3 bits per
+        weight carry HEAVY_LOSS_MARK.
+Rule 6: rows are listed highest bits per weight first, so a table sorted on screen starts
+        sorted by `SORTED_BY` descending.
 """
 
 from __future__ import annotations
@@ -20,13 +26,22 @@ from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.llama_cpp import QUANT_RULES_SOURCE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import VERDICT_WORDS, snapshot_dict, snapshot_text
-from gguf_budget.core.views.quant_ladder import QuantLadder, QuantRow
+from gguf_budget.core.views.quant_ladder import (
+    DECODE_ESTIMATE, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, QuantLadder, QuantRow, Recommendation, Step,
+)
 from gguf_budget.core.views.table import aligned_lines
 from gguf_budget.core.quant.priced import PRICED_LABEL
 from gguf_budget.core.speed.estimate import ESTIMATE_LABEL, SpeedEstimate
 from gguf_budget.core.views.speed_view import bound_text, speed_dict
 
 BEST_MARK = "◀ best fit"
+RECOMMENDED_MARK = "★ recommended"
+HEAVY_LOSS_MARK = "heavy quality loss"
+SORTED_BY = "bpw"
+RECOMMENDED_RULE = (
+    f"How the recommended type is chosen: the highest-precision type that runs fully on the fastest tier (GPU, else RAM) and "
+    f"decodes at most {SLOWDOWN_LIMIT:g}× slower than the next smaller type that runs there; "
+    f"below {HEAVY_LOSS_BPW:g} bits per weight, {HEAVY_LOSS_MARK}.")
 
 
 def _gpu_layers(row: QuantRow) -> str:
@@ -57,11 +72,11 @@ class Column:
     key: str
     header: str
     cell: Callable[[QuantRow], str]
-    sort: Callable[[QuantRow], float]
+    sort: Callable[[QuantRow], float | str]
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("type", "Type", lambda r: r.name, lambda r: -r.mix.bits_per_weight),
+    Column("type", "Type", lambda r: r.name, lambda r: r.name),
     Column("size", "File size", lambda r: human_bytes(r.mix.file_bytes), lambda r: r.mix.file_bytes),
     Column("bpw", "Bits/weight", lambda r: f"{r.mix.bits_per_weight:.2f}", lambda r: r.mix.bits_per_weight),
     Column("verdict", "Full load", lambda r: VERDICT_WORDS[r.fit.verdict],
@@ -74,9 +89,15 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+def is_recommended(row: QuantRow, ladder: QuantLadder) -> bool:
+    return ladder.recommended is not None and row.name == ladder.recommended.name
+
+
 def mark_text(row: QuantRow, ladder: QuantLadder) -> str:
-    """The mark column: the best fit, and the file's own type."""
+    """The mark column: the best fit, the recommended type, heavy quality loss, and the file's own type."""
     marks = [BEST_MARK] if row.name == ladder.best else []
+    marks += [RECOMMENDED_MARK] if is_recommended(row, ladder) else []
+    marks += [HEAVY_LOSS_MARK] if row.heavy_loss else []
     return "  ".join([*marks, *(["this file's type"] if row.is_source else [])])
 
 
@@ -108,6 +129,8 @@ def row_dict(row: QuantRow, ladder: QuantLadder) -> dict[str, Any]:
                                            "n_layer": plan.n_layer, "total": plan.total},
         "plan_error": row.plan_error,
         "best_fit": row.name == ladder.best,
+        "recommended": is_recommended(row, ladder),
+        "heavy_quality_loss": row.heavy_loss,
         "source": row.is_source,
         "tok_s_estimate": speed_dict(row.speed),
         "plan_tok_s_estimate": speed_dict(row.plan_speed),
@@ -130,9 +153,51 @@ def ladder_dict(ladder: QuantLadder) -> dict[str, Any]:
         "machine": snapshot_dict(ladder.snapshot),
         "best_fit": ladder.best,
         "best_fit_reason": ladder.best_reason,
+        "recommended": None if ladder.recommended is None else ladder.recommended.name,
+        "recommended_reason": recommended_text(ladder),
+        "recommendation": recommendation_dict(ladder.recommended),
         "rows": [row_dict(r, ladder) for r in ladder.rows],
         "skipped": [{"file_type": name, "reason": reason} for name, reason in ladder.skipped],
     }
+
+
+def _step_dict(step: Step) -> dict[str, Any]:
+    return {"file_type": step.name, "next_smaller": step.smaller, "slowdown": round(step.slowdown, 4),
+            "basis": step.basis}
+
+
+def recommendation_dict(rec: Recommendation | None) -> dict[str, Any] | None:
+    """Rule 5 as JSON: why this type — the step that admitted it, the types passed over, the rule."""
+    if rec is None:
+        return None
+    return {
+        "file_type": rec.name,
+        "tier": rec.tier,
+        "slowdown_limit": SLOWDOWN_LIMIT,
+        "next_smaller": None if rec.step is None else _step_dict(rec.step),
+        "passed_over": [_step_dict(s) for s in rec.passed_over],
+        "heavy_quality_loss": rec.heavy_loss,
+        "heavy_loss_below_bits_per_weight": HEAVY_LOSS_BPW,
+        "rule": RECOMMENDED_RULE,
+    }
+
+
+def _slower(step: Step) -> str:
+    basis = "" if step.basis == DECODE_ESTIMATE else f" by {step.basis}"
+    return f"{step.slowdown:.2f}× slower than {step.smaller}{basis}"
+
+
+def recommended_text(ladder: QuantLadder) -> str | None:
+    """Rule 5: the recommended type and why, in one sentence (None without a best fit)."""
+    rec = ladder.recommended
+    if rec is None:
+        return None
+    why = ("the smallest type that runs there" if rec.step is None
+           else f"{_slower(rec.step)}, the next smaller type that runs there")
+    passed = "" if not rec.passed_over else "; passed over " + ", ".join(
+        f"{s.name} ({_slower(s)})" for s in rec.passed_over)
+    warn = f"; {HEAVY_LOSS_MARK} below {HEAVY_LOSS_BPW:g} bits per weight" if rec.heavy_loss else ""
+    return f"Recommended: {rec.name} — runs {rec.tier} at ctx {ladder.ctx:,}, {why}{passed}{warn}"
 
 
 def best_text(ladder: QuantLadder) -> str:
@@ -154,7 +219,8 @@ def speed_footnote(ladder: QuantLadder) -> str:
 
 
 def ladder_text(ladder: QuantLadder) -> str:
-    """A table of every row (Rule 1), the best fit, the skipped types, and what the numbers are."""
+    """A table of every row (Rule 1), the best fit, the recommended type and its rule, the skipped types,
+    and what the numbers are."""
     header = [*(c.header for c in COLUMNS), ""]
     rows = [[*(c.cell(r) for c in COLUMNS), mark_text(r, ladder)] for r in ladder.rows]
     lines = [line.rstrip() for line in aligned_lines([header, *rows])]
@@ -162,6 +228,7 @@ def ladder_text(ladder: QuantLadder) -> str:
     lines += [
         "",
         best_text(ladder),
+        *([] if ladder.recommended is None else [recommended_text(ladder) or "", RECOMMENDED_RULE]),
         *(f"Skipped {name}: {reason}" for name, reason in ladder.skipped),
         f"Every row is {PRICED_LABEL}: its size is the file llama-quantize ({QUANT_RULES_SOURCE}) would write "
         f"from {ladder.source.file_type_name or 'this file'}'s tensor shapes; the full load is an admission "

@@ -2,7 +2,8 @@
 
 Nothing is downloaded: each file type is priced from the model's tensor shapes as llama-quantize
 would write it, then fitted on this machine (or the hypothetical one the flags describe) at the
-ctx, and planned at `--budget` when given. The best fit is marked. Each row's decode estimate
+ctx, and planned at `--budget` when given. The best fit and the recommended type (quality
+weighed against speed, `quant_ladder` Rule 8) are marked, with why. Each row's decode estimate
 uses the bandwidths `fit` and `plan` use (typed, else measured; `--no-measure`: typed or assumed):
 RAM always, VRAM when the machine has GPUs, disk when a budget plan may stream.
 Exit codes: 0 a best fit exists, 2 bad input, 3 no file type runs fully on a GPU or in RAM.
@@ -28,7 +29,8 @@ from gguf_budget.gui.cli.commands.common import (
 from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 
-HELP = "price every llama.cpp quantization of a model and mark the best fit for a machine (nothing is downloaded)"
+HELP = ("price every llama.cpp quantization of a model and mark the best fit and the recommended type for a "
+        "machine (nothing is downloaded)")
 QUANTS_TIERS = ("ram", "vram", "disk")
 
 

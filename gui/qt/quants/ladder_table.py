@@ -2,7 +2,8 @@
 
 Rule 1: one row per `QuantRow`, one column per core `COLUMNS` entry plus the mark column; the
         display text is the core's cell, `Qt.UserRole` its sort value (a proxy sorts by it).
-Rule 2: the best-fit row is bold and marked; the row of the file's own type says so in its tooltip.
+Rule 2: the best-fit and recommended rows are bold and marked; the row of the file's own type says so
+        in its tooltip.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QFont
 
 from gguf_budget.core.views.quant_ladder import QuantLadder, QuantRow
-from gguf_budget.core.views.quant_report import COLUMNS, mark_text, row_tooltip
+from gguf_budget.core.views.quant_report import COLUMNS, is_recommended, mark_text, row_tooltip
 
 Index = QModelIndex | QPersistentModelIndex
 MARK_COLUMN = len(COLUMNS)
@@ -54,8 +55,8 @@ class QuantLadderModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return column.cell(row) if column else mark_text(row, ladder)
         if role == Qt.ItemDataRole.UserRole:
-            return column.sort(row) if column else float(row.name == ladder.best)
-        if role == Qt.ItemDataRole.FontRole and row.name == ladder.best:
+            return column.sort(row) if column else float(row.name == ladder.best) + is_recommended(row, ladder) / 2
+        if role == Qt.ItemDataRole.FontRole and (row.name == ladder.best or is_recommended(row, ladder)):
             return self._bold
         if role == Qt.ItemDataRole.ToolTipRole:
             return row_tooltip(row, ladder)

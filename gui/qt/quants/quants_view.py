@@ -1,7 +1,9 @@
-"""The Quants dock's widget: a one-line summary and the sortable ladder table.
+"""The Quants dock's widget: a summary (best fit, recommended type, the rule) and the sortable ladder table.
 
 Rule 1: the widget shows what it is given (`set_ladder`, `set_status`) and computes nothing.
 Rule 2: double-clicking a row asks for that quantization to be planned (`planRequested`).
+Rule 3: the table opens sorted as the core lists the rows (`SORTED_BY`, descending), so the
+        header's sort arrow names the order on screen.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from gguf_budget.core.views.quant_ladder import QuantLadder
-from gguf_budget.core.views.quant_report import best_text
+from gguf_budget.core.views.quant_report import COLUMNS, RECOMMENDED_RULE, SORTED_BY, best_text, recommended_text
 
 from gguf_budget.gui.qt.quants.ladder_table import QuantLadderModel
 from gguf_budget.gui.qt.named import named
@@ -37,6 +39,8 @@ class QuantsView(QWidget):
         self.table = named(QTableView(self), "quantsTable")
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)
+        self.table.sortByColumn(next(i for i, c in enumerate(COLUMNS) if c.key == SORTED_BY),
+                                Qt.SortOrder.DescendingOrder)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -51,7 +55,10 @@ class QuantsView(QWidget):
 
     def set_ladder(self, ladder: QuantLadder) -> None:
         self.model.set_ladder(ladder)
-        self.summary.setText(f"{best_text(ladder)}. Double-click a row to plan it (priced, not downloaded).")
+        recommended = recommended_text(ladder)
+        lines = [f"{best_text(ladder)}.", *([] if recommended is None else [f"{recommended}."]), RECOMMENDED_RULE,
+                 "Double-click a row to plan it (priced, not downloaded)."]
+        self.summary.setText("\n".join(lines))
 
     def best_row(self) -> int | None:
         """The table row (as sorted on screen) of the best fit, None when there is none."""
