@@ -80,7 +80,8 @@ def test_the_decode_row_is_llama_cpps_eval_speed_beside_the_full_loads_bound(wor
     bound = d["tok_s_estimate"]
     assert decode["unit"] == "tokens/s" and decode["bound"] is True
     assert bound["measured"] is False and bound["bound"] == "memory-bandwidth bound, not measured"
-    assert bound["bandwidths"]["ram"] == {"bytes_per_s": 20 * 1024**3, "source": "typed", "detail": "entered by hand"}
+    assert bound["bandwidths"]["ram"] == {"bytes_per_s": 20 * 1024**3, "source": "typed", "detail": "entered by hand",
+                                          "measured_at": None, "date": None}
     assert decode["estimated"] == bound["tok_s"] > 0
     assert decode["measured"] == _eval_tok_s(name)
     if d["dry_run"]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from gguf_factory import ArchDesc
@@ -145,3 +146,38 @@ def test_the_sweep_prints_the_ring_it_planned(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert "   1*  " in lines[1] and "   0*  " in lines[2]
     assert load_model(LLAMA8B).n_layer == 32
+
+
+def test_two_plans_in_a_row_print_the_same_estimate_from_figures_measured_once(capsys, private_data_dir):
+    args = ["plan", LLAMA8B, "--budget", "4G", "--host-available", "8G"]
+    _, first = run_json(capsys, *args)
+    record = private_data_dir / "machine-speed.json"
+    kept = record.stat().st_mtime_ns
+    _, second = run_json(capsys, *args)
+    assert first["tok_s_estimate"] == second["tok_s_estimate"] and record.stat().st_mtime_ns == kept
+    ram = first["tok_s_estimate"]["bandwidths"]["ram"]
+    assert ram["source"] == "measured" and ram["date"] and "-thread read of" in ram["detail"]
+
+
+def test_hw_json_names_the_bandwidth_its_date_and_source_and_measures_again_when_asked(capsys):
+    code, d = run_json(capsys, "hw")
+    ram = d["speed"]["ram_bandwidth"]
+    assert code == 0 and ram["source"] == "measured" and ram["bytes_per_s"] > 10**8
+    assert ram["date"] == time.strftime("%Y-%m-%d", time.gmtime(ram["measured_at"]))
+    assert d["speed"]["compute"]["source"] == "measured" and d["speed"]["record"].endswith("machine-speed.json")
+    assert run_json(capsys, "hw")[1]["speed"] == d["speed"]  # kept
+    again = run_json(capsys, "hw", "--measure")[1]["speed"]["ram_bandwidth"]
+    assert again["measured_at"] > ram["measured_at"]
+    main(["hw"])
+    assert "RAM bandwidth" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("preset", "tier", "cited"), [("RTX 4090", "vram", 1008 * 10**9),
+                                                       ("M4 Max 128GB", "ram", 546 * 10**9)])
+def test_a_presets_cited_bandwidth_prices_its_full_load(capsys, preset, tier, cited):
+    code, d = run_json(capsys, "fit", LLAMA8B, "--preset", preset, "--ctx", "8192", "--no-measure")
+    figure = d["tok_s_estimate"]["bandwidths"][tier]
+    assert code == 0 and figure["bytes_per_s"] == cited and figure["source"] == "cited"
+    _, typed = run_json(capsys, "fit", LLAMA8B, "--preset", preset, "--ctx", "8192", "--no-measure",
+                        f"--{tier}-bw", "100G")
+    assert typed["tok_s_estimate"]["bandwidths"][tier]["source"] == "typed"

@@ -121,7 +121,7 @@ def test_texts_say_it_is_an_estimate(model):
     assert "(typed: test)" in block and "exact bytes" in block
     d = speed_dict(speed)
     assert d["measured"] is False and d["bandwidths"]["ram"] == {"bytes_per_s": 1000, "source": "typed",
-                                                                    "detail": "test"}
+                                                                    "detail": "test", "measured_at": None, "date": None}
     assert d["bytes_per_token"]["total"] == speed.bytes.total and d["tok_s"] == speed.tok_s
 
 

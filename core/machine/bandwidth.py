@@ -1,49 +1,66 @@
-"""How fast each memory tier reads: a bandwidth, and where the figure came from (DESIGN §3.5).
+"""How fast this machine reads each memory tier and multiplies matrices, and where each figure came from.
 
-Pure: records, the defaults, and the parsing of recorded readings. Measuring lives in
-`bandwidth_probe.py`, so recorded readings can be tested without it.
+Pure: records, the defaults, and which figure a machine's tier takes. Measuring lives in
+`bandwidth_probe.py`, keeping the figures between runs in `bandwidth_store.py`.
 
-Rule 1: every figure says its source — `measured` (a probe on this machine), `typed` (a
-        person entered it) or `assumed` (the defaults below) — and a detail in words, so a
-        speed estimate can always say what it rests on.
+Rule 1: every figure says its source — `measured` (a probe on this machine, with its date),
+        `typed` (a person entered it), `reported` (a GPU driver's bus width × memory clock),
+        `cited` (a maker's spec sheet: a preset, or a detected GPU looked up by name) or
+        `assumed` (the defaults below) — and a detail in words, so a speed estimate can always
+        say what it rests on.
 Rule 2: the defaults are round, labelled figures, not measurements: RAM 20 GiB/s (what a
-        dual-channel DDR4/DDR5 desktop sustains on one stream), disk 2 GiB/s (a PCIe 3/4 NVMe
-        SSD's sequential read), VRAM 400 GiB/s (a mid-range GDDR6 card).
-Rule 3: VRAM from NVML: bus width (bits) / 8 × max memory clock (MHz) × 10^6 × 2 — NVML
-        reports the memory clock at half the data rate for GDDR and HBM alike (RTX 3090:
-        384-bit × 9751 MHz → 936 GB/s; A100-40GB: 5120-bit × 1215 MHz → 1555 GB/s, the
-        published figures). A reading of 0 or less is no reading.
-Rule 4: the page cache is read at PAGE_CACHE_FACTOR × the RAM bandwidth: a streamed layer is
+        dual-channel DDR4/DDR5 desktop sustains), disk 2 GiB/s (a PCIe 3/4 NVMe SSD's
+        sequential read), VRAM 400 GiB/s (a mid-range GDDR6 card), compute 100 GFLOP/s (a
+        few desktop cores multiplying float32 matrices).
+Rule 3: the page cache is read at PAGE_CACHE_FACTOR × the RAM bandwidth: a streamed layer is
         copied from the cache into the ring, a read and a write per byte (the seed's table:
         0/22 pinned on a warm page cache decodes 11.4 tok/s, 22/22 pinned 22.1 tok/s).
+Rule 4: a machine's GPUs give the VRAM figure unless one was typed: the slowest GPU that
+        states a bandwidth (layers run in sequence, so a token waits for the slowest), as its
+        driver reports it or its spec sheet cites it (`presets.spec_bandwidth`, a preset's row).
+Rule 5: a hypothetical unified-memory machine (an Apple or Ryzen AI Max preset) reads its RAM at
+        the bandwidth its spec sheet cites for that memory, unless a RAM figure was typed; a
+        detected machine keeps the figure measured here.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from enum import Enum
+import time
+from dataclasses import dataclass, field, replace
 
 from gguf_budget.core.errors import RequestError
+from gguf_budget.core.machine.gpu import GpuInfo
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.vocab import TextEnum
 
 GiB = 1024**3
 PAGE_CACHE_FACTOR = 0.5
-NVML_DATA_RATE = 2
 
 
-class BandwidthSource(str, Enum):
+class BandwidthSource(TextEnum):
+    """Where a figure came from (Rule 1); the value is the word texts and JSON show."""
+
     MEASURED = "measured"
     TYPED = "typed"
+    REPORTED = "reported"
+    CITED = "cited"
     ASSUMED = "assumed"
+
+
+def measured_date(at: float | None) -> str | None:
+    """'2025-12-03' (UTC) for a measurement's time; None when there is none."""
+    return None if at is None else time.strftime("%Y-%m-%d", time.gmtime(at))
 
 
 @dataclass(frozen=True)
 class Bandwidth:
-    """Bytes per second one tier reads, with its source and a one-line detail."""
+    """Bytes per second one tier reads, with its source, a one-line detail and, when measured, when."""
 
     bytes_per_s: int
     source: BandwidthSource
     detail: str
+    measured_at: float | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.bytes_per_s, bool) or not isinstance(self.bytes_per_s, int) or self.bytes_per_s < 1:
@@ -51,13 +68,59 @@ class Bandwidth:
 
     @property
     def text(self) -> str:
-        """'20.00 GiB/s (assumed: …)'."""
-        return f"{human_bytes(self.bytes_per_s)}/s ({self.source.value}: {self.detail})"
+        """'20.00 GiB/s (assumed: …)', with the date of a measurement."""
+        date = measured_date(self.measured_at)
+        when = f" on {date}" if date else ""
+        return f"{human_bytes(self.bytes_per_s)}/s ({self.source.value}{when}: {self.detail})"
+
+
+@dataclass(frozen=True)
+class ComputeRate:
+    """Floating-point operations per second the machine's cores sustain in a matrix multiply."""
+
+    flops_per_s: int
+    source: BandwidthSource
+    detail: str
+    measured_at: float | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.flops_per_s, bool) or not isinstance(self.flops_per_s, int) or self.flops_per_s < 1:
+            raise RequestError(f"a compute rate must be a positive whole number of FLOP/s, got {self.flops_per_s!r}")
+
+    @property
+    def text(self) -> str:
+        """'120 GFLOP/s (measured on 2025-12-03: …)'."""
+        date = measured_date(self.measured_at)
+        when = f" on {date}" if date else ""
+        return f"{self.flops_per_s / 1e9:.0f} GFLOP/s ({self.source.value}{when}: {self.detail})"
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What share of the memory-bound rate llama.cpp reaches decoding (`decode`), and what share of the
+    probe's compute rate it reaches in prefill (`prefill`); `runs` on this machine, 0 for the defaults."""
+
+    decode: float
+    prefill: float
+    runs: int = 0
+    default_runs: int = 0
+
+    def __post_init__(self) -> None:
+        if not (0 < self.decode <= 10 and 0 < self.prefill <= 10) or self.runs < 0:
+            raise RequestError(f"a calibration's shares must lie in (0, 10], got {self.decode!r}, {self.prefill!r}")
+
+    @property
+    def text(self) -> str:
+        """'calibrated on 3 runs on this machine' / 'default calibration from 13 real llama.cpp runs'."""
+        if self.runs:
+            return f"calibrated on {self.runs} run{'s' if self.runs != 1 else ''} on this machine"
+        return f"default calibration from {self.default_runs} real llama.cpp runs"
 
 
 DEFAULT_RAM = Bandwidth(20 * GiB, BandwidthSource.ASSUMED, "a dual-channel desktop's sustained read")
 DEFAULT_DISK = Bandwidth(2 * GiB, BandwidthSource.ASSUMED, "an NVMe SSD's sequential read")
 DEFAULT_VRAM = Bandwidth(400 * GiB, BandwidthSource.ASSUMED, "a mid-range GDDR6 card")
+DEFAULT_COMPUTE = ComputeRate(100 * 10**9, BandwidthSource.ASSUMED, "a few desktop cores' float32 matrix multiply")
 
 
 def typed_bandwidth(bytes_per_s: int) -> Bandwidth:
@@ -65,31 +128,50 @@ def typed_bandwidth(bytes_per_s: int) -> Bandwidth:
 
 
 def page_cache_bandwidth(ram: Bandwidth) -> Bandwidth:
-    """Rule 4: what a warm page cache delivers into the ring, from the RAM figure."""
+    """Rule 3: what a warm page cache delivers into the ring, from the RAM figure."""
     return replace(ram, bytes_per_s=max(int(ram.bytes_per_s * PAGE_CACHE_FACTOR), 1),
                    detail=f"page cache, {PAGE_CACHE_FACTOR:g} × RAM ({ram.detail})")
 
 
-def vram_from_nvml(bus_width_bits: int, max_memory_clock_mhz: int, name: str = "GPU") -> Bandwidth | None:
-    """Rule 3: NVML's bus width and max memory clock as a bandwidth; None when either is no reading."""
-    if bus_width_bits <= 0 or max_memory_clock_mhz <= 0:
-        return None
-    rate = bus_width_bits // 8 * max_memory_clock_mhz * 1_000_000 * NVML_DATA_RATE
-    return Bandwidth(rate, BandwidthSource.MEASURED,
-                     f"NVML, {name}: {bus_width_bits}-bit bus × {max_memory_clock_mhz} MHz × {NVML_DATA_RATE}")
-
-
 @dataclass(frozen=True)
 class Bandwidths:
-    """One figure per tier; the speed estimate reads the stream tier from `disk` or the page cache."""
+    """The machine's speed figures: one bandwidth per tier (the estimate reads the stream tier from `disk`
+    or the page cache), the compute rate prefill is priced at, and the calibration of both."""
 
     ram: Bandwidth = DEFAULT_RAM
     disk: Bandwidth = DEFAULT_DISK
     vram: Bandwidth = DEFAULT_VRAM
+    compute: ComputeRate = DEFAULT_COMPUTE
+    calibration: Calibration = field(default_factory=lambda: Calibration(1.0, 1.0))
 
 
 def with_typed(bandwidths: Bandwidths, ram: int | None = None, disk: int | None = None,
                vram: int | None = None) -> Bandwidths:
     """The figures a person typed replace the others; None keeps what is there."""
-    typed = {name: typed_bandwidth(v) for name, v in (("ram", ram), ("disk", disk), ("vram", vram)) if v is not None}
-    return replace(bandwidths, **typed)
+    return replace(bandwidths, ram=bandwidths.ram if ram is None else typed_bandwidth(ram),
+                   disk=bandwidths.disk if disk is None else typed_bandwidth(disk),
+                   vram=bandwidths.vram if vram is None else typed_bandwidth(vram))
+
+
+def _gpu_bandwidth(gpu: GpuInfo) -> Bandwidth | None:
+    if not gpu.bandwidth:
+        return None
+    said = gpu.bandwidth_source or "reported by its driver"
+    source = BandwidthSource.CITED if said.startswith("spec sheet") else BandwidthSource.REPORTED
+    return Bandwidth(gpu.bandwidth, source, f"{gpu.label}, {said}")
+
+
+def for_machine(bandwidths: Bandwidths, machine: HardwareSnapshot | None) -> Bandwidths:
+    """Rules 4–5: the figures a full load on `machine` reads at."""
+    if machine is None:
+        return bandwidths
+    out = bandwidths
+    stated = [b for b in (_gpu_bandwidth(g) for g in machine.gpus) if b is not None]
+    if stated and out.vram.source is not BandwidthSource.TYPED:
+        out = replace(out, vram=min(stated, key=lambda b: b.bytes_per_s))
+    unified = [g for g in machine.gpus if g.integrated and g.reader == "preset" and g.bandwidth]
+    if unified and out.ram.source is not BandwidthSource.TYPED:
+        gpu = unified[0]
+        out = replace(out, ram=Bandwidth(int(gpu.bandwidth or 1), BandwidthSource.CITED,
+                                         f"{gpu.name}'s memory, {gpu.bandwidth_source or 'spec sheet'}"))
+    return out

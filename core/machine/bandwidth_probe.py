@@ -1,67 +1,120 @@
-"""Measure the tiers' bandwidths on this machine: short, bounded, and never raising.
+"""Measure this machine as llama.cpp uses it: RAM read by all its threads, a matrix multiply, the model's disk.
 
-Rule 1: each probe returns a `Bandwidth` (source `measured`) or a reason in words why it has
-        none; no exception escapes, so a caller falls back to a typed or assumed figure.
-Rule 2: RAM: a STREAM-style copy between two RAM_PROBE_BYTES arrays (larger than any CPU cache),
-        repeated until RAM_PROBE_SECONDS have passed since the probe began (allocation
-        included; at least one copy is timed); bandwidth = 2 × bytes copied / time (each
-        copied byte is read once and written once). One thread, so it understates what a
-        multi-threaded decoder reaches.
-Rule 3: disk: a sequential read of the model file itself, from the middle of its data, after
+Short, bounded, and never raising: each probe returns a figure (source `measured`, dated) or a
+reason in words why it has none, so a caller falls back to a typed or assumed figure.
+
+Rule 1: threads: as many as llama.cpp starts by default, its physical cores
+        (common/common.cpp `common_cpu_get_num_math` → `common_cpu_get_num_physical_cores`),
+        at most the CPUs this process may run on.
+Rule 2: RAM: a read of one array of `ram_probe_bytes()` (well past any CPU cache), split
+        into one slice per thread; each thread reduces its slice (`numpy.bitwise_or.reduce`
+        over 64-bit words: one read per byte, no write, and numpy releases the GIL in the loop,
+        so the threads read at once). Bandwidth = bytes / the slowest thread's pass; the best of
+        RAM_PASSES passes (a busy neighbour only ever makes a pass slower). The array is
+        touched once before timing, so page faults are not counted.
+Rule 3: compute: a float32 matrix multiply of COMPUTE_N × COMPUTE_N matrices (2·n³ FLOPs,
+        numpy's BLAS on all cores), the best of COMPUTE_PASSES; prefill is priced on this rate.
+Rule 4: disk: a sequential read of the model file itself, from the middle of its data, after
         asking the kernel to drop the file's cached pages (`posix_fadvise DONTNEED`), until
         DISK_PROBE_SECONDS pass or DISK_PROBE_BYTES are read. A file with no data there
         (header-only or sparse: fewer allocated blocks than half its size, or `SEEK_DATA`
         finds none) has nothing to measure; neither has a platform without `posix_fadvise`
         (the read would come from the cache).
-Rule 4: VRAM: NVML's memory bus width and max memory clock of every NVIDIA GPU, parsed by
-        `bandwidth.vram_from_nvml`; the slowest GPU stands for all (layers run in sequence,
-        so a token waits for the slowest). `nvml` is injectable, as in `probe.py`.
-Rule 5: `probe_bandwidths` runs the tiers asked for: a measured figure replaces the base's, a missing one
-        keeps the base's figure (assumed, or typed) and its reason is returned beside it.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+import threading
 import time
-from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
-from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource, vram_from_nvml
-from gguf_budget.core.safe_text import safe_text
+import psutil
+
+from gguf_budget.core.machine.bandwidth import Bandwidth, BandwidthSource, ComputeRate
 from gguf_budget.core.units import human_bytes
 
 MiB = 1024 * 1024
-RAM_PROBE_BYTES = 64 * MiB
-RAM_PROBE_SECONDS = 0.4
+RAM_PROBE_BYTES = 512 * MiB
+RAM_PROBE_MIN = 64 * MiB
+RAM_PASSES = 7
+COMPUTE_N = 1024
+COMPUTE_PASSES = 5
 DISK_PROBE_BYTES = 512 * MiB
 DISK_PROBE_SECONDS = 0.3
 DISK_CHUNK = 4 * MiB
-NVML_CLOCK_MEM = 2  # nvml.h nvmlClockType_t NVML_CLOCK_MEM
+
+Clock = Callable[[], float]
 
 
-def measure_ram(clock: Callable[[], float] = time.perf_counter,
-                seconds: float = RAM_PROBE_SECONDS, size: int = RAM_PROBE_BYTES) -> Bandwidth | str:
-    """Rule 2: a timed copy in RAM, or why there is none."""
+def llama_threads() -> int:
+    """Rule 1: the threads llama.cpp would decode with on this machine."""
+    physical = psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    affinity = getattr(os, "sched_getaffinity", None)
+    allowed = len(affinity(0)) if affinity is not None else physical
+    return max(1, min(physical, allowed))
+
+
+def ram_probe_bytes() -> int:
+    """Rule 2's array: RAM_PROBE_BYTES, or a quarter of the available RAM when that is less (at least RAM_PROBE_MIN)."""
+    available = psutil.virtual_memory().available
+    return max(RAM_PROBE_MIN, min(RAM_PROBE_BYTES, available // 4 // MiB * MiB))
+
+
+def _timed_pass(slices: Sequence[Any], reduce: Callable[[Any], Any], clock: Clock) -> float:
+    """One pass: every thread reduces its slice; seconds from the common start to the last thread's end."""
+    start = threading.Barrier(len(slices) + 1)
+    workers = [threading.Thread(target=lambda s=s: (start.wait(), reduce(s)), daemon=True) for s in slices]
+    for w in workers:
+        w.start()
+    start.wait()
+    began = clock()
+    for w in workers:
+        w.join()
+    return clock() - began
+
+
+def measure_ram(threads: int | None = None, size: int | None = None, passes: int = RAM_PASSES,
+                clock: Clock = time.perf_counter, now: Clock = time.time) -> Bandwidth | str:
+    """Rule 2: a timed multi-threaded read of RAM, or why there is none."""
+    n = threads or llama_threads()
     try:
         import numpy as np
 
-        deadline = clock() + seconds
-        src = np.ones(size, dtype=np.uint8)
-        dst = np.empty_like(src)
-        np.copyto(dst, src)  # touch every page before timing
-        copies, start = 0, clock()
-        while copies == 0 or clock() < deadline:
-            np.copyto(dst, src)
-            copies += 1
-        elapsed = max(clock() - start, 1e-9)
-        rate = int(2 * size * copies / elapsed)
+        nbytes = size if size is not None else ram_probe_bytes()
+        words = np.ones(nbytes // 8, dtype=np.uint64)
+        slices = np.array_split(words, n)
+        reduce = np.bitwise_or.reduce
+        _timed_pass(slices, reduce, clock)  # every page is already touched by `ones`; this warms the threads
+        best = min(_timed_pass(slices, reduce, clock) for _ in range(passes))
+        read = words.nbytes
+        del words, slices
     except Exception as e:  # noqa: BLE001 — out of memory or a broken numpy: no figure, never a crash
         return f"RAM probe failed: {type(e).__name__}: {e}"
-    return Bandwidth(rate, BandwidthSource.MEASURED,
-                     f"copy of {human_bytes(size)} × {copies} in {elapsed:.2f} s, one thread")
+    return Bandwidth(int(read / max(best, 1e-9)), BandwidthSource.MEASURED,
+                     f"{n}-thread read of {human_bytes(read)}, best of {passes}", now())
+
+
+def measure_compute(n: int = COMPUTE_N, passes: int = COMPUTE_PASSES, clock: Clock = time.perf_counter,
+                    now: Clock = time.time) -> ComputeRate | str:
+    """Rule 3: a timed float32 matrix multiply, or why there is none."""
+    try:
+        import numpy as np
+
+        a = np.full((n, n), 0.5, dtype=np.float32)
+        b = np.full((n, n), 0.25, dtype=np.float32)
+        out = a @ b  # warm the BLAS threads
+        best = float("inf")
+        for _ in range(passes):
+            began = clock()
+            np.matmul(a, b, out=out)
+            best = min(best, clock() - began)
+    except Exception as e:  # noqa: BLE001 — a broken numpy or BLAS: no figure, never a crash
+        return f"compute probe failed: {type(e).__name__}: {e}"
+    return ComputeRate(int(2 * n**3 / max(best, 1e-9)), BandwidthSource.MEASURED,
+                       f"float32 {n}×{n} matrix multiply, best of {passes}", now())
 
 
 def _data_offset(fd: int, size: int) -> int | None:
@@ -79,19 +132,22 @@ def _data_offset(fd: int, size: int) -> int | None:
         return None
 
 
-def measure_disk(path: str | Path, clock: Callable[[], float] = time.perf_counter,
-                 seconds: float = DISK_PROBE_SECONDS, limit: int = DISK_PROBE_BYTES) -> Bandwidth | str:
-    """Rule 3: an uncached sequential read of `path`, or why there is none."""
+def measure_disk(path: str | Path, clock: Clock = time.perf_counter, seconds: float = DISK_PROBE_SECONDS,
+                 limit: int = DISK_PROBE_BYTES, now: Clock = time.time) -> Bandwidth | str:
+    """Rule 4: an uncached sequential read of `path`, or why there is none."""
     advise = getattr(os, "posix_fadvise", None)
     if advise is None:
         return "this platform cannot drop a file's cached pages, so a read would not measure the disk"
     name = Path(path).name
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as e:
         return f"cannot open {name}: {e.strerror or e}"
     try:
-        size = os.fstat(fd).st_size
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return f"{name} is not a regular file"
+        size = info.st_size
         offset = _data_offset(fd, size)
         if offset is None or size - offset < DISK_CHUNK:
             return f"{name} has no weights to read (header-only or sparse)"
@@ -110,61 +166,4 @@ def measure_disk(path: str | Path, clock: Callable[[], float] = time.perf_counte
     finally:
         os.close(fd)
     return Bandwidth(int(read / elapsed), BandwidthSource.MEASURED,
-                     f"uncached read of {human_bytes(read)} of {name} in {elapsed:.2f} s")
-
-
-def read_vram(nvml: ModuleType | Any | None = None) -> Bandwidth | str:
-    """Rule 4: the slowest NVIDIA GPU's bandwidth from NVML, or why there is none."""
-    if nvml is None:
-        try:
-            import pynvml
-        except ImportError:
-            return "the NVML Python bindings (nvidia-ml-py) are not installed"
-        nvml = pynvml
-    try:
-        nvml.nvmlInit()
-    except Exception as e:  # noqa: BLE001 — NVMLError or a broken binding: no figure
-        return f"NVML did not start: {e}"
-    try:
-        return _slowest_gpu(nvml)
-    except Exception as e:  # noqa: BLE001 — an odd device reading must not take the probe down
-        return f"NVML could not tell the memory bus: {e}"
-    finally:
-        try:
-            nvml.nvmlShutdown()
-        except Exception:  # noqa: BLE001 — shutting down is best effort; the readings are taken
-            pass
-
-
-def _slowest_gpu(nvml: Any) -> Bandwidth | str:
-    figures = []
-    for index in range(int(nvml.nvmlDeviceGetCount())):
-        handle = nvml.nvmlDeviceGetHandleByIndex(index)
-        name = nvml.nvmlDeviceGetName(handle)
-        name = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
-        bus = int(nvml.nvmlDeviceGetMemoryBusWidth(handle))
-        clock = int(nvml.nvmlDeviceGetMaxClockInfo(handle, NVML_CLOCK_MEM))
-        figure = vram_from_nvml(bus, clock, f"GPU {index} {safe_text(name, 60)}")
-        if figure is not None:
-            figures.append(figure)
-    if not figures:
-        return "no NVIDIA GPU reported its memory bus"
-    return min(figures, key=lambda b: b.bytes_per_s)
-
-
-TIERS = ("ram", "disk", "vram")
-
-
-def probe_bandwidths(model_path: str | Path | None, base: Bandwidths | None = None,
-                     nvml: ModuleType | Any | None = None,
-                     tiers: tuple[str, ...] = TIERS) -> tuple[Bandwidths, tuple[str, ...]]:
-    """Rule 5: measure `tiers` (RAM, the model file's disk, the GPUs); (figures, reasons for those not measured)."""
-    probes: dict[str, Callable[[], Bandwidth | str]] = {
-        "ram": measure_ram,
-        "disk": lambda: measure_disk(model_path) if model_path is not None else "no model file to read",
-        "vram": lambda: read_vram(nvml),
-    }
-    readings = {tier: probes[tier]() for tier in tiers}
-    measured = {k: v for k, v in readings.items() if isinstance(v, Bandwidth)}
-    reasons = tuple(f"{k.upper()} not measured: {v}" for k, v in readings.items() if isinstance(v, str))
-    return replace(base or Bandwidths(), **measured), reasons
+                     f"uncached read of {human_bytes(read)} of {name} in {elapsed:.2f} s", now())

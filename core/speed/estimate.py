@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from gguf_budget.core.fit.types import FitEstimate
-from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, page_cache_bandwidth
+from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, for_machine, page_cache_bandwidth
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.speed.token_bytes import MoeFraction, TokenBytes, TokenPrices, fit_token_bytes
 
@@ -86,11 +86,13 @@ def plan_speed(prices: TokenPrices, plan: MemoryPlan, bandwidths: Bandwidths,
 
 
 def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths) -> SpeedEstimate | None:
-    """The full load's decode bound (Rules 1, 3); None when it does not fit or its KV is unknown."""
+    """The full load's decode bound (Rules 1, 3) at the figures of the fit's machine (`bandwidth.for_machine`:
+    its GPUs' bandwidth, a unified-memory preset's RAM); None when it does not fit or its KV is unknown."""
     if not fit.verdict.admitted:
         return None
     read = fit_token_bytes(prices, fit)
     if read is None:
         return None
-    vram = bandwidths.vram if read.vram else None
-    return SpeedEstimate(read, bandwidths.ram, None, StreamSource.NONE, vram, prices.moe)
+    figures = for_machine(bandwidths, fit.snapshot)
+    vram = figures.vram if read.vram else None
+    return SpeedEstimate(read, figures.ram, None, StreamSource.NONE, vram, prices.moe)

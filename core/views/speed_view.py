@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gguf_budget.core.machine.bandwidth import Bandwidth
+from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, ComputeRate, measured_date
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.speed.estimate import ESTIMATE_LABEL, STREAM_WORDS, SpeedEstimate, StreamSource
 from gguf_budget.core.units import human_bytes, significant
@@ -74,7 +74,24 @@ def plan_report_with_speed(report: str, speed: SpeedEstimate | None) -> str:
 def _bandwidth_dict(bw: Bandwidth | None) -> dict[str, Any] | None:
     if bw is None:
         return None
-    return {"bytes_per_s": bw.bytes_per_s, "source": bw.source.value, "detail": bw.detail}
+    return {"bytes_per_s": bw.bytes_per_s, "source": bw.source.value, "detail": bw.detail,
+            "measured_at": bw.measured_at, "date": measured_date(bw.measured_at)}
+
+
+def _compute_dict(rate: ComputeRate) -> dict[str, Any]:
+    return {"flops_per_s": rate.flops_per_s, "source": rate.source.value, "detail": rate.detail,
+            "measured_at": rate.measured_at, "date": measured_date(rate.measured_at)}
+
+
+def machine_speed_rows(figures: Bandwidths) -> list[tuple[str, str]]:
+    """`hw`'s rows: the machine's speed figures, each with its source and date."""
+    return [("RAM bandwidth", figures.ram.text), ("Compute", figures.compute.text)]
+
+
+def machine_speed_dict(figures: Bandwidths, record: str, notes: tuple[str, ...]) -> dict[str, Any]:
+    """`hw --json`'s `speed`: the RAM bandwidth and compute rate the estimates use, where they are kept."""
+    return {"ram_bandwidth": _bandwidth_dict(figures.ram), "compute": _compute_dict(figures.compute),
+            "record": record, "notes": list(notes)}
 
 
 def speed_dict(speed: SpeedEstimate | None) -> dict[str, Any] | None:

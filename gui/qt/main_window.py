@@ -43,7 +43,7 @@ from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.window_size import dock_height, opening_size
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
-from gguf_budget.core.machine.bandwidth_probe import probe_bandwidths
+from gguf_budget.core.machine.bandwidth_store import machine_bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.machine.probe import probe_hardware
@@ -71,8 +71,9 @@ log = logging.getLogger(__name__)
 
 
 def measure_bandwidths(path: str) -> tuple[Bandwidths, tuple[str, ...]]:
-    """The real bandwidth probe: RAM, this model file's disk, the GPUs (under a second, never raising)."""
-    return probe_bandwidths(path)
+    """This machine's figures, as every command reads them: kept from the first measurement (RAM, compute, this
+    model's disk), measured now only where none is kept (under a second, never raising)."""
+    return machine_bandwidths(path)
 
 
 class MainWindow(QMainWindow):

@@ -1,8 +1,8 @@
 """`gguf-budget evidence LOG [--model FILE] [bandwidth flags] [--json]`: what a real llama.cpp run held, beside our estimate.
 
 The model is `--model FILE`, else the path the log loaded (as given, then beside the log).
-The decode bound uses `fit`'s bandwidths: typed (`--ram-bw`, `--vram-bw`), else measured (VRAM
-only when the log offloaded layers), `--no-measure` for typed or assumed figures only.
+The decode bound uses `fit`'s bandwidths: typed (`--ram-bw`, `--vram-bw`), else this machine's kept
+figures (`speed_args`), `--no-measure` to measure nothing now.
 Exit codes: 0 compared, 2 bad input (not a llama.cpp log, no such model, another model: a `BudgetError`).
 """
 

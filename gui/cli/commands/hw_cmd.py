@@ -1,4 +1,6 @@
-"""`gguf-budget hw [--json]`: what this machine has right now (host RAM, container limit, GPUs)."""
+"""`gguf-budget hw [--json] [--measure]`: what this machine has right now (host RAM, container limit, GPUs), and
+the speed figures every estimate uses: the RAM bandwidth and compute rate measured once and kept (measured now
+when none is kept; `--measure` measures again and replaces them)."""
 
 from __future__ import annotations
 
@@ -8,18 +10,23 @@ from gguf_budget.core.views.fit_report import snapshot_dict, snapshot_text
 from gguf_budget.core.machine.presets import PRESETS, preset_dict
 from gguf_budget.core.views.presets_view import presets_text
 from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.bandwidth_store import machine_bandwidths, record_path
+from gguf_budget.core.views.speed_view import machine_speed_dict, machine_speed_rows
+from gguf_budget.core.views.table import aligned_lines
 
 from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import emit_json
 
 HELP = ("show this machine's RAM, container memory limit and GPUs (NVIDIA, AMD, Intel, Apple) as the fit "
-        "estimate sees them")
+        "estimate sees them, and the RAM bandwidth and compute rate the speed estimates use")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--presets", action="store_true",
                    help="list the GPUs and machines `fit --preset` and the machine editor know, with their sources")
+    p.add_argument("--measure", action="store_true",
+                   help="measure the RAM bandwidth and compute rate again (all cores, about a second) and keep them")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,8 +37,9 @@ def run(args: argparse.Namespace) -> int:
             say(presets_text())
         return 0
     snapshot = probe_hardware()
+    figures, notes = machine_bandwidths(None, ("ram", "compute"), again=args.measure)
     if args.json:
-        emit_json(snapshot_dict(snapshot))
+        emit_json({**snapshot_dict(snapshot), "speed": machine_speed_dict(figures, str(record_path()), notes)})
     else:
-        say(snapshot_text(snapshot))
+        say("\n".join([snapshot_text(snapshot), *aligned_lines(machine_speed_rows(figures)), *notes]))
     return 0

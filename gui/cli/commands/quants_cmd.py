@@ -4,8 +4,8 @@ Nothing is downloaded: each file type is priced from the model's tensor shapes a
 would write it, then fitted on this machine (or the hypothetical one the flags describe) at the
 ctx, and planned at `--budget` when given. The best fit and the recommended type (quality
 weighed against speed, `quant_ladder` Rule 8) are marked, with why. Each row's decode estimate
-uses the bandwidths `fit` and `plan` use (typed, else measured; `--no-measure`: typed or assumed):
-RAM always, VRAM when the machine has GPUs, disk when a budget plan may stream.
+uses the figures `fit` and `plan` use (typed, else this machine's kept ones; `--no-measure`: nothing
+measured now): RAM always, VRAM when the machine has GPUs, disk when a budget plan may stream.
 Exit codes: 0 a best fit exists, 2 bad input, 3 no file type runs fully on a GPU or in RAM.
 """
 

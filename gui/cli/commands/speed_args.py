@@ -1,9 +1,11 @@
 """The options `plan`, `sweep` and `fit` share for the decode estimate: tier bandwidths and free RAM.
 
-Rule 1: a typed bandwidth (`--ram-bw 20G` = 20 GiB per second) wins; otherwise the tier is
-        measured (RAM: a short copy; disk: an uncached read of the model file; VRAM: NVML),
-        and what cannot be measured keeps the assumed figure — each figure says which it is.
-        `--no-measure` measures nothing: typed or assumed figures only, the same output every run.
+Rule 1: a typed bandwidth (`--ram-bw 20G` = 20 GiB per second) wins; otherwise RAM and disk
+        take this machine's figures, measured once and kept (`machine.bandwidth_store`: the
+        first command measures what is missing, every later one reads the same figures);
+        VRAM takes the GPUs' own figures (driver or spec sheet) inside the estimate; what
+        cannot be measured keeps the assumed figure — each figure says which it is.
+        `--no-measure` measures nothing now: the figures kept from before, else assumed ones.
 Rule 2: the free host RAM that decides page cache vs disk for streamed layers is
         `--host-available`, else the probe's; with `--no-measure` and no flag it is unknown
         (streamed layers are read from disk).
@@ -15,7 +17,7 @@ import argparse
 from typing import Sequence
 
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
-from gguf_budget.core.machine.bandwidth_probe import probe_bandwidths
+from gguf_budget.core.machine.bandwidth_store import machine_bandwidths
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.model.spec import ModelSpec
 
@@ -23,10 +25,12 @@ from gguf_budget.core.ranges import BANDWIDTH, MEMORY
 from gguf_budget.gui.cli.args import ranged
 
 TIER_HELP = {
-    "ram": "RAM read bandwidth per second, e.g. 20G (default: measured by a short copy)",
-    "disk": "disk read bandwidth per second, e.g. 2G (default: measured by reading the model file; "
+    "ram": "RAM read bandwidth per second, e.g. 20G (default: this machine's, measured once by all cores "
+           "and kept; `hw --measure` measures again)",
+    "disk": "disk read bandwidth per second, e.g. 2G (default: measured once per disk by reading the model file; "
             "assumed 2 GiB/s when the file has no weights)",
-    "vram": "GPU memory bandwidth per second, e.g. 900G (default: from NVML, else assumed 400 GiB/s)",
+    "vram": "GPU memory bandwidth per second, e.g. 900G (default: the GPU's driver or spec sheet, "
+            "else assumed 400 GiB/s)",
 }
 
 
@@ -35,7 +39,7 @@ def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], ho
         p.add_argument(f"--{tier}-bw", type=ranged(BANDWIDTH), metavar="RATE",
                        help=f"{TIER_HELP[tier]}; {BANDWIDTH.text} per second")
     p.add_argument("--no-measure", action="store_true",
-                   help="measure no bandwidth: typed or assumed figures only (repeatable output)")
+                   help="measure nothing now: typed figures, those measured here before, else assumed ones")
     if host_available:
         p.add_argument("--host-available", type=ranged(MEMORY), metavar="SIZE",
                        help="free host RAM deciding page cache or disk for streamed layers (default: probed)")
@@ -44,10 +48,8 @@ def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], ho
 def bandwidths_from(args: argparse.Namespace, model: ModelSpec, tiers: Sequence[str]) -> tuple[Bandwidths, tuple[str, ...]]:
     """Rule 1: (the figures, why some tiers were not measured)."""
     typed = {tier: getattr(args, f"{tier}_bw") for tier in tiers}
-    base, reasons = Bandwidths(), tuple[str, ...]()
-    to_measure = tuple(tier for tier, value in typed.items() if value is None)
-    if to_measure and not args.no_measure:
-        base, reasons = probe_bandwidths(model.path, tiers=to_measure)
+    kept = (*(tier for tier, value in typed.items() if value is None and tier != "vram"), "compute")
+    base, reasons = machine_bandwidths(model.path, kept, measure=not args.no_measure)
     return with_typed(base, **typed), reasons
 
 
