@@ -1,4 +1,4 @@
-"""Frame time of the real window (DESIGN §6): slider tick → derive + redraw done, ≤ 16 ms median.
+"""Frame time of the real window (docs/performance.md): slider tick → derive + redraw done, ≤ 16 ms median.
 
 Drives the composed window (`compose`: `MainWindow` with its what-if add-on) offscreen on a header-only Llama-3-70B shape (80 layers, 128256-token
 vocabulary, 131072 context; auto ctx bisects 1,024 candidates) against a hypothetical

@@ -1,4 +1,4 @@
-"""Header reading speed and memory (DESIGN §6).
+"""Header reading speed and memory (budgets: docs/performance.md).
 
 1. A Llama-3-8B-shaped file (128,256 tokens, 280,147 merges, written sparse): median time of
    `load_model` vs `gguf.GGUFReader` on the same file in the same run, and their ratio.

@@ -1,4 +1,4 @@
-"""Planner speed against DESIGN §6: `plan_memory` ≤ 1 ms median, a 1,000-budget sweep ≤ 0.5 s.
+"""Planner speed against its budgets (docs/performance.md): `plan_memory` ≤ 1 ms median, a 1,000-budget sweep ≤ 0.5 s.
 
 The model is a header-only Llama-3-70B shape (80 layers, n_embd 8192, n_ff 28672, 64 heads,
 8 KV heads, 128256-token vocabulary, 131072 context; Q4_K weights, Q6_K output) written by

@@ -1,6 +1,6 @@
 """Issue #13's table: predicted against measured peak RSS and compute buffer, for every recorded llama.cpp run.
 
-Each log of tests/data/llamacpp-logs (or `--logs DIR`, e.g. ../shared/llamacpp-logs) is compared
+Each log of tests/data/llamacpp-logs (or `--logs DIR`, any folder of such logs) is compared
 (`core.evidence.compare`, the call `gguf-budget evidence` makes) with the header-only skeleton
 of its model (`tests/recorded_models.py`), at the log's own settings. Peak RSS is the
 `/usr/bin/time -v` maximum resident set size attached to each llama-cli run; the llama-fit-params

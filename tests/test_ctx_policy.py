@@ -1,6 +1,6 @@
-"""Auto ctx "speed first above 4096" (DESIGN §3.3) and the ring's requested-vs-planned depth.
+"""Auto ctx "speed first above 4096" (docs/budget-plan.md, "The search") and the ring's requested-vs-planned depth.
 
-The catalogue's Llama-3.1-8B Q4_K_M skeleton is the issue's worked case: at 6 GiB the seed's
+The catalogue's Llama-3.1-8B Q4_K_M skeleton is the issue's worked case: at 6 GiB the ctx-first
 ctx-first search from the trained context (131072) gave ctx 40,832 with 0 of 32 layers pinned;
 the default policy keeps every layer and grows ctx only as far as they all stay pinned.
 """
@@ -46,14 +46,14 @@ def test_8b_at_6_gib_pins_every_layer_at_the_largest_ctx_that_keeps_them(llama8b
 def test_8b_at_4_gib_holds_4096_and_pins_as_many_layers_as_fit(llama8b):
     p = plan(llama8b, 4 * GiB)
     assert (p.ctx, p.ctx_reason) == (SPEED_FIRST_CTX, CtxReason.SPEED_HELD)
-    seed_at_4096 = plan(llama8b, 4 * GiB, ctx=SPEED_FIRST_CTX, prefer=CtxPolicy.CONTEXT)
-    assert 0 < p.n_pinned == seed_at_4096.n_pinned < 32
+    ctx_first_at_4096 = plan(llama8b, 4 * GiB, ctx=SPEED_FIRST_CTX, prefer=CtxPolicy.CONTEXT)
+    assert 0 < p.n_pinned == ctx_first_at_4096.n_pinned < 32
     ctx_first = plan(llama8b, 4 * GiB, prefer=CtxPolicy.CONTEXT)
     assert ctx_first.ctx > SPEED_FIRST_CTX and ctx_first.n_pinned < p.n_pinned
     assert "held at 4096 of the 131072 cap" in plan_text(p)
 
 
-def test_prefer_context_is_the_seeds_ctx_first_ranking(llama8b):
+def test_prefer_context_is_the_ctx_first_ranking(llama8b):
     p = plan(llama8b, 6 * GiB, prefer=CtxPolicy.CONTEXT)
     assert (p.ctx, p.n_pinned, p.ctx_reason) == (40_832, 0, CtxReason.LOWERED)
     assert "lowered from 131072 to fit the budget" in plan_text(p)
@@ -66,11 +66,11 @@ def test_a_ctx_cap_bounds_both_policies(llama8b, prefer):
     assert plan(llama8b, 64 * GiB, ctx_cap=2000, prefer=prefer).ctx == 2000
 
 
-def test_a_budget_too_small_for_4096_lowers_ctx_as_the_seed_does(llama8b):
+def test_a_budget_too_small_for_4096_lowers_ctx_as_the_ctx_first_search_does(llama8b):
     p = plan(llama8b, 800 << 20)
     assert p.feasible and p.ctx < SPEED_FIRST_CTX and p.ctx_reason is CtxReason.LOWERED
-    seed = plan(llama8b, 800 << 20, ctx_cap=SPEED_FIRST_CTX, prefer=CtxPolicy.CONTEXT)
-    assert (p.ctx, p.n_pinned, p.stream_lm_head) == (seed.ctx, seed.n_pinned, seed.stream_lm_head)
+    ctx_first = plan(llama8b, 800 << 20, ctx_cap=SPEED_FIRST_CTX, prefer=CtxPolicy.CONTEXT)
+    assert (p.ctx, p.n_pinned, p.stream_lm_head) == (ctx_first.ctx, ctx_first.n_pinned, ctx_first.stream_lm_head)
     assert "lowered from 4096 to fit the budget" in plan_text(p)
 
 
@@ -131,7 +131,7 @@ def write(tmp_path_factory):
 
 
 def speed_reference(ref: Reference, budget: int):
-    """The seed's walk capped at 4096; if it pins every layer there, the highest ctx (steps of 128, then the top)
+    """The ctx-first walk capped at 4096; if it pins every layer there, the highest ctx (steps of 128, then the top)
     at which every layer stays pinned with that head and no ring."""
     capped = Reference(ref.m, replace(ref.r, ctx_cap=min(ref.top, SPEED_FIRST_CTX)))
     best = capped.plan(budget)

@@ -205,7 +205,7 @@ def test_moe_cpu_experts_strategy_is_shown_beside_the_default(model):
     m = e.moe
     assert (m.name, m.verdict) == ("cpu_experts", "fits_split")
     host, gpu = m.devices
-    assert (host.weights, host.kv) == (spec.complete_file_bytes, 0)  # the full file, as the seed budgets it
+    assert (host.weights, host.kv) == (spec.complete_file_bytes, 0)  # the full file, as the first gate budgets it
     assert (gpu.weights, gpu.kv) == (sum(dense) + TABLE + 256, 2 * KV_BLOCK)
     assert m.host_exact == 2 * EXPERTS + TABLE
 

@@ -43,7 +43,7 @@ MAMBA = ArchDesc(arch="mamba", n_layer=3, ssm=SSMDesc())
 MLA = ArchDesc(arch="deepseek2", n_layer=2, mla=MLADesc(kv_lora_rank=64, rope_dim=32))
 
 KV_TABLE = [
-    # desc, ctx, kv type, seed bound (f16, unpadded), engine, attention, sliding, recurrent, state
+    # desc, ctx, kv type, FP16 lower bound (unpadded), engine, attention, sliding, recurrent, state
     (DENSE, 1000, "f16", 1000 * 4 * 256, 1024 * 4 * 256, 4, 0, 0, 0),
     (DENSE, 1024, "f16", 1024 * 4 * 256, 1024 * 4 * 256, 4, 0, 0, 0),
     (DENSE, 1000, "f32", 1000 * 4 * 256, 1024 * 4 * 512, 4, 0, 0, 0),

@@ -25,8 +25,10 @@ def test_a_probe_without_gpus_says_so_plainly_with_the_reason():
         "Host RAM   7.00 GiB available of 8.00 GiB total",
         "Container  memory cgroup limit 8.00 GiB (applied to the RAM figures)",
         "Swap       none — never counted as RAM",
-        "GPU        none found: the NVIDIA driver is not loaded",
+        "GPU        No GPU found — everything runs on the CPU",
     ]
+    assert snapshot_text(s, gpu_detail=True).splitlines()[-1] == (
+        "GPU        No GPU found — everything runs on the CPU (the NVIDIA driver is not loaded)")
 
 
 def test_gpus_are_listed_with_their_memory_and_partial_failures():

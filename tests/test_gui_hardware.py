@@ -19,7 +19,7 @@ from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import NVML_REASONS, hypothetical_machine, snapshot_from_readings
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.units import human_bytes
-from gguf_budget.core.views.machine_view import claim_rows, kv_rows, pool_bars, snapshot_when, weight_rows
+from gguf_budget.core.views.machine_view import NO_GPU_WORDS, claim_rows, kv_rows, pool_bars, snapshot_when, weight_rows
 
 
 def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, make_window, write_model):
@@ -34,7 +34,7 @@ def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, ma
         assert [child(window, f"gpuBar{i}").pool() for i in range(len(bars))] == list(bars)
     else:
         assert status.isVisible()
-        assert status.text() == f"no GPU: {snapshot.gpu_error}"
+        assert status.text() == NO_GPU_WORDS and snapshot.gpu_error in status.toolTip()
         assert window.current_fit().gpu_layers == 0
     assert child(window, "hostBar").pool().total == snapshot.host_total
     assert child(window, "snapshotAge").text().startswith("Snapshot probed")
@@ -47,7 +47,9 @@ def test_a_probe_without_a_driver_says_so(qtbot, make_window, write_model):
     window = make_window(probe_backend=no_driver)
     open_model(qtbot, window, write_model())
     qtbot.waitUntil(lambda: window.current_fit() is not None)
-    assert child(window, "gpuStatus").text() == "no GPU: the NVIDIA driver is not loaded"
+    status = child(window, "gpuStatus")
+    assert status.text() == "No GPU found — everything runs on the CPU"
+    assert status.toolTip() == "Why: the NVIDIA driver is not loaded"
     assert "CPU-only" in child(window, "fitVerdict").text()
 
 

@@ -135,7 +135,7 @@ def test_a_file_without_context_length_is_refused_as_the_cli_says_until_a_cap_or
     assert window.current_plan().ctx == 700
 
 
-def test_prefer_context_is_the_seeds_ranking(qtbot, make_window):
+def test_prefer_context_is_the_ctx_first_ranking(qtbot, make_window):
     window = make_window()
     open_model(qtbot, window, LLAMA8B)
     window.apply_request(budget_bytes=6 * GIB)

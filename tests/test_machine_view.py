@@ -12,7 +12,7 @@ from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.views.fit_report import verdict_text
 from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_machine
 from gguf_budget.core.views.machine_view import (
-    claim_rows, gpu_status, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
+    NO_GPU_WORDS, claim_rows, gpu_status, gpu_status_detail, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 from gguf_budget.core.units import human_bytes
 
@@ -101,10 +101,13 @@ GPU = GpuInfo(0, "RTX", 24 * GIB, 20 * GIB, 4 * GIB)
 @pytest.mark.parametrize("snapshot, text", [
     (probed(gpus=(GPU,)), ""),
     (probed(gpus=(GPU,), error="GPU 1: no permission"), "GPU problem: GPU 1: no permission"),
-    (probed(error="the NVIDIA driver is not loaded"), "no GPU: the NVIDIA driver is not loaded"),
-    (probed(), "no GPU: none found"),
+    (probed(error="the NVIDIA driver is not loaded"), "No GPU found — everything runs on the CPU"),
+    (probed(), "No GPU found — everything runs on the CPU"),
     (hypothetical_machine(8 * GIB), "no GPU in this hypothetical machine"),
 ])
 def test_gpu_status(snapshot, text):
     assert gpu_status(snapshot) == text
+    detail = gpu_status_detail(snapshot)
+    assert (detail != "") == (text == NO_GPU_WORDS)
+    assert text != NO_GPU_WORDS or (snapshot.gpu_error or "no GPU found") in detail
     assert snapshot_when(hypothetical_machine(GIB), 5.0) == "hypothetical machine (typed in, not measured)"

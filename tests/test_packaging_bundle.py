@@ -5,7 +5,7 @@ on Qt's offscreen platform.
 Any error output fails a test: stderr must be empty. Qt's offscreen platform prints
 "This plugin does not support propagateSizeHints()" whenever a window is shown; that is the
 plugin describing itself, not a fault, and `--screenshot` drops exactly that message in its Qt
-message handler (gui/window_app.py), as the pytest-qt configuration ignores it. Every other
+message handler (gui/qt/app.py), as the pytest-qt configuration ignores it. Every other
 Qt warning still reaches stderr and fails here.
 
 Slow (~30 s to freeze); CI runs it.

@@ -1,4 +1,4 @@
-"""Ledgers worked out by hand (DESIGN §3.3 price table) for small real GGUF files.
+"""Ledgers worked out by hand (the price table of docs/budget-plan.md) for small real GGUF files.
 
 Shared arithmetic: Q8_0 stores 32 elements in 34 bytes; n_embd 64, n_ff 128, 4 heads, 2 KV
 heads, head dim 64 / 4 = 16, activations fp32. One llama block is

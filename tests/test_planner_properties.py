@@ -1,7 +1,7 @@
 """Planner properties over random real GGUF models, budgets and requests.
 
 `reference_plan` is the brute-force walk kept as the spec: it prices every ledger line from the
-tensor directory and the DESIGN §3.3 table (not through the planner's code), then tries every
+tensor directory and the docs/budget-plan.md table (not through the planner's code), then tries every
 candidate ctx, head, ring depth and pinned count and keeps the best-ranked one that fits.
 The models are every family `arch_strategies` draws: dense, sliding window, MoE, MLA, pure
 recurrent and hybrid layers, with or without an "other" global tensor.
@@ -57,7 +57,7 @@ def budgets_around(model: ModelSpec, request: BudgetRequest) -> st.SearchStrateg
     return st.integers(1, 2 * hi) | st.integers(max(lo - 200_000, 1), hi) | st.sampled_from(edges)
 
 
-# ---- the reference: DESIGN §3.3 priced from the tensor directory, every candidate walked ----
+# ---- the reference: docs/budget-plan.md priced from the tensor directory, every candidate walked ----
 
 def _row(kv_type: str, n: int) -> int:
     block, size = GGML_QUANT_SIZES[KV_TYPES[kv_type]]

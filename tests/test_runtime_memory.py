@@ -43,7 +43,7 @@ def _readme_runs() -> set[str]:
 
 def test_there_are_twelve_cpu_runs_and_they_are_every_run_the_readme_lists():
     """The bounds below are checked on every llama-cli run of the recorded set (a copy of
-    ../shared/llamacpp-logs, README included), none left out."""
+    the recorded logs, README included), none left out."""
     assert len(CPU_RUNS) == 12
     assert set(CPU_RUNS) == _readme_runs()
 

@@ -1,4 +1,4 @@
-"""What a token reads, tier by tier, and the decode bound it gives (DESIGN §3.5).
+"""What a token reads, tier by tier, and the decode bound it gives.
 
 Shared arithmetic (see test_planner_ledger.py): one Q8_0 llama block of the 4-layer model is
 39680 bytes; its 2048-row output table 64·2048/32·34 = 139264 bytes (68 per row); the final

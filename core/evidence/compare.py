@@ -17,7 +17,7 @@ Rule 5: decode: llama.cpp's `eval time` tokens/s (a measurement; a dry run and a
         generated nothing have none) beside the full load's decode estimate for the same
         request on the given bandwidths — `fit_speed`, the call `fit` and the window make, so
         the three agree. That estimate is a memory-bandwidth upper bound that reads the whole
-        KV cache at ctx each token (DESIGN §3.5), not a prediction: the row is marked `bound`
+        KV cache at ctx each token (`core/speed/estimate.py` Rule 1), not a prediction: the row is marked `bound`
         and is judged by the share of the bound the run reached, not by an error.
 """
 

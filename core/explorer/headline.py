@@ -1,7 +1,7 @@
-"""One honest headline for two runtimes (DESIGN §5.1): the budget plan's banner, and a line for the full load.
+"""One honest headline for two runtimes: the budget plan's banner, and a line for the full load.
 
-Rule 1: the two runtimes are named the same way everywhere: BUDGET_PLAN (the seed's
-        layer-streaming runtime under a RAM budget) and FULL_LOAD (llama.cpp's placement on
+Rule 1: the two runtimes are named the same way everywhere: BUDGET_PLAN (a
+        layer-streaming runtime under a RAM budget, docs/budget-plan.md) and FULL_LOAD (llama.cpp's placement on
         the machine). Each text says which one it is about, so they never read as a contradiction.
 Rule 2: the banner keeps the plan's verdict (`MemoryPlan.outcome`), with one more state:
         SLOW when a feasible plan streams weights and its decode estimate is under the

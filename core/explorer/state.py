@@ -11,7 +11,7 @@ Rule 3: `machine` is the snapshot the full load is judged on (probed, or a hypot
         machine the person typed); None until one is known. `bandwidths` are the figures the
         speed estimates use (measured, typed or assumed — each says which).
 Rule 4: `slow_below_tok_s` is the threshold under which a plan that streams weights is
-        headlined FEASIBLE — SLOW (DESIGN §5.1); 2 tok/s by default.
+        headlined FEASIBLE — SLOW (`headline` Rule 2); 2 tok/s by default.
 Rule 5: the ranges a control may offer are core policy, named here once: ring depth
         (`ranges.BUFFERS`), the head modes, the KV types, the slow threshold.
 Rule 6: `evidence` is the runtime-evidence claim a real run gave for this model (imported or

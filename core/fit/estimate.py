@@ -1,4 +1,4 @@
-"""Will this model fit this machine, and how would llama.cpp place it? (seed 003, DESIGN §3.4)
+"""Will this model fit this machine, and how would llama.cpp place it? (first gate: docs/budget-plan.md)
 
 Pure: a function of the ModelSpec, a HardwareSnapshot and a FitRequest; cheap enough for
 every slider tick (prefix sums over the L + 1 slots; the auto search is a bisection).
@@ -8,14 +8,14 @@ Rule 1: usable = free − reserve, never below 0. The host reserve (6 GiB) appli
         set (`devices` Rule 1). Host free is psutil's `available` after cgroup limits: swap and
         SSD paging are never counted as RAM. GPUs whose budget is host RAM share its pool
         (`devices` Rule 3).
-Rule 2: weights, coarse (the seed's gate): GPU = complete file bytes · min(g, L) / L, host =
+Rule 2: weights, coarse (the first gate): GPU = complete file bytes · min(g, L) / L, host =
         the rest. A header-only file's complete size is unknown, so its tensor bytes stand in.
 Rule 3: weights, exact: placement by `gpu_split` (llama.cpp `load_tensors`): the output
         layer first, then the last g − 1 blocks on the GPUs; token/position embeddings and
         other global tensors on the host. Tied embeddings: the offloaded output layer is a
         copy of `token_embd` (llama.cpp `TENSOR_DUPLICATED`), which the host also keeps — so
         the exact GPU + host then exceed the tensor bytes by that table.
-Rule 4: KV: the seed's FP16 bound = Σ attention layers min(ctx, window) · n_head_kv ·
+Rule 4: KV: the FP16 lower bound = Σ attention layers min(ctx, window) · n_head_kv ·
         (k_dim + v_dim) · 2, recurrent state excluded; the engine figure is `kv_cache` Rule 5
         (256-cell padding, window + ubatch cells rounded up to 256 for sliding layers, all cells
         with --swa-full, F32 recurrent state, the chosen cache type). Which layers slide or recur

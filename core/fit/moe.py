@@ -2,7 +2,7 @@
 
 Rule 1: CPU experts (llama.cpp `--cpu-moe`): every `*_exps` tensor in host RAM, every other
         tensor of every layer offloaded; its host side is budgeted conservatively as the
-        complete file, as the seed's planner does (seed 003).
+        complete file, as the full load's first gate does (docs/budget-plan.md).
 Rule 2: expert offload (llama.cpp `--n-cpu-moe N`, `gpu_split` Rule 7): every slot offloaded
         (-ngl L + 1) and the routed experts of blocks 0 … N − 1 in host RAM, N the smallest that
         lets every GPU hold its run — as llama.cpp's own `--fit` moves MoE weights to system

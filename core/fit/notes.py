@@ -75,9 +75,8 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
         notes.append(f"context {request.ctx} is beyond the trained context of {trained}: the model may answer "
                      "poorly past it")
     if not snapshot.gpus:
-        gone = f" ({snapshot.gpu_error})" if snapshot.gpu_error else ""
         asked_text = f"{asked} GPU layers asked, none offloaded — " if asked else ""
-        notes.append(f"{asked_text}no GPU{gone}: everything is placed in host RAM")
+        notes.append(f"{asked_text}no GPU found: everything is placed in host RAM")
     notes += gpu_notes(snapshot, setup)
     if snapshot.swap_total:
         notes.append(f"swap ({human_bytes(snapshot.swap_total)}) is not counted: paging to SSD is no substitute for RAM")

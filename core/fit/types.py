@@ -1,6 +1,6 @@
 """The records of a fit estimate: what was asked, and where every byte would go.
 
-Three claims stay apart (seed 003): `Claims.file_size` is storage, the verdict is an
+Three claims stay apart: `Claims.file_size` is storage, the verdict is an
 admission estimate against one snapshot, and `runtime_evidence` stays None until a real run
 measured something — an estimate is never presented as evidence.
 """
@@ -88,7 +88,7 @@ class FitRequest:
 
 @dataclass(frozen=True)
 class WeightSplit:
-    """Weights on GPU and host: the seed's coarse gate (file · g / L) and the exact inventory."""
+    """Weights on GPU and host: the coarse first gate (file · g / L) and the exact inventory."""
 
     file_bytes: int
     gpu_coarse: int
@@ -99,7 +99,7 @@ class WeightSplit:
 
 @dataclass(frozen=True)
 class KVEstimate:
-    """The seed's FP16 bound (attention layers only, unpadded) beside llama.cpp's allocation."""
+    """The FP16 lower bound (attention layers only, unpadded) beside llama.cpp's allocation."""
 
     kv_type: KVType
     ctx: int | None

@@ -13,8 +13,9 @@ Rule 2: the defaults are round, labelled figures, not measurements: RAM 20 GiB/s
         sequential read), VRAM 400 GiB/s (a mid-range GDDR6 card), compute 100 GFLOP/s (a
         few desktop cores multiplying float32 matrices).
 Rule 3: the page cache is read at PAGE_CACHE_FACTOR × the RAM bandwidth: a streamed layer is
-        copied from the cache into the ring, a read and a write per byte (the seed's table:
-        0/22 pinned on a warm page cache decodes 11.4 tok/s, 22/22 pinned 22.1 tok/s).
+        copied from the cache into the ring, a read and a write per byte (the layer-streaming
+        runtime's measured table in docs/budget-plan.md: 0/22 pinned on a warm page cache decodes
+        11.4 tok/s, 22/22 pinned 22.1 tok/s).
 Rule 4: a machine's GPUs give the VRAM figure unless one was typed: the slowest GPU that
         states a bandwidth (layers run in sequence, so a token waits for the slowest), as its
         driver reports it or its spec sheet cites it (`presets.spec_bandwidth`, a preset's row).

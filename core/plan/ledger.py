@@ -1,6 +1,6 @@
 """The RAM ledger: one line per peak-RSS contributor, priced from a model's real tensor bytes.
 
-Prices (DESIGN §3.3; activations are fp32; dim = n_embd, ffn = max n_ff, q_dim = max n_head ·
+Prices (docs/budget-plan.md, "The ledger"; activations are fp32; dim = n_embd, ffn = max n_ff, q_dim = max n_head ·
 k_dim, kv_dim = max n_head_kv · k_dim):
 
   base        BASE_BYTES, the calibrated process/allocator/tokenizer/thread slop
@@ -14,7 +14,7 @@ k_dim, kv_dim = max n_head_kv · k_dim):
   lm_head     resident: the whole output table (token_embd when tied);
               streamed: a window of min(table, HEAD_WINDOW_LAYERS · largest layer)
   kv          `kv_price(model, kv_type).at(ctx)`: full ctx, windows for sliding layers,
-              fixed state for recurrent layers (core/kv_cache.py prices it, nobody else)
+              fixed state for recurrent layers (core/model/kv.py prices it, nobody else)
   ring        n_buffers · largest layer; 0 when every layer is pinned
   pinned      exact bytes of layers 0..k−1
 
@@ -32,7 +32,7 @@ from gguf_budget.core.model.kv import KVPrice, kv_price
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 MiB = 1024 * 1024
-# Calibration constants (seed 000): measured slop of a running process — allocator arenas,
+# Calibration constants (the layer-streaming runtime's, docs/budget-plan.md): measured slop of a running process — allocator arenas,
 # tokenizer tables, thread stacks — that no tensor accounts for.
 BASE_BYTES = 24 * MiB
 # Every activation vector is fp32.

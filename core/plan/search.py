@@ -1,17 +1,17 @@
-"""The RAM-budget contract planner (seed 000, DESIGN §3.3): peak memory ≤ budget, or why not.
+"""The RAM-budget contract planner (docs/budget-plan.md): peak memory ≤ budget, or why not.
 
 Rule 1: the top ctx is the explicit ctx, else min(ctx_cap, context_length) (no context length
         and no cap: PlanError). Candidate ctx values are the top and every multiple of CTX_STEP
         below it, so an auto search always reaches CTX_STEP (a top below CTX_STEP is its own
         only candidate). An explicit ctx is the only candidate, ignores ctx_cap, and may exceed
         the trained context (the report says so).
-Rule 2: auto ctx, policy `speed` (the default, "speed first above 4096"): the seed's search runs
+Rule 2: auto ctx, policy `speed` (the default, "speed first above 4096"): the contract's ctx-first search runs
         from the *default cap* SPEED_FIRST_CTX (or the top, when lower) — llama.cpp's `--fit`
         likewise never shrinks context below 4096 before it gives up GPU layers
         (common/common.h `fit_params_min_ctx = 4096`). If that plan pins every layer at
         SPEED_FIRST_CTX, ctx grows past it, up to the top, for as long as every layer stays
         pinned with the head that plan chose (bisection: the cost of "all pinned, this head"
-        grows with ctx). Policy `context` is the seed's literal ctx-first search from the top.
+        grows with ctx). Policy `context` is that ctx-first search from the top, unchanged.
 Rule 3: head: resident and streamed when untied, resident only when tied, unless the request
         fixes it (streaming a tied head is refused). Ring: the requested depth, then 1 buffer.
 Rule 4: per (head, ring): every layer pinned with no ring if that fits, else the ring plus the
@@ -107,15 +107,15 @@ class PlanSearch:
                    heads, rings, request.prefer)
 
     @property
-    def seed_top(self) -> int:
-        """Where the seed's ctx-first search starts: the top, or SPEED_FIRST_CTX under the speed policy."""
+    def search_top(self) -> int:
+        """Where the ctx-first search starts: the top, or SPEED_FIRST_CTX under the speed policy."""
         if self.explicit or self.policy is CtxPolicy.CONTEXT:
             return self.top
         return min(self.top, SPEED_FIRST_CTX)
 
     def ctx_at(self, i: int, top: int | None = None) -> int:
-        """The i-th candidate ctx at or below `top` (default: the seed's top), lowest first."""
-        top = self.seed_top if top is None else top
+        """The i-th candidate ctx at or below `top` (default: the search's top), lowest first."""
+        top = self.search_top if top is None else top
         if self.explicit:
             return top
         return top if i == _n_candidates(0, top) - 1 else CTX_STEP * (i + 1)
@@ -129,8 +129,8 @@ class PlanSearch:
         return Configuration(self.ctx_at(0), self.heads[-1], self.rings[-1], 0)
 
     def best_ctx(self, budget: int) -> int | None:
-        """Bisection for the highest candidate ctx up to the seed's top at which anything fits."""
-        n = 1 if self.explicit else _n_candidates(0, self.seed_top)
+        """Bisection for the highest candidate ctx up to the search's top at which anything fits."""
+        n = 1 if self.explicit else _n_candidates(0, self.search_top)
         i = _largest(n, lambda j: self.cheapest(self.ctx_at(j)) <= budget)
         return None if i is None else self.ctx_at(i)
 
@@ -150,7 +150,7 @@ class PlanSearch:
 
     def grown(self, c: Configuration, budget: int) -> Configuration:
         """Rule 2: past SPEED_FIRST_CTX, the highest candidate ctx at which every layer stays pinned."""
-        low = self.seed_top
+        low = self.search_top
         if c.ctx != low or c.n_pinned < self.prices.n_layer or low >= self.top:
             return c
         n = _n_candidates(low, self.top)
@@ -186,9 +186,9 @@ class PlanSearch:
             return CtxReason.MINIMUM
         if c.ctx == self.top:
             return CtxReason.CAP
-        if c.ctx > self.seed_top:
+        if c.ctx > self.search_top:
             return CtxReason.SPEED_GROWN
-        if c.ctx == self.seed_top and self.seed_top < self.top:
+        if c.ctx == self.search_top and self.search_top < self.top:
             return CtxReason.SPEED_HELD
         return CtxReason.LOWERED
 

@@ -46,7 +46,7 @@ class PlanOutcome(TextEnum):
     """Refused: the minimum configuration exceeds the budget."""
 
 
-# Auto ctx steps in multiples of CTX_STEP (seed 000); the speed-first policy's default cap is
+# Auto ctx steps in multiples of CTX_STEP (docs/budget-plan.md, "The search"); the speed-first policy's default cap is
 # SPEED_FIRST_CTX, as llama.cpp's `--fit` never shrinks context below 4096 (common.h `fit_params_min_ctx`).
 CTX_STEP = 128
 SPEED_FIRST_CTX = 4096
@@ -54,10 +54,10 @@ MAX_BUFFERS = BUFFERS.high
 
 
 class CtxPolicy(TextEnum):
-    """How an auto ctx is chosen (DESIGN §3.3); the value is what JSON and `--prefer` say."""
+    """How an auto ctx is chosen (docs/budget-plan.md); the value is what JSON and `--prefer` say."""
 
     SPEED = "speed"  # the default: ctx up to SPEED_FIRST_CTX, beyond it only while every layer stays pinned
-    CONTEXT = "context"  # the seed's ctx-first ranking from the cap
+    CONTEXT = "context"  # the contract's ctx-first ranking from the cap
 
 
 CTX_POLICIES = tuple(CtxPolicy)

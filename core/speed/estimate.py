@@ -1,4 +1,4 @@
-"""Decode speed from bytes per token and tier bandwidths: an upper bound, labelled as one (DESIGN §3.5).
+"""Decode speed from bytes per token and tier bandwidths: an upper bound, labelled as one.
 
 Rule 1: tokens/s ≤ 1 / Σ over tiers (bytes read from the tier / its bandwidth). Decoding is
         memory-bound; compute, synchronisation and prompt processing only make it slower, so

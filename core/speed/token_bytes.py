@@ -1,4 +1,4 @@
-"""What one generated token reads, split by where it reads it from (DESIGN §3.5). Exact bytes.
+"""What one generated token reads, split by where it reads it from. Exact bytes.
 
 Rule 1: a token reads every weight it passes through once: each block, the output table
         (the head), the final norm and the other global tensors, one row of the token

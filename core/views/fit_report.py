@@ -15,10 +15,10 @@ from gguf_budget.core.views.command_view import command_dict, command_rows
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bandwidth, human_bytes
+from gguf_budget.core.views.machine_view import NO_GPU_WORDS
 from gguf_budget.core.views.table import aligned_text
 from gguf_budget.core.views.runtime_report import runtime_dict, runtime_rows
 
-NO_GPU_TEXT = "none found"
 VERDICT_WORDS: dict[FitVerdict, str] = {
     FitVerdict.FITS_GPU: "fits on GPU",
     FitVerdict.FITS_SPLIT: "fits split",
@@ -57,17 +57,17 @@ def gpu_text(g: GpuInfo) -> str:
     return f"{g.name} ({kind}): {human_bytes(g.free)} free of {human_bytes(g.total)}{used}{rate}{why}"
 
 
-def _gpu_lines(s: HardwareSnapshot) -> list[tuple[str, str]]:
+def _gpu_lines(s: HardwareSnapshot, detail: bool) -> list[tuple[str, str]]:
     rows = [(f"GPU {g.index}", gpu_text(g)) for g in s.gpus]
     if not s.gpus:
-        none = "none in this hypothetical machine" if s.source == "hypothetical" else NO_GPU_TEXT
-        rows.append(("GPU", f"{none}: {s.gpu_error}" if s.gpu_error else none))
+        none = "none in this hypothetical machine" if s.source == "hypothetical" else NO_GPU_WORDS
+        rows.append(("GPU", f"{none} ({s.gpu_error})" if s.gpu_error and detail else none))
     elif s.gpu_error:
         rows.append(("GPU errors", s.gpu_error))
     return rows
 
 
-def _snapshot_rows(s: HardwareSnapshot) -> list[tuple[str, str]]:
+def _snapshot_rows(s: HardwareSnapshot, gpu_detail: bool = False) -> list[tuple[str, str]]:
     what = "hypothetical machine (typed in, not measured)" if s.source == "hypothetical" else "probed"
     host = s.host_error or f"{human_bytes(s.host_available)} available of {human_bytes(s.host_total)} total"
     when = _when(s.captured_at)
@@ -76,11 +76,12 @@ def _snapshot_rows(s: HardwareSnapshot) -> list[tuple[str, str]]:
         rows.append(("Container", f"memory cgroup limit {human_bytes(s.cgroup_limit)} (applied to the RAM figures)"))
     if s.swap_total is not None:
         rows.append(("Swap", f"{human_bytes(s.swap_total) if s.swap_total else 'none'} — never counted as RAM"))
-    return rows + _gpu_lines(s)
+    return rows + _gpu_lines(s, gpu_detail)
 
 
-def snapshot_text(s: HardwareSnapshot) -> str:
-    return aligned_text(_snapshot_rows(s))
+def snapshot_text(s: HardwareSnapshot, gpu_detail: bool = False) -> str:
+    """The machine in rows; `gpu_detail` (for `hw`) adds why a probe found no GPU (`machine_view` Rule 5)."""
+    return aligned_text(_snapshot_rows(s, gpu_detail))
 
 
 def _device_dict(d: DeviceLoad) -> dict[str, Any]:

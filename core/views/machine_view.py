@@ -12,6 +12,9 @@ Rule 2: the three claims stay three sentences: file size is storage, the verdict
 Rule 3: a probed snapshot reports its age; a hypothetical one says it was typed in.
 Rule 4: with no model open the host RAM bar is still drawn (`host_bar`): the machine alone,
         used | reserve | usable, with no need marked.
+Rule 5: a probed machine without a GPU reads NO_GPU_WORDS — a plain fact, not a fault to fix;
+        why the probe found none (say, NVIDIA's NVML library is not installed) is only the
+        detail (`gpu_status_detail`: `hw` and the status line's tooltip).
 """
 
 from __future__ import annotations
@@ -19,8 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.fit.types import FitEstimate, FitVerdict, Reserves
+from gguf_budget.core.machine.gpus import NO_GPU
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
+
+NO_GPU_WORDS = "No GPU found — everything runs on the CPU"
 
 # The pool bars' legend, in the order the bar draws its segments; "need" is the tick.
 POOL_LEGEND: tuple[tuple[str, str], ...] = (
@@ -145,9 +151,16 @@ def snapshot_when(snapshot: HardwareSnapshot, now: float) -> str:
 
 
 def gpu_status(snapshot: HardwareSnapshot) -> str:
-    """'' when GPUs are listed; else why none is ("no GPU: …")."""
+    """'' when GPUs are listed without trouble; a GPU problem; else that there is none (Rule 5)."""
     if snapshot.gpus:
         return f"GPU problem: {snapshot.gpu_error}" if snapshot.gpu_error else ""
     if snapshot.source == "hypothetical":
         return "no GPU in this hypothetical machine"
-    return f"no GPU: {snapshot.gpu_error or 'none found'}"
+    return NO_GPU_WORDS
+
+
+def gpu_status_detail(snapshot: HardwareSnapshot) -> str:
+    """Rule 5: why a probe found no GPU, in the driver's terms ('' when there is nothing to add)."""
+    if snapshot.gpus or snapshot.source == "hypothetical":
+        return ""
+    return f"Why: {snapshot.gpu_error}" if snapshot.gpu_error else f"Why: {NO_GPU}"

@@ -11,7 +11,7 @@ Rule 2: feasible says the estimated peak and the headroom left under the budget;
         says requested vs minimum required and the biggest lines of the minimum
         configuration; overridden says by how much the budget is exceeded.
 Rule 3: streamed per token = the exact bytes of the layers not pinned, plus the head's
-        table when the head streams: what every generated token reads again (DESIGN §5).
+        table when the head streams: what every generated token reads again.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class BannerState(TextEnum):
 
     FEASIBLE = PlanOutcome.FEASIBLE.value
     SLOW = "slow"
-    """Feasible, but it streams weights and its decode estimate is under the threshold (DESIGN §5.1)."""
+    """Feasible, but it streams weights and its decode estimate is under the threshold (`headline` Rule 2)."""
     IMPOSSIBLE = PlanOutcome.IMPOSSIBLE.value
     OVERRIDDEN = PlanOutcome.OVERRIDDEN.value
     UNLIMITED = PlanOutcome.UNLIMITED.value

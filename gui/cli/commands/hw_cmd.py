@@ -41,5 +41,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         emit_json({**snapshot_dict(snapshot), "speed": machine_speed_dict(figures, str(record_path()), notes)})
     else:
-        say("\n".join([snapshot_text(snapshot), *aligned_lines(machine_speed_rows(figures)), *notes]))
+        say("\n".join([snapshot_text(snapshot, gpu_detail=True), *aligned_lines(machine_speed_rows(figures)), *notes]))
     return 0

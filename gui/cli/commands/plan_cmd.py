@@ -37,7 +37,7 @@ def add_request_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"the most context an auto ctx may take, {CONTEXT.text} (default: the model's context length)")
     p.add_argument("--prefer", choices=[c.value for c in CtxPolicy], default=CtxPolicy.SPEED.value,
                    help=f"auto ctx: 'speed' (default) keeps ctx at {SPEED_FIRST_CTX} unless every layer stays pinned "
-                        "beyond it; 'context' takes the largest ctx that fits, as the seed does")
+                        "beyond it; 'context' takes the largest ctx that fits, pinning fewer layers")
     p.add_argument("--buffers", type=ranged(BUFFERS), default=2, help=f"ring depth, {BUFFERS.text} (default 2)")
     p.add_argument("--head", choices=[m.value for m in HEAD_MODES], default=HeadMode.AUTO.value,
                    help="LM head resident, streamed, or either")

@@ -27,7 +27,7 @@ from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.machine_view import (
-    claim_rows, gpu_status, host_bar, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
+    claim_rows, gpu_status, gpu_status_detail, host_bar, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 
 from gguf_budget.core.views.speed_view import decode_text
@@ -188,6 +188,7 @@ class HardwarePanel(QGroupBox):
         self._show_age()
         status = gpu_status(snapshot)
         self.gpu_status.setText(status)
+        self.gpu_status.setToolTip(gpu_status_detail(snapshot))
         self.gpu_status.setVisible(bool(status))
 
     def show_machine(self, snapshot: HardwareSnapshot, reserves: Reserves) -> None:

@@ -68,7 +68,7 @@ class ContextControl(QWidget):
         self.cap = named(QLineEdit(self, placeholderText="cap"), "ctxCapEdit")
         self.cap.setToolTip("The most context an auto ctx may take (empty: the model's trained context)")
         self.prefer_context = named(QCheckBox("prefer context", self), "preferContext")
-        self.prefer_context.setToolTip("Auto ctx takes the largest context that fits (the seed's ranking), "
+        self.prefer_context.setToolTip("Auto ctx takes the largest context that fits, "
                                        "even at the cost of pinned layers; off: speed first above 4096")
         self.error = named(QLabel(self), "ctxError")
         self.error.setStyleSheet(error_style())

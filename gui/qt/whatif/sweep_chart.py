@@ -1,8 +1,8 @@
 """A budget sweep drawn: predicted peak, chosen ctx, pinned layers and decode tok/s against the budget.
 
 Four plots side by side share the budget axis; the fourth is the decode estimate (an upper
-bound, labelled so), which climbs with the pinned count — the seed's "pinned count and decode
-climb". An infeasible row has no estimate and leaves a gap. Each draws one SweepRow field as a step
+bound, labelled so), which climbs with the pinned count — "pinned count and decode climb", as
+the layer-streaming runtime measured (docs/budget-plan.md). An infeasible row has no estimate and leaves a gap. Each draws one SweepRow field as a step
 curve (a row's value holds from its budget up to the next), exactly the numbers `sweep`
 prints; the peak plot adds the line peak = budget, which a feasible plan stays under.
 Vertical lines mark the two thresholds (first feasible budget; every layer pinned) and the
