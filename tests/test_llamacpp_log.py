@@ -109,7 +109,7 @@ def test_a_cli_run_is_a_dry_fit_pass_then_the_real_load():
     m = real.model
     assert (m.path, m.n_tensors, m.n_kv_pairs, m.architecture, m.name) == (
         "models/gemma3-270m-q4_k_m.gguf", 236, 33, "gemma3", "Gemma 3 270m")
-    assert (m.n_layer, m.n_vocab, m.n_embd, m.n_ctx_train, m.file_size_mib) == (18, 262144, 640, 32768, "235.16")
+    assert (m.n_layer, m.n_vocab, m.n_embd, m.n_ctx_train, m.file_size.render()) == (18, 262144, 640, 32768, "235.16 MiB")
     assert m.type_counts == (("f32", 109), ("q5_0", 81), ("q8_0", 10), ("q4_K", 27), ("q6_K", 9))
     assert [c.window for c in real.caches] == ["non-SWA", "SWA"]
     assert [(c.cells, c.layers) for c in real.caches] == [(2048, 3), (1024, 15)]
@@ -240,7 +240,7 @@ def test_mid_2024_spelling_with_cuda_offload():
     assert run.buffers[0].render() == "CPU buffer size = 281.81 MiB"
     assert run.caches[0].render() == "KV self size = 1024.00 MiB, K (f16): 512.00 MiB, V (f16): 512.00 MiB"
     assert (run.offloaded, run.settings.flash_attn, run.settings.n_ctx, run.settings.type_v) == ((33, 33), "0", 8192, "f16")
-    assert (run.model.architecture, run.model.n_vocab, run.model.file_size_mib) == ("llama", 128256, "4689.92")
+    assert (run.model.architecture, run.model.n_vocab, run.model.file_size.render()) == ("llama", 128256, "4.58 GiB")
     assert run.mmap is None and not run.dry_run  # no load-mode line, and 2024 named a mapped buffer "CPU"
     assert log.build == BuildInfo(3600, "2fb92678")
     assert (log.eval.tokens, log.eval.tokens_per_second) == (127, 102.87)

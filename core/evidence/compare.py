@@ -7,7 +7,8 @@ Rule 1: the log's settings become the request: ctx = n_ctx, the cache type, ubat
 Rule 2: the machine is a hypothetical one with room for everything (the question is what
         llama.cpp holds, not whether it is admitted), with one GPU per GPU buffer the log names.
 Rule 3: the model must be the log's: the same tensor count and, where printed, the same size
-        (two decimals of MiB); else `EvidenceMismatch`, one line naming both.
+        to the printed precision — `file size = 92.10 MiB` within 0.005 MiB, `= 4.58 GiB` within
+        0.005 GiB (llama.cpp switches to GiB at 1 GiB); else `EvidenceMismatch`, one line naming both.
 Rule 4: rows: weights (model buffers but the repacked copies), repacked copies, KV (and
         recurrent state), compute, output, total buffers, peak RSS, decode tokens/s. The log
         prints MiB with two decimals: a difference within that rounding is no error. A dry run
@@ -27,7 +28,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.evidence.log_records import MiB, BufferKind, BufferLine, LlamaCppLog, LoadRecord
+from gguf_budget.core.evidence.log_records import (
+    SIZE_UNITS, MiB, BufferKind, BufferLine, LlamaCppLog, LoadRecord,
+)
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
@@ -107,13 +110,14 @@ def request_from_log(run: LoadRecord, cpu_features: frozenset[str]) -> FitReques
 def check_model(run: LoadRecord, model: ModelSpec) -> None:
     """Rule 3."""
     facts = run.model
-    ours = f"{model.tensor_bytes / MiB:.2f}"
     if facts.n_tensors is not None and facts.n_tensors != model.n_tensors:
         raise EvidenceMismatch(f"the log loaded {facts.n_tensors} tensors ({facts.path}), "
                                f"{model.path} has {model.n_tensors}: not the same model")
-    if facts.file_size_mib is not None and abs(float(facts.file_size_mib) - float(ours)) > 0.011:
-        raise EvidenceMismatch(f"the log's model holds {facts.file_size_mib} MiB of tensors ({facts.path}), "
-                               f"{model.path} holds {ours} MiB: not the same model")
+    size = facts.file_size
+    if size is not None and not size.matches(model.tensor_bytes):
+        ours = model.tensor_bytes / SIZE_UNITS[size.unit]
+        raise EvidenceMismatch(f"the log's model holds {size.render()} of tensors ({facts.path}), "
+                               f"{model.path} holds {ours:.2f} {size.unit}: not the same model")
 
 
 def _gpu_buffers(run: LoadRecord) -> int:

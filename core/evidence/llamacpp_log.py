@@ -38,7 +38,7 @@ from gguf.constants import Keys
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.evidence.log_records import (
     BreakdownRow, BufferKind, BufferLine, BuildInfo, CacheLine, CachePart, ContextSettings, EvalSpeed,
-    LlamaCppLog, LoadRecord, ModelFacts,
+    LlamaCppLog, LoadRecord, ModelFacts, PrintedSize,
 )
 
 NOT_A_LOG = ("not a llama.cpp log: no model load and no buffer lines found "
@@ -100,17 +100,15 @@ class _Load:
             path=self.path, n_tensors=self.n_tensors, n_kv_pairs=self.n_kv_pairs,
             architecture=self.meta.get("arch"), name=self.meta.get(Keys.General.NAME),
             n_layer=ints.get("n_layer"), n_vocab=ints.get("n_vocab"), n_embd=ints.get("n_embd"),
-            n_ctx_train=ints.get("n_ctx_train"), file_size_mib=_size_mib(size),
+            n_ctx_train=ints.get("n_ctx_train"), file_size=_printed_size(size),
             type_counts=tuple(self.type_counts),
         )
 
 
-def _size_mib(text: str | None) -> str | None:
-    """'92.10 MiB (5.74 BPW)' → '92.10'; '4.58 GiB (…)' → '4689.92'."""
+def _printed_size(text: str | None) -> PrintedSize | None:
+    """'92.10 MiB (5.74 BPW)' → 92.10 MiB; '4.58 GiB (…)' → 4.58 GiB, the unit kept (its precision)."""
     m = re.match(rf"{_NUM} (MiB|GiB)", text or "")
-    if not m:
-        return None
-    return m.group(1) if m.group(2) == "MiB" else f"{float(m.group(1)) * 1024:.2f}"
+    return PrintedSize(m.group(1), m.group(2)) if m else None
 
 
 @dataclass

@@ -6,6 +6,10 @@ Rule 2: one model load is one `LoadRecord`; a log may hold several (llama-cli's 
         pass loads the model once without allocating — a dry run — then for real).
 Rule 3: the memory-breakdown table keeps its whole MiB as printed; a cell the row lacks
         (host rows have no total or free) is None.
+Rule 4: the loader's `file size = 4.58 GiB` keeps its figure and unit (`PrintedSize`): llama.cpp
+        prints MiB below 1 GiB and GiB from there (src/llama-model-loader.cpp
+        `llama_model_loader::print_info`), two decimals each, so the figure is exact to half a
+        hundredth of *its* unit — ±5 MiB for a GiB figure.
 """
 
 from __future__ import annotations
@@ -29,6 +33,33 @@ class BufferKind(Enum):
 
 def mib_bytes(text: str) -> int:
     return round(float(text) * MiB)
+
+
+SIZE_UNITS = {"MiB": MiB, "GiB": 1024 * MiB}
+
+
+@dataclass(frozen=True)
+class PrintedSize:
+    """A size as llama.cpp printed it: `value` ("4.58") in `unit` ("GiB"), two decimals (Rule 4)."""
+
+    value: str
+    unit: str
+
+    @property
+    def nbytes(self) -> int:
+        return round(float(self.value) * SIZE_UNITS[self.unit])
+
+    @property
+    def resolution(self) -> float:
+        """Half the last printed digit, in bytes: how far the true size can be from `nbytes`."""
+        return 0.005 * SIZE_UNITS[self.unit]
+
+    def matches(self, nbytes: int) -> bool:
+        """Whether `nbytes` prints as this figure: within half a hundredth of the unit."""
+        return abs(nbytes - float(self.value) * SIZE_UNITS[self.unit]) <= self.resolution * (1 + 1e-9)
+
+    def render(self) -> str:
+        return f"{self.value} {self.unit}"
 
 
 @dataclass(frozen=True)
@@ -140,7 +171,7 @@ class ModelFacts:
     n_vocab: int | None
     n_embd: int | None
     n_ctx_train: int | None
-    file_size_mib: str | None
+    file_size: PrintedSize | None
     type_counts: tuple[tuple[str, int], ...]
 
 
