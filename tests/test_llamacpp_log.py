@@ -322,3 +322,17 @@ def test_any_text_reads_or_fails_with_the_one_error(lines):
         assert str(e) == NOT_A_LOG
     else:
         assert log.loads
+
+
+BARE_FEATURES = ("CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX_VNNI = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | "
+                 "AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 | LLAMAFILE = 1 | OPENMP = 1 | "
+                 "REPACK = 1 | ")
+
+
+def test_llama_cpp_python_prints_its_cpu_features_bare():
+    """llama-cpp-python (verbose) prints `llama_print_system_info()` as a line of its own, without
+    llama-cli's `system_info: n_threads = …` head: the features are read all the same."""
+    text = (LOGS / "gemma3-270m-q4_k_m_ctx2048_f16.log").read_text()
+    text = "\n".join(BARE_FEATURES if "system_info:" in line else line for line in text.splitlines())
+    log = parse_llamacpp_log(text)
+    assert {"AVX2", "AVX512", "REPACK"} <= log.cpu_features and log.n_threads is None

@@ -161,3 +161,12 @@ def test_repack_rules(type_name, rows, features, expected):
     embd = ModelTensor("token_embd.weight", (256, rows), GGMLQuantizationType[type_name], 0, 256 * rows, 0,
                        "token_embd", None)
     assert not repacked(embd, frozenset(features))  # row lookups, never a matrix multiply
+
+
+def test_a_log_with_bare_cpu_features_predicts_its_repacked_copy(specs):
+    """llama-cpp-python's `CPU : AVX2 = 1 | …` line (no `system_info:` head) gives the features the
+    repacked copy is predicted from: 12.66 MiB, not 0."""
+    text = (LOGS / "gemma3-270m-q4_k_m_ctx2048_f16.log").read_text()
+    bare = "\n".join(line[line.index("CPU : "):] if "system_info:" in line else line for line in text.splitlines())
+    c = compare(parse_llamacpp_log(bare), specs["gemma3"])
+    assert c.row("repacked").measured == round(12.66 * MiB) and c.row("repacked").error == 0.0

@@ -20,7 +20,8 @@ Rule 4: settings: n_ctx, n_ctx_seq (n_ctx_per_seq), n_batch, n_ubatch, n_seq_max
 Rule 5: a load is a dry run (no memory allocated: llama-fit-params, the `--fit` pass) when the
         loader says `no_alloc = 1` or `load_mode = none` with every model buffer at 0.00 MiB.
 Rule 6: whole-log facts: the build (`build: 4404 (0827b2c1)`, `build = …`, `build 1 (0c1e570)`),
-        the CPU features `system_info` reports as `= 1`, the decode speed (the last `eval time`
+        the CPU features `system_info` reports as `= 1` (llama-cpp-python prints the same list
+        bare, as the line `CPU : SSE3 = 1 | …`: `llama_print_system_info`), the decode speed (the last `eval time`
         line that is not `prompt eval time`), and the peak RSS from an attached `/usr/bin/time -v`
         block (`Maximum resident set size (kbytes)`) or a `peak RSS: N [unit]` line.
 Rule 7: every other line is ignored. A text with no model load and no buffer line is not a
@@ -257,6 +258,7 @@ RULES: tuple[tuple[str, str, Callable[[_Reader, re.Match[str]], None]], ...] = (
     ("repack tensor", r"repack: repack tensor (?P<tensor>\S+) with", _Reader.repacked),
     ("build", r"\bbuild(?::| =)? (?P<number>\d+) \((?P<commit>[0-9a-f]{6,40})\)", _Reader.build_line),
     ("system_info", r"system_info: (?:n_threads = (?P<threads>\d+))?(?P<rest>.*)$", _Reader.system_info),
+    ("CPU : ", r"^\s*(?P<threads>)(?P<rest>CPU : .*)$", _Reader.system_info),
     ("eval time", rf"(?P<prompt>prompt )?eval time = +(?P<ms>{_NUM}) ms / +(?P<n>\d+) (?:runs|tokens) +"
                   r"\( *[\d.]+ ms per token, +(?P<tps>[\d.]+|inf|-?nan) tokens per second\)", _Reader.eval_line),
     ("Maximum resident set size", r"Maximum resident set size \(kbytes\): (?P<kb>\d+)", _Reader.time_rss),
