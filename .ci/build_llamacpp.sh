@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Build llama.cpp for CI's real "measure" runs, once per machine: its command-line tools, and
+# Build llama.cpp for CI's real "measure" runs, once per machine: its command-line tools (llama-fit-params
+# for llama.cpp's own dry-run projection), and
 # llama-cpp-python (the last-resort engine) on the same llama.cpp.
 #
 # Rule 1: the source is the llama.cpp vendored in the llama-cpp-python sdist on PyPI (a pinned
@@ -23,7 +24,7 @@ CACHE="${GGUF_BUDGET_CACHE:-$HOME/.cache/gguf-budget-ci}"
 PREFIX="$CACHE/llama.cpp-$REVISION"
 BIN="$PREFIX/bin"
 PY="$PREFIX/py"
-TARGETS=(llama-cli llama-completion llama-server)
+TARGETS=(llama-cli llama-completion llama-server llama-fit-params)
 JOBS="${GGUF_BUDGET_BUILD_JOBS:-2}"
 NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 

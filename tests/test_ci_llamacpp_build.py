@@ -24,12 +24,19 @@ def test_the_script_builds_the_revision_the_rules_follow():
     assert "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16" in text
 
 
+def test_the_script_builds_every_tool_the_evidence_is_recorded_with():
+    """llama-fit-params is llama.cpp's own dry-run projection (the `fitparams_*` logs); the others run."""
+    targets = re.search(r"^TARGETS=\((.*)\)$", SCRIPT.read_text(), re.M)
+    assert targets and targets[1].split() == ["llama-cli", "llama-completion", "llama-server", "llama-fit-params"]
+
+
 def test_a_cached_build_is_reused_without_building(tmp_path: Path):
     bin_dir = tmp_path / f"llama.cpp-{LLAMA_CPP_REVISION}" / "bin"
     bin_dir.mkdir(parents=True)
     python = bin_dir.parent / "py" / "bin" / "python"  # llama-cpp-python's venv: "import llama_cpp" succeeds
     python.parent.mkdir(parents=True)
-    for exe in (bin_dir / "llama-cli", bin_dir / "llama-completion", bin_dir / "llama-server", python):
+    tools = ("llama-cli", "llama-completion", "llama-server", "llama-fit-params")
+    for exe in (*(bin_dir / tool for tool in tools), python):
         exe.write_text("#!/bin/sh\n")
         exe.chmod(0o755)
     env = {**os.environ, "GGUF_BUDGET_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin"}
