@@ -91,8 +91,12 @@ def test_mmap_splits_file_backed_from_anonymous(specs):
         cpu_features=AVX512, mmap=False))).memory
     assert mapped is not None and loaded is not None
     assert mapped.host.mapped_weights == spec.tensor_bytes and loaded.host.mapped_weights == 0
-    assert loaded.host.anonymous == mapped.host.anonymous + spec.tensor_bytes
-    assert mapped.peak_rss == loaded.peak_rss
+    # without mmap the 27 repacked tensors live only in CPU_REPACK: the CPU buffer holds the rest
+    repacked_source = sum(t.nbytes for t in spec.tensors if t.name in set(loaded.repacked_tensors))
+    assert repacked_source == loaded.host.repack == 18 * 368_640 + 9 * 737_280
+    assert loaded.host.loaded_weights == spec.tensor_bytes - repacked_source
+    assert loaded.host.anonymous == mapped.host.anonymous + spec.tensor_bytes - repacked_source
+    assert loaded.peak_rss == mapped.peak_rss - repacked_source
 
 
 def test_unknown_cpu_features_predict_no_repack(specs):
@@ -170,3 +174,15 @@ def test_a_log_with_bare_cpu_features_predicts_its_repacked_copy(specs):
     bare = "\n".join(line[line.index("CPU : "):] if "system_info:" in line else line for line in text.splitlines())
     c = compare(parse_llamacpp_log(bare), specs["gemma3"])
     assert c.row("repacked").measured == round(12.66 * MiB) and c.row("repacked").error == 0.0
+
+
+RUNS = LOGS.parent / "llamacpp-runs"
+
+
+def test_a_load_mode_none_log_prices_the_weights_as_llama_cpp_holds_them(specs):
+    """`-lm none` (this llama.cpp's spelling of no mmap): the 27 repacked tensors are loaded straight
+    into CPU_REPACK, so the CPU buffer is 235.16 − 12.66 = 222.51 MiB, not the whole file again."""
+    c = compare(parse_llamacpp_log((RUNS / "gemma3_cli_short_lm-none.log").read_text()), specs["gemma3"])
+    assert c.run.load_mode == "none" and c.request.engine.mmap is False
+    assert c.row("weights").measured == round(222.51 * MiB) and c.row("weights").error == 0.0
+    assert c.row("repacked").error == 0.0

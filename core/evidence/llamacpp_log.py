@@ -271,6 +271,11 @@ RULES: tuple[tuple[str, str, Callable[[_Reader, re.Match[str]], None]], ...] = (
 _COMPILED = tuple((needle, re.compile(pattern), handler) for needle, pattern, handler in RULES)
 
 
+def reads_line(line: str) -> bool:
+    """Whether some rule reads `line` (Rule 7: the others are ignored, so a log keeps its meaning without them)."""
+    return any(needle in line and pattern.search(line) for needle, pattern, _ in _COMPILED)
+
+
 def parse_llamacpp_log(text: str) -> LlamaCppLog:
     """Read `text` (a whole log) into records (Rules 1–7); raises `LlamaCppLogError` if it is not one."""
     reader = _Reader()

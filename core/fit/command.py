@@ -7,7 +7,8 @@ Rule 1: `llama-server -m FILE -c CTX -ngl G [-ts a,b,…] [--n-cpu-moe N] [-ctk 
         the fit used a user split (llama.cpp's default split by free memory needs none);
         --n-cpu-moe only for the MoE offload; the cache types only when not f16, with flash
         attention turned on for a quantized cache (llama.cpp needs it for a quantized V cache).
-        `--no-mmap` is never emitted: no fit here assumes it.
+        The load mode is left to llama.cpp (`-lm auto`: mmap); no fit here assumes `-lm none`, this
+        llama.cpp's spelling of no mmap (it has no `--no-mmap`).
 Rule 2: FILE is the model's first shard (llama.cpp finds the others from it); every argument
         is quoted for a POSIX shell (`shlex.join`), so paths with spaces or quotes survive.
 Rule 3: Ollama's equivalents are a Modelfile (`FROM`, `PARAMETER num_ctx`, `PARAMETER num_gpu`

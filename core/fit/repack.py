@@ -11,6 +11,10 @@ Rule 2: only weights a matrix multiply reads (2-D, or 3-D experts) that stay in 
         The blocks kept on the host and, unless offloaded, the output layer (`output.weight`).
 Rule 3: the repacked copy is as large as the tensor (32-byte aligned); with mmap it is held in
         addition to the mapped file, whose pages the load has already read (both count in RSS).
+        Without mmap (`-lm none`, llama-cpp-python's `use_mmap=False`) a repacked tensor is
+        loaded straight into CPU_REPACK and has no other copy: the CPU buffer holds the rest
+        (src/llama-model.cpp `load_tensors` picks one buffer type per tensor; only a mapped file
+        keeps the original as well).
 """
 
 from __future__ import annotations
@@ -39,10 +43,11 @@ REPACK_RULES: dict[Q, tuple[tuple[frozenset[str], int], ...]] = {
 
 @dataclass(frozen=True)
 class Repack:
-    """The CPU_REPACK buffer: which tensors, how many bytes."""
+    """The CPU_REPACK buffer: which tensors, how many bytes; `source_bytes`: the same tensors in the file."""
 
     tensors: tuple[str, ...]
     nbytes: int
+    source_bytes: int = 0
 
 
 def repacked(t: ModelTensor, features: frozenset[str]) -> bool:
@@ -57,4 +62,5 @@ def repack_buffer(model: ModelSpec, features: frozenset[str], host_blocks: int, 
     chosen = [t for t in model.tensors
               if (t.layer is not None and t.layer < host_blocks or t.layer is None and output_on_host)
               and repacked(t, features)]
-    return Repack(tuple(t.name for t in chosen), sum(-(-t.nbytes // ALIGNMENT) * ALIGNMENT for t in chosen))
+    return Repack(tuple(t.name for t in chosen), sum(-(-t.nbytes // ALIGNMENT) * ALIGNMENT for t in chosen),
+                  sum(t.nbytes for t in chosen))

@@ -4,7 +4,8 @@ Pure; follows `core.llama_cpp.LLAMA_CPP_SOURCE`. Checked against real runs in
 tests/data/llamacpp-logs (tests/test_runtime_memory.py).
 
 Rule 1: weights as the placement puts them (`DeviceLoad.weights`); the host's are mapped
-        (file-backed) with mmap, loaded (anonymous) without; a GPU's are loaded.
+        (file-backed) with mmap, loaded (anonymous) without — and then less the repacked
+        tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded.
 Rule 2: CPU_REPACK (`repack`): copies of the host's repackable weights for the CPU's features
         (the request's set, else the snapshot's; none predicted when neither is known).
 Rule 3: KV per device as the fit places it (`kv` Rule 5: window + ubatch rounded up to 256).
@@ -76,7 +77,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     host, *gpus = devices
     out = [DeviceMemory(
         name=host.name, mapped_weights=host.weights if settings.mmap else 0,
-        loaded_weights=0 if settings.mmap else host.weights, repack=repack.nbytes, kv=host.kv,
+        loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
         output=LOGIT_BYTES * (model.n_vocab or 0),
         compute=inputs if on_gpu else whole,
         process=process_bytes(model),

@@ -84,7 +84,7 @@ def evidence_text(c: Comparison, log_name: str, model_path: str, notes: tuple[st
         f"Model     {model_path} (the log loaded {run.model.path}: {run.model.n_tensors} tensors)",
         f"Settings  ctx {c.request.ctx}, {c.request.kv_type} cache, {c.request.gpu_layers} GPU layers, ubatch {s.ubatch}, "
         f"{s.outputs} output row(s), flash attention {'on' if s.flash_attn else 'off'}, "
-        f"{'mmap' if s.mmap else 'no mmap'}{', full-size SWA cache' if s.swa_full else ''}",
+        f"{'mmap' if s.mmap else 'no mmap (-lm none)'}{', full-size SWA cache' if s.swa_full else ''}",
     ]
     if run.dry_run:
         lines.append("Dry run   llama.cpp allocated nothing (buffers print 0.00 MiB); only its compute projection compares")

@@ -67,7 +67,7 @@ def runtime_rows(fit: FitEstimate) -> list[tuple[str, str]]:
         return []
     s = m.settings
     how = (f"ubatch {s.ubatch}, {s.outputs} output row(s), flash attention {'on' if s.flash_attn else 'off'}, "
-           f"{'mmap' if s.mmap else 'no mmap'}{', full-size SWA cache' if s.swa_full else ''}")
+           f"{'mmap' if s.mmap else 'no mmap (-lm none)'}{', full-size SWA cache' if s.swa_full else ''}")
     rows = [("llama.cpp", f"would hold (per {LLAMA_CPP_SOURCE}; {how}; {_features(m)}):")]
     reserves = {d.name: d.reserve for d in fit.devices}
     for d in m.devices:
