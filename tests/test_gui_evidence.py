@@ -16,7 +16,7 @@ from gui_support import child, open_model
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.measure.engine import ENV_BIN, HOW_TO_GET_ONE
 from gguf_budget.core.views.evidence_view import (
-    MEASURED_COLUMN, MEASURED_LINES, evidence_claim, measured_items, measured_summary,
+    MEASURED_LINES, evidence_claim, measured_column, measured_items, measured_summary,
 )
 from gguf_budget.gui.qt.machine.machine_panel import NOT_MEASURED
 
@@ -66,7 +66,7 @@ def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_explor
     evidence = imported(qtbot, window_app, SMOLLM2_LOG)
     chart = window.body.plan.chart
     label, items = chart._columns[2]
-    assert label == MEASURED_COLUMN and items == measured_items(evidence)
+    assert label == measured_column(evidence) and items == measured_items(evidence)
     # the bar stacks llama.cpp's own figures: 92.10 MiB mapped weights, KV, compute, output …
     log = parse_llamacpp_log(SMOLLM2_LOG.read_text())
     heights = {line: chart.segment(2, line)[1] for line in MEASURED_LINES}
@@ -151,3 +151,31 @@ def test_file_menu_lists_the_evidence_actions(qtbot, make_explorer):
     window = window_app.window
     names = [a.objectName() for a in window.menuBar().actions()[0].menu().actions()]
     assert names.index("importLogAction") < names.index("measureAction") < names.index("llamaLocationAction")
+
+
+def test_the_measured_bar_says_its_runs_ctx_beside_a_plan_at_another_ctx(qtbot, make_explorer, write_model):
+    """A run measured at ctx 2,048 stands beside "This plan" at 8,192: the column's label says so, and so
+    does the hover text of each of its segments."""
+    window_app = make_explorer()
+    window = window_app.window
+    open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
+    window.apply_request(ctx=8192)
+    qtbot.waitUntil(lambda: window.current_plan() is not None and window.current_plan().ctx == 8192)
+    imported(qtbot, window_app, SMOLLM2_LOG)
+    chart = window.body.plan.chart
+    labels = [label for label, _ in chart._columns]
+    assert labels[2] == "Measured (ctx 2,048)"
+    assert chart._segment_text(2, "Measured: weights").startswith("Measured (ctx 2,048) · ")
+    assert dict(chart.plot.getAxis("bottom")._tickLevels[0])[2] == "Measured\n(ctx 2,048)"
+
+
+def test_the_measure_dialog_shows_what_it_runs_on_separate_lines(qtbot):
+    """The engine, the model and the settings arrive as lines: each is escaped, the breaks are not."""
+    from gguf_budget.gui.qt.evidence.measure_dialog import MeasureDialog
+
+    dialog = MeasureDialog()
+    qtbot.addWidget(dialog)
+    dialog.begin("llama-cli (PATH)\n/models/evil\x1b[2J.gguf\nctx 512, KV f16")
+    assert dialog.what.text().split("\n") == ["llama-cli (PATH)", "/models/evil\\x1b[2J.gguf", "ctx 512, KV f16"]
+    assert "\\x0a" not in dialog.what.text()
+    dialog.finish()

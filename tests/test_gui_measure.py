@@ -15,7 +15,7 @@ from runnable_model import write_runnable_model
 
 from gguf_budget.core.measure.engine import EngineKind
 from gguf_budget.core.measure.record import Origin
-from gguf_budget.core.views.evidence_view import MEASURED_COLUMN, evidence_claim, measured_items
+from gguf_budget.core.views.evidence_view import evidence_claim, measured_column, measured_items
 
 
 def test_measure_runs_off_the_gui_thread_and_its_evidence_is_shown_and_kept(qtbot, make_explorer, tmp_path: Path,
@@ -42,7 +42,7 @@ def test_measure_runs_off_the_gui_thread_and_its_evidence_is_shown_and_kept(qtbo
     raw = link.store.log(evidence.record)
     assert sorted((b.kind.value, b.device, b.mib) for b in evidence.log.run.buffers) == printed_buffers(raw)
     assert child(window, "claimRuntime").text() == evidence_claim(evidence) and "measured here" in evidence_claim(evidence)
-    assert window.body.plan.chart._columns[2] == (MEASURED_COLUMN, measured_items(evidence))
+    assert window.body.plan.chart._columns[2] == (measured_column(evidence), measured_items(evidence))
     window.close()
     again_app = make_explorer(settings_store)
     again = again_app.window

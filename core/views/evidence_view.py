@@ -11,6 +11,8 @@ Rule 1: the Measured column stacks what llama.cpp itself reported for the run th
 Rule 2: the runtime-evidence claim says what was measured, by which llama.cpp, with which
         settings, when, and from which log — measured here or imported — so it can never be
         mistaken for the admission estimate beside it.
+Rule 3: the Measured column's label names the run's ctx ("Measured (ctx 2,048)"), since it
+        stands beside a plan at the window's ctx, which may differ.
 """
 
 from __future__ import annotations
@@ -77,6 +79,14 @@ def measured_items(evidence: RuntimeEvidence) -> tuple[tuple[str, int], ...]:
     """Rule 1: the Measured column, (segment name, bytes) in MEASURED_LINES order."""
     parts = measured_parts(evidence)
     return tuple((name, parts[key]) for key, name in MEASURED_PARTS if key in parts)
+
+
+def measured_column(evidence: RuntimeEvidence) -> str:
+    """Rule 3: the Measured column's label, with the ctx the run had."""
+    run = evidence.log.run
+    n_ctx = None if run is None else run.settings.n_ctx
+    ctx = "unknown" if n_ctx is None else f"{n_ctx:,}"
+    return f"{MEASURED_COLUMN} (ctx {ctx})"
 
 
 def _when(stamp: float) -> str:
@@ -171,5 +181,5 @@ class MeasuredView:
 
 
 def measured_view(evidence: RuntimeEvidence) -> MeasuredView:
-    return MeasuredView((MEASURED_COLUMN, measured_items(evidence)), measured_summary(evidence),
+    return MeasuredView((measured_column(evidence), measured_items(evidence)), measured_summary(evidence),
                         evidence_claim(evidence))

@@ -1,7 +1,8 @@
 """The progress window of a running measurement: stage, a bar, the engine's RSS and time, Cancel.
 
 It draws `Progress` reports it is given and emits `cancelRequested`; it runs nothing itself.
-Non-modal, so the explorer stays usable while llama.cpp runs.
+Non-modal, so the explorer stays usable while llama.cpp runs. What is measured comes as lines
+(engine, model, settings): each line is escaped on its own, so the breaks stay breaks.
 
 Signals:
     cancelRequested(): the user pressed Cancel (or closed the dialog) while a run was going.
@@ -44,7 +45,7 @@ class MeasureDialog(QDialog):
 
     def begin(self, what: str) -> None:
         self._running = True
-        self.what.setText(safe_text(what, 400))
+        self.what.setText("\n".join(safe_text(line, 400) for line in what.split("\n")))
         self.stage.setText("starting llama.cpp")
         self.bar.setValue(0)
         self.detail.setText("")

@@ -11,6 +11,9 @@ Rule 3: the slider's range and step are the core's (`ExplorerView.ctx_span`); sl
         snap to that step, the top of the range allowed even when it is not a multiple.
 Rule 4: the cap box is empty for "the model's context length"; text that is not a whole
         number in range shows an inline error and changes nothing.
+Rule 5: an error belongs to the box it was typed in: switching back to "auto" drops a rejected
+        ctx — the box shows the last ctx asked again and the error goes — while a rejected cap's
+        error stays until the cap box is typed in again; a request set from outside clears both.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class ContextControl(QWidget):
         self.error = named(QLabel(self), "ctxError")
         self.error.setStyleSheet(error_style())
         self.error.hide()
+        self._error_in: QLineEdit | None = None
         self._layout()
         self.slider.valueChanged.connect(self._slid)
         self.auto.toggled.connect(self._toggled)
@@ -113,6 +117,8 @@ class ContextControl(QWidget):
         self._quiet(lambda: self.cap.setText("" if cap is None else str(cap)))
         self._quiet(lambda: self.prefer_context.setChecked(policy is CtxPolicy.CONTEXT))
         self._quiet(lambda: self.edit.setText("" if ctx is None else str(ctx)))
+        self._clear_error(self.edit)
+        self._clear_error(self.cap)
         self._place()
 
     def set_span(self, span: Span) -> None:
@@ -161,14 +167,14 @@ class ContextControl(QWidget):
         try:
             ctx = _optional(self.edit)
         except RequestError as e:
-            self._reject(str(e))
+            self._reject(self.edit, str(e))
             return
         assert ctx is not None
         self._quiet(lambda: self.slider.setValue(min(ctx, self.slider.maximum())))
         self._ask(ctx)
 
     def _ask(self, ctx: int) -> None:
-        self.error.hide()
+        self._clear_error(self.edit)
         self._asked = ctx
         self._quiet(lambda: self.auto.setChecked(False))
         self._quiet(lambda: self.edit.setText(str(ctx)))
@@ -181,16 +187,26 @@ class ContextControl(QWidget):
         try:
             cap = _optional(self.cap)
         except RequestError as e:
-            self._reject(str(e))
+            self._reject(self.cap, str(e))
             return
-        self.error.hide()
+        self._clear_error(self.cap)
         self._cap = cap
         self.changed.emit()
 
-    def _reject(self, message: str) -> None:
+    def _reject(self, box: QLineEdit, message: str) -> None:
+        self._error_in = box
         self.error.setText(message)
         self.error.show()
 
+    def _clear_error(self, box: QLineEdit) -> None:
+        """Rule 5: hide the error if `box` holds it."""
+        if self._error_in is box:
+            self._error_in = None
+            self.error.hide()
+
     def _toggled(self) -> None:
+        if self.auto.isChecked() and self._error_in is self.edit:   # Rule 5: auto drops a rejected ctx
+            self._quiet(lambda: self.edit.setText("" if self._asked is None else str(self._asked)))
+            self._clear_error(self.edit)
         self._place()
         self.changed.emit()

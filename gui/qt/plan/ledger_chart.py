@@ -193,7 +193,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
 
     def _set_hline(self, line: pg.InfiniteLine, value: int | None, label: str, top: float) -> None:
         above = value is not None and value > top
-        if not self._changed(label, (value, above)):
+        if not self._changed(label, (value, top if above else None)):  # pinned to the top: a new top moves it
             return
         line.setVisible(value is not None)
         if value is not None:
