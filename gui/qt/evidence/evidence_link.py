@@ -35,6 +35,7 @@ from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.evidence_view import measured_view
 
 from gguf_budget.gui.qt.evidence.host import EvidenceHost
+from gguf_budget.gui.qt.file_dialogs import Purpose, open_file
 from gguf_budget.gui.qt.evidence.measure_dialog import MeasureDialog
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.workers.measure_job import MeasureJob
@@ -181,7 +182,7 @@ class EvidenceLink(QObject):
     # -- menu -------------------------------------------------------------------------
 
     def choose_log(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self._window, "Import a llama.cpp log", "", LOG_FILTER)
+        path = open_file(self._window, "Import a llama.cpp log", Purpose.LOG, LOG_FILTER)
         if path:
             self.import_path(path)
 

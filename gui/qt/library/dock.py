@@ -20,7 +20,7 @@ from typing import Callable, TypeVar
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton, QTableView, QVBoxLayout,
+    QHBoxLayout, QHeaderView, QLabel, QLineEdit, QProgressBar, QPushButton, QTableView, QVBoxLayout,
     QWidget,
 )
 
@@ -29,6 +29,7 @@ from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess
 from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.safe_text import safe_text
+from gguf_budget.gui.qt.file_dialogs import Purpose, existing_folder
 from gguf_budget.gui.qt.library.table import LibraryTable, filtered
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall, Work
 
@@ -117,7 +118,7 @@ class LibraryView(QWidget):
         self.rescan()
 
     def _choose_folder(self) -> None:
-        chosen = QFileDialog.getExistingDirectory(self, "Add a folder to the library")
+        chosen = existing_folder(self, "Add a folder to the library", Purpose.LIBRARY)
         if chosen:
             self.add_folder(Path(chosen))
 

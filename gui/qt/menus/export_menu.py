@@ -1,6 +1,6 @@
 """File ▸ Export: the plan report (Markdown, JSON), the charts (PNG, SVG) and the sweep (CSV).
 
-Rule 1: each action asks for a path (QFileDialog) and hands it to `export(kind, path)`, which
+Rule 1: each action asks for a path (`file_dialogs.save_file`: where exports last went) and hands it to `export(kind, path)`, which
         tests call directly; the writing itself is `export_files`.
 Rule 2: an action is enabled only while what it exports exists (checked as the menu opens):
         a plan for the reports and the ledger chart, a finished sweep for the sweep exports.
@@ -17,12 +17,13 @@ from typing import Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
 
+from gguf_budget.gui.qt.file_dialogs import Purpose, save_file
 from gguf_budget.gui.qt.menus import export_files as files
 
 log = logging.getLogger(__name__)
@@ -99,8 +100,7 @@ class ExportMenu(QMenu):
     def choose(self, kind: str) -> None:
         spec = EXPORTS[kind]
         title = spec.label.replace("&", "").rstrip("…")
-        path, _ = QFileDialog.getSaveFileName(self.parentWidget(), f"Export {title}", self.suggested_path(kind),
-                                              spec.filter)
+        path = save_file(self.parentWidget(), f"Export {title}", Purpose.EXPORT, self.suggested_path(kind), spec.filter)
         if path:
             self.export(kind, path)
 

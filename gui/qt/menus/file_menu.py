@@ -7,9 +7,10 @@ from typing import Callable, Iterable
 
 from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
+from PySide6.QtWidgets import QMainWindow, QMenu
 
 from gguf_budget.core.views.file_label import file_label
+from gguf_budget.gui.qt.file_dialogs import Purpose, open_file
 from gguf_budget.gui.qt.plain_text import plain_tooltip
 from gguf_budget.gui.qt.named import named
 
@@ -45,7 +46,7 @@ class FileMenu:
         menu.addAction(self.quit_action)
 
     def choose(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self._window, "Open a GGUF model", "", GGUF_FILTER)
+        path = open_file(self._window, "Open a GGUF model", Purpose.MODEL, GGUF_FILTER)
         if path:
             self._open_path(path)
 

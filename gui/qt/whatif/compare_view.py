@@ -20,13 +20,14 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy, QTableView, QVBoxLayout, QWidget,
+    QHBoxLayout, QHeaderView, QLabel, QPushButton, QSizePolicy, QTableView, QVBoxLayout, QWidget,
 )
 
 from gguf_budget.core import BudgetError, BudgetRequest, MemoryPlan, ModelSpec, load_model, plan_memory
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.compare_view import compare_rows, model_text
 
+from gguf_budget.gui.qt.file_dialogs import Purpose, open_file
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.whatif.compare_table import CompareModel
 from gguf_budget.gui.qt.menus.file_menu import GGUF_FILTER
@@ -112,7 +113,7 @@ class CompareView(QWidget):
 
     def choose(self) -> None:
         folder = str(Path(self._first[0].path).parent) if self._first is not None else ""
-        path, _ = QFileDialog.getOpenFileName(self, "Open a second GGUF model to compare", folder, GGUF_FILTER)
+        path = open_file(self, "Open a second GGUF model to compare", Purpose.MODEL, GGUF_FILTER, fallback=folder)
         if path:
             self.open_second(path)
 
