@@ -8,6 +8,11 @@ Rule 2: `Exec=`/`TryExec=` are rewritten to an absolute program path (the bundle
 Rule 3: icons go to the hicolor theme: `NxN/apps/gguf-budget.png` for every PNG render shipped
         (`gguf-budget-N.png`) and `scalable/apps/gguf-budget.svg`; nothing outside `$XDG_DATA_HOME` (default
         `~/.local/share`) or `--data-home` is touched.
+Rule 4: the `.gguf` file type (`application/x-gguf`, the entry's `MimeType=`) goes to
+        `mime/packages/gguf-budget.xml`; then the desktop's own tools refresh their caches where
+        they are installed — `update-mime-database DATA/mime` and `update-desktop-database
+        DATA/applications` (shared-mime-info, desktop-file-utils) — so file managers offer the app
+        for .gguf files. Without them the files are in place and the next login's refresh finds them.
 
 Run:  python packaging/install_desktop.py [--bundle dist/gguf-budget] [--data-home DIR]
 Remove: delete the files it lists.
@@ -18,10 +23,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 APP_ID = "gguf-budget"
+MIME_PACKAGE = f"{APP_ID}-mime.xml"
+CACHE_TOOLS = (("update-mime-database", "mime"), ("update-desktop-database", "applications"))
 RESERVED = set(" \t\n\"'\\><~|&;$*?#()`")
 ESCAPED_IN_QUOTES = '"`$\\'
 
@@ -75,7 +83,23 @@ def install(resources: Path, program: str, data_home: Path) -> list[Path]:
     for target, source in icon_targets(resources / "icons").items():
         (hicolor / target).parent.mkdir(parents=True, exist_ok=True)
         written.append(Path(shutil.copyfile(source, hicolor / target)))
+    mime = data_home / "mime" / "packages" / f"{APP_ID}.xml"
+    mime.parent.mkdir(parents=True, exist_ok=True)
+    written.append(Path(shutil.copyfile(resources / MIME_PACKAGE, mime)))
     return written
+
+
+def refresh_caches(data_home: Path) -> list[str]:
+    """Rule 4: run the desktop's cache tools that are installed; returns what ran, or why it did not."""
+    said = []
+    for tool, folder in CACHE_TOOLS:
+        program = shutil.which(tool)
+        if program is None:
+            said.append(f"{tool} not found: the {folder} cache refreshes at the next login")
+            continue
+        done = subprocess.run([program, str(data_home / folder)], capture_output=True, text=True)
+        said.append(f"{tool} {data_home / folder}" + ("" if done.returncode == 0 else f" failed: {done.stderr.strip()}"))
+    return said
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -85,8 +109,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     default_home = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
     resources, program = sources(args.bundle)
-    for path in install(resources, program, Path(args.data_home or default_home)):
+    data_home = Path(args.data_home or default_home)
+    for path in install(resources, program, data_home):
         print(path)
+    for line in refresh_caches(data_home):
+        print(line, file=sys.stderr)
     return 0
 
 

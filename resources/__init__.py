@@ -9,6 +9,8 @@ DEMO_MODEL = "demo-tinyllama-1.1b-chat-q4_k_m.skeleton.gguf"
 APP_ID = "gguf-budget"
 ICON_SIZES = (16, 24, 32, 48, 64, 128, 256)
 DESKTOP_ENTRY = f"{APP_ID}.desktop"
+MIME_PACKAGE = f"{APP_ID}-mime.xml"
+GGUF_MIME_TYPE = "application/x-gguf"
 
 
 def resource_path(name: str) -> Path:

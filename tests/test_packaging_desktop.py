@@ -5,16 +5,21 @@ from __future__ import annotations
 
 import configparser
 import importlib.util
+import os
 import shlex
+import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PySide6.QtGui import QImage
 
-from gguf_budget.resources import APP_ID, DESKTOP_ENTRY, ICON_SIZES, icon_path, resource_path
+from gguf_budget.resources import (
+    APP_ID, DESKTOP_ENTRY, GGUF_MIME_TYPE, ICON_SIZES, MIME_PACKAGE, demo_model_path, icon_path, resource_path,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 INSTALLER = ROOT / "packaging" / "install_desktop.py"
@@ -57,6 +62,15 @@ def test_desktop_entry_launches_the_app_with_its_icon():
     assert e["Categories"].endswith(";") and e["Name"] == "GGUF Budget Explorer"
 
 
+def test_desktop_entry_opens_gguf_files_by_the_mime_type_the_package_declares():
+    e = entry(resource_path(DESKTOP_ENTRY))
+    assert e["MimeType"] == f"{GGUF_MIME_TYPE};"
+    ns = {"m": "http://www.freedesktop.org/standards/shared-mime-info"}
+    declared = ET.parse(resource_path(MIME_PACKAGE)).getroot().find("m:mime-type", ns)
+    assert declared.get("type") == GGUF_MIME_TYPE
+    assert declared.find("m:glob", ns).get("pattern") == "*.gguf"
+    assert declared.find("m:magic/m:match", ns).get("value") == "GGUF"
+
 @pytest.mark.parametrize(
     ("program", "quoted"),
     [
@@ -91,3 +105,22 @@ def test_installer_points_a_bundle_entry_at_the_bundle(tmp_path):
     e = entry(home / "applications" / DESKTOP_ENTRY)
     assert e["Exec"] == f'"{bundle / APP_ID}" %f'
     assert e["TryExec"] == str(bundle / APP_ID)
+
+
+def test_installed_mime_type_makes_a_gguf_file_known_by_its_name_and_its_first_bytes(tmp_path):
+    """The installer puts the package under mime/packages and refreshes the cache; Qt's MIME database (the
+    freedesktop one a file manager reads) then names a .gguf file, and a GGUF file without the suffix."""
+    if shutil.which("update-mime-database") is None:
+        pytest.skip("shared-mime-info's update-mime-database is not installed")
+    home = tmp_path / "share"
+    subprocess.run([sys.executable, str(INSTALLER), "--data-home", str(home)], check=True, capture_output=True)
+    assert (home / "mime" / "packages" / f"{APP_ID}.xml").read_bytes() == resource_path(MIME_PACKAGE).read_bytes()
+    unnamed = tmp_path / "model-without-suffix"
+    shutil.copyfile(demo_model_path(), unnamed)
+    probe = ("import sys; from PySide6.QtCore import QMimeDatabase; db = QMimeDatabase(); "
+             "print(db.mimeTypeForFile(sys.argv[1], QMimeDatabase.MatchMode.MatchExtension).name(), "
+             "db.mimeTypeForFile(sys.argv[2], QMimeDatabase.MatchMode.MatchContent).name())")
+    env = {**os.environ, "XDG_DATA_HOME": str(home)}
+    named = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "any.gguf"), str(unnamed)], env=env,
+                           capture_output=True, text=True, check=True)
+    assert named.stdout.split() == [GGUF_MIME_TYPE, GGUF_MIME_TYPE]

@@ -73,7 +73,8 @@ def test_wheel_holds_every_source_file_under_one_namespace(wheel: Path):
 def test_wheel_ships_demo_icons_and_desktop_entry(wheel: Path):
     names = set(zipfile.ZipFile(wheel).namelist())
     res = "gguf_budget/resources/"
-    expected = {"demo-tinyllama-1.1b-chat-q4_k_m.skeleton.gguf", "gguf-budget.desktop", "icons/gguf-budget.svg"}
+    expected = {"demo-tinyllama-1.1b-chat-q4_k_m.skeleton.gguf", "gguf-budget.desktop", "gguf-budget-mime.xml",
+                "icons/gguf-budget.svg"}
     expected |= {f"icons/gguf-budget-{n}.png" for n in (16, 24, 32, 48, 64, 128, 256)}
     assert {res + e for e in expected} <= names
 
