@@ -163,9 +163,11 @@ def _string_literals(path: Path) -> list[str]:
 
 
 def _key_names(names: type) -> set[str]:
-    """Every key string `gguf.constants.Keys` (and its nested classes) defines."""
+    """Every key string `gguf.constants.Keys` (and its nested classes) defines (not `__module__` and the like)."""
     found: set[str] = set()
-    for value in vars(names).values():
+    for name, value in vars(names).items():
+        if name.startswith("__"):
+            continue
         found |= _key_names(value) if isinstance(value, type) else {value} if isinstance(value, str) else set()
     return found
 

@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
-from gguf.constants import Keys
+from gguf_budget.core.gguf.constants import Keys
 
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.evidence.log_records import (

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gguf.constants import GGMLQuantizationType as Q
+from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
 
 from gguf_budget.core.model.spec import ModelSpec, ModelTensor
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, BinaryIO, Mapping
 
-from gguf.constants import (
+from gguf_budget.core.gguf.constants import (
     GGML_QUANT_SIZES,
     GGUF_DEFAULT_ALIGNMENT,
     GGUF_MAGIC,

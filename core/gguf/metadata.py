@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gguf.constants import GGUFValueType
+from gguf_budget.core.gguf.constants import GGUFValueType
 
 from gguf_budget.core.errors import GGUFFormatError
 from gguf_budget.core.gguf.header import GGUFHeader, SkippedArray, SkippedString

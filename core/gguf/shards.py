@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from gguf.constants import Keys
+from gguf_budget.core.gguf.constants import Keys
 
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError
 from gguf_budget.core.gguf.header import GGUFHeader, read_header

@@ -25,7 +25,7 @@ from collections import defaultdict
 from dataclasses import replace
 from typing import Any, Mapping
 
-from gguf.constants import Keys
+from gguf_budget.core.gguf.constants import Keys
 
 from gguf_budget.core.errors import GGUFFormatError
 from gguf_budget.core.gguf.header import GGUFHeader, SkippedArray, SkippedString

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from gguf.constants import GGMLQuantizationType, LlamaFileType
+from gguf_budget.core.gguf.constants import GGMLQuantizationType, LlamaFileType
 
 from gguf_budget.core.model.spec import ModelTensor
 

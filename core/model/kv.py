@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Mapping
 
-from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
 from gguf_budget.core.vocab import TextEnum

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from gguf.constants import GGMLQuantizationType
+from gguf_budget.core.gguf.constants import GGMLQuantizationType
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.frozen import FrozenMap

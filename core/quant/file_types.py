@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T, LlamaFileType
+from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T, LlamaFileType
 
 from gguf_budget.core.errors import RequestError
 

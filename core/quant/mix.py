@@ -20,7 +20,7 @@ import re
 from collections import Counter as Tally
 from dataclasses import dataclass
 
-from gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType as T, Keys
+from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType as T, Keys
 
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.model.spec import ModelSpec, ModelTensor

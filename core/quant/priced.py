@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gguf.constants import Keys
+from gguf_budget.core.gguf.constants import Keys
 
 from gguf_budget.core.model.facts import with_tensors
 from gguf_budget.core.model.spec import ModelSpec

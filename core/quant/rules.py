@@ -34,7 +34,7 @@ from enum import Enum
 from types import MappingProxyType
 from typing import Callable, Mapping
 
-from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T
+from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T
 
 from gguf_budget.core.quant.categories import ATTN_V_LIKE, Category
 from gguf_budget.core.quant.file_types import QuantName
