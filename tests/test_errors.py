@@ -26,7 +26,7 @@ from gguf_budget.core.machine.presets import find_preset, parse_presets
 from gguf_budget.core.model.catalogue import CatalogueEntry, find_entry
 from gguf_budget.core.units import parse_size
 from gguf_budget.gui.cli import main
-from gguf_budget.gui.cli.commands import CommandError
+from gguf_budget.gui.cli.commands.common import CommandError
 
 CORE = Path(__file__).resolve().parents[1] / "core"
 GIB = 1 << 30

@@ -20,7 +20,8 @@ from werkzeug import Response
 
 from gguf_budget.core import load_model
 from gguf_budget.core.errors import RemoteError
-from gguf_budget.core.remote.fetch import FetchCancelled, FetchLimits
+from gguf_budget.core.remote.fetch import FetchCancelled
+from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.open import open_remote
 from gguf_budget.core.remote.refs import HubFile, HubQuant, PlainUrl, parse_ref, pick_quant_files
 from gguf_budget.core.views.inspect_report import inspect_dict

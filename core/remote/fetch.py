@@ -24,30 +24,15 @@ from typing import Callable, Mapping
 import httpx
 
 from gguf_budget.core.errors import RemoteError
+from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.units import human_bytes
 
-MIB = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+|\*)")
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 class FetchCancelled(RemoteError):
     """The user cancelled the transfer; nothing is wrong with the source."""
-
-
-@dataclass(frozen=True)
-class FetchLimits:
-    """How much to ask for and how long to wait; the cap bounds every transfer."""
-
-    first_chunk: int = MIB
-    cap: int = 64 * MIB
-    timeout_s: float = 20.0
-    retries: int = 2
-    backoff_s: float = 0.5
-
-    def __post_init__(self) -> None:
-        if not 0 < self.first_chunk <= self.cap:
-            raise RemoteError("the first chunk must be positive and no larger than the cap")
 
 
 @dataclass(frozen=True)

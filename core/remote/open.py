@@ -27,7 +27,8 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.remote import hub
 from gguf_budget.core.remote.cache import CachedFile, CacheEntry, default_cache_root, entry_dir, read_entry, \
     write_entry, write_header
-from gguf_budget.core.remote.fetch import FetchCancelled, FetchLimits, PrefixReader, Progress, http_client
+from gguf_budget.core.remote.fetch import FetchCancelled, PrefixReader, Progress, http_client
+from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.refs import HubFile, PlainUrl, RemoteRef
 from gguf_budget.core.units import human_bytes
 

@@ -8,6 +8,8 @@ Rule 3: `--log-level LEVEL` (default WARNING) is global: it sets the stderr log 
         subcommand and for the window alike.
 Rule 4: `gguf-budget help [COMMAND]` is `gguf-budget [COMMAND] --help`; the top-level help names
         the window's own arguments too (`launch.py`).
+Rule 5: start-up is lazy: `--version`, `help` and a bad argument import no command and nothing
+        heavy; a command imports its own module only (`commands` Rule 1).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import sys
 from dataclasses import replace
 from typing import Sequence
 
-from gguf_budget.core import BudgetError, __version__
+from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.version import __version__
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.ranges import HEADER_CAP
 from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, ranged
@@ -51,7 +54,8 @@ def _command_word(args: Sequence[str]) -> str | None:
     return args[i] if i < len(args) else None
 
 
-def _subcommand_parser() -> argparse.ArgumentParser:
+def _subcommand_parser(chosen: str | None) -> argparse.ArgumentParser:
+    """Every command is listed, but only the `chosen` one's arguments are defined (and its module imported)."""
     parser = OneLineParser(prog="gguf-budget", description="Will this GGUF model fit?", epilog=WINDOW_HELP,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gguf-budget {__version__}")
@@ -61,7 +65,9 @@ def _subcommand_parser() -> argparse.ArgumentParser:
     add_log_level_argument(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
-        command.add_arguments(sub.add_parser(name, help=command.HELP, description=command.HELP))
+        p = sub.add_parser(name, help=command.help, description=command.help)
+        if name == chosen:
+            command.load().add_arguments(p)
     return parser
 
 
@@ -82,12 +88,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gguf_budget.gui.cli.launch import launch
 
         return launch(args)
-    parsed = _subcommand_parser().parse_args(args)
+    parsed = _subcommand_parser(word).parse_args(args)
     log.debug("running %s", parsed.command)
     try:
         RemoteOptions.limits = replace(RemoteOptions.limits, cap=parsed.max_header,
                                        first_chunk=min(RemoteOptions.limits.first_chunk, parsed.max_header))
-        code: int = COMMANDS[parsed.command].run(parsed)
+        code: int = COMMANDS[parsed.command].load().run(parsed)
         return code
     except BudgetError as e:
         log.debug("%s refused its input", parsed.command, exc_info=True)

@@ -6,6 +6,9 @@ Rule 1: FILE may be a local path or what `core.remote.refs` reads as remote (a U
 Rule 2: the remote limits (`--max-header`) are set once per process by `main`, like the log level.
 Rule 3: every model command takes FILE or `--catalog NAME` (a bundled catalogue skeleton), one
         of the two; `--catalog list` prints the names (JSON with --json) and the command ends there.
+Rule 4: what a command may not need is imported where it is used: the GGUF reader when a model
+        is read, the HTTP and Hugging Face clients only for a remote model (a second or more of
+        start-up otherwise; `benchmarks/bench_cli.py`).
 """
 
 from __future__ import annotations
@@ -15,15 +18,18 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gguf_budget.core import BudgetError, ModelSpec, load_model
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.model.catalogue import CATALOGUE, CatalogueEntry, catalogue_path, find_entry
-from gguf_budget.core.remote.fetch import FetchLimits
-from gguf_budget.core.remote.open import RemoteSource, open_remote
+from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.refs import parse_ref
 from gguf_budget.core.views.catalogue_view import catalogue_text, entry_dict
 from gguf_budget.gui.cli.args import complain, say
+
+if TYPE_CHECKING:
+    from gguf_budget.core.model.spec import ModelSpec
+    from gguf_budget.core.remote.open import RemoteSource
 
 CATALOG_LIST = "list"
 
@@ -47,10 +53,14 @@ def load(path: str) -> ModelSpec:
 
 
 def load_with_source(path: str) -> tuple[ModelSpec, RemoteSource | None]:
-    """The model at `path` (Rule 1), and where its header came from when it was remote."""
+    """The model at `path` (Rule 1), and where its header came from when it was remote (imports: Rule 4)."""
     ref = parse_ref(path, local_exists=os.path.exists(path))
     if ref is None:
+        from gguf_budget.core.model.loader import load_model
+
         return load_model(path), None
+    from gguf_budget.core.remote.open import open_remote
+
     spec, source = open_remote(ref, limits=RemoteOptions.limits)
     complain(f"gguf-budget: {source.summary()}")
     return spec, source

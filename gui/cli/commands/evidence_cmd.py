@@ -20,7 +20,6 @@ from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
 from gguf_budget.gui.cli.commands.fit_cmd import FIT_TIERS
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 
-HELP = "compare a llama.cpp run's own memory report (its verbose log) with the estimate for the same settings"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

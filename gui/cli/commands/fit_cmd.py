@@ -34,7 +34,6 @@ from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 from gguf_budget.gui.cli.gpu_args import preset_snapshot, sizes_arg, tensor_split_arg
 
-HELP = "estimate whether a model fits this machine's RAM and VRAM (or a hypothetical one), and the GPU layer split"
 FIT_TIERS = ("ram", "vram")
 NO_SPEED = "no estimate — the full load does not fit (or its KV cache is unknown)"
 

@@ -17,9 +17,6 @@ from gguf_budget.core.views.table import aligned_lines
 from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import emit_json
 
-HELP = ("show this machine's RAM, container memory limit and GPUs (NVIDIA, AMD, Intel, Apple) as the fit "
-        "estimate sees them, and the RAM bandwidth and compute rate the speed estimates use")
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print JSON instead of text")

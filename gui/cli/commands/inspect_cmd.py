@@ -16,7 +16,6 @@ from gguf_budget.core.views.inspect_report import inspect_dict, inspect_text
 from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import add_model_arguments, chosen_model, emit_json, listed_catalogue
 
-HELP = "show what a GGUF file says about its model (header only, any shard of a split model)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

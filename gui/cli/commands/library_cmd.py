@@ -28,7 +28,6 @@ from gguf_budget.gui.cli.args import ranged, say
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json
 from gguf_budget.gui.cli.commands.fit_cmd import machine
 
-HELP = "list every GGUF model on this machine (Hugging Face, LM Studio, Ollama, llama.cpp caches, added folders)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

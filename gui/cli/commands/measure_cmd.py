@@ -28,7 +28,6 @@ from gguf_budget.core.ranges import CONTEXT, GPU_LAYERS
 from gguf_budget.gui.cli.args import ranged, say
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
 
-HELP = "run the model in llama.cpp for a few tokens, and keep its memory report as runtime evidence"
 
 
 def _seconds(text: str) -> float:

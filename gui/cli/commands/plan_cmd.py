@@ -24,7 +24,6 @@ from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from, host_available_from
 
-HELP = "plan a run under a RAM budget: an itemized ledger and its decode estimate, or why it cannot fit"
 PLAN_TIERS = ("ram", "disk")
 
 

@@ -29,8 +29,6 @@ from gguf_budget.gui.cli.commands.common import (
 from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 
-HELP = ("price every llama.cpp quantization of a model and mark the best fit and the recommended type for a "
-        "machine (nothing is downloaded)")
 QUANTS_TIERS = ("ram", "vram", "disk")
 
 

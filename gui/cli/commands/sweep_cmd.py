@@ -18,7 +18,6 @@ from gguf_budget.gui.cli.commands.exports import add_csv_argument, write_csv
 from gguf_budget.gui.cli.commands.plan_cmd import PLAN_TIERS, add_request_arguments, request_from
 from gguf_budget.gui.cli.commands.speed_args import bandwidths_from, host_available_from
 
-HELP = "plan a model under a range of budgets: where it first fits, where every layer is pinned"
 
 
 def budgets_arg(text: str) -> tuple[int, ...]:

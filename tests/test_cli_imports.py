@@ -1,0 +1,84 @@
+"""Lazy start: what a command line imports, read from `python -X importtime` (which modules, never how long).
+
+`--version`, `help` and a bad argument import nothing heavy; a command imports what it uses: the
+GGUF reader without numpy or the rest of gguf-py, the HTTP and Hugging Face clients only for a
+remote model, psutil only when the machine is probed, Qt never. The times are
+`benchmarks/bench_cli.py`'s business.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = frozenset({"httpx", "huggingface_hub", "numpy", "gguf", "PySide6", "pyqtgraph", "psutil", "yaml"})
+MODEL = ["--catalog", "llama-3.1-8b-instruct"]
+
+
+def imported(*argv: str, code: str | None = None) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """The top-level packages a fresh interpreter imports to run `gguf-budget ARGV` (or `code`)."""
+    program = ["-c", code] if code is not None else ["-m", "gguf_budget.gui.cli", *argv]
+    done = subprocess.run([sys.executable, "-X", "importtime", *program], capture_output=True, text=True, timeout=120)
+    names = {line.rsplit("|", 1)[1].strip().split(".")[0]
+             for line in done.stderr.splitlines() if line.startswith("import time:") and "|" in line}
+    return names, done
+
+
+@pytest.mark.parametrize("argv", [
+    ["--version"],
+    ["help"],
+    ["help", "plan"],
+    ["plan", *MODEL, "--budget", "lots"],
+    ["fit", *MODEL, "--gpu-layers", "-3"],
+    ["no-such-file.gguf", "--budget", "lots"],
+], ids=["version", "help", "help-plan", "bad-plan-argument", "bad-fit-argument", "bad-window-argument"])
+def test_starting_and_refusing_import_nothing_heavy(argv):
+    names, done = imported(*argv)
+    assert done.returncode in (0, 2), done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert names & HEAVY == set()
+
+
+@pytest.mark.parametrize("argv, allowed", [
+    (["plan", *MODEL, "--budget", "6G", "--no-measure"], set()),
+    (["inspect", *MODEL, "--json"], set()),
+    (["sweep", *MODEL, "--no-measure"], set()),
+    (["fit", *MODEL, "--no-measure"], {"psutil"}),
+], ids=["plan", "inspect", "sweep", "fit"])
+def test_a_command_on_a_local_model_imports_only_what_it_uses(argv, allowed):
+    names, done = imported(*argv)
+    assert done.returncode in (0, 3), done.stderr[-2000:]
+    assert names & HEAVY == allowed
+
+
+def test_the_header_reader_needs_only_gguf_constants_and_shares_them_with_gguf():
+    """gguf-py's constants load without its package (numpy, yaml), as the one module a later `import gguf` uses."""
+    code = ("import sys\n"
+            "from gguf_budget.core.model.loader import load_model\n"
+            "from gguf_budget.resources import demo_model_path\n"
+            "spec = load_model(demo_model_path())\n"
+            "assert spec.n_layer > 0\n"
+            "assert 'gguf' not in sys.modules and 'numpy' not in sys.modules, sorted(sys.modules)\n"
+            "from gguf_budget.core.gguf import constants\n"
+            "import gguf\n"
+            "assert gguf.GGMLQuantizationType is constants.GGMLQuantizationType\n"
+            "assert sys.modules['gguf.constants'].Keys is constants.Keys\n"
+            "assert gguf.GGUFWriter is not None\n")
+    names, done = imported(code=code)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_the_core_package_gives_every_name_it_lists_from_its_module():
+    """`gguf_budget.core` loads its names on first use; each is the object its module defines."""
+    import importlib
+
+    import gguf_budget.core as core
+
+    assert set(core.__all__) == {"__version__", *core._HOME}
+    for name in core.__all__:
+        home = core._HOME.get(name, "version")
+        assert getattr(core, name) is getattr(importlib.import_module(f"gguf_budget.core.{home}"), name)
+    with pytest.raises(AttributeError):
+        core.no_such_name  # noqa: B018
