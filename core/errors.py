@@ -11,6 +11,8 @@ Rule 3: the members say who is at fault:
           `GGUFFormatError`  its bytes are not GGUF we can read (names the byte offset);
             `TruncatedHeaderError`  they end inside the header (more bytes would help);
           `RemoteError`      a model named by a URL: the network, the server, what it sent;
+        `UnreadableFile`   a small file the app reads (a manifest, a settings file, a log, a
+                           stored record) is not a regular file, too large, or unreadable;
         `RequestError`     a request, size, range or machine figure is out of bounds;
         `PlanError`        the model cannot be planned as asked (missing facts, a head mode
                            it cannot honour).
@@ -51,6 +53,10 @@ class TruncatedHeaderError(GGUFFormatError):
 
 class RemoteError(ModelLoadError):
     """A model named by a URL could not be read: the network, the server, or what it sent."""
+
+
+class UnreadableFile(BudgetError):
+    """A file that is not a model could not be read: not a regular file, over its size cap, unreadable, not JSON."""
 
 
 class RequestError(BudgetError):

@@ -182,7 +182,7 @@ def test_a_text_that_is_not_a_llamacpp_log_is_refused_in_one_line(tmp_path, caps
     (["logs/smollm2-135m-instruct-q4_1_ctx512_f16.log", "--model", "models/gemma3-270m-q4_k_m.gguf"],
      "the log loaded 272 tensors"),
     (["logs/smollm2-135m-instruct-q4_1_ctx512_f16.log", "--model", "models/none.gguf"], "none.gguf"),
-    (["logs/no-such.log"], "cannot read logs/no-such.log"),
+    (["logs/no-such.log"], "no such file: logs/no-such.log"),
     (["logs"], "cannot read logs"),
 ])
 def test_bad_input_is_one_line_and_exit_2(workdir, capsys, args, message):

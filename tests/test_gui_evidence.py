@@ -123,7 +123,7 @@ def test_a_log_of_another_model_or_not_a_log_is_refused_and_nothing_changes(qtbo
     notes.write_text("shopping: bread, milk\n")
     for log, reason in ((GEMMA3_LOG, "the log loaded 236 tensors"),
                         (notes, "notes.txt: not a llama.cpp log"),
-                        (tmp_path / "missing.log", "cannot read")):
+                        (tmp_path / "missing.log", "no such file")):
         with qtbot.waitSignal(window_app.evidence.importFailed, timeout=10000) as failed:
             window_app.evidence.import_path(str(log))
         assert reason in failed.args[0] and "\n" not in failed.args[0]

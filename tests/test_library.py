@@ -185,13 +185,10 @@ def test_an_ollama_manifest_names_its_gguf_blob():
 
 def test_cancel_returns_what_was_read_marked_incomplete(home):
     roots = store_roots(home, {})
-    asked = []
+    read = []
 
-    def cancelled() -> bool:
-        asked.append(1)
-        return len(asked) > 2
-
-    result = scan(roots, assess=lambda spec: None, cancelled=cancelled)
+    result = scan(roots, assess=lambda spec: None, progress=lambda done, total: read.append(done),
+                  cancelled=lambda: len(read) >= 2)
     assert not result.complete and len(result.entries) == 2
 
 

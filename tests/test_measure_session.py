@@ -13,6 +13,7 @@ from recorded_models import GEMMA3, LOGS, SMOLLM2
 from gguf_factory import ArchDesc, write_gguf
 
 from gguf_budget.core import load_model
+from gguf_budget.core.errors import UnreadableFile
 from gguf_budget.core.evidence.compare import EvidenceMismatch
 from gguf_budget.core.gguf.fingerprint import header_fingerprint
 from gguf_budget.core.measure.record import Origin
@@ -72,7 +73,7 @@ def test_not_a_log_or_no_file_is_one_line(smollm2, tmp_path: Path):
     store = EvidenceStore(tmp_path / "data")
     with pytest.raises(EvidenceError, match=r"^readme.txt: not a llama.cpp log"):
         import_log(smollm2, text, store)
-    with pytest.raises(EvidenceError, match=r"^cannot read .*absent.log"):
+    with pytest.raises(UnreadableFile, match=r"^no such file: .*absent.log"):
         import_log(smollm2, tmp_path / "absent.log", store)
 
 

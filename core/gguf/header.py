@@ -21,7 +21,7 @@ Rules, enforced before anything is allocated:
 4. A metadata key appears once (gguf-py and llama.cpp refuse repeats, and the later value
    would otherwise win, e.g. a spoofed `block_count`); the header records each key's offset
    so later semantic errors can name it.
-5. Only regular files are read (`regular_file.open_regular`): a FIFO or device never blocks.
+5. Only regular files are read (`core.regular_file.open_regular`): a FIFO or device never blocks.
 6. Any malformed input raises `GGUFFormatError` naming the byte offset; an unreadable file is
    a `ModelLoadError`; nothing else escapes.
 """
@@ -44,7 +44,7 @@ from gguf_budget.core.gguf.constants import (
 
 from gguf_budget.core.errors import GGUFFormatError, TruncatedHeaderError
 from gguf_budget.core.frozen import FrozenMap
-from gguf_budget.core.gguf.regular_file import open_regular, os_error
+from gguf_budget.core.regular_file import open_regular, os_error
 from gguf_budget.core.ranges import HEADER_CAP
 from gguf_budget.core.units import INT64_MAX
 

@@ -17,7 +17,7 @@ from gguf_budget.core.gguf.constants import Keys
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError
 from gguf_budget.core.gguf.header import GGUFHeader, read_header
 from gguf_budget.core.gguf.metadata import Metadata
-from gguf_budget.core.gguf.regular_file import is_missing
+from gguf_budget.core.regular_file import is_missing
 
 SHARD_NAME = re.compile(r"^(?P<prefix>.+)-(?P<no>\d{5})-of-(?P<count>\d{5})\.gguf$")
 MAX_SHARDS = 9999

@@ -9,16 +9,19 @@ Rule 2: Hugging Face: `HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/hugging
         `~/.ollama/models` and the system service's `/usr/share/ollama/.ollama/models`.
         llama.cpp: `LLAMA_CACHE`, else `~/.cache/llama.cpp`. GPT4All and Jan: their default data
         folders on Linux and macOS. Then the folders the user added.
-Pure apart from reading the small LM Studio settings file and asking which folders exist.
+Pure apart from reading the small LM Studio settings file (`core.regular_file`: a regular file of at
+most 1 MiB, never a FIFO) and asking which folders exist.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Mapping, Sequence
+
+from gguf_budget.core.errors import UnreadableFile
+from gguf_budget.core.regular_file import FileKind, read_json
 
 
 class StoreKind(str, Enum):
@@ -55,10 +58,11 @@ def _lm_studio(home: Path, env: Mapping[str, str]) -> list[Path]:
     folders = [home / ".lmstudio" / "models", home / ".cache" / "lm-studio" / "models"]
     for settings in (home / ".lmstudio" / "settings.json", home / ".cache" / "lm-studio" / "settings.json"):
         try:
-            chosen = json.loads(settings.read_text(encoding="utf-8")).get("downloadsFolder")
-        except (OSError, ValueError, AttributeError):
+            data = read_json(settings, FileKind.SETTINGS)
+        except UnreadableFile:
             continue
-        if isinstance(chosen, str) and chosen:
+        chosen = data.get("downloadsFolder") if isinstance(data, dict) else None
+        if isinstance(chosen, str) and chosen.strip():
             folders.append(Path(chosen).expanduser())
     return folders
 
@@ -93,6 +97,11 @@ _RULES = (
 )
 
 
+def _whole_system(real: Path) -> bool:
+    """Rule 3: the filesystem's root, /proc or /sys: never a model folder, whoever names it."""
+    return real == Path(real.anchor) or real.parts[:2] in (("/", "proc"), ("/", "sys"))
+
+
 def store_roots(home: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) -> tuple[StoreRoot, ...]:
     """Every existing model folder (Rule 1), tools' stores first, then the user's own."""
     candidates = [StoreRoot(kind, path) for kind, rule in _RULES for path in rule(home, env)]
@@ -105,7 +114,7 @@ def store_roots(home: Path, env: Mapping[str, str], extra: Sequence[Path] = ()) 
             exists = root.path.is_dir()
         except OSError:
             continue
-        if exists and real not in seen:
+        if exists and real not in seen and not _whole_system(real):
             seen.add(real)
             roots.append(root)
     return tuple(roots)

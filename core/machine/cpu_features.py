@@ -14,6 +14,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
+from gguf_budget.core.errors import UnreadableFile
+from gguf_budget.core.regular_file import FileKind, read_text
+
 CPUINFO = "/proc/cpuinfo"
 FLAG_NAMES: Mapping[str, str] = MappingProxyType({
     "avx2": "AVX2", "avx512f": "AVX512",
@@ -34,6 +37,6 @@ def cpu_features_from_cpuinfo(text: str) -> frozenset[str] | None:
 def read_cpu_features(path: str | Path = CPUINFO) -> frozenset[str] | None:
     """This machine's features; None where /proc/cpuinfo cannot be read (not Linux, no permission)."""
     try:
-        return cpu_features_from_cpuinfo(Path(path).read_text(encoding="ascii", errors="replace"))
-    except OSError:
+        return cpu_features_from_cpuinfo(read_text(path, FileKind.SYSTEM))
+    except UnreadableFile:
         return None

@@ -25,6 +25,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+from gguf_budget.core.errors import UnreadableFile
+from gguf_budget.core.regular_file import FileKind, read_text
+
 from gguf_budget.core.machine.cgroup import CgroupReading, cgroup_ancestors, parse_cgroup, parse_proc_self_cgroup
 from gguf_budget.core.machine.gpus import gpus_from_readings
 from gguf_budget.core.machine.probe_gpus import DRM_ROOT, read_apple, read_cards, run_sysctl
@@ -90,8 +93,8 @@ def _read_host() -> tuple[int, int, int | None, str | None]:
 
 def _read_text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="ascii", errors="replace")
-    except OSError:
+        return read_text(path, FileKind.SYSTEM)
+    except UnreadableFile:
         return None
 
 

@@ -18,6 +18,9 @@ import subprocess
 from pathlib import Path
 from typing import Any, Callable
 
+from gguf_budget.core.errors import UnreadableFile
+from gguf_budget.core.regular_file import FileKind, read_text
+
 from gguf_budget.core.machine.apple import SYSCTL_NAMES, AppleReading, apple_reading
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.machine.drm import (
@@ -31,8 +34,8 @@ SYSCTL_TIMEOUT_S = 5.0
 
 def _text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8", errors="replace")[:4096]
-    except OSError:
+        return read_text(path, FileKind.SYSTEM)[:4096]
+    except UnreadableFile:
         return None
 
 

@@ -7,6 +7,8 @@ here or imported, when, the command, and the peak RSS psutil saw.
 Rule 1: records are frozen and validated; `record_from_json` refuses anything malformed
         with `DamagedRecord` (a damaged store file is skipped, never trusted).
 Rule 2: JSON keys are the field names; `settings` is null for an imported log.
+Rule 3: the model key and the log name are file names inside the store (no `/`, `\\`, `..`),
+        so a damaged record can never point the store at a file outside it.
 """
 
 from __future__ import annotations
@@ -45,10 +47,15 @@ class EvidenceRecord:
     seconds: float | None = None
 
     def __post_init__(self) -> None:
-        if not self.model_key or not self.log_name:
-            raise DamagedRecord("an evidence record needs a model key and a log name")
+        if not _bare_name(self.model_key) or not _bare_name(self.log_name):
+            raise DamagedRecord("an evidence record needs a model key and a log name (file names, not paths)")
         if self.peak_rss_polled is not None and self.peak_rss_polled < 0:
             raise DamagedRecord("peak RSS cannot be negative")
+
+
+def _bare_name(name: str) -> bool:
+    """Rule 3: a name inside the store's folder, never a path that leads out of it."""
+    return bool(name) and name not in (".", "..") and not any(c in name for c in "/\\\0") and ":" not in name
 
 
 def record_to_json(record: EvidenceRecord) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Measure or import runtime evidence for a model, keep it, and find it again: what CLI and window share.
 
 Rule 1: evidence is a llama.cpp log read by `parse_llamacpp_log`; a text that is not one is
-        refused with its one-line reason, before anything is stored.
+        refused with its one-line reason, before anything is stored. A log file is read like
+        every small file (`core.regular_file`: a regular file, at most `FileKind.LOG.cap`).
 Rule 2: a measured log carries its own peak RSS: /usr/bin/time's block when the run had it,
         else a `peak RSS: N bytes (psutil)` line is appended, so a stored log needs nothing else.
 Rule 3: an imported log must describe the model it is stored for: `evidence.compare.check_model`
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import BudgetError, UnreadableFile
 from gguf_budget.core.evidence.compare import check_model
 from gguf_budget.core.evidence.llamacpp_log import LlamaCppLogError, parse_llamacpp_log
 from gguf_budget.core.evidence.log_records import LlamaCppLog
@@ -31,8 +32,7 @@ from gguf_budget.core.measure.runner import (
 )
 from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.spec import ModelSpec
-
-MAX_LOG_BYTES = 256 << 20
+from gguf_budget.core.regular_file import FileKind, read_text
 
 
 class EvidenceError(BudgetError):
@@ -92,12 +92,7 @@ def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,
                clock: Callable[[], float] = time.time) -> RuntimeEvidence:
     """Read a llama.cpp log from a file, check it is of `model`, and store it as evidence."""
     path = Path(log_path)
-    try:
-        if path.stat().st_size > MAX_LOG_BYTES:
-            raise EvidenceError(f"{path.name}: larger than {MAX_LOG_BYTES >> 20} MiB, not a single run's log")
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise EvidenceError(f"cannot read {path}: {e.strerror or e}") from None
+    text = read_text(path, FileKind.LOG)
     parsed = _parse(text, path.name)
     if parsed.run is None:
         raise EvidenceError(f"{path.name}: the log loads no model, so it cannot be evidence for one")
@@ -113,6 +108,6 @@ def stored_evidence(model_path: str, store: EvidenceStore) -> tuple[RuntimeEvide
     for record in store.records(header_fingerprint(model_path)):
         try:
             found.append(RuntimeEvidence(record, parse_llamacpp_log(store.log(record))))
-        except (OSError, LlamaCppLogError):
+        except (OSError, UnreadableFile, LlamaCppLogError):
             continue
     return tuple(found)

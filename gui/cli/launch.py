@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from gguf_budget.core.errors import ModelLoadError
-from gguf_budget.core.gguf.regular_file import check_regular
+from gguf_budget.core.regular_file import check_regular
 from gguf_budget.core.ranges import BUDGET, CONTEXT, Range
 from gguf_budget.resources import demo_model_path
 

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable, Mapping
 
+from gguf_budget.core.errors import UnreadableFile
+from gguf_budget.core.regular_file import FileKind, read_text
+
 OS_RELEASE = "/etc/os-release"
 
 
@@ -103,9 +106,8 @@ def family_of(os_release: str) -> Family | None:
 
 def read_os_release(path: str = OS_RELEASE) -> str:
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
+        return read_text(path, FileKind.SYSTEM)
+    except UnreadableFile:
         return ""
 
 

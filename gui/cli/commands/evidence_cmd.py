@@ -14,6 +14,7 @@ from pathlib import Path
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import LlamaCppLogError, parse_llamacpp_log
 from gguf_budget.core.evidence.log_records import LlamaCppLog
+from gguf_budget.core.regular_file import FileKind, read_text
 from gguf_budget.core.views.evidence_report import evidence_dict, evidence_text
 from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
@@ -30,10 +31,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _read(path: str) -> LlamaCppLog:
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise CommandError(f"cannot read {path}: {e.strerror or e}") from None
+    text = read_text(path, FileKind.LOG)
     try:
         return parse_llamacpp_log(text)
     except LlamaCppLogError as e:

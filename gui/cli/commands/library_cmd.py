@@ -49,11 +49,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.ctx_cap is not None and args.ctx_cap < 1:
         raise CommandError("--ctx-cap must be at least 1")
-    for folder, change in ((args.add, config.add_folder), (args.remove, config.remove_folder)):
-        if folder is not None:
-            if change is config.add_folder and not Path(folder).is_dir():
-                raise CommandError(f"--add: not a folder: {folder}")
-            change(Path(folder))
+    for flag, folder, change in (("--add", args.add, config.add_folder), ("--remove", args.remove, config.remove_folder)):
+        if folder is None:
+            continue
+        if not folder.strip():
+            raise CommandError(f"{flag}: the folder name is empty (write . for the current folder)")
+        if change is config.add_folder and not Path(folder).is_dir():
+            raise CommandError(f"--add: not a folder: {folder}")
+        change(folder)
     snapshot = machine(args)
     budget = args.budget if args.budget is not None else max(snapshot.host_available - DEFAULT_HOST_RESERVE, 1)
     settings = LibrarySettings(snapshot, budget, args.ctx_cap)

@@ -1,0 +1,169 @@
+"""One way to read a file: regular files only, looked at before opening, opened without blocking, size-capped.
+
+Every file the app reads goes through here — a model's header (`open_regular`), and every small
+file (`read_bytes`, `read_text`, `read_json`): an Ollama manifest, LM Studio's settings, the
+library's folders, the window's settings, a llama.cpp log, a stored evidence record, a system
+status file. A named pipe never blocks a reader, a device is never opened, and `/dev/zero`
+behind a symlink is never read into memory.
+
+Rule 1: a path is stat-ed (following symlinks) before it is opened; a FIFO, a device, a socket
+        or a folder is refused without being opened.
+Rule 2: the open itself is non-blocking and the descriptor is fstat-ed again, so a file
+        swapped for a FIFO between the two steps is still refused.
+Rule 3: a file the kernel makes up as it is read (under /proc or /sys) is refused, since its
+        size says nothing and a read can block (`/proc/kmsg`); only `FileKind.SYSTEM`, the fixed
+        status files the hardware probe and the launcher ask for, reads them. (Under /dev only devices are
+        made up, and they are refused by Rule 1; /dev/shm holds real files.)
+Rule 4: each kind of small file has a size cap (`FileKind`): at most cap + 1 bytes are read,
+        and a longer file is refused in one line — never a MemoryError.
+Rule 5: every `OSError` becomes the caller's error type (`ModelLoadError` for models,
+        `UnreadableFile` for the rest) naming the path and the reason in words (`_REASONS`):
+        a symlink loop, a name too long, a folder without search permission each say so;
+        a missing file is "no such file" (`MissingFile` for the small files). JSON that does not parse, or nests deeper than
+        Python's parser can follow, is the same one-line error.
+"""
+
+from __future__ import annotations
+
+import enum
+import errno
+import json
+import os
+import stat
+from typing import Any, BinaryIO
+
+from gguf_budget.core.errors import BudgetError, ModelLoadError, UnreadableFile
+
+MiB = 1 << 20
+
+_REASONS: dict[int, str] = {
+    errno.ENOENT: "no such file",
+    errno.ENOTDIR: "a part of the path is not a folder",
+    errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EISDIR: "it is a folder, not a file",
+}
+
+_KINDS: tuple[tuple[int, str], ...] = (
+    (stat.S_IFDIR, "a folder"),
+    (stat.S_IFIFO, "a FIFO (named pipe)"),
+    (stat.S_IFCHR, "a character device"),
+    (stat.S_IFBLK, "a block device"),
+    (stat.S_IFSOCK, "a socket"),
+)
+
+_MISSING = (errno.ENOENT, errno.ENOTDIR)
+KERNEL_FOLDERS = ("/proc", "/sys")
+
+
+class FileKind(enum.Enum):
+    """What a small file is, and the most bytes of it the app reads (Rule 4)."""
+
+    MANIFEST = ("an Ollama manifest", 1 * MiB)
+    SETTINGS = ("a settings file", 1 * MiB)
+    CONFIG = ("the library's folder list", 1 * MiB)
+    LOG = ("a llama.cpp log", 64 * MiB)
+    RECORD = ("an evidence record", 1 * MiB)
+    SYSTEM = ("a system status file", 1 * MiB)
+
+    def __init__(self, words: str, cap: int):
+        self.words = words
+        self.cap = cap
+
+
+class MissingFile(UnreadableFile):
+    """Nothing is at the path (or a part of it is not a folder): often not an error at all."""
+
+
+def os_error(path: str, error: OSError, kind: type[BudgetError] = ModelLoadError) -> BudgetError:
+    """The one-line error for an `OSError` met while looking at or reading `path` (Rule 5)."""
+    if kind is UnreadableFile and error.errno in _MISSING:
+        return MissingFile(f"no such file: {path}")
+    if error.errno == errno.ENOENT:
+        return kind(f"no such file: {path}")
+    reason = _REASONS.get(error.errno or 0) or error.strerror or type(error).__name__
+    return kind(f"cannot read {path}: {reason}")
+
+
+def is_missing(path: str) -> bool:
+    """True when nothing is at `path`; any other trouble looking raises `ModelLoadError`."""
+    try:
+        os.stat(path)
+    except OSError as e:
+        if e.errno in _MISSING:
+            return True
+        raise os_error(path, e) from None
+    return False
+
+
+def _refuse_unless_regular(path: str, mode: int, kind: type[BudgetError]) -> None:
+    if stat.S_ISREG(mode):
+        return
+    what = next((name for bits, name in _KINDS if stat.S_IFMT(mode) == bits), "an unusual kind of file")
+    raise kind(f"cannot read {path}: it is {what}, not a regular file")
+
+
+def _refuse_kernel_files(path: str, kind: type[BudgetError]) -> None:
+    """Rule 3."""
+    real = os.path.realpath(path)
+    if any(real == top or real.startswith(top + os.sep) for top in KERNEL_FOLDERS):
+        raise kind(f"cannot read {path}: it is a file the kernel makes up ({real}), not a regular file")
+
+
+def check_regular(path: str, kind: type[BudgetError] = ModelLoadError, kernel: bool = False) -> os.stat_result:
+    """The path's stat when it is a regular file; the `kind` error otherwise (nothing is opened)."""
+    try:
+        info = os.stat(path)
+    except OSError as e:
+        raise os_error(path, e, kind) from None
+    _refuse_unless_regular(path, info.st_mode, kind)
+    if not kernel:
+        _refuse_kernel_files(path, kind)
+    return info
+
+
+def open_regular(path: str, kind: type[BudgetError] = ModelLoadError, kernel: bool = False) -> BinaryIO:
+    """Open a regular file for binary reading (Rules 1–3); anything else is a `kind` error, never a hang."""
+    check_regular(path, kind, kernel)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise os_error(path, e, kind) from None
+    try:
+        _refuse_unless_regular(path, os.fstat(fd).st_mode, kind)
+    except BaseException:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def read_bytes(path: str | os.PathLike[str], kind: FileKind) -> bytes:
+    """The whole file, at most `kind.cap` bytes of it (Rules 1–5); `UnreadableFile` otherwise."""
+    name = os.fspath(path)
+    try:
+        with open_regular(name, UnreadableFile, kind is FileKind.SYSTEM) as f:
+            data = f.read(kind.cap + 1)
+    except OSError as e:
+        raise os_error(name, e, UnreadableFile) from None
+    if len(data) > kind.cap:
+        raise UnreadableFile(f"cannot read {name}: larger than {kind.cap // MiB} MiB, "
+                             f"too large for {kind.words}")
+    return data
+
+
+def read_text(path: str | os.PathLike[str], kind: FileKind) -> str:
+    """The file as text: UTF-8, a byte that is not written as U+FFFD (Rules 1–5)."""
+    return read_bytes(path, kind).decode("utf-8", errors="replace")
+
+
+def read_json(path: str | os.PathLike[str], kind: FileKind) -> Any:
+    """The file's JSON value (Rules 1–5); text that is not JSON is `UnreadableFile` too."""
+    data = read_bytes(path, kind)
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as e:
+        reason = "nested too deeply" if isinstance(e, RecursionError) else str(e).splitlines()[0][:200]
+        raise UnreadableFile(f"{os.fspath(path)}: not valid JSON ({reason})") from None
