@@ -26,10 +26,18 @@ Rule 6: whole-log facts: the build (`build: 4404 (0827b2c1)`, `build = …`, `bu
         block (`Maximum resident set size (kbytes)`) or a `peak RSS: N [unit]` line.
 Rule 7: every other line is ignored. A text with no model load and no buffer line is not a
         llama.cpp log: `LlamaCppLogError`, one line.
+Rule 8: hostile text costs linear time and cannot raise: a line longer than MAX_LINE_CHARS is
+        not one llama.cpp prints and is skipped; each rule is tried once per line — at the first
+        place its needle occurs (`At.NEEDLE`), at the line's start (`At.START`), or searched
+        from token starts only (`At.ANYWHERE`, its pattern opening with a look-behind) — and no
+        pattern nests quantifiers that could split a run two ways. Numbers are at most
+        MAX_DIGITS digits (a longer one makes its line unread: unknown, never a ValueError or
+        OverflowError); a speed of `nan` or `inf` is unknown (null in JSON), never NaN.
 """
 
 from __future__ import annotations
 
+import enum
 import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
@@ -49,7 +57,17 @@ RSS_UNITS = {"": 1, "b": 1, "bytes": 1, "kb": 1024, "kib": 1024, "k": 1024, "mb"
 SETTING_ALIASES = {"n_ctx_per_seq": "n_ctx_seq"}
 INT_SETTINGS = ("n_ctx", "n_ctx_seq", "n_batch", "n_ubatch", "n_seq_max", "n_outputs_max")
 META_INTS = {"n_layer": "n_layer", "n_vocab": "n_vocab", "n_embd": "n_embd", "n_ctx_train": "n_ctx_train"}
-_NUM = r"(\d+(?:\.\d+)?)"
+MAX_LINE_CHARS = 8192
+"""Rule 8: a model path (at most 4096 bytes on Linux) and its line fit; a longer line is not llama.cpp's."""
+MAX_DIGITS = 18
+_INT = rf"\d{{1,{MAX_DIGITS}}}(?![\d.])"
+_NUM = rf"(\d{{1,{MAX_DIGITS}}}(?:\.\d{{1,{MAX_DIGITS}}})?)(?![\d.])"
+_DIGITS = re.compile(rf"[0-9]{{1,{MAX_DIGITS}}}")
+
+
+def _int(text: str) -> int | None:
+    """A plain decimal of at most MAX_DIGITS digits, else None (Rule 8: `str.isdigit` also takes '²')."""
+    return int(text) if _DIGITS.fullmatch(text) else None
 
 
 class LlamaCppLogError(BudgetError):
@@ -81,7 +99,7 @@ class _Load:
         models = [b for b in self.buffers if b.kind is BufferKind.MODEL]
         all_zero = bool(models) and all(float(b.mib) == 0 for b in models)
         first_cache = self.caches[0] if self.caches else None
-        ints = {k: int(v) for k, v in self.settings.items() if k in INT_SETTINGS}
+        ints = {k: v for k, v in self.settings.items() if k in INT_SETTINGS and isinstance(v, int)}
         settings = ContextSettings(
             **ints, flash_attn=str(self.settings["flash_attn"]) if "flash_attn" in self.settings else None,
             swa_full=self.swa_full, type_k=first_cache.part_type("K") if first_cache else None,
@@ -95,7 +113,8 @@ class _Load:
         )
 
     def _facts(self) -> ModelFacts:
-        ints = {field_: int(self.meta[key]) for key, field_ in META_INTS.items() if self.meta.get(key, "").isdigit()}
+        read = {field_: _int(self.meta.get(key, "")) for key, field_ in META_INTS.items()}
+        ints = {field_: n for field_, n in read.items() if n is not None}
         size = self.meta.get("file size") or self.meta.get("model size")
         return ModelFacts(
             path=self.path, n_tensors=self.n_tensors, n_kv_pairs=self.n_kv_pairs,
@@ -171,7 +190,8 @@ class _Reader:
     def setting(self, m: re.Match[str]) -> None:
         key = SETTING_ALIASES.get(m["key"], m["key"])
         value = m["value"]
-        self.load.settings.setdefault(key, int(value) if key in INT_SETTINGS and value.isdigit() else value)
+        number = _int(value) if key in INT_SETTINGS else None
+        self.load.settings.setdefault(key, value if number is None else number)
 
     def load_mode(self, m: re.Match[str]) -> None:
         self.load.load_mode = m["mode"]
@@ -180,7 +200,7 @@ class _Reader:
         self.load.offloaded = (int(m["n"]), int(m["of"]))
 
     def breakdown(self, m: re.Match[str]) -> None:
-        row = _breakdown_row(m["name"].strip(), m["cells"])
+        row = _breakdown_row(m["name"].strip(), m["cells"].strip())
         if row is not None:
             self.load.breakdown.append(row)
 
@@ -192,11 +212,13 @@ class _Reader:
 
     def system_info(self, m: re.Match[str]) -> None:
         self.n_threads = int(m["threads"]) if m["threads"] else self.n_threads
-        self.features |= set(re.findall(r"\b([A-Z][A-Z0-9_]*) = 1\b", m["rest"]))
+        self.features |= set(_FEATURE.findall(m["rest"]))
 
     def eval_line(self, m: re.Match[str]) -> None:
-        if not m["prompt"] and float(m["ms"]) > 0:
-            self.eval = EvalSpeed(float(m["ms"]), int(m["n"]), float(m["tps"]))
+        if m["prompt"] or float(m["ms"]) <= 0:
+            return
+        tps = m["tps_number"]
+        self.eval = EvalSpeed(float(m["ms"]), int(m["n"]), float(tps)) if tps else None  # Rule 8: nan, inf
 
     def time_rss(self, m: re.Match[str]) -> None:
         self.peak_rss, self.peak_rss_source = int(m["kb"]) * 1024, "/usr/bin/time -v"
@@ -219,7 +241,10 @@ class _Reader:
 
 def _breakdown_row(name: str, cells: str) -> BreakdownRow | None:
     """`24077 = 945 + (19187 = 17904 + 384 + 898) + 3945` (a device) or `254 = 166 + 0 + 88`."""
-    nums = [int(x) for x in re.findall(r"-?\d+", cells)]
+    found = re.findall(r"-?\d+", cells)
+    if any(len(x.lstrip("-")) > MAX_DIGITS for x in found):
+        return None
+    nums = [int(x) for x in found]
     device, _, desc = name.partition(" (")
     description = desc.removesuffix(")") or None
     if len(nums) == 7:
@@ -231,61 +256,90 @@ def _breakdown_row(name: str, cells: str) -> BreakdownRow | None:
     return None
 
 
-_CACHE_PART = re.compile(r"(\w+) \((\w+)\): +([\d.]+) MiB")
+class At(enum.Enum):
+    """Where a rule's pattern is tried (Rule 8): each is one attempt, or starts at token boundaries only."""
+
+    NEEDLE = "at the first place the needle occurs (the pattern opens with the needle)"
+    START = "at the start of the line"
+    ANYWHERE = "searched; the pattern opens with a look-behind, so it starts only where a token does"
+
+
+_CACHE_PART = re.compile(rf"(?<!\w)(\w+) \((\w+)\): +{_NUM} MiB")
+_FEATURE = re.compile(r"(?<!\w)([A-Z][A-Z0-9_]*) = 1\b")
 # Checked in order; the first whose cheap `needle` is in the line and whose pattern matches wins.
-RULES: tuple[tuple[str, str, Callable[[_Reader, re.Match[str]], None]], ...] = (
-    ("loaded meta data", r"loaded meta data with (?P<kvs>\d+) key-value pairs and (?P<tensors>\d+) tensors "
-                         r"from (?P<path>.+?) \(version", _Reader.new_load),
-    ("- type ", r"llama_model_loader: - type +(?P<type>\w+): +(?P<n>\d+) tensors", _Reader.type_count),
-    ("buffer size = ", r"(?P<device>\S+) +(?P<kind>model|KV|RS|output|compute|LoRA) buffer size = +"
-                       rf"(?P<mib>{_NUM}) MiB", _Reader.buffer),
-    ("buffer size = ", rf"llm_load_tensors: +(?P<device>\S+) (?P<kind>)buffer size = +(?P<mib>{_NUM}) MiB",
+RULES: tuple[tuple[str, At, str, Callable[[_Reader, re.Match[str]], None]], ...] = (
+    ("loaded meta data with ", At.NEEDLE, rf"loaded meta data with (?P<kvs>{_INT}) key-value pairs and "
+                                          rf"(?P<tensors>{_INT}) tensors from (?P<path>.+?) \(version", _Reader.new_load),
+    ("llama_model_loader: - type ", At.NEEDLE, rf"llama_model_loader: - type +(?P<type>\w+): +(?P<n>{_INT}) tensors",
+     _Reader.type_count),
+    ("buffer size = ", At.ANYWHERE, r"(?<!\S)(?P<device>\S+) +(?P<kind>model|KV|RS|output|compute|LoRA) buffer size = +"
+                                    rf"(?P<mib>{_NUM}) MiB", _Reader.buffer),
+    ("llm_load_tensors: ", At.NEEDLE, rf"llm_load_tensors: +(?P<device>\S+) (?P<kind>)buffer size = +(?P<mib>{_NUM}) MiB",
      _Reader.buffer),
-    ("KV cache, size = ", r"creating +(?P<which>non-SWA|SWA) KV cache, size = \d+ cells", _Reader.window),
-    ("using full-size SWA cache", r"using full-size SWA cache", _Reader.swa_full),
-    (": size = ", rf": size = +(?P<mib>{_NUM}) MiB \( *(?P<cells>\d+) cells, +(?P<layers>\d+) layers, "
-                  r"+(?P<seqs>[\d/]+ seqs[^)]*)\), (?P<parts>.*)$", _Reader.cache),
-    ("KV self size", rf"KV self size += +(?P<mib>{_NUM}) MiB, (?P<parts>.*)$", _Reader.old_cache),
-    ("kv_size = ", r"llama_kv_cache_init: kv_size = (?P<cells>\d+),", _Reader.old_kv_init),
-    (" = ", r"(?:llama_context|llama_new_context_with_model|llama_init_from_model): +"
-            r"(?P<key>n_ctx|n_ctx_seq|n_ctx_per_seq|n_batch|n_ubatch|n_seq_max|n_outputs_max|flash_attn) += +"
-            r"(?P<value>\S+)\s*$", _Reader.setting),
-    ("this can take a while", r"this can take a while\.\.\. \((?:load_mode|mmap) = (?P<mode>[\w+]+)",
+    ("creating ", At.NEEDLE, rf"creating +(?P<which>non-SWA|SWA) KV cache, size = {_INT} cells", _Reader.window),
+    ("using full-size SWA cache", At.NEEDLE, r"using full-size SWA cache", _Reader.swa_full),
+    (": size = ", At.NEEDLE, rf": size = +(?P<mib>{_NUM}) MiB \( *(?P<cells>{_INT}) cells, +(?P<layers>{_INT}) layers, "
+                             r"+(?P<seqs>[\d/]+ seqs[^)]*)\), (?P<parts>.*)$", _Reader.cache),
+    ("KV self size", At.NEEDLE, rf"KV self size += +(?P<mib>{_NUM}) MiB, (?P<parts>.*)$", _Reader.old_cache),
+    ("llama_kv_cache_init: kv_size = ", At.NEEDLE, rf"llama_kv_cache_init: kv_size = (?P<cells>{_INT}),",
+     _Reader.old_kv_init),
+    (" = ", At.ANYWHERE, r"(?<![\w.])(?:llama_context|llama_new_context_with_model|llama_init_from_model): +"
+                         r"(?P<key>n_ctx|n_ctx_seq|n_ctx_per_seq|n_batch|n_ubatch|n_seq_max|n_outputs_max|flash_attn) += +"
+                         r"(?P<value>\S+)\s*$", _Reader.setting),
+    ("this can take a while", At.NEEDLE, r"this can take a while\.\.\. \((?:load_mode|mmap) = (?P<mode>[\w+]+)",
      _Reader.load_mode),
-    ("layers to GPU", r"offloaded (?P<n>\d+)/(?P<of>\d+) layers to GPU", _Reader.offloaded),
-    ("memory_breakdown_print", r"memory_breakdown_print: \| +- (?P<name>.+?) +\|(?P<cells>[-\d =+()]+)\|",
+    ("offloaded ", At.NEEDLE, rf"offloaded (?P<n>{_INT})/(?P<of>{_INT}) layers to GPU", _Reader.offloaded),
+    ("memory_breakdown_print: |", At.NEEDLE, r"memory_breakdown_print: \| +- (?P<name>[^|]*)\|(?P<cells>[-\d =+()]*)\|",
      _Reader.breakdown),
-    ("repack tensor", r"repack: repack tensor (?P<tensor>\S+) with", _Reader.repacked),
-    ("build", r"\bbuild(?::| =)? (?P<number>\d+) \((?P<commit>[0-9a-f]{6,40})\)", _Reader.build_line),
-    ("system_info", r"system_info: (?:n_threads = (?P<threads>\d+))?(?P<rest>.*)$", _Reader.system_info),
-    ("CPU : ", r"^\s*(?P<threads>)(?P<rest>CPU : .*)$", _Reader.system_info),
-    ("eval time", rf"(?P<prompt>prompt )?eval time = +(?P<ms>{_NUM}) ms / +(?P<n>\d+) (?:runs|tokens) +"
-                  r"\( *[\d.]+ ms per token, +(?P<tps>[\d.]+|inf|-?nan) tokens per second\)", _Reader.eval_line),
-    ("Maximum resident set size", r"Maximum resident set size \(kbytes\): (?P<kb>\d+)", _Reader.time_rss),
-    ("system_fingerprint", r'"system_fingerprint":"b(?P<number>\d+)-(?P<commit>[0-9a-f]{6,40})"',
+    ("repack: repack tensor ", At.NEEDLE, r"repack: repack tensor (?P<tensor>\S+) with", _Reader.repacked),
+    ("build", At.ANYWHERE, rf"(?<!\w)build(?::| =)? (?P<number>{_INT}) \((?P<commit>[0-9a-f]{{6,40}})\)",
      _Reader.build_line),
-    ("eak", rf"(?i:peak[ _]rss)(?:[ _]bytes)?\s*[:=]\s*(?P<value>{_NUM})\s*(?P<unit>[A-Za-z]*)", _Reader.peak_line),
-    ("Command being timed", r'Command being timed: "(?P<cmd>.*)"', _Reader.command_line),
-    (" = ", r"\b(?:print_info|llm_load_print_meta): (?P<key>[\w. ]+?) += (?P<value>.*)$", _Reader.meta),
+    ("system_info: ", At.NEEDLE, rf"system_info: (?:n_threads = (?P<threads>{_INT}))?(?P<rest>.*)$", _Reader.system_info),
+    ("CPU : ", At.START, r"[ \t]*(?P<threads>)(?P<rest>CPU : .*)$", _Reader.system_info),
+    ("eval time = ", At.ANYWHERE, rf"(?<!\w)(?P<prompt>prompt )?eval time = +(?P<ms>{_NUM}) ms / +(?P<n>{_INT}) "
+                                  r"(?:runs|tokens) +\( *[\d.]+ ms per token, +"
+                                  rf"(?:(?P<tps_number>{_NUM})|inf|-?nan) tokens per second\)", _Reader.eval_line),
+    ("Maximum resident set size (kbytes): ", At.NEEDLE, rf"Maximum resident set size \(kbytes\): (?P<kb>{_INT})",
+     _Reader.time_rss),
+    ('"system_fingerprint":"b', At.NEEDLE, rf'"system_fingerprint":"b(?P<number>{_INT})-(?P<commit>[0-9a-f]{{6,40}})"',
+     _Reader.build_line),
+    ("eak", At.START, rf"[ \t]*(?i:peak[ _]rss)(?:[ _]bytes)?[ \t]*[:=][ \t]*(?P<value>{_NUM})[ \t]*(?P<unit>[A-Za-z]*)",
+     _Reader.peak_line),
+    ("Command being timed: ", At.NEEDLE, r'Command being timed: "(?P<cmd>.*)"', _Reader.command_line),
+    (" = ", At.ANYWHERE, r"(?<![\w.])(?:print_info|llm_load_print_meta): +(?P<key>[\w.]+(?: +[\w.]+)*) += (?P<value>.*)$",
+     _Reader.meta),
 )
-_COMPILED = tuple((needle, re.compile(pattern), handler) for needle, pattern, handler in RULES)
+_COMPILED = tuple((needle, at, re.compile(pattern), handler) for needle, at, pattern, handler in RULES)
+
+
+def _matched(line: str, needle: str, at: At, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    """Rule 8: one attempt per rule and line (or a search whose starts are token starts)."""
+    where = line.find(needle)
+    if where < 0:
+        return None
+    if at is At.NEEDLE:
+        return pattern.match(line, where)
+    if at is At.START:
+        return pattern.match(line)
+    return pattern.search(line)
 
 
 def reads_line(line: str) -> bool:
     """Whether some rule reads `line` (Rule 7: the others are ignored, so a log keeps its meaning without them)."""
-    return any(needle in line and pattern.search(line) for needle, pattern, _ in _COMPILED)
+    return len(line) <= MAX_LINE_CHARS and any(_matched(line, needle, at, pattern) for needle, at, pattern, _ in _COMPILED)
 
 
 def parse_llamacpp_log(text: str) -> LlamaCppLog:
     """Read `text` (a whole log) into records (Rules 1–7); raises `LlamaCppLogError` if it is not one."""
     reader = _Reader()
     for line in text.splitlines():
-        for needle, pattern, handler in _COMPILED:
-            if needle in line:
-                m = pattern.search(line)
-                if m:
-                    handler(reader, m)
-                    break
+        if len(line) > MAX_LINE_CHARS:
+            continue
+        for needle, at, pattern, handler in _COMPILED:
+            m = _matched(line, needle, at, pattern)
+            if m:
+                handler(reader, m)
+                break
     if not reader.loads:
         raise LlamaCppLogError(NOT_A_LOG)
     return reader.freeze()
