@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from gguf_budget.core import paths
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.gguf.regular_file import is_missing, open_regular
+from gguf_budget.core.regular_file import is_missing, open_regular
 from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource, ComputeRate
 
 RECORD_NAME = "machine-speed.json"
