@@ -2,8 +2,9 @@
 
 Rule 1: `compose` is the one place that knows both the window and what extends it: it builds
         the `MainWindow`, installs the what-if, library, Quants and runtime-evidence add-ons through the
-        window's host protocols (Quants puts its switch in the what-if View menu), and adds Help ▸ Glossary
-        and Help ▸ Show log folder. Nothing else imports the add-ons into the window.
+        window's host protocols (Quants puts its switch in the what-if View menu), adds Help ▸ Glossary
+        and Help ▸ Show log folder, and watches the open model's file (File ▸ Reload). Nothing else
+        imports the add-ons into the window.
 Rule 2: the interactive run logs to a rotating file in the platform's state folder
         (`log_file`); an exception nobody caught on the GUI thread goes there with its traceback.
 Rule 3: kept apart from `launch.py` so argument errors are reported without importing Qt.
@@ -31,6 +32,7 @@ from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.gui.qt.app_icon import app_icon
 from gguf_budget.gui.qt.log_file import UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
+from gguf_budget.gui.qt.file_watch import install_file_watch
 from gguf_budget.gui.qt.glossary_dialog import add_glossary
 from gguf_budget.gui.qt.library.wiring import Library, install_library
 from gguf_budget.gui.qt.main_window import BandwidthBackend, MainWindow, measure_bandwidths
@@ -79,6 +81,7 @@ def compose(
     evidence = install_evidence(window)
     add_show_log_folder(window.help_menu, log_folder or default_log_folder(), open_url)
     add_glossary(window.help_menu)
+    install_file_watch(window, window.file_menu.menu, window.file_menu.recent_menu.menuAction())
     return Explorer(window, whatif, library, quants, evidence)
 
 

@@ -13,17 +13,18 @@ Rule 3: the folders live in the settings store of the window the dialog belongs 
 from __future__ import annotations
 
 import os
-from enum import Enum
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings
 from PySide6.QtWidgets import QFileDialog, QWidget
 
+from gguf_budget.core.vocab import TextEnum
+
 MAX_FOLDER_CHARS = 4096
 _GROUP = "dialogs"
 
 
-class Purpose(str, Enum):
+class Purpose(TextEnum):
     """What a dialog picks; each purpose remembers its own folder."""
 
     MODEL = "model"
