@@ -185,11 +185,16 @@ def test_an_ollama_manifest_names_its_gguf_blob():
 
 def test_cancel_returns_what_was_read_marked_incomplete(home):
     roots = store_roots(home, {})
-    read = []
+    judged: list[str] = []
 
-    result = scan(roots, assess=lambda spec: None, progress=lambda done, total: read.append(done),
-                  cancelled=lambda: len(read) >= 2)
-    assert not result.complete and len(result.entries) == 2
+    def assess(spec) -> None:
+        judged.append(spec.path)
+
+    result = scan(roots, assess=assess, cancelled=lambda: len(judged) >= 2, workers=1)
+    read = [e for e in result.entries if e.architecture is not None]
+    known_unread = [e for e in result.entries if e.architecture is None]
+    assert not result.complete and len(read) == 2
+    assert all("broken link" in (e.error or "") or "not a regular file" in (e.error or "") for e in known_unread)
 
 
 def test_added_folders_persist_and_a_broken_settings_file_is_ignored(tmp_path):
@@ -232,3 +237,20 @@ def test_the_library_command_lists_judges_and_remembers_folders(home, tmp_path):
 def test_the_library_command_refuses_a_missing_folder(home, tmp_path):
     bad = cli("--add", str(tmp_path / "nowhere"), home=home, config=tmp_path / "config")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a folder" in bad.stderr
+
+
+def test_a_file_reached_through_links_of_every_kind_is_listed_once(tmp_path):
+    """Relative and absolute links, links to folders, a link to a link: one real file, one entry."""
+    data = model_bytes(tmp_path)
+    real = tmp_path / "real"
+    (real / "deep").mkdir(parents=True)
+    (real / "deep" / "model.gguf").write_bytes(data)
+    aliases = tmp_path / "aliases"
+    aliases.mkdir()
+    os.symlink("../real/deep/model.gguf", aliases / "relative.gguf")
+    os.symlink(real / "deep" / "model.gguf", aliases / "absolute.gguf")
+    os.symlink("relative.gguf", aliases / "chain.gguf")
+    os.symlink("../real", aliases / "folder")
+    roots = store_roots(tmp_path / "nohome", {}, [aliases, real])
+    found = candidates(roots)
+    assert len(found) == 1 and os.path.realpath(found[0].path) == str((real / "deep" / "model.gguf").resolve())

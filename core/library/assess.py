@@ -6,11 +6,13 @@ Rule 1: the full load is the fit estimate on the given machine at the ctx cap (N
 Rule 2: the budget plan is planned at the library's budget with the default request (auto ctx);
         the entry keeps its outcome, ctx and pinned layers.
 Rule 3: a model whose facts do not allow a plan or a fit keeps the one-line reason instead.
+Rule 4: `assessment_key(settings)` names what a verdict was made with (the settings and the
+        verdict's fields), so the scan reuses a kept verdict only for the very same settings.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from gguf_budget.core.errors import BudgetError
@@ -67,3 +69,8 @@ def assess(spec: ModelSpec, settings: LibrarySettings) -> Assessment:
         return Assessment(spec.n_layer, None, None, ctx, None, None, None, None, str(e))
     return Assessment(spec.n_layer, fit.verdict.value, fit.gpu_layers, ctx, max_ctx, plan.outcome.value, plan.ctx,
                       plan.n_pinned, None)
+
+
+def assessment_key(settings: LibrarySettings) -> str:
+    """Rule 4."""
+    return f"{[f.name for f in fields(Assessment)]} {settings!r}"

@@ -7,29 +7,43 @@ Rule 1: stores are walked by their layout (`discover.py`): Hugging Face snapshot
         Manifests are read like every small file (`core.regular_file`: never a FIFO, at most 1 MiB).
 Rule 2: a file that cannot be read — a broken link (an unfinished download), no permission, not a
         GGUF file, a missing shard — is an entry with its one-line reason; it never stops the scan.
-Rule 3: `cancelled()` is asked before each folder is listed and before each header is read, and
-        headers are read one by one, `progress(done, total)` after each: a cancelled scan returns
-        what it has, marked incomplete, within one folder listing or one header read.
+Rule 3: `cancelled()` is asked before each folder is listed and before each header is read (or
+        between the workers' results), `progress(done, total)` after each file: a cancelled scan
+        returns what it has, marked incomplete, within one folder listing or one header read.
 Rule 4: judging a model is the caller's (`assess`), so the scan needs no machine or budget.
+        A caller that names its settings (`assess_key`) gets the kept verdict of an unchanged
+        file back for the same key, without judging it again.
 Rule 5: a tool's store is walked inside itself: a folder link out of it (`snapshots/r1/x -> /`) is
         not followed. A folder the user added is walked through its links too (models kept on
         another disk), but not to the filesystem's root; no walk enters /proc or /sys.
 Rule 6: a store is walked through at most MAX_FOLDERS folders; past that the scan lists one
         entry saying the rest was not walked (a store set to `/` or a home folder never walks
         the whole disk).
+Rule 7: a file unchanged since the last scan is not read: its facts and spec come from the
+        persistent index (`index.py`). The files to read are read in a pool of worker processes
+        when there are at least `POOL_MIN` of them (a header walk is CPU work, so threads would
+        queue on the interpreter lock), else in this process; either way in candidate order.
+        The index is then written back with what this scan saw (a cancelled scan keeps the rest).
+Rule 8: the walk knows the real path of every folder it lists, so it resolves only the links it
+        crosses (`os.path.realpath` on every path costs an lstat per path component: most of a
+        rescan's time before).
 The one impure module of the library: it lists folders and reads headers.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-from dataclasses import dataclass
+import stat
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePath
-from typing import Callable, Generic, Iterator, Sequence, TypeVar
+from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
 from gguf_budget.core.errors import ModelLoadError, UnreadableFile
 from gguf_budget.core.gguf.shards import shard_paths
 from gguf_budget.core.library.discover import hf_name, is_listed, ollama_model_blob, ollama_name
+from gguf_budget.core.library.index import FileKey, IndexedFile, file_key, index_file, load_index, pack_spec, save_index
 from gguf_budget.core.library.stores import StoreKind, StoreRoot
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
@@ -38,6 +52,9 @@ from gguf_budget.core.safe_text import safe_text
 
 MAX_DEPTH = 8
 MAX_FOLDERS = 20_000
+POOL_MIN = 16
+"""Rule 7: fewer files than this are read in this process (starting workers costs more)."""
+MAX_WORKERS = 8
 A = TypeVar("A")
 
 
@@ -49,6 +66,8 @@ class Candidate:
     name: str
     path: Path
     problem: str | None = None
+    real: str | None = None
+    """Its real path when the walk knows it (else it is resolved when needed)."""
 
 
 @dataclass(frozen=True)
@@ -79,9 +98,10 @@ def candidates(roots: Sequence[StoreRoot], cancelled: Callable[[], bool] = lambd
     is asked before each folder is listed; a cancelled walk returns what it found)."""
     found: list[Candidate] = []
     seen: set[str] = set()
+    real = _RealPaths()
     for root in roots:
-        for candidate in _store_candidates(root, cancelled):
-            key = _real(candidate.path)
+        for candidate in _store_candidates(root, cancelled, real):
+            key = candidate.real or _real(candidate.path)
             if key not in seen:
                 seen.add(key)
                 found.append(candidate)
@@ -90,68 +110,165 @@ def candidates(roots: Sequence[StoreRoot], cancelled: Callable[[], bool] = lambd
 
 def scan(roots: Sequence[StoreRoot], assess: Callable[[ModelSpec], A],
          progress: Callable[[int, int], None] = lambda done, total: None,
-         cancelled: Callable[[], bool] = lambda: False) -> Scan[A]:
-    """Rules 2–4: read every candidate's header and judge it."""
+         cancelled: Callable[[], bool] = lambda: False, *, assess_key: str | None = None,
+         index: Path | None = None, workers: int | None = None) -> Scan[A]:
+    """Rules 2–7: every candidate's entry, its header read only when the index does not know it.
+
+    `index` is the index file (default `index.index_file()`); `workers` the most worker
+    processes (default: one per CPU, at most `MAX_WORKERS`; 1 reads in this process). Workers
+    are spawned, so a program that scans must keep its `__main__` import-safe (the usual
+    `if __name__ == "__main__":` guard), as every multiprocessing program must.
+    """
     todo = candidates(roots, cancelled)
-    entries: list[LibraryEntry[A]] = []
+    index_path = index if index is not None else index_file()
+    known: dict[str, IndexedFile[Any]] = load_index(index_path)
+    kept: dict[str, IndexedFile[Any]] = {}
+    entries: dict[int, LibraryEntry[A]] = {}
+    to_read: list[tuple[int, Candidate, FileKey | None]] = []
     for i, candidate in enumerate(todo):
-        if cancelled():
-            return Scan(tuple(entries), tuple(roots), complete=False)
-        entries.append(_entry(candidate, assess))
-        progress(i + 1, len(todo))
-    return Scan(tuple(entries), tuple(roots), complete=not cancelled())
+        shards = _shard_paths(candidate.path)
+        first = _stat(candidate.path) if candidate.problem is None else None
+        if first is None or not stat.S_ISREG(first.st_mode):
+            entries[i] = _unreadable(candidate, shards)
+            continue
+        key = file_key(shards, first)
+        old = known.get(str(candidate.path))
+        indexed = _judged(old, assess, assess_key) if key is not None and old is not None and old.key == key else None
+        if indexed is None:
+            to_read.append((i, candidate, key))
+            continue
+        kept[str(candidate.path)] = indexed
+        entries[i] = _entry(candidate, indexed)
+    done = len(entries)
+    if todo:
+        progress(done, len(todo))
+    complete = True
+    for i, candidate, read in _read_all(to_read, _workers(workers, len(to_read)), cancelled):
+        if read is None:
+            complete = False
+            break
+        indexed = _judged(read, assess, assess_key) or replace(read, error="its header could not be kept", key=())
+        if indexed.key:
+            kept[str(candidate.path)] = indexed
+        entries[i] = _entry(candidate, indexed)
+        done += 1
+        progress(done, len(todo))
+    new = kept if complete else {**known, **kept}
+    if new.keys() != known.keys() or any(new[p] is not known[p] for p in new):
+        save_index(index_path, new)
+    return Scan(tuple(entries[i] for i in sorted(entries)), tuple(roots), complete=complete and not cancelled())
 
 
-def _entry(candidate: Candidate, assess: Callable[[ModelSpec], A]) -> LibraryEntry[A]:
-    path = candidate.path
-    if candidate.problem is not None:
-        return LibraryEntry(candidate.kind, candidate.name, str(path), 1, None, candidate.problem)
-    shards = _shard_count(path)
-    size = _size(path, shards)
-    if not os.path.isfile(path):
-        return LibraryEntry(candidate.kind, candidate.name, str(path), shards, size,
-                            f"{safe_text(path.name)}: not a regular file (a FIFO, a device or a folder)")
+def _workers(asked: int | None, files: int) -> int:
+    if asked is not None:
+        return max(asked, 1)
+    return min(os.cpu_count() or 1, MAX_WORKERS) if files >= POOL_MIN else 1
+
+
+def _read_all(to_read: list[tuple[int, Candidate, FileKey | None]], workers: int,
+              cancelled: Callable[[], bool]) -> Iterator[tuple[int, Candidate, IndexedFile[Any] | None]]:
+    """Rule 5: (position, candidate, what its header gave) for each file, in candidate order;
+    `None` once `cancelled()` says so (and nothing after it)."""
+    if workers <= 1 or len(to_read) < 2:
+        for i, candidate, key in to_read:
+            if cancelled():
+                yield i, candidate, None
+                return
+            yield i, candidate, read_file(candidate.path, key)
+        return
+    pool = ProcessPoolExecutor(min(workers, len(to_read)), mp_context=multiprocessing.get_context("spawn"))
+    stopped = False
+    try:
+        futures: dict[Future[IndexedFile[Any]], int] = {
+            pool.submit(read_file, candidate.path, key): n for n, (_, candidate, key) in enumerate(to_read)}
+        results: dict[int, IndexedFile[Any]] = {}
+        next_up = 0
+        for future in as_completed(futures):
+            if cancelled():
+                stopped = True
+                i, candidate, _ = to_read[next_up]
+                yield i, candidate, None
+                return
+            results[futures[future]] = future.result()
+            while next_up in results:
+                i, candidate, _ = to_read[next_up]
+                yield i, candidate, results.pop(next_up)
+                next_up += 1
+    finally:
+        pool.shutdown(wait=not stopped, cancel_futures=True)
+
+
+def read_file(path: Path, key: FileKey | None) -> IndexedFile[Any]:
+    """Read one model's header(s) into an index entry (run in a worker process, so it takes and returns plain data)."""
+    shards = _shard_paths(path)
     try:
         spec = load_model(path)
     except ModelLoadError as e:
-        return LibraryEntry(candidate.kind, candidate.name, str(path), shards, size, str(e))
-    return LibraryEntry(candidate.kind, candidate.name, str(path), len(spec.shards) or 1, spec.file_bytes, None,
-                        spec.architecture, spec.file_type_name, spec.n_params, assess(spec))
+        return IndexedFile(key=key or (), shards=len(shards), size_bytes=_size(shards), error=str(e))
+    return IndexedFile(key=key or (), shards=len(spec.shards) or 1, size_bytes=spec.file_bytes, error=None,
+                       architecture=spec.architecture, file_type=spec.file_type_name, n_params=spec.n_params,
+                       spec_blob=pack_spec(spec))
+
+
+def _judged(indexed: IndexedFile[Any], assess: Callable[[ModelSpec], A],
+            assess_key: str | None) -> IndexedFile[Any] | None:
+    """Rule 4: the entry with its verdict for `assess_key` — kept from before, or made now from the
+    kept spec; None when the kept spec cannot be read back (the file is then read again)."""
+    if indexed.error is not None or (assess_key is not None and indexed.assess_key == assess_key):
+        return indexed
+    spec = indexed.spec()
+    if spec is None:
+        return None
+    return replace(indexed, assess_key=assess_key, assessment=assess(spec))
+
+
+def _entry(candidate: Candidate, indexed: IndexedFile[Any]) -> LibraryEntry[A]:
+    return LibraryEntry(candidate.kind, candidate.name, str(candidate.path), indexed.shards, indexed.size_bytes,
+                        indexed.error, indexed.architecture, indexed.file_type, indexed.n_params, indexed.assessment)
+
+
+def _unreadable(candidate: Candidate, shards: list[Path]) -> LibraryEntry[A]:
+    """Rule 2: a candidate whose problem is known before any read (a broken link, not a regular file)."""
+    if candidate.problem is not None:
+        return LibraryEntry(candidate.kind, candidate.name, str(candidate.path), 1, None, candidate.problem)
+    problem = f"{safe_text(candidate.path.name)}: not a regular file (a FIFO, a device or a folder)"
+    return LibraryEntry(candidate.kind, candidate.name, str(candidate.path), len(shards), _size(shards), problem)
 
 
 class _WalkLimit(Exception):
     """Rule 6: a store has more than MAX_FOLDERS folders."""
 
 
-def _store_candidates(root: StoreRoot, cancelled: Callable[[], bool]) -> Iterator[Candidate]:
+def _store_candidates(root: StoreRoot, cancelled: Callable[[], bool], real: _RealPaths) -> Iterator[Candidate]:
     try:
-        yield from _by_layout(root, cancelled)
+        yield from _by_layout(root, cancelled, real)
     except _WalkLimit:
         yield Candidate(root.kind, f"{safe_text(root.path.name)}: the rest", root.path,
                         f"stopped after {MAX_FOLDERS:,} folders: models deeper in {safe_text(root.path)} are not listed")
 
 
-def _by_layout(root: StoreRoot, cancelled: Callable[[], bool]) -> Iterator[Candidate]:
+def _by_layout(root: StoreRoot, cancelled: Callable[[], bool], real: _RealPaths) -> Iterator[Candidate]:
     if root.kind is StoreKind.HUGGING_FACE:
-        yield from _hugging_face(root, cancelled)
+        yield from _hugging_face(root, cancelled, real)
     elif root.kind is StoreKind.OLLAMA:
-        yield from _ollama(root, cancelled)
+        yield from _ollama(root, cancelled, real)
     else:
-        for path in _gguf_files(root, cancelled):
-            yield Candidate(root.kind, path.name, path, _link_problem(path))
+        for found in _gguf_files(root, cancelled, real):
+            yield Candidate(root.kind, found.path.name, found.path, _link_problem(found), found.real)
 
 
-def _hugging_face(root: StoreRoot, cancelled: Callable[[], bool]) -> Iterator[Candidate]:
-    for path in _gguf_files(root, cancelled):
-        names = hf_name(PurePath(os.path.relpath(path, root.path)))
+def _hugging_face(root: StoreRoot, cancelled: Callable[[], bool], real: _RealPaths) -> Iterator[Candidate]:
+    for found in _gguf_files(root, cancelled, real):
+        names = hf_name(PurePath(os.path.relpath(found.path, root.path)))
         if names is not None:
             repo, file = names
-            yield Candidate(root.kind, f"{repo} · {file}", path, _link_problem(path))
+            yield Candidate(root.kind, f"{repo} · {file}", found.path, _link_problem(found), found.real)
 
 
-def _ollama(root: StoreRoot, cancelled: Callable[[], bool]) -> Iterator[Candidate]:
+def _ollama(root: StoreRoot, cancelled: Callable[[], bool], real: _RealPaths) -> Iterator[Candidate]:
     manifests = root.path / "manifests"
-    for manifest in _files(StoreRoot(root.kind, manifests), lambda p: True, cancelled):
+    for found in _files(StoreRoot(root.kind, manifests), lambda name: True, cancelled, real):
+        manifest = found.path
         name = ollama_name(PurePath(os.path.relpath(manifest, manifests)))
         if name is None:
             continue
@@ -168,27 +285,65 @@ def _ollama(root: StoreRoot, cancelled: Callable[[], bool]) -> Iterator[Candidat
         yield Candidate(root.kind, name, path, problem)
 
 
-def _gguf_files(root: StoreRoot, cancelled: Callable[[], bool]) -> Iterator[Path]:
-    return _files(root, lambda p: is_listed(p.name), cancelled)
+@dataclass(frozen=True)
+class _Found:
+    """A file the walk met: its path as reached, its real path, and whether the path itself is a link."""
+
+    path: Path
+    real: str
+    is_link: bool
 
 
-def _files(root: StoreRoot, wanted: Callable[[Path], bool], cancelled: Callable[[], bool]) -> Iterator[Path]:
-    """Rule 1: files below the root (links followed as Rule 5 allows, loops and unreadable folders
-    passed over); Rule 6: at most MAX_FOLDERS folders, then a Candidate-less stop."""
+class _RealPaths:
+    """Rule 8: real paths of what the walk meets, resolving only the links it crosses.
+
+    A child of a real folder that is not a link is real; a link's target is joined to the real
+    folder it sits in, and the folder the target lands in is resolved once for every link into it.
+    """
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def folder(self, path: str) -> str:
+        real = self._folders.get(path)
+        if real is None:
+            real = self._folders[path] = _real(Path(path))
+        return real
+
+    def child(self, real_parent: str, name: str, is_link: bool) -> str:
+        path = os.path.join(real_parent, name)
+        if not is_link:
+            return path
+        try:
+            target = os.readlink(path)
+        except (OSError, ValueError):
+            return _real(Path(path))
+        head, tail = os.path.split(os.path.normpath(os.path.join(real_parent, target)))
+        resolved = os.path.join(self.folder(head), tail)
+        return _real(Path(resolved)) if os.path.islink(resolved) else resolved
+
+
+def _gguf_files(root: StoreRoot, cancelled: Callable[[], bool], real: _RealPaths) -> Iterator[_Found]:
+    return _files(root, is_listed, cancelled, real)
+
+
+def _files(root: StoreRoot, wanted: Callable[[str], bool], cancelled: Callable[[], bool],
+           real: _RealPaths) -> Iterator[_Found]:
+    """Rule 1: files below the root whose name is `wanted` (links followed as Rule 5 allows, loops
+    and unreadable folders passed over); Rule 6: at most MAX_FOLDERS folders, then a Candidate-less stop."""
     top = root.path
-    inside = _real(top)
+    inside = real.folder(str(top))
     visited: set[str] = set()
-    stack = [(top, 0)]
+    stack = [(top, inside, 0)]
     while stack:
         if cancelled():
             return
-        folder, depth = stack.pop()
-        real = _real(folder)
-        if real in visited or not _may_enter(root.kind, inside, real):
+        folder, real_folder, depth = stack.pop()
+        if real_folder in visited or not _may_enter(root.kind, inside, real_folder):
             continue
         if len(visited) >= MAX_FOLDERS:
             raise _WalkLimit()
-        visited.add(real)
+        visited.add(real_folder)
         try:
             with os.scandir(folder) as listing:
                 items = sorted(listing, key=lambda e: e.name)
@@ -196,17 +351,17 @@ def _files(root: StoreRoot, wanted: Callable[[Path], bool], cancelled: Callable[
             continue
         folders = []
         for item in items:
-            path = Path(item.path)
             try:
                 is_dir = item.is_dir()
+                is_link = item.is_symlink()
             except OSError:
-                is_dir = False
+                is_dir, is_link = False, False
             if is_dir:
-                folders.append(path)
-            elif wanted(path):
-                yield path
+                folders.append((Path(item.path), real.child(real_folder, item.name, is_link), depth + 1))
+            elif wanted(item.name):
+                yield _Found(Path(item.path), real.child(real_folder, item.name, is_link), is_link)
         if depth < MAX_DEPTH:
-            stack.extend((f, depth + 1) for f in reversed(folders))
+            stack.extend(reversed(folders))
 
 
 def _may_enter(kind: StoreKind, inside: str, real: str) -> bool:
@@ -219,23 +374,30 @@ def _may_enter(kind: StoreKind, inside: str, real: str) -> bool:
     return kind is StoreKind.USER and real != os.sep
 
 
-def _link_problem(path: Path) -> str | None:
-    if path.is_symlink() and not path.exists():
-        return f"{safe_text(path.name)}: a broken link (an unfinished download?)"
+def _link_problem(found: _Found) -> str | None:
+    if found.is_link and not found.path.exists():
+        return f"{safe_text(found.path.name)}: a broken link (an unfinished download?)"
     return None
 
 
-def _shard_count(path: Path) -> int:
+def _shard_paths(path: Path) -> list[Path]:
     try:
-        return len(shard_paths(path))
+        return shard_paths(path)
     except ModelLoadError:
-        return 1
+        return [path]
 
 
-def _size(path: Path, shards: int) -> int | None:
+def _stat(path: Path) -> os.stat_result | None:
     try:
-        return sum(p.stat().st_size for p in shard_paths(path)) if shards > 1 else path.stat().st_size
-    except (OSError, ModelLoadError):
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _size(shards: list[Path]) -> int | None:
+    try:
+        return sum(p.stat().st_size for p in shards)
+    except OSError:
         return None
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from gguf_budget.core.fit.types import DEFAULT_HOST_RESERVE
 from gguf_budget.core.library import config
-from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess
+from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess, assessment_key
 from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.views.library_view import library_dict, library_text
@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     budget = args.budget if args.budget is not None else max(snapshot.host_available - DEFAULT_HOST_RESERVE, 1)
     settings = LibrarySettings(snapshot, budget, args.ctx_cap)
     roots = store_roots(Path.home(), os.environ, config.read_folders())
-    result: Scan[Assessment] = scan(roots, partial(assess, settings=settings), progress=_progress(args.json))
+    result: Scan[Assessment] = scan(roots, partial(assess, settings=settings), progress=_progress(args.json),
+                                    assess_key=assessment_key(settings))
     if args.json:
         emit_json(library_dict(result, settings))
     else:

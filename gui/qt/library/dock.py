@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from gguf_budget.core.library import config
-from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess
+from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess, assessment_key
 from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.safe_text import safe_text
@@ -47,7 +47,8 @@ def scan_work(settings: LibrarySettings, home: Path, config_file: Path | None) -
 
     def work(progress: Callable[[int, int | None], None], cancelled: Callable[[], bool]) -> Scan[Assessment]:
         roots = store_roots(home, os.environ, config.read_folders(config_file))
-        return scan(roots, partial(assess, settings=settings), progress=progress, cancelled=cancelled)
+        return scan(roots, partial(assess, settings=settings), progress=progress, cancelled=cancelled,
+                    assess_key=assessment_key(settings))
 
 
     return work
