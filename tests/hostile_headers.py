@@ -42,6 +42,8 @@ FACT_KEYS = (
 """The keys the facts read (and a few more the reader and shards read)."""
 
 BASE = ArchDesc(n_layer=3, n_embd=64, n_ff=128, n_head=4, n_head_kv=2, n_vocab=256, context_length=4096)
+MOE_BASE = replace(BASE, name="tiny-moe", n_expert=4, n_expert_used=2, expert_ff=64)
+"""The same shape with routed experts: counts such as `expert_used_count` size work only in a MoE."""
 
 INTERESTING_INTS = (0, 1, 2, 3, 4, 7, 128, 4095, 4096, 65535, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**53 + 1,
                     2**63 - 1, 2**64 - 1, -1, -2**31, -2**63)
@@ -138,10 +140,11 @@ def duplicates() -> st.SearchStrategy[str | None]:
     return st.one_of(st.none(), st.none(), st.none(), st.sampled_from(FACT_KEYS))
 
 
-def write_hostile(folder: Path, name: str, overrides: dict[str, Value], duplicate: str | None = None) -> Path:
+def write_hostile(folder: Path, name: str, overrides: dict[str, Value], duplicate: str | None = None,
+                  base: ArchDesc = BASE) -> Path:
     """The base model with `overrides` re-encoded as drawn, and `duplicate` (a key) written twice."""
-    arch = BASE.arch
-    desc = replace(BASE, omit=tuple(overrides))
+    arch = base.arch
+    desc = replace(base, omit=tuple(overrides))
     path = write_gguf(folder / name, desc, "header_only")[0]
     extra = [encode_kv(key.format(arch=arch).encode(), value) for key, value in overrides.items()]
     if duplicate is not None:

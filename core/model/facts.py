@@ -17,6 +17,9 @@ Rule 7: every value is read through `Metadata`'s typed accessors: a key of the w
         a one-line error at the key's byte offset, never a `TypeError` further on; a fact that
         contradicts the tensor directory names its key's offset too. The architecture is a
         short name (at most `MAX_ARCH_CHARS`): every `{arch}.*` key and many messages embed it.
+Rule 8: before any fact is built, the counts are checked as a whole (`fact_relations`): bounds,
+        experts, heads, per-layer lengths and the tensor directory agree, so no work anywhere is
+        sized by a count that breaks a relation.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from gguf_budget.core.model.spec import (
     ModelTensor,
     SSMSizes,
 )
+from gguf_budget.core.model.fact_relations import check_counts
 from gguf_budget.core.model.file_type import file_type_name
 from gguf_budget.core.model.roles import BLOCK_ROLES, TensorRole, block_role, global_role, split_block_name
 from gguf_budget.core.model.swa_rules import sliding_windows
@@ -88,10 +92,8 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
         raise meta.error(Keys.General.ARCHITECTURE, "is missing")
     f = _Facts(meta, arch)
     tensors = _tensors(headers)
+    check_counts(meta, arch, len({t.layer for t in tensors if t.layer is not None}), tensors)
     n_layer = f.number(Keys.LLM.BLOCK_COUNT, "n_layer") or 0
-    blocks = {t.layer for t in tensors if t.layer is not None}
-    if n_layer > len(blocks):
-        raise f.error(Keys.LLM.BLOCK_COUNT, f"is {n_layer} but the tensor directory has {len(blocks)} blocks")
     tensors = tuple(_as_global_if_beyond(t, n_layer) for t in tensors)
     layer_role_bytes = _layer_role_bytes(tensors, n_layer)
     gb = _global_bytes(tensors)
