@@ -80,3 +80,72 @@ class DroppingServer:
     def close(self) -> None:
         self.sock.close()
         self.thread.join(timeout=2)
+
+
+class RawServer:
+    """A loopback server that hands each connection (and the request it read) to `answer`, one thread
+    per connection, so a test can send anything: a drip, a malformed head, a body that lies.
+
+    `requests` lists the request heads received; `sent` counts the bytes `send` got onto the wire
+    before the client hung up (a client that gives up early leaves it short)."""
+
+    def __init__(self, answer: Callable[[RawServer, socket.socket, bytes], None]):
+        self.answer = answer
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.requests: list[bytes] = []
+        self.sent = 0
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/m/model.gguf") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def send(self, conn: socket.socket, data: bytes) -> bool:
+        """Send `data`; False once the client has gone."""
+        try:
+            conn.sendall(data)
+        except OSError:
+            return False
+        with self.lock:
+            self.sent += len(data)
+        return True
+
+    def _serve(self) -> None:
+        self.sock.settimeout(0.2)
+        while self.sock.fileno() != -1:
+            try:
+                conn, _ = self.sock.accept()
+            except (TimeoutError, OSError):
+                continue
+            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
+
+    def _one(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(10)
+            head = b""
+            try:
+                while b"\r\n\r\n" not in head and len(head) < 65536:
+                    piece = conn.recv(65536)
+                    if not piece:
+                        return
+                    head += piece
+            except OSError:
+                return
+            with self.lock:
+                self.requests.append(head)
+            try:
+                self.answer(self, conn, head)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.sock.close()
+        self.thread.join(timeout=2)
+
+
+def asked_range(head: bytes) -> tuple[int, int] | None:
+    """The byte range a request head asks for (`Range: bytes=S-E`), or None."""
+    match = re.search(rb"\r\nrange: bytes=(\d+)-(\d+)", head, re.IGNORECASE)
+    return (int(match[1]), int(match[2])) if match else None

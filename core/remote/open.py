@@ -1,17 +1,20 @@
 """`open_remote`: a model named by a URL, `hf://…` or `owner/repo:QUANT`, read header-only over HTTP.
 
 Rule 1: each file (each shard) is fetched as a growing prefix until its header reads whole
-        (`TruncatedHeaderError` means "more bytes"; any other format error is final), then cached.
+        (`TruncatedHeaderError` means "more bytes"; any other format error is final), into a
+        scratch folder of this read's own, then published to the cache (`cache.publish`).
 Rule 2: a cached source is used when the server reports the same ETag/commit for its first file,
-        and whenever the network fails (the result says it is offline and when it was fetched).
+        and when the network or the server does not answer (`Unreachable`: the result says it is
+        offline and when it was fetched); a wrong answer (404, not GGUF) is never hidden by it.
 Rule 3: the model is loaded from the cache by the one local loader, so remote and local models are
         the same ModelSpec; `RemoteSource` says where it came from and how many bytes moved.
+Rule 4: whatever goes wrong is one `RemoteError` line: the network and the server (`http.py`),
+        the cache folder that cannot be written, a model that does not load.
 """
 
 from __future__ import annotations
 
-import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -25,15 +28,14 @@ from gguf_budget.core.gguf.header import read_header
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.remote import hub
-from gguf_budget.core.remote.cache import CachedFile, CacheEntry, default_cache_root, entry_dir, read_entry, \
-    write_entry, write_header
-from gguf_budget.core.remote.fetch import FetchCancelled, PrefixReader, Progress, http_client
-from gguf_budget.core.remote.limits import FetchLimits
+from gguf_budget.core.remote.cache import CachedFile, CacheEntry, cache_name, default_cache_root, discard, \
+    entry_dir, new_scratch, publish, read_entry, write_entry, write_header
+from gguf_budget.core.remote.fetch import PrefixReader, Progress
+from gguf_budget.core.remote.http import Unreachable, policy_client, redacted
+from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.remote.refs import HubFile, PlainUrl, RemoteRef
+from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
-
-
-DEFAULT_LIMITS = FetchLimits()
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class _Target:
     name: str
     url: str
     headers: dict[str, str]
+    hub: bool
 
 
 def open_remote(ref: RemoteRef, *, cache_root: Path | None = None, limits: FetchLimits = DEFAULT_LIMITS,
@@ -69,38 +72,34 @@ def open_remote(ref: RemoteRef, *, cache_root: Path | None = None, limits: Fetch
     folder = entry_dir(cache_root or default_cache_root(), ref.describe())
     cached = read_entry(folder)
     try:
-        with http_client(limits) as client:
-            targets = _targets(ref, limits)
+        with policy_client(limits) as client:
+            targets = _targets(client, ref, limits)
             if cached is not None and _still_current(client, targets[0], cached, limits):
                 return _load(folder, cached, from_cache=True, offline=False, transferred=0)
             entry, moved = _fetch_all(client, ref, targets, folder, limits, progress, cancelled)
-    except FetchCancelled:
-        raise
-    except RemoteError:
+    except Unreachable:
         if cached is None:
             raise
         return _load(folder, cached, from_cache=True, offline=True, transferred=0)
+    except OSError as e:
+        raise RemoteError(f"cannot write the header cache in {safe_text(str(folder.parent), 200)}: "
+                          f"{e.strerror or type(e).__name__}") from None
     return _load(folder, entry, from_cache=False, offline=False, transferred=moved)
 
 
-def _targets(ref: RemoteRef, limits: FetchLimits) -> tuple[_Target, ...]:
+def _targets(client: httpx.Client, ref: RemoteRef, limits: FetchLimits) -> tuple[_Target, ...]:
     if isinstance(ref, PlainUrl):
         name = PurePosixPath(unquote(urlsplit(ref.url).path)).name or "model.gguf"
-        return (_Target(_safe_name(name), ref.url, {}),)
-    files = (ref,) if isinstance(ref, HubFile) else hub.resolve_quant(ref, limits.timeout_s)
-    headers = hub.headers()
-    return tuple(_Target(_safe_name(PurePosixPath(f.path).name), hub.file_url(f), headers) for f in files)
-
-
-def _safe_name(name: str) -> str:
-    """A remote file name fit for the cache folder: no separators, no leading dot."""
-    cleaned = "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")
-    return cleaned or "model.gguf"
+        return (_Target(cache_name(name), ref.url, {}, False),)
+    files = (ref,) if isinstance(ref, HubFile) else hub.resolve_quant(client, ref, limits)
+    token = hub.headers()
+    return tuple(_Target(cache_name(PurePosixPath(f.path).name), hub.file_url(f), token, True) for f in files)
 
 
 def _still_current(client: httpx.Client, target: _Target, cached: CacheEntry, limits: FetchLimits) -> bool:
     """Rule 2: one byte of the first file, to compare its ETag/commit with the cached one."""
-    reader = PrefixReader(client, target.url, target.headers, FetchLimits(1, 1, limits.timeout_s, 0, 0))
+    one_byte = replace(limits, first_chunk=1, cap=1, retries=0, min_progress=1)
+    reader = PrefixReader(client, target.url, target.headers, one_byte, hub=target.hub)
     prefix = reader.read_until(lambda data, total: True)
     first = cached.files[0]
     same_etag = prefix.etag is not None and prefix.etag == first.etag
@@ -111,28 +110,28 @@ def _still_current(client: httpx.Client, target: _Target, cached: CacheEntry, li
 def _fetch_all(client: httpx.Client, ref: RemoteRef, targets: tuple[_Target, ...], folder: Path,
                limits: FetchLimits, progress: Progress | None,
                cancelled: Callable[[], bool] | None) -> tuple[CacheEntry, int]:
-    scratch = folder.with_name(folder.name + ".partial")
-    shutil.rmtree(scratch, ignore_errors=True)
+    """Rule 1: every file into this read's own scratch folder, then published."""
+    scratch = new_scratch(folder)
     files, commit, moved = [], None, 0
     try:
         for target in targets:
             path = scratch / target.name
-            reader = PrefixReader(client, target.url, target.headers, limits,
-                                  progress or (lambda done, total: None), cancelled or (lambda: False))
+            reader = PrefixReader(client, target.url, target.headers, limits, progress or (lambda done, total: None),
+                                  cancelled or (lambda: False), hub=target.hub)
             prefix = reader.read_until(partial(_prefix_whole, target, path))
             _header_whole(target, path, prefix.data, final=True)
             write_header(path, prefix.data, prefix.total_bytes)
-            files.append(CachedFile(target.name, target.url, prefix.etag, prefix.total_bytes, len(prefix.data)))
+            files.append(CachedFile(target.name, redacted(target.url), prefix.etag, prefix.total_bytes,
+                                    len(prefix.data), prefix.last_modified))
             commit = commit or prefix.commit
             moved += reader.transferred
         entry = CacheEntry(ref.describe(), tuple(files), commit,
                            datetime.now(timezone.utc).isoformat(timespec="seconds"))
         write_entry(scratch, entry)
-        shutil.rmtree(folder, ignore_errors=True)
-        scratch.replace(folder)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    return entry, moved
+    except BaseException:
+        discard(scratch)
+        raise
+    return publish(folder, scratch, entry), moved
 
 
 def _prefix_whole(target: _Target, path: Path, data: bytes, total: int | None) -> bool:
@@ -141,17 +140,17 @@ def _prefix_whole(target: _Target, path: Path, data: bytes, total: int | None) -
 
 def _header_whole(target: _Target, path: Path, data: bytes, final: bool = False) -> bool:
     """Rule 1: does `data` hold a whole header? A cut one says no; a malformed one is an error."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
+    where = safe_text(redacted(target.url), 200)
     try:
         read_header(str(path))
     except TruncatedHeaderError as e:
         if final:
-            raise RemoteError(f"{target.url}: the file ends inside its header ({e.reason})") from None
+            raise RemoteError(f"{where}: the file ends inside its header ({e.reason})") from None
         return False
     except GGUFFormatError as e:
-        where = f" at byte {e.offset}" if e.offset is not None else ""
-        raise RemoteError(f"{target.url}: not a GGUF file we can read: {e.reason}{where}") from None
+        at = f" at byte {e.offset}" if e.offset is not None else ""
+        raise RemoteError(f"{where}: not a GGUF file we can read: {e.reason}{at}") from None
     return True
 
 

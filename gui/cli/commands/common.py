@@ -1,8 +1,9 @@
 """What every subcommand shares: loading a model (a file, or a URL read header-only), printing JSON.
 
 Rule 1: FILE may be a local path or what `core.remote.refs` reads as remote (a URL, `hf://…`,
-        `owner/repo:QUANT`); an existing local file always wins. A remote read says on stderr what
-        it cost, so stdout stays the command's own output (and valid JSON with --json).
+        `owner/repo:QUANT`); a local path always wins (refs.py Rule 3), and a path given for a
+        local file only (`--model`) is never read as remote (`load_local`). A remote read says on
+        stderr what it cost, so stdout stays the command's own output (and valid JSON with --json).
 Rule 2: the remote limits (`--max-header`) are set once per process by `main`, like the log level.
 Rule 3: every model command takes FILE or `--catalog NAME` (a bundled catalogue skeleton), one
         of the two; `--catalog list` prints the names (JSON with --json) and the command ends there.
@@ -20,10 +21,10 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import BudgetError, ModelLoadError
 from gguf_budget.core.model.catalogue import CATALOGUE, CatalogueEntry, catalogue_path, find_entry
 from gguf_budget.core.remote.limits import FetchLimits
-from gguf_budget.core.remote.refs import parse_ref
+from gguf_budget.core.remote.refs import hub_hint, parse_ref
 from gguf_budget.core.views.catalogue_view import catalogue_text, entry_dict
 from gguf_budget.gui.cli.args import complain, say
 
@@ -54,16 +55,25 @@ def load(path: str) -> ModelSpec:
 
 def load_with_source(path: str) -> tuple[ModelSpec, RemoteSource | None]:
     """The model at `path` (Rule 1), and where its header came from when it was remote (imports: Rule 4)."""
-    ref = parse_ref(path, local_exists=os.path.exists(path))
+    ref = parse_ref(path)
     if ref is None:
-        from gguf_budget.core.model.loader import load_model
-
-        return load_model(path), None
+        return load_local(path), None
     from gguf_budget.core.remote.open import open_remote
 
     spec, source = open_remote(ref, limits=RemoteOptions.limits)
     complain(f"gguf-budget: {source.summary()}")
     return spec, source
+
+
+def load_local(path: str) -> ModelSpec:
+    """The model in the local file `path`, never a remote one (Rule 1); a missing path that reads like a
+    Hub repository says how to name one."""
+    hint = None if os.path.exists(path) else hub_hint(path)
+    if hint is not None:
+        raise ModelLoadError(f"no such file: {path} ({hint})")
+    from gguf_budget.core.model.loader import load_model
+
+    return load_model(path)
 
 
 def emit_json(payload: Any) -> None:

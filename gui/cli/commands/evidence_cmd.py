@@ -17,7 +17,7 @@ from gguf_budget.core.evidence.log_records import LlamaCppLog
 from gguf_budget.core.regular_file import FileKind, read_text
 from gguf_budget.core.views.evidence_report import evidence_dict, evidence_text
 from gguf_budget.gui.cli.args import say
-from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load_local
 from gguf_budget.gui.cli.commands.fit_cmd import FIT_TIERS
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 
@@ -54,7 +54,7 @@ def _model_path(args: argparse.Namespace, log: LlamaCppLog) -> str:
 def run(args: argparse.Namespace) -> int:
     log = _read(args.log)
     path = _model_path(args, log)
-    model = load(path)
+    model = load_local(path)
     offloaded = log.run is not None and log.run.offloaded is not None and log.run.offloaded[0] > 0
     bandwidths, notes = bandwidths_from(args, model, FIT_TIERS if offloaded else ("ram",))
     comparison = compare(log, model, bandwidths)

@@ -28,8 +28,8 @@ from gguf_budget.core.errors import RemoteError
 from gguf_budget.core.fit.types import DEFAULT_HOST_RESERVE
 from gguf_budget.core.library.assess import LibrarySettings
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.remote.limits import FetchLimits
-from gguf_budget.core.remote.open import DEFAULT_LIMITS, RemoteSource, open_remote
+from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
+from gguf_budget.core.remote.open import RemoteSource, open_remote
 from gguf_budget.core.remote.refs import RemoteRef, parse_ref
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
