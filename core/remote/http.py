@@ -22,11 +22,12 @@ Rule 6: every failure of the network or the server is one `RemoteError` line (`n
 from __future__ import annotations
 
 import math
+import re
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Iterable, Iterator
-from urllib.parse import SplitResult, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpcore
 import httpx
@@ -43,6 +44,7 @@ class Unreachable(RemoteError):
 MAX_URL_CHARS = 4096
 MAX_HOST_CHARS = 253
 IDENTITY = {"Accept-Encoding": "identity"}
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 _DEADLINE: ContextVar[float] = ContextVar("gguf_budget_http_deadline", default=math.inf)
 
 
@@ -171,15 +173,8 @@ def checked_url(text: str) -> str:
 
 
 def redacted(url: str) -> str:
-    """Rule 5: the URL without the user name and password written into it (if any)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url.rpartition("@")[2] if "@" in url.partition("?")[0] else url
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(SplitResult(parts.scheme, parts.netloc.rpartition("@")[2], parts.path, parts.query,
-                                  parts.fragment))
+    """Rule 5: the URL without the user name and password written into it (if any), parseable or not."""
+    return _USERINFO.sub(r"\1", url, count=1)
 
 
 def host_of(url: str) -> str:
