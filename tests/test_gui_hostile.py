@@ -103,10 +103,11 @@ def test_a_model_that_cannot_be_shown_is_never_half_committed(qtbot, make_window
 
 HUGE = {
     "context_length 2^31": {"{arch}.context_length": (V.UINT32, 2**31)},
-    "context_length 2^64-1": {"{arch}.context_length": (V.UINT64, 2**64 - 1)},
-    "embedding_length 2^64-1": {"{arch}.embedding_length": (V.UINT64, 2**64 - 1)},
-    "head_count_kv 2^63": {"{arch}.attention.head_count_kv": (V.UINT64, 2**63)},
+    "context_length 2^32-1": {"{arch}.context_length": (V.UINT64, 2**32 - 1)},
+    "sliding_window 2^32-1": {"{arch}.attention.sliding_window": (V.UINT32, 2**32 - 1)},
+    "vocab_size 2^32-1": {"{arch}.vocab_size": (V.UINT32, 2**32 - 1)},
 }
+"""The largest counts a header may hold (llama.cpp's are uint32); larger ones are refused on load."""
 
 
 @pytest.mark.parametrize("case", sorted(HUGE))

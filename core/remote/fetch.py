@@ -30,8 +30,8 @@ from typing import Callable, Mapping
 import httpx
 
 from gguf_budget.core.errors import RemoteError
-from gguf_budget.core.remote.http import Unreachable, deadline, deadline_passed, identity_body, network_error, \
-    redacted
+from gguf_budget.core.remote.http import Unreachable, deadline, deadline_passed, identity_body, network_error
+from gguf_budget.core.remote.urls import redacted
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes

@@ -9,12 +9,8 @@ Rule 2: identity encoding only: the client asks for `Accept-Encoding: identity` 
         `identity_body` refuses an answer with any other `Content-Encoding`; nothing is ever
         decompressed (a 5 KB `gzip, gzip` answer inflated to 3.2 GB before).
 Rule 3: at most `FetchLimits.max_redirects` redirects; a loop is one line.
-Rule 4: a URL is checked before any request: http or https, a host that is a valid name or
-        address of at most 253 characters, a port in range, no whitespace or control
-        characters, at most `MAX_URL_CHARS` characters.
-Rule 5: credentials written into a URL (`https://user:pass@host/…`) are used for the request but
-        `redacted` out of every text shown or stored.
-Rule 6: every failure of the network or the server is one `RemoteError` line (`network_error`):
+Rule 4: addresses are checked before any request and shown without credentials (`urls.py`).
+Rule 5: every failure of the network or the server is one `RemoteError` line (`network_error`):
         a connection that cannot be made says "can't reach HOST — offline?"; no httpx exception
         escapes.
 """
@@ -22,18 +18,16 @@ Rule 6: every failure of the network or the server is one `RemoteError` line (`n
 from __future__ import annotations
 
 import math
-import re
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Iterable, Iterator
-from urllib.parse import urlsplit
-
 import httpcore
 import httpx
 
 from gguf_budget.core.errors import RemoteError
 from gguf_budget.core.remote.limits import FetchLimits
+from gguf_budget.core.remote.urls import host_of, redacted
 from gguf_budget.core.safe_text import safe_text
 
 class Unreachable(RemoteError):
@@ -41,10 +35,7 @@ class Unreachable(RemoteError):
     a cached header may stand in; a wrong answer (404, not GGUF) is a plain `RemoteError`."""
 
 
-MAX_URL_CHARS = 4096
-MAX_HOST_CHARS = 253
 IDENTITY = {"Accept-Encoding": "identity"}
-_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 _DEADLINE: ContextVar[float] = ContextVar("gguf_budget_http_deadline", default=math.inf)
 
 
@@ -144,48 +135,8 @@ def identity_body(response: httpx.Response) -> Iterator[bytes]:
     return response.iter_raw()
 
 
-def checked_url(text: str) -> str:
-    """Rule 4: `text` as a URL fit to request, or a one-line `RemoteError` saying what is wrong."""
-    shown = safe_text(redacted(text), 120)
-    if len(text) > MAX_URL_CHARS:
-        raise RemoteError(f"the URL is {len(text):,} characters long (at most {MAX_URL_CHARS:,}): {shown}")
-    if any(c.isspace() or not c.isprintable() for c in text):
-        raise RemoteError(f"the URL holds spaces or control characters: {shown}")
-    try:
-        parts = urlsplit(text)
-        port = parts.port
-        host = parts.hostname
-    except ValueError as e:
-        raise RemoteError(f"not a valid URL ({safe_text(str(e), 80)}): {shown}") from None
-    if parts.scheme not in ("http", "https"):
-        raise RemoteError(f"only http and https URLs can be read: {shown}")
-    if not host:
-        raise RemoteError(f"not a URL with a host: {shown}")
-    if len(host) > MAX_HOST_CHARS or any(len(label) > 63 for label in host.split(".")):
-        raise RemoteError(f"the host name is too long to be a host: {shown}")
-    if port == 0:
-        raise RemoteError(f"port 0 is not a port to connect to: {shown}")
-    try:
-        httpx.URL(text)
-    except (httpx.InvalidURL, UnicodeError, ValueError) as e:
-        raise RemoteError(f"not a valid URL ({safe_text(str(e), 80)}): {shown}") from None
-    return text
-
-
-def redacted(url: str) -> str:
-    """Rule 5: the URL without the user name and password written into it (if any), parseable or not."""
-    return _USERINFO.sub(r"\1", url, count=1)
-
-
-def host_of(url: str) -> str:
-    try:
-        return urlsplit(url).hostname or "the server"
-    except ValueError:
-        return "the server"
-
-
 def network_error(error: httpx.HTTPError | httpx.InvalidURL, url: str, limits: FetchLimits, hub: bool = False) -> RemoteError:
-    """Rule 6: one line for whatever httpx raised while reading `url`."""
+    """Rule 5: one line for whatever httpx raised while reading `url`."""
     where = safe_text(redacted(url), 200)
     if isinstance(error, httpx.TooManyRedirects):
         return RemoteError(f"{where}: more than {limits.max_redirects} redirects (a redirect loop?)")

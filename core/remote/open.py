@@ -31,7 +31,8 @@ from gguf_budget.core.remote import hub
 from gguf_budget.core.remote.cache import CachedFile, CacheEntry, cache_name, default_cache_root, discard, \
     entry_dir, new_scratch, publish, read_entry, write_entry, write_header
 from gguf_budget.core.remote.fetch import PrefixReader, Progress
-from gguf_budget.core.remote.http import Unreachable, policy_client, redacted
+from gguf_budget.core.remote.http import Unreachable, policy_client
+from gguf_budget.core.remote.urls import redacted
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.remote.refs import HubFile, PlainUrl, RemoteRef
 from gguf_budget.core.safe_text import safe_text

@@ -14,7 +14,8 @@ Rule 3: a local path wins: anything that exists here, anything whose first folde
 Rule 4: every part is checked before use: the repository id as huggingface_hub's
         `validate_repo_id` allows it, a revision of ref-name characters without `..`, a file path
         without `.`/`..`/empty segments or backslashes, a QUANT of at most 64 word characters.
-No network here; `hub.py` and `fetch.py` do the I/O.
+No network and no HTTP client here (the command line imports this module); `hub.py` and `fetch.py`
+do the I/O.
 """
 
 from __future__ import annotations
@@ -26,11 +27,8 @@ from pathlib import PurePosixPath
 from typing import Callable, Iterable
 from urllib.parse import unquote, urlsplit
 
-from huggingface_hub.errors import HFValidationError
-from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # exported lazily
-
 from gguf_budget.core.errors import RemoteError
-from gguf_budget.core.remote.http import checked_url, redacted
+from gguf_budget.core.remote.urls import checked_url, redacted
 from gguf_budget.core.safe_text import safe_text
 
 HUB_HOSTS = ("huggingface.co", "hf.co")
@@ -126,7 +124,10 @@ def _hf_url(text: str) -> HubFile:
 
 
 def _repo(repo: str, text: str) -> str:
-    """Rule 4: a repository id the Hub can have."""
+    """Rule 4: a repository id the Hub can have (huggingface_hub imported here: only Hub references need it)."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id  # type: ignore[attr-defined]  # exported lazily
+
     try:
         validate_repo_id(repo)
     except HFValidationError:
