@@ -8,6 +8,9 @@ Rule 1: `compose` is the one place that knows both the window and what extends i
 Rule 2: the interactive run logs to a rotating file in the platform's state folder
         (`log_file`); an exception nobody caught on the GUI thread goes there with its traceback.
 Rule 3: kept apart from `launch.py` so argument errors are reported without importing Qt.
+Rule 4: the interactive run quits in well under a second: on close every worker is told to stop
+        and none is waited on for long, then the process ends without the interpreter's teardown
+        (`workers.quitting`); `run_window` does not return.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Callable, Sequence
+from typing import Callable, NoReturn, Sequence
 
 from PySide6.QtCore import (
     QEvent, QEventLoop, QMessageLogContext, QSettings, QThreadPool, QTimer, QtMsgType, SignalInstance, qInstallMessageHandler,
@@ -40,6 +43,7 @@ from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
 from gguf_budget.gui.qt.whatif.screens import prepare_view
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
 from gguf_budget.gui.qt.evidence.evidence_link import EvidenceLink, install_evidence
+from gguf_budget.gui.qt.workers.quitting import end_process, stop_workers
 
 SCREENSHOT_SIZE = (1440, 900)
 WAIT_MS = 60_000
@@ -116,8 +120,9 @@ def log_uncaught(kind: type[BaseException], error: BaseException, trace: Traceba
     log.critical("internal error on the GUI thread", exc_info=(kind, error, trace))
 
 
-def run_window(options: argparse.Namespace) -> int:
-    """The interactive app: runs until the window is closed, logging to the platform's state folder."""
+def run_window(options: argparse.Namespace) -> NoReturn:
+    """The interactive app: runs until the window is closed, logging to the platform's state folder;
+    then ends the process (Rule 4) with the event loop's exit code."""
     app = application()
     folder = default_log_folder()
     handler = start_log_file(folder)
@@ -125,11 +130,12 @@ def run_window(options: argparse.Namespace) -> int:
     try:
         explorer = open_window(options, log_folder=folder)
         code = app.exec()
-        _dispose(explorer.window)
+        explorer.window.close()
+        stop_workers(explorer.window)
     finally:
         sys.excepthook = sys.__excepthook__
         stop_log_file(handler)
-    return code
+    end_process(code)
 
 
 def _wait_for(done: Callable[[], bool], signals: Sequence[SignalInstance]) -> None:
