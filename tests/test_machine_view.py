@@ -103,6 +103,7 @@ GPU = GpuInfo(0, "RTX", 24 * GIB, 20 * GIB, 4 * GIB)
     (probed(gpus=(GPU,), error="GPU 1: no permission"), "GPU problem: GPU 1: no permission"),
     (probed(error="the NVIDIA driver is not loaded"), "No GPU found — everything runs on the CPU"),
     (probed(), "No GPU found — everything runs on the CPU"),
+    (probed(error="left out by --no-gpu"), "no GPU: left out by --no-gpu"),     # a person's reason is said
     (hypothetical_machine(8 * GIB), "no GPU in this hypothetical machine"),
 ])
 def test_gpu_status(snapshot, text):

@@ -17,6 +17,7 @@ from gguf_budget.core.fit.devices import GpuSetup
 from gguf_budget.core.fit.gpu_split import Placement
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, GpuMemory
+from gguf_budget.core.machine.gpus import is_driver_detail
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 from gguf_budget.core.units import human_bytes
@@ -75,8 +76,9 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
         notes.append(f"context {request.ctx} is beyond the trained context of {trained}: the model may answer "
                      "poorly past it")
     if not snapshot.gpus:
+        why = " found" if is_driver_detail(snapshot.gpu_error) else f" ({snapshot.gpu_error})"
         asked_text = f"{asked} GPU layers asked, none offloaded — " if asked else ""
-        notes.append(f"{asked_text}no GPU found: everything is placed in host RAM")
+        notes.append(f"{asked_text}no GPU{why}: everything is placed in host RAM")
     notes += gpu_notes(snapshot, setup)
     if snapshot.swap_total:
         notes.append(f"swap ({human_bytes(snapshot.swap_total)}) is not counted: paging to SSD is no substitute for RAM")

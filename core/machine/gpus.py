@@ -7,6 +7,9 @@ Rule 2: NVML's complaint is the snapshot's `gpu_error` only where it matters: wh
         found at all, when NVML failed on some of its devices, or when sysfs sees an NVIDIA
         card NVML could not read. An AMD or Apple machine without NVIDIA's library is fine.
 Rule 3: a GPU whose driver gave no bandwidth takes the spec sheet's (`presets.spec_bandwidth`).
+Rule 4: `is_driver_detail` tells why-a-probe-found-none in the drivers' terms (NVML's reasons,
+        the bindings, "none found") from a reason a person gave (`--no-gpu`): screens say the
+        first as "No GPU found" and keep the detail for `hw`; the second they say as it is.
 """
 
 from __future__ import annotations
@@ -15,8 +18,15 @@ from gguf_budget.core.machine.apple import AppleReading, apple_gpu
 from gguf_budget.core.machine.drm import DrmCardReading, gpus_from_drm
 from gguf_budget.core.machine.gpu import GpuInfo, Vendor
 from gguf_budget.core.machine.presets import spec_bandwidth
+from gguf_budget.core.machine.snapshot import NO_BINDINGS, NO_DEVICES, NVML_REASONS
 
 NO_GPU = "no GPU found (NVIDIA via NVML, AMD and Intel via DRM sysfs or amdsmi, Apple via sysctl)"
+_DRIVER_DETAILS = frozenset({*NVML_REASONS.values(), NO_BINDINGS, NO_DEVICES, NO_GPU})
+
+
+def is_driver_detail(reason: str | None) -> bool:
+    """Rule 4: True for a probe's reason in the drivers' terms (or none at all)."""
+    return reason is None or reason in _DRIVER_DETAILS or reason.startswith("NVML error")
 
 
 def gpus_from_readings(

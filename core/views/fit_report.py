@@ -13,6 +13,7 @@ from typing import Any
 from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Strategy
 from gguf_budget.core.views.command_view import command_dict, command_rows
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
+from gguf_budget.core.machine.gpus import is_driver_detail
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bandwidth, human_bytes
 from gguf_budget.core.views.machine_view import NO_GPU_WORDS
@@ -60,8 +61,11 @@ def gpu_text(g: GpuInfo) -> str:
 def _gpu_lines(s: HardwareSnapshot, detail: bool) -> list[tuple[str, str]]:
     rows = [(f"GPU {g.index}", gpu_text(g)) for g in s.gpus]
     if not s.gpus:
-        none = "none in this hypothetical machine" if s.source == "hypothetical" else NO_GPU_WORDS
-        rows.append(("GPU", f"{none} ({s.gpu_error})" if s.gpu_error and detail else none))
+        if s.source == "hypothetical" or not is_driver_detail(s.gpu_error):
+            none = "none in this hypothetical machine" if s.source == "hypothetical" else "none"
+            rows.append(("GPU", f"{none}: {s.gpu_error}" if s.gpu_error else none))
+        else:
+            rows.append(("GPU", f"{NO_GPU_WORDS} ({s.gpu_error})" if s.gpu_error and detail else NO_GPU_WORDS))
     elif s.gpu_error:
         rows.append(("GPU errors", s.gpu_error))
     return rows

@@ -14,7 +14,8 @@ Rule 4: with no model open the host RAM bar is still drawn (`host_bar`): the mac
         used | reserve | usable, with no need marked.
 Rule 5: a probed machine without a GPU reads NO_GPU_WORDS — a plain fact, not a fault to fix;
         why the probe found none (say, NVIDIA's NVML library is not installed) is only the
-        detail (`gpu_status_detail`: `hw` and the status line's tooltip).
+        detail (`gpu_status_detail`: `hw` and the status line's tooltip). GPUs a person left
+        out (`--no-gpu`) are said with that reason (`gpus.is_driver_detail`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.fit.types import FitEstimate, FitVerdict, Reserves
-from gguf_budget.core.machine.gpus import NO_GPU
+from gguf_budget.core.machine.gpus import NO_GPU, is_driver_detail
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
 
@@ -156,11 +157,11 @@ def gpu_status(snapshot: HardwareSnapshot) -> str:
         return f"GPU problem: {snapshot.gpu_error}" if snapshot.gpu_error else ""
     if snapshot.source == "hypothetical":
         return "no GPU in this hypothetical machine"
-    return NO_GPU_WORDS
+    return NO_GPU_WORDS if is_driver_detail(snapshot.gpu_error) else f"no GPU: {snapshot.gpu_error}"
 
 
 def gpu_status_detail(snapshot: HardwareSnapshot) -> str:
     """Rule 5: why a probe found no GPU, in the driver's terms ('' when there is nothing to add)."""
-    if snapshot.gpus or snapshot.source == "hypothetical":
+    if snapshot.gpus or snapshot.source == "hypothetical" or not is_driver_detail(snapshot.gpu_error):
         return ""
-    return f"Why: {snapshot.gpu_error}" if snapshot.gpu_error else f"Why: {NO_GPU}"
+    return f"Why: {snapshot.gpu_error or NO_GPU}"
