@@ -82,3 +82,10 @@ def test_the_core_package_gives_every_name_it_lists_from_its_module():
         assert getattr(core, name) is getattr(importlib.import_module(f"gguf_budget.core.{home}"), name)
     with pytest.raises(AttributeError):
         core.no_such_name  # noqa: B018
+
+
+def test_the_window_starts_without_the_remote_clients():
+    """The window's modules import the HTTP and Hugging Face clients only when a URL is opened."""
+    names, done = imported(code="import gguf_budget.gui.qt.app")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert names & {"httpx", "huggingface_hub", "gguf"} == set()

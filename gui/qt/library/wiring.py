@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
@@ -29,13 +29,15 @@ from gguf_budget.core.fit.types import DEFAULT_HOST_RESERVE
 from gguf_budget.core.library.assess import LibrarySettings
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
-from gguf_budget.core.remote.open import RemoteSource, open_remote
 from gguf_budget.core.remote.refs import RemoteRef, parse_ref
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.qt.library.dock import LibraryView
 from gguf_budget.gui.qt.whatif.host import FileMenuHook
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall, Work
+
+if TYPE_CHECKING:
+    from gguf_budget.core.remote.open import RemoteSource
 
 DOCK_HEIGHT = 260
 
@@ -153,6 +155,9 @@ class UrlOpener:
 
 def _read_remote(progress: Callable[[int, int | None], None], cancelled: Callable[[], bool], *, ref: RemoteRef,
                  cache_root: Path | None, limits: FetchLimits) -> tuple[ModelSpec, RemoteSource]:
+    """Imports the HTTP and Hugging Face clients only now: at start-up they cost about a second."""
+    from gguf_budget.core.remote.open import open_remote
+
     return open_remote(ref, cache_root=cache_root, limits=limits, progress=progress, cancelled=cancelled)
 
 
