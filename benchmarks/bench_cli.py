@@ -9,12 +9,12 @@ Each is printed beside a bare interpreter (`python -c pass`) and as a ratio to i
     plan, fit (8B header)  ≤ 350 ms wall, ≤ 300 ms CPU over the bare interpreter
     inspect --json         ≤ 300 ms wall
 
-The model is the bundled Llama-3.1-8B catalogue skeleton (its 128k-token vocabulary and merges
-are in the header). `plan` and `fit` run with `--no-measure` unless `--measure` is given (then
-they measure, or reuse, the machine's bandwidths as a person's call would). The load average is
-printed before and after: on a busy machine quote the CPU column.
+The model is the bundled Llama-3.1-8B catalogue skeleton. `plan` and `fit` run as a person's
+second call does: the warm-up run measures this machine's bandwidths once and keeps them (in a
+scratch data folder, never the user's), the counted runs reuse them; `--no-measure` passes that
+flag instead. The load average is printed before and after: on a busy machine quote the CPU column.
 
-Run: `python benchmarks/bench_cli.py [--runs N] [--measure]`.
+Run: `python benchmarks/bench_cli.py [--runs N] [--no-measure]`.
 """
 
 from __future__ import annotations
@@ -26,10 +26,13 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 MODEL = ["--catalog", "llama-3.1-8b-instruct"]
+APP_FOLDERS = ("GGUF_BUDGET_DATA_DIR", "GGUF_BUDGET_CONFIG_DIR", "GGUF_BUDGET_CACHE_DIR")
 BASELINE = "python -c pass"
 
 
@@ -49,9 +52,9 @@ def _entry() -> list[str]:
     return [script] if script else [sys.executable, "-m", "gguf_budget.gui.cli"]
 
 
-def cases(measure: bool) -> list[Case]:
+def cases(no_measure_flag: bool) -> list[Case]:
     app = _entry()
-    no_measure = [] if measure else ["--no-measure"]
+    no_measure = ["--no-measure"] if no_measure_flag else []
     return [
         Case(BASELINE, [sys.executable, "-c", "pass"], None, None),
         Case("--version", [*app, "--version"], 150, 120),
@@ -63,10 +66,10 @@ def cases(measure: bool) -> list[Case]:
     ]
 
 
-def run_once(case: Case) -> None:
+def run_once(case: Case, env: dict[str, str]) -> None:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    done = subprocess.run(case.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
+    done = subprocess.run(case.argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 2, 3) or b"Traceback" in done.stderr:
@@ -101,18 +104,19 @@ def report(all_cases: list[Case], load_before: tuple[float, ...], load_after: tu
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=7, help="counted runs per command (default 7, at least 5 to quote)")
-    parser.add_argument("--measure", action="store_true",
-                        help="let plan and fit measure (or reuse) the bandwidths instead of --no-measure")
+    parser.add_argument("--no-measure", action="store_true", help="pass --no-measure to plan and fit")
     args = parser.parse_args()
-    all_cases = cases(args.measure)
-    load_before = os.getloadavg()
-    for case in all_cases:
-        run_once(case)  # warm-up: page cache, compiled bytecode
-        case.wall.clear()
-        case.cpu.clear()
-    for _ in range(args.runs):
+    all_cases = cases(args.no_measure)
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {**os.environ, "NO_COLOR": "1", **{variable: str(Path(scratch) / variable) for variable in APP_FOLDERS}}
+        load_before = os.getloadavg()
         for case in all_cases:
-            run_once(case)
+            run_once(case, env)  # warm-up: page cache, compiled bytecode, the kept bandwidths
+            case.wall.clear()
+            case.cpu.clear()
+        for _ in range(args.runs):
+            for case in all_cases:
+                run_once(case, env)
     print(report(all_cases, load_before, os.getloadavg(), args.runs))
 
 
