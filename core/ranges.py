@@ -88,3 +88,6 @@ GPU_LAYERS = Range("the GPU layers", 0, 1 << 16, "layers")
 
 GPU_COUNT = Range("a GPU count", 1, 64, "GPUs")
 """Hypothetical GPUs of one size."""
+
+PROMPT_TOKENS = Range("a prompt length", 1, 1 << 24, "tokens")
+"""The prompt whose time to the first token is estimated; as long as the longest context."""

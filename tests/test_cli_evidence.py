@@ -2,8 +2,8 @@
 
 The models are header-only skeletons of the logs' two models (recorded_models.py), written under
 the path the logs loaded them by (`models/…`), so the command finds them as llama.cpp did.
-The decode bound is asked at a typed RAM bandwidth (`--ram-bw 20G`), so it is the same on every
-machine, and it must be `fit --json`'s `tok_s_estimate` for the same ctx, KV type and GPU layers.
+The speed estimates are asked at a typed RAM bandwidth (`--ram-bw 20G`) and the default calibration, so they
+are the same on every machine, and they come from `fit`'s call for the same ctx, KV type and GPU layers.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ import pytest
 from gguf_factory import ArchDesc
 from recorded_models import LOGS, model_of, write_recorded_models
 
+from gguf_budget.core import load_model
+from gguf_budget.core.model.kv import kv_price
+from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.gui.cli import main
 
 LOG_FILES = sorted(p.name for p in LOGS.glob("*.log"))
@@ -66,75 +69,90 @@ def test_evidence_reads_every_recorded_log(workdir, capsys, name):
     assert d["engine"].startswith("llama.cpp 0c1e570")
 
 
-def _eval_tok_s(name: str) -> float | None:
-    """The `eval time` tokens/s the log printed, read here by hand (None: the log has no such line)."""
-    found = re.findall(r"eval time = .*?([\d.]+) tokens per second", (LOGS / name).read_text())
-    return float(found[-1]) if found else None
+def _timing(name: str, prompt: bool) -> tuple[float, int] | None:
+    """The (tokens/s, tokens) of the log's `eval time` or `prompt eval time` line, read here by hand."""
+    pattern = r"(prompt )?eval time = +[\d.]+ ms / +(\d+) (?:tokens|runs) .*?([\d.]+) tokens per second"
+    found = [(float(tps), int(n)) for p, n, tps in re.findall(pattern, (LOGS / name).read_text()) if bool(p) == prompt]
+    return found[-1] if found else None
 
 
 @pytest.mark.parametrize("name", LOG_FILES)
-def test_the_decode_row_is_llama_cpps_eval_speed_beside_the_full_loads_bound(workdir, capsys, name):
+def test_the_speed_rows_are_llama_cpps_timings_beside_the_estimates_at_the_runs_position(workdir, capsys, name):
     assert main(["evidence", f"logs/{name}", *TYPED_RAM, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    decode = {r["name"]: r for r in d["rows"]}["decode"]
-    bound = d["tok_s_estimate"]
-    assert decode["unit"] == "tokens/s" and decode["bound"] is True
-    assert bound["measured"] is False and bound["bound"] == "memory-bandwidth bound, not measured"
-    assert bound["bandwidths"]["ram"] == {"bytes_per_s": 20 * 1024**3, "source": "typed", "detail": "entered by hand",
-                                          "measured_at": None, "date": None}
-    assert decode["estimated"] == bound["tok_s"] > 0
-    assert decode["measured"] == _eval_tok_s(name)
-    if d["dry_run"]:
-        assert decode["measured"] is None and decode["share_of_bound"] is None and decode["error"] is None
-    else:
-        assert decode["share_of_bound"] == pytest.approx(decode["measured"] / decode["estimated"])
-        assert decode["error"] == pytest.approx((decode["estimated"] - decode["measured"]) / decode["measured"])
-    assert all(r["bound"] is False and r["share_of_bound"] is None for r in d["rows"] if r["name"] != "decode")
+    rows = {r["name"]: r for r in d["rows"]}
+    decode, prefill, estimate = rows["decode"], rows["prefill"], d["tok_s_estimate"]
+    assert decode["unit"] == prefill["unit"] == "tokens/s" and "bound" not in decode
+    assert estimate["measured"] is False and estimate["kind"] == "estimate"
+    assert estimate["bandwidths"]["ram"] == {"bytes_per_s": 20 * 1024**3, "source": "typed",
+                                             "detail": "entered by hand", "measured_at": None, "date": None}
+    assert decode["estimated"] == estimate["tok_s"] > 0
+    assert prefill["estimated"] == estimate["prefill"]["tok_s"] > 0
+    timed = {"decode": _timing(name, prompt=False), "prefill": _timing(name, prompt=True)}
+    for row in (decode, prefill):
+        measured = timed[row["name"]]
+        if d["dry_run"]:
+            assert measured is None and row["measured"] is None and row["share"] is None and row["error"] is None
+        else:
+            assert row["measured"] == measured[0]
+            assert row["share"] == pytest.approx(row["measured"] / row["estimated"])
+            assert row["error"] == pytest.approx((row["estimated"] - row["measured"]) / row["measured"])
+    if not d["dry_run"]:
+        prompt, generated = timed["prefill"][1], timed["decode"][1]
+        assert estimate["prefill"]["prompt_tokens"] == prompt  # the run's own prompt, and its own position:
+        spec = load_model(d["model"])
+        kv = kv_price(spec, d["settings"]["kv_type"]).at(prompt + generated // 2)
+        assert estimate["bytes_per_token"]["total"] == TokenPrices.of(spec).read_per_token(kv)
+    assert all(r["share"] is None for r in d["rows"] if r["unit"] != "tokens/s")
 
 
-def _fit_tok_s(*args: str) -> float:
+def _fit_estimate(*args: str) -> dict:
     with contextlib.redirect_stdout(io.StringIO()) as out:
         main(["fit", *args, *TYPED_RAM, "--json"])
-    return json.loads(out.getvalue())["tok_s_estimate"]["tok_s"]
+    return json.loads(out.getvalue())["tok_s_estimate"]
 
 
 @pytest.mark.parametrize("name", [n for n in LOG_FILES if "swafull" not in n])
-def test_the_decode_bound_is_fits_for_the_logs_ctx_kv_and_gpu_layers(workdir, capsys, name):
-    """The same call as `fit` (fit_speed): equal to the last digit. (`fit` has no --swa-full, hence no swafull logs.)"""
+def test_the_estimates_are_fits_for_the_logs_ctx_kv_and_gpu_layers(workdir, capsys, name):
+    """The same call as `fit` (fit_speed): at a full context, where neither depends on the run's position, equal to
+    the last digit. (`fit` has no --swa-full, hence no swafull logs.)"""
     assert main(["evidence", f"logs/{name}", *TYPED_RAM, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     s = d["settings"]
-    fit = _fit_tok_s(d["model"], "--ctx", str(s["ctx"]), "--kv-type", s["kv_type"], "--gpu-layers", str(s["gpu_layers"]),
-                     "--host-available", "64G", "--no-gpu")
-    assert {r["name"]: r for r in d["rows"]}["decode"]["estimated"] == fit == d["tok_s_estimate"]["tok_s"]
+    fit = _fit_estimate(d["model"], "--ctx", str(s["ctx"]), "--kv-type", s["kv_type"], "--gpu-layers",
+                        str(s["gpu_layers"]), "--host-available", "64G", "--no-gpu")
+    assert d["tok_s_estimate"]["tok_s_full_context"] == fit["tok_s_full_context"]
+    assert d["tok_s_estimate"]["bytes_per_token_full_context"] == fit["bytes_per_token_full_context"]
 
 
-def test_a_full_size_swa_cache_lowers_the_bound(workdir, capsys):
-    """The log's --swa-full reaches the estimate: every token reads the larger cache."""
-    bounds = {}
+def test_a_full_size_swa_cache_slows_the_full_context(workdir, capsys):
+    """The log's --swa-full reaches the estimate: with the context full, every token reads the larger cache."""
+    estimates = {}
     for name in ("gemma3-270m-q4_k_m_ctx2048_f16.log", "gemma3-270m-q4_k_m_ctx2048_f16_swafull.log"):
         assert main(["evidence", f"logs/{name}", *TYPED_RAM, "--json"]) == 0
         d = json.loads(capsys.readouterr().out)
-        bounds[d["settings"]["swa_full"]] = d["tok_s_estimate"]
-    assert bounds[True]["bytes_per_token"]["ram"] > bounds[False]["bytes_per_token"]["ram"]
-    assert bounds[True]["tok_s"] < bounds[False]["tok_s"]
+        estimates[d["settings"]["swa_full"]] = d["tok_s_estimate"]
+    assert (estimates[True]["bytes_per_token_full_context"]["ram"]
+            > estimates[False]["bytes_per_token_full_context"]["ram"])
+    assert estimates[True]["tok_s_full_context"] < estimates[False]["tok_s_full_context"]
 
 
-def test_an_offloaded_run_is_bounded_with_fits_vram_and_ram_bandwidths(workdir, capsys):
+def test_an_offloaded_run_is_estimated_with_fits_vram_and_ram_bandwidths(workdir, capsys):
     (workdir / "gpu.log").write_text(SMOLLM2_ON_A_GPU)
     assert main(["evidence", "gpu.log", *TYPED_RAM, "--vram-bw", "400G", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    bound = d["tok_s_estimate"]
-    assert d["settings"]["gpu_layers"] == 20 and bound["bytes_per_token"]["vram"] > 0
-    assert bound["bandwidths"]["vram"]["bytes_per_s"] == 400 * 1024**3
-    fit = _fit_tok_s("models/smollm2-135m-instruct-q4_1.gguf", "--ctx", "2048", "--gpu-layers", "20",
-                     "--host-available", "64G", "--gpu-total", "64G", "--vram-bw", "400G")
-    decode = {r["name"]: r for r in d["rows"]}["decode"]
-    assert decode["estimated"] == bound["tok_s"] == fit
-    assert decode["measured"] == 119.05 and decode["share_of_bound"] == pytest.approx(119.05 / fit)
+    estimate = d["tok_s_estimate"]
+    assert d["settings"]["gpu_layers"] == 20 and estimate["bytes_per_token"]["vram"] > 0
+    assert estimate["bandwidths"]["vram"]["bytes_per_s"] == 400 * 1024**3
+    fit = _fit_estimate("models/smollm2-135m-instruct-q4_1.gguf", "--ctx", "2048", "--gpu-layers", "20",
+                        "--host-available", "64G", "--gpu-total", "64G", "--vram-bw", "400G")
+    rows = {r["name"]: r for r in d["rows"]}
+    assert estimate["tok_s_full_context"] == fit["tok_s_full_context"]
+    assert rows["decode"]["measured"] == 119.05 and rows["decode"]["share"] == pytest.approx(119.05 / estimate["tok_s"])
+    assert rows["prefill"]["estimated"] is None and rows["prefill"]["measured"] is None  # no GPU compute rate
 
 
-def test_without_measuring_the_bound_rests_on_the_assumed_figure(workdir, capsys):
+def test_without_measuring_the_estimate_rests_on_the_assumed_figure(workdir, capsys):
     assert main(["evidence", "logs/smollm2-135m-instruct-q4_1_ctx512_f16.log", "--no-measure", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["tok_s_estimate"]["bandwidths"]["ram"]["source"] == "assumed" and d["bandwidth_notes"] == []
@@ -148,17 +166,24 @@ def test_evidence_text_is_a_table_of_measured_and_estimated(workdir, capsys):
     table = {line.split()[0]: line for line in out[3:out.index("")]}
     assert table["repacked"].split()[1:5] == ["12.66", "MiB", "12.66", "MiB"]
     assert table["KV"].split()[1:] == ["21.00", "MiB", "21.00", "MiB", "+0.0%"]
-    # 256.17 MiB a token at 20 GiB/s: ≤ ~80 tok/s; llama.cpp measured 45.27, 57% of it.
-    assert table["decode"].split()[1:] == ["45.27", "tok/s", "≤", "~80", "tok/s", "measured", "57%", "of", "the", "bound"]
-    bound = out[out.index("Decode bound (full load at the log's settings)"):]
-    assert "256.17 MiB per token at 20.00 GiB/s (typed: entered by hand)" in bound[1]
-    assert bound[3].split(None, 1)[1] == "decode ≤ ~80 tok/s (memory-bandwidth bound, not measured)"
+    decode = table["decode"].split()
+    assert decode[1:4] == ["45.27", "tok/s", "≈"] and decode[5] == "tok/s"
+    assert " (measured " in table["decode"] and table["decode"].endswith("% of the estimate)")
+    assert table["prefill"].split()[1:4] == ["401.75", "tok/s", "≈"]
+    block = out[out.index("Speed estimate (full load at the log's settings and position)"):]
+    assert "per token at the start, at 20.00 GiB/s (typed: entered by hand)" in block[1]
+    assert any("decode ≈ " in line and "(estimate, default calibration from" in line for line in block)
+    assert any("first token after ≈ " in line and "for a 29-token prompt" in line for line in block)
 
 
-def test_a_dry_run_shows_the_bound_and_no_measured_speed(workdir, capsys):
+def test_a_dry_run_shows_the_estimates_and_no_measured_speed(workdir, capsys):
     assert main(["evidence", "logs/fitparams_smollm2-135m-instruct-q4_1_ctx2048_f16.log", *TYPED_RAM]) == 0
-    decode = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("decode "))
-    assert decode.split(None, 2)[1:] == ["—", "≤ ~149 tok/s  no decode measured: the log has no `eval time` line"]
+    lines = capsys.readouterr().out.splitlines()
+    decode = next(line for line in lines if line.startswith("decode "))
+    prefill = next(line for line in lines if line.startswith("prefill "))
+    assert decode.split()[1:3] == ["—", "≈"] and decode.endswith("not measured: the log has no `eval time` line")
+    assert prefill.split()[1:3] == ["—", "≈"]
+    assert prefill.endswith("not measured: the log has no `prompt eval time` line")
 
 
 def test_evidence_finds_the_model_beside_the_log(tmp_path, capsys, monkeypatch):

@@ -82,7 +82,7 @@ def test_sweep_json_rows_and_thresholds(capsys, path):
     code, d = run_json(capsys, "sweep", path, "--budgets", "24M:27M:512K")
     assert code == 0 and len(d["rows"]) == 7
     assert set(d["rows"][0]) == {"budget", "feasible", "ctx", "n_pinned", "stream_lm_head", "n_buffers", "total",
-                                 "ring_planned", "tok_s", "stream_bytes_per_token"}
+                                 "ring_planned", "tok_s", "tok_s_full_context", "stream_bytes_per_token"}
     assert d["first_feasible"] == 24 * 1024 * 1024 + 512 * 1024 and d["all_pinned"] == 26 * 1024 * 1024
     assert main(["sweep", path, "--budgets", "24M:27M:512K", "--ctx", "512"]) == 0
     assert "Every layer pinned at ctx 512" in capsys.readouterr().out

@@ -35,9 +35,12 @@ def test_plan_json_keeps_every_key_and_adds_the_speed_keys(capsys):
     assert (d["ctx_policy"], d["n_pinned"], d["stream_bytes_per_token"]) == ("speed", 32, 0)
     assert 11_000 <= d["ctx"] <= 12_288
     est = d["tok_s_estimate"]
-    assert est["measured"] is False and est["bound"] == "memory-bandwidth bound, not measured"
+    assert est["measured"] is False and est["kind"] == "estimate" and "bound" not in est
     assert {b["source"] for b in est["bandwidths"].values() if b} == {"assumed"}
     assert est["bytes_per_token"]["ram"] == d["ram_bytes_per_token"]
+    assert est["tok_s_full_context"] < est["tok_s"] and est["ctx"] == d["ctx"]
+    assert d["prompt_tokens"] == 1000 and d["ttft_s_estimate"] == est["prefill"]["ttft_s"] > 0
+    assert d["prefill_tok_s_estimate"] == pytest.approx(1000 / d["ttft_s_estimate"])
 
 
 def test_prefer_context_and_ctx_cap(capsys):
@@ -64,7 +67,8 @@ def test_plan_text_ends_with_the_decode_estimate(capsys):
     assert main(["plan", LLAMA8B, "--budget", "4G", "--no-measure"]) == 0
     out = capsys.readouterr().out
     assert "Streaming ring    1 buffer(s) × 132.50 MiB = 132.50 MiB; requested 2, planned 1" in out
-    assert "\nDecode estimate\n" in out and "decode ≤ ~" in out and "(assumed:" in out
+    assert "\nSpeed estimate\n" in out and "decode ≈ " in out and "(assumed:" in out and "≤ ~" not in out
+    assert "first token after ≈ " in out and "for a 1,000-token prompt" in out
 
 
 def test_measured_bandwidths_say_so_and_why_not(capsys):
@@ -105,7 +109,7 @@ def test_fit_text_names_the_largest_ctx(capsys):
     main(["fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure"])
     out = capsys.readouterr().out
     assert "Largest ctx that fits  44,288 tokens with 0 GPU layers" in out
-    assert "Decode estimate (full load): no estimate — the full load does not fit" in out
+    assert "Speed estimate (full load): no estimate — the full load does not fit" in out
 
 
 def test_max_ctx_is_the_linear_scans_answer(model):
@@ -137,7 +141,8 @@ def test_sweep_json_and_csv_carry_tok_s_and_streamed_bytes(capsys, tmp_path):
     assert "tok_s,stream_bytes_per_token" in csv_path.read_text().splitlines()[0]
     main(["sweep", LLAMA8B, "--budgets", "1G:7G:1G", "--no-measure"])
     text = capsys.readouterr().out
-    assert "tok/s≤" in text and "* where it is not the 2 requested" in text
+    assert "tok/s≈" in text and "* where it is not the 2 requested" in text
+    assert "tok/s≈: the decode estimate at the start of a conversation" in text
     assert all(line.split()[-1] not in ("—", "None") for line in text.splitlines()[1:8])
 
 
@@ -181,3 +186,29 @@ def test_a_presets_cited_bandwidth_prices_its_full_load(capsys, preset, tier, ci
     _, typed = run_json(capsys, "fit", LLAMA8B, "--preset", preset, "--ctx", "8192", "--no-measure",
                         f"--{tier}-bw", "100G")
     assert typed["tok_s_estimate"]["bandwidths"][tier]["source"] == "typed"
+
+
+@pytest.mark.parametrize("command", [["plan", LLAMA8B, "--budget", "6G"],
+                                     ["fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--ctx", "8192"],
+                                     ["quants", LLAMA8B, "--host-available", "64G", "--no-gpu"]])
+def test_prompt_tokens_sets_the_prompt_whose_first_token_is_estimated(capsys, command):
+    def ttft(d):
+        return d["ttft_s_estimate"] if "rows" not in d else next(r for r in d["rows"] if r["best_fit"])["ttft_s_estimate"]
+
+    _, short = run_json(capsys, *command, "--no-measure")
+    _, long = run_json(capsys, *command, "--no-measure", "--prompt-tokens", "8000")
+    assert ttft(long) > 8 * ttft(short) > 0  # attention grows with the prompt too
+    with pytest.raises(SystemExit) as info:
+        main([*command, "--prompt-tokens", "0"])
+    assert info.value.code == 2 and "prompt length" in capsys.readouterr().err
+
+
+def test_fit_json_has_the_prefill_keys_and_text_the_first_token(capsys):
+    args = ["fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--ctx", "8192", "--no-measure"]
+    _, d = run_json(capsys, *args)
+    assert d["prompt_tokens"] == 1000 and d["ttft_s_estimate"] > 0 and d["prefill_tok_s_estimate"] > 0
+    main(args)
+    out = capsys.readouterr().out
+    assert "first token after ≈ " in out and "decode ≈ " in out and "at a full 8,192-token context" in out
+    _, gpu = run_json(capsys, "fit", LLAMA8B, "--preset", "RTX 4090", "--ctx", "8192", "--no-measure")
+    assert gpu["ttft_s_estimate"] is None and gpu["tok_s_estimate"]["prefill"] is None  # no GPU compute rate

@@ -45,7 +45,8 @@ def test_70b_at_16_gib_is_feasible_but_slow_and_the_full_load_does_not_fit(llama
     text = view.headline.text
     assert text.startswith(f"{BUDGET_PLAN}: FEASIBLE — SLOW")
     assert f"each token streams {human_bytes(speed.bytes.stream)} from disk" in text
-    assert "decode ≤ ~" in text and "(memory-bandwidth bound, not measured)" in text
+    assert "decode ≈ " in text and "(estimate, default calibration from" in text and "≤" not in text
+    assert text.endswith("under the 2 tok/s the banner calls slow")
     assert view.headline.full_load.startswith("Full load (llama.cpp placement on the hypothetical machine): "
                                               "does not fit — host short by")
     assert "largest ctx that fits: none" in view.headline.full_load
@@ -59,6 +60,19 @@ def test_the_slow_threshold_is_a_setting(llama70b):
     assert derive(replace(state, slow_below_tok_s=tok_s * 1.01)).headline.state is BannerState.SLOW
 
 
+def test_slow_means_slow_with_every_layer_pinned_too_and_says_it_is_the_bandwidth(llama8b):
+    """SLOW is the decode estimate under the threshold, pinned or not; the banner names the reason."""
+    state = ExplorerState(model=llama8b, budget_bytes=6 * GiB, bandwidths=TYPED)
+    view = derive(state)
+    assert view.plan.n_pinned == 32 and view.plan_speed.bytes.stream == 0
+    assert view.headline.state is BannerState.FEASIBLE  # ≈ 2.3 tok/s at 20 GiB/s, above the default 2
+    slow = derive(replace(state, slow_below_tok_s=view.plan_speed.tok_s * 1.01))
+    assert slow.headline.state is BannerState.SLOW
+    reads = human_bytes(view.plan_speed.bytes.total)
+    assert f"but each token reads {reads} from RAM at 20.00 GiB/s: decode ≈ " in slow.headline.text
+    assert "streams" not in slow.headline.text
+
+
 def test_a_budget_above_usable_ram_is_marked(llama8b):
     machine = hypothetical_machine(10 * GiB)
     view = derive(ExplorerState(model=llama8b, budget_bytes=6 * GiB, machine=machine, reserves=Reserves(host=6 * GiB)))
@@ -69,7 +83,8 @@ def test_a_budget_above_usable_ram_is_marked(llama8b):
 def test_8b_at_6_gib_pins_every_layer_and_says_so(llama8b):
     view = derive(ExplorerState(model=llama8b, budget_bytes=6 * GiB))
     assert view.plan.n_pinned == 32 and view.headline.state is BannerState.FEASIBLE
-    assert view.pinned_caption.startswith("32 / 32 layers pinned — nothing streams; decode ≤ ~")
+    assert view.pinned_caption.startswith("32 / 32 layers pinned — nothing streams; decode ≈ ")
+    assert "at the start, ≈ " in view.pinned_caption and "-token context (estimate" in view.pinned_caption
     assert view.ctx_label == f"{view.plan.ctx:,} tokens (auto, speed first)"
     assert view.ring_note == "requested 2, planned 0: every layer is pinned, so nothing streams through a ring"
     assert view.full_load is None and "waiting for the machine probe" in view.headline.full_load

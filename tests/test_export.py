@@ -96,7 +96,8 @@ def test_sweep_csv_file_has_one_row_per_budget(capsys, tmp_path):
         assert got == [str(want["budget"]), str(want["feasible"]).lower(), str(want["ctx"]), str(want["n_pinned"]),
                        str(swept["n_layer"]), str(want["stream_lm_head"]).lower(), str(want["n_buffers"]),
                        str(want["total"]), str(want["ring_planned"]), "" if want["tok_s"] is None else repr(want["tok_s"]),
-                       "" if want["stream_bytes_per_token"] is None else str(want["stream_bytes_per_token"])]
+                       "" if want["stream_bytes_per_token"] is None else str(want["stream_bytes_per_token"]),
+                       "" if want["tok_s_full_context"] is None else repr(want["tok_s_full_context"])]
 
 
 def test_sweep_csv_to_an_unwritable_path_is_bad_input(capsys, tmp_path):

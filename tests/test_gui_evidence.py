@@ -13,7 +13,9 @@ from pathlib import Path
 from recorded_models import LOGS, SMOLLM2
 from gui_support import child, open_model
 
+from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
+from gguf_budget.core.views.evidence_report import speed_beside
 from gguf_budget.core.measure.engine import ENV_BIN, HOW_TO_GET_ONE
 from gguf_budget.core.views.evidence_view import (
     MEASURED_LINES, evidence_claim, measured_column, measured_items, measured_summary,
@@ -80,8 +82,22 @@ def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_explor
     assert text == evidence_claim(evidence) == window.current_fit().claims.runtime_evidence
     assert "imported from smollm2-135m-instruct-q4_1_ctx2048_f16.log" in text and "ctx 2,048" in text
     assert "llama.cpp b1-0c1e570" in text and "peak RSS" in text
-    assert child(window, "measuredRow").text() == measured_summary(evidence)
+    assert child(window, "measuredRow").text().startswith(measured_summary(evidence))
     assert child(window, "claimAdmission").text().startswith("admitted") or "estimate" in child(window, "claimAdmission").text()
+
+
+def test_the_measured_row_sets_the_runs_timings_beside_the_estimates_at_its_settings(qtbot, make_explorer,
+                                                                                     write_model):
+    window_app = make_explorer()
+    window = window_app.window
+    open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
+    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    evidence = imported(qtbot, window_app, SMOLLM2_LOG)
+    text = child(window, "measuredRow").text()
+    beside = speed_beside(compare(evidence.log, window.state().model, window.state().bandwidths))
+    assert text == f"{measured_summary(evidence)} — {beside}"
+    assert "decode 94.0 tok/s" in text and "estimated at its settings: decode ≈ " in text
+    assert "; prefill ≈ " in text and text.endswith("% of it")
 
 
 def test_reopening_the_model_brings_its_evidence_back_even_renamed(qtbot, make_explorer, write_model, settings_store):

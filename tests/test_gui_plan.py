@@ -261,5 +261,5 @@ def test_the_report_is_copyable(qtbot, loaded):
     qtbot.mouseClick(child(loaded, "copyReport"), Qt.MouseButton.LeftButton)
     speed = loaded.current_speed()
     assert QGuiApplication.clipboard().text() == plan_report_with_speed(plan_text(loaded.current_plan()), speed)
-    assert speed is not None and "Decode estimate" in QGuiApplication.clipboard().text()
+    assert speed is not None and "Speed estimate" in QGuiApplication.clipboard().text()
     assert child(loaded, "reportView").isReadOnly()

@@ -11,7 +11,7 @@ from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.quant.priced import PRICED_LABEL
 from gguf_budget.core.views.quant_ladder import FULLY_IN_RAM, FULLY_ON_GPU, quant_ladder
 from gguf_budget.core.views.quant_report import BEST_MARK, COLUMNS, HEAVY_LOSS_MARK, RECOMMENDED_MARK, RECOMMENDED_RULE
-from gguf_budget.core.views.speed_view import bound_text
+from gguf_budget.core.views.speed_view import decode_cell
 from gguf_budget.gui.qt.quants.ladder_table import MARK_COLUMN, QuantLadderModel
 
 from gui_support import child, open_model, type_into
@@ -31,8 +31,8 @@ def test_the_ladder_model_passes_the_model_tester(qtmodeltester):
     assert model.index(best, MARK_COLUMN).data() == f"{BEST_MARK}  {RECOMMENDED_MARK}  {HEAVY_LOSS_MARK}"
     assert model.index(best, 0).data(Qt.ItemDataRole.FontRole).bold()
     decode = next(i for i, c in enumerate(COLUMNS) if c.key == "decode")
-    assert model.headerData(decode, Qt.Orientation.Horizontal) == "Decode"
-    assert model.index(best, decode).data() == bound_text(model.row_at(best).speed)
+    assert model.headerData(decode, Qt.Orientation.Horizontal) == "Decode at start"
+    assert model.index(best, decode).data() == decode_cell(model.row_at(best).speed)
     assert model.index(best, decode).data(Qt.ItemDataRole.UserRole) == model.row_at(best).speed.tok_s
 
 
@@ -133,7 +133,7 @@ def test_the_decode_column_shows_the_full_loads_estimate_the_window_shows_and_fo
     ladder = _wait_for_best(qtbot, quants_app, "IQ2_XXS")
     shown = window.current_view().full_load.speed
     assert ladder.row("Q4_K_M").speed.tok_s == shown.tok_s
-    assert _decode_cell(window, "Q4_K_M") == bound_text(shown)
+    assert _decode_cell(window, "Q4_K_M") == decode_cell(shown)
     assert _decode_cell(window, "F16") == "—"
     before = ladder.row("Q4_K_M").speed
     type_into(qtbot, window, "bwRam", "100G")
@@ -142,7 +142,7 @@ def test_the_decode_column_shows_the_full_loads_estimate_the_window_shows_and_fo
     after = follower.ladder().row("Q4_K_M").speed
     assert after.ram.bytes_per_s == 100 * GiB and after.tok_s > before.tok_s
     assert after.tok_s == window.current_view().full_load.speed.tok_s
-    assert _decode_cell(window, "Q4_K_M") == bound_text(after)
+    assert _decode_cell(window, "Q4_K_M") == decode_cell(after)
 
 
 def test_the_decode_column_sorts_by_tokens_per_second(qtbot, quants_app):

@@ -4,6 +4,7 @@ the usable-RAM mark, the decode estimates and their bandwidths — on real widge
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -20,7 +21,7 @@ from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.types import CtxPolicy, RingReason
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.plan_view import BannerState
-from gguf_budget.core.views.speed_view import decode_text
+from gguf_budget.core.views.speed_view import decode_text, speed_summary
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import parse_launch_args
 from gguf_budget.gui.qt.app import open_window
@@ -69,6 +70,25 @@ def test_the_slow_threshold_is_a_setting_that_the_banner_follows(qtbot, seventy)
     threshold.setValue(2.0)
     settle(qtbot, seventy)
     assert child(seventy, "banner").property("state") == "slow"
+
+
+def test_slow_means_slow_with_every_layer_pinned_and_the_banner_says_it_is_the_bandwidth(qtbot, make_window):
+    """Pinned but under the threshold: amber, on the real banner, naming the RAM bandwidth, not streaming."""
+    window = make_window(probe_backend=machine_32g)
+    open_model(qtbot, window, LLAMA8B)
+    window.apply_request(budget_bytes=6 * GIB)
+    settle(qtbot, window)
+    speed, banner = window.current_speed(), child(window, "banner")
+    assert window.current_plan().n_pinned == 32 and speed.bytes.stream == 0
+    child(window, "slowThreshold").setValue(speed.tok_s * 1.5)
+    settle(qtbot, window)
+    assert banner.property("state") == "slow" and BANNER_COLOURS[BannerState.SLOW] in banner.styleSheet()
+    assert banner.text().startswith("Budget plan (layer-streaming runtime): FEASIBLE — SLOW")
+    assert f"each token reads {human_bytes(speed.bytes.total)} from RAM at " in banner.text()
+    assert decode_text(speed) in banner.text() and "streams" not in banner.text()
+    child(window, "slowThreshold").setValue(speed.tok_s / 1.5)
+    settle(qtbot, window)
+    assert banner.property("state") == "feasible"
 
 
 def test_the_pinned_caption_says_what_each_token_streams_and_the_estimate(seventy):
@@ -194,6 +214,40 @@ def test_the_measured_bandwidths_are_the_probes_and_come_per_model(qtbot, make_w
     assert "(measured" in child(window, "bwRam").placeholderText()
 
 
+def test_measure_again_measures_this_machine_for_real_and_keeps_it(qtbot, make_window, write_model,
+                                                                  private_data_dir):
+    window = make_window()
+    open_model(qtbot, window, write_model())
+    qtbot.waitUntil(window.bandwidths_measured, timeout=10000)
+    assert window.current_speed().ram.source is BandwidthSource.ASSUMED
+    with qtbot.waitSignal(window.bandwidthsMeasured, timeout=20000):
+        child(window, "measureAgain").click()
+    speed = window.current_speed()
+    assert speed.ram.source is BandwidthSource.MEASURED and "-thread read of" in speed.ram.detail
+    date = time.strftime("%Y-%m-%d", time.gmtime(speed.ram.measured_at))
+    assert child(window, "bwRam").placeholderText().endswith(f"(measured {date})")
+    assert (private_data_dir / "machine-speed.json").is_file()
+    assert f"measured on {date}" in child(window, "reportView").toPlainText()
+
+
+def test_the_prompt_length_is_a_control_and_the_side_panel_gives_the_first_token(qtbot, make_window):
+    window = make_window(probe_backend=machine_32g)
+    open_model(qtbot, window, LLAMA8B)
+    window.apply_request(budget_bytes=6 * GIB)
+    settle(qtbot, window)
+    decode = child(window, "fitDecode")
+    assert "for a 1,000-token prompt" in decode.text() and decode.text().startswith("decode ≈ ")
+    prompt = child(window, "promptTokens")
+    assert (prompt.minimum(), prompt.value()) == (1, 1000)
+    prompt.setValue(8000)
+    settle(qtbot, window)
+    assert window.state().prompt_tokens == 8000 and "for a 8,000-token prompt" in decode.text()
+    assert window.current_speed().prefill.prompt_tokens == 8000
+    expected = derive(window.state())
+    assert decode.text() == speed_summary(expected.full_load.speed)
+    assert "for a 8,000-token prompt" in child(window, "reportView").toPlainText()
+
+
 def test_the_sweeps_fourth_plot_is_decode_tok_s_as_the_cli_prints_it(qtbot, make_explorer, write_model, capsys):
     explorer = make_explorer()
     window, sweep = explorer.window, explorer.whatif.sweep
@@ -214,7 +268,7 @@ def test_the_sweeps_fourth_plot_is_decode_tok_s_as_the_cli_prints_it(qtbot, make
     assert np.array_equal(y, want, equal_nan=True)
     at_4096 = [r["tok_s"] for r in cli["rows"] if r["feasible"] and r["ctx"] == 4096 and r["stream_bytes_per_token"]]
     assert len(at_4096) > 2 and at_4096 == sorted(at_4096)  # at one ctx, decode climbs with the pinned count
-    assert sweep.chart.plots["tok_s"].titleLabel.text.startswith("Decode ≤ tok/s")
+    assert sweep.chart.plots["tok_s"].titleLabel.text == "Decode tok/s at the start of a conversation (estimate)"
 
 
 def test_the_window_draws_what_derive_gives_for_its_own_state(qtbot, make_window):

@@ -47,7 +47,8 @@ def test_dict_and_text_carry_the_rows_and_thresholds(untied):
     d = sweep_dict(result)
     assert set(d) == {"rows", "first_feasible", "all_pinned", "n_layer", "ctx_cap", "n_buffers_requested"}
     assert [set(r) for r in d["rows"]] == [{"budget", "feasible", "ctx", "n_pinned", "stream_lm_head", "n_buffers",
-                                             "total", "ring_planned", "tok_s", "stream_bytes_per_token"}] * 4
+                                             "total", "ring_planned", "tok_s", "tok_s_full_context",
+                                             "stream_bytes_per_token"}] * 4
     assert [r["feasible"] for r in d["rows"]] == [False, True, True, True]
     text = sweep_text(result)
     assert "First feasible: 25.00 MiB" in text and "Every layer pinned at ctx 2048: 26.00 MiB" in text

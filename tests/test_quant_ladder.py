@@ -13,7 +13,7 @@ from gguf_budget.core.explorer.full_load import full_load
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.machine.bandwidth import Bandwidths, typed_bandwidth
 from gguf_budget.core.speed.token_bytes import TokenPrices
-from gguf_budget.core.views.speed_view import bound_text, speed_dict
+from gguf_budget.core.views.speed_view import decode_cell, speed_dict
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
@@ -116,7 +116,7 @@ def test_json_keys(ladder70b):
     assert set(payload["rows"][0]) == {
         "file_type", "file_bytes", "tensor_bytes", "bits_per_weight", "tensor_types", "fallback_tensors", "verdict",
         "gpu_layers", "fully_on_gpu", "fits_in_ram", "largest_ctx", "plan", "plan_error", "best_fit", "recommended",
-        "heavy_quality_loss", "source", "tok_s_estimate", "plan_tok_s_estimate"}
+        "heavy_quality_loss", "source", "tok_s_estimate", "plan_tok_s_estimate", "prefill_tok_s_estimate", "ttft_s_estimate", "prompt_tokens"}
     assert [r["file_type"] for r in payload["rows"] if r["best_fit"]] == ["IQ2_XXS"]
 
 
@@ -168,7 +168,7 @@ def test_the_decode_column_is_the_full_loads_bound_and_none_when_it_does_not_fit
     decode = next(c for c in COLUMNS if c.key == "decode")
     for row in ladder.rows:
         assert (row.speed is None) == (not row.fit.verdict.admitted)
-        assert decode.cell(row) == ("—" if row.speed is None else bound_text(row.speed))
+        assert decode.cell(row) == ("—" if row.speed is None else decode_cell(row.speed))
     on_gpu = [r for r in ladder.rows if r.fully_on_gpu]
     assert on_gpu and all(r.speed is not None and r.speed.bytes.ram < 0.05 * r.speed.bytes.vram for r in on_gpu)
     fastest = max(ladder.rows, key=decode.sort)

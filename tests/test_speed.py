@@ -1,4 +1,4 @@
-"""What a token reads, tier by tier, and the decode bound it gives.
+"""What a token reads, tier by tier, what a prompt costs, and the calibrated estimates they give.
 
 Shared arithmetic (see test_planner_ledger.py): one Q8_0 llama block of the 4-layer model is
 39680 bytes; its 2048-row output table 64·2048/32·34 = 139264 bytes (68 per row); the final
@@ -20,10 +20,14 @@ from hypothesis import strategies as st
 from test_planner_properties import arch_descs, budgets_around, requests
 
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, hypothetical_machine, load_model, plan_memory
-from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource, page_cache_bandwidth
+from gguf_budget.core.machine.bandwidth import (
+    Bandwidth, Bandwidths, BandwidthSource, Calibration, ComputeRate, page_cache_bandwidth,
+)
+from gguf_budget.core.model.kv import kv_price
+from gguf_budget.core.plan.types import CtxPolicy
 from gguf_budget.core.speed.estimate import StreamSource, fit_speed, plan_speed, stream_source
 from gguf_budget.core.speed.token_bytes import TokenBytes, TokenPrices, layer_read_bytes, moe_fraction
-from gguf_budget.core.views.speed_view import decode_text, speed_dict, speed_text
+from gguf_budget.core.views.speed_view import decode_text, prefill_text, speed_dict, speed_text
 
 LAYER, HEAD, NORM, ROW, KV_PER_TOKEN = 39680, 139264, 256, 68, 512
 GiB = 1 << 30
@@ -35,7 +39,9 @@ def bw(n: int) -> Bandwidth:
     return Bandwidth(n, BandwidthSource.TYPED, "test")
 
 
-BANDWIDTHS = Bandwidths(ram=bw(1000), disk=bw(100), vram=bw(10_000))
+CALIBRATION = Calibration(0.5, 0.25, runs=3)
+COMPUTE = ComputeRate(10**6, BandwidthSource.TYPED, "test")
+BANDWIDTHS = Bandwidths(ram=bw(1000), disk=bw(100), vram=bw(10_000), compute=COMPUTE, calibration=CALIBRATION)
 
 
 def test_routed_experts_are_read_at_used_over_count(model):
@@ -60,28 +66,62 @@ def test_budget_plan_tiers_by_hand(model, pinned, stream_head, expected):
     assert got.total == prices.read_per_token(1000) == 4 * LAYER + HEAD + NORM + ROW + 1000
 
 
-@pytest.mark.parametrize(("streamed", "available", "budget", "source"), [
+@pytest.mark.parametrize(("streamed", "available", "peak", "source"), [
     (0, None, 10, StreamSource.NONE),
     (100, None, 10, StreamSource.DISK),  # no machine known: disk
-    (100, 110, 10, StreamSource.PAGE_CACHE),  # 110 − 10 = 100 spare holds all 100
+    (100, 110, 10, StreamSource.PAGE_CACHE),  # 110 − 10 = 100 beside the peak holds all 100
     (100, 109, 10, StreamSource.DISK),
 ])
-def test_stream_from_the_page_cache_only_when_spare_ram_holds_it_all(streamed, available, budget, source):
-    assert stream_source(streamed, available, budget) is source
+def test_stream_from_the_page_cache_only_when_the_ram_beside_the_peak_holds_it_all(streamed, available, peak, source):
+    assert stream_source(streamed, available, peak) is source
 
 
-def test_plan_speed_is_one_over_the_sum_of_bytes_over_bandwidth(model):
+def test_plan_speed_is_the_calibration_over_the_sum_of_bytes_over_bandwidth(model):
     spec = model(UNTIED)
     plan = plan_memory(spec, BudgetRequest(24 * 1024 * 1024 + 300_000, ctx=128))
     assert 0 < plan.n_pinned < 4 or plan.stream_lm_head
-    speed = plan_speed(TokenPrices.of(spec), plan, BANDWIDTHS, None)
-    read = TokenPrices.of(spec).budget_plan(plan.n_pinned, plan.stream_lm_head, plan.ledger.kv)
-    assert speed.bytes == read and speed.stream_from is StreamSource.DISK
-    assert speed.seconds_per_token == read.ram / 1000 + read.stream / 100
-    assert speed.tok_s == 1 / speed.seconds_per_token
-    cached = plan_speed(TokenPrices.of(spec), plan, BANDWIDTHS, 10 * GiB)
+    prices = TokenPrices.of(spec)
+    speed = plan_speed(prices, plan, BANDWIDTHS, None)
+    start = prices.budget_plan(plan.n_pinned, plan.stream_lm_head, 0)
+    full = prices.budget_plan(plan.n_pinned, plan.stream_lm_head, plan.ledger.kv)
+    assert (speed.start, speed.full, speed.ctx) == (start, full, 128) and speed.stream_from is StreamSource.DISK
+    assert full.ram - start.ram == plan.ledger.kv == 128 * KV_PER_TOKEN and full.stream == start.stream
+    assert speed.tok_s == pytest.approx(0.5 / (start.ram / 1000 + start.stream / 100))
+    assert speed.tok_s_full == pytest.approx(0.5 / (full.ram / 1000 + full.stream / 100))
+    assert speed.tok_s_full < speed.tok_s
+    cached = plan_speed(prices, plan, BANDWIDTHS, plan.total + prices.streamed_file_bytes(plan.n_pinned,
+                                                                                         plan.stream_lm_head))
     assert cached.stream_from is StreamSource.PAGE_CACHE and cached.stream.bytes_per_s == 500
     assert cached.tok_s > speed.tok_s
+
+
+def test_prefill_is_the_prompts_flops_over_the_calibrated_compute_rate(model):
+    spec = model(UNTIED)
+    prices = TokenPrices.of(spec)
+    # llama block: q, k, v, o (64·64, 64·32, 64·32, 64·64) + gate, up, down (3 · 64·128) + two norms of 64
+    block = 2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 128 + 2 * 64
+    assert prices.block_weights == 4 * block and prices.head_weights == 64 * 2048
+    # attention: 4 heads × (16 + 16) dims × 2 FLOPs per cached token, 4 layers; token p attends to p tokens
+    per_cached = 4 * 2 * 4 * 32
+    assert prices.prompt_flops(10) == 2 * 10 * 4 * block + 2 * 64 * 2048 + per_cached * 55
+    plan = plan_memory(spec, BudgetRequest(0))
+    speed = plan_speed(prices, plan, BANDWIDTHS, None, prompt_tokens=10)
+    p = speed.prefill
+    assert p.flops == prices.prompt_flops(10) and p.compute_seconds == pytest.approx(p.flops / (10**6 * 0.25))
+    assert p.read_seconds == pytest.approx(1 / speed.tok_s)  # one ubatch: the weights read once
+    assert p.ttft_s == max(p.compute_seconds, p.read_seconds) and p.tok_s == pytest.approx(10 / p.ttft_s)
+    longer = plan_speed(prices, plan, BANDWIDTHS, None, prompt_tokens=1000).prefill
+    assert longer.ttft_s > p.ttft_s and prefill_text(speed).startswith("first token after ≈ ")
+
+
+def test_sliding_window_layers_attend_to_their_window_only(model):
+    spec = model(ArchDesc(arch="gemma2", n_layer=2, sliding_window=4))  # gemma2: every other layer slides
+    prices = TokenPrices.of(spec)
+    windowed, full = dict(prices.attention)[4], dict(prices.attention)[None]
+    assert windowed == full
+    n = 10  # the windowed layer sees 1+2+3+4 then 4 per token: 10 + 6·4 = 34; the full one 55
+    assert prices.prompt_flops(n) - prices.prompt_flops(0) - 2 * n * prices.block_weights - 2 * prices.head_weights \
+        == windowed * 34 + full * 55
 
 
 def test_refused_and_unlimited_plans(model):
@@ -92,7 +132,8 @@ def test_refused_and_unlimited_plans(model):
     assert forced is not None and forced.bytes.stream == 4 * LAYER + HEAD
     unlimited = plan_speed(prices, plan_memory(spec, BudgetRequest(0)), BANDWIDTHS, None)
     assert unlimited.bytes.stream == 0 and unlimited.stream is None and unlimited.stream_from is StreamSource.NONE
-    assert unlimited.bytes.ram == 4 * LAYER + HEAD + NORM + ROW + 2048 * KV_PER_TOKEN
+    assert unlimited.start.ram == 4 * LAYER + HEAD + NORM + ROW
+    assert unlimited.full.ram == 4 * LAYER + HEAD + NORM + ROW + 2048 * KV_PER_TOKEN
 
 
 def test_full_load_on_a_gpu_reads_the_offloaded_slots_from_vram(model):
@@ -101,28 +142,37 @@ def test_full_load_on_a_gpu_reads_the_offloaded_slots_from_vram(model):
     fit = estimate_fit(spec, machine, FitRequest(ctx=2048))
     assert fit.gpu_layers == 5 and fit.output_on_gpu
     speed = fit_speed(TokenPrices.of(spec), fit, BANDWIDTHS)
-    assert speed.bytes == TokenBytes(ram=ROW + fit.kv.host, stream=0, vram=4 * LAYER + HEAD + NORM + fit.kv.gpu)
-    assert speed.bytes.total == TokenPrices.of(spec).read_per_token(fit.kv.engine)
-    assert speed.seconds_per_token == speed.bytes.ram / 1000 + speed.bytes.vram / 10_000
+    assert speed.start == TokenBytes(ram=ROW, stream=0, vram=4 * LAYER + HEAD + NORM)
+    assert speed.full == TokenBytes(ram=ROW, stream=0, vram=4 * LAYER + HEAD + NORM + 2048 * KV_PER_TOKEN)
+    assert speed.tok_s == pytest.approx(0.5 / (ROW / 1000 + speed.start.vram / 10_000))
+    assert speed.prefill is None  # no GPU compute rate is known
     split = fit_speed(TokenPrices.of(spec), estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=2)),
                       BANDWIDTHS)
     # -ngl 2: the output layer first, then the last block (llama.cpp 0c1e570)
-    assert split.bytes.vram == LAYER + HEAD + NORM + 2048 * 128 and split.bytes.ram == 3 * LAYER + ROW + 3 * 2048 * 128
+    assert split.full.vram == LAYER + HEAD + NORM + 2048 * 128 and split.full.ram == 3 * LAYER + ROW + 3 * 2048 * 128
+    assert split.start.vram == LAYER + HEAD + NORM and split.start.ram == 3 * LAYER + ROW
+    at_100 = fit_speed(TokenPrices.of(spec), fit, BANDWIDTHS, start_tokens=100)
+    assert at_100.start.vram == speed.start.vram + 100 * KV_PER_TOKEN and at_100.full == speed.full
     too_small = hypothetical_machine(1 << 20)
     assert fit_speed(TokenPrices.of(spec), estimate_fit(spec, too_small, FitRequest(ctx=2048)), BANDWIDTHS) is None
 
 
-def test_texts_say_it_is_an_estimate(model):
+def test_texts_say_it_is_a_calibrated_estimate_at_both_ends_of_a_conversation(model):
     spec = model(UNTIED)
     speed = plan_speed(TokenPrices.of(spec), plan_memory(spec, BudgetRequest(0)), BANDWIDTHS, None)
-    assert decode_text(speed).endswith("tok/s (memory-bandwidth bound, not measured)")
-    assert decode_text(speed).startswith("decode ≤ ~")
-    block = speed_text("Decode estimate", speed, "")
-    assert "(typed: test)" in block and "exact bytes" in block
+    text = decode_text(speed)
+    assert text.startswith("decode ≈ ") and " at the start, ≈ " in text and "at a full 2,048-token context" in text
+    assert text.endswith("(estimate, calibrated on 3 runs on this machine)") and "≤" not in text
+    block = speed_text("Speed estimate", speed, "")
+    assert "(typed: test)" in block and "exact bytes" in block and "first token after ≈ " in block
     d = speed_dict(speed)
-    assert d["measured"] is False and d["bandwidths"]["ram"] == {"bytes_per_s": 1000, "source": "typed",
-                                                                    "detail": "test", "measured_at": None, "date": None}
-    assert d["bytes_per_token"]["total"] == speed.bytes.total and d["tok_s"] == speed.tok_s
+    assert d["measured"] is False and d["kind"] == "estimate" and d["bandwidths"]["ram"] == {
+        "bytes_per_s": 1000, "source": "typed", "detail": "test", "measured_at": None, "date": None}
+    assert d["bytes_per_token"]["total"] == speed.start.total and d["tok_s"] == speed.tok_s
+    assert d["bytes_per_token_full_context"]["total"] == speed.full.total and d["tok_s_full_context"] == speed.tok_s_full
+    assert d["calibration"] == {"decode_efficiency": 0.5, "prefill_efficiency": 0.25, "runs": 3,
+                                "text": "calibrated on 3 runs on this machine"}
+    assert d["prefill"]["prompt_tokens"] == 1000 and d["prefill"]["ttft_s"] == speed.prefill.ttft_s
 
 
 def test_page_cache_reads_at_half_the_ram_figure():
@@ -173,44 +223,54 @@ def test_bytes_per_token_over_all_tiers_is_what_a_token_reads(write, data, desc)
     if plan.impossible:
         assert speed is None
         return
+    fixed = kv_price(spec, plan.kv_type).at(0)  # recurrent states: read from the first token
     assert speed.bytes.vram == 0
-    assert speed.bytes.ram + speed.bytes.stream == read_reference(spec, plan.ledger.kv)
+    assert speed.start.ram + speed.start.stream == read_reference(spec, fixed)
+    assert speed.full.ram + speed.full.stream == read_reference(spec, plan.ledger.kv)
     machine = hypothetical_machine(data.draw(st.integers(1, 2**34)), gpu_count=data.draw(st.integers(0, 2)),
                                    gpu_total=data.draw(st.integers(1, 2**32)))
     fit = estimate_fit(spec, machine, FitRequest(ctx=plan.ctx, kv_type=request.kv_type))
     full = fit_speed(TokenPrices.of(spec), fit, BANDWIDTHS)
     if full is not None:
-        assert full.bytes.stream == 0
-        assert full.bytes.total == read_reference(spec, fit.kv.engine)
+        assert full.start.stream == full.full.stream == 0
+        assert full.start.total == read_reference(spec, fixed)
+        assert full.full.total == read_reference(spec, kv_price(spec, request.kv_type).at(plan.ctx))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(data=st.data(), desc=arch_descs())
-def test_decode_never_slows_when_only_the_budget_grows(write, data, desc):
-    """Everything else fixed: the model, an explicit ctx, the knobs, the bandwidths, and where streamed bytes come
-    from (no machine: disk; a machine with RAM to spare at every budget: the page cache)."""
+def test_more_budget_never_reads_as_slower_at_the_start_of_a_conversation(write, data, desc):
+    """The same model and machine (any free RAM, or none known), any knobs and either ctx policy: the decode
+    estimate at the start of a conversation never falls as the budget grows."""
     spec = write(desc)
-    request = replace(data.draw(requests(spec)), ctx=data.draw(st.integers(1, 4000)), force=False)
+    request = replace(data.draw(requests(spec)), force=False,
+                      prefer=data.draw(st.sampled_from(tuple(CtxPolicy))))
     low, high = sorted(data.draw(st.lists(budgets_around(spec, request), min_size=2, max_size=2)))
-    available = data.draw(st.sampled_from((None, 2**62)))
+    prices = TokenPrices.of(spec)
+    plans = [plan_memory(spec, replace(request, budget_bytes=b)) for b in (low, high)]
+    # free RAM anywhere, none known, or right where the smaller budget's stream just fits in the page cache
+    edge = plans[0].total + prices.streamed_file_bytes(plans[0].n_pinned, plans[0].stream_lm_head)
+    available = data.draw(st.none() | st.integers(0, 2**40) | st.integers(max(edge - 2, 0), edge + 2))
     ram = data.draw(st.integers(1, 10**12))
-    bandwidths = Bandwidths(ram=bw(ram), disk=bw(data.draw(st.integers(1, ram))))
-    speeds = [plan_speed(TokenPrices.of(spec), plan_memory(spec, replace(request, budget_bytes=b)), bandwidths,
-                         available) for b in (low, high)]
+    bandwidths = replace(BANDWIDTHS, ram=bw(ram), disk=bw(data.draw(st.integers(1, ram))))
+    speeds = [plan_speed(prices, p, bandwidths, available) for p in plans]
     if speeds[0] is not None:
         assert speeds[1] is not None and speeds[1].tok_s >= speeds[0].tok_s
 
 
-def test_the_one_way_a_bigger_budget_decodes_slower_is_the_page_cache_giving_way(model):
-    """Stated, not hidden: RAM the budget takes is RAM the page cache no longer has for the streamed layers."""
+def test_a_pinned_layer_moves_its_bytes_from_the_stream_to_the_peak_so_the_page_cache_holds(model):
+    """The page cache is judged beside the plan's peak, not its budget: RAM that holds one plan's peak and stream
+    holds every plan's at a larger budget, so more budget never sends the stream to disk."""
     spec = model(UNTIED)
     request = BudgetRequest(ctx=128, head_mode="stream")
     plan = plan_memory(spec, replace(request, budget_bytes=24 * 1024 * 1024 + 300_000))
+    prices = TokenPrices.of(spec)
     assert plan.feasible and plan.n_pinned < 4
-    streamed = TokenPrices.of(spec).streamed_file_bytes(plan.n_pinned, plan.stream_lm_head)
-    available = plan.budget_bytes + streamed
-    bigger = plan_memory(spec, replace(request, budget_bytes=plan.budget_bytes + 1))
-    assert bigger.n_pinned == plan.n_pinned
-    before, after = (plan_speed(TokenPrices.of(spec), p, BANDWIDTHS, available) for p in (plan, bigger))
-    assert (before.stream_from, after.stream_from) == (StreamSource.PAGE_CACHE, StreamSource.DISK)
-    assert after.tok_s < before.tok_s
+    available = plan.total + prices.streamed_file_bytes(plan.n_pinned, plan.stream_lm_head)
+    assert plan_speed(prices, plan, BANDWIDTHS, available).stream_from is StreamSource.PAGE_CACHE
+    assert plan_speed(prices, plan, BANDWIDTHS, available - 1).stream_from is StreamSource.DISK
+    sources = set()
+    for extra in range(0, 5 * LAYER, LAYER // 4):
+        bigger = plan_memory(spec, replace(request, budget_bytes=plan.budget_bytes + extra))
+        sources.add(plan_speed(prices, bigger, BANDWIDTHS, available).stream_from)
+    assert sources == {StreamSource.PAGE_CACHE}  # never disk (the head streams at every budget here)

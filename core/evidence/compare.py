@@ -10,16 +10,17 @@ Rule 3: the model must be the log's: the same tensor count and, where printed, t
         to the printed precision — `file size = 92.10 MiB` within 0.005 MiB, `= 4.58 GiB` within
         0.005 GiB (llama.cpp switches to GiB at 1 GiB); else `EvidenceMismatch`, one line naming both.
 Rule 4: rows: weights (model buffers but the repacked copies), repacked copies, KV (and
-        recurrent state), compute, output, total buffers, peak RSS, decode tokens/s. The log
+        recurrent state), compute, output, total buffers, peak RSS, decode and prefill tokens/s. The log
         prints MiB with two decimals: a difference within that rounding is no error. A dry run
         measured no weights, copies or KV (its 0.00 MiB are no measurement): those rows have none,
         and the total sums the rows that were measured.
-Rule 5: decode: llama.cpp's `eval time` tokens/s (a measurement; a dry run and a run that
-        generated nothing have none) beside the full load's decode estimate for the same
-        request on the given bandwidths — `fit_speed`, the call `fit` and the window make, so
-        the three agree. That estimate is a memory-bandwidth upper bound that reads the whole
-        KV cache at ctx each token (`core/speed/estimate.py` Rule 1), not a prediction: the row is marked `bound`
-        and is judged by the share of the bound the run reached, not by an error.
+Rule 5: speed: llama.cpp's `eval time` tokens/s (decode) and `prompt eval time` tokens/s
+        (prefill) — measurements; a dry run and a run that timed nothing have none — beside the
+        full load's estimates for the same request on the given figures, at the run's own
+        position: `fit_speed` (the call `fit` and the window make) with the log's prompt length,
+        decoding with the KV of its mean position cached (prompt tokens + half the generated
+        ones). Both are calibrated estimates, judged like every row by their error, and each
+        also by its `share` (measured / estimated).
 """
 
 from __future__ import annotations
@@ -38,10 +39,11 @@ from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.kv import KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.speed.estimate import SpeedEstimate, fit_speed
+from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS, SpeedEstimate, fit_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
 ROOMY = 1 << 50
+TOKENS_PER_S = "tokens/s"
 ROUNDING = 0.005 * MiB  # half the last printed digit of "%8.2f MiB"
 FLASH_ON = frozenset({"auto", "enabled", "on", "1", "true"})
 HOST_BUFFERS = ("CPU", "CPU_Mapped", "CUDA_Host", "ROCm_Host", "Vulkan_Host", "SYCL_Host")
@@ -53,15 +55,13 @@ class EvidenceMismatch(BudgetError):
 
 @dataclass(frozen=True)
 class ComparisonRow:
-    """One component: what llama.cpp reported or the OS measured, what we estimated (bytes or tokens/s).
-    `bound`: the estimate is an upper bound (decode speed), which a measurement should stay under."""
+    """One component: what llama.cpp reported or the OS measured, what we estimated (bytes or tokens/s)."""
 
     name: str
     measured: float | None
     estimated: float | None
     unit: str = "bytes"
     resolution: float = 0.0
-    bound: bool = False
 
     @property
     def error(self) -> float | None:
@@ -74,9 +74,9 @@ class ComparisonRow:
         return (self.estimated - self.measured) / self.measured if self.measured else None
 
     @property
-    def share_of_bound(self) -> float | None:
-        """Rule 5: measured / estimated for a bound row (1.0: the run reached the bound); None otherwise."""
-        if not self.bound or self.measured is None or not self.estimated:
+    def share(self) -> float | None:
+        """Rule 5: measured / estimated for a speed row (1.0: the run matched the estimate); None otherwise."""
+        if self.unit != TOKENS_PER_S or self.measured is None or not self.estimated:
             return None
         return self.measured / self.estimated
 
@@ -163,10 +163,20 @@ def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = 
                               resolution=sum(measured[k][1] for k in taken) * ROUNDING))
     if log.peak_rss is not None:
         rows.append(ComparisonRow("peak RSS", log.peak_rss, m.peak_rss if m else None))
-    speed = fit_speed(TokenPrices.of(model), e, bandwidths or Bandwidths())
+    speed = run_speed(log, model, e, bandwidths or Bandwidths())
+    prefill = None if speed is None else speed.prefill
     rows.append(ComparisonRow("decode", log.eval.tokens_per_second if log.eval else None,
-                              speed.tok_s if speed else None, "tokens/s", bound=True))
+                              speed.tok_s if speed else None, TOKENS_PER_S))
+    rows.append(ComparisonRow("prefill", log.prompt_eval.tokens_per_second if log.prompt_eval else None,
+                              prefill.tok_s if prefill else None, TOKENS_PER_S))
     return Comparison(log, run, request, e, tuple(rows), speed)
+
+
+def run_speed(log: LlamaCppLog, model: ModelSpec, fit: FitEstimate, bandwidths: Bandwidths) -> SpeedEstimate | None:
+    """Rule 5: the full load's estimates at the run's prompt length and mean decode position."""
+    prompt = log.prompt_eval.tokens if log.prompt_eval else 0
+    generated = log.eval.tokens if log.eval else 0
+    return fit_speed(TokenPrices.of(model), fit, bandwidths, prompt or DEFAULT_PROMPT_TOKENS, prompt + generated // 2)
 
 
 def _measure(run: LoadRecord, keep: Callable[[BufferLine], bool], allocated: bool) -> tuple[float | None, int]:

@@ -22,7 +22,8 @@ Rule 5: a load is a dry run (no memory allocated: llama-fit-params, the `--fit` 
 Rule 6: whole-log facts: the build (`build: 4404 (0827b2c1)`, `build = …`, `build 1 (0c1e570)`),
         the CPU features `system_info` reports as `= 1` (llama-cpp-python prints the same list
         bare, as the line `CPU : SSE3 = 1 | …`: `llama_print_system_info`), the decode speed (the last `eval time`
-        line that is not `prompt eval time`), and the peak RSS from an attached `/usr/bin/time -v`
+        line that is not `prompt eval time`), the prefill speed (the `prompt eval time` line of the
+        same report: the last one with tokens), and the peak RSS from an attached `/usr/bin/time -v`
         block (`Maximum resident set size (kbytes)`) or a `peak RSS: N [unit]` line.
 Rule 7: every other line is ignored. A text with no model load and no buffer line is not a
         llama.cpp log: `LlamaCppLogError`, one line.
@@ -140,6 +141,7 @@ class _Reader:
     features: set[str] = field(default_factory=set)
     n_threads: int | None = None
     eval: EvalSpeed | None = None
+    prompt_eval: EvalSpeed | None = None
     peak_rss: int | None = None
     peak_rss_source: str | None = None
     command: str | None = None
@@ -215,10 +217,14 @@ class _Reader:
         self.features |= set(_FEATURE.findall(m["rest"]))
 
     def eval_line(self, m: re.Match[str]) -> None:
-        if m["prompt"] or float(m["ms"]) <= 0:
+        if float(m["ms"]) <= 0 or not int(m["n"]):
             return
         tps = m["tps_number"]
-        self.eval = EvalSpeed(float(m["ms"]), int(m["n"]), float(tps)) if tps else None  # Rule 8: nan, inf
+        speed = EvalSpeed(float(m["ms"]), int(m["n"]), float(tps)) if tps else None  # Rule 8: nan, inf
+        if m["prompt"]:
+            self.prompt_eval = speed
+        else:
+            self.eval = speed
 
     def time_rss(self, m: re.Match[str]) -> None:
         self.peak_rss, self.peak_rss_source = int(m["kb"]) * 1024, "/usr/bin/time -v"
@@ -235,7 +241,7 @@ class _Reader:
         return LlamaCppLog(
             build=self.build, cpu_features=frozenset(self.features), n_threads=self.n_threads,
             loads=tuple(ld.freeze() for ld in self.loads), eval=self.eval, peak_rss=self.peak_rss,
-            peak_rss_source=self.peak_rss_source, command=self.command,
+            peak_rss_source=self.peak_rss_source, command=self.command, prompt_eval=self.prompt_eval,
         )
 
 

@@ -219,7 +219,8 @@ class BuildInfo:
 
 @dataclass(frozen=True)
 class EvalSpeed:
-    """The decode speed llama.cpp measured: `eval time = … ms / N tokens (…, X tokens per second)`."""
+    """A speed llama.cpp measured: `eval time = … ms / N tokens (…, X tokens per second)` (decode), or the same
+    after `prompt ` (prefill)."""
 
     milliseconds: float
     tokens: int
@@ -238,6 +239,7 @@ class LlamaCppLog:
     peak_rss: int | None
     peak_rss_source: str | None
     command: str | None
+    prompt_eval: EvalSpeed | None = None
 
     @property
     def run(self) -> LoadRecord | None:

@@ -65,11 +65,12 @@ class FullLoadKey:
     reserves: Reserves
     bandwidths: Bandwidths
     evidence: str | None
+    prompt_tokens: int
 
     @classmethod
     def of(cls, model: ModelSpec, state: ExplorerState, ctx: int | None) -> FullLoadKey:
         return cls(model, state.machine, ctx, state.ctx_cap, state.gpu_layers, state.tensor_split, state.kv_type,
-                   state.reserves, state.bandwidths, state.evidence)
+                   state.reserves, state.bandwidths, state.evidence, state.prompt_tokens)
 
     def same(self, other: FullLoadKey | None) -> bool:
         return other is not None and other.model is self.model and other == self
@@ -214,7 +215,7 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
         return _refused(reuse, state, str(e))
     prices = reuse.prices()
     host_available = None if state.machine is None else state.machine.host_available
-    speed = plan_speed(prices, plan, state.bandwidths, host_available)
+    speed = plan_speed(prices, plan, state.bandwidths, host_available, state.prompt_tokens)
     key, load, load_error = reuse.full_load(state, plan.ctx, prices)
     banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable_ram(state.machine, state.reserves.host))
     return ExplorerView(state, plan, None, thresholds, reuse.budget_span(state), ctx_span(model, state),

@@ -6,7 +6,7 @@ Rule 2: the largest ctx that fits holds those GPU layers and searches up to the 
         state's ctx cap, else the model's context length, else the given ctx (none: unknown).
         It depends on the ctx asked only through the GPU layers chosen there, so a caller that
         knows it for the same GPU layers passes it in.
-Rule 3: the decode estimate is `fit_speed`: only for a full load that fits.
+Rule 3: the speed estimate is `fit_speed` for the state's prompt length: only for a full load that fits.
 Rule 4: the fit's runtime-evidence claim is the state's `evidence` (None until a real run).
 `gguf-budget fit` and the window both call `full_load`, so they show the same numbers.
 """
@@ -52,4 +52,4 @@ def full_load(model: ModelSpec, state: ExplorerState, ctx: int | None, prices: T
         max_ctx = known[1]
     else:
         max_ctx = largest_fitting_ctx(model, state.machine, request, fit.gpu_layers, cap) if cap else None
-    return FullLoad(fit, max_ctx, fit_speed(prices, fit, state.bandwidths))
+    return FullLoad(fit, max_ctx, fit_speed(prices, fit, state.bandwidths, state.prompt_tokens))

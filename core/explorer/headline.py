@@ -4,8 +4,10 @@ Rule 1: the two runtimes are named the same way everywhere: BUDGET_PLAN (a
         layer-streaming runtime under a RAM budget, docs/budget-plan.md) and FULL_LOAD (llama.cpp's placement on
         the machine). Each text says which one it is about, so they never read as a contradiction.
 Rule 2: the banner keeps the plan's verdict (`MemoryPlan.outcome`), with one more state:
-        SLOW when a feasible plan streams weights and its decode estimate is under the
-        threshold; its text names the bytes each token streams and the estimate.
+        SLOW when a feasible plan's decode estimate at the start of a conversation is under the
+        threshold, whether or not it streams weights; its text says why: the bytes each token
+        streams and from where, or, with every layer pinned, the bytes each token reads at the
+        RAM bandwidth — then the estimate and the threshold.
 Rule 3: a budget above this machine's usable RAM (available − host reserve) is said on the
         banner; the plan's contract does not know the machine, so it is a note, not a verdict.
 Rule 4: the full-load line gives the fit's verdict, its decode estimate when it fits, and the
@@ -39,15 +41,22 @@ class Headline:
 
 
 def is_slow(plan: MemoryPlan, speed: SpeedEstimate | None, slow_below_tok_s: float) -> bool:
-    """Rule 2: feasible, streams weights, and decodes under the threshold."""
-    return (plan.outcome is PlanOutcome.FEASIBLE and speed is not None and speed.bytes.stream > 0
-            and speed.tok_s < slow_below_tok_s)
+    """Rule 2: feasible, and decodes under the threshold from the first token, pinned or not."""
+    return plan.outcome is PlanOutcome.FEASIBLE and speed is not None and speed.tok_s < slow_below_tok_s
 
 
-def _plan_text(plan: MemoryPlan, speed: SpeedEstimate | None, slow: bool) -> str:
+def slow_reason(speed: SpeedEstimate) -> str:
+    """Rule 2's why: streaming, or the RAM bandwidth."""
+    if speed.bytes.stream:
+        return streamed_text(speed)
+    return f"each token reads {human_bytes(speed.bytes.total)} from RAM at {human_bytes(speed.ram.bytes_per_s)}/s"
+
+
+def _plan_text(plan: MemoryPlan, speed: SpeedEstimate | None, slow: bool, slow_below_tok_s: float) -> str:
     if slow and speed is not None:
         return (f"FEASIBLE — SLOW: fits under the {human_bytes(plan.budget_bytes)} budget (peak "
-                f"{human_bytes(plan.total)} at ctx {plan.ctx:,}), but {streamed_text(speed)}: {decode_text(speed)}")
+                f"{human_bytes(plan.total)} at ctx {plan.ctx:,}), but {slow_reason(speed)}: {decode_text(speed)}, "
+                f"under the {slow_below_tok_s:g} tok/s the banner calls slow")
     text = plan_banner(plan).text
     return text if speed is None else f"{text}; {decode_text(speed)}"
 
@@ -68,7 +77,7 @@ def plan_headline(plan: MemoryPlan, speed: SpeedEstimate | None, slow_below_tok_
     """Rules 1–3: the banner's state and text."""
     slow = is_slow(plan, speed, slow_below_tok_s)
     state = BannerState.SLOW if slow else BannerState(plan.outcome)
-    return state, f"{BUDGET_PLAN}: {_plan_text(plan, speed, slow)}{over_usable_note(plan, usable)}"
+    return state, f"{BUDGET_PLAN}: {_plan_text(plan, speed, slow, slow_below_tok_s)}{over_usable_note(plan, usable)}"
 
 
 def full_load_name(machine: HardwareSnapshot | None) -> str:

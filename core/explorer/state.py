@@ -16,6 +16,8 @@ Rule 5: the ranges a control may offer are core policy, named here once: ring de
         (`ranges.BUFFERS`), the head modes, the KV types, the slow threshold.
 Rule 6: `evidence` is the runtime-evidence claim a real run gave for this model (imported or
         measured); the full load's claims carry it, the estimate never fills it itself.
+Rule 7: `prompt_tokens` is the prompt whose prefill and time to the first token are estimated
+        (`ranges.PROMPT_TOKENS`; 1,000 by default, as the CLI's `--prompt-tokens`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import HEAD_MODES, BudgetRequest, CtxPolicy, HeadMode
-from gguf_budget.core.ranges import BUFFERS
+from gguf_budget.core.ranges import BUFFERS, PROMPT_TOKENS
+from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 
 DEFAULT_SLOW_BELOW_TOK_S = 2.0
 SLOW_RANGE = (0.0, 10_000.0)
@@ -61,9 +64,11 @@ class ExplorerState:
     bandwidths: Bandwidths = field(default_factory=Bandwidths)
     slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S
     evidence: str | None = None
+    prompt_tokens: int = DEFAULT_PROMPT_TOKENS
 
     def __post_init__(self) -> None:
         """The words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
+        PROMPT_TOKENS.check(self.prompt_tokens)
         for name, kind in (("head_mode", HeadMode), ("kv_type", KVType), ("prefer", CtxPolicy)):
             value = getattr(self, name)
             if value not in tuple(kind):

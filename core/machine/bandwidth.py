@@ -27,7 +27,7 @@ Rule 5: a hypothetical unified-memory machine (an Apple or Ryzen AI Max preset) 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.gpu import GpuInfo
@@ -122,6 +122,11 @@ DEFAULT_RAM = Bandwidth(20 * GiB, BandwidthSource.ASSUMED, "a dual-channel deskt
 DEFAULT_DISK = Bandwidth(2 * GiB, BandwidthSource.ASSUMED, "an NVMe SSD's sequential read")
 DEFAULT_VRAM = Bandwidth(400 * GiB, BandwidthSource.ASSUMED, "a mid-range GDDR6 card")
 DEFAULT_COMPUTE = ComputeRate(100 * 10**9, BandwidthSource.ASSUMED, "a few desktop cores' float32 matrix multiply")
+DEFAULT_DECODE_EFFICIENCY = 0.42
+DEFAULT_PREFILL_EFFICIENCY = 0.40
+DEFAULT_CALIBRATION_RUNS = 12
+DEFAULT_CALIBRATION = Calibration(DEFAULT_DECODE_EFFICIENCY, DEFAULT_PREFILL_EFFICIENCY, 0, DEFAULT_CALIBRATION_RUNS)
+"""Derived from real llama.cpp runs (`core.speed.calibration`, Rule 3, shows how)."""
 
 
 def typed_bandwidth(bytes_per_s: int) -> Bandwidth:
@@ -143,7 +148,7 @@ class Bandwidths:
     disk: Bandwidth = DEFAULT_DISK
     vram: Bandwidth = DEFAULT_VRAM
     compute: ComputeRate = DEFAULT_COMPUTE
-    calibration: Calibration = field(default_factory=lambda: Calibration(1.0, 1.0))
+    calibration: Calibration = DEFAULT_CALIBRATION
 
 
 def with_typed(bandwidths: Bandwidths, ram: int | None = None, disk: int | None = None,

@@ -9,6 +9,9 @@ Rule 3: an imported log must describe the model it is stored for: `evidence.comp
         (the same tensor count and tensor bytes as the model's header; llama.cpp prints both).
 Rule 4: evidence is found again by the model's header fingerprint, newest first; a stored log
         that no longer parses is skipped, never shown as evidence.
+Rule 5: a stored log of a run that kept every layer on the CPU also calibrates this machine's
+        speed estimates (`speed.calibration`): its decode and prefill timings are kept beside
+        the evidence, in the same data folder.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from typing import Callable
 from gguf_budget.core.errors import BudgetError, UnreadableFile
 from gguf_budget.core.evidence.compare import check_model
 from gguf_budget.core.evidence.llamacpp_log import LlamaCppLogError, parse_llamacpp_log
-from gguf_budget.core.evidence.log_records import LlamaCppLog
+from gguf_budget.core.evidence.log_records import EvalSpeed, LlamaCppLog
 from gguf_budget.core.gguf.fingerprint import header_fingerprint
 from gguf_budget.core.measure.command import MeasureSettings
 from gguf_budget.core.measure.engine import Engine
@@ -31,8 +34,10 @@ from gguf_budget.core.measure.runner import (
     DEFAULT_TIMEOUT_S, TIME_BINARY, ProgressCallback, RunOutput, run_measurement,
 )
 from gguf_budget.core.measure.store import EvidenceStore
+from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.regular_file import FileKind, read_text
+from gguf_budget.core.speed.calibration import Timed, measured_run, remember_run
 
 
 class EvidenceError(BudgetError):
@@ -66,6 +71,19 @@ def _with_peak(run: RunOutput, parsed: LlamaCppLog) -> str:
     return f"{run.log}{newline}peak RSS: {run.peak_rss_polled} bytes (psutil, polled every 50 ms)\n"
 
 
+def _timed(speed: EvalSpeed | None) -> Timed | None:
+    return None if speed is None else (speed.tokens_per_second, speed.tokens)
+
+
+def remember_speed(model: ModelSpec, log: LlamaCppLog, store: EvidenceStore, at: float) -> bool:
+    """Rule 5; True when the run was kept as a calibration point."""
+    run = log.run
+    if run is None or run.dry_run or (run.offloaded is not None and run.offloaded[0] > 0):
+        return False
+    timed = measured_run(model, run.settings.type_k, _timed(log.eval), _timed(log.prompt_eval), at)
+    return timed is not None and remember_run(timed, store.root.parent)
+
+
 def measure_model(
     model_path: str,
     settings: MeasureSettings,
@@ -85,7 +103,12 @@ def measure_model(
     log = _with_peak(run, _parse(run.log, "llama.cpp ran, but its log"))
     record = EvidenceRecord(key, str(model_path), Origin.MEASURED, clock(), "pending", engine.label, run.command,
                             settings, run.peak_rss_polled, run.seconds)
-    return RuntimeEvidence(store.save(record, log), _parse(log, "the stored log"))
+    evidence = RuntimeEvidence(store.save(record, log), _parse(log, "the stored log"))
+    try:
+        remember_speed(load_model(str(model_path)), evidence.log, store, record.recorded_at)
+    except BudgetError:  # the file changed under the run: the evidence stands, it calibrates nothing
+        pass
+    return evidence
 
 
 def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,
@@ -99,7 +122,9 @@ def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,
     check_model(parsed.run, model)
     record = EvidenceRecord(header_fingerprint(model.path), model.path, Origin.IMPORTED, clock(), "pending",
                             str(path), peak_rss_polled=None)
-    return RuntimeEvidence(store.save(record, text), parsed)
+    evidence = RuntimeEvidence(store.save(record, text), parsed)
+    remember_speed(model, parsed, store, record.recorded_at)
+    return evidence
 
 
 def stored_evidence(model_path: str, store: EvidenceStore) -> tuple[RuntimeEvidence, ...]:

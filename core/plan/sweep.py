@@ -51,6 +51,7 @@ class SweepRow:
     total: int
     ring_planned: int
     tok_s: float | None = None
+    tok_s_full: float | None = None
     stream_bytes_per_token: int | None = None
 
 
@@ -125,7 +126,8 @@ def sweep_budgets(model: ModelSpec, budgets: Sequence[int], request: BudgetReque
 def _row_dict(r: SweepRow) -> dict[str, Any]:
     return {"budget": r.budget, "feasible": r.feasible, "ctx": r.ctx, "n_pinned": r.n_pinned,
             "stream_lm_head": r.stream_lm_head, "n_buffers": r.n_buffers, "total": r.total,
-            "ring_planned": r.ring_planned, "tok_s": r.tok_s, "stream_bytes_per_token": r.stream_bytes_per_token}
+            "ring_planned": r.ring_planned, "tok_s": r.tok_s, "tok_s_full_context": r.tok_s_full,
+            "stream_bytes_per_token": r.stream_bytes_per_token}
 
 
 def sweep_dict(result: SweepResult) -> dict[str, Any]:
@@ -147,7 +149,7 @@ def _ring(r: SweepRow, requested: int) -> str:
 def sweep_text(result: SweepResult) -> str:
     """A table of the rows (ring as planned; decode estimate where known), then the two thresholds."""
     head = (f"{'budget':>12}  {'plan':<10}  {'ctx':>8}  {'pinned':>9}  {'head':<8}  {'ring':>4}  {'total':>12}  "
-            f"{'tok/s≤':>7}")
+            f"{'tok/s≈':>7}")
     lines = [head]
     for r in result.rows:
         pinned = f"{r.n_pinned}/{result.n_layer}"
@@ -160,5 +162,5 @@ def sweep_text(result: SweepResult) -> str:
     lines.append(f"Ring: the depth planned; * where it is not the {result.n_buffers_requested} requested "
                  "(1 buffer pins more layers; 0 when every layer is pinned)")
     if any(r.tok_s is not None for r in result.rows):
-        lines.append("tok/s≤: decode upper bound (memory-bandwidth bound, not measured)")
+        lines.append("tok/s≈: the decode estimate at the start of a conversation (calibrated, not measured)")
     return "\n".join(lines)

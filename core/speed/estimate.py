@@ -1,30 +1,46 @@
-"""Decode speed from bytes per token and tier bandwidths: an upper bound, labelled as one.
+"""Decode and prefill speed: bytes per token over the tiers' bandwidths, prompt FLOPs over the compute rate.
 
-Rule 1: tokens/s ≤ 1 / Σ over tiers (bytes read from the tier / its bandwidth). Decoding is
-        memory-bound; compute, synchronisation and prompt processing only make it slower, so
-        this is an upper bound, never a measurement, and every text says so.
-Rule 2: the stream tier reads from the page cache when the machine's available RAM beyond the
-        budget holds everything that streams (the unpinned layers whole and a streamed head,
-        `streamed_file_bytes`), else from disk. No machine known: disk.
-Rule 3: an impossible plan has no speed; a forced plan runs its minimum configuration; an
+Estimates, calibrated against real llama.cpp runs (`calibration.py`), never measurements.
+
+Rule 1: decode: tokens/s ≈ efficiency × 1 / Σ over tiers (bytes the token reads from the tier /
+        its bandwidth). The efficiency is the machine's `Calibration.decode`: the share of the
+        memory-bound rate llama.cpp reached in real runs (compute, thread synchronisation and
+        cache effects are in it). Not a bound: a run may beat it or fall short, and texts say so.
+Rule 2: a conversation reads the KV of the tokens so far: the estimate is given at the start
+        (an empty cache) and at a full context (`ctx` tokens cached). More budget never slows the
+        start: the start reads no KV, so a bigger ctx costs it nothing.
+Rule 3: the stream tier reads from the page cache when the machine's available RAM holds the
+        plan's peak and, beside it, everything that streams (the unpinned layers whole and a
+        streamed head, `streamed_file_bytes`), else from disk. A layer pinned takes its bytes
+        out of the stream as it adds them to the peak, so more pinned layers never push the
+        stream to disk. No machine known: disk.
+Rule 4: prefill: seconds ≈ max(prompt FLOPs / (compute rate × `Calibration.prefill`), the
+        weights read once per ubatch of ENGINE_UBATCH tokens at the decode rate); tokens/s =
+        prompt tokens / seconds; the time to the first token is that prefill time. A full load
+        with layers on a GPU has no prefill estimate: no GPU compute rate is known.
+Rule 5: an impossible plan has no speed; a forced plan runs its minimum configuration; an
         unlimited plan reads everything from RAM. A full load has a speed only when the fit
         admits it (fits on GPU, split or CPU only) and its KV is known.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import Enum
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.fit.types import FitEstimate
-from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, for_machine, page_cache_bandwidth
+from gguf_budget.core.machine.bandwidth import (
+    Bandwidth, Bandwidths, Calibration, ComputeRate, for_machine, page_cache_bandwidth,
+)
+from gguf_budget.core.model.kv import ENGINE_UBATCH, kv_price
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.speed.token_bytes import MoeFraction, TokenBytes, TokenPrices, fit_token_bytes
+from gguf_budget.core.vocab import TextEnum
 
-ESTIMATE_LABEL = "memory-bandwidth bound, not measured"
+DEFAULT_PROMPT_TOKENS = 1000
+NO_GPU_PREFILL = "no prefill estimate: layers run on a GPU, whose compute rate is not known"
 
 
-class StreamSource(str, Enum):
+class StreamSource(TextEnum):
     NONE = "none"  # nothing streams
     PAGE_CACHE = "page_cache"
     DISK = "disk"
@@ -34,65 +50,134 @@ STREAM_WORDS = {StreamSource.NONE: "RAM only", StreamSource.PAGE_CACHE: "from th
                 StreamSource.DISK: "from disk"}
 
 
-@dataclass(frozen=True)
-class SpeedEstimate:
-    """Bytes per token per tier, the bandwidths used, and the tokens/s bound they give."""
+@dataclass(frozen=True, kw_only=True)
+class PrefillEstimate:
+    """Rule 4 for a prompt of `prompt_tokens`."""
 
-    bytes: TokenBytes
+    prompt_tokens: int
+    flops: int
+    compute: ComputeRate
+    compute_seconds: float
+    read_seconds: float
+
+    @property
+    def seconds(self) -> float:
+        return max(self.compute_seconds, self.read_seconds)
+
+    @property
+    def tok_s(self) -> float:
+        return self.prompt_tokens / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def ttft_s(self) -> float:
+        """Time to the first token: the prompt's prefill (its last step's logits give the first token)."""
+        return self.seconds
+
+
+@dataclass(frozen=True, kw_only=True)
+class SpeedEstimate:
+    """Bytes per token per tier at the start and at a full context, the figures used, and the speeds they give."""
+
+    start: TokenBytes
+    full: TokenBytes
+    ctx: int
     ram: Bandwidth
     stream: Bandwidth | None
     stream_from: StreamSource
     vram: Bandwidth | None
     moe: MoeFraction | None
+    calibration: Calibration
+    prefill: PrefillEstimate | None
 
     @property
-    def seconds_per_token(self) -> float:
-        tiers = ((self.bytes.ram, self.ram), (self.bytes.stream, self.stream), (self.bytes.vram, self.vram))
+    def bytes(self) -> TokenBytes:
+        """What a token reads at the start of a conversation (the headline figure)."""
+        return self.start
+
+    def memory_seconds(self, read: TokenBytes) -> float:
+        """Σ bytes / bandwidth over the tiers: the time the reads alone take."""
+        tiers = ((read.ram, self.ram), (read.stream, self.stream), (read.vram, self.vram))
         return sum(n / bw.bytes_per_s for n, bw in tiers if n and bw is not None)
+
+    def tok_s_at(self, read: TokenBytes) -> float:
+        """Rule 1."""
+        seconds = self.memory_seconds(read)
+        return self.calibration.decode / seconds if seconds > 0 else float("inf")
 
     @property
     def tok_s(self) -> float:
-        seconds = self.seconds_per_token
-        return 1 / seconds if seconds > 0 else float("inf")
+        """Decode tokens/s at the start of a conversation."""
+        return self.tok_s_at(self.start)
+
+    @property
+    def seconds_per_token(self) -> float:
+        """Decode seconds per token at the start of a conversation."""
+        return 1 / self.tok_s
+
+    @property
+    def tok_s_full(self) -> float:
+        """Decode tokens/s with a full context cached."""
+        return self.tok_s_at(self.full)
 
 
-def stream_source(streamed: int, host_available: int | None, budget: int) -> StreamSource:
-    """Rule 2."""
+def stream_source(streamed: int, host_available: int | None, peak: int) -> StreamSource:
+    """Rule 3."""
     if streamed == 0:
         return StreamSource.NONE
-    if host_available is not None and host_available - budget >= streamed:
+    if host_available is not None and host_available - peak >= streamed:
         return StreamSource.PAGE_CACHE
     return StreamSource.DISK
 
 
-def budget_plan_speed(prices: TokenPrices, n_pinned: int, stream_head: bool, kv: int, budget: int,
-                      bandwidths: Bandwidths, host_available: int | None) -> SpeedEstimate:
-    """Rules 1–2 for one configuration of the budget plan."""
-    read = prices.budget_plan(n_pinned, stream_head, kv)
-    cached = prices.streamed_file_bytes(n_pinned, stream_head) if read.stream else 0
-    source = stream_source(cached, host_available, budget)
+def _prefill(prices: TokenPrices, prompt_tokens: int, bandwidths: Bandwidths, weights_seconds: float) -> PrefillEstimate:
+    """Rule 4; `weights_seconds` is one read of the weights at the decode rate."""
+    flops = prices.prompt_flops(prompt_tokens)
+    rate = bandwidths.compute.flops_per_s * bandwidths.calibration.prefill
+    ubatches = -(-prompt_tokens // ENGINE_UBATCH)
+    return PrefillEstimate(prompt_tokens=prompt_tokens, flops=flops, compute=bandwidths.compute,
+                           compute_seconds=flops / rate, read_seconds=ubatches * weights_seconds)
+
+
+def budget_plan_speed(prices: TokenPrices, n_pinned: int, stream_head: bool, kv: tuple[int, int], ctx: int,
+                      peak: int, bandwidths: Bandwidths, host_available: int | None,
+                      prompt_tokens: int = DEFAULT_PROMPT_TOKENS) -> SpeedEstimate:
+    """Rules 1–4 for one configuration of the budget plan; `kv` is the cache's bytes at the start and at ctx."""
+    start, full = (prices.budget_plan(n_pinned, stream_head, k) for k in kv)
+    cached = prices.streamed_file_bytes(n_pinned, stream_head) if start.stream else 0
+    source = stream_source(cached, host_available, peak)
     stream = {StreamSource.NONE: None, StreamSource.PAGE_CACHE: page_cache_bandwidth(bandwidths.ram),
               StreamSource.DISK: bandwidths.disk}[source]
-    return SpeedEstimate(read, bandwidths.ram, stream, source, None, prices.moe)
+    speed = SpeedEstimate(start=start, full=full, ctx=ctx, ram=bandwidths.ram, stream=stream, stream_from=source,
+                          vram=None, moe=prices.moe, calibration=bandwidths.calibration, prefill=None)
+    weights = speed.memory_seconds(start) / bandwidths.calibration.decode
+    return replace(speed, prefill=_prefill(prices, prompt_tokens, bandwidths, weights))
 
 
-def plan_speed(prices: TokenPrices, plan: MemoryPlan, bandwidths: Bandwidths,
-               host_available: int | None) -> SpeedEstimate | None:
-    """The budget plan's decode bound (Rules 1–3); None when the plan is refused."""
+def plan_speed(prices: TokenPrices, plan: MemoryPlan, bandwidths: Bandwidths, host_available: int | None,
+               prompt_tokens: int = DEFAULT_PROMPT_TOKENS) -> SpeedEstimate | None:
+    """The budget plan's decode and prefill estimates (Rules 1–5); None when the plan is refused."""
     if plan.impossible:
         return None
-    return budget_plan_speed(prices, plan.n_pinned, plan.stream_lm_head, plan.ledger.kv, plan.budget_bytes,
-                             bandwidths, host_available)
+    start_kv = 0 if prices.model is None else kv_price(prices.model, plan.kv_type).at(0)
+    return budget_plan_speed(prices, plan.n_pinned, plan.stream_lm_head, (start_kv, plan.ledger.kv), plan.ctx,
+                             plan.total, bandwidths, host_available, prompt_tokens)
 
 
-def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths) -> SpeedEstimate | None:
-    """The full load's decode bound (Rules 1, 3) at the figures of the fit's machine (`bandwidth.for_machine`:
-    its GPUs' bandwidth, a unified-memory preset's RAM); None when it does not fit or its KV is unknown."""
-    if not fit.verdict.admitted:
+def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths,
+              prompt_tokens: int = DEFAULT_PROMPT_TOKENS, start_tokens: int = 0) -> SpeedEstimate | None:
+    """The full load's decode and prefill estimates (Rules 1, 2, 4, 5) on the fit's machine (`for_machine`);
+    None when it does not fit or its KV is unknown. `start_tokens` moves the start from an empty cache to that
+    many cached tokens (a real run's position, to compare with what it measured)."""
+    if not fit.verdict.admitted or fit.kv.ctx is None:
         return None
-    read = fit_token_bytes(prices, fit)
-    if read is None:
+    start, full = fit_token_bytes(prices, fit, min(start_tokens, fit.kv.ctx)), fit_token_bytes(prices, fit, fit.kv.ctx)
+    if start is None or full is None:
         return None
     figures = for_machine(bandwidths, fit.snapshot)
-    vram = figures.vram if read.vram else None
-    return SpeedEstimate(read, figures.ram, None, StreamSource.NONE, vram, prices.moe)
+    speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
+                          stream_from=StreamSource.NONE, vram=figures.vram if full.vram else None, moe=prices.moe,
+                          calibration=figures.calibration, prefill=None)
+    if full.vram:
+        return speed
+    weights = speed.memory_seconds(start) / figures.calibration.decode
+    return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights))

@@ -1,8 +1,9 @@
-"""What one generated token reads, split by where it reads it from. Exact bytes.
+"""What one generated token reads, split by where it reads it from, and what a prompt costs in FLOPs. Exact.
 
 Rule 1: a token reads every weight it passes through once: each block, the output table
         (the head), the final norm and the other global tensors, one row of the token
-        embeddings, and the whole KV cache at the plan's ctx (the upper end of a conversation).
+        embeddings, and the KV cache of the tokens so far: none at the start of a conversation
+        (recurrent states excepted), the whole context at its end.
 Rule 2: MoE: a block's routed-expert tensors (`*_exps`) are read at expert_used_count /
         expert_count (each token visits that many experts), rounded down per block; shared
         experts, attention and the router are read whole. Without both counts every expert
@@ -12,18 +13,24 @@ Rule 3: budget plan: RAM holds the pinned layers, a resident head, the globals, 
         (all of its table passes through the window each token). No VRAM.
 Rule 4: full load: the GPUs hold the offloaded blocks, the output layer when offloaded, and
         their layers' KV; the host the rest. The KV split is the fit's (unknown KV: None).
-Rule 5: the tiers always add up to `read_per_token` (Rule 1) for the same ctx's KV.
+Rule 5: the tiers always add up to `read_per_token` (Rule 1) for the same KV.
+Rule 6: a prompt of N tokens costs 2 FLOPs per weight of every block per token (routed experts
+        at Rule 2's share), the head once (llama.cpp computes logits for the last prompt token
+        only: `n_outputs` = 1), and attention: the token at position p of a layer with window w
+        scores and mixes min(p, w) cached tokens, 2 · n_head · (k_dim + v_dim) FLOPs each
+        (recurrent layers' state updates are not counted).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 
 from gguf_budget.core.fit.gpu_split import Placement
 from gguf_budget.core.fit.types import FitEstimate
+from gguf_budget.core.model.kv import layer_kv_table
 from gguf_budget.core.model.roles import TensorRole
-from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 
 @dataclass(frozen=True)
@@ -70,9 +77,46 @@ def layer_read_bytes(model: ModelSpec) -> tuple[int, ...]:
     return tuple(out)
 
 
+def block_weights(model: ModelSpec) -> int:
+    """Rule 6: the weights (elements) of every block a token passes through, routed experts at their share."""
+    moe = moe_fraction(model)
+    total = 0
+    for t in model.tensors:
+        if t.layer is None:
+            continue
+        experts = t.role is TensorRole.EXPERTS and moe is not None
+        total += t.n_elements * moe.used // moe.count if experts and moe is not None else t.n_elements
+    return total
+
+
+def head_weights(model: ModelSpec) -> int:
+    """The output table's elements (the embedding table's when tied)."""
+    output = [t.n_elements for t in model.tensors if t.role is TensorRole.OUTPUT]
+    return sum(output) or sum(t.n_elements for t in model.tensors if t.role is TensorRole.TOKEN_EMBD)
+
+
+def attention_flops(model: ModelSpec) -> tuple[tuple[int | None, int], ...]:
+    """Rule 6: (window or None for full attention, FLOPs per cached token) summed over the layers sharing it."""
+    rates: dict[int | None, int] = {}
+    for layer in model.layers:
+        if layer.kind not in (LayerKind.FULL, LayerKind.SWA):
+            continue
+        window = layer.window if layer.kind is LayerKind.SWA else None
+        rate = 2 * (layer.n_head or 0) * ((layer.k_dim or 0) + (layer.v_dim or 0))
+        rates[window] = rates.get(window, 0) + rate
+    return tuple(sorted(rates.items(), key=lambda kv: (kv[0] is None, kv[0] or 0)))
+
+
+def _positions_seen(n: int, window: int | None) -> int:
+    """Σ over p = 1..n of min(p, window): the cached tokens n prompt tokens attend to."""
+    if window is None or n <= window:
+        return n * (n + 1) // 2
+    return window * (window + 1) // 2 + (n - window) * window
+
+
 @dataclass(frozen=True)
 class TokenPrices:
-    """A model's per-token reads, priced once so every budget costs two lookups."""
+    """A model's per-token reads and FLOPs, priced once so every budget costs two lookups."""
 
     layer_prefix: tuple[int, ...]
     file_prefix: tuple[int, ...]
@@ -81,6 +125,10 @@ class TokenPrices:
     other_globals: int
     embd_row: int
     moe: MoeFraction | None
+    block_weights: int = 0
+    head_weights: int = 0
+    attention: tuple[tuple[int | None, int], ...] = ()
+    model: ModelSpec | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, model: ModelSpec) -> TokenPrices:
@@ -93,7 +141,29 @@ class TokenPrices:
             other_globals=(g.position_embd or 0) + g.other,
             embd_row=model.token_embd_row_bytes,
             moe=moe_fraction(model),
+            block_weights=block_weights(model),
+            head_weights=head_weights(model),
+            attention=attention_flops(model),
+            model=model,
         )
+
+    def prompt_flops(self, n: int) -> int:
+        """Rule 6: the FLOPs of a prompt of `n` tokens."""
+        if n <= 0:
+            return 0
+        attention = sum(rate * _positions_seen(n, window) for window, rate in self.attention)
+        return 2 * n * self.block_weights + 2 * self.head_weights + attention
+
+    def kv_split(self, kv_type: str, tokens: int, host_blocks: int, swa_full: bool = False) -> tuple[int, int] | None:
+        """The KV of `tokens` cached tokens on the host's first `host_blocks` blocks and on the rest (sliding
+        layers capped at their window unless `swa_full`); None if unknown."""
+        if self.model is None:
+            return None
+        table = layer_kv_table(self.model, tokens, kv_type, swa_full=swa_full)
+        if any(v is None for v in table):
+            return None
+        known = [v or 0 for v in table]
+        return sum(known[:host_blocks]), sum(known[host_blocks:])
 
     @property
     def n_layer(self) -> int:
@@ -124,9 +194,12 @@ class TokenPrices:
         return TokenBytes(ram=host + output, stream=0, vram=gpu_blocks + kv_gpu)
 
 
-def fit_token_bytes(prices: TokenPrices, fit: FitEstimate) -> TokenBytes | None:
-    """None when the fit cannot price the KV cache."""
+def fit_token_bytes(prices: TokenPrices, fit: FitEstimate, tokens: int) -> TokenBytes | None:
+    """Rule 4 with `tokens` cached; None when the KV cache cannot be priced."""
     if fit.kv.host is None or fit.kv.gpu is None:
         return None
     host_blocks = Placement(fit.n_layer, fit.gpu_layers, ()).host_blocks
-    return prices.full_load(host_blocks, fit.output_on_gpu, fit.kv.host, fit.kv.gpu)
+    split = prices.kv_split(fit.kv.kv_type, tokens, host_blocks, fit.request.engine.swa_full)
+    if split is None:
+        return None
+    return prices.full_load(host_blocks, fit.output_on_gpu, *split)

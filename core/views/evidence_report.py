@@ -2,11 +2,12 @@
 
 Rule 1: one row per component: measured, estimated, error = (estimated − measured) / measured.
 Rule 2: a dry run (llama-fit-params, the `--fit` pass) allocated nothing: said so, its rows kept.
-Rule 3: decode compares a measurement with an upper bound, so its text says both: the measured
-        tokens/s, the bound as "≤ ~N tok/s", and, where the error would go, the share of the
-        bound the run reached ("measured 53% of the bound"); JSON keeps the signed `error` as for
-        every row and adds `bound` and `share_of_bound`. The bound's bytes and bandwidths follow
-        the table, as `fit` prints them. Where either side is missing, the row says which.
+Rule 3: decode and prefill compare a measurement with a calibrated estimate at the run's own
+        position (`compare` Rule 5): the measured tokens/s, the estimate as "≈ N tok/s", the
+        error as for every row, and the share ("measured 118% of the estimate"); JSON adds
+        `share` (measured / estimated, speed rows only). The estimate's bytes, figures and
+        calibration follow the table, as `fit` prints them. Where either side is missing, the
+        row says which.
 """
 
 from __future__ import annotations
@@ -16,36 +17,49 @@ from typing import Any
 from gguf_budget.core.evidence.compare import Comparison, ComparisonRow
 from gguf_budget.core.llama_cpp import LLAMA_CPP_SOURCE
 from gguf_budget.core.units import human_bytes
-from gguf_budget.core.views.speed_view import bound_text, speed_dict, speed_text
+from gguf_budget.core.evidence.compare import TOKENS_PER_S
+from gguf_budget.core.views.speed_view import approx_tok_s, speed_dict, speed_text
 from gguf_budget.core.views.table import aligned_lines
 
-NO_SPEED_ESTIMATE = "no decode estimate: the full load at these settings cannot be priced (a fact is missing)"
-NO_SPEED_MEASURED = "no decode measured: the log has no `eval time` line"
-SPEED_TITLE = "Decode bound (full load at the log's settings)"
-BOUND_NOTE = ("The bound reads the whole KV cache at ctx for every token: a run with few tokens in its cache reads "
-              "less (and may pass the bound); compute and threads only make a run slower.")
+NO_SPEED_ESTIMATE = "no estimate: the full load at these settings cannot be priced (a fact is missing)"
+NO_SPEED_MEASURED = {"decode": "not measured: the log has no `eval time` line",
+                     "prefill": "not measured: the log has no `prompt eval time` line"}
+SPEED_TITLE = "Speed estimate (full load at the log's settings and position)"
 
 
 def _amount(value: float | None, unit: str) -> str:
     if value is None:
         return "—"
-    return f"{value:.2f} tok/s" if unit == "tokens/s" else human_bytes(round(value))
+    return f"{value:.2f} tok/s" if unit == TOKENS_PER_S else human_bytes(round(value))
 
 
-def _estimated(row: ComparisonRow, c: Comparison) -> str:
-    if row.bound and c.speed is not None:
-        return bound_text(c.speed)
+def _estimated(row: ComparisonRow) -> str:
+    if row.unit == TOKENS_PER_S and row.estimated is not None:
+        return approx_tok_s(row.estimated)
     return _amount(row.estimated, row.unit)
 
 
 def _error(row: ComparisonRow) -> str:
-    """Rule 1, and Rule 3 for the bound row."""
-    if row.bound:
+    """Rules 1 and 3."""
+    if row.unit == TOKENS_PER_S:
         if row.estimated is None:
             return NO_SPEED_ESTIMATE
-        share = row.share_of_bound
-        return NO_SPEED_MEASURED if share is None else f"measured {100 * share:.0f}% of the bound"
+        share = row.share
+        if share is None:
+            return NO_SPEED_MEASURED.get(row.name, "not measured")
+        return f"{100 * (row.error or 0):+.1f}% (measured {100 * share:.0f}% of the estimate)"
     return "—" if row.error is None else f"{100 * row.error:+.1f}%"
+
+
+def speed_beside(c: Comparison) -> str:
+    """The speed rows in one line for the window's measured row: each timing beside its estimate and the share."""
+    parts = []
+    for row in (c.row("decode"), c.row("prefill")):
+        if row.estimated is None:
+            continue
+        share = "" if row.share is None else f", measured {100 * row.share:.0f}% of it"
+        parts.append(f"{row.name} {_estimated(row)}{share}")
+    return "" if not parts else "estimated at its settings: " + "; ".join(parts)
 
 
 def _settings(c: Comparison) -> dict[str, Any]:
@@ -67,7 +81,7 @@ def evidence_dict(c: Comparison, log_name: str, model_path: str, notes: tuple[st
         "dry_run": c.run.dry_run,
         "settings": _settings(c),
         "rows": [{"name": r.name, "measured": r.measured, "estimated": r.estimated, "unit": r.unit, "error": r.error,
-                  "bound": r.bound, "share_of_bound": r.share_of_bound}
+                  "share": r.share}
                  for r in c.rows],
         "peak_rss_source": log.peak_rss_source,
         "engine": LLAMA_CPP_SOURCE,
@@ -89,11 +103,9 @@ def evidence_text(c: Comparison, log_name: str, model_path: str, notes: tuple[st
     if run.dry_run:
         lines.append("Dry run   llama.cpp allocated nothing (buffers print 0.00 MiB); only its compute projection compares")
     table = [("", "measured", "estimated", "error")]
-    table += [(r.name, _amount(r.measured, r.unit), _estimated(r, c), _error(r)) for r in c.rows]
+    table += [(r.name, _amount(r.measured, r.unit), _estimated(r), _error(r)) for r in c.rows]
     lines += aligned_lines(table)
     if log.peak_rss_source:
         lines.append(f"Peak RSS measured by {log.peak_rss_source}; estimates follow {LLAMA_CPP_SOURCE}")
     lines += ["", speed_text(SPEED_TITLE, c.speed, NO_SPEED_ESTIMATE)]
-    if c.speed is not None:
-        lines.append(BOUND_NOTE)
     return "\n".join([*lines, *notes])

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gguf_budget.core.evidence.log_records import BufferKind, LoadRecord
+from gguf_budget.core.evidence.log_records import BufferKind, LlamaCppLog, LoadRecord
 from gguf_budget.core.measure.record import Origin
 from gguf_budget.core.measure.session import RuntimeEvidence
 from gguf_budget.core.units import human_bytes
@@ -178,8 +178,10 @@ class MeasuredView:
     column: tuple[str, tuple[tuple[str, int], ...]]
     summary: str
     claim: str
+    log: LlamaCppLog | None = None
+    """The log itself, so the window can set its timings beside the estimates (`evidence_report.speed_beside`)."""
 
 
 def measured_view(evidence: RuntimeEvidence) -> MeasuredView:
     return MeasuredView((measured_column(evidence), measured_items(evidence)), measured_summary(evidence),
-                        evidence_claim(evidence))
+                        evidence_claim(evidence), evidence.log)

@@ -27,7 +27,7 @@ from gguf_budget.core.units import human_bytes
 
 EXPORT_FORMATS = ("text", "md", "json")
 CSV_COLUMNS = ("budget", "feasible", "ctx", "n_pinned", "n_layer", "stream_lm_head", "n_buffers", "total",
-               "ring_planned", "tok_s", "stream_bytes_per_token")
+               "ring_planned", "tok_s", "stream_bytes_per_token", "tok_s_full_context")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|#])")
 
 
@@ -98,6 +98,6 @@ def sweep_csv(result: SweepResult) -> str:
     writer.writerow(CSV_COLUMNS)
     for r in result.rows:
         row = (r.budget, r.feasible, r.ctx, r.n_pinned, result.n_layer, r.stream_lm_head, r.n_buffers, r.total,
-               r.ring_planned, r.tok_s, r.stream_bytes_per_token)
+               r.ring_planned, r.tok_s, r.stream_bytes_per_token, r.tok_s_full)
         writer.writerow([_csv_cell(v) for v in row])
     return out.getvalue()

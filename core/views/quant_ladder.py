@@ -23,7 +23,8 @@ Rule 6: the ctx defaults to 4096 tokens — the Budget plan's default ctx cap, b
 Rule 7: a row's decode estimate is its full load's (`fit_speed`, as `fit` and the window's full
         load compute it) and, with a budget, its plan's (`plan_speed`, as `plan` and the window's
         plan compute it, with the machine's available RAM deciding page cache or disk), both
-        at the request's bandwidths; the token prices are machine-independent (`PricedTypes`).
+        at the request's bandwidths and prompt length; the token prices are machine-independent
+        (`PricedTypes`).
 Rule 8: recommended = quality weighed against speed on the best fit's tier (the rows fully on
         GPU, else fully in RAM): walking down from the highest precision, the first type whose
         decode is at most SLOWDOWN_LIMIT× slower than the next smaller type on that tier (the
@@ -56,7 +57,7 @@ from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.quant import FILE_TYPES, QuantMix, QuantMixError, quant_mix
 from gguf_budget.core.quant.mix import PreparedModel
 from gguf_budget.core.quant.priced import priced_model
-from gguf_budget.core.speed.estimate import SpeedEstimate, fit_speed, plan_speed
+from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS, SpeedEstimate, fit_speed, plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
 DEFAULT_LADDER_CTX = 4096
@@ -78,6 +79,7 @@ class LadderRequest:
     budget: BudgetRequest | None = None
     imatrix: bool = True
     bandwidths: Bandwidths = field(default_factory=Bandwidths)
+    prompt_tokens: int = DEFAULT_PROMPT_TOKENS
 
     def __post_init__(self) -> None:
         if self.ctx is not None and self.ctx < 1:
@@ -86,7 +88,7 @@ class LadderRequest:
 
 @dataclass(frozen=True)
 class QuantRow:
-    """One file type of the model: its price, its full load and, with a budget, its plan; their decode bounds."""
+    """One file type of the model: its price, its full load and, with a budget, its plan; their speed estimates."""
 
     mix: QuantMix
     model: ModelSpec
@@ -216,8 +218,9 @@ def _row(source: ModelSpec, mix: QuantMix, model: ModelSpec, prices: TokenPrices
         mix=mix, model=model, fit=fit, fits_in_ram=in_ram,
         largest_ctx=largest_fitting_ctx(model, snapshot, base, None, max(source.context_length or ctx, ctx)),
         plan=plan, plan_error=error, is_source=source.file_type == int(mix.file_type.llama_ftype),
-        speed=fit_speed(prices, fit, bandwidths),
-        plan_speed=None if plan is None else plan_speed(prices, plan, bandwidths, snapshot.host_available),
+        speed=fit_speed(prices, fit, bandwidths, request.prompt_tokens),
+        plan_speed=None if plan is None else plan_speed(prices, plan, bandwidths, snapshot.host_available,
+                                                        request.prompt_tokens),
     )
 
 

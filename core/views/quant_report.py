@@ -6,9 +6,11 @@ Rule 2: every row says it is priced, not downloaded; the size is the file llama-
         write (the source's header plus aligned tensor data), never a measured file.
 Rule 3: a verdict is the full-load admission estimate at the ladder's ctx; a plan is the budget
         plan at the request's budget; neither is runtime evidence.
-Rule 4: the Decode column is the full load's decode bound and the plan cell carries the plan's,
-        in the words and JSON of `speed_view` (as `fit` and `plan` print them); the text says
-        they are memory-bandwidth bounds and which bandwidths they rest on.
+Rule 4: the Decode column is the full load's decode estimate at the start of a conversation
+        (its header says so) and the plan cell carries the plan's; the First token column is the
+        full load's time to the first token for the request's prompt length; all in the words
+        and JSON of `speed_view` (as `fit` and `plan` print them); the text says they are
+        calibrated estimates and which figures they rest on.
 Rule 5: the recommended type (`quant_ladder` Rule 8) is marked beside the best fit and said
         with its reason — the step that admitted it and the higher types passed over, each with
         its slowdown — and `RECOMMENDED_RULE` says the rule in words; rows below 3 bits per
@@ -31,8 +33,9 @@ from gguf_budget.core.views.quant_ladder import (
 )
 from gguf_budget.core.views.table import aligned_lines
 from gguf_budget.core.quant.priced import PRICED_LABEL
-from gguf_budget.core.speed.estimate import ESTIMATE_LABEL, SpeedEstimate
-from gguf_budget.core.views.speed_view import bound_text, speed_dict
+from gguf_budget.core.machine.bandwidth import for_machine
+from gguf_budget.core.speed.estimate import SpeedEstimate
+from gguf_budget.core.views.speed_view import START_WORDS, decode_cell, prefill_keys, seconds_text, speed_dict
 
 BEST_MARK = "◀ best fit"
 RECOMMENDED_MARK = "★ recommended"
@@ -48,8 +51,16 @@ def _gpu_layers(row: QuantRow) -> str:
     return f"{row.fit.gpu_layers}/{row.fit.n_layer + 1}"
 
 
-def _bound_cell(speed: SpeedEstimate | None) -> str:
-    return "—" if speed is None else bound_text(speed)
+def _decode_cell(speed: SpeedEstimate | None) -> str:
+    return "—" if speed is None else decode_cell(speed)
+
+
+def _ttft_cell(speed: SpeedEstimate | None) -> str:
+    return "—" if speed is None or speed.prefill is None else f"≈ {seconds_text(speed.prefill.ttft_s)}"
+
+
+def _ttft_sort(speed: SpeedEstimate | None) -> float:
+    return float("inf") if speed is None or speed.prefill is None else speed.prefill.ttft_s
 
 
 def _plan_cell(row: QuantRow) -> str:
@@ -57,7 +68,7 @@ def _plan_cell(row: QuantRow) -> str:
         return row.plan_error or "—"
     if not row.plan.feasible:
         return "impossible"
-    speed = "" if row.plan_speed is None else f", {bound_text(row.plan_speed)}"
+    speed = "" if row.plan_speed is None else f", {decode_cell(row.plan_speed)}"
     return f"ctx {row.plan.ctx:,}, {row.plan.n_pinned}/{row.plan.n_layer} pinned{speed}"
 
 
@@ -83,7 +94,9 @@ COLUMNS: tuple[Column, ...] = (
            lambda r: (r.fit.verdict == FitVerdict.FITS_GPU) * 2 + r.fits_in_ram),
     Column("gpu_layers", "GPU layers", _gpu_layers, lambda r: r.fit.gpu_layers),
     Column("largest_ctx", "Largest ctx", _ctx_cell, lambda r: r.largest_ctx or 0),
-    Column("decode", "Decode", lambda r: _bound_cell(r.speed), lambda r: 0.0 if r.speed is None else r.speed.tok_s),
+    Column("decode", "Decode at start", lambda r: _decode_cell(r.speed),
+           lambda r: 0.0 if r.speed is None else r.speed.tok_s),
+    Column("ttft", "First token", lambda r: _ttft_cell(r.speed), lambda r: -_ttft_sort(r.speed)),
     Column("plan", "Budget plan", _plan_cell,
            lambda r: -1 if r.plan is None or not r.plan.feasible else r.plan.n_pinned),
 )
@@ -107,7 +120,8 @@ def row_tooltip(row: QuantRow, ladder: QuantLadder) -> str:
     fallback = f"; {row.mix.n_fallback} tensors fall back to a type their rows divide" if row.mix.n_fallback else ""
     return (f"{row.name}: {row.mix.file_bytes:,} B ({PRICED_LABEL}); tensors {types}{fallback}. "
             f"Full load at ctx {ladder.ctx:,}: {VERDICT_WORDS[row.fit.verdict]}, {_gpu_layers(row)} on GPU; "
-            f"largest ctx that fits {_ctx_cell(row)}; decode {_bound_cell(row.speed)} ({ESTIMATE_LABEL}). "
+            f"largest ctx that fits {_ctx_cell(row)}; decode {_decode_cell(row.speed)} {START_WORDS}, first token "
+            f"{_ttft_cell(row.speed)} (estimates). "
             f"Budget plan: {_plan_cell(row)}.")
 
 
@@ -133,6 +147,7 @@ def row_dict(row: QuantRow, ladder: QuantLadder) -> dict[str, Any]:
         "heavy_quality_loss": row.heavy_loss,
         "source": row.is_source,
         "tok_s_estimate": speed_dict(row.speed),
+        **prefill_keys(row.speed),
         "plan_tok_s_estimate": speed_dict(row.plan_speed),
     }
 
@@ -207,15 +222,17 @@ def best_text(ladder: QuantLadder) -> str:
 
 
 def speed_footnote(ladder: QuantLadder) -> str:
-    """Rule 4: what the Decode figures are and the bandwidths they rest on."""
-    bw = ladder.request.bandwidths
+    """Rule 4: what the Decode and First token figures are and the figures they rest on."""
+    bw = for_machine(ladder.request.bandwidths, ladder.snapshot)
     tiers = [f"RAM {bw.ram.text}"]
     if ladder.snapshot.gpus:
         tiers.append(f"VRAM {bw.vram.text}")
     if ladder.request.budget is not None:
         tiers.append(f"disk {bw.disk.text}")
     plan = "" if ladder.request.budget is None else " and each budget plan's"
-    return f"Decode: each full load's{plan} tokens/s ({ESTIMATE_LABEL}) at {'; '.join(tiers)}."
+    return (f"Decode: each full load's{plan} tokens/s {START_WORDS} (estimates, {bw.calibration.text}) at "
+            f"{'; '.join(tiers)}. First token: the full load's prefill of a {ladder.request.prompt_tokens:,}-token "
+            f"prompt at {bw.compute.text} (none with layers on a GPU).")
 
 
 def ladder_text(ladder: QuantLadder) -> str:

@@ -43,12 +43,15 @@ from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.window_size import dock_height, opening_size
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
-from gguf_budget.core.machine.bandwidth_store import machine_bandwidths
+from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.types import BudgetRequest, CtxPolicy, HeadMode, MemoryPlan
 from gguf_budget.core.views.model_summary import summary_rows
+from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.evidence.compare import compare
+from gguf_budget.core.views.evidence_report import speed_beside
 from gguf_budget.core.views.evidence_view import MeasuredView
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
@@ -70,10 +73,15 @@ BandwidthBackend = Callable[[str], tuple[Bandwidths, tuple[str, ...]]]
 log = logging.getLogger(__name__)
 
 
+def measure_again(path: str | None) -> tuple[Bandwidths, tuple[str, ...]]:
+    """The bandwidth editor's Measure again: this machine measured anew and kept, as `hw --measure` does."""
+    return speed_figures(path, again=True)
+
+
 def measure_bandwidths(path: str) -> tuple[Bandwidths, tuple[str, ...]]:
     """This machine's figures, as every command reads them: kept from the first measurement (RAM, compute, this
-    model's disk), measured now only where none is kept (under a second, never raising)."""
-    return machine_bandwidths(path)
+    model's disk), measured now only where none is kept (under a second, never raising), and calibrated."""
+    return speed_figures(path)
 
 
 class MainWindow(QMainWindow):
@@ -101,6 +109,7 @@ class MainWindow(QMainWindow):
         load_backend: Callable[[str], ModelSpec] = load_model,
         probe_backend: Callable[[], HardwareSnapshot] = probe_hardware,
         bandwidth_backend: BandwidthBackend = measure_bandwidths,
+        remeasure_backend: Callable[[str | None], tuple[Bandwidths, tuple[str, ...]]] = measure_again,
         parent: QWidget | None = None,
     ):
         super().__init__(parent)
@@ -114,6 +123,7 @@ class MainWindow(QMainWindow):
         self._budget_chosen = self._saved.budget_bytes is not None
         self._budget_settled = False
         self._measured = Bandwidths()
+        self._evidence_view: MeasuredView | None = None
         self._measured_once = False
         self._state = self._state_from(self._saved)
         self._view = derive(self._state)
@@ -128,6 +138,8 @@ class MainWindow(QMainWindow):
         self._loader.failed.connect(self._load_failed)
         self._bandwidth_probe = BackgroundCall(bandwidth_backend, parent=self)
         self._bandwidth_probe.succeeded.connect(self._bandwidths_measured)
+        self._remeasure = BackgroundCall(remeasure_backend, parent=self)
+        self._remeasure.succeeded.connect(self._bandwidths_measured)
         self.machine = MachineLink(self.body.hardware, probe_backend, self)
         self.machine.changed.connect(self._machine_changed)
         self.machine.probed.connect(self.hardwareProbed)
@@ -182,6 +194,7 @@ class MainWindow(QMainWindow):
         for control in (panel.budget, panel.context, self.body.knobs):
             control.changed.connect(self._controls_changed)
         self.body.hardware.bandwidthsChanged.connect(self._bandwidths_typed)
+        self.body.hardware.bandwidths.measureAgain.connect(self._measure_again)
 
     def _restore(self) -> None:
         s = self._saved
@@ -288,10 +301,25 @@ class MainWindow(QMainWindow):
 
     def show_evidence(self, view: MeasuredView | None) -> None:
         """The Measured column, the measured row and the runtime-evidence claim (None clears them)."""
+        self._evidence_view = view
         self.body.plan.set_measured(None if view is None else view.column)
-        self.body.hardware.show_measured(None if view is None else view.summary)
+        self._show_measured_row()
         self._state = replace(self._state, evidence=None if view is None else view.claim)
         self._recompute()
+
+    def _show_measured_row(self) -> None:
+        """What llama.cpp measured, with its timings beside the estimates at its own settings (the core's words)."""
+        view, model = self._evidence_view, self._state.model
+        if view is None:
+            self.body.hardware.show_measured(None)
+            return
+        beside = ""
+        if view.log is not None and model is not None:
+            try:
+                beside = speed_beside(compare(view.log, model, self._state.bandwidths))
+            except BudgetError:  # a log of another model, or one the estimate cannot price: the row stands alone
+                beside = ""
+        self.body.hardware.show_measured(view.summary + (f" — {beside}" if beside else ""))
 
     def ledger_chart(self) -> pg.GraphicsLayoutWidget:
         return self.body.plan.chart
@@ -408,10 +436,16 @@ class MainWindow(QMainWindow):
         self._bandwidths_typed()
         self.bandwidthsMeasured.emit()
 
+    def _measure_again(self) -> None:
+        """The bandwidth editor's Measure again, off the GUI thread; the answer is drawn as the first one is."""
+        if not self._remeasure.busy:
+            self._remeasure.start(None if self._state.model is None else self._state.model.path)
+
     def _bandwidths_typed(self) -> None:
         typed = self.body.hardware.bandwidths.typed()
         self._state = replace(self._state, bandwidths=with_typed(self._measured, **typed))
         self.body.hardware.bandwidths.show_in_use(self._state.bandwidths)
+        self._show_measured_row()
         self._recompute()
 
     # -- drawing ----------------------------------------------------------------------

@@ -27,7 +27,7 @@ class Command:
 COMMANDS: dict[str, Command] = {
     "inspect": Command("inspect_cmd", "show what a GGUF file says about its model (header only, any shard of a split "
                                       "model)"),
-    "plan": Command("plan_cmd", "plan a run under a RAM budget: an itemized ledger and its decode estimate, or why it "
+    "plan": Command("plan_cmd", "plan a run under a RAM budget: an itemized ledger and its speed estimates, or why it "
                                 "cannot fit"),
     "sweep": Command("sweep_cmd", "plan a model under a range of budgets: where it first fits, where every layer is "
                                   "pinned"),
@@ -40,8 +40,8 @@ COMMANDS: dict[str, Command] = {
                                     "recommended type for a machine (nothing is downloaded)"),
     "library": Command("library_cmd", "list every GGUF model on this machine (Hugging Face, LM Studio, Ollama, "
                                       "llama.cpp caches, added folders)"),
-    "evidence": Command("evidence_cmd", "compare a llama.cpp run's own memory report (its verbose log) with the "
-                                        "estimate for the same settings"),
+    "evidence": Command("evidence_cmd", "compare a llama.cpp run's own memory report and speed (its verbose log) "
+                                        "with the estimate for the same settings"),
     "measure": Command("measure_cmd", "run the model in llama.cpp for a few tokens, and keep its memory report as "
                                       "runtime evidence"),
 }

@@ -18,7 +18,7 @@ from gguf_budget.core.explorer.headline import max_ctx_text
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.fit_report import fit_dict, fit_text, verdict_text
-from gguf_budget.core.views.speed_view import speed_dict, speed_text
+from gguf_budget.core.views.speed_view import prefill_keys, speed_dict, speed_text
 from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitEstimate, Reserves
 from gguf_budget.core.machine.snapshot import (
     GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
@@ -31,7 +31,7 @@ from gguf_budget.gui.cli.commands.common import (
     CommandError, add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
-from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
+from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, add_prompt_argument, bandwidths_from
 from gguf_budget.gui.cli.gpu_args import preset_snapshot, sizes_arg, tensor_split_arg
 
 FIT_TIERS = ("ram", "vram")
@@ -53,6 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-ts", "--tensor-split", type=tensor_split_arg, metavar="A,B,…",
                    help="share of the layers per GPU, as llama.cpp -ts (default: by free memory)")
     add_bandwidth_arguments(p, FIT_TIERS, host_available=False)
+    add_prompt_argument(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of text")
     out.add_argument("--print-command", action="store_true",
@@ -114,7 +115,8 @@ def run(args: argparse.Namespace) -> int:
     snapshot = machine(args)
     reserves = Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ())
     state = ExplorerState(model=model, ctx_cap=args.ctx_cap, kv_type=args.kv_type, machine=snapshot,
-                          reserves=reserves, gpu_layers=args.gpu_layers, tensor_split=args.tensor_split)
+                          reserves=reserves, gpu_layers=args.gpu_layers, tensor_split=args.tensor_split,
+                          prompt_tokens=args.prompt_tokens)
     state.fit_request(None)  # a bad split or reserve is the one-line RequestError before anything is measured
     bandwidths, notes = bandwidths_from(args, model, FIT_TIERS if snapshot.gpus else ("ram",))
     state = replace(state, bandwidths=bandwidths)
@@ -126,10 +128,11 @@ def run(args: argparse.Namespace) -> int:
         _print_command(estimate)
     elif args.json:
         emit_json({**fit_dict(estimate), "ctx_cap": full_load_cap(model, state, ctx), "max_ctx": result.max_ctx,
-                   "tok_s_estimate": speed_dict(result.speed), "bandwidth_notes": list(notes)})
+                   "tok_s_estimate": speed_dict(result.speed), **prefill_keys(result.speed),
+                   "bandwidth_notes": list(notes)})
     else:
         say("\n".join([fit_text(estimate), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
-                         speed_text("Decode estimate (full load)", result.speed, NO_SPEED), *notes]))
+                         speed_text("Speed estimate (full load)", result.speed, NO_SPEED), *notes]))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 
 

@@ -10,7 +10,8 @@ from gguf_budget.core.views.fit_report import snapshot_dict, snapshot_text
 from gguf_budget.core.machine.presets import PRESETS, preset_dict
 from gguf_budget.core.views.presets_view import presets_text
 from gguf_budget.core.machine.probe import probe_hardware
-from gguf_budget.core.machine.bandwidth_store import machine_bandwidths, record_path
+from gguf_budget.core.machine.bandwidth_store import record_path
+from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.views.speed_view import machine_speed_dict, machine_speed_rows
 from gguf_budget.core.views.table import aligned_lines
 
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             say(presets_text())
         return 0
     snapshot = probe_hardware()
-    figures, notes = machine_bandwidths(None, ("ram", "compute"), again=args.measure)
+    figures, notes = speed_figures(None, ("ram", "compute"), again=args.measure)
     if args.json:
         emit_json({**snapshot_dict(snapshot), "speed": machine_speed_dict(figures, str(record_path()), notes)})
     else:

@@ -22,7 +22,9 @@ from gguf_budget.core.views.machine_budget import machine_budget
 from gguf_budget.gui.cli.commands.common import CommandError, add_model_arguments, chosen_model, listed_catalogue
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
-from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from, host_available_from
+from gguf_budget.gui.cli.commands.speed_args import (
+    add_bandwidth_arguments, add_prompt_argument, bandwidths_from, host_available_from,
+)
 
 PLAN_TIERS = ("ram", "disk")
 
@@ -51,6 +53,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"RAM budget: 512M, 1.5G, 2GiB, bytes, {BUDGET.text}; 0 = unlimited "
                         "(default: this machine's usable RAM)")
     p.add_argument("--force", action="store_true", help="run the minimum configuration even over budget")
+    add_prompt_argument(p)
     add_format_argument(p)
 
 
@@ -81,6 +84,6 @@ def run(args: argparse.Namespace) -> int:
     request = request_from(args, _budget(args), args.force)
     plan = plan_memory(spec, request)
     bandwidths, notes = bandwidths_from(args, spec, PLAN_TIERS)
-    speed = plan_speed(TokenPrices.of(spec), plan, bandwidths, host_available_from(args))
+    speed = plan_speed(TokenPrices.of(spec), plan, bandwidths, host_available_from(args), args.prompt_tokens)
     emit_plan(args, plan, spec, speed, notes)
     return EXIT_IMPOSSIBLE if plan.impossible else 0

@@ -27,7 +27,7 @@ from gguf_budget.gui.cli.commands.common import (
     add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
 from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
-from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
+from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, add_prompt_argument, bandwidths_from
 
 QUANTS_TIERS = ("ram", "vram", "disk")
 
@@ -43,13 +43,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="price files made without an importance matrix (publishers such as bartowski use one)")
     add_machine_arguments(p)
     add_bandwidth_arguments(p, QUANTS_TIERS, host_available=False)
+    add_prompt_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 def _request(args: argparse.Namespace) -> LadderRequest:
     budget = None if args.budget is None else BudgetRequest(budget_bytes=args.budget, kv_type=KVType(args.kv_type))
     return LadderRequest(args.ctx, KVType(args.kv_type), Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), budget,
-                         imatrix=not args.no_imatrix)
+                         imatrix=not args.no_imatrix, prompt_tokens=args.prompt_tokens)
 
 
 def _tiers(snapshot: HardwareSnapshot, request: LadderRequest) -> tuple[str, ...]:

@@ -6,6 +6,8 @@ Rule 1: a typed bandwidth (`--ram-bw 20G` = 20 GiB per second) wins; otherwise R
         VRAM takes the GPUs' own figures (driver or spec sheet) inside the estimate; what
         cannot be measured keeps the assumed figure — each figure says which it is.
         `--no-measure` measures nothing now: the figures kept from before, else assumed ones.
+Rule 3: `--prompt-tokens N` is the prompt whose prefill and time to the first token `plan`, `fit`
+        and `quants` estimate (default 1,000 tokens, as the window).
 Rule 2: the free host RAM that decides page cache vs disk for streamed layers is
         `--host-available`, else the probe's; with `--no-measure` and no flag it is unknown
         (streamed layers are read from disk).
@@ -17,11 +19,12 @@ import argparse
 from typing import Sequence
 
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
-from gguf_budget.core.machine.bandwidth_store import machine_bandwidths
+from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.model.spec import ModelSpec
 
-from gguf_budget.core.ranges import BANDWIDTH, MEMORY
+from gguf_budget.core.ranges import BANDWIDTH, MEMORY, PROMPT_TOKENS
+from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.gui.cli.args import ranged
 
 TIER_HELP = {
@@ -45,11 +48,18 @@ def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], ho
                        help="free host RAM deciding page cache or disk for streamed layers (default: probed)")
 
 
+def add_prompt_argument(p: argparse.ArgumentParser) -> None:
+    """Rule 3."""
+    p.add_argument("--prompt-tokens", type=ranged(PROMPT_TOKENS), default=DEFAULT_PROMPT_TOKENS, metavar="N",
+                   help=f"prompt length for the prefill and time-to-first-token estimate, {PROMPT_TOKENS.text} "
+                        f"(default {DEFAULT_PROMPT_TOKENS:,})")
+
+
 def bandwidths_from(args: argparse.Namespace, model: ModelSpec, tiers: Sequence[str]) -> tuple[Bandwidths, tuple[str, ...]]:
     """Rule 1: (the figures, why some tiers were not measured)."""
     typed = {tier: getattr(args, f"{tier}_bw") for tier in tiers}
     kept = (*(tier for tier, value in typed.items() if value is None and tier != "vram"), "compute")
-    base, reasons = machine_bandwidths(model.path, kept, measure=not args.no_measure)
+    base, reasons = speed_figures(model.path, kept, measure=not args.no_measure)
     return with_typed(base, **typed), reasons
 
 

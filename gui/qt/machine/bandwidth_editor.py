@@ -5,15 +5,17 @@ Rule 1: each box is empty for "measured (or assumed)"; its placeholder shows the
         core's `BANDWIDTH` range; text that does not parse shows an inline error and changes nothing.
 Rule 2: the widget only holds what was typed; the window merges it over the measured figures
         (`machine.bandwidth.with_typed`).
+Rule 3: "Measure again" asks the window to measure this machine again (the figures are measured
+        once and kept, as `hw --measure` does); the placeholders then show the new figures.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QWidget
+from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.machine.bandwidth import Bandwidths, measured_date
 from gguf_budget.core.ranges import BANDWIDTH
 from gguf_budget.core.units import human_bytes
 
@@ -28,9 +30,11 @@ class BandwidthEditor(QWidget):
 
     Signals:
         changed(): a typed bandwidth changed (or was cleared).
+        measureAgain(): the person asked to measure this machine again (Rule 3).
     """
 
     changed = Signal()
+    measureAgain = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -47,6 +51,11 @@ class BandwidthEditor(QWidget):
             edit.editingFinished.connect(lambda t=tier: self._edited(t))
             form.addRow(f"{TIERS[tier][0]} bandwidth", edit)
         form.addRow("", self.error)
+        self.again = named(QPushButton("Measure again", self), "measureAgain")
+        self.again.setToolTip("Measure this machine's RAM bandwidth, compute rate and this model's disk again "
+                              "(about a second) and keep them for every estimate")
+        self.again.clicked.connect(self.measureAgain)
+        form.addRow("", self.again)
 
     def typed(self) -> dict[str, int | None]:
         """Bytes per second typed per tier (None: not typed)."""
@@ -66,8 +75,10 @@ class BandwidthEditor(QWidget):
         """Placeholders: the figure each tier uses now and its source."""
         for tier, edit in self.edits.items():
             figure = getattr(bandwidths, tier)
-            edit.setPlaceholderText(f"{human_bytes(figure.bytes_per_s)}/s ({figure.source.value})")
+            date = measured_date(figure.measured_at)
+            edit.setPlaceholderText(f"{human_bytes(figure.bytes_per_s)}/s ({figure.source.value}{' ' + date if date else ''})")
             edit.setToolTip(figure.text)
+        self.again.setToolTip(f"Measure again (now: {bandwidths.compute.text}; {bandwidths.calibration.text})")
 
     def _edited(self, tier: str) -> None:
         edit = self.edits[tier]

@@ -30,7 +30,7 @@ from gguf_budget.core.views.machine_view import (
     claim_rows, gpu_status, gpu_status_detail, host_bar, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 
-from gguf_budget.core.views.speed_view import decode_text
+from gguf_budget.core.views.speed_view import speed_summary
 
 from gguf_budget.gui.qt.machine.bandwidth_editor import BandwidthEditor
 from gguf_budget.gui.qt.machine.command_box import CommandBox
@@ -200,7 +200,7 @@ class HardwarePanel(QGroupBox):
         self.heading.setText(full_load_name(load.fit.snapshot))
         self.show_fit(load.fit)
         self.max_ctx.setText(max_ctx_text(load.fit, load.max_ctx))
-        self.decode.setText("no estimate: it does not fit" if load.speed is None else decode_text(load.speed))
+        self.decode.setText("no estimate: it does not fit" if load.speed is None else speed_summary(load.speed))
 
     def show_fit(self, fit: FitEstimate) -> None:
         bars = pool_bars(fit)

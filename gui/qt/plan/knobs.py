@@ -1,7 +1,8 @@
-"""The planner's other knobs: ring buffers, head mode, KV cache type, force — and the slow threshold.
+"""The planner's other knobs: ring buffers, head mode, KV cache type, force — the slow threshold and the prompt.
 
 Rule 1: every range and choice is the core's (`explorer.state`: ring depth 1 … MAX_BUFFERS,
-        the head modes, the KV types and their default, the slow threshold's default).
+        the head modes, the KV types and their default, the slow threshold's default; the
+        prompt length whose time to the first token is estimated, `ranges.PROMPT_TOKENS`).
 Rule 2: beside the ring knob, the plan's "requested N, planned M: why" when they differ
         (`ExplorerView.ring_note`), so the knob never looks like a no-op.
 """
@@ -19,6 +20,8 @@ from gguf_budget.core.explorer.state import (
 )
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.core.plan.types import HeadMode
+from gguf_budget.core.ranges import PROMPT_TOKENS
+from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.gui.qt.named import named
 
 
@@ -30,6 +33,7 @@ class KnobValues(TypedDict):
     kv_type: KVType
     force: bool
     slow_below_tok_s: float
+    prompt_tokens: int
 
 
 class Knobs(QWidget):
@@ -58,8 +62,12 @@ class Knobs(QWidget):
         self.force.setToolTip("Plan the minimum configuration even when it exceeds the budget")
         self.slow = named(QDoubleSpinBox(self, minimum=SLOW_RANGE[0], maximum=SLOW_RANGE[1],
                                          decimals=2, singleStep=0.5, value=DEFAULT_SLOW_BELOW_TOK_S, suffix=" tok/s"), "slowThreshold")
-        self.slow.setToolTip("A feasible plan that streams weights and decodes slower than this is headlined "
-                             "FEASIBLE — SLOW (amber)")
+        self.slow.setToolTip("A feasible plan whose decode estimate at the start of a conversation is under this is "
+                             "headlined FEASIBLE — SLOW (amber), whether it streams weights or not")
+        self.prompt = named(QSpinBox(self, minimum=PROMPT_TOKENS.low, maximum=PROMPT_TOKENS.high,
+                                     value=DEFAULT_PROMPT_TOKENS, singleStep=500, suffix=" tokens"), "promptTokens")
+        self.prompt.setGroupSeparatorShown(True)
+        self.prompt.setToolTip("The prompt whose prefill and time to the first token are estimated")
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         form.addRow("Ring buffers", self.buffers)
@@ -68,17 +76,19 @@ class Knobs(QWidget):
         form.addRow("KV cache", self.kv_type)
         form.addRow("", self.force)
         form.addRow("Slow below", self.slow)
+        form.addRow("Prompt", self.prompt)
         self.buffers.valueChanged.connect(self.changed)
         self.head.currentIndexChanged.connect(self.changed)
         self.kv_type.currentIndexChanged.connect(self.changed)
         self.force.toggled.connect(self.changed)
         self.slow.valueChanged.connect(self.changed)
+        self.prompt.valueChanged.connect(self.changed)
 
     def values(self) -> KnobValues:
         """The knobs as explorer-state fields."""
         return {"n_buffers": self.buffers.value(), "head_mode": HeadMode(self.head.currentText()),
                 "kv_type": KVType(self.kv_type.currentText()), "force": self.force.isChecked(),
-                "slow_below_tok_s": self.slow.value()}
+                "slow_below_tok_s": self.slow.value(), "prompt_tokens": self.prompt.value()}
 
     def set_tied(self, tied: bool) -> None:
         """A tied head can only be resident: offer "stream" only when the head is separate."""

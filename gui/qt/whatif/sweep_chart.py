@@ -34,7 +34,7 @@ CURVES: dict[str, tuple[str, str]] = {  # field → (plot title, colour)
     "total": ("Predicted peak", LEDGER_COLOURS["logits"]),
     "ctx": ("Chosen ctx (tokens)", LEDGER_COLOURS["kv"]),
     "n_pinned": ("Pinned layers", LEDGER_COLOURS["pinned"]),
-    "tok_s": ("Decode ≤ tok/s (estimate)", LEDGER_COLOURS["lm_head"]),
+    "tok_s": ("Decode tok/s at the start of a conversation (estimate)", LEDGER_COLOURS["lm_head"]),
 }
 MARKERS: dict[str, str] = {
     "first_feasible": BANNER_COLOURS[BannerState.FEASIBLE],
