@@ -21,7 +21,7 @@ from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.types import CtxPolicy, RingReason
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.plan_view import BannerState
-from gguf_budget.core.views.speed_view import decode_text, speed_summary
+from gguf_budget.core.views.speed_view import decode_brief, decode_text, speed_summary
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import parse_launch_args
 from gguf_budget.gui.qt.app import open_window
@@ -96,7 +96,7 @@ def test_the_pinned_caption_says_what_each_token_streams_and_the_estimate(sevent
     text = child(seventy, "pinnedLabel").text()
     plan = seventy.current_plan()
     assert text.startswith(f"{plan.n_pinned} / 80 layers pinned — each token streams {human_bytes(speed.bytes.stream)}")
-    assert text.endswith(decode_text(speed))
+    assert text.endswith(decode_brief(speed))
 
 
 def test_the_budget_slider_marks_usable_ram_and_a_budget_above_it_is_said(qtbot, seventy):

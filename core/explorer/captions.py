@@ -1,7 +1,8 @@
 """The short texts beside the controls: the pinned strip's caption, the ctx label, the ring knob's note.
 
 Rule 1: the pinned caption says how many layers are pinned, how many bytes each token
-        streams and from where, and the decode estimate (labelled as one).
+        streams and from where, and the decode estimate at both ends of a conversation (labelled
+        as one; the banner and the report say what it is calibrated on).
 Rule 2: the ctx label says whether ctx was asked for or chosen, and by which policy; a ctx
         beyond the trained context says so.
 Rule 3: the ring note is empty when the planned depth is the requested one; otherwise it is
@@ -13,7 +14,7 @@ from __future__ import annotations
 from gguf_budget.core.plan.types import CtxPolicy, MemoryPlan, PlanOutcome, RingReason
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.plan_report import ring_text
-from gguf_budget.core.views.speed_view import decode_text, streamed_text
+from gguf_budget.core.views.speed_view import decode_brief, streamed_text
 
 POLICY_WORDS = {CtxPolicy.SPEED: "speed first", CtxPolicy.CONTEXT: "context first"}
 
@@ -23,7 +24,7 @@ def pinned_caption(plan: MemoryPlan, speed: SpeedEstimate | None) -> str:
     count = f"{plan.n_pinned} / {plan.n_layer} layers pinned"
     if plan.outcome is PlanOutcome.IMPOSSIBLE or speed is None:
         return f"{count} — no plan fits the budget"
-    return f"{count} — {streamed_text(speed)}; {decode_text(speed)}"
+    return f"{count} — {streamed_text(speed)}; {decode_brief(speed)}"
 
 
 def ctx_label(plan: MemoryPlan) -> str:

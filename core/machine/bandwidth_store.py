@@ -36,6 +36,10 @@ FORMAT = 1
 TIERS = ("ram", "disk", "compute")
 
 
+class DamagedMachineRecord(BudgetError):
+    """The kept record is not one this module wrote (Rule 2: it is measured again)."""
+
+
 def host_key() -> str:
     """Rule 2: which machine a record is of."""
     return f"{platform.node()}/{os.cpu_count() or 0} CPUs"
@@ -82,12 +86,12 @@ def record_to_json(record: MachineRecord) -> dict[str, Any]:
 
 
 def record_from_json(data: Any) -> MachineRecord:
-    """A record back from its JSON; ValueError, KeyError or TypeError when it is not one (Rule 2)."""
+    """A record back from its JSON; DamagedMachineRecord, a RequestError, KeyError or TypeError when not one (Rule 2)."""
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("host"), str):
-        raise ValueError("not a machine-speed record")
+        raise DamagedMachineRecord("not a machine-speed record")
     disks = data.get("disks", {})
     if not isinstance(disks, dict):
-        raise ValueError("disks must be an object")
+        raise DamagedMachineRecord("disks must be an object")
     return MachineRecord(
         host=data["host"],
         ram=None if data.get("ram") is None else _bandwidth(data["ram"]),

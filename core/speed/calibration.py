@@ -75,6 +75,10 @@ class SpeedRun:
         return self.prefill_tok_s * self.prefill_flops_per_token / compute.flops_per_s
 
 
+class DamagedRuns(BudgetError):
+    """The kept runs are not what this module wrote (Rule 4: no runs)."""
+
+
 Timed = tuple[float, int]
 """(tokens per second, tokens) as llama.cpp printed a timing line."""
 
@@ -120,19 +124,19 @@ def _positive(value: Any, optional: bool = False) -> float | None:
     if value is None and optional:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
-        raise ValueError(f"not a positive number: {value!r}")
+        raise DamagedRuns(f"not a positive number: {value!r}")
     return float(value)
 
 
 def _run(data: Any) -> SpeedRun:
     if not isinstance(data, dict) or not isinstance(data.get("model"), str):
-        raise ValueError("not a speed run")
+        raise DamagedRuns("not a speed run")
     decode_bytes = data.get("decode_bytes")
     if isinstance(decode_bytes, bool) or not isinstance(decode_bytes, int) or decode_bytes < 1:
-        raise ValueError("decode_bytes must be a positive whole number")
+        raise DamagedRuns("decode_bytes must be a positive whole number")
     flops = data.get("prefill_flops_per_token")
     if isinstance(flops, bool) or not isinstance(flops, (int, float)) or flops < 0:
-        raise ValueError("prefill_flops_per_token must be a number ≥ 0")
+        raise DamagedRuns("prefill_flops_per_token must be a number ≥ 0")
     return SpeedRun(recorded_at=float(_positive(data.get("recorded_at")) or 0), model=data["model"],
                     decode_tok_s=_positive(data.get("decode_tok_s"), optional=True), decode_bytes=decode_bytes,
                     prefill_tok_s=_positive(data.get("prefill_tok_s"), optional=True),

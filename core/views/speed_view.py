@@ -52,6 +52,12 @@ def decode_text(speed: SpeedEstimate) -> str:
     return f"decode {ends} ({estimate_label(speed)})"
 
 
+def decode_brief(speed: SpeedEstimate) -> str:
+    """Rule 1 in a caption's room: 'decode ≈ 9.1 tok/s, ≈ 6.0 at a full context (estimate)'."""
+    full = f", ≈ {significant(speed.tok_s_full)} at a full context" if speed.full != speed.start else ""
+    return f"decode {approx_tok_s(speed.tok_s)}{full} (estimate)"
+
+
 def seconds_text(seconds: float) -> str:
     """'4.2 s', '0.35 s', '1,234 s'."""
     return f"{significant(seconds)} s"
