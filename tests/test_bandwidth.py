@@ -19,10 +19,11 @@ from gguf_budget.core.machine.bandwidth_probe import (
     DISK_CHUNK, llama_threads, measure_compute, measure_disk, measure_ram,
 )
 from gguf_budget.core.machine.bandwidth_store import (
-    MAX_RECORD_BYTES, MachineRecord, Probes, host_key, machine_bandwidths, read_record, record_path, write_record,
+    MachineRecord, Probes, host_key, machine_bandwidths, read_record, record_path, write_record,
 )
 from gguf_budget.core.machine.presets import parse_presets, preset_machine, with_presets
 from gguf_budget.core.machine.snapshot import gpu_from_nvml, hypothetical_machine, what_if
+from gguf_budget.core.regular_file import FileKind
 
 GB = 10**9
 MiB = 1 << 20
@@ -195,7 +196,7 @@ def _write_raw(text: str | bytes) -> None:
     json.dumps({"format": 1, "host": "HOST", "ram": {"bytes_per_s": -5, "detail": "d", "measured_at": 1}}),
     json.dumps({"format": 1, "host": "HOST", "ram": {"bytes_per_s": "fast"}}),
     json.dumps({"format": 1, "host": "HOST", "disks": []}),
-    json.dumps({"format": 1, "host": "HOST", "pad": "x" * MAX_RECORD_BYTES}),
+    json.dumps({"format": 1, "host": "HOST", "pad": "x" * FileKind.RECORD.cap}),
 ])
 def test_a_damaged_record_is_no_record_and_is_measured_again(damage):
     text = damage.replace("HOST", host_key()) if isinstance(damage, str) else damage

@@ -17,6 +17,7 @@ from gguf_budget.core.machine.bandwidth import (
 from gguf_budget.core.measure.session import import_log
 from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.kv import kv_price
+from gguf_budget.core.regular_file import FileKind
 from gguf_budget.core.speed.calibration import (
     MAX_RUNS, REFERENCE_COMPUTE, REFERENCE_RAM, SpeedRun, calibrate, measured_run, read_runs, remember_run, runs_path,
 )
@@ -104,7 +105,7 @@ def test_a_gpu_run_or_a_dry_run_calibrates_nothing(models, tmp_path):
                                     '{"runs": [{"model": "m", "recorded_at": 1, "decode_bytes": -1}]}',
                                     '{"runs": [{"model": "m", "recorded_at": 1, "decode_bytes": 10, '
                                     '"prefill_flops_per_token": 1, "decode_tok_s": "fast"}]}',
-                                    json.dumps({"runs": [], "pad": "x" * 300_000})])
+                                    json.dumps({"runs": [], "pad": "x" * FileKind.RECORD.cap})])
 def test_damaged_kept_runs_are_no_runs_and_the_defaults_stand(damage):
     path = runs_path()
     path.parent.mkdir(parents=True, exist_ok=True)

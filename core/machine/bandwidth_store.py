@@ -6,13 +6,14 @@ Rule 1: one small JSON record, `RECORD_NAME` in the app's data folder (`core.pat
 Rule 2: the record belongs to the machine it was made on (`host_key`: host name and CPU count):
         a record of another machine (a data folder shared over the network, a copied home) is
         not read. A record that is not a regular file, is larger than MAX_RECORD_BYTES, is not
-        JSON or holds a figure that is not one is no record: the figures are measured again.
+        JSON or holds a figure that is not one is no record: the figures are measured again
+        (`core.regular_file.read_json`, the cap of `FileKind.RECORD`).
 Rule 3: a figure missing from the record is measured when first needed and stored; nothing is
         measured again until asked (`hw --measure`, the window's "Measure again"), which replaces
         RAM and compute and forgets the disks (each is measured again on its next model file).
         `measure=False` runs no probe: the stored figures, else the assumed ones.
 Rule 4: the record is written whole to a temporary file beside it, then renamed over it, so a
-        reader never sees half a record.
+        reader never sees half a record (`core.safe_write.replace_atomically`).
 """
 
 from __future__ import annotations
@@ -20,18 +21,17 @@ from __future__ import annotations
 import json
 import os
 import platform
-import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from gguf_budget.core import paths
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.regular_file import is_missing, open_regular
+from gguf_budget.core.regular_file import FileKind, is_missing, read_json
+from gguf_budget.core.safe_write import replace_atomically
 from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource, ComputeRate
 
 RECORD_NAME = "machine-speed.json"
-MAX_RECORD_BYTES = 64 * 1024
 FORMAT = 1
 TIERS = ("ram", "disk", "compute")
 
@@ -106,11 +106,7 @@ def read_record(folder: str | Path | None = None) -> MachineRecord | None:
     try:
         if is_missing(str(path)):
             return None
-        with open_regular(str(path)) as f:
-            text = f.read(MAX_RECORD_BYTES + 1)
-        if len(text) > MAX_RECORD_BYTES:
-            return None
-        record = record_from_json(json.loads(text))
+        record = record_from_json(read_json(path, FileKind.RECORD))
     except (BudgetError, OSError, ValueError, KeyError, TypeError):
         return None
     return record if record.host == host_key() else None
@@ -121,14 +117,7 @@ def write_record(record: MachineRecord, folder: str | Path | None = None) -> str
     path = record_path(folder)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".machine-speed-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(record_to_json(record), f, indent=2)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        replace_atomically(path, json.dumps(record_to_json(record), indent=2).encode())
     except OSError as e:
         return f"the measured figures could not be kept in {path.parent}: {e.strerror or e}"
     return None

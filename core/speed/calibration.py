@@ -21,8 +21,9 @@ Rule 3: the defaults come from the 12 timed real llama.cpp runs shipped with the
         0.42 and DEFAULT_PREFILL_EFFICIENCY 0.40 (`core.machine.bandwidth`). The logs' machine
         had AMX, the probing one an AMD EPYC: a default, replaced by this machine's own runs as
         soon as there is one (docs/speed-calibration.md, `benchmarks/speed_calibration.py`).
-Rule 4: the kept runs are one small JSON file, read through the regular-file check and a size
-        cap (a damaged or oversized file is no runs), written whole and renamed into place.
+Rule 4: the kept runs are one small JSON file, read through `core.regular_file.read_json` (a
+        damaged or oversized file is no runs) and added to under its lock, written whole and
+        renamed into place (`core.safe_write`), so two runs kept at once are both kept.
 """
 
 from __future__ import annotations
@@ -30,14 +31,14 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gguf_budget.core import paths
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.gguf.regular_file import is_missing, open_regular
+from gguf_budget.core.regular_file import FileKind, is_missing, read_json
+from gguf_budget.core.safe_write import locked, replace_atomically
 from gguf_budget.core.machine.bandwidth import (
     DEFAULT_CALIBRATION, DEFAULT_CALIBRATION_RUNS, DEFAULT_DECODE_EFFICIENCY, DEFAULT_PREFILL_EFFICIENCY, Bandwidth,
     Calibration, ComputeRate,
@@ -48,7 +49,6 @@ from gguf_budget.core.speed.token_bytes import TokenPrices
 
 RUNS_NAME = "speed-runs.json"
 MAX_RUNS = 32
-MAX_RUNS_BYTES = 256 * 1024
 REFERENCE_RAM = 26_900_000_000
 REFERENCE_COMPUTE = 205_000_000_000
 
@@ -149,11 +149,7 @@ def read_runs(folder: str | Path | None = None) -> tuple[SpeedRun, ...]:
     try:
         if is_missing(str(path)):
             return ()
-        with open_regular(str(path)) as f:
-            text = f.read(MAX_RUNS_BYTES + 1)
-        if len(text) > MAX_RUNS_BYTES:
-            return ()
-        data = json.loads(text)
+        data = read_json(path, FileKind.RECORD)
         if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
             return ()
         runs = [_run(item) for item in data["runs"]]
@@ -164,18 +160,12 @@ def read_runs(folder: str | Path | None = None) -> tuple[SpeedRun, ...]:
 
 def remember_run(run: SpeedRun, folder: str | Path | None = None) -> bool:
     """Keep a run (Rule 4); False when it cannot be kept (the estimates then keep their calibration)."""
-    runs = (run, *read_runs(folder))[:MAX_RUNS]
     path = runs_path(folder)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temporary = tempfile.mkstemp(prefix=".speed-runs-", suffix=".json", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"runs": [_run_json(r) for r in runs]}, f, indent=2)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        with locked(path):
+            runs = (run, *read_runs(folder))[:MAX_RUNS]
+            replace_atomically(path, json.dumps({"runs": [_run_json(r) for r in runs]}, indent=2).encode())
     except OSError:
         return False
     return True
