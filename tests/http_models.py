@@ -19,20 +19,27 @@ _RANGE = re.compile(r"bytes=(\d+)-(\d*)")
 
 @dataclass
 class Served:
-    """A file served with or without Range support; counts the body bytes it sent."""
+    """A file served with or without Range support; counts the body bytes it sent. `etag` False serves
+    no ETag and no commit (a plain server), then `last_modified` is the only validator, if any."""
 
     path: Path
     ranges: bool = True
     commit: str = "0123456789abcdef0123456789abcdef01234567"
     sent: int = 0
     requests: list[str] = field(default_factory=list)
+    etag: bool = True
+    last_modified: str | None = None
 
     def handler(self, request: Request) -> Response:
         data = self.path.read_bytes()
         etag = f'"{len(data):x}-{data[:64].hex()[:16]}"'
         asked = request.headers.get("Range", "")
         self.requests.append(asked)
-        headers = {"ETag": etag, "X-Repo-Commit": self.commit, "Accept-Ranges": "bytes" if self.ranges else "none"}
+        headers = {"Accept-Ranges": "bytes" if self.ranges else "none"}
+        if self.etag:
+            headers.update({"ETag": etag, "X-Repo-Commit": self.commit})
+        if self.last_modified is not None:
+            headers["Last-Modified"] = self.last_modified
         match = _RANGE.fullmatch(asked)
         if not self.ranges or match is None:
             self.sent += len(data)

@@ -3,9 +3,12 @@
 Rule 1: each file (each shard) is fetched as a growing prefix until its header reads whole
         (`TruncatedHeaderError` means "more bytes"; any other format error is final), into a
         scratch folder of this read's own, then published to the cache (`cache.publish`).
-Rule 2: a cached source is used when the server reports the same ETag/commit for its first file,
-        and when the network or the server does not answer (`Unreachable`: the result says it is
-        offline and when it was fetched); a wrong answer (404, not GGUF) is never hidden by it.
+Rule 2: a cached source is used again when one byte of its first file shows it unchanged — the
+        same ETag or Hub commit; without an ETag the same Last-Modified and size — and, for a
+        server that gives no validator at all, without asking for a day after it was fetched;
+        `refresh` reads it again regardless. It is also used when the network or the server does
+        not answer (`Unreachable`: the result says it is offline and when it was fetched); a
+        wrong answer (404, not GGUF) is never hidden by it.
 Rule 3: the model is loaded from the cache by the one local loader, so remote and local models are
         the same ModelSpec; `RemoteSource` says where it came from and how many bytes moved.
 Rule 4: whatever goes wrong is one `RemoteError` line: the network and the server (`http.py`),
@@ -15,7 +18,7 @@ Rule 4: whatever goes wrong is one `RemoteError` line: the network and the serve
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Callable
@@ -35,28 +38,11 @@ from gguf_budget.core.remote.http import Unreachable, policy_client
 from gguf_budget.core.remote.urls import redacted
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.remote.refs import HubFile, PlainUrl, RemoteRef
+from gguf_budget.core.remote.source import RemoteSource
 from gguf_budget.core.safe_text import safe_text
-from gguf_budget.core.units import human_bytes
 
-
-@dataclass(frozen=True)
-class RemoteSource:
-    """Where a remote model's header came from, and what reading it cost."""
-
-    ref: str
-    urls: tuple[str, ...]
-    fetched_at: str
-    header_bytes: int
-    total_bytes: int | None
-    transferred: int
-    from_cache: bool
-    offline: bool
-
-    def summary(self) -> str:
-        whole = f" of {human_bytes(self.total_bytes)}" if self.total_bytes is not None else ""
-        how = (f"cached header (fetched {self.fetched_at}{', offline' if self.offline else ''})" if self.from_cache
-               else f"header read over the network: {human_bytes(self.transferred)}{whole}")
-        return f"{self.ref}: {how}"
+REUSE_UNVALIDATED = timedelta(days=1)
+"""Rule 2: how long a header from a server without validators is used again without asking."""
 
 
 @dataclass(frozen=True)
@@ -68,14 +54,18 @@ class _Target:
 
 
 def open_remote(ref: RemoteRef, *, cache_root: Path | None = None, limits: FetchLimits = DEFAULT_LIMITS,
-                progress: Progress | None = None, cancelled: Callable[[], bool] | None = None) -> tuple[ModelSpec, RemoteSource]:
+                progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
+                refresh: bool = False) -> tuple[ModelSpec, RemoteSource]:
     """Load the model `ref` names, header-only. Raises `RemoteError`/`ModelLoadError` (one line) only."""
     folder = entry_dir(cache_root or default_cache_root(), ref.describe())
     cached = read_entry(folder)
+    reuse = cached is not None and not refresh
+    if reuse and cached is not None and _unvalidated(cached) and _age(cached) < REUSE_UNVALIDATED:
+        return _load(folder, cached, from_cache=True, offline=False, transferred=0)
     try:
         with policy_client(limits) as client:
             targets = _targets(client, ref, limits)
-            if cached is not None and _still_current(client, targets[0], cached, limits):
+            if reuse and cached is not None and _still_current(client, targets[0], cached, limits):
                 return _load(folder, cached, from_cache=True, offline=False, transferred=0)
             entry, moved = _fetch_all(client, ref, targets, folder, limits, progress, cancelled)
     except Unreachable:
@@ -97,15 +87,31 @@ def _targets(client: httpx.Client, ref: RemoteRef, limits: FetchLimits) -> tuple
     return tuple(_Target(cache_name(PurePosixPath(f.path).name), hub.file_url(f), token, True) for f in files)
 
 
+def _unvalidated(entry: CacheEntry) -> bool:
+    """Rule 2: the server gave nothing to revalidate by (no ETag, commit or Last-Modified)."""
+    return entry.commit is None and all(f.etag is None and f.last_modified is None for f in entry.files)
+
+
+def _age(entry: CacheEntry) -> timedelta:
+    try:
+        fetched = datetime.fromisoformat(entry.fetched_at)
+        return datetime.now(timezone.utc) - (fetched if fetched.tzinfo else fetched.replace(tzinfo=timezone.utc))
+    except ValueError:
+        return timedelta.max
+
+
 def _still_current(client: httpx.Client, target: _Target, cached: CacheEntry, limits: FetchLimits) -> bool:
-    """Rule 2: one byte of the first file, to compare its ETag/commit with the cached one."""
+    """Rule 2: one byte of the first file, to compare its validators with the cached ones."""
     one_byte = replace(limits, first_chunk=1, cap=1, retries=0, min_progress=1)
     reader = PrefixReader(client, target.url, target.headers, one_byte, hub=target.hub)
     prefix = reader.read_until(lambda data, total: True)
     first = cached.files[0]
-    same_etag = prefix.etag is not None and prefix.etag == first.etag
-    same_commit = prefix.commit is not None and prefix.commit == cached.commit
-    return same_etag or same_commit
+    if prefix.commit is not None and prefix.commit == cached.commit:
+        return True
+    if prefix.etag is not None or first.etag is not None:
+        return prefix.etag == first.etag
+    return prefix.last_modified is not None and prefix.last_modified == first.last_modified \
+        and prefix.total_bytes == first.total_bytes
 
 
 def _fetch_all(client: httpx.Client, ref: RemoteRef, targets: tuple[_Target, ...], folder: Path,

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Callable, Iterable
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from gguf_budget.core.errors import RemoteError
 from gguf_budget.core.remote.urls import checked_url, redacted
@@ -60,7 +60,9 @@ class HubFile:
     revision: str = "main"
 
     def describe(self) -> str:
-        return f"hf://{self.repo}/{self.path}" + ("" if self.revision == "main" else f" @ {self.revision}")
+        """The `hf://` address, which `parse_ref` reads back (a revision with slashes encoded)."""
+        at = "" if self.revision == "main" else "@" + quote(self.revision, safe="")
+        return f"hf://{self.repo}{at}/{self.path}"
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,14 @@ def parse_ref(text: str, exists: Callable[[str], bool] = os.path.exists) -> Remo
     if shorthand is None or text.endswith(".gguf") or exists(text) or exists(text.split("/", 1)[0]):
         return None
     return HubQuant(_repo(shorthand["repo"], text), _quant(shorthand["quant"], text))
+
+
+def names_remote(text: str, exists: Callable[[str], bool] = os.path.exists) -> bool:
+    """Whether `text` is meant as a remote model (a malformed URL counts: opening it says what is wrong)."""
+    try:
+        return parse_ref(text, exists) is not None
+    except RemoteError:
+        return True
 
 
 def hub_hint(text: str) -> str | None:

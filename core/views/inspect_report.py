@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
+from gguf_budget.core.remote.source import RemoteSource
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.model_summary import count_text, storage_text
@@ -61,16 +62,26 @@ def inspect_dict(spec: ModelSpec) -> dict[str, Any]:
     }
 
 
-def inspect_text(spec: ModelSpec) -> str:
+def _where(spec: ModelSpec, source: RemoteSource | None) -> list[tuple[str, str]]:
+    """The file and its size: a local path, or the remote reference and how much of it was read."""
+    shards = f"{len(spec.shards)} shard(s), GGUF v{spec.gguf_version}"
+    if source is None:
+        return [("File", f"{safe_text(spec.path, 200)} ({shards})"),
+                ("On disk", f"{human_bytes(spec.file_bytes)} — {storage_text(spec)}")]
+    size = source.total_bytes if source.total_bytes is not None else spec.file_bytes
+    return [("Source", f"{safe_text(source.ref, 200)} ({shards})"),
+            ("File size", f"{human_bytes(size)} (the remote file) — {source.held()}")]
+
+
+def inspect_text(spec: ModelSpec, source: RemoteSource | None = None) -> str:
+    """The facts as text; `source` names a model read over the network by its URL or Hub reference."""
     d = inspect_dict(spec)
     g = spec.global_bytes
-    storage = storage_text(spec)
     rows = [
         ("Model", safe_text(spec.name or "(unnamed)")),
         ("Architecture", safe_text(spec.architecture)),
-        ("File", f"{safe_text(spec.path, 200)} ({len(spec.shards)} shard(s), GGUF v{spec.gguf_version})"),
+        *_where(spec, source),
         ("File type", spec.file_type_name or "unknown"),
-        ("On disk", f"{human_bytes(spec.file_bytes)} — {storage}"),
         ("Tensors", f"{spec.n_tensors} tensors, {count_text(spec.n_params)} parameters, {human_bytes(spec.tensor_bytes)}"),
         ("Layers", f"{spec.n_layer} blocks, largest {human_bytes(spec.largest_layer_bytes)}"),
         ("Dims", f"n_embd {d['n_embd']}, n_ff {d['n_ff']}, heads {d['n_head']} (kv {d['n_head_kv']}), "

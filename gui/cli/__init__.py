@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 
 GLOBAL_OPTIONS_WITH_VALUE = ("--max-header",)
+GLOBAL_FLAGS = ("--refresh",)
 HELP_WORD = "help"
 WINDOW_HELP = """\
 the window:
@@ -47,10 +48,9 @@ the window:
 def _command_word(args: Sequence[str]) -> str | None:
     """The first argument after the global options: a subcommand, or else the window's FILE."""
     i = 0
-    while i < len(args) and args[i] in GLOBAL_OPTIONS_WITH_VALUE:
-        i += 2
-    while i < len(args) and args[i].split("=", 1)[0] in GLOBAL_OPTIONS_WITH_VALUE:
-        i += 1
+    while i < len(args) and (args[i] in GLOBAL_OPTIONS_WITH_VALUE or args[i] in GLOBAL_FLAGS
+                             or args[i].split("=", 1)[0] in GLOBAL_OPTIONS_WITH_VALUE):
+        i += 2 if args[i] in GLOBAL_OPTIONS_WITH_VALUE else 1
     return args[i] if i < len(args) else None
 
 
@@ -62,6 +62,8 @@ def _subcommand_parser(chosen: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--max-header", type=ranged(HEADER_CAP), default=RemoteOptions.limits.cap, metavar="SIZE",
                         help="for a model given by URL: the most header bytes to read over the network, "
                              f"{HEADER_CAP.text} (default {human_bytes(RemoteOptions.limits.cap)})")
+    parser.add_argument("--refresh", action="store_true",
+                        help="for a model given by URL: read its header again instead of using the cached one")
     add_log_level_argument(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, command in COMMANDS.items():
@@ -93,6 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         RemoteOptions.limits = replace(RemoteOptions.limits, cap=parsed.max_header,
                                        first_chunk=min(RemoteOptions.limits.first_chunk, parsed.max_header))
+        RemoteOptions.refresh = parsed.refresh
         code: int = COMMANDS[parsed.command].load().run(parsed)
         return code
     except BudgetError as e:

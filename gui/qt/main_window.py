@@ -48,6 +48,8 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.plan.types import BudgetRequest, CtxPolicy, HeadMode, MemoryPlan
+from gguf_budget.core.remote.refs import names_remote
+from gguf_budget.core.remote.source import reopen_name
 from gguf_budget.core.views.model_summary import summary_rows
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.evidence.compare import compare
@@ -132,6 +134,8 @@ class MainWindow(QMainWindow):
         self.recompute_count = 0
         self._bottom_docks: list[QDockWidget] = []
         self._offered = False
+        self.remote_opener: Callable[[str], None] | None = None
+        """Set by the library add-on: opens a URL, `hf://…` or `owner/repo:QUANT` (Open Recent keeps them)."""
         self._build()
         self._loader = BackgroundCall(load_backend, parent=self)
         self._loader.succeeded.connect(self._loaded)
@@ -209,7 +213,11 @@ class MainWindow(QMainWindow):
     # -- public API -------------------------------------------------------------------
 
     def open_path(self, path: str) -> None:
-        """Load a model off the GUI thread; ends in `modelLoaded` or `loadFailed(str)`."""
+        """Load a model off the GUI thread; ends in `modelLoaded` or `loadFailed(str)`. A remote
+        reference (from Open Recent, or the command line) goes to `remote_opener`."""
+        if self.remote_opener is not None and names_remote(path):
+            self.remote_opener(path)
+            return
         self.busy.show()
         self.statusBar().showMessage(f"Loading {safe_text(path, 200)}…")
         self._loader.start(str(path))
@@ -387,7 +395,7 @@ class MainWindow(QMainWindow):
         self.body.hardware.set_layer_count(spec.n_layer)
         self.body.plan.budget.set_budget(state.budget_bytes, state.unlimited)
         self._state, self._view = state, view
-        self._saved = replace(self._saved, recent=with_recent(self._saved.recent, spec.path))
+        self._saved = replace(self._saved, recent=with_recent(self._saved.recent, reopen_name(spec.path)))
         self.file_menu.set_recent(self._saved.recent)
         self._timer.stop()
         self.recompute_count += 1

@@ -4,7 +4,8 @@ Rule 1: FILE may be a local path or what `core.remote.refs` reads as remote (a U
         `owner/repo:QUANT`); a local path always wins (refs.py Rule 3), and a path given for a
         local file only (`--model`) is never read as remote (`load_local`). A remote read says on
         stderr what it cost, so stdout stays the command's own output (and valid JSON with --json).
-Rule 2: the remote limits (`--max-header`) are set once per process by `main`, like the log level.
+Rule 2: the remote limits (`--max-header`) and `--refresh` are set once per process by `main`, like
+        the log level.
 Rule 3: every model command takes FILE or `--catalog NAME` (a bundled catalogue skeleton), one
         of the two; `--catalog list` prints the names (JSON with --json) and the command ends there.
 Rule 4: what a command may not need is imported where it is used: the GGUF reader when a model
@@ -30,7 +31,7 @@ from gguf_budget.gui.cli.args import complain, say
 
 if TYPE_CHECKING:
     from gguf_budget.core.model.spec import ModelSpec
-    from gguf_budget.core.remote.open import RemoteSource
+    from gguf_budget.core.remote.source import RemoteSource
 
 CATALOG_LIST = "list"
 
@@ -47,6 +48,7 @@ class RemoteOptions:
     """Rule 2: how remote headers are read in this process."""
 
     limits = FetchLimits()
+    refresh = False
 
 
 def load(path: str) -> ModelSpec:
@@ -60,7 +62,7 @@ def load_with_source(path: str) -> tuple[ModelSpec, RemoteSource | None]:
         return load_local(path), None
     from gguf_budget.core.remote.open import open_remote
 
-    spec, source = open_remote(ref, limits=RemoteOptions.limits)
+    spec, source = open_remote(ref, limits=RemoteOptions.limits, refresh=RemoteOptions.refresh)
     complain(f"gguf-budget: {source.summary()}")
     return spec, source
 

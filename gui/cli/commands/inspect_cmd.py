@@ -35,5 +35,5 @@ def run(args: argparse.Namespace) -> int:
     elif model.entry is not None:
         say(f"{inspect_text(model.spec)}\n\n{entry_text(model.entry)}")
     else:
-        say(inspect_text(model.spec))
+        say(inspect_text(model.spec, model.source))
     return 0

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import Callable, Protocol
 
 from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
@@ -30,14 +30,13 @@ from gguf_budget.core.library.assess import LibrarySettings
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.remote.refs import RemoteRef, parse_ref
+from gguf_budget.core.remote.source import RemoteSource
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.qt.library.dock import LibraryView
 from gguf_budget.gui.qt.whatif.host import FileMenuHook
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall, Work
 
-if TYPE_CHECKING:
-    from gguf_budget.core.remote.open import RemoteSource
 
 DOCK_HEIGHT = 260
 
@@ -58,6 +57,8 @@ class LibraryHost(Protocol):
     def window(self) -> QWidget: ...
 
     def open_path(self, path: str) -> None: ...
+
+    remote_opener: Callable[[str], None] | None
 
     def request(self) -> BudgetRequest: ...
 
@@ -180,6 +181,7 @@ def install_library(host: LibraryHost, *, home: Path | None = None, config_file:
     host.add_docks((dock,), DOCK_HEIGHT)
     dock.hide()
     opener = UrlOpener(host, ask_url, cache_root, limits)
+    host.remote_opener = opener.open  # Open Recent keeps URLs and Hub references (core.remote.source Rule 3)
     library_action = _action("&Library…", "Ctrl+L", "libraryAction", window)
     library_action.triggered.connect(partial(_show_library, view, dock))
     url_action = _action("Open &URL…", "Ctrl+Shift+O", "openUrlAction", window)

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
 from gguf_budget.core import ModelSpec
+from gguf_budget.core.remote.source import cached_source
 from gguf_budget.core.views.model_summary import SUMMARY_FIELDS, summary_rows
 from gguf_budget.gui.qt.plain_text import plain_tooltip
 
@@ -27,9 +28,10 @@ class ModelSummary(QWidget):
             form.addRow(f"{key}:", label)
 
     def show_model(self, spec: ModelSpec) -> None:
-        for key, text in summary_rows(spec).items():
+        source = cached_source(spec.path)  # a header read over the network says so, and where from
+        for key, text in summary_rows(spec, source).items():
             self._labels[key].setText(text)
-        self.setToolTip(plain_tooltip(spec.path))
+        self.setToolTip(plain_tooltip(spec.path if source is None else source.ref))
 
     def values(self) -> dict[str, str]:
         return {key: label.text() for key, label in self._labels.items()}
