@@ -52,7 +52,8 @@ from gguf_budget.core.views.quant_ladder import quant_ladder
 
 KIB, GIB = 1 << 10, 1 << 30
 LIMITS = FetchLimits(first_chunk=4 * KIB, cap=256 * KIB, timeout_s=0.15, file_s=0.4, retries=1, backoff_s=0,
-                     max_requests=16, min_progress=KIB, max_redirects=5, listing_cap=64 * KIB, listing_pages=4)
+                     max_requests=16, min_progress=KIB, max_redirects=5, listing_cap=64 * KIB, listing_pages=4,
+                     min_rate=64 << 20)
 """Small on purpose: every hostile answer is cut within a second."""
 HANG_S = 10.0
 """An input still running after this long is a hang (every deadline above is under a second)."""

@@ -166,7 +166,7 @@ def test_a_slow_server_times_out_in_one_line(httpserver, model_file, cache):
         return Response(b"", 200)
 
     httpserver.expect_request("/m/model.gguf").respond_with_handler(slow)
-    limits = FetchLimits(first_chunk=64 * KIB, cap=1 << 20, timeout_s=0.3, retries=1, backoff_s=0)
+    limits = FetchLimits(first_chunk=64 * KIB, cap=1 << 20, timeout_s=0.3, retries=1, backoff_s=0, min_rate=1 << 40)
     with pytest.raises(RemoteError, match=r"no complete answer within 0.3 s"):
         open_remote(parse_ref(httpserver.url_for("/m/model.gguf")), cache_root=cache, limits=limits)
 

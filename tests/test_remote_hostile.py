@@ -35,8 +35,8 @@ KIB = 1 << 10
 SMALL = ArchDesc(name="hostile-net", n_layer=2, n_embd=64, n_ff=128, n_head=2, n_head_kv=1, n_vocab=3000,
                  tokens=3000)
 QUICK = FetchLimits(first_chunk=16 * KIB, cap=4 << 20, timeout_s=2, file_s=4, retries=1, backoff_s=0,
-                    min_progress=4 * KIB)
-DRIP = FetchLimits(first_chunk=16 * KIB, cap=4 << 20, timeout_s=0.5, file_s=1, retries=1, backoff_s=0)
+                    min_progress=4 * KIB, min_rate=1 << 30)
+DRIP = FetchLimits(first_chunk=16 * KIB, cap=4 << 20, timeout_s=0.5, file_s=1, retries=1, backoff_s=0, min_rate=1 << 30)
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -152,6 +152,25 @@ def test_a_byte_a_tick_drip_is_cut_at_the_deadline(raw, cache, answer):
     assert server.sent < full / 2  # the client hung up long before the drip ended
 
 
+def test_a_slow_but_steady_link_gets_the_time_its_bytes_take(raw, cache, model_file):
+    """The request deadline is `timeout_s` plus the asked bytes at `min_rate`: a steady slow answer is not a drip."""
+    data = model_file.read_bytes()
+
+    def steady(server: RawServer, conn: socket.socket, request: bytes) -> None:
+        start, end = asked_range(request) or (0, len(data) - 1)
+        body = data[start:min(end, len(data) - 1) + 1]
+        server.send(conn, head("206 Partial Content", Content_Length=len(body), Connection="close",
+                               Content_Range=f"bytes {start}-{start + len(body) - 1}/{len(data)}"))
+        for i in range(0, len(body), 4 * KIB):
+            time.sleep(0.02)
+            if not server.send(conn, body[i:i + 4 * KIB]):
+                return
+
+    limits = FetchLimits(first_chunk=64 * KIB, cap=4 << 20, timeout_s=0.2, file_s=2, retries=0, min_rate=64 * KIB)
+    spec, _ = read(raw(steady).url(), cache, limits)  # 64 KiB in ~0.3 s: past 0.2 s, within 0.2 s + 1 s
+    assert spec.n_layer == SMALL.n_layer
+
+
 # --- identity only, never decompressed -----------------------------------------------------------
 
 def test_a_compressed_answer_is_refused_not_inflated(httpserver, cache):
@@ -248,7 +267,7 @@ def test_a_listing_that_hangs_is_cut_at_the_deadline(hub_env, cache):
         return Response(json.dumps([]), 200)
 
     hub_env.expect_request("/api/models/owner/repo/tree/main").respond_with_handler(slow)
-    limits = FetchLimits(first_chunk=16 * KIB, timeout_s=0.3, file_s=1, retries=0)
+    limits = FetchLimits(first_chunk=16 * KIB, timeout_s=0.3, file_s=1, retries=0, min_rate=1 << 30)
     assert "within" in one_line_error("owner/repo:Q4_K_M", cache, limits)
 
 

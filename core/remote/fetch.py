@@ -11,7 +11,8 @@ Rule 3: every range answer makes progress: it starts where asked, holds the byte
         rest of the file). A file size (Content-Range total, Content-Length) above `MAX_FILE_BYTES`
         is refused. Anything else is one line, never another request.
 Rule 4: bounded in time and count (`http.py` Rule 1): each request has `timeout_s` from connect to
-        last byte, the whole file `file_s`; at most `max_requests` requests per file.
+        last byte plus its bytes at `min_rate`, the whole file `file_s` plus the cap at `min_rate`
+        (`FetchLimits.request_deadline`, `file_deadline`); at most `max_requests` requests per file.
 Rule 5: a dropped connection, 429 or a 5xx is retried with back-off (twice by default) within
         those bounds; a connection that cannot be made (offline), a timeout and 4xx are not.
         Redirects (a CDN) are followed.
@@ -106,14 +107,14 @@ class PrefixReader:
 
     def read_until(self, enough: Enough) -> Prefix:
         """Rules 1–4: the prefix that `enough` accepts, within the file's deadline."""
-        with deadline(self.limits.file_s):
-            try:
-                return self._read_until(enough)
-            except httpx.TimeoutException as e:
-                if deadline_passed():
-                    raise Unreachable(f"{self.where}: the header did not arrive within "
-                                      f"{self.limits.file_s:g} s") from None
-                raise network_error(e, self.url, self.limits, self.hub) from None
+        with deadline(self.limits.file_deadline):
+            return self._read_until(enough)
+
+    def _late(self, asked: int) -> Unreachable:
+        """Rule 4: which deadline passed — the file's, or this request's."""
+        if deadline_passed():
+            return Unreachable(f"{self.where}: the header did not arrive within {self.limits.file_deadline:.3g} s")
+        return Unreachable(f"{self.where}: no complete answer within {self.limits.request_deadline(asked):.3g} s")
 
     def _read_until(self, enough: Enough) -> Prefix:
         data = b""
@@ -150,7 +151,8 @@ class PrefixReader:
     def _get(self, start: int, end: int, enough: Enough) -> _Answer:
         headers = {**self.headers, "Range": f"bytes={start}-{end - 1}"}
         try:
-            with deadline(self.limits.timeout_s), self.client.stream("GET", self.url, headers=headers) as response:
+            with deadline(self.limits.request_deadline(end - start)), \
+                    self.client.stream("GET", self.url, headers=headers) as response:
                 status = response.status_code
                 if status in _RETRY_STATUS:
                     raise _Retry(f"the server answered {status}")
@@ -167,12 +169,12 @@ class PrefixReader:
                 body = self._read_body(response, last - first + 1)
                 self._check_progress(body, end - start, first, last, total)
                 return _Answer(body, 206, total, etag, commit, modified)
+        except httpx.TimeoutException:
+            raise self._late(end - start) from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
             if deadline_passed():
-                raise httpx.ReadTimeout("the deadline passed") from None
+                raise self._late(end - start) from None
             raise _Retry(f"the connection failed or dropped ({type(e).__name__})") from None
-        except httpx.TimeoutException:
-            raise
         except (httpx.HTTPError, httpx.InvalidURL) as e:
             raise network_error(e, self.url, self.limits, self.hub) from None
 

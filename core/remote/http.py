@@ -141,7 +141,7 @@ def network_error(error: httpx.HTTPError | httpx.InvalidURL, url: str, limits: F
     if isinstance(error, httpx.TooManyRedirects):
         return RemoteError(f"{where}: more than {limits.max_redirects} redirects (a redirect loop?)")
     if isinstance(error, httpx.TimeoutException):
-        return Unreachable(f"{where}: no complete answer within {limits.timeout_s:g} s")
+        return Unreachable(f"{where}: no complete answer in time")
     if isinstance(error, httpx.ConnectError):
         name = "Hugging Face" if hub else safe_text(host_of(url), 80)
         return Unreachable(f"can't reach {name} — offline? ({where})")

@@ -26,7 +26,7 @@ from huggingface_hub import hf_hub_url
 from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # exported lazily
 
 from gguf_budget.core.errors import RemoteError
-from gguf_budget.core.remote.http import deadline, identity_body, network_error
+from gguf_budget.core.remote.http import Unreachable, deadline, identity_body, network_error
 from gguf_budget.core.remote.urls import checked_url, redacted
 from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.refs import HubFile, HubQuant, hub_file, pick_quant_files
@@ -70,7 +70,7 @@ def list_files(client: httpx.Client, ref: HubQuant, limits: FetchLimits) -> list
     """Rule 3: every file path of the repository at the revision."""
     url: str | None = f"{endpoint()}/api/models/{ref.repo}/tree/{quote(ref.revision, safe='')}?recursive=true"
     paths: list[str] = []
-    with deadline(limits.file_s):
+    with deadline(limits.file_deadline):
         for _ in range(limits.listing_pages):
             if url is None:
                 return paths
@@ -83,7 +83,8 @@ def list_files(client: httpx.Client, ref: HubQuant, limits: FetchLimits) -> list
 
 def _page(client: httpx.Client, url: str, ref: HubQuant, limits: FetchLimits) -> tuple[list[str], str | None]:
     try:
-        with deadline(limits.timeout_s), client.stream("GET", url, headers=headers()) as response:
+        with deadline(limits.request_deadline(limits.listing_cap)), \
+                client.stream("GET", url, headers=headers()) as response:
             _raise_for_listing(response, ref)
             body = bytearray()
             for piece in identity_body(response):
@@ -92,6 +93,9 @@ def _page(client: httpx.Client, url: str, ref: HubQuant, limits: FetchLimits) ->
                     raise RemoteError(f"listing {ref.repo}: the Hub's answer is larger than "
                                       f"{limits.listing_cap:,} bytes")
             following = response.links.get("next", {}).get("url")
+    except httpx.TimeoutException:
+        raise Unreachable(f"listing {ref.repo}: no complete answer within "
+                          f"{limits.request_deadline(limits.listing_cap):.3g} s") from None
     except (httpx.HTTPError, httpx.InvalidURL) as e:
         raise network_error(e, url, limits, hub=True) from None
     return _paths(bytes(body), ref), _next_page(url, following)

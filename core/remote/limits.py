@@ -19,10 +19,12 @@ MIB = 1 << 20
 class FetchLimits:
     """How much to ask for and how long to wait; every field bounds some transfer.
 
-    `timeout_s` is one request's deadline from connecting to its last byte; `file_s` one
-    file's, all its requests and retries together (and the Hub listing's). `min_progress` is
-    the least a range answer must bring (unless the file ends first); `max_requests` caps the
-    requests for one file.
+    `timeout_s` is one request's deadline from connecting to its last byte, plus the time the
+    bytes it asks for take at `min_rate` (so a slow link still brings an 8 MiB chunk, and a
+    drip is still cut); `file_s` is one file's, all its requests and retries together, plus the
+    cap's bytes at `min_rate` (and the Hub listing's). `min_progress` is the least a range
+    answer must bring (unless the file ends first); `max_requests` caps the requests for one
+    file.
     """
 
     first_chunk: int = MIB
@@ -32,6 +34,7 @@ class FetchLimits:
     retries: int = 2
     backoff_s: float = 0.5
     max_requests: int = 64
+    min_rate: float = 256 * KIB
     min_progress: int = 64 * KIB
     max_redirects: int = 10
     listing_cap: int = 16 * MIB
@@ -40,8 +43,18 @@ class FetchLimits:
     def __post_init__(self) -> None:
         if not 0 < self.first_chunk <= self.cap:
             raise RemoteError("the first chunk must be positive and no larger than the cap")
-        if not (self.timeout_s > 0 and self.file_s > 0 and self.max_requests > 0 and self.min_progress > 0):
-            raise RemoteError("deadlines, the request cap and the least progress must be positive")
+        if not (self.timeout_s > 0 and self.file_s > 0 and self.max_requests > 0 and self.min_progress > 0
+                and self.min_rate > 0):
+            raise RemoteError("deadlines, rates, the request cap and the least progress must be positive")
+
+    def request_deadline(self, asked: int) -> float:
+        """Seconds one request asking for `asked` bytes may take, first byte to last."""
+        return self.timeout_s + asked / self.min_rate
+
+    @property
+    def file_deadline(self) -> float:
+        """Seconds one file (or one listing) may take, all its requests together."""
+        return self.file_s + self.cap / self.min_rate
 
 
 DEFAULT_LIMITS = FetchLimits()
