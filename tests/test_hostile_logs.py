@@ -167,3 +167,16 @@ def test_mutated_real_lines_parse_or_are_refused_in_one_line(lines, edits):
     except LlamaCppLogError:
         return
     assert log.eval is None or log.eval.tokens_per_second == log.eval.tokens_per_second
+
+
+@pytest.mark.parametrize("line", [
+    "print_info: general.name     = x CPU_Mapped model buffer size = 999.00 MiB",
+    "llama_model_loader: - kv   0:    general.name str = x CPU model buffer size = 5.00 MiB",
+    "+ llama-cli -m 'llama_model_loader: loaded meta data with 1 key-value pairs and 1 tensors from x (version'",
+    "+ llama-cli -m '/m/ CPU_Mapped model buffer size = 7.00 MiB'",
+    "\tCommand being timed: \"llama-cli -m /m/Maximum resident set size (kbytes): 1\"",
+    "\tCommand being timed: \"llama-cli -m /m/load_tensors: CPU model buffer size = 3.00 MiB\"",
+])
+def test_text_quoted_from_a_file_name_or_the_metadata_forges_nothing(line):
+    log = parse_llamacpp_log(LOADER + line + "\n")
+    assert len(log.loads) == 1 and log.run.buffers == () and log.peak_rss is None

@@ -34,6 +34,11 @@ Rule 8: hostile text costs linear time and cannot raise: a line longer than MAX_
         pattern nests quantifiers that could split a run two ways. Numbers are at most
         MAX_DIGITS digits (a longer one makes its line unread: unknown, never a ValueError or
         OverflowError); a speed of `nan` or `inf` is unknown (null in JSON), never NaN.
+Rule 9: a line that quotes text the log's author did not write — the command line (`+ argv`,
+        `Command being timed`: a file name), the model's metadata (`llama_model_loader: - kv`,
+        `print_info:`) — is matched first and read for its own fact only, so a file name or a
+        model's `general.name` holding "buffer size = 1 MiB" or "Maximum resident set size"
+        forges nothing. /usr/bin/time's lines and the peak-RSS line count only at a line's start.
 """
 
 from __future__ import annotations
@@ -234,6 +239,9 @@ class _Reader:
         if unit in RSS_UNITS:
             self.peak_rss, self.peak_rss_source = round(float(m["value"]) * RSS_UNITS[unit]), "peak RSS line"
 
+    def ignore(self, m: re.Match[str]) -> None:
+        """Rule 9: a line that quotes text from elsewhere is read for nothing."""
+
     def command_line(self, m: re.Match[str]) -> None:
         self.command = self.command or m["cmd"].strip()
 
@@ -274,6 +282,13 @@ _CACHE_PART = re.compile(rf"(?<!\w)(\w+) \((\w+)\): +{_NUM} MiB")
 _FEATURE = re.compile(r"(?<!\w)([A-Z][A-Z0-9_]*) = 1\b")
 # Checked in order; the first whose cheap `needle` is in the line and whose pattern matches wins.
 RULES: tuple[tuple[str, At, str, Callable[[_Reader, re.Match[str]], None]], ...] = (
+    # Rule 9: lines that quote text from elsewhere — the command (a file name), the model's metadata —
+    # come first and are read for nothing else.
+    ("+ ", At.START, r"\+ ", _Reader.ignore),
+    ("Command being timed: ", At.START, r'[ \t]*Command being timed: "(?P<cmd>.*)"', _Reader.command_line),
+    ("llama_model_loader: - kv", At.NEEDLE, r"llama_model_loader: - kv", _Reader.ignore),
+    (" = ", At.ANYWHERE, r"(?<![\w.])(?:print_info|llm_load_print_meta): +(?P<key>[\w.]+(?: +[\w.]+)*) += (?P<value>.*)$",
+     _Reader.meta),
     ("loaded meta data with ", At.NEEDLE, rf"loaded meta data with (?P<kvs>{_INT}) key-value pairs and "
                                           rf"(?P<tensors>{_INT}) tensors from (?P<path>.+?) \(version", _Reader.new_load),
     ("llama_model_loader: - type ", At.NEEDLE, rf"llama_model_loader: - type +(?P<type>\w+): +(?P<n>{_INT}) tensors",
@@ -305,15 +320,12 @@ RULES: tuple[tuple[str, At, str, Callable[[_Reader, re.Match[str]], None]], ...]
     ("eval time = ", At.ANYWHERE, rf"(?<!\w)(?P<prompt>prompt )?eval time = +(?P<ms>{_NUM}) ms / +(?P<n>{_INT}) "
                                   r"(?:runs|tokens) +\( *[\d.]+ ms per token, +"
                                   rf"(?:(?P<tps_number>{_NUM})|inf|-?nan) tokens per second\)", _Reader.eval_line),
-    ("Maximum resident set size (kbytes): ", At.NEEDLE, rf"Maximum resident set size \(kbytes\): (?P<kb>{_INT})",
+    ("Maximum resident set size (kbytes): ", At.START, rf"[ \t]*Maximum resident set size \(kbytes\): (?P<kb>{_INT})",
      _Reader.time_rss),
     ('"system_fingerprint":"b', At.NEEDLE, rf'"system_fingerprint":"b(?P<number>{_INT})-(?P<commit>[0-9a-f]{{6,40}})"',
      _Reader.build_line),
     ("eak", At.START, rf"[ \t]*(?i:peak[ _]rss)(?:[ _]bytes)?[ \t]*[:=][ \t]*(?P<value>{_NUM})[ \t]*(?P<unit>[A-Za-z]*)",
      _Reader.peak_line),
-    ("Command being timed: ", At.NEEDLE, r'Command being timed: "(?P<cmd>.*)"', _Reader.command_line),
-    (" = ", At.ANYWHERE, r"(?<![\w.])(?:print_info|llm_load_print_meta): +(?P<key>[\w.]+(?: +[\w.]+)*) += (?P<value>.*)$",
-     _Reader.meta),
 )
 _COMPILED = tuple((needle, at, re.compile(pattern), handler) for needle, at, pattern, handler in RULES)
 
@@ -332,7 +344,12 @@ def _matched(line: str, needle: str, at: At, pattern: re.Pattern[str]) -> re.Mat
 
 def reads_line(line: str) -> bool:
     """Whether some rule reads `line` (Rule 7: the others are ignored, so a log keeps its meaning without them)."""
-    return len(line) <= MAX_LINE_CHARS and any(_matched(line, needle, at, pattern) for needle, at, pattern, _ in _COMPILED)
+    if len(line) > MAX_LINE_CHARS:
+        return False
+    for needle, at, pattern, handler in _COMPILED:
+        if _matched(line, needle, at, pattern):
+            return handler is not _Reader.ignore
+    return False
 
 
 def parse_llamacpp_log(text: str) -> LlamaCppLog:
