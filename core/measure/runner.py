@@ -2,9 +2,13 @@
 
 The impure half of "measure now"; `command.py` decides what to run, this module runs it.
 
-Rule 1: the engine's stdout and stderr go to one temporary file (no pipe can fill up and
-        stall it); the file is read as it grows for progress and is the log kept. Its first
-        line is the command, as `+ argv`, like the recorded logs in the shared fixtures.
+Rule 1: the engine's stdout and stderr go to one pipe that a thread reads to its end
+        (`capture.OutputCapture`: nothing can stall the engine, and a flood keeps only its head
+        and tail, with a marker line between); what arrives is read for progress, and the whole
+        is the log kept. Its first line is the command, as `+ argv` (escaped by `safe_text`, so
+        a file name that is not UTF-8 or holds a newline is one visible line), like the recorded
+        logs. A model whose name could forge log lines is given to llama.cpp as a link of a
+        plain name (`model_link`).
 Rule 2: on Linux the engine runs under `/usr/bin/time -v` when that exists, so its kernel-
         counted peak RSS ("Maximum resident set size") is appended to the log; psutil polls
         the engine process every POLL_S as well (`peak_rss_polled`), on every platform.
@@ -16,6 +20,12 @@ Rule 3: a run ends with the engine's exit, or is stopped (terminate, then kill a
         shorter than one poll still ends on the last stage it printed.
 Rule 4: llama-server is started on a free loopback port, asked once (POST /completion) when
         /health answers, then stopped; its memory report comes out as it shuts down.
+Rule 5: the engine runs in a session of its own (so the terminal's Ctrl-C reaches us, not it),
+        with a mark in its environment that every descendant inherits. Its whole family is
+        stopped on every way out — done, error, timeout, cancel, Ctrl-C (KeyboardInterrupt), a
+        closed window (which cancels) — terminate, then kill after STOP_GRACE_S: the session's
+        process group, every descendant seen while it ran, and every process still carrying the
+        mark (a `( setsid sleep 777 & )` inside the engine has left both the group and the tree).
 """
 
 from __future__ import annotations
@@ -23,7 +33,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -34,14 +46,17 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable
+from typing import Callable
 
 import psutil
 
 from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.measure.capture import OutputCapture
 from gguf_budget.core.measure.command import LOOPBACK, MeasureSettings, completion_request, measure_command
 from gguf_budget.core.measure.engine import Engine, EngineKind
+from gguf_budget.core.measure.model_link import engine_model_path
 from gguf_budget.core.measure.progress import STARTING, Progress, stage_after
+from gguf_budget.core.safe_text import safe_text
 
 DEFAULT_TIMEOUT_S = 600.0
 POLL_S = 0.05
@@ -49,6 +64,8 @@ STOP_GRACE_S = 5.0
 TIME_BINARY = "/usr/bin/time"
 _READ_CHUNK = 1 << 20
 _ERROR_LINE = re.compile(r"^\d+\.\d+\.\d+\.\d+ E |\berror\b", re.IGNORECASE)
+FAMILY_MARK = "GGUF_BUDGET_MEASURE_RUN"
+"""Rule 5: the environment variable every process of one run carries, with the run's own token."""
 
 ProgressCallback = Callable[[Progress], None]
 
@@ -79,27 +96,6 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((LOOPBACK, 0))
         return int(s.getsockname()[1])
-
-
-class _LogTail:
-    """Reads what the engine has appended to its log file since the last call."""
-
-    def __init__(self, path: Path):
-        self._file: IO[bytes] = open(path, "rb")
-        self.parts: list[str] = []
-
-    def read_new(self) -> str:
-        data = self._file.read(_READ_CHUNK)
-        text = data.decode("utf-8", errors="replace")
-        if text:
-            self.parts.append(text)
-        return text
-
-    def rest(self) -> str:
-        while self.read_new():
-            pass
-        self._file.close()
-        return "".join(self.parts)
 
 
 class _ServerDriver(threading.Thread):
@@ -155,34 +151,90 @@ def _rss(process: psutil.Process | None) -> int | None:
         return None
 
 
-def _stop(proc: psutil.Popen, wrapped: bool, gently: bool) -> None:
-    """Terminate, then kill after STOP_GRACE_S. Gently (a served llama-server) stops only the
-    engine, so /usr/bin/time around it still reports; otherwise the whole tree goes."""
-    engine = _engine_process(proc, wrapped)
+class _Family:
+    """Rule 5: the engine and everything it started, found again by group, by tree and by mark."""
+
+    def __init__(self, proc: psutil.Popen, token: str):
+        self.proc, self._token = proc, token
+        self._seen: dict[int, psutil.Process] = {}
+
+    def look(self) -> None:
+        """Remember the descendants alive now (called at every poll)."""
+        try:
+            for child in self.proc.children(recursive=True):
+                self._seen.setdefault(child.pid, child)
+        except psutil.Error:
+            pass
+
+    def _marked(self) -> list[psutil.Process]:
+        found = []
+        for p in psutil.process_iter():
+            try:
+                if p.pid != os.getpid() and p.environ().get(FAMILY_MARK) == self._token:
+                    found.append(p)
+            except (psutil.Error, OSError):
+                continue
+        return found
+
+    def _alive(self) -> list[psutil.Process]:
+        self.look()
+        members = {p.pid: p for p in (*self._seen.values(), *self._marked())}
+        members.setdefault(self.proc.pid, self.proc)
+        return [p for p in members.values() if _running(p)]
+
+    def stop_engine(self, wrapped: bool) -> None:
+        """A served llama-server: only the engine, so /usr/bin/time around it still reports."""
+        engine = _engine_process(self.proc, wrapped)
+        if engine is not None:
+            _end([engine])
+
+    def stop_all(self) -> None:
+        """Everything of the run that still runs: the group, the tree, the marked (terminate, then kill)."""
+        _signal_group(self.proc.pid, signal.SIGTERM)
+        _end(self._alive())
+        _signal_group(self.proc.pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+        leftover = self._alive()
+        for p in leftover:
+            _quietly(p.kill)
+        psutil.wait_procs(leftover, timeout=STOP_GRACE_S)
+
+
+def _running(p: psutil.Process) -> bool:
     try:
-        family = [engine] if gently and engine is not None else [*proc.children(recursive=True), proc]
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
-        family = [proc]
-    for p in family:
-        try:
-            p.terminate()
-        except psutil.Error:
-            pass
-    _, alive = psutil.wait_procs(family, timeout=STOP_GRACE_S)
+        return False
+
+
+def _quietly(action: Callable[[], object]) -> None:
+    try:
+        action()
+    except (psutil.Error, OSError):
+        pass
+
+
+def _signal_group(leader: int, sig: int) -> None:
+    """The run's session is its own process group, led by the process we started (Rule 5)."""
+    if hasattr(os, "killpg"):
+        _quietly(lambda: os.killpg(leader, sig))
+
+
+def _end(processes: list[psutil.Process]) -> None:
+    """Terminate, then kill after STOP_GRACE_S."""
+    for p in processes:
+        _quietly(p.terminate)
+    _, alive = psutil.wait_procs(processes, timeout=STOP_GRACE_S)
     for p in alive:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
+        _quietly(p.kill)
     psutil.wait_procs(alive, timeout=STOP_GRACE_S)
 
 
-def _exit_code(proc: psutil.Popen, wrapped: bool) -> int:
+def _exit_code(family: _Family) -> int:
     try:
-        return int(proc.wait(timeout=2 * STOP_GRACE_S))
+        return int(family.proc.wait(timeout=2 * STOP_GRACE_S))
     except psutil.TimeoutExpired:
-        _stop(proc, wrapped, gently=False)
-        return int(proc.wait())
+        family.stop_all()
+        return int(family.proc.wait())
 
 
 def failure_line(log: str) -> str:
@@ -204,31 +256,44 @@ def run_measurement(
     progress: ProgressCallback | None = None,
     time_binary: str | None = TIME_BINARY,
 ) -> RunOutput:
-    """Run `engine` on `model_path` with `settings` (Rules 1–4); raises `MeasureError` on failure."""
+    """Run `engine` on `model_path` with `settings` (Rules 1–5); raises `MeasureError` on failure."""
     port = _free_port() if engine.kind is EngineKind.SERVER else None
     command = measure_command(engine, model_path, settings, port)
-    argv = _wrapped(command, time_binary)
     with tempfile.TemporaryDirectory(prefix="gguf-budget-measure-") as folder:
-        log_path = Path(folder) / "llama.log"
-        log_path.write_text(f"+ {shlex.join(command)}\n", encoding="utf-8")
-        with open(log_path, "ab") as sink:
-            try:
-                proc = psutil.Popen(argv, stdin=subprocess.DEVNULL, stdout=sink, stderr=sink)
-            except OSError as e:
-                raise MeasureError(f"could not start {engine.label}: {e}") from None
-        return _watch(proc, argv != command, command, _LogTail(log_path), timeout_s, cancel, progress, port)
+        argv = _wrapped(measure_command(engine, engine_model_path(model_path, Path(folder)), settings, port),
+                        time_binary)
+        token = secrets.token_hex(16)
+        read_end, write_end = os.pipe()
+        try:
+            proc = psutil.Popen(argv, stdin=subprocess.DEVNULL, stdout=write_end, stderr=write_end,
+                                start_new_session=os.name == "posix", env={**os.environ, FAMILY_MARK: token})
+        except OSError as e:
+            os.close(read_end)
+            raise MeasureError(f"could not start {engine.label}: {e}") from None
+        finally:
+            os.close(write_end)
+        capture = OutputCapture(read_end)
+        capture.start()
+        family = _Family(proc, token)
+        try:
+            output = _watch(family, argv[0] != command[0], capture, timeout_s, cancel, progress, port)
+        finally:
+            family.stop_all()
+            capture.join(STOP_GRACE_S)
+    header = f"+ {safe_text(shlex.join(command), None)}\n"
+    return RunOutput(command, header + output.log, output.peak_rss_polled, output.returncode, output.seconds)
 
 
 def _watch(
-    proc: psutil.Popen,
+    family: _Family,
     wrapped: bool,
-    command: tuple[str, ...],
-    tail: _LogTail,
+    capture: OutputCapture,
     timeout_s: float,
     cancel: threading.Event | None,
     progress: ProgressCallback | None,
     port: int | None,
 ) -> RunOutput:
+    proc = family.proc
     start = time.monotonic()
     deadline = start + timeout_s
     driver = _ServerDriver(port, deadline) if port is not None else None
@@ -245,19 +310,25 @@ def _watch(
         elif driver is not None and driver.done.is_set():
             failure, served = driver.error, driver.error is None
         if failure or served:
-            _stop(proc, wrapped, gently=served)
+            if served:
+                family.stop_engine(wrapped)
+            else:
+                family.stop_all()
             break
         if proc.poll() is not None:
             break
+        family.look()
         rss = _rss(_engine_process(proc, wrapped))
         if rss is not None and (peak is None or rss > peak):
             peak = rss
-        stage = stage_after(tail.read_new(), stage)
+        stage = stage_after(capture.fresh(), stage)
         if progress is not None:
             progress(Progress(stage[0], stage[1], rss, time.monotonic() - start))
         time.sleep(POLL_S)
-    returncode = _exit_code(proc, wrapped)
-    log = tail.rest()
+    returncode = _exit_code(family)
+    family.stop_all()
+    capture.join(STOP_GRACE_S)
+    log = capture.text()
     if failure:
         raise MeasureError(failure)
     if progress is not None:
@@ -265,4 +336,4 @@ def _watch(
         progress(Progress(final[0], final[1], peak, time.monotonic() - start))
     if returncode != 0 and not served:
         raise MeasureError(f"llama.cpp exited with code {returncode}: {failure_line(log)}")
-    return RunOutput(command, log, peak, returncode, time.monotonic() - start)
+    return RunOutput((), log, peak, returncode, time.monotonic() - start)

@@ -12,10 +12,16 @@ Rule 4: evidence is found again by the model's header fingerprint, newest first;
 Rule 5: a stored log of a run that kept every layer on the CPU also calibrates this machine's
         speed estimates (`speed.calibration`): its decode and prefill timings are kept beside
         the evidence, in the same data folder.
+Rule 6: a finished run's log is never lost: when the store cannot be written (a file in its
+        place, a read-only folder, a full disk) or the log does not read as llama.cpp's, it is
+        kept in a file of its own (the temporary folder, else the current one, else home) and
+        the one-line error says where.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -100,15 +106,39 @@ def measure_model(
     key = header_fingerprint(model_path)
     run = run_measurement(engine, model_path, settings, timeout_s=timeout_s, cancel=cancel, progress=progress,
                           time_binary=time_binary)
-    log = _with_peak(run, _parse(run.log, "llama.cpp ran, but its log"))
+    try:
+        parsed = parse_llamacpp_log(run.log)
+    except LlamaCppLogError as e:
+        raise EvidenceError(f"llama.cpp ran, but its log: {e}; {kept_aside(run.log)}") from None
+    log = _with_peak(run, parsed)
     record = EvidenceRecord(key, str(model_path), Origin.MEASURED, clock(), "pending", engine.label, run.command,
                             settings, run.peak_rss_polled, run.seconds)
-    evidence = RuntimeEvidence(store.save(record, log), _parse(log, "the stored log"))
+    try:
+        saved = store.save(record, log)
+    except OSError as e:
+        raise EvidenceError(f"the evidence store {store.root} cannot be written ({e.strerror or e}); "
+                            f"{kept_aside(log)}") from None
+    evidence = RuntimeEvidence(saved, _parse(log, "the stored log"))
     try:
         remember_speed(load_model(str(model_path)), evidence.log, store, record.recorded_at)
     except BudgetError:  # the file changed under the run: the evidence stands, it calibrates nothing
         pass
     return evidence
+
+
+def kept_aside(log: str) -> str:
+    """Rule 6: the run's log in a file of its own where the store could not take it; says where (or why not)."""
+    reasons = []
+    for folder in (tempfile.gettempdir(), os.getcwd(), str(Path.home())):
+        try:
+            fd, path = tempfile.mkstemp(prefix="gguf-budget-measure-", suffix=".log", dir=folder)
+            with os.fdopen(fd, "wb") as f:
+                f.write(log.encode("utf-8", errors="surrogateescape"))
+        except OSError as e:
+            reasons.append(f"{folder}: {e.strerror or e}")
+            continue
+        return f"the log of this run is kept at {path}"
+    return f"the log could not be kept either ({'; '.join(reasons)})"
 
 
 def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,

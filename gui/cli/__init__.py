@@ -10,6 +10,9 @@ Rule 4: `gguf-budget help [COMMAND]` is `gguf-budget [COMMAND] --help`; the top-
         the window's own arguments too (`launch.py`).
 Rule 5: start-up is lazy: `--version`, `help` and a bad argument import no command and nothing
         heavy; a command imports its own module only (`commands` Rule 1).
+Rule 6: Ctrl-C (KeyboardInterrupt) ends any command with one line, "gguf-budget: interrupted", and
+        exit code 130 (128 + SIGINT, as a shell reports it); what the command started is stopped
+        on the way out (`measure` stops llama.cpp and everything it started).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.version import __version__
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.ranges import HEADER_CAP
-from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, ranged
+from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, EXIT_INTERRUPTED, OneLineParser, complain, join_negative_values, ranged
 from gguf_budget.gui.cli.commands import COMMANDS
 from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
@@ -83,6 +86,15 @@ def _help_asked(args: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Rule 6: Ctrl-C anywhere in a command (or the launcher) is one line and exit 130."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        complain("gguf-budget: interrupted")
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     level, args = split_log_level(_help_asked(join_negative_values(sys.argv[1:] if argv is None else argv)))
     log_to_stderr(level)
     word = _command_word(args)

@@ -1,7 +1,7 @@
 """What every command line of the app shares: exit codes, a one-line parser, ranged numbers, output.
 
 Rule 1: exit codes are 0 ok / feasible, 2 bad input (one line on stderr, no traceback), 3 plan
-        impossible or model does not fit.
+        impossible or model does not fit, 130 interrupted (Ctrl-C).
 Rule 2: a bad argument is one line naming the option, never argparse's usage dump; every
         number is read against its range in `core.ranges` (`ranged`), which --help states.
 Rule 3: a value that starts with a minus and a digit (`--budget -1G`) is the option's value, so
@@ -29,6 +29,7 @@ from gguf_budget.core.units import binary_unit_note
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_IMPOSSIBLE = 3
+EXIT_INTERRUPTED = 130
 NEGATIVE_VALUE = re.compile(r"-[0-9.]")
 MESSAGE_LIMIT = 2000
 """A one-line message is cut beyond this many characters (a key can embed a 1 MiB string)."""
