@@ -36,7 +36,8 @@ _TERMS: tuple[Term, ...] = (
          "stays pinned (up to the ctx cap). \"Prefer context\" instead takes the largest context that fits, "
          "pinning fewer layers."),
     Term("Bandwidth", "How many bytes per second a memory tier (RAM, VRAM, disk) can read. Each figure says where "
-         "it came from: measured on this machine, typed in, or assumed (a typical value)."),
+         "it came from: measured on this machine (once, with its date; Measure again re-measures), reported by a "
+         "GPU's driver, cited from a maker's spec sheet, typed in, or assumed (a typical value)."),
     Term("Best fit", "In the Quants table: the highest-precision quantization whose Full load runs fully on the "
          "GPU at the chosen context, else fully in RAM."),
     Term("Bits per weight", "The size of a quantization: the bits of the model's tensors divided by its number of "
@@ -52,15 +53,19 @@ _TERMS: tuple[Term, ...] = (
          "cache, the attention scores and the residual stream grow with it."),
     Term("Ctx cap", "The largest context an auto ctx may choose; by default the model's trained context."),
     Term("Decode estimate", "Tokens per second while generating, from the bytes each token reads from each memory "
-         "tier and that tier's bandwidth. It is a memory-bandwidth upper bound, shown as \"≤ ~N tok/s\", never a "
-         "measurement: a real run is usually slower."),
+         "tier and that tier's bandwidth, times the share of that rate real llama.cpp runs reach (the "
+         "calibration: from runs on this machine once there are some, else the default). Shown as \"≈ N tok/s\" "
+         "at the start of a conversation and with a full context, never a measurement."),
     _line("embeddings"),
     Term("FEASIBLE, FEASIBLE — SLOW, IMPOSSIBLE, OVERRIDDEN, UNLIMITED", "The Budget plan's verdicts: it fits "
-         "under the budget; it fits but streams weights and decodes under the slow threshold (2 tok/s unless you "
-         "set another); not even its minimum configuration fits; forced to run over the budget anyway; budget 0, "
+         "under the budget; it fits but its decode estimate is under the slow threshold (2 tok/s unless you "
+         "set another), whether or not it streams weights; not even its minimum configuration fits; forced to run over the budget anyway; budget 0, "
          "no limit — everything resident."),
     Term("File size", "The model file's size on disk. It is storage only: by itself it says nothing about RAM "
          "or VRAM."),
+    Term("First token (time to first token)", "How long a prompt of N tokens takes before the first answer token: "
+         "the prompt's arithmetic over this machine's measured compute rate, calibrated like the decode estimate. "
+         "An estimate, for 1,000 tokens unless you set the prompt length."),
     Term("Fits on GPU, fits split, fits CPU-only, does not fit", "The Full load's verdicts: every layer on the "
          "GPUs; some layers on the GPUs and the rest in host RAM; everything in host RAM; or more than the "
          "machine has."),
