@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from gguf.constants import Keys
+from gguf_budget.core.gguf.constants import Keys
 
 from gguf_budget.core.errors import GGUFFormatError
 from gguf_budget.core.gguf.metadata import Metadata
