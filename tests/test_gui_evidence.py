@@ -21,6 +21,7 @@ from gguf_budget.core.views.evidence_view import (
     MEASURED_LINES, evidence_claim, measured_column, measured_items, measured_summary,
 )
 from gguf_budget.gui.qt.machine.machine_panel import NOT_MEASURED
+from gguf_budget.gui.qt.main_window import measure_bandwidths
 
 SMOLLM2_LOG = LOGS / "smollm2-135m-instruct-q4_1_ctx2048_f16.log"
 SMOLLM2_Q8_LOG = LOGS / "smollm2-135m-instruct-q4_1_ctx512_q8_0.log"
@@ -98,6 +99,18 @@ def test_the_measured_row_sets_the_runs_timings_beside_the_estimates_at_its_sett
     assert text == f"{measured_summary(evidence)} — {beside}"
     assert "decode 94.0 tok/s" in text and "estimated at its settings: decode ≈ " in text
     assert "; prefill ≈ " in text and text.endswith("% of it")
+
+
+def test_an_imported_cpu_run_calibrates_the_estimates_at_once(qtbot, make_explorer, write_model):
+    window_app = make_explorer(bandwidth_backend=measure_bandwidths)  # this machine's kept figures, for real
+    window = window_app.window
+    open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
+    qtbot.waitUntil(window.bandwidths_measured, timeout=20000)
+    assert window.current_speed().calibration.runs == 0
+    with qtbot.waitSignal(window.bandwidthsMeasured, timeout=20000):
+        imported(qtbot, window_app, SMOLLM2_LOG)
+    speed = window.current_speed()
+    assert speed.calibration.runs == 1 and "calibrated on 1 run on this machine" in child(window, "banner").text()
 
 
 def test_reopening_the_model_brings_its_evidence_back_even_renamed(qtbot, make_explorer, write_model, settings_store):

@@ -314,6 +314,8 @@ class MainWindow(QMainWindow):
         self._show_measured_row()
         self._state = replace(self._state, evidence=None if view is None else view.claim)
         self._recompute()
+        if view is not None and self._state.model is not None:  # a run kept here may calibrate the estimates
+            self._bandwidth_probe.start(self._state.model.path)
 
     def _show_measured_row(self) -> None:
         """What llama.cpp measured, with its timings beside the estimates at its own settings (the core's words)."""
