@@ -124,6 +124,7 @@ class MainWindow(QMainWindow):
         self._saved = load_settings(self._store)
         self._budget_chosen = self._saved.budget_bytes is not None
         self._budget_settled = False
+        self._head_choice = HeadMode(self._saved.head_mode)  # what the user chose, whatever one model allows
         self._measured = Bandwidths()
         self._evidence_view: MeasuredView | None = None
         self._measured_once = False
@@ -297,7 +298,7 @@ class MainWindow(QMainWindow):
         typed = self.body.hardware.bandwidths.typed()
         return ExplorerSettings(
             budget_bytes=s.budget_bytes if self._budget_chosen else None, unlimited=s.unlimited, ctx=s.ctx,
-            ctx_cap=s.ctx_cap, prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=s.head_mode.value,
+            ctx_cap=s.ctx_cap, prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self._head_choice.value,
             kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed["ram"],
             disk_bw=typed["disk"], vram_bw=typed["vram"], recent=self._saved.recent,
         )
@@ -373,9 +374,8 @@ class MainWindow(QMainWindow):
 
     def _with_model(self, spec: ModelSpec) -> tuple[ExplorerState, ExplorerView]:
         """The state and view showing `spec` (Rule 6), computed touching no widget (Rule 5)."""
-        state = replace(self._state, model=spec)
-        if spec.tied_embeddings and state.head_mode is HeadMode.STREAM:
-            state = replace(state, head_mode=HeadMode.AUTO)
+        tied_stream = spec.tied_embeddings and self._head_choice is HeadMode.STREAM
+        state = replace(self._state, model=spec, head_mode=HeadMode.AUTO if tied_stream else self._head_choice)
         self._budget_settled = False
         state, view = self._settled_budget(state, derive(state))
         summary_rows(spec)
@@ -393,6 +393,7 @@ class MainWindow(QMainWindow):
         self.load_error.hide()
         self.setWindowTitle(safe_text(spec.name or spec.architecture, 80))  # Qt appends " — GGUF Budget Explorer"
         self.body.summary.show_model(spec)
+        self.body.knobs.show_head_mode(state.head_mode)  # first: set_tied then changes nothing the user chose
         self.body.knobs.set_tied(spec.tied_embeddings)
         self.body.hardware.set_layer_count(spec.n_layer)
         self.body.plan.budget.set_budget(state.budget_bytes, state.unlimited)
@@ -427,6 +428,10 @@ class MainWindow(QMainWindow):
             unlimited=budget.unlimited.isChecked(), ctx=context.requested_ctx(), ctx_cap=context.requested_cap(),
             prefer=context.policy(), **self.body.knobs.values(),
         )
+        model = self._state.model
+        tied_auto = model is not None and model.tied_embeddings and self._state.head_mode is HeadMode.AUTO
+        if not (tied_auto and self._head_choice is HeadMode.STREAM):
+            self._head_choice = self._state.head_mode  # a tied model showing "auto" did not unchoose "stream"
         self._timer.start()
 
     def _machine_changed(self) -> None:

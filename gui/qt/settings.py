@@ -10,8 +10,15 @@ Rule 3: `budget_bytes` None means "never chosen": the window then picks a budget
         the model's two thresholds, so a first run shows a plan that streams some layers.
 Rule 4: the user's settings file is an INI file at a path we compute, looked at before Qt
         opens it (Qt would block forever reading a FIFO): anything but a regular file (or no
-        file) under `MAX_SETTINGS_BYTES` is set aside for this run — settings then live in a
-        scratch file and are not remembered — and the log says why.
+        file) is set aside for this run — settings then live in a scratch file and are not
+        remembered — and the log says why.
+Rule 5: we read it first, and Qt never reads what it could choke on (`core.ini_screen`): a key
+        the app never writes (`WRITTEN`), a typed value (`@Variant(` nested 20,000 deep crashed
+        Qt at every start), a line over 64 KiB, or a file over MAX_SETTINGS_BYTES. Such a file is
+        repaired once: the valid lines are written back (atomically), the whole original is kept
+        beside it as `…conf.refused` (replacing an older one), and one log line says what was
+        refused. The next start finds a clean file and changes nothing. Where the folder cannot
+        be written, this run uses a scratch file, as in Rule 4.
 """
 
 from __future__ import annotations
@@ -19,16 +26,21 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import re
 import shutil
 import stat
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 from PySide6.QtWidgets import QWidget
 
+from gguf_budget.core.errors import UnreadableFile
+from gguf_budget.core.ini_screen import screen_ini
+from gguf_budget.core.regular_file import open_regular
+from gguf_budget.core.safe_write import replace_atomically
 from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.plan.types import CTX_POLICIES, HEAD_MODES, CtxPolicy, HeadMode
@@ -39,6 +51,9 @@ RECENT_LIMIT = 8
 MAX_PATH_CHARS = 4096
 MAX_GEOMETRY_BYTES = 4096
 MAX_SETTINGS_BYTES = 1 << 20
+REPAIR_READ_BYTES = 16 << 20
+"""Rule 5: an oversized file is repaired from its first 16 MiB (the whole original is kept aside)."""
+REFUSED_SUFFIX = ".refused"
 APP_FOLDER = "gguf-budget"
 SETTINGS_FILE = "gguf-budget.conf"
 GEOMETRY_KEY = "window/geometry"
@@ -166,6 +181,21 @@ def settings_path() -> Path:
     return Path(config) / APP_FOLDER / SETTINGS_FILE
 
 
+WRITTEN: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"{_GROUP}/(?:{'|'.join(f.name for f in fields(ExplorerSettings))})"),
+    re.compile(re.escape(GEOMETRY_KEY)),
+    re.compile(r"measure/llama_path"),  # gui.qt.evidence.evidence_link: the llama.cpp the user chose
+    re.compile(r"dialogs/[a-z_]{1,32}"),  # gui.qt.file_dialogs: the last folder per kind of file
+)
+"""Rule 5: every key the app writes. A module that writes a new key adds its pattern here
+(tests/test_hostile_settings.py holds the window's own keys to this list)."""
+TYPED = {GEOMETRY_KEY: ("@ByteArray(",)}
+
+
+def is_written(key: str) -> bool:
+    return any(p.fullmatch(key) for p in WRITTEN)
+
+
 def _unusable(path: Path) -> str | None:
     """Why Qt must not open `path` (Rule 4), or None when it may."""
     try:
@@ -176,22 +206,54 @@ def _unusable(path: Path) -> str | None:
         return e.strerror or type(e).__name__
     if not stat.S_ISREG(info.st_mode):
         return "it is not a regular file"
-    if info.st_size > MAX_SETTINGS_BYTES:
-        return f"it is {info.st_size} bytes long (at most {MAX_SETTINGS_BYTES})"
+    return None
+
+
+def _scratch(path: Path, why: str) -> QSettings:
+    log.warning("settings: %s cannot be used (%s); settings are not remembered this run", safe_text(path, 300), why)
+    scratch = tempfile.mkdtemp(prefix="gguf-budget-settings-")
+    atexit.register(shutil.rmtree, scratch, True)
+    return QSettings(str(Path(scratch) / SETTINGS_FILE), QSettings.Format.IniFormat)
+
+
+def _repaired(path: Path) -> str | None:
+    """Rule 5: screen the file and repair it once; None when Qt may read it now, else why it cannot be used."""
+    try:
+        with open_regular(str(path), UnreadableFile) as f:
+            data = f.read(REPAIR_READ_BYTES + 1)
+    except UnreadableFile as e:
+        return None if not os.path.lexists(path) else str(e)
+    except OSError as e:
+        return e.strerror or type(e).__name__
+    oversized = len(data) > MAX_SETTINGS_BYTES
+    if len(data) > REPAIR_READ_BYTES:
+        data = data[:data.rfind(b"\n", 0, REPAIR_READ_BYTES) + 1]  # never a value cut in half
+    screened = screen_ini(data.decode("utf-8", errors="replace"), is_written, TYPED)
+    if not screened.refused and not oversized:
+        return None
+    aside = path.with_name(path.name + REFUSED_SUFFIX)
+    try:
+        os.replace(path, aside)
+        replace_atomically(path, screened.text.encode("utf-8"))
+    except OSError as e:
+        return f"it needs repair, and {path.parent} cannot be written: {e.strerror or e}"
+    reasons = [*(["it was larger than 1 MiB"] if oversized else []), *screened.refused]
+    log.warning("settings: %s repaired — %d line(s) refused (%s); the original is kept in %s",
+                safe_text(path, 300), len(screened.refused), safe_text("; ".join(reasons[:3]), 300),
+                safe_text(aside, 300))
     return None
 
 
 def user_settings(path: Path | None = None) -> QSettings:
-    """The user's settings, or a scratch store for this run when their file is unusable (Rule 4)."""
+    """The user's settings, repaired when Rule 5 asks, or a scratch store for this run when unusable (Rule 4)."""
     path = path or settings_path()
     for candidate in (path, path.with_name(path.name + ".lock")):
         why = _unusable(candidate)
         if why is not None:
-            log.warning("settings: %s cannot be used (%s); settings are not remembered this run",
-                         safe_text(candidate, 300), why)
-            scratch = tempfile.mkdtemp(prefix="gguf-budget-settings-")
-            atexit.register(shutil.rmtree, scratch, True)
-            return QSettings(str(Path(scratch) / SETTINGS_FILE), QSettings.Format.IniFormat)
+            return _scratch(candidate, why)
+    why = _repaired(path)
+    if why is not None:
+        return _scratch(path, why)
     return QSettings(str(path), QSettings.Format.IniFormat)
 
 

@@ -100,6 +100,12 @@ class Knobs(QWidget):
         if tied and self.head.currentText() == HeadMode.STREAM:
             self.head.setCurrentText(HeadMode.AUTO.value)
 
+    def show_head_mode(self, mode: HeadMode) -> None:
+        """Show the head mode a newly opened model runs with (no `changed` signal: it is not a choice)."""
+        self.head.blockSignals(True)
+        self.head.setCurrentText(mode.value)
+        self.head.blockSignals(False)
+
     def show_ring_note(self, note: str) -> None:
         self.ring_note.setText(note)
         self.ring_note.setVisible(bool(note))
