@@ -1,7 +1,10 @@
 """Launch → first plan drawn, and quitting: the real app, as a whole process, offscreen.
 
 Each run starts `gguf-budget` (no arguments: the bundled demo model) in a fresh process with
-private settings, cache and log folders, and reports:
+settings, cache, data and log folders of its own (scratch ones, shared by the runs: the warm-up
+run measures this machine's bandwidths once and keeps them, as a person's first launch does), and
+reports (`--fresh`: new folders for every run, so each is a first launch that measures the
+bandwidths while the window comes up):
 
 - launch → first plan drawn: from starting the process to the end of the event-loop turn in which
   the window announced its first model (`modelLoaded`), its plan painted. Budget ≤ 600 ms.
@@ -11,7 +14,7 @@ private settings, cache and log folders, and reports:
   A quit must exit 0 with nothing on stderr (no "Signal source has been deleted", no traceback).
 
 Medians of `--runs` runs; the load average is printed: on a busy machine these are upper figures.
-Run: `python benchmarks/bench_launch.py [--runs N] [--idle SECONDS]`.
+Run: `python benchmarks/bench_launch.py [--runs N] [--idle SECONDS] [--fresh]`.
 """
 
 from __future__ import annotations
@@ -81,14 +84,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--idle", type=float, default=4.0, help="seconds to wait before the idle quit (default 4)")
+    parser.add_argument("--fresh", action="store_true", help="new app folders for every run (each a first launch)")
     args = parser.parse_args()
     load_before = os.getloadavg()
     results: dict[str, list[dict[str, float | str | int]]] = {"at first plan": [], "after idle": []}
     with tempfile.TemporaryDirectory() as scratch:
-        run_once(0, Path(scratch) / "warm-up")
+        run_once(int(args.idle * 1000), Path(scratch))
         for n in range(args.runs):
             for label, idle_ms in (("at first plan", 0), ("after idle", int(args.idle * 1000))):
-                results[label].append(run_once(idle_ms, Path(scratch) / f"{label}-{n}"))
+                folders = Path(scratch) / f"{label}-{n}" if args.fresh else Path(scratch)
+                results[label].append(run_once(idle_ms, folders))
     launches = [float(r["launch"]) for rs in results.values() for r in rs]
     print(f"gguf-budget window, offscreen, median of {args.runs} runs per row; {os.cpu_count()} CPUs; load average "
           f"{' '.join(f'{x:.2f}' for x in load_before)} before, {' '.join(f'{x:.2f}' for x in os.getloadavg())} after")
