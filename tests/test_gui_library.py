@@ -43,7 +43,7 @@ def store(tmp_path) -> Path:
 
 
 def rows(view) -> dict[str, list[str]]:
-    model = view.proxy
+    model = view.table
     return {model.index(r, 0).data(): [model.index(r, c).data() for c in range(model.columnCount())]
             for r in range(model.rowCount())}
 
@@ -77,7 +77,7 @@ def test_filter_sort_and_double_click_open_the_model(qtbot, make_explorer, store
     library.view.filter.setText("TINY")
     assert list(rows(library.view)) == ["owner/tiny-GGUF · tiny-Q8_0.gguf"]
     with qtbot.waitSignal(explorer.window.modelLoaded, timeout=10000):
-        library.view.view.doubleClicked.emit(library.view.proxy.index(0, 0))
+        library.view.view.doubleClicked.emit(library.view.table.index(0, 0))
     assert explorer.window.current_model().n_layer == TINY.n_layer
     library.view.filter.setText("")
     library.view.view.sortByColumn(3, Qt.SortOrder.DescendingOrder)
@@ -91,7 +91,7 @@ def test_an_unreadable_row_does_not_replace_the_model_on_screen(qtbot, make_expl
     scanned(qtbot, library)
     library.view.filter.setText("pipe")
     with qtbot.assertNotEmitted(explorer.window.modelLoaded, wait=200):
-        library.view.view.doubleClicked.emit(library.view.proxy.index(0, 0))
+        library.view.view.doubleClicked.emit(library.view.table.index(0, 0))
     assert explorer.window.current_model() is model
     assert "Cannot open pipe.gguf" in library.view.status.text()
 

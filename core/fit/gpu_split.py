@@ -44,6 +44,7 @@ from typing import Callable, Sequence
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.gpu import GpuInfo
 
+FLOAT32_MAX = 3.4028234663852886e38
 MAX_TENSOR_SPLIT = 16  # llama.cpp's LLAMA_MAX_DEVICES: -ts takes fewer entries than that
 
 
@@ -87,7 +88,8 @@ def split_shares(gpu_free: Sequence[int], tensor_split: Sequence[float] | None =
 
 def parse_tensor_split(text: str) -> tuple[float, ...] | None:
     """'3,1' or '3/1' (llama.cpp splits -ts on commas and slashes) → (3.0, 1.0); '' → None (by free memory).
-    Every share must be a finite number of 0 or more (RequestError in words otherwise)."""
+    Every share must be a finite number of 0 or more whose 32-bit running sum stays finite (1e308,1e308
+    made every split point NaN), RequestError in words otherwise."""
     parts = [p for p in re.split(r"[,/]+", text.strip()) if p.strip()]
     if not parts:
         return None
@@ -99,6 +101,9 @@ def parse_tensor_split(text: str) -> tuple[float, ...] | None:
         raise RequestError(f"shares must be numbers of 0 or more: {text.strip()!r}")
     if len(shares) >= MAX_TENSOR_SPLIT:
         raise RequestError(f"a tensor split is 1 to {MAX_TENSOR_SPLIT - 1} shares")
+    if not all(math.isfinite(p) for p in split_points(shares)):
+        raise RequestError(f"shares too large: {text.strip()!r} (llama.cpp adds them as 32-bit floats, "
+                           f"so their sum must stay below {FLOAT32_MAX:.4g})")
     return shares
 
 

@@ -5,8 +5,8 @@ Rule 1: this table is the one source: `fit --preset NAME`, the machine editor an
         Every row cites the maker's spec page; memory is what the maker sells (GiB), bandwidth
         the peak memory bandwidth it states (bytes per second).
 Rule 2: a GPU preset is one card (free = all of it, as a hypothetical machine is typed in);
-        several may be combined (`"RTX 4090,RTX 3060"`), host RAM comes from the probe or the
-        user. A machine preset is a whole unified-memory machine and stands alone: its RAM is
+        several may be combined (`"RTX 4090,RTX 3060"`, at most GPU_COUNT.high of them, as a
+        typed machine), host RAM comes from the probe or the user. A machine preset is a whole unified-memory machine and stands alone: its RAM is
         the host, its GPU budget follows the machine's rule (Apple: the Metal working set of
         `apple.py`; Ryzen AI Max: AMD's largest Variable Graphics Memory carve-out, 96 GB of 128).
 Rule 3: a detected GPU without a driver-reported bandwidth takes the spec-sheet figure of the
@@ -22,6 +22,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.apple import metal_working_set
 from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, what_if
+from gguf_budget.core.ranges import GPU_COUNT
 
 GiB = 1024**3
 GB_S = 10**9
@@ -130,6 +131,8 @@ def parse_presets(text: str) -> tuple[Preset, ...]:
     names = [n for n in text.split(",") if n.strip()]
     if not names:
         raise RequestError("name a preset, e.g. 'RTX 4090' or 'M2 Max 96GB'")
+    if len(names) > GPU_COUNT.high:
+        raise RequestError(f"{len(names):,} presets named: a machine has at most {GPU_COUNT.high} GPUs")
     presets = tuple(find_preset(n) for n in names)
     if len(presets) > 1 and any(p.unified for p in presets):
         raise RequestError("a machine preset (Apple, Ryzen AI Max) is a whole machine: name it alone")

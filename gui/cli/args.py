@@ -4,8 +4,9 @@ Rule 1: exit codes are 0 ok / feasible, 2 bad input (one line on stderr, no trac
         impossible or model does not fit, 130 interrupted (Ctrl-C).
 Rule 2: a bad argument is one line naming the option, never argparse's usage dump; every
         number is read against its range in `core.ranges` (`ranged`), which --help states.
-Rule 3: a value that starts with a minus and a digit (`--budget -1G`) is the option's value, so
-        its error is the value's ("a size cannot be negative"), not argparse's "expected one argument".
+Rule 3: a value that starts with a minus and a digit (`--budget -1G`, `-ts -1,2`) is the option's
+        value, so its error is the value's ("a size cannot be negative"), not argparse's "expected one
+        argument".
 Rule 5: a size with a decimal-looking unit (`--budget 5GB`) is read as binary units, as the
         window reads it, and one line on stderr says so (`units.binary_unit_note`).
 Rule 4: everything printed goes through the core's one escaping function: reports line by
@@ -31,6 +32,8 @@ EXIT_BAD_INPUT = 2
 EXIT_IMPOSSIBLE = 3
 EXIT_INTERRUPTED = 130
 NEGATIVE_VALUE = re.compile(r"-[0-9.]")
+OPTION = re.compile(r"--?[A-Za-z][\w-]*$")
+"""Rule 3: an option's name, long (`--budget`) or short (`-ts`), never a negative number itself."""
 MESSAGE_LIMIT = 2000
 """A one-line message is cut beyond this many characters (a key can embed a 1 MiB string)."""
 
@@ -53,11 +56,11 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def join_negative_values(args: Sequence[str]) -> list[str]:
-    """['--budget', '-1G'] → ['--budget=-1G'] (Rule 3); everything else unchanged."""
+    """['--budget', '-1G'] → ['--budget=-1G'], ['-ts', '-1,2'] → ['-ts=-1,2'] (Rule 3); everything else unchanged."""
     out: list[str] = []
     for arg in args:
         previous = out[-1] if out else ""
-        if NEGATIVE_VALUE.match(arg) and previous.startswith("--") and "=" not in previous:
+        if NEGATIVE_VALUE.match(arg) and OPTION.match(previous) and "=" not in previous:
             out[-1] = f"{previous}={arg}"
         else:
             out.append(arg)

@@ -30,10 +30,12 @@ from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.gui.qt.file_dialogs import Purpose, existing_folder
-from gguf_budget.gui.qt.library.table import LibraryTable, filtered
+from gguf_budget.gui.qt.library.table import LibraryTable, TableRows, table_rows
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall, Work
 
 Settings = Callable[[], "LibrarySettings | None"]
+SIZED_ROWS = 100
+"""Columns fit the widest of this many rows, not of all 50,000 (each measured row is Python calls)."""
 W = TypeVar("W", bound=QWidget)
 
 
@@ -43,12 +45,15 @@ def _named(widget: W, name: str) -> W:
 
 
 def scan_work(settings: LibrarySettings, home: Path, config_file: Path | None) -> Work:
-    """The scan as a `ProgressCall` work: the stores of `home`, the added folders, judged by `settings`."""
+    """The scan as a `ProgressCall` work: the stores of `home`, the added folders, judged by `settings`;
+    the table's rows are laid out here too, off the GUI thread (`table.py` Rule 4)."""
 
-    def work(progress: Callable[[int, int | None], None], cancelled: Callable[[], bool]) -> Scan[Assessment]:
+    def work(progress: Callable[[int, int | None], None],
+             cancelled: Callable[[], bool]) -> tuple[Scan[Assessment], TableRows]:
         roots = store_roots(home, os.environ, config.read_folders(config_file))
-        return scan(roots, partial(assess, settings=settings), progress=progress, cancelled=cancelled,
-                    assess_key=assessment_key(settings))
+        result = scan(roots, partial(assess, settings=settings), progress=progress, cancelled=cancelled,
+                      assess_key=assessment_key(settings))
+        return result, table_rows(result.entries)
 
 
     return work
@@ -62,19 +67,19 @@ class LibraryView(QWidget):
         super().__init__(parent)
         self._settings, self._home, self._config_file = settings, home or Path.home(), config_file
         self.table = LibraryTable()
-        self.proxy = filtered(self.table)
         self.view = _named(QTableView(), "libraryTable")
-        self.view.setModel(self.proxy)
+        self.view.setModel(self.table)
         self.view.setSortingEnabled(True)
         self.view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.view.horizontalHeader().setResizeContentsPrecision(SIZED_ROWS)  # table.py Rule 4
         self.view.horizontalHeader().setStretchLastSection(True)
         self.view.doubleClicked.connect(self._open)
         self.view.activated.connect(self._open)
         self.filter = _named(QLineEdit(), "libraryFilter")
         self.filter.setPlaceholderText("Filter models…")
         self.filter.setClearButtonEnabled(True)
-        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter.textChanged.connect(self.table.set_filter)
         self.scan_button = _named(QPushButton("Scan"), "libraryScan")
         self.scan_button.clicked.connect(self.rescan)
         self.add_button = _named(QPushButton("Add folder…"), "libraryAddFolder")
@@ -127,8 +132,9 @@ class LibraryView(QWidget):
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
 
-    def _scanned(self, result: Scan[Assessment]) -> None:
-        self.table.set_entries(result.entries)
+    def _scanned(self, answer: tuple[Scan[Assessment], TableRows]) -> None:
+        result, rows = answer
+        self.table.set_rows(rows)
         unreadable = sum(1 for e in result.entries if e.error)
         folders = len(result.roots)
         self._idle(f"{len(result.entries)} models in {folders} folders"
@@ -145,7 +151,7 @@ class LibraryView(QWidget):
         self.status.setText(message)
 
     def _open(self, index: QModelIndex) -> None:
-        entry = self.table.entry(self.proxy.mapToSource(index).row())
+        entry = self.table.entry(index.row())
         if entry.error is None:
             self.openRequested.emit(entry.path)
         else:
