@@ -71,7 +71,7 @@ def _models(folder: Path, scratch: Path, prompt_tokens: int) -> tuple[list[Model
         else:
             missing.append(f"{name}: not in {folder}")
     big = write_llama31_8b_q4_k_m(scratch / "llama31-8b-zero-q4_k_m.gguf")
-    found.append(Model("llama-3.1-8b-shaped zero Q4_K_M", big, max(prompt_tokens // 5, 1)))
+    found.append(Model("llama-3.1-8b-shaped zero Q4_K_M", big, max(prompt_tokens // 20, 1)))  # ~5 byte tokens a word
     return found, missing
 
 

@@ -87,7 +87,8 @@ def test_the_ram_probe_reads_with_every_core_llama_cpp_would_use():
     assert 1 <= threads <= (os.cpu_count() or 1)
     figure = measure_ram(size=64 * MiB, passes=3)
     assert isinstance(figure, Bandwidth) and figure.source is BandwidthSource.MEASURED
-    assert figure.bytes_per_s > 10**8 and f"{threads}-thread read of 64.00 MiB, best of 3" == figure.detail
+    assert figure.bytes_per_s > 10**8 and figure.detail.startswith(f"{threads}-thread read of 64.00 MiB, best of 3, ")
+    assert figure.detail.split(", load average ")[1].replace(".", "").isdigit()  # a busy machine reads slower
     assert abs(figure.measured_at - time.time()) < 60
 
 

@@ -20,6 +20,8 @@ Rule 4: disk: a sequential read of the model file itself, from the middle of its
         (header-only or sparse: fewer allocated blocks than half its size, or `SEEK_DATA`
         finds none) has nothing to measure; neither has a platform without `posix_fadvise`
         (the read would come from the cache).
+Rule 5: a RAM or compute figure's detail names the load average while it was measured: a busy
+        machine reads slower, and the person can see when to measure again.
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ DISK_PROBE_SECONDS = 0.3
 DISK_CHUNK = 4 * MiB
 
 Clock = Callable[[], float]
+
+
+def _load() -> str:
+    """Rule 5: ', load average 0.4' (nothing where the platform has no load average)."""
+    getloadavg = getattr(os, "getloadavg", None)
+    try:
+        return "" if getloadavg is None else f", load average {getloadavg()[0]:.1f}"
+    except OSError:
+        return ""
 
 
 def llama_threads() -> int:
@@ -94,7 +105,7 @@ def measure_ram(threads: int | None = None, size: int | None = None, passes: int
     except Exception as e:  # noqa: BLE001 — out of memory or a broken numpy: no figure, never a crash
         return f"RAM probe failed: {type(e).__name__}: {e}"
     return Bandwidth(int(read / max(best, 1e-9)), BandwidthSource.MEASURED,
-                     f"{n}-thread read of {human_bytes(read)}, best of {passes}", now())
+                     f"{n}-thread read of {human_bytes(read)}, best of {passes}{_load()}", now())
 
 
 def measure_compute(n: int = COMPUTE_N, passes: int = COMPUTE_PASSES, clock: Clock = time.perf_counter,
@@ -114,7 +125,7 @@ def measure_compute(n: int = COMPUTE_N, passes: int = COMPUTE_PASSES, clock: Clo
     except Exception as e:  # noqa: BLE001 — a broken numpy or BLAS: no figure, never a crash
         return f"compute probe failed: {type(e).__name__}: {e}"
     return ComputeRate(int(2 * n**3 / max(best, 1e-9)), BandwidthSource.MEASURED,
-                       f"float32 {n}×{n} matrix multiply, best of {passes}", now())
+                       f"float32 {n}×{n} matrix multiply, best of {passes}{_load()}", now())
 
 
 def _data_offset(fd: int, size: int) -> int | None:
