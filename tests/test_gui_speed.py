@@ -17,6 +17,7 @@ from gguf_budget.core import hypothetical_machine, load_model
 from gguf_budget.core.explorer.derive import derive
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.machine.bandwidth import Bandwidths, BandwidthSource
+from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.types import CtxPolicy, RingReason
 from gguf_budget.core.units import human_bytes
@@ -228,6 +229,14 @@ def test_measure_again_measures_this_machine_for_real_and_keeps_it(qtbot, make_w
     assert child(window, "bwRam").placeholderText().endswith(f"(measured {date})")
     assert (private_data_dir / "machine-speed.json").is_file()
     assert f"measured on {date}" in child(window, "reportView").toPlainText()
+
+
+def test_a_gpus_own_bandwidth_is_the_vram_figure_the_editor_shows(qtbot, make_window, write_model):
+    window = make_window(probe_backend=lambda: with_presets("RTX 4090", machine_32g()))
+    qtbot.waitUntil(lambda: window.snapshot() is not None, timeout=5000)
+    open_model(qtbot, window, write_model())
+    assert child(window, "bwVram").placeholderText() == "938.77 GiB/s (cited)"  # 1008 GB/s, the spec sheet's
+    assert "rtx-4090" in child(window, "bwVram").toolTip()
 
 
 def test_the_prompt_length_is_a_control_and_the_side_panel_gives_the_first_token(qtbot, make_window):

@@ -42,7 +42,7 @@ from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.window_size import dock_height, opening_size
 from gguf_budget.core.fit.types import FitEstimate, Reserves
-from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
+from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine, with_typed
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
@@ -207,7 +207,7 @@ class MainWindow(QMainWindow):
         self.body.plan.budget.set_budget(s.budget_bytes or 0, s.unlimited)
         self.body.plan.context.set_request(s.ctx, s.ctx_cap, CtxPolicy(s.prefer))
         self.body.hardware.bandwidths.set_typed(s.ram_bw, s.disk_bw, s.vram_bw)
-        self.body.hardware.bandwidths.show_in_use(self._state.bandwidths)
+        self._show_bandwidths()
         self.file_menu.set_recent(s.recent)
         restore_geometry(self._store, self)
 
@@ -440,8 +440,13 @@ class MainWindow(QMainWindow):
                               gpu_layers=inputs.gpu_layers, tensor_split=inputs.tensor_split)
         if self._state.model is None and inputs.machine is not None:  # Rule 8: the machine alone
             self.body.hardware.show_machine(inputs.machine, inputs.reserves)
+        self._show_bandwidths()
         self._recompute()
         self.machineChanged.emit()
+
+    def _show_bandwidths(self) -> None:
+        """The figures the full load reads at: a GPU's or a preset's own bandwidth where it states one."""
+        self.body.hardware.bandwidths.show_in_use(for_machine(self._state.bandwidths, self._state.machine))
 
     def _bandwidths_measured(self, answer: tuple[Bandwidths, tuple[str, ...]]) -> None:
         self._measured, reasons = answer
@@ -459,7 +464,7 @@ class MainWindow(QMainWindow):
     def _bandwidths_typed(self) -> None:
         typed = self.body.hardware.bandwidths.typed()
         self._state = replace(self._state, bandwidths=with_typed(self._measured, **typed))
-        self.body.hardware.bandwidths.show_in_use(self._state.bandwidths)
+        self._show_bandwidths()
         self._show_measured_row()
         self._recompute()
 
