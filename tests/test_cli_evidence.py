@@ -237,8 +237,12 @@ def test_fit_json_and_text_itemize_what_llama_cpp_holds(gguf_file, capsys):
     d = json.loads(capsys.readouterr().out)["runtime_memory"]
     host = d["devices"][0]
     assert host["name"] == "host" and host["file_backed"] == host["mapped_weights"] > 0
-    assert d["peak_rss"] == host["anonymous"] + host["mapped_weights"]
-    assert host["anonymous"] == host["kv"] + host["output"] + host["compute"] + host["process"] + host["repack"]
+    assert host["anonymous"] == host["kv"] + host["output"] + host["compute"] + host["repack"]  # reserved
+    full = d["full"]
+    assert d["peak_rss"] == d["peak_rss_full"] == full["total"] == full["anonymous"] + host["mapped_weights"]
+    assert full["anonymous"] == sum(full[k] for k in ("loaded_weights", "repack", "kv", "output", "compute", "work",
+                                                       "checkpoints", "process"))
+    assert d["peak_rss_short"] <= d["peak_rss_full"] and d["runtime"] == "llama-server"
     assert host["output"] == 8192 * 4 and d["settings"]["ubatch"] == 512
     assert "verdict compares weights + KV" in d["verdict_basis"]
     assert main(["fit", str(path), "--ctx", "2048", "--host-available", "16G", "--no-gpu"]) == 0

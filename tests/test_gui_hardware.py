@@ -20,6 +20,7 @@ from gguf_budget.core.machine.snapshot import NVML_REASONS, hypothetical_machine
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.machine_view import NO_GPU_WORDS, claim_rows, kv_rows, pool_bars, snapshot_when, weight_rows
+from gguf_budget.core.views.runtime_report import band_rows
 
 
 def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, make_window, write_model):
@@ -56,6 +57,7 @@ def test_a_probe_without_a_driver_says_so(qtbot, make_window, write_model):
 NAMED_ROWS = {  # every figure of the panel has a name a test (or a screen reader user) can find
     "weightsByFileShare": "Weights, by file share", "weightsExact": "Weights, exact",
     "kvLowerBound": "KV lower bound", "kvEngine": "KV engine",
+    "peakRssFull": "Peak RSS, full context", "peakRssShort": "Peak RSS, short prompt",
     "claimStorage": "File size (storage)", "claimAdmission": "Admission (estimate)",
     "claimRuntime": "Runtime evidence",
 }
@@ -66,7 +68,8 @@ def test_each_figure_sits_in_a_label_named_for_it(qtbot, make_window, write_mode
     open_model(qtbot, window, write_model())
     qtbot.waitUntil(lambda: window.current_fit() is not None)
     fit = window.current_fit()
-    rows = dict((*weight_rows(fit), *kv_rows(fit), *claim_rows(fit, snapshot_when(fit.snapshot, time.time()))))
+    rows = dict((*weight_rows(fit), *kv_rows(fit), *band_rows(fit),
+                 *claim_rows(fit, snapshot_when(fit.snapshot, time.time()))))
     for name, title in NAMED_ROWS.items():
         if title == "Admission (estimate)":  # says how old the snapshot is, to the second
             assert child(window, name).text().startswith(rows[title].split(" against ")[0])

@@ -1,16 +1,20 @@
 """Measured against estimated: a llama.cpp log beside the fit estimate made with the log's own settings.
 
-Rule 1: the log's settings become the request: ctx = n_ctx, the cache type, ubatch, outputs =
+Rule 1: the log's settings become the request: ctx = n_ctx, the cache type, ubatch, batch, outputs =
         min(n_outputs_max, ubatch) (ubatch when the build does not print it: older builds reserved
         every row), flash attention (`auto` turns on on CPU), swa_full, mmap from the load mode,
-        GPU layers from `offloaded N/M`, CPU features from `system_info`.
+        GPU layers from `offloaded N/M`, CPU features and threads from `system_info`, and — for the
+        peak RSS — the program that ran (`runtime_of`), its checkpoint limit, and the prompt and
+        generated tokens it timed (`workload_of`): like is compared with like.
 Rule 2: the machine is a hypothetical one with room for everything (the question is what
         llama.cpp holds, not whether it is admitted), with one GPU per GPU buffer the log names.
 Rule 3: the model must be the log's: the same tensor count and, where printed, the same size
         to the printed precision — `file size = 92.10 MiB` within 0.005 MiB, `= 4.58 GiB` within
         0.005 GiB (llama.cpp switches to GiB at 1 GiB); else `EvidenceMismatch`, one line naming both.
 Rule 4: rows: weights (model buffers but the repacked copies), repacked copies, KV (and
-        recurrent state), compute, output, total buffers, peak RSS, decode and prefill tokens/s. The log
+        recurrent state), compute, output, total buffers (as reserved: what the log prints), peak
+        RSS (resident at the end of the log's own workload: `RuntimeMemory.short`), decode and
+        prefill tokens/s. The log
         prints MiB with two decimals: a difference within that rounding is no error. A dry run
         measured no weights, copies or KV (its 0.00 MiB are no measurement): those rows have none,
         and the total sums the rows that were measured.
@@ -33,7 +37,10 @@ from gguf_budget.core.evidence.log_records import (
     SIZE_UNITS, MiB, BufferKind, BufferLine, LlamaCppLog, LoadRecord,
 )
 from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.fit.runtime_types import EngineSettings
+from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.runtime_types import (
+    DEFAULT_RUNTIME, DEFAULT_THREADS, SHORT_WORKLOAD, EngineSettings, Runtime, Workload,
+)
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import hypothetical_machine
@@ -42,6 +49,7 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS, SpeedEstimate, fit_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
+RUNTIMES = frozenset(r.value for r in Runtime)
 ROOMY = 1 << 50
 TOKENS_PER_S = "tokens/s"
 ROUNDING = 0.005 * MiB  # half the last printed digit of "%8.2f MiB"
@@ -94,17 +102,30 @@ class Comparison:
         return next(r for r in self.rows if r.name == name)
 
 
-def request_from_log(run: LoadRecord, cpu_features: frozenset[str]) -> FitRequest:
+def request_from_log(log: LlamaCppLog, run: LoadRecord) -> FitRequest:
     """Rule 1."""
     s = run.settings
     ubatch = s.n_ubatch or 512
     kv = KVType(s.type_k) if s.type_k in KV_TYPES else KVType.F16
     engine = EngineSettings(
-        ubatch=ubatch, outputs=min(s.n_outputs_max or ubatch, ubatch),
+        runtime=runtime_of(log), ubatch=ubatch, outputs=min(s.n_outputs_max or ubatch, ubatch), batch=s.n_batch,
         flash_attn=(s.flash_attn or "auto").lower() in FLASH_ON, swa_full=s.swa_full, mmap=run.mmap is not False,
-        cpu_features=cpu_features or None,
+        cpu_features=log.cpu_features or None, threads=log.n_threads or DEFAULT_THREADS, short=workload_of(log),
+        ctx_checkpoints=log.checkpoints[0] if log.checkpoints else CTX_CHECKPOINTS,
     )
     return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv, engine=engine)
+
+
+def runtime_of(log: LlamaCppLog) -> Runtime:
+    """Rule 1: the program that made the log; llama-server (llama-cli's engine) when it cannot be told."""
+    return Runtime(log.binary) if log.binary in RUNTIMES else DEFAULT_RUNTIME
+
+
+def workload_of(log: LlamaCppLog) -> Workload:
+    """Rule 1: the run's prompt and generated tokens as llama.cpp timed them (the short default without timings)."""
+    if log.prompt_eval is None:
+        return SHORT_WORKLOAD
+    return Workload(prompt=log.prompt_eval.tokens, generated=log.eval.tokens if log.eval else 0)
 
 
 def check_model(run: LoadRecord, model: ModelSpec) -> None:
@@ -136,7 +157,7 @@ def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = 
     if run is None:
         raise EvidenceMismatch("the log holds no model load")
     check_model(run, model)
-    request = request_from_log(run, log.cpu_features)
+    request = request_from_log(log, run)
     gpus = _gpu_buffers(run)
     machine = hypothetical_machine(ROOMY, gpu_count=gpus, gpu_total=ROOMY if gpus else 0)
     e = estimate_fit(model, machine, request)
@@ -162,7 +183,7 @@ def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = 
     rows.append(ComparisonRow("total buffers", _sum(measured[k][0] for k in taken), _sum(estimated[k] for k in taken),
                               resolution=sum(measured[k][1] for k in taken) * ROUNDING))
     if log.peak_rss is not None:
-        rows.append(ComparisonRow("peak RSS", log.peak_rss, m.peak_rss if m else None))
+        rows.append(ComparisonRow("peak RSS", log.peak_rss, m.peak_rss_short if m else None))
     speed = run_speed(log, model, e, bandwidths or Bandwidths())
     prefill = None if speed is None else speed.prefill
     rows.append(ComparisonRow("decode", log.eval.tokens_per_second if log.eval else None,

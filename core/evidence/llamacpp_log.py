@@ -39,6 +39,11 @@ Rule 9: a line that quotes text the log's author did not write — the command l
         `print_info:`) — is matched first and read for its own fact only, so a file name or a
         model's `general.name` holding "buffer size = 1 MiB" or "Maximum resident set size"
         forges nothing. /usr/bin/time's lines and the peak-RSS line count only at a line's start.
+Rule 10: the program: the one `Command being timed` names (llama-cli, llama-server,
+        llama-completion), else llama-cpp-python when the features came bare, else the one its
+        timing lines show (`BINARY_MARKERS`; a llama-server slot can be llama-cli's); the prompt's
+        tokens from `prompt eval time = … / N tokens`; llama-server's checkpoint limits from
+        `context checkpoints enabled, max = N, min spacing = M`.
 """
 
 from __future__ import annotations
@@ -56,6 +61,11 @@ from gguf_budget.core.evidence.log_records import (
     LlamaCppLog, LoadRecord, ModelFacts, PrintedSize,
 )
 
+PROGRAMS = ("llama-cli", "llama-server", "llama-completion")
+# Rule 10: which program printed its timings: llama-server's slots (llama-cli runs the server in-process),
+# llama-completion's common_perf_print, llama-cpp-python's direct llama_perf_context_print.
+BINARY_MARKERS = (("print_timing", "llama-server"), ("common_perf_print", "llama-completion"),
+                  ("llama_perf_context_print", "llama-cpp-python"))
 NOT_A_LOG = ("not a llama.cpp log: no model load and no buffer lines found "
              "(run llama.cpp with -v, or llama-cpp-python with verbose=True, and keep stderr)")
 RSS_UNITS = {"": 1, "b": 1, "bytes": 1, "kb": 1024, "kib": 1024, "k": 1024, "mb": 1024**2, "mib": 1024**2,
@@ -150,6 +160,10 @@ class _Reader:
     peak_rss: int | None = None
     peak_rss_source: str | None = None
     command: str | None = None
+    program: str | None = None
+    binary: str | None = None
+    features_bare: bool = False
+    checkpoints: tuple[int, int] | None = None
 
     @property
     def load(self) -> _Load:
@@ -221,7 +235,16 @@ class _Reader:
         self.n_threads = int(m["threads"]) if m["threads"] else self.n_threads
         self.features |= set(_FEATURE.findall(m["rest"]))
 
+    def bare_features(self, m: re.Match[str]) -> None:
+        self.features_bare = True
+        self.system_info(m)
+
+    def checkpoints_line(self, m: re.Match[str]) -> None:
+        self.binary = self.binary or "llama-server"
+        self.checkpoints = (int(m["max"]), int(m["step"])) if m["max"] else (0, 0)
+
     def eval_line(self, m: re.Match[str]) -> None:
+        self.binary = self.binary or next((name for marker, name in BINARY_MARKERS if marker in m.string), None)
         if float(m["ms"]) <= 0 or not int(m["n"]):
             return
         tps = m["tps_number"]
@@ -244,13 +267,22 @@ class _Reader:
 
     def command_line(self, m: re.Match[str]) -> None:
         self.command = self.command or m["cmd"].strip()
+        program = self.command.split(" ", 1)[0].rsplit("/", 1)[-1]
+        self.program = program if program in PROGRAMS else self.program
 
     def freeze(self) -> LlamaCppLog:
         return LlamaCppLog(
             build=self.build, cpu_features=frozenset(self.features), n_threads=self.n_threads,
             loads=tuple(ld.freeze() for ld in self.loads), eval=self.eval, peak_rss=self.peak_rss,
             peak_rss_source=self.peak_rss_source, command=self.command, prompt_eval=self.prompt_eval,
+            binary=self._binary(), checkpoints=self.checkpoints,
         )
+
+    def _binary(self) -> str | None:
+        """Rule 10: the program the command names, else llama-cpp-python for bare features, else the timings'."""
+        if self.program is not None:
+            return self.program
+        return "llama-cpp-python" if self.features_bare else self.binary
 
 
 def _breakdown_row(name: str, cells: str) -> BreakdownRow | None:
@@ -316,7 +348,9 @@ RULES: tuple[tuple[str, At, str, Callable[[_Reader, re.Match[str]], None]], ...]
     ("build", At.ANYWHERE, rf"(?<!\w)build(?::| =)? (?P<number>{_INT}) \((?P<commit>[0-9a-f]{{6,40}})\)",
      _Reader.build_line),
     ("system_info: ", At.NEEDLE, rf"system_info: (?:n_threads = (?P<threads>{_INT}))?(?P<rest>.*)$", _Reader.system_info),
-    ("CPU : ", At.START, r"[ \t]*(?P<threads>)(?P<rest>CPU : .*)$", _Reader.system_info),
+    ("CPU : ", At.START, r"[ \t]*(?P<threads>)(?P<rest>CPU : .*)$", _Reader.bare_features),
+    ("context checkpoints ", At.NEEDLE, rf"context checkpoints (?:enabled|disabled)(?:, max = (?P<max>{_INT}), "
+                                        rf"min spacing = (?P<step>{_INT}))?", _Reader.checkpoints_line),
     ("eval time = ", At.ANYWHERE, rf"(?<!\w)(?P<prompt>prompt )?eval time = +(?P<ms>{_NUM}) ms / +(?P<n>{_INT}) "
                                   r"(?:runs|tokens) +\( *[\d.]+ ms per token, +"
                                   rf"(?:(?P<tps_number>{_NUM})|inf|-?nan) tokens per second\)", _Reader.eval_line),

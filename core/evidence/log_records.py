@@ -240,6 +240,8 @@ class LlamaCppLog:
     peak_rss_source: str | None
     command: str | None
     prompt_eval: EvalSpeed | None = None
+    binary: str | None = None
+    checkpoints: tuple[int, int] | None = None
 
     @property
     def run(self) -> LoadRecord | None:

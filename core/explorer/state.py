@@ -18,6 +18,7 @@ Rule 6: `evidence` is the runtime-evidence claim a real run gave for this model 
         measured); the full load's claims carry it, the estimate never fills it itself.
 Rule 7: `prompt_tokens` is the prompt whose prefill and time to the first token are estimated
         (`ranges.PROMPT_TOKENS`; 1,000 by default, as the CLI's `--prompt-tokens`).
+Rule 8: `runtime` is the llama.cpp program the full load's peak-RSS band is for (llama-server).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gguf_budget.core.errors import RequestError
+from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, EngineSettings, Runtime
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -65,11 +67,12 @@ class ExplorerState:
     slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S
     evidence: str | None = None
     prompt_tokens: int = DEFAULT_PROMPT_TOKENS
+    runtime: Runtime = DEFAULT_RUNTIME
 
     def __post_init__(self) -> None:
         """The words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
         PROMPT_TOKENS.check(self.prompt_tokens)
-        for name, kind in (("head_mode", HeadMode), ("kv_type", KVType), ("prefer", CtxPolicy)):
+        for name, kind in (("head_mode", HeadMode), ("kv_type", KVType), ("prefer", CtxPolicy), ("runtime", Runtime)):
             value = getattr(self, name)
             if value not in tuple(kind):
                 raise RequestError(f"{name} must be one of {', '.join(tuple(kind))}, got {value!r}")
@@ -84,4 +87,4 @@ class ExplorerState:
     def fit_request(self, ctx: int | None) -> FitRequest:
         """The full load's request at `ctx` (None: the model's context length); RequestError for a bad split."""
         return FitRequest(ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv_type, reserves=self.reserves,
-                          tensor_split=self.tensor_split)
+                          tensor_split=self.tensor_split, engine=EngineSettings(runtime=self.runtime))

@@ -1,57 +1,129 @@
-"""Predict what llama.cpp holds, per device: weights, repacked copies, KV, output, compute, process.
+"""Predict what llama.cpp reserves per device, and what its process has resident: a band from a short prompt to a full context.
 
 Pure; follows `core.llama_cpp.LLAMA_CPP_SOURCE`. Checked against real runs in
-tests/data/llamacpp-logs (tests/test_runtime_memory.py).
+tests/data/llamacpp-logs and tests/data/llamacpp-runs (tests/test_runtime_memory.py,
+tests/test_peak_rss_band.py).
 
+Reserved (the buffers llama.cpp's log prints, per device):
 Rule 1: weights as the placement puts them (`DeviceLoad.weights`); the host's are mapped
         (file-backed) with mmap, loaded (anonymous) without — and then less the repacked
         tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded.
 Rule 2: CPU_REPACK (`repack`): copies of the host's repackable weights for the CPU's features
         (the request's set, else the snapshot's; none predicted when neither is known).
 Rule 3: KV per device as the fit places it (`kv` Rule 5: window + ubatch rounded up to 256).
-Rule 4: output buffer: n_vocab × 4 bytes for the one sequence's logits row, in host memory.
-Rule 5: compute buffer: ggml's allocator replayed over the graph of one ubatch
-        (`compute_graph`, `graph_alloc`): exact for the dense and MoE transformer blocks it was
-        checked on; with GPU layers the graph runs on the first GPU holding layers and the host
-        keeps the inputs and the embeddings lookup (an approximation).
-Rule 6: the process (binary, libraries, threads, tokenizer tables, sampler arrays):
-        `PROCESS_BASE` + `PROCESS_PER_TOKEN` · n_vocab, calibrated on llama-cli runs of the
-        pinned build as peak RSS − every buffer (tests/data/llamacpp-logs).
-Rule 7: peak RSS = every host item, mapped weights included: a CPU run touches every weight.
+Rule 4: output buffer: n_vocab × 4 bytes for the one sequence's logits row, in host memory
+        (src/llama-context.cpp `output_reserve`: n_seq_max rows until a batch asks for more).
+Rule 5: compute buffer: ggml's allocator replayed over the graph of one ubatch with the
+        runtime's reserved output rows (`compute_graph`, `graph_alloc`): exact for the dense and
+        MoE transformer blocks it was checked on; with GPU layers the graph runs on the first GPU
+        holding layers and the host keeps the inputs and the embeddings lookup (an approximation).
+
+Resident (the host's RSS at the end of a workload: a prompt of P tokens, G generated):
+Rule 6: llama.cpp clears the KV and output buffers when it makes them (`ggml_backend_buffer_clear`):
+        resident whole. Weights: the file is mapped with MAP_POPULATE (src/llama-mmap.cpp, unless
+        `--lazy-mode` leaves a tensor over 4 GiB on disk) and what lies outside the tensors is
+        unmapped after the load, so every mapped weight is resident, an untied embedding table
+        too; loaded weights and repacked copies are written at load.
+Rule 7: the compute buffer is allocated, never cleared: only what the graphs really run touch.
+        The allocator is replayed over the graph of the prompt's largest ubatch (min(P, ubatch)
+        tokens, one output row — logits are computed for the last token only) and of one
+        decoded token, each at the cells the cache then spans (used cells padded to 256,
+        `llama_kv_cache::get_n_kv`); the larger is resident. The reserved output rows
+        (llama-completion and llama-cpp-python reserve 512: 512 MiB for a 262k vocabulary) are
+        never written. A full context is P = ctx.
+Rule 8: the CPU backend's work buffer for those graphs (`cpu_work`): with flash attention off it
+        grows with the context (the F16 copy of the soft-max, cells × ubatch × heads).
+Rule 9: llama-server and llama-cli (which runs the server in-process) keep context checkpoints
+        of a sliding-window or recurrent model (`checkpoints`: two for a prompt beyond
+        4 + n_ubatch tokens).
+Rule 10: the process (binary, libraries, threads, tokenizer tables, sampler arrays, and for
+        llama-cpp-python the interpreter): `PROFILES[runtime].process` + `PROCESS_PER_TOKEN` ·
+        n_vocab, fitted as peak RSS − every other resident item. llama-cli and llama-server
+        (one engine): 31,930 KiB + 149 bytes a vocabulary token, least squares on the 12
+        llama-cli runs of tests/data/llamacpp-logs (a copy of the shared logs) only;
+        llama-completion 24,411 KiB and llama-cpp-python 59,282 KiB (the interpreter), each on
+        its one short smollm2 run of tests/data/llamacpp-runs only, the slope kept. The 31 other
+        runs of tests/data/llamacpp-runs (gemma3, the 8B-shaped model, full contexts, `-fa off`,
+        `-lm none`, llama-server) are judged, not fitted: all within ±3.1 %.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
+from gguf_budget.core.fit.checkpoints import CheckpointSettings, checkpoint_memory
 from gguf_budget.core.fit.compute_graph import GraphSettings, compute_nodes, k_rotation, v_rotation
 from gguf_budget.core.fit.compute_graph import approximate as approximate_graph
+from gguf_budget.core.fit.cpu_work import work_bytes
 from gguf_budget.core.fit.graph_alloc import buffer_size
 from gguf_budget.core.fit.repack import Repack, repack_buffer
-from gguf_budget.core.fit.runtime_types import DeviceMemory, EngineSettings, RuntimeMemory
+from gguf_budget.core.fit.runtime_types import (
+    DeviceMemory, EngineSettings, Resident, Runtime, RuntimeMemory, Workload,
+)
 from gguf_budget.core.fit.types import DeviceLoad
-from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KVType, engine_cells
+from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType, engine_cells
 from gguf_budget.core.model.spec import ModelSpec
 
-MiB = 1024 * 1024
-PROCESS_BASE = 17 * MiB + MiB // 2
-PROCESS_PER_TOKEN = 128
+KiB = 1024
+PROCESS_PER_TOKEN = 149
 LOGIT_BYTES = 4
 QUANTIZED_KV = frozenset({KVType.Q8_0, KVType.Q4_0})
+
+
+@dataclass(frozen=True)
+class RuntimeProfile:
+    """What differs by program: reserved output rows (None: one per ubatch token), n_batch, flash attention by
+    default, checkpoints, process."""
+
+    outputs: int | None
+    n_batch: int
+    flash_attn: bool
+    checkpoints: bool
+    process: int
+
+
+PROFILES: dict[Runtime, RuntimeProfile] = {  # process: Rule 10's fits (tests/test_peak_rss_band.py redoes them)
+    Runtime.LLAMA_SERVER: RuntimeProfile(1, 2048, True, True, 31_930 * KiB),
+    Runtime.LLAMA_CLI: RuntimeProfile(1, 2048, True, True, 31_930 * KiB),
+    Runtime.LLAMA_COMPLETION: RuntimeProfile(None, 2048, True, False, 24_411 * KiB),
+    Runtime.LLAMA_CPP_PYTHON: RuntimeProfile(None, 512, False, False, 59_282 * KiB),
+}
+
+
+def reserved_outputs(s: EngineSettings) -> int:
+    """Rule 5: the logits rows the compute graph is reserved for."""
+    outputs = s.outputs if s.outputs is not None else PROFILES[s.runtime].outputs
+    return min(outputs or s.ubatch, s.ubatch)
+
+
+def flash_attn(s: EngineSettings) -> bool:
+    """Whether attention is fused: the request's choice, else the runtime's default."""
+    return s.flash_attn if s.flash_attn is not None else PROFILES[s.runtime].flash_attn
+
+
+def _swa_cells(model: ModelSpec, full: int, s: EngineSettings) -> int:
+    window = max((layer.window or 0 for layer in model.layers), default=0)
+    if not window:
+        return 0
+    return full if s.swa_full else -(-min(full, window + s.ubatch) // ENGINE_CELL_PAD) * ENGINE_CELL_PAD
 
 
 def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSettings) -> GraphSettings:
     """The worst-case ubatch llama.cpp reserves for: min(ubatch, cells) tokens, its caches' cells."""
     full = engine_cells(ctx)
-    window = max((layer.window or 0 for layer in model.layers), default=0)
-    swa = full if s.swa_full else -(-min(full, window + s.ubatch) // ENGINE_CELL_PAD) * ENGINE_CELL_PAD
     tokens = min(s.ubatch, full)
     quantized = kv_type in QUANTIZED_KV
-    return GraphSettings(tokens, min(s.outputs, tokens), s.flash_attn, full, swa if window else 0,
+    return GraphSettings(tokens, min(reserved_outputs(s), tokens), flash_attn(s), full, _swa_cells(model, full, s),
                          k_rotation(model.head_dim_k, quantized), v_rotation(model.head_dim_v, quantized))
 
 
-@lru_cache(maxsize=64)
+def _spanned(cells: int, tokens: int) -> int:
+    """Rule 7: the cells a graph spans with `tokens` in the cache (`get_n_kv`)."""
+    return min(cells, max(ENGINE_CELL_PAD, -(-tokens // ENGINE_CELL_PAD) * ENGINE_CELL_PAD)) if cells else 0
+
+
+@lru_cache(maxsize=256)
 def compute_buffer(model: ModelSpec, settings: GraphSettings) -> tuple[int, int]:
     """Rule 5: the buffer for the whole graph on one device, and the host's share with GPU layers
     (the graph inputs and the embeddings lookup)."""
@@ -60,15 +132,66 @@ def compute_buffer(model: ModelSpec, settings: GraphSettings) -> tuple[int, int]
     return buffer_size(nodes), inputs
 
 
-def process_bytes(model: ModelSpec) -> int:
-    """Rule 6."""
-    return PROCESS_BASE + PROCESS_PER_TOKEN * (model.n_vocab or 0)
+def process_bytes(model: ModelSpec, runtime: Runtime) -> int:
+    """Rule 10."""
+    return PROFILES[runtime].process + PROCESS_PER_TOKEN * (model.n_vocab or 0)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What the resident figures of one workload need beside the workload itself."""
+
+    model: ModelSpec
+    ctx: int
+    kv_type: KVType
+    settings: EngineSettings
+    host: DeviceMemory
+    host_layers: int
+    repacked: frozenset[str]
+    on_gpu: bool
+
+
+def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
+    """Rule 7: (tokens in the ubatch, tokens in the cache) of the prompt's largest ubatch and of a decoded token."""
+    prompt = min(w.prompt, run.ctx)
+    graphs = [(min(prompt, run.settings.ubatch), prompt)] if prompt else []
+    if w.generated:
+        graphs.append((1, min(prompt + w.generated, run.ctx)))
+    return tuple(graphs) or ((1, 1),)
+
+
+def _touched_compute(run: _Run, rows: int, tokens: int) -> int:
+    base = graph_settings(run.model, run.ctx, run.kv_type, run.settings)
+    g = GraphSettings(rows, 1, base.flash_attn, _spanned(base.full_cells, tokens), _spanned(base.swa_cells, tokens),
+                      base.rot_k, base.rot_v)
+    whole, inputs = compute_buffer(run.model, g)
+    return inputs if run.on_gpu else whole
+
+
+def resident(run: _Run, w: Workload) -> Resident:
+    """Rules 6–10 for one workload."""
+    s, model = run.settings, run.model
+    profile = PROFILES[s.runtime]
+    graphs = _graphs(run, w)
+    base = graph_settings(model, run.ctx, run.kv_type, s)
+    compute = max(_touched_compute(run, rows, tokens) for rows, tokens in graphs)
+    work = max(work_bytes(model, run.host_layers, rows, 1, _spanned(base.full_cells, tokens), base.flash_attn,
+                          s.threads, run.repacked, KV_TYPES[run.kv_type]) for rows, tokens in graphs)
+    slots = CheckpointSettings(max_checkpoints=s.ctx_checkpoints, n_batch=s.batch or profile.n_batch,
+                               n_ubatch=s.ubatch, swa_full=s.swa_full)
+    checkpoints = checkpoint_memory(model, run.kv_type, min(w.prompt, run.ctx), slots) if profile.checkpoints else 0
+    host = run.host
+    return Resident(
+        workload=w, mapped_weights=host.mapped_weights, loaded_weights=host.loaded_weights, repack=host.repack,
+        kv=host.kv or 0, output=host.output, compute=min(compute, host.compute or compute), work=work,
+        checkpoints=checkpoints or 0, process=process_bytes(model, s.runtime),
+    )
 
 
 def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
                    snapshot_features: frozenset[str] | None, devices: tuple[DeviceLoad, ...], host_blocks: int,
                    output_on_host: bool) -> RuntimeMemory:
-    """Rules 1–7 for the placement the fit chose (`devices[0]` is the host)."""
+    """Rules 1–10 for the placement the fit chose (`devices[0]` is the host)."""
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
     repack = (repack_buffer(model, features, host_blocks, output_on_host) if features is not None and settings.repack
               else Repack((), 0))
@@ -78,12 +201,15 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     out = [DeviceMemory(
         name=host.name, mapped_weights=host.weights if settings.mmap else 0,
         loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
-        output=LOGIT_BYTES * (model.n_vocab or 0),
-        compute=inputs if on_gpu else whole,
-        process=process_bytes(model),
+        output=LOGIT_BYTES * (model.n_vocab or 0), compute=inputs if on_gpu else whole,
     )]
     for i, d in enumerate(gpus, start=1):
         gpu_compute = (whole if on_gpu and i == on_gpu[0] else 0) if whole is not None else None
-        out.append(DeviceMemory(d.name, 0, d.weights, 0, d.kv, 0, gpu_compute, 0))
-    return RuntimeMemory(settings, tuple(out), repack.tensors, features,
-                         approximate_graph(model) or bool(on_gpu))
+        out.append(DeviceMemory(d.name, 0, d.weights, 0, d.kv, 0, gpu_compute))
+    short = full = None
+    if ctx and out[0].kv is not None and out[0].compute is not None:
+        run = _Run(model, ctx, KVType(kv_type), settings, out[0], host_blocks, frozenset(repack.tensors), bool(on_gpu))
+        short, full = resident(run, settings.short), resident(run, Workload(prompt=ctx))
+    return RuntimeMemory(settings, tuple(out), repack.tensors, features, approximate_graph(model) or bool(on_gpu),
+                         short, full)
+

@@ -3,8 +3,11 @@
 Two kinds of memory are kept apart (issue 13): **anonymous** memory (KV, compute, output,
 repacked copies, weights loaded without mmap, the process itself) is what the machine must
 really have; **file-backed** mapped weights count in RSS but are clean pages the kernel can
-drop and read back. The verdict does not use these figures yet: it compares weights + KV with
-usable memory, the reserves standing in for the rest (`VERDICT_BASIS`).
+drop and read back. And two questions (issue 22): what llama.cpp **reserves** (`DeviceMemory`,
+the buffers its log prints) and what the process has **resident** at a moment of a run
+(`Resident`: the touched part of each buffer, work buffers, checkpoints, the process). Peak RSS
+is a band: a short prompt, and a context that has filled — the figure the verdict is told.
+The verdict itself still compares weights + KV with usable memory (`VERDICT_BASIS`).
 """
 
 from __future__ import annotations
@@ -12,36 +15,77 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
+from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.vocab import TextEnum
 
 VERDICT_BASIS = ("the verdict compares weights + KV with usable memory (free − reserve); the reserves stand in "
                  "for compute, output, repacked copies and the process, itemized beside it")
 
 
+class Runtime(TextEnum):
+    """The llama.cpp program that runs the model: each reserves and holds a little differently."""
+
+    LLAMA_SERVER = "llama-server"
+    LLAMA_CLI = "llama-cli"
+    LLAMA_COMPLETION = "llama-completion"
+    LLAMA_CPP_PYTHON = "llama-cpp-python"
+
+
+DEFAULT_RUNTIME = Runtime.LLAMA_SERVER
+DEFAULT_THREADS = 8  # llama.cpp starts one per physical core; only the work buffer's per-thread tiles (≤ 1 MiB each) use it
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One run's tokens: a prompt (fed in ubatches) and the tokens generated after it."""
+
+    prompt: int
+    generated: int = 0
+
+    def __post_init__(self) -> None:
+        if self.prompt < 0 or self.generated < 0:
+            raise RequestError("token counts cannot be negative")
+
+
+SHORT_WORKLOAD = Workload(prompt=32, generated=32)
+
+
 @dataclass(frozen=True)
 class EngineSettings:
-    """How llama.cpp runs, beyond ctx, GPU layers and cache type (defaults: llama-cli of the pinned revision).
+    """How llama.cpp runs, beyond ctx, GPU layers and cache type (defaults: llama-server of the pinned revision).
 
-    `outputs` is how many logits rows the compute graph is reserved for: 1 for llama-cli and
-    llama-server of this revision, n_ubatch for llama-completion, llama-cpp-python and older
-    builds. `cpu_features` None means: take the snapshot's.
+    `outputs` is how many logits rows the compute graph is reserved for, `batch` the logical
+    batch (-b), `flash_attn` whether attention is fused; None: the runtime's own
+    (`runtime_memory.PROFILES`: llama.cpp's `-fa auto` turns it on, llama-cpp-python's default is off). `cpu_features` None means: take
+    the snapshot's. `short` is the band's short end (a log's own prompt and generated tokens when a
+    log is compared). `ctx_checkpoints`: llama-server's `--ctx-checkpoints`.
     """
 
+    runtime: Runtime = DEFAULT_RUNTIME
     ubatch: int = 512
-    outputs: int = 1
-    flash_attn: bool = True
+    outputs: int | None = None
+    flash_attn: bool | None = None
     swa_full: bool = False
     mmap: bool = True
     repack: bool = True
     cpu_features: frozenset[str] | None = None
+    threads: int = DEFAULT_THREADS
+    short: Workload = SHORT_WORKLOAD
+    batch: int | None = None
+    ctx_checkpoints: int = CTX_CHECKPOINTS
 
     def __post_init__(self) -> None:
-        if self.ubatch < 1 or self.outputs < 1:
-            raise RequestError("ubatch and outputs must be at least 1")
+        if self.ubatch < 1 or self.outputs is not None and self.outputs < 1 or self.threads < 1 or (
+                self.batch is not None and self.batch < 1):
+            raise RequestError("ubatch, batch, outputs and threads must be at least 1")
+        if self.ctx_checkpoints < 0:
+            raise RequestError("context checkpoints cannot be negative")
+        object.__setattr__(self, "runtime", Runtime(self.runtime))
 
 
 @dataclass(frozen=True)
 class DeviceMemory:
-    """What llama.cpp holds on one device, by kind; None where a fact is missing."""
+    """What llama.cpp reserves on one device, by kind (the buffers its log prints); None where a fact is missing."""
 
     name: str
     mapped_weights: int
@@ -50,14 +94,13 @@ class DeviceMemory:
     kv: int | None
     output: int
     compute: int | None
-    process: int
 
     @property
     def anonymous(self) -> int | None:
-        """What the device must really have: everything but the mapped file."""
+        """Reserved memory the device must really have: every buffer but the mapped file."""
         if self.kv is None or self.compute is None:
             return None
-        return self.loaded_weights + self.repack + self.kv + self.output + self.compute + self.process
+        return self.loaded_weights + self.repack + self.kv + self.output + self.compute
 
     @property
     def total(self) -> int | None:
@@ -65,15 +108,47 @@ class DeviceMemory:
         return None if anon is None else anon + self.mapped_weights
 
 
+@dataclass(frozen=True, kw_only=True)
+class Resident:
+    """What the llama.cpp process has resident in host RAM at the end of a workload, by item.
+
+    `compute` is the touched part of the compute buffer, `work` the CPU backend's work buffer,
+    `checkpoints` llama-server's context checkpoints, `process` the runtime's own constant."""
+
+    workload: Workload
+    mapped_weights: int
+    loaded_weights: int
+    repack: int
+    kv: int
+    output: int
+    compute: int
+    work: int
+    checkpoints: int
+    process: int
+
+    @property
+    def anonymous(self) -> int:
+        """What the machine must really have: everything but the mapped file's pages."""
+        return (self.loaded_weights + self.repack + self.kv + self.output + self.compute + self.work
+                + self.checkpoints + self.process)
+
+    @property
+    def total(self) -> int:
+        """The predicted peak RSS for this workload."""
+        return self.anonymous + self.mapped_weights
+
+
 @dataclass(frozen=True)
 class RuntimeMemory:
-    """The itemized prediction: one `DeviceMemory` per device (host first), and how it was made."""
+    """The itemized prediction: one `DeviceMemory` per device (host first), the host's resident band, how it was made."""
 
     settings: EngineSettings
     devices: tuple[DeviceMemory, ...]
     repacked_tensors: tuple[str, ...]
     cpu_features: frozenset[str] | None
     compute_approximate: bool
+    short: Resident | None = None
+    full: Resident | None = None
 
     @property
     def host(self) -> DeviceMemory:
@@ -81,8 +156,13 @@ class RuntimeMemory:
 
     @property
     def peak_rss(self) -> int | None:
-        """Predicted peak RSS of the llama.cpp process: every host item, mapped weights included."""
-        return self.host.total
+        """Predicted peak RSS once the context has filled: the band's top, the figure verdicts use."""
+        return None if self.full is None else self.full.total
+
+    @property
+    def peak_rss_short(self) -> int | None:
+        """Predicted peak RSS after a short prompt: the band's bottom."""
+        return None if self.short is None else self.short.total
 
     @property
     def verdict_basis(self) -> str:

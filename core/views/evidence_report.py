@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from gguf_budget.core.evidence.compare import Comparison, ComparisonRow
+from gguf_budget.core.fit.runtime_memory import flash_attn
 from gguf_budget.core.llama_cpp import LLAMA_CPP_SOURCE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.evidence.compare import TOKENS_PER_S
@@ -65,8 +66,9 @@ def speed_beside(c: Comparison) -> str:
 def _settings(c: Comparison) -> dict[str, Any]:
     r, s = c.request, c.request.engine
     return {"ctx": r.ctx, "kv_type": r.kv_type, "gpu_layers": r.gpu_layers, "ubatch": s.ubatch, "outputs": s.outputs,
-            "flash_attn": s.flash_attn, "swa_full": s.swa_full, "mmap": s.mmap,
-            "cpu_features": sorted(s.cpu_features) if s.cpu_features is not None else None}
+            "flash_attn": flash_attn(s), "swa_full": s.swa_full, "mmap": s.mmap,
+            "cpu_features": sorted(s.cpu_features) if s.cpu_features is not None else None,
+            "runtime": s.runtime.value, "prompt_tokens": s.short.prompt, "generated_tokens": s.short.generated}
 
 
 def evidence_dict(c: Comparison, log_name: str, model_path: str, notes: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -97,8 +99,10 @@ def evidence_text(c: Comparison, log_name: str, model_path: str, notes: tuple[st
         f"Log       {log_name} — llama.cpp {build}" + (f": {log.command}" if log.command else ""),
         f"Model     {model_path} (the log loaded {run.model.path}: {run.model.n_tensors} tensors)",
         f"Settings  ctx {c.request.ctx}, {c.request.kv_type} cache, {c.request.gpu_layers} GPU layers, ubatch {s.ubatch}, "
-        f"{s.outputs} output row(s), flash attention {'on' if s.flash_attn else 'off'}, "
+        f"{s.outputs} output row(s), flash attention {'on' if flash_attn(s) else 'off'}, "
         f"{'mmap' if s.mmap else 'no mmap (-lm none)'}{', full-size SWA cache' if s.swa_full else ''}",
+        f"Run       {s.runtime}, {s.short.prompt:,} prompt tokens + {s.short.generated:,} generated: the peak RSS "
+        "estimate is for that run (what its graphs touch, its checkpoints, its program)",
     ]
     if run.dry_run:
         lines.append("Dry run   llama.cpp allocated nothing (buffers print 0.00 MiB); only its compute projection compares")

@@ -125,6 +125,9 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
         "moe_cpu_experts": _strategy_dict(e.moe),
         "moe_n_cpu": _strategy_dict(e.moe_offload),
         "command": command_dict(e.recommended),
+        "runtime": e.request.engine.runtime.value,
+        "peak_rss_short": e.memory.peak_rss_short if e.memory else None,
+        "peak_rss_full": e.memory.peak_rss if e.memory else None,
         "runtime_memory": runtime_dict(e),
         "claims": {
             "file_size": {"bytes": c.file_size, "header_only": c.header_only,

@@ -1,9 +1,13 @@
 """What llama.cpp would hold, in words and JSON: one source for `fit`'s text, its JSON and the side panel.
 
-Rule 1: per device, the mapped (file-backed) weights apart from the anonymous items: loaded
-        weights, repacked copies, KV, output, compute, process — and their sum.
-Rule 2: the host's predicted peak RSS is the two together; what the machine must really have
-        is the anonymous part (mapped pages are clean and can be dropped and read back).
+Rule 1: per device, what llama.cpp reserves: the mapped (file-backed) weights apart from the
+        anonymous buffers — loaded weights, repacked copies, KV, output, compute — and their sum.
+Rule 2: the host's predicted peak RSS is a band for the runtime assumed (llama-server unless
+        chosen): after a short prompt, and once the context has filled — the figure to plan on
+        (`peak_rss_short`, `peak_rss_full`), each itemized by what is resident (the touched part
+        of the compute buffer, the work buffer, context checkpoints, the process); what the
+        machine must really have is the anonymous part (mapped pages are clean and can be
+        dropped and read back).
 Rule 3: the reserves are a safety margin on top, shown apart; the verdict's basis is said in
         words (`runtime_types.VERDICT_BASIS`), as is the revision the rules follow.
 """
@@ -12,7 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gguf_budget.core.fit.runtime_types import DeviceMemory, RuntimeMemory
+from gguf_budget.core.fit.runtime_types import DeviceMemory, Resident, RuntimeMemory
+from gguf_budget.core.fit.runtime_memory import flash_attn, reserved_outputs
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.llama_cpp import LLAMA_CPP_SOURCE
 from gguf_budget.core.units import human_bytes
@@ -20,8 +25,18 @@ from gguf_budget.core.units import human_bytes
 
 def _device_dict(d: DeviceMemory, reserve: int) -> dict[str, Any]:
     return {"name": d.name, "mapped_weights": d.mapped_weights, "loaded_weights": d.loaded_weights,
-            "repack": d.repack, "kv": d.kv, "output": d.output, "compute": d.compute, "process": d.process,
+            "repack": d.repack, "kv": d.kv, "output": d.output, "compute": d.compute,
             "anonymous": d.anonymous, "file_backed": d.mapped_weights, "total": d.total, "reserve": reserve}
+
+
+def resident_dict(r: Resident | None) -> dict[str, Any] | None:
+    """One end of the band, item by item (bytes), with its workload and sums."""
+    if r is None:
+        return None
+    return {"prompt_tokens": r.workload.prompt, "generated_tokens": r.workload.generated,
+            "mapped_weights": r.mapped_weights, "loaded_weights": r.loaded_weights, "repack": r.repack, "kv": r.kv,
+            "output": r.output, "compute": r.compute, "work": r.work, "checkpoints": r.checkpoints,
+            "process": r.process, "anonymous": r.anonymous, "total": r.total}
 
 
 def runtime_dict(fit: FitEstimate) -> dict[str, Any] | None:
@@ -33,12 +48,17 @@ def runtime_dict(fit: FitEstimate) -> dict[str, Any] | None:
     reserves = {d.name: d.reserve for d in fit.devices}
     return {
         "engine": LLAMA_CPP_SOURCE,
-        "settings": {"ubatch": s.ubatch, "outputs": s.outputs, "flash_attn": s.flash_attn, "swa_full": s.swa_full,
-                     "mmap": s.mmap, "repack": s.repack,
+        "runtime": s.runtime.value,
+        "settings": {"ubatch": s.ubatch, "outputs": reserved_outputs(s), "flash_attn": flash_attn(s),
+                     "swa_full": s.swa_full, "mmap": s.mmap, "repack": s.repack, "threads": s.threads,
                      "cpu_features": sorted(m.cpu_features) if m.cpu_features is not None else None},
         "devices": [_device_dict(d, reserves.get(d.name, 0)) for d in m.devices],
         "peak_rss": m.peak_rss,
-        "anonymous": m.host.anonymous,
+        "peak_rss_short": m.peak_rss_short,
+        "peak_rss_full": m.peak_rss,
+        "short": resident_dict(m.short),
+        "full": resident_dict(m.full),
+        "anonymous": m.full.anonymous if m.full else None,
         "file_backed": m.host.mapped_weights,
         "repacked_tensors": len(m.repacked_tensors),
         "compute_approximate": m.compute_approximate,
@@ -48,7 +68,7 @@ def runtime_dict(fit: FitEstimate) -> dict[str, Any] | None:
 
 def _items(d: DeviceMemory) -> str:
     parts = [("loaded weights", d.loaded_weights), ("repacked", d.repack), ("KV", d.kv), ("output", d.output),
-             ("compute", d.compute), ("process", d.process)]
+             ("compute", d.compute)]
     return ", ".join(f"{name} {human_bytes(v)}" for name, v in parts if v is None or v)
 
 
@@ -60,23 +80,61 @@ def _features(m: RuntimeMemory) -> str:
     return f"{len(m.repacked_tensors)} tensors repacked for {', '.join(sorted(m.cpu_features)) or 'no listed features'}"
 
 
+def _grows(short: Resident, full: Resident) -> str:
+    """What a filled context adds over a short prompt, item by item."""
+    parts = [("compute touched", full.compute - short.compute), ("work buffer", full.work - short.work),
+             ("context checkpoints", full.checkpoints - short.checkpoints)]
+    return ", ".join(f"{name} +{human_bytes(v)}" for name, v in parts if v > 0) or "nothing"
+
+
+def peak_rss_rows(m: RuntimeMemory) -> list[tuple[str, str]]:
+    """Rule 2 in words: both ends of the band, for the side panel and `fit`'s text."""
+    if m.full is None or m.short is None:
+        return [("Peak RSS", f"unknown ({m.settings.runtime}): the context, and so the KV cache, is unknown")]
+    approx = " (compute approximate)" if m.compute_approximate else ""
+    return [
+        ("Peak RSS", f"≈ {human_bytes(m.full.total)} once the {m.full.workload.prompt:,}-token context has filled "
+                     f"(the figure to plan on) · ≈ {human_bytes(m.short.total)} after a short prompt — "
+                     f"{m.settings.runtime}{approx}"),
+        ("", f"a full context adds {_grows(m.short, m.full)}; must have {human_bytes(m.full.anonymous)} anonymous, "
+             f"the {human_bytes(m.full.mapped_weights)} mapped weights can be paged back in"),
+    ]
+
+
+BAND_FULL = "Peak RSS, full context"
+BAND_SHORT = "Peak RSS, short prompt"
+
+
+def band_rows(fit: FitEstimate) -> tuple[tuple[str, str], ...]:
+    """Rule 2 for the side panel: the band's two ends, one row each (the full end first: it is the one to plan on)."""
+    m = fit.memory
+    if m is None or m.full is None or m.short is None:
+        unknown = "unknown: without a context the KV cache is unknown"
+        return (BAND_FULL, unknown), (BAND_SHORT, unknown)
+    approx = ", compute approximate" if m.compute_approximate else ""
+    return (
+        (BAND_FULL, f"≈ {human_bytes(m.full.total)} once {m.full.workload.prompt:,} tokens fill the context "
+                    f"({m.settings.runtime}{approx}; the figure to plan on)"),
+        (BAND_SHORT, f"≈ {human_bytes(m.short.total)} after a {m.short.workload.prompt:,}-token prompt and "
+                     f"{m.short.workload.generated:,} generated"),
+    )
+
+
 def runtime_rows(fit: FitEstimate) -> list[tuple[str, str]]:
     """Rows for `fit`'s text and the side panel (Rules 1–3); none without a context."""
     m = fit.memory
     if m is None:
         return []
     s = m.settings
-    how = (f"ubatch {s.ubatch}, {s.outputs} output row(s), flash attention {'on' if s.flash_attn else 'off'}, "
-           f"{'mmap' if s.mmap else 'no mmap (-lm none)'}{', full-size SWA cache' if s.swa_full else ''}")
-    rows = [("llama.cpp", f"would hold (per {LLAMA_CPP_SOURCE}; {how}; {_features(m)}):")]
+    how = (f"ubatch {s.ubatch}, {reserved_outputs(s)} output row(s) reserved, flash attention "
+           f"{'on' if flash_attn(s) else 'off'}, {'mmap' if s.mmap else 'no mmap (-lm none)'}"
+           f"{', full-size SWA cache' if s.swa_full else ''}")
+    rows = [("llama.cpp", f"{s.runtime} would reserve (per {LLAMA_CPP_SOURCE}; {how}; {_features(m)}):")]
     reserves = {d.name: d.reserve for d in fit.devices}
     for d in m.devices:
         mapped = f"{human_bytes(d.mapped_weights)} mapped weights (file-backed) + " if d.mapped_weights else ""
         rows.append((f"  {d.name}", f"{mapped}{human_bytes(d.anonymous)} anonymous ({_items(d)}); "
                                     f"reserve {human_bytes(reserves.get(d.name, 0))} on top"))
-    approx = " (compute approximate)" if m.compute_approximate else ""
-    rows.append(("Peak RSS", f"≈ {human_bytes(m.peak_rss)} predicted for the llama.cpp process{approx}; "
-                             f"must have {human_bytes(m.host.anonymous)} anonymous, the "
-                             f"{human_bytes(m.host.mapped_weights)} mapped weights can be paged back in"))
+    rows += peak_rss_rows(m)
     rows.append(("Judged on", m.verdict_basis))
     return rows

@@ -30,6 +30,7 @@ from gguf_budget.core.views.machine_view import (
     claim_rows, gpu_status, gpu_status_detail, host_bar, kv_rows, pool_bars, snapshot_when, split_text, weight_rows,
 )
 
+from gguf_budget.core.views.runtime_report import BAND_FULL, BAND_SHORT, band_rows
 from gguf_budget.core.views.speed_view import speed_summary
 
 from gguf_budget.gui.qt.machine.bandwidth_editor import BandwidthEditor
@@ -44,6 +45,8 @@ ROWS = {  # the row titles `machine_view` gives → the label's objectName
     "Weights, exact": "weightsExact",
     "KV lower bound": "kvLowerBound",
     "KV engine": "kvEngine",
+    BAND_FULL: "peakRssFull",
+    BAND_SHORT: "peakRssShort",
 }
 MEASURED_ROW = "Measured (llama.cpp)"
 NOT_MEASURED = "nothing yet — File ▸ Measure with llama.cpp… or Import llama.cpp log…"
@@ -209,7 +212,7 @@ class HardwarePanel(QGroupBox):
         for widget, pool in zip(self.gpu_bars, bars[1:], strict=False):
             widget.set_pool(pool)
         self.split.setText(split_text(fit))
-        for name, text in (*weight_rows(fit), *kv_rows(fit)):
+        for name, text in (*weight_rows(fit), *kv_rows(fit), *band_rows(fit)):
             self.rows[name].setText(text)
         for name, text in claim_rows(fit, snapshot_when(fit.snapshot, time.time())):
             self.claims[name].setText(text)
