@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from fuzz_net_facts import OUTCOMES, FuzzServer, run_facts, run_http  # noqa: E402
 
-BAD = ("traceback", "hang", "over_limit")
+BAD = ("traceback", "hang", "over_limit", "harness_error")
 
 
 def _limit_memory(limit: int) -> None:
@@ -45,7 +45,12 @@ def _batch(surface: str, seeds: list[int]) -> tuple[Counter[str], list[tuple[int
         if server is not None:
             os.environ["HF_ENDPOINT"], os.environ["HF_TOKEN"] = server.endpoint, "hf_fuzz_token"
         for seed in seeds:
-            outcome = run_http(seed, server, folder) if server is not None else run_facts(seed, folder)
+            try:
+                outcome = run_http(seed, server, folder) if server is not None else run_facts(seed, folder)
+            except Exception as e:  # noqa: BLE001 - the harness itself failed on this seed: say so, go on
+                counts["harness_error"] += 1
+                findings.append((seed, "harness_error", f"{type(e).__name__}: {e}"[:300]))
+                continue
             counts[outcome.kind] += 1
             most = max(most, outcome.requests)
             if outcome.kind in BAD:
@@ -77,15 +82,18 @@ def main() -> int:
     started = time.perf_counter()
     with ProcessPoolExecutor(args.workers, initializer=_limit_memory, initargs=(args.memory,)) as pool:
         futures = [(surface, pool.submit(_batch, surface, seeds)) for surface, seeds in jobs]
-        for surface, future in futures:
+        for done, (surface, future) in enumerate(futures, 1):
             counts, found, requests, seconds = future.result()
             totals[surface].update(counts)
             findings += [(surface, *f) for f in found]
             most, busy[surface] = max(most, requests if surface == "http" else most), busy[surface] + seconds
+            print(f"batch {done}/{len(futures)} {surface}: {dict(counts)}", flush=True)
     wall = time.perf_counter() - started
     print(f"{'surface':8} {'inputs':>7} " + " ".join(f"{k:>10}" for k in OUTCOMES) + f" {'CPU s/input':>12}")
     for surface, counts in totals.items():
         n = sum(counts.values())
+        if counts["harness_error"]:
+            print(f"{surface}: {counts['harness_error']} inputs the harness itself could not make")
         print(f"{surface:8} {n:>7,} " + " ".join(f"{counts[k]:>10,}" for k in OUTCOMES)
               + f" {busy[surface] / max(n, 1):>12.4f}")
     print(f"most requests for one HTTP input: {most}; wall {wall:.0f} s on {args.workers} workers, "

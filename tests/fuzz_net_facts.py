@@ -384,18 +384,16 @@ ARCH_KEYS = tuple(k for k in FACT_KEYS if k.startswith("{arch}."))
 
 
 def _hostile_value(rng: random.Random, key: str) -> Value:
-    ints = [n for n in INTERESTING_INTS if n >= 0]
     pick = rng.random()
     if pick < 0.6:
         vtype = rng.choice([V.UINT32, V.UINT64]) if pick < 0.5 else rng.choice([V.INT32, V.INT64, V.UINT16])
         lo, hi = {V.UINT32: (0, 2**32 - 1), V.UINT64: (0, 2**64 - 1), V.INT32: (-2**31, 2**31 - 1),
                   V.INT64: (-2**63, 2**63 - 1), V.UINT16: (0, 2**16 - 1)}[vtype]
-        value = rng.choice([n for n in INTERESTING_INTS if lo <= n <= hi] + [rng.randint(lo, hi), rng.randint(0, 300)])
+        pool = [n for n in INTERESTING_INTS if lo <= n <= hi] + [rng.randint(lo, hi), rng.randint(0, 300)]
         if key in PER_LAYER_KEYS and rng.random() < 0.4:
             length = rng.choice([BASE.n_layer, BASE.n_layer, 0, 1, 5])
-            return V.ARRAY, (vtype, [rng.choice([value, rng.choice(ints) if vtype is not V.INT32 else 1])
-                                     for _ in range(length)])
-        return vtype, value
+            return V.ARRAY, (vtype, [rng.choice(pool) for _ in range(length)])
+        return vtype, rng.choice(pool)
     if pick < 0.75:
         return rng.choice([(V.FLOAT32, rng.choice([0.0, -1.0, 1e38, float("nan"), float("inf")])), (V.BOOL, True),
                            (V.FLOAT64, 1e300)])
