@@ -281,6 +281,15 @@ def test_a_listing_of_endless_pages_is_cut(hub_env, cache):
     assert "more than 5 pages" in one_line_error("owner/repo:Q4_K_M", cache, limits)
 
 
+@pytest.mark.parametrize("link", ['<http://[::1>; rel="next"', '<http://example.invalid/x>; rel="next"',
+                                  '<http://127.0.0.1:99999/x>; rel="next"'])
+def test_a_listing_whose_next_page_is_not_on_the_hub_is_one_line(hub_env, cache, link):
+    hub_env.expect_request("/api/models/owner/repo/tree/main").respond_with_json(
+        [{"type": "file", "path": "m-Q4_K_M.gguf"}], headers={"Link": link})
+    message = one_line_error("owner/repo:Q4_K_M", cache)
+    assert "points to" in message or "port" in message.lower()
+
+
 def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

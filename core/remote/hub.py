@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import os
-from urllib.parse import quote, urljoin
+from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 from huggingface_hub import hf_hub_url
@@ -105,8 +105,13 @@ def _next_page(url: str, following: str | None) -> str | None:
     """The next page's URL, which must stay on the endpoint (the token goes with it)."""
     if following is None:
         return None
-    absolute = urljoin(url, following)
-    if httpx.URL(absolute).host != httpx.URL(url).host:
+    try:
+        absolute = urljoin(url, following)
+        elsewhere = urlsplit(absolute).hostname != urlsplit(url).hostname
+    except ValueError:
+        raise RemoteError(f"the Hub's listing points to an address that is not a URL: "
+                          f"{safe_text(following, 120)}") from None
+    if elsewhere:
         raise RemoteError(f"the Hub's listing points to another host: {safe_text(redacted(absolute), 120)}")
     return checked_url(absolute)
 
