@@ -259,3 +259,37 @@ def test_fifos_and_hostile_records_in_the_store_are_skipped(tmp_path):
     make_fifo(folder / "pipe.log")
     assert store.records(key) == ()
     assert stored_evidence(str(model), store) == ()
+
+
+# The window's scan -------------------------------------------------------------------------------
+
+
+def test_cancel_frees_the_worker_and_two_scans_never_fill_the_pool(qtbot, make_explorer, write_model, tmp_path):
+    """FIFO manifests, a FIFO settings.json and a tree of many folders: Cancel ends the scan's thread, scans
+    started one over the other leave no thread behind, and a model still opens afterwards."""
+    from gui_support import open_model
+    from PySide6.QtCore import QThreadPool
+
+    home = ollama_home(tmp_path)
+    (home / ".lmstudio").mkdir()
+    make_fifo(home / ".lmstudio" / "settings.json")
+    for i in range(5):
+        make_fifo(home / ".ollama" / "models" / "manifests" / "registry.ollama.ai" / "library" / "tiny" / f"p{i}")
+    deep = home / ".cache" / "llama.cpp"
+    for i in range(400):
+        (deep / f"d{i % 20}" / f"e{i}").mkdir(parents=True)
+    explorer = make_explorer(library_home=home)
+    qtbot.waitUntil(lambda: explorer.window.snapshot() is not None)
+    view = explorer.library.view
+    pool = QThreadPool.globalInstance()
+    for _ in range(pool.maxThreadCount() + 1):
+        view.rescan()
+        view.rescan()  # the first is dropped: its flag is raised
+        view.cancel_button.click()
+    assert view.status.text() == "Scan cancelled"
+    qtbot.waitUntil(lambda: pool.activeThreadCount() == 0, timeout=30_000)
+    with qtbot.waitSignal(view.worker.succeeded, timeout=30_000):
+        view.rescan()
+    names = {view.table.entry(r).name for r in range(view.table.rowCount())}
+    assert {"tiny:latest", "tiny:pipe", "tiny:p0"} <= names
+    open_model(qtbot, explorer.window, write_model())
