@@ -9,7 +9,7 @@ Rule 1: a line is kept only when it is a `[group]` header or a `key=value` line 
 Rule 2: a value is kept only when Qt reads it as text: it does not start with `@` (Qt writes a
         leading `@` of a string as `@@`), and no element of it does, Qt splitting a list at its
         top-level commas — except the typed values the app itself writes (`typed`: `@ByteArray(`
-        for the window's geometry) and `@Invalid()`.
+        for the window's geometry) and the forms Qt writes for text (`TEXT_FORMS`).
 Rule 3: everything else — comments, keys of other programs, typed values, over-long lines, text
         that is not a line — is refused, each with its reason, never silently.
 """
@@ -22,7 +22,9 @@ from typing import Callable, Mapping
 
 MAX_LINE_CHARS = 64 * 1024
 """Rule 1: eight recent paths of 4,096 characters, quoted and escaped, fit; nothing the app writes is longer."""
-INVALID = "@Invalid()"
+TEXT_FORMS = ("@Invalid()", "@String(")
+"""Rule 2: typed forms Qt itself writes for plain text (a string with control characters is `@String(…)`)
+and reads back without QDataStream."""
 _GROUP = re.compile(r"\[([^\[\]]{1,256})\]")
 _KEY = re.compile(r"[A-Za-z0-9_./%-]{1,256}")
 
@@ -59,9 +61,9 @@ def list_elements(value: str) -> list[str]:
 def _typed_ok(value: str, allowed: tuple[str, ...]) -> bool:
     """Rule 2."""
     stripped = value.strip()
-    if stripped == INVALID or any(stripped.startswith(prefix) for prefix in allowed):
+    if any(stripped.startswith(prefix) for prefix in allowed):
         return True
-    return not any(e.startswith("@") and not e.startswith("@@") for e in list_elements(stripped))
+    return all(not e.startswith("@") or e.startswith(("@@", *TEXT_FORMS)) for e in list_elements(stripped))
 
 
 def screen_ini(text: str, written: Callable[[str], bool],

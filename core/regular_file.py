@@ -2,8 +2,8 @@
 
 Every file the app reads goes through here — a model's header (`open_regular`), and every small
 file (`read_bytes`, `read_text`, `read_json`): an Ollama manifest, LM Studio's settings, the
-library's folders, the window's settings, a llama.cpp log, a stored evidence record, a system
-status file. A named pipe never blocks a reader, a device is never opened, and `/dev/zero`
+library's folders and its index, the window's settings, a llama.cpp log, a stored evidence
+record, a system status file. A named pipe never blocks a reader, a device is never opened, and `/dev/zero`
 behind a symlink is never read into memory.
 
 Rule 1: a path is stat-ed (following symlinks) before it is opened; a FIFO, a device, a socket
@@ -66,6 +66,7 @@ class FileKind(enum.Enum):
     CONFIG = ("the library's folder list", 1 * MiB)
     LOG = ("a llama.cpp log", 64 * MiB)
     RECORD = ("an evidence record", 1 * MiB)
+    INDEX = ("the library's index", 512 * MiB)
     SYSTEM = ("a system status file", 1 * MiB)
 
     def __init__(self, words: str, cap: int):

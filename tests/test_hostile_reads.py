@@ -293,3 +293,34 @@ def test_cancel_frees_the_worker_and_two_scans_never_fill_the_pool(qtbot, make_e
     names = {view.table.entry(r).name for r in range(view.table.rowCount())}
     assert {"tiny:latest", "tiny:pipe", "tiny:p0"} <= names
     open_model(qtbot, explorer.window, write_model())
+
+
+@pytest.mark.parametrize("key, raw", [("recorded_at", "NaN"), ("recorded_at", "Infinity"), ("seconds", "1e400"),
+                                      ("peak_rss_polled", "1" * 400), ("recorded_at", "-" + "9" * 30)])
+def test_a_record_with_a_number_it_cannot_hold_is_skipped(tmp_path, key, raw):
+    """JSON lets NaN, Infinity, 1e400 and 10**400 be written; a record holding one is damaged, never shown (NaN in
+    `evidence --json`, or an OverflowError)."""
+    model = write_gguf(tmp_path / "m.gguf", TINY, "header_only")[0]
+    store = EvidenceStore(tmp_path / "data")
+    from gguf_budget.core.gguf.fingerprint import header_fingerprint
+
+    key_ = header_fingerprint(str(model))
+    folder = store.root / key_
+    folder.mkdir(parents=True)
+    (folder / "run.log").write_text("llama_model_loader: loaded meta data with 1 key-value pairs and 1 tensors from m "
+                                    "(version GGUF V3 (latest))\n")
+    record = record_to_json(EvidenceRecord(key_, str(model), Origin.IMPORTED, 1.0, "run.log", "test"))
+    text = json.dumps(record).replace(f'"{key}": ', f'"{key}": {raw}, "was": ', 1)
+    (folder / "run.json").write_text(text)
+    assert store.records(key_) == ()
+    (folder / "good.json").write_text(json.dumps(record))
+    assert len(store.records(key_)) == 1
+
+
+def test_a_record_naming_a_log_too_long_for_a_file_system_is_skipped(tmp_path):
+    store = EvidenceStore(tmp_path / "data")
+    folder = store.root / ("a" * 64)
+    folder.mkdir(parents=True)
+    record = record_to_json(EvidenceRecord("a" * 64, "/m.gguf", Origin.IMPORTED, 1.0, "x.log", "test"))
+    (folder / "r.json").write_text(json.dumps({**record, "log_name": "é" * 200}))
+    assert store.records("a" * 64) == ()

@@ -99,7 +99,8 @@ def test_lines_the_app_never_writes_are_refused_with_their_reason(line, reason):
 
 
 def test_text_qt_reads_as_text_is_kept():
-    text = '[explorer]\nrecent="/a/b, c.gguf", /x/\\"q\\".gguf, @@at.gguf\n\n[window]\ngeometry=@ByteArray(\\x1\\xd9)\n'
+    text = ('[explorer]\nrecent="/a/b, c.gguf", /x/\\"q\\".gguf, @@at.gguf, "@String(/a\\nb.gguf)"\n\n'
+            '[window]\ngeometry=@ByteArray(\\x1\\xd9)\n\n[dialogs]\nmodel=@String(/m\\x10)\n')
     screened = screen_ini(text, is_written, TYPED)
     assert screened.refused == () and screened.text == text
     assert list_elements('"/a/b, c.gguf", /x, @@y') == ["/a/b, c.gguf", "/x", "@@y"]
@@ -164,3 +165,32 @@ def test_choosing_resident_on_a_tied_model_is_remembered(qtbot, make_window, wri
     child(window, "headMode").setCurrentText(HeadMode.RESIDENT.value)
     assert window.settings().head_mode == "resident"
     assert ExplorerSettings().head_mode == "auto"
+
+
+def test_text_qt_writes_in_its_own_typed_form_is_never_repaired(tmp_path, caplog):
+    """Control characters in remembered text, and a NUL (which Qt writes as @String(…)): reading them back is no repair."""
+    path = tmp_path / SETTINGS_FILE
+    store = user_settings(path)
+    from gguf_budget.gui.qt.settings import save_settings
+
+    save_settings(store, ExplorerSettings(recent=("/m/a\nb.gguf", "/m/\x10c.gguf", "/m/@d.gguf")))
+    store.setValue("dialogs/model", "/m/\x1bx")
+    store.setValue("measure/llama_path", "/opt/\x00llama")
+    store.sync()
+    assert "@String(" in path.read_text()
+    with caplog.at_level(logging.WARNING):
+        again = user_settings(path)
+    assert caplog.text == "" and not path.with_name(SETTINGS_FILE + REFUSED_SUFFIX).exists()
+    assert load_settings(again).recent == ("/m/a\nb.gguf", "/m/\x10c.gguf", "/m/@d.gguf")
+
+
+def test_a_settings_path_that_is_not_utf8_is_never_given_to_qt(tmp_path, caplog):
+    """Qt drops the bytes that are not UTF-8 and would read and write another file: this run uses a scratch file."""
+    folder = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9"))
+    folder.mkdir()
+    with caplog.at_level(logging.WARNING):
+        store = user_settings(folder / SETTINGS_FILE)
+    assert "its path is not UTF-8" in caplog.text
+    store.setValue("explorer/budget_bytes", 1)
+    store.sync()
+    assert not (tmp_path / "caf" / SETTINGS_FILE).exists()

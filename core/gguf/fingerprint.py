@@ -14,6 +14,7 @@ from pathlib import Path
 
 from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.gguf.shards import read_shards
+from gguf_budget.core.regular_file import open_regular
 
 _CHUNK = 1 << 20
 
@@ -23,7 +24,7 @@ def header_fingerprint(path: str | Path) -> str:
     digest = hashlib.sha256()
     for header in read_shards(path):
         try:
-            with open(header.path, "rb") as f:
+            with open_regular(header.path) as f:  # a file swapped for a FIFO since its header was read never blocks
                 left = header.data_offset
                 while left > 0:
                     chunk = f.read(min(_CHUNK, left))

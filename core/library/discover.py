@@ -51,7 +51,7 @@ def ollama_model_blob(manifest_text: str) -> str | None:
     try:
         manifest = json.loads(manifest_text)
         layers = manifest.get("layers", [])
-    except (ValueError, AttributeError):
+    except (ValueError, AttributeError, RecursionError):  # RecursionError: nested deeper than json can follow
         return None
     for layer in layers if isinstance(layers, list) else []:
         if isinstance(layer, dict) and layer.get("mediaType") == OLLAMA_MODEL_MEDIA_TYPE:

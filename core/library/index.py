@@ -10,7 +10,8 @@ Rule 2: an entry keeps what the header gave — shards, size, architecture, file
         a scan with the same settings reuses it, other settings judge the kept spec again.
 Rule 3: the index is one file in the app's cache folder (`core.paths.cache_dir()`), replaced whole:
         written to a temporary file beside it, then renamed over it, so no reader sees half an
-        index. A missing, damaged or foreign index (another format, app version or reader code)
+        index. It is read like every file (`core.regular_file`: never a FIFO or a device, at most
+        512 MiB). A missing, damaged or foreign index (another format, app version or reader code)
         is ignored and the headers are read again; a failure to write it is logged. Neither is
         ever an error: the index only saves time.
 Rule 4: it is pickled (a `ModelSpec` holds ~300 tensor records; pickle round-trips them in
@@ -39,9 +40,11 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any, Generic, Mapping, Sequence, TypeVar
 
+from gguf_budget.core.errors import UnreadableFile
 from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.paths import cache_dir
+from gguf_budget.core.regular_file import FileKind, MissingFile, read_bytes
 from gguf_budget.core.version import __version__
 
 log = logging.getLogger(__name__)
@@ -145,11 +148,11 @@ def _stamp() -> tuple[int, str]:
 def load_index(path: Path) -> dict[str, IndexedFile[Any]]:
     """Rule 3: the entries of the index at `path` by model path; empty when it is missing, damaged or foreign."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        data = read_bytes(path, FileKind.INDEX)
+    except MissingFile:
         return {}
-    except OSError as e:
-        log.warning("cannot read the library index %s: %s", path, e)
+    except UnreadableFile as e:  # a FIFO, a device, past its cap: read every header again
+        log.warning("cannot read the library index: %s", e)
         return {}
     try:
         stamp, entries = _loads(data)

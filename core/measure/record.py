@@ -9,17 +9,26 @@ Rule 1: records are frozen and validated; `record_from_json` refuses anything ma
 Rule 2: JSON keys are the field names; `settings` is null for an imported log.
 Rule 3: the model key and the log name are file names inside the store (no `/`, `\\`, `..`),
         so a damaged record can never point the store at a file outside it.
+Rule 4: every number is finite and at most MAX_NUMBER in size (JSON allows NaN, Infinity, 1e400
+        and 10**400 to be written; none is a time, a size or a duration).
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from gguf_budget.core.errors import BudgetError, RequestError
 from gguf_budget.core.measure.command import MeasureSettings
 from gguf_budget.core.model.kv import KVType
+
+
+MAX_NAME = 255
+"""Rule 3: the longest file name (in bytes) a file system holds."""
+MAX_NUMBER = 2**63
+"""Rule 4: larger than any byte count, token count or time stamp a record holds."""
 
 
 class DamagedRecord(BudgetError):
@@ -55,7 +64,8 @@ class EvidenceRecord:
 
 def _bare_name(name: str) -> bool:
     """Rule 3: a name inside the store's folder, never a path that leads out of it."""
-    return bool(name) and name not in (".", "..") and not any(c in name for c in "/\\\0") and ":" not in name
+    size = len(name.encode("utf-8", errors="surrogatepass"))
+    return 0 < size <= MAX_NAME and name not in (".", "..") and not any(c in name for c in "/\\\0:")
 
 
 def record_to_json(record: EvidenceRecord) -> dict[str, Any]:
@@ -80,6 +90,8 @@ def _typed(data: Mapping[str, Any], key: str, kinds: type | tuple[type, ...], op
         return None
     if isinstance(value, bool) or not isinstance(value, kinds):
         raise DamagedRecord(f"evidence record: {key!r} is missing or of the wrong type")
+    if isinstance(value, (int, float)) and not (abs(value) <= MAX_NUMBER and math.isfinite(value)):
+        raise DamagedRecord(f"evidence record: {key!r} is not a number it could hold")  # Rule 4
     return value
 
 

@@ -60,7 +60,7 @@ class EvidenceStore:
                 record = record_from_json(read_json(path, FileKind.RECORD))
             except (UnreadableFile, DamagedRecord):
                 continue
-            if record.model_key == model_key and (folder / record.log_name).is_file():
+            if record.model_key == model_key and _is_file(folder / record.log_name):
                 found.append(record)
         return tuple(sorted(found, key=lambda r: -r.recorded_at))
 
@@ -70,6 +70,14 @@ class EvidenceStore:
 
     def log_path(self, record: EvidenceRecord) -> Path:
         return self.root / record.model_key / record.log_name
+
+
+def _is_file(path: Path) -> bool:
+    """A regular file is there; any trouble looking (a name too long, no permission) is no."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def _encoded(log: str) -> bytes:

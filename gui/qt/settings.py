@@ -10,8 +10,9 @@ Rule 3: `budget_bytes` None means "never chosen": the window then picks a budget
         the model's two thresholds, so a first run shows a plan that streams some layers.
 Rule 4: the user's settings file is an INI file at a path we compute, looked at before Qt
         opens it (Qt would block forever reading a FIFO): anything but a regular file (or no
-        file) is set aside for this run — settings then live in a scratch file and are not
-        remembered — and the log says why.
+        file), or a path that is not UTF-8 (Qt would drop those bytes and open another file), is
+        set aside for this run — settings then live in a scratch file and are not remembered —
+        and the log says why.
 Rule 5: we read it first, and Qt never reads what it could choke on (`core.ini_screen`): a key
         the app never writes (`WRITTEN`), a typed value (`@Variant(` nested 20,000 deep crashed
         Qt at every start), a line over 64 KiB, or a file over MAX_SETTINGS_BYTES. Such a file is
@@ -209,6 +210,15 @@ def _unusable(path: Path) -> str | None:
     return None
 
 
+def _qt_can_name(path: Path) -> bool:
+    """Rule 4: Qt takes paths as text; a byte that is not UTF-8 (a lone surrogate here) would be dropped."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _scratch(path: Path, why: str) -> QSettings:
     log.warning("settings: %s cannot be used (%s); settings are not remembered this run", safe_text(path, 300), why)
     scratch = tempfile.mkdtemp(prefix="gguf-budget-settings-")
@@ -247,6 +257,8 @@ def _repaired(path: Path) -> str | None:
 def user_settings(path: Path | None = None) -> QSettings:
     """The user's settings, repaired when Rule 5 asks, or a scratch store for this run when unusable (Rule 4)."""
     path = path or settings_path()
+    if not _qt_can_name(path):
+        return _scratch(path, "its path is not UTF-8, and Qt would open another file")
     for candidate in (path, path.with_name(path.name + ".lock")):
         why = _unusable(candidate)
         if why is not None:
