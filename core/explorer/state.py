@@ -19,6 +19,8 @@ Rule 6: `evidence` is the runtime-evidence claim a real run gave for this model 
 Rule 7: `prompt_tokens` is the prompt whose prefill and time to the first token are estimated
         (`ranges.PROMPT_TOKENS`; 1,000 by default, as the CLI's `--prompt-tokens`).
 Rule 8: `runtime` is the llama.cpp program the full load's peak-RSS band is for (llama-server).
+Rule 9: `server` is what llama-server runs beside the model in the full load (slots, prompt
+        cache, checkpoints, a projector, a draft); its defaults are `ServerSettings`'s.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, EngineSettings, Runtime
+from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -68,6 +71,7 @@ class ExplorerState:
     evidence: str | None = None
     prompt_tokens: int = DEFAULT_PROMPT_TOKENS
     runtime: Runtime = DEFAULT_RUNTIME
+    server: ServerSettings = field(default_factory=ServerSettings)
 
     def __post_init__(self) -> None:
         """The words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
@@ -87,4 +91,4 @@ class ExplorerState:
     def fit_request(self, ctx: int | None) -> FitRequest:
         """The full load's request at `ctx` (None: the model's context length); RequestError for a bad split."""
         return FitRequest(ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv_type, reserves=self.reserves,
-                          tensor_split=self.tensor_split, engine=EngineSettings(runtime=self.runtime))
+                          tensor_split=self.tensor_split, engine=EngineSettings(runtime=self.runtime), server=self.server)

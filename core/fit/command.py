@@ -2,7 +2,8 @@
 
 Flags as `LLAMA_CPP_SOURCE` reads them (common/arg.cpp).
 
-Rule 1: `llama-server -m FILE -c CTX -ngl G [-ts a,b,…] [--n-cpu-moe N] [-ctk T -ctv T [-fa on]]`.
+Rule 1: `llama-server -m FILE -c CTX -ngl G [-ts a,b,…] [--n-cpu-moe N] [-ctk T -ctv T [-fa on]]`,
+        then the server's own flags (`server` Rule 6: slots, prompt cache, checkpoints, projector, draft).
         -c and -ngl are always given, so llama.cpp's own `--fit` leaves them alone; -ts only when
         the fit used a user split (llama.cpp's default split by free memory needs none);
         --n-cpu-moe only for the MoE offload; the cache types only when not f16, with flash
@@ -28,6 +29,18 @@ from pathlib import PurePath
 SERVER = "llama-server"
 QUANTIZED_CACHES = ("q8_0", "q4_0")
 OLLAMA_CACHES = ("f16", "q8_0", "q4_0")
+
+
+@dataclass(frozen=True)
+class ServerFlags:
+    """What llama-server runs beside the model, as flags (`server` Rule 6), and Ollama's side of it."""
+
+    argv: tuple[str, ...] = ()
+    ollama_env: tuple[tuple[str, str], ...] = ()
+    ollama_notes: tuple[str, ...] = ()
+
+
+NO_SERVER_FLAGS = ServerFlags()
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,7 @@ def _split_text(shares: tuple[float, ...]) -> str:
 
 def run_command(realises: str, model_path: str, ctx: int | None, gpu_layers: int, kv_type: str,
                 tensor_split: tuple[float, ...] | None = None, n_cpu_moe: int | None = None,
-                ollama_gpu_layers: int | None = None) -> RunCommand:
+                ollama_gpu_layers: int | None = None, server: ServerFlags = NO_SERVER_FLAGS) -> RunCommand:
     """The command for one placement (Rules 1–3); `ollama_gpu_layers` is Ollama's nearest layer count
     where it cannot express the placement (the plain split beside an expert offload)."""
     ollama_gpu = gpu_layers if ollama_gpu_layers is None else ollama_gpu_layers
@@ -81,10 +94,11 @@ def run_command(realises: str, model_path: str, ctx: int | None, gpu_layers: int
     quantized = kv_type in QUANTIZED_CACHES
     argv += ["-ctk", kv_type, "-ctv", kv_type] if kv_type != "f16" else []
     argv += ["-fa", "on"] if quantized else []
+    argv += server.argv
     lines = [f"FROM {_modelfile_value(model_path)}", *([f"PARAMETER num_ctx {ctx}"] if ctx else []),
              f"PARAMETER num_gpu {ollama_gpu}"]
-    env = (("OLLAMA_FLASH_ATTENTION", "1"), ("OLLAMA_KV_CACHE_TYPE", kv_type)) if quantized else ()
-    notes = []
+    env = ((("OLLAMA_FLASH_ATTENTION", "1"), ("OLLAMA_KV_CACHE_TYPE", kv_type)) if quantized else ()) + server.ollama_env
+    notes = list(server.ollama_notes)
     if tensor_split:
         notes.append(f"Ollama has no tensor split: it divides layers across GPUs itself (-ts {_split_text(tensor_split)})")
     if n_cpu_moe:

@@ -52,6 +52,8 @@ class GpuSetup:
     reserves: tuple[int, ...]
     unreadable: tuple[GpuInfo, ...]
     tensor_split: tuple[float, ...] | None
+    held: tuple[int, ...] = ()
+    """Per GPU, what llama-server's projector and draft hold there before the model is placed (`server` Rule 2)."""
 
     @classmethod
     def build(cls, snapshot: HardwareSnapshot, request: FitRequest) -> "GpuSetup":
@@ -62,7 +64,9 @@ class GpuSetup:
 
     @property
     def usable(self) -> tuple[int, ...]:
-        return tuple(max(b - r, 0) for b, r in zip(self.budgets, self.reserves, strict=True))
+        """What each GPU may give the model's layers: budget − reserve − what the server holds there."""
+        held = self.held or (0,) * len(self.gpus)
+        return tuple(max(b - r - h, 0) for b, r, h in zip(self.budgets, self.reserves, held, strict=True))
 
     @property
     def shares(self) -> tuple[float, ...]:
@@ -81,16 +85,19 @@ class GpuSetup:
 
 
 def device_loads(snapshot: HardwareSnapshot, setup: GpuSetup, host_reserve: int, slots: Slots, p: Placement,
-                 host_weights: int, host_kv: int | None) -> tuple[DeviceLoad, ...]:
-    """Host first, then each GPU the fit uses; the host's need includes what shared GPUs hold (Rule 3)."""
+                 host_weights: int, host_kv: int | None, host_held: int = 0) -> tuple[DeviceLoad, ...]:
+    """Host first, then each GPU the fit uses; the host's need includes what shared GPUs hold (Rule 3).
+    What the server holds on a device (`GpuSetup.held`, `host_held`) is part of its need."""
     gpus = []
-    for gpu, budget, reserve, run in zip(setup.gpus, setup.budgets, setup.reserves, p.runs, strict=True):
+    held = setup.held or (0,) * len(setup.gpus)
+    for gpu, budget, reserve, run, h in zip(setup.gpus, setup.budgets, setup.reserves, p.runs, held, strict=True):
         w, kv = slots.load(*run)
-        gpus.append(DeviceLoad(f"gpu{gpu.index}", gpu.label, budget, reserve, w, kv, slots=run))
+        gpus.append(DeviceLoad(f"gpu{gpu.index}", gpu.label, budget, reserve, w, kv, slots=run, server=h))
     pooled = [d for d, g in zip(gpus, setup.gpus, strict=True) if g.shares_host_memory]
-    shared = sum(d.weights + (d.kv or 0) for d in pooled)
+    shared = sum(d.weights + (d.kv or 0) + d.server for d in pooled)
     label = "host RAM (one pool with " + ", ".join(d.name for d in pooled) + ")" if pooled else "host RAM"
-    host = DeviceLoad("host", label, snapshot.host_available, host_reserve, host_weights, host_kv, shared)
+    host = DeviceLoad("host", label, snapshot.host_available, host_reserve, host_weights, host_kv, shared,
+                      server=host_held)
     return (host, *gpus)
 
 

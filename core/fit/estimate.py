@@ -35,11 +35,14 @@ Rule 8: every placement carries the llama-server command that realises it (`comm
 Rule 9: beside the verdict, what llama.cpp would hold per device beyond weights + KV — repacked
         copies, output and compute buffers, the process — and the predicted peak RSS
         (`runtime_memory`); the verdict does not use it (`runtime_types.VERDICT_BASIS`).
+Rule 10: llama-server's own additions (`server`): its slots set the KV cells and the compute
+        graph's outputs; its projector and draft are placed before the model's layers; what they,
+        the checkpoints and the full prompt cache hold is part of each device's need.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.fit.command import run_command
 from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, verdict_of
@@ -49,7 +52,13 @@ from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.fit.runtime_memory import runtime_memory
-from gguf_budget.core.model.kv import KVType, engine_cells, engine_layer_kv_table, layer_kv_table
+from gguf_budget.core.fit.runtime_types import EngineSettings
+from gguf_budget.core.fit.server import (
+    finish_server, server_engine, server_extras, server_flags, server_notes, server_unknowns,
+)
+from gguf_budget.core.fit.server_types import ServerLoad
+from gguf_budget.core.fit.slots import SlotLayout, slot_kv_table
+from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 __all__ = ["estimate_fit"]
@@ -70,24 +79,30 @@ class _Judgement:
     devices: tuple[DeviceLoad, ...]
     unknowns: tuple[str, ...]
     verdict: FitVerdict
+    engine: EngineSettings
+    server: ServerLoad
 
 
 def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> _Judgement:
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
-    engine = request.engine
-    table = engine_layer_kv_table(model, ctx, request.kv_type, ubatch=engine.ubatch, swa_full=engine.swa_full) if ctx else None
+    layout, engine = server_engine(request.engine, request.server)
+    table = slot_kv_table(model, ctx, request.kv_type, layout, ubatch=engine.ubatch, swa_full=engine.swa_full) if ctx else None
     slots = Slots.build([*model.layer_bytes, output_slot_bytes(model)], table)
-    setup = GpuSetup.build(snapshot, request)
+    bare = GpuSetup.build(snapshot, request)
+    extras = server_extras(model, bare, request.server, ctx, layout, engine, request.kv_type)
+    setup = replace(bare, held=extras.gpu_held)
     auto = most_layers_that_fit(L, lambda g: setup.fits(slots, setup.place(L, g))) if slots.kv is not None else None
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
-    kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement)
+    kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)
     weights = _weights(model, placement)
-    devices = device_loads(snapshot, setup, request.reserves.host, slots, placement, weights.host_exact, kv.host)
-    unknowns = fit_unknowns(model, snapshot, ctx)
+    devices = device_loads(snapshot, setup, request.reserves.host, slots, placement, weights.host_exact, kv.host,
+                           extras.host_held or 0)
+    server, devices = finish_server(model, extras, devices, request.kv_type, engine)
+    unknowns = fit_unknowns(model, snapshot, ctx) + server_unknowns(model, ctx, server)
     verdict = verdict_of(devices, placement, bool(unknowns))
-    return _Judgement(ctx, table, slots, setup, auto, placement, kv, weights, devices, unknowns, verdict)
+    return _Judgement(ctx, table, slots, setup, auto, placement, kv, weights, devices, unknowns, verdict, engine, server)
 
 
 def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitVerdict:
@@ -99,18 +114,22 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     """Place the model on the snapshot's devices and judge it (Rules 1–8)."""
     j = _judge(model, snapshot, request)
     ctx, placement, unknowns, verdict = j.ctx, j.placement, j.unknowns, j.verdict
+    held = j.devices[0].server
+    flags = server_flags(j.server, model, j.engine.swa_full)
     return FitEstimate(
         snapshot=snapshot, reserves=request.reserves, request=request, n_layer=model.n_layer,
         gpu_layers=placement.gpu_layers, auto_gpu_layers=j.auto, output_on_gpu=placement.output_on_gpu,
         weights=j.weights, kv=j.kv, devices=j.devices, verdict=verdict, unknowns=unknowns,
-        notes=fit_notes(model, snapshot, request, placement, j.setup),
+        notes=fit_notes(model, snapshot, request, placement, j.setup) + server_notes(j.server),
         claims=Claims(j.weights.file_bytes, model.header_only, verdict, snapshot.captured_at, snapshot.source),
-        moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns)),
+        moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns), held),
         moe_offload=expert_offload(model, snapshot, j.setup, request, ctx, j.table, bool(unknowns),
-                                   placement.gpu_layers),
-        command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split),
-        memory=runtime_memory(model, ctx, request.kv_type, request.engine, snapshot.cpu_features, j.devices,
+                                   placement.gpu_layers, held, flags),
+        command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split,
+                            server=flags),
+        memory=runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
                               placement.host_blocks, not placement.output_on_gpu),
+        server=j.server,
     )
 
 
@@ -142,7 +161,7 @@ def _weights(model: ModelSpec, p: Placement) -> WeightSplit:
 
 
 def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: KVType, table: KVTable | None, slots: Slots,
-                 p: Placement) -> KVEstimate:
+                 p: Placement, layout: SlotLayout) -> KVEstimate:
     kinds = [layer.kind for layer in model.layers]
     n_rec = kinds.count(LayerKind.RECURRENT)
     state = model.recurrent_state_bytes
@@ -153,7 +172,7 @@ def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: KVType, table: KVTa
     engine = slots.kv[-1] if slots.kv is not None else None
     host = None if slots.kv is None else slots.kv[p.host_blocks]
     return KVEstimate(
-        kv_type=kv_type, ctx=ctx, cells=engine_cells(ctx) if ctx else None, lower_bound=lower, engine=engine,
+        kv_type=kv_type, ctx=ctx, cells=layout.total_cells(ctx) if ctx else None, lower_bound=lower, engine=engine,
         attention_layers=kinds.count(LayerKind.FULL) + kinds.count(LayerKind.SWA),
         swa_layers=kinds.count(LayerKind.SWA),
         recurrent_layers=n_rec, recurrent_state=(n_rec * state if state is not None else None) if n_rec else 0,

@@ -11,13 +11,15 @@ Rule 2: expert offload (llama.cpp `--n-cpu-moe N`, `gpu_split` Rule 7): every sl
         when even N = L does not, the GPUs' shortfall at N = L is reported.
 Rule 3: dense models have neither; a machine without a GPU has neither (everything is in
         host RAM already, there is no "rest on the GPUs").
+Rule 4: what llama-server holds beside the model (`server`) stays where the plain split puts it:
+        on the GPUs it narrows their room (`GpuSetup.held`), on the host it is `host_held`.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from gguf_budget.core.fit.command import run_command
+from gguf_budget.core.fit.command import NO_SERVER_FLAGS, ServerFlags, run_command
 from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, verdict_of
 from gguf_budget.core.fit.gpu_split import fewest_cpu_moe_layers
 from gguf_budget.core.fit.types import FitRequest, FitVerdict, Strategy
@@ -40,7 +42,7 @@ def _experts(model: ModelSpec) -> list[int]:
 
 
 def cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, request: FitRequest,
-                table: KVTable | None, unknown: bool) -> Strategy | None:
+                table: KVTable | None, unknown: bool, host_held: int = 0) -> Strategy | None:
     """Rule 1."""
     if not model.routed_expert_bytes or not setup.gpus:
         return None
@@ -49,7 +51,8 @@ def cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, r
     slots = Slots.build([*dense, output_slot_bytes(model)], table)
     p = setup.place(L, L + 1)
     _, host_kv = slots.load(0, p.host_blocks)
-    devices = device_loads(snapshot, setup, request.reserves.host, slots, p, model.complete_file_bytes, host_kv)
+    devices = device_loads(snapshot, setup, request.reserves.host, slots, p, model.complete_file_bytes, host_kv,
+                           host_held)
     verdict = verdict_of(devices, p, unknown)
     host_blocks = sum(dense[:p.host_blocks]) + (0 if p.output_on_gpu else output_slot_bytes(model))
     return Strategy(
@@ -74,7 +77,8 @@ def _slots_with_cpu_experts(model: ModelSpec, table: KVTable | None) -> Callable
 
 
 def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, request: FitRequest, ctx: int | None,
-                   table: KVTable | None, unknown: bool, plain_gpu_layers: int) -> Strategy | None:
+                   table: KVTable | None, unknown: bool, plain_gpu_layers: int, host_held: int = 0,
+                   server: ServerFlags = NO_SERVER_FLAGS) -> Strategy | None:
     """Rule 2: the smallest --n-cpu-moe N with every layer offloaded (Ollama gets the plain split's layers)."""
     if not model.routed_expert_bytes or not setup.gpus:
         return None
@@ -85,7 +89,8 @@ def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup
     n = L if found is None else found
     slots = slots_for(n)
     host_weights = input_layer_bytes(model) + sum(_experts(model)[:n])
-    devices = device_loads(snapshot, setup, request.reserves.host, slots, p, host_weights, 0 if table else None)
+    devices = device_loads(snapshot, setup, request.reserves.host, slots, p, host_weights, 0 if table else None,
+                           host_held)
     verdict = verdict_of(devices, p, unknown)
     return Strategy(
         name="n_cpu_moe",
@@ -97,5 +102,5 @@ def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup
         gpu_layers=p.gpu_layers,
         n_cpu_moe=n,
         command=run_command("n_cpu_moe", model.path, ctx, p.gpu_layers, request.kv_type, request.tensor_split, n,
-                            plain_gpu_layers),
+                            plain_gpu_layers, server),
     )

@@ -11,8 +11,9 @@ Rule 1: weights as the placement puts them (`DeviceLoad.weights`); the host's ar
 Rule 2: CPU_REPACK (`repack`): copies of the host's repackable weights for the CPU's features
         (the request's set, else the snapshot's; none predicted when neither is known).
 Rule 3: KV per device as the fit places it (`kv` Rule 5: window + ubatch rounded up to 256).
-Rule 4: output buffer: n_vocab × 4 bytes for the one sequence's logits row, in host memory
-        (src/llama-context.cpp `output_reserve`: n_seq_max rows until a batch asks for more).
+Rule 4: output buffer: n_vocab × 4 bytes for each sequence's logits row (llama-server's slots,
+        `slots` Rule 5), in host memory (src/llama-context.cpp `output_reserve`: n_seq_max rows
+        until a batch asks for more).
 Rule 5: compute buffer: ggml's allocator replayed over the graph of one ubatch with the
         runtime's reserved output rows (`compute_graph`, `graph_alloc`): exact for the dense and
         MoE transformer blocks it was checked on; with GPU layers the graph runs on the first GPU
@@ -61,8 +62,9 @@ from gguf_budget.core.fit.repack import Repack, repack_buffer
 from gguf_budget.core.fit.runtime_types import (
     DeviceMemory, EngineSettings, Resident, Runtime, RuntimeMemory, Workload,
 )
+from gguf_budget.core.fit.slots import SlotLayout
 from gguf_budget.core.fit.types import DeviceLoad
-from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType, engine_cells
+from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
 
 KiB = 1024
@@ -102,20 +104,23 @@ def flash_attn(s: EngineSettings) -> bool:
     return s.flash_attn if s.flash_attn is not None else PROFILES[s.runtime].flash_attn
 
 
-def _swa_cells(model: ModelSpec, full: int, s: EngineSettings) -> int:
+def _swa_cells(model: ModelSpec, ctx: int, layout: SlotLayout, s: EngineSettings) -> int:
     window = max((layer.window or 0 for layer in model.layers), default=0)
     if not window:
         return 0
-    return full if s.swa_full else -(-min(full, window + s.ubatch) // ENGINE_CELL_PAD) * ENGINE_CELL_PAD
+    return layout.ctx_seq(ctx) if s.swa_full else layout.swa_cells(ctx, window, s.ubatch)
 
 
 def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSettings) -> GraphSettings:
-    """The worst-case ubatch llama.cpp reserves for: min(ubatch, cells) tokens, its caches' cells."""
-    full = engine_cells(ctx)
-    tokens = min(s.ubatch, full)
+    """The worst-case ubatch llama.cpp reserves for: min(ubatch, cells) tokens (a multiple of the sequences), its
+    caches' cells per stream (`slots` Rules 2, 4 and 5: one stream, or one per sequence)."""
+    layout = SlotLayout(s.n_seq, s.kv_unified)
+    full = layout.ctx_seq(ctx)
+    tokens = layout.reserve_tokens(ctx, s.ubatch)
     quantized = kv_type in QUANTIZED_KV
-    return GraphSettings(tokens, min(reserved_outputs(s), tokens), flash_attn(s), full, _swa_cells(model, full, s),
-                         k_rotation(model.head_dim_k, quantized), v_rotation(model.head_dim_v, quantized))
+    return GraphSettings(tokens, min(reserved_outputs(s), tokens), flash_attn(s), full,
+                         _swa_cells(model, ctx, layout, s), k_rotation(model.head_dim_k, quantized),
+                         v_rotation(model.head_dim_v, quantized))
 
 
 def _spanned(cells: int, tokens: int) -> int:
@@ -201,7 +206,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     out = [DeviceMemory(
         name=host.name, mapped_weights=host.weights if settings.mmap else 0,
         loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
-        output=LOGIT_BYTES * (model.n_vocab or 0), compute=inputs if on_gpu else whole,
+        output=LOGIT_BYTES * (model.n_vocab or 0) * settings.n_seq, compute=inputs if on_gpu else whole,
     )]
     for i, d in enumerate(gpus, start=1):
         gpu_compute = (whole if on_gpu and i == on_gpu[0] else 0) if whole is not None else None

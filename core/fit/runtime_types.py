@@ -58,7 +58,8 @@ class EngineSettings:
     batch (-b), `flash_attn` whether attention is fused; None: the runtime's own
     (`runtime_memory.PROFILES`: llama.cpp's `-fa auto` turns it on, llama-cpp-python's default is off). `cpu_features` None means: take
     the snapshot's. `short` is the band's short end (a log's own prompt and generated tokens when a
-    log is compared). `ctx_checkpoints`: llama-server's `--ctx-checkpoints`.
+    log is compared). `ctx_checkpoints`: llama-server's `--ctx-checkpoints`. `n_seq` sequences share the
+    context, in one KV stream when `kv_unified` (llama-server's slots, `slots`).
     """
 
     runtime: Runtime = DEFAULT_RUNTIME
@@ -73,11 +74,13 @@ class EngineSettings:
     short: Workload = SHORT_WORKLOAD
     batch: int | None = None
     ctx_checkpoints: int = CTX_CHECKPOINTS
+    n_seq: int = 1
+    kv_unified: bool = False
 
     def __post_init__(self) -> None:
         if self.ubatch < 1 or self.outputs is not None and self.outputs < 1 or self.threads < 1 or (
-                self.batch is not None and self.batch < 1):
-            raise RequestError("ubatch, batch, outputs and threads must be at least 1")
+                self.batch is not None and self.batch < 1) or self.n_seq < 1:
+            raise RequestError("ubatch, batch, outputs, threads and sequences must be at least 1")
         if self.ctx_checkpoints < 0:
             raise RequestError("context checkpoints cannot be negative")
         object.__setattr__(self, "runtime", Runtime(self.runtime))

@@ -14,6 +14,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
 from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
+from gguf_budget.core.fit.server_types import ServerLoad, ServerSettings
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import INT64_MAX
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
@@ -63,7 +64,8 @@ class Reserves:
 @dataclass(frozen=True)
 class FitRequest:
     """ctx None = the model's context length; gpu_layers None = the most that fit (auto);
-    tensor_split None = llama.cpp's default split by free memory, else `-ts` shares per GPU."""
+    tensor_split None = llama.cpp's default split by free memory, else `-ts` shares per GPU;
+    `server` = what llama-server runs beside the model (slots, cache, checkpoints, projector, draft)."""
 
     ctx: int | None = None
     gpu_layers: int | None = None
@@ -71,6 +73,7 @@ class FitRequest:
     reserves: Reserves = field(default_factory=Reserves)
     tensor_split: tuple[float, ...] | None = None
     engine: EngineSettings = field(default_factory=EngineSettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
 
     def __post_init__(self) -> None:
         split = self.tensor_split
@@ -120,7 +123,8 @@ class DeviceLoad:
 
     `shared` is what GPUs whose budget is host RAM (GTT, Apple's unified memory) place there:
     the host's need includes it, so each byte is counted once, in the one pool. `slots` is a
-    GPU's run of layer slots [start, end) (slot L = the output layer).
+    GPU's run of layer slots [start, end) (slot L = the output layer). `server` is what
+    llama-server adds on this device (`server` Rule 3: projector, draft, checkpoints, prompt cache).
     """
 
     name: str
@@ -131,6 +135,7 @@ class DeviceLoad:
     kv: int | None
     shared: int = 0
     slots: tuple[int, int] | None = None
+    server: int = 0
 
     @property
     def usable(self) -> int:
@@ -138,7 +143,7 @@ class DeviceLoad:
 
     @property
     def need(self) -> int | None:
-        return None if self.kv is None else self.weights + self.kv + self.shared
+        return None if self.kv is None else self.weights + self.kv + self.shared + self.server
 
     @property
     def shortfall(self) -> int | None:
@@ -204,6 +209,15 @@ class FitEstimate:
     memory: RuntimeMemory | None = None
     """What llama.cpp would hold per device beyond weights + KV (`runtime_memory`); its context-sized
     items are None when the context is unknown."""
+    server: ServerLoad | None = None
+    """What llama-server adds (`server`): slots, prompt cache, checkpoints, projector, draft."""
+
+    @property
+    def peak_rss_full(self) -> int | None:
+        """Predicted peak RSS of the server once its prompt cache and checkpoints are full."""
+        rss = self.memory.peak_rss if self.memory is not None else None
+        extra = self.server.host_rss if self.server is not None else 0
+        return None if rss is None or extra is None else rss + extra
 
     @property
     def recommended(self) -> RunCommand | None:

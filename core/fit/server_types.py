@@ -1,0 +1,128 @@
+"""The records of what llama-server adds to a full load: the settings asked, and where each byte would go.
+
+Defaults: one slot (`-np 1`; llama-server's own default is automatic — 4 slots sharing one
+unified KV cache, `slots` Rule 1), the prompt cache sized by the tool (one context's worth,
+within what the host has left, `prompt_cache` Rule 5), 32 context checkpoints per slot
+(llama-server's default, `context_checkpoint` Rule 5), no projector, no draft.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gguf_budget.core.errors import RequestError
+from gguf_budget.core.fit.context_checkpoint import DEFAULT_CTX_CHECKPOINTS
+from gguf_budget.core.fit.draft import DraftModel
+from gguf_budget.core.fit.projector import MAX_IMAGE_SIDE, ProjectorSpec
+from gguf_budget.core.fit.prompt_cache import check_cache_ram
+from gguf_budget.core.fit.slots import MAX_SLOTS, SlotLayout
+from gguf_budget.core.ranges import Range
+
+MAX_CTX_CHECKPOINTS = 2**31 - 1
+SLOTS = Range("parallel slots (-np)", 1, MAX_SLOTS)
+CACHE_RAM = Range("prompt cache (--cache-ram)", -1, 2**31 - 1, "MiB")
+CHECKPOINTS = Range("context checkpoints per slot", 0, MAX_CTX_CHECKPOINTS)
+DRAFT_LAYERS = Range("draft GPU layers (-ngld)", 0, 2**31 - 1)
+
+
+@dataclass(frozen=True)
+class ImageSize:
+    """`--image-size WxH`: the image a projector is priced for (None: the projector's own size)."""
+
+    width: int
+    height: int
+
+    def __post_init__(self) -> None:
+        if not (1 <= self.width <= MAX_IMAGE_SIDE and 1 <= self.height <= MAX_IMAGE_SIDE):
+            raise RequestError(f"an image is 1 to {MAX_IMAGE_SIDE} pixels a side")
+
+    @property
+    def text(self) -> str:
+        return f"{self.width}x{self.height}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSettings:
+    """What the person asked of llama-server beyond the model: None means "not given" (see the module)."""
+
+    n_parallel: int | None = 1
+    kv_unified: bool | None = None
+    cache_ram_mib: int | None = None
+    ctx_checkpoints: int = DEFAULT_CTX_CHECKPOINTS
+    projector: ProjectorSpec | None = None
+    projector_offload: bool = True
+    image: ImageSize | None = None
+    draft: DraftModel | None = None
+
+    def __post_init__(self) -> None:
+        if self.n_parallel is not None and not 1 <= self.n_parallel <= MAX_SLOTS:
+            raise RequestError(f"parallel slots (-np) must be from 1 to {MAX_SLOTS}, or auto")
+        check_cache_ram(self.cache_ram_mib)
+        if not 0 <= self.ctx_checkpoints <= MAX_CTX_CHECKPOINTS:
+            raise RequestError("context checkpoints must be 0 or more")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProjectorLoad:
+    """The projector as placed: its weights and one image's compute buffer on `device`."""
+
+    spec: ProjectorSpec
+    device: str
+    weights: int
+    compute: int
+    image_width: int
+    image_height: int
+    image_tokens: int
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.compute
+
+
+@dataclass(frozen=True, kw_only=True)
+class DraftLoad:
+    """The draft as placed: weights and KV per device (host first), its compute and output buffers."""
+
+    path: str
+    gpu_layers: int
+    n_layer: int
+    kv_type: str
+    weights: tuple[tuple[str, int], ...]
+    kv: tuple[tuple[str, int | None], ...]
+    compute_device: str
+    compute: int | None
+    output: int
+
+    def on(self, device: str) -> int | None:
+        """Weights + KV the draft holds on `device` (what the verdict counts)."""
+        w = dict(self.weights).get(device, 0)
+        kv = dict(self.kv).get(device, 0)
+        return None if kv is None else w + kv
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerLoad:
+    """Everything llama-server adds, resolved: the slots, the host's cache lines, the projector, the draft.
+
+    `held` is what the verdict counts on each device beyond the model's weights and KV (host first).
+    `host_rss` is what the server adds to the process's resident memory once its cache is full.
+    """
+
+    settings: ServerSettings
+    layout: SlotLayout
+    n_ctx: int | None
+    ctx_seq: int | None
+    slot_ctx: int | None
+    outputs: int
+    cache_ram_mib: int
+    cache_chosen: bool
+    prompt_cache: int | None
+    checkpoint: int | None
+    checkpoints: int | None
+    projector: ProjectorLoad | None
+    draft: DraftLoad | None
+    held: tuple[tuple[str, int | None], ...]
+    host_rss: int | None
+
+    def held_on(self, device: str) -> int | None:
+        return dict(self.held).get(device, 0)
