@@ -19,6 +19,7 @@ from gguf_budget.core.units import human_bandwidth, human_bytes
 from gguf_budget.core.views.machine_view import NO_GPU_WORDS
 from gguf_budget.core.views.table import aligned_text
 from gguf_budget.core.views.runtime_report import runtime_dict, runtime_rows
+from gguf_budget.core.views.server_report import server_dict, server_rows
 
 VERDICT_WORDS: dict[FitVerdict, str] = {
     FitVerdict.FITS_GPU: "fits on GPU",
@@ -91,7 +92,7 @@ def snapshot_text(s: HardwareSnapshot, gpu_detail: bool = False) -> str:
 def _device_dict(d: DeviceLoad) -> dict[str, Any]:
     return {"name": d.name, "label": d.label, "available": d.available, "reserve": d.reserve, "usable": d.usable,
             "weights": d.weights, "kv": d.kv, "need": d.need, "shortfall": d.shortfall, "shared": d.shared,
-            "slots": list(d.slots) if d.slots is not None else None}
+            "server": d.server, "slots": list(d.slots) if d.slots is not None else None}
 
 
 def _strategy_dict(m: Strategy | None) -> dict[str, Any] | None:
@@ -129,6 +130,7 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
         "peak_rss_short": e.memory.peak_rss_short if e.memory else None,
         "peak_rss_full": e.memory.peak_rss if e.memory else None,
         "runtime_memory": runtime_dict(e),
+        "server": server_dict(e),
         "claims": {
             "file_size": {"bytes": c.file_size, "header_only": c.header_only,
                           "meaning": "storage only: says nothing about RAM or VRAM"},
@@ -155,7 +157,8 @@ def verdict_text(e: FitEstimate) -> str:
 
 def _need_rows(devices: tuple[DeviceLoad, ...]) -> list[tuple[str, str]]:
     def shared(d: DeviceLoad) -> str:
-        return f" + held by GPUs in this pool {human_bytes(d.shared)}" if d.shared else ""
+        pooled = f" + held by GPUs in this pool {human_bytes(d.shared)}" if d.shared else ""
+        return pooled + (f" + llama-server {human_bytes(d.server)}" if d.server else "")
 
     return [(f"Need, {d.name}",
              f"needs {human_bytes(d.need)} (weights {human_bytes(d.weights)} + KV {human_bytes(d.kv)}{shared(d)}) of "
@@ -203,7 +206,7 @@ def fit_text(e: FitEstimate) -> str:
     ]
     if kv.recurrent_layers:
         rows.append(("Recurrent", f"{kv.recurrent_layers} layers, state {human_bytes(kv.recurrent_state)} (F32, fixed)"))
-    rows += _need_rows(e.devices) + runtime_rows(e) + [("Verdict", verdict_text(e))]
+    rows += server_rows(e) + _need_rows(e.devices) + runtime_rows(e) + [("Verdict", verdict_text(e))]
     rows += offload_rows(e.moe_offload) + _moe_rows(e.moe)
     rows += command_rows(e)
     rows += [("Claims", f"file size {human_bytes(w.file_bytes)} is storage only; the verdict is an admission "

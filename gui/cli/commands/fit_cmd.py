@@ -32,6 +32,7 @@ from gguf_budget.gui.cli.commands.common import (
 )
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.runtime_args import add_runtime_argument, runtime_from
+from gguf_budget.gui.cli.commands.server_args import add_server_arguments, server_settings_from
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, add_prompt_argument, bandwidths_from
 from gguf_budget.gui.cli.gpu_args import preset_snapshot, sizes_arg, tensor_split_arg
 
@@ -56,6 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_bandwidth_arguments(p, FIT_TIERS, host_available=False)
     add_prompt_argument(p)
     add_runtime_argument(p)
+    add_server_arguments(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of text")
     out.add_argument("--print-command", action="store_true",
@@ -118,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     reserves = Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ())
     state = ExplorerState(model=model, ctx_cap=args.ctx_cap, kv_type=args.kv_type, machine=snapshot,
                           reserves=reserves, gpu_layers=args.gpu_layers, tensor_split=args.tensor_split,
-                          prompt_tokens=args.prompt_tokens, runtime=runtime_from(args))
+                          prompt_tokens=args.prompt_tokens, runtime=runtime_from(args),
+                          server=server_settings_from(args, model))
     state.fit_request(None)  # a bad split or reserve is the one-line RequestError before anything is measured
     bandwidths, notes = bandwidths_from(args, model, FIT_TIERS if snapshot.gpus else ("ram",))
     state = replace(state, bandwidths=bandwidths)

@@ -1,0 +1,103 @@
+"""What llama-server adds to a full load, in words and JSON: one source for `fit`'s text, its JSON and the panel.
+
+Rule 1: one line per thing the server holds — slots, prompt cache, checkpoints, projector,
+        draft — each with its bytes, where they sit, and the default it departs from.
+Rule 2: figures are estimates when full (the cache and checkpoint lists at their limits), and say so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
+from gguf_budget.core.fit.server_types import ServerLoad
+from gguf_budget.core.fit.slots import AUTO_SLOTS
+from gguf_budget.core.fit.types import FitEstimate
+from gguf_budget.core.units import human_bytes
+
+
+def _slots_text(s: ServerLoad) -> str:
+    n, lay = s.layout.n_seq, s.layout
+    asked = "auto" if s.settings.n_parallel is None else str(s.settings.n_parallel)
+    if n == 1:
+        how = f"1 slot, up to {s.slot_ctx} tokens"
+    elif lay.unified:
+        how = (f"{n} slots sharing one unified KV cache of {s.n_ctx} cells: each slot up to {s.slot_ctx} tokens, "
+               f"all together {s.n_ctx}")
+    else:
+        how = f"{n} slots, each with its own {s.ctx_seq} cells (up to {s.slot_ctx} tokens a slot)"
+    return (f"{how} (-np {asked}; llama-server's default is auto: {AUTO_SLOTS} slots, unified KV); "
+            f"compute graph and output buffer for {s.outputs} and {n} output row(s)")
+
+
+def _cache_text(s: ServerLoad) -> str:
+    mib = s.cache_ram_mib
+    if mib == 0:
+        return "off (--cache-ram 0)"
+    why = ("chosen by this tool: one context's worth, within what the host has left" if s.cache_chosen
+           else "as asked")
+    limit = "no limit: at most n_ctx tokens of states" if mib == NO_LIMIT else f"--cache-ram {mib}"
+    return (f"{human_bytes(s.prompt_cache)} in host RAM when full ({limit}, {why}; llama-server's default is "
+            f"{DEFAULT_CACHE_RAM_MIB} MiB)")
+
+
+def _checkpoint_text(s: ServerLoad) -> str:
+    if s.checkpoint == 0:
+        return "none: this model rolls back without them (no sliding-window or recurrent layers)"
+    per = s.settings.ctx_checkpoints
+    if per == 0:
+        return "off (--ctx-checkpoints 0)"
+    return (f"{human_bytes(s.checkpoints)} in host RAM when full: {per} per slot × {s.layout.n_seq} slot(s) × "
+            f"{human_bytes(s.checkpoint)} each")
+
+
+def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
+    """Rule 1's lines for `fit`'s text and the side panel."""
+    s = e.server
+    if s is None:
+        return []
+    rows = [("Slots", _slots_text(s)), ("Prompt cache", _cache_text(s)), ("Checkpoints", _checkpoint_text(s))]
+    p = s.projector
+    if p is not None:
+        rows.append(("Projector", f"{p.spec.path} ({p.spec.projector_type}) on {p.device}: weights "
+                                  f"{human_bytes(p.weights)} + compute {human_bytes(p.compute)} for one "
+                                  f"{p.image_width}x{p.image_height} image, which takes {p.image_tokens} tokens of "
+                                  "context"))
+    d = s.draft
+    if d is not None:
+        where = ", ".join(f"{name} {human_bytes(w)} + KV {human_bytes(dict(d.kv).get(name))}"
+                          for name, w in d.weights if w or dict(d.kv).get(name))
+        rows.append(("Draft", f"{d.path}: {d.gpu_layers} of {d.n_layer + 1} layers on GPU (-ngld); {where}; "
+                              f"compute {human_bytes(d.compute)} on {d.compute_device}, output "
+                              f"{human_bytes(d.output)}"))
+    rss = e.peak_rss_full
+    if rss is not None and s.host_rss:
+        rows.append(("Server RSS", f"≈ {human_bytes(rss)} predicted once the prompt cache and checkpoints are full "
+                                   f"(llama.cpp's peak above + {human_bytes(s.host_rss)} the server adds in host RAM)"))
+    return rows
+
+
+def server_dict(e: FitEstimate) -> dict[str, Any] | None:
+    """The `server` key of `fit --json` (the README lists its keys)."""
+    s = e.server
+    if s is None:
+        return None
+    p, d = s.projector, s.draft
+    return {
+        "slots": {"asked": s.settings.n_parallel, "n_seq": s.layout.n_seq, "kv_unified": s.layout.unified,
+                  "n_ctx": s.n_ctx, "ctx_seq": s.ctx_seq, "slot_ctx": s.slot_ctx, "outputs": s.outputs},
+        "prompt_cache": {"cache_ram_mib": s.cache_ram_mib, "chosen": s.cache_chosen,
+                         "default_mib": DEFAULT_CACHE_RAM_MIB, "full_bytes": s.prompt_cache},
+        "checkpoints": {"per_slot": s.settings.ctx_checkpoints, "one_bytes": s.checkpoint, "full_bytes": s.checkpoints},
+        "projector": None if p is None else {
+            "path": p.spec.path, "type": p.spec.projector_type, "device": p.device, "weights": p.weights,
+            "compute": p.compute, "image": [p.image_width, p.image_height], "image_tokens": p.image_tokens,
+            "approximate": p.spec.approximate},
+        "draft": None if d is None else {
+            "path": d.path, "gpu_layers": d.gpu_layers, "n_layer": d.n_layer, "kv_type": d.kv_type,
+            "weights": dict(d.weights), "kv": dict(d.kv), "compute": d.compute, "compute_device": d.compute_device,
+            "output": d.output},
+        "held": dict(s.held),
+        "host_rss": s.host_rss,
+        "peak_rss_full": e.peak_rss_full,
+    }
