@@ -369,3 +369,86 @@ def write_gguf(path: str | Path, d: ArchDesc, mode: Mode = "complete", split_max
             fout.truncate(fout.tell() + size)
     wr.close()
     return files
+
+
+@dataclass(frozen=True)
+class ProjectorDesc:
+    """A vision projector (mmproj) as llama.cpp's clip loader reads it: a ViT and a LLaVA MLP projector.
+
+    `text_embd` is the embedding width of the text model it feeds (llama.cpp refuses a mismatch).
+    Matrices are F16 like real conversions; norms, biases and embeddings F32.
+    """
+
+    name: str = "tiny-mmproj"
+    projector_type: str = "mlp"
+    n_embd: int = 64
+    n_ff: int = 128
+    n_head: int = 4
+    n_layer: int = 2
+    image_size: int = 64
+    patch_size: int = 8
+    text_embd: int = 128
+    mm_hidden: int | None = None
+    class_embd: bool = True
+    has_vision_encoder: bool = True
+    arch: str = "clip"
+
+    @property
+    def n_patches(self) -> int:
+        return (self.image_size // self.patch_size) ** 2
+
+
+def projector_tensor_plan(d: ProjectorDesc) -> list[Tensor]:
+    """Every tensor of the projector as (name, ggml shape ne[0..], type)."""
+    E, hidden = d.n_embd, d.mm_hidden or d.text_embd
+    n_pos = d.n_patches + (1 if d.class_embd else 0)
+    out: list[Tensor] = [("v.patch_embd.weight", (d.patch_size, d.patch_size, 3, E), T.F16),
+                         ("v.patch_embd.bias", (E,), T.F32), ("v.position_embd.weight", (E, n_pos), T.F32)]
+    if d.class_embd:
+        out.append(("v.class_embd", (E,), T.F32))
+    out += [("v.pre_ln.weight", (E,), T.F32), ("v.pre_ln.bias", (E,), T.F32)]
+    for il in range(d.n_layer):
+        p = f"v.blk.{il}."
+        for role in ("attn_q", "attn_k", "attn_v", "attn_out"):
+            out += [(f"{p}{role}.weight", (E, E), T.F16), (f"{p}{role}.bias", (E,), T.F32)]
+        for norm in ("ln1", "ln2"):
+            out += [(f"{p}{norm}.weight", (E,), T.F32), (f"{p}{norm}.bias", (E,), T.F32)]
+        out += [(f"{p}ffn_up.weight", (E, d.n_ff), T.F16), (f"{p}ffn_up.bias", (d.n_ff,), T.F32),
+                (f"{p}ffn_down.weight", (d.n_ff, E), T.F16), (f"{p}ffn_down.bias", (E,), T.F32)]
+    out += [("mm.0.weight", (E, hidden), T.F16), ("mm.0.bias", (hidden,), T.F32),
+            ("mm.2.weight", (hidden, d.text_embd), T.F16), ("mm.2.bias", (d.text_embd,), T.F32)]
+    return out
+
+
+def write_projector(path: str | Path, d: ProjectorDesc = ProjectorDesc()) -> Path:
+    """Write a complete mmproj GGUF (weights zero, norms one) that llama-server's `--mmproj` loads."""
+    path = Path(path)
+    wr = GGUFWriter(path, d.arch)
+    wr.add_name(d.name)
+    wr.add_file_type(1)
+    wr.add_bool("clip.has_vision_encoder", d.has_vision_encoder)
+    wr.add_string("clip.projector_type", d.projector_type)
+    wr.add_bool("clip.use_gelu", True)
+    for key, value in (("embedding_length", d.n_embd), ("feed_forward_length", d.n_ff), ("block_count", d.n_layer),
+                       ("projection_dim", d.text_embd), ("attention.head_count", d.n_head)):
+        wr.add_uint32(f"clip.vision.{key}", value)
+    wr.add_float32("clip.vision.attention.layer_norm_epsilon", 1e-6)
+    wr.add_uint32("clip.vision.image_size", d.image_size)
+    wr.add_uint32("clip.vision.patch_size", d.patch_size)
+    wr.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
+    wr.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
+    for name, shape, ggml_type in projector_tensor_plan(d):
+        n = 1
+        for s in shape:
+            n *= s
+        if ggml_type is T.F32:
+            data = np.ones(n, dtype=np.float32) if name.endswith(("ln1.weight", "ln2.weight", "pre_ln.weight")) \
+                else np.zeros(n, dtype=np.float32)
+            wr.add_tensor(name, data.reshape(tuple(reversed(shape))))
+        else:
+            wr.add_tensor(name, np.zeros(tuple(reversed(shape)), dtype=np.float16), raw_dtype=T.F16)
+    wr.write_header_to_file()
+    wr.write_kv_data_to_file()
+    wr.write_tensors_to_file()
+    wr.close()
+    return path

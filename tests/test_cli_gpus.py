@@ -69,7 +69,7 @@ def test_when_all_gpu_does_not_fit_the_smallest_n_cpu_moe_is_printed_and_runs(ca
     assert r["MoE offload"].startswith("smallest that fits: --n-cpu-moe 2 ")
     assert main(["fit", *args, "--print-command"]) == 0
     line = capsys.readouterr().out.strip()
-    assert line.endswith("-c 65536 -ngl 49 --n-cpu-moe 2") and "\n" not in line
+    assert "-c 65536 -ngl 49 --n-cpu-moe 2 -np 1 --cache-ram " in line and "\n" not in line
     d = fit_json(capsys, *args)
     assert d["command"]["realises"] == "n_cpu_moe" and d["command"]["llama_server"] == line
     assert d["moe_n_cpu"]["n_cpu_moe"] == 2 and d["moe_n_cpu"]["command"]["llama_server"] == line
@@ -86,7 +86,8 @@ def test_two_gpus_of_24_and_12_gib_split_as_llama_cpp_does(gguf_file, capsys, sp
     assert [g["total"] for g in d["snapshot"]["gpus"]] == [24 * GiB, 12 * GiB]
     assert [dev["slots"] for dev in d["devices"][1:]] == slots and d["gpu_layers"] == 33
     assert d["tensor_split"] == ([1.0, 1.0] if split else None)
-    assert d["command"]["argv"][-2:] == (["-ts", "1,1"] if split else ["-ngl", "33"])
+    argv = d["command"]["argv"]
+    assert argv[argv.index("-np") - 2:argv.index("-np")] == (["-ts", "1,1"] if split else ["-ngl", "33"])
     assert_command_parses_back(capsys, d, path, ("--preset", "RTX 3090,RTX 3060", "--host-available", "64G", *split))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from command_parse import gpu_weights_with_cpu_moe, parse_llama_server
+from command_parse import gpu_weights_with_cpu_moe, parse_llama_server, server_settings
 from gguf_factory import ArchDesc
 
 from gguf_budget.core import load_model
@@ -34,11 +34,12 @@ def test_the_flags_say_what_the_fit_placed_and_parse_back_to_it(gguf_file, reque
     path = gguf_file(ArchDesc(n_layer=4), name="my model's file.gguf")
     spec = load_model(path)
     e = estimate_fit(spec, TWO_GPUS, request_)
-    assert list(e.command.argv) == ["llama-server", "-m", str(path), *flags]
+    server = ["-np", "1", "--cache-ram", str(e.server.cache_ram_mib)]
+    assert list(e.command.argv) == ["llama-server", "-m", str(path), *flags, *server]
     back = parse_llama_server(e.command.shell)
     assert back.model == str(path)  # quoted for the shell: the space and the quote survive
     again = estimate_fit(spec, TWO_GPUS, FitRequest(ctx=back.ctx, gpu_layers=back.gpu_layers, kv_type=back.cache_k,
-                                                    tensor_split=back.tensor_split))
+                                                    tensor_split=back.tensor_split, server=server_settings(back)))
     assert [d.slots for d in again.devices[1:]] == [d.slots for d in e.devices[1:]]
     assert again.devices == e.devices
 

@@ -56,8 +56,8 @@ def test_when_even_all_experts_on_the_host_do_not_fit_the_shortfall_is_reported(
 def test_the_offload_carries_its_command(spec):
     m = estimate_fit(spec, hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=RESERVE + gpu_need(spec, 2)),
                      FitRequest(ctx=256, kv_type="q8_0")).moe_offload
-    assert m.command.argv[3:] == ("-c", "256", "-ngl", "5", "--n-cpu-moe", "2", "-ctk", "q8_0", "-ctv", "q8_0",
-                                  "-fa", "on")
+    assert m.command.argv[3:15] == ("-c", "256", "-ngl", "5", "--n-cpu-moe", "2", "-ctk", "q8_0", "-ctv", "q8_0",
+                                    "-fa", "on")
 
 
 def test_dense_models_and_machines_without_a_gpu_have_no_offload(model, spec):
