@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from gguf_budget.core.errors import PlanError, RequestError
 from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
 from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -80,6 +81,8 @@ class LadderRequest:
     imatrix: bool = True
     bandwidths: Bandwidths = field(default_factory=Bandwidths)
     prompt_tokens: int = DEFAULT_PROMPT_TOKENS
+    server: ServerSettings = field(default_factory=ServerSettings)
+    """What llama-server runs beside each type's full load (slots, cache, checkpoints, a projector, a draft)."""
 
     def __post_init__(self) -> None:
         if self.ctx is not None and self.ctx < 1:
@@ -209,7 +212,7 @@ def _plan(model: ModelSpec, budget: BudgetRequest | None) -> tuple[MemoryPlan | 
 
 def _row(source: ModelSpec, mix: QuantMix, model: ModelSpec, prices: TokenPrices, snapshot: HardwareSnapshot,
          request: LadderRequest, ctx: int) -> QuantRow:
-    base = FitRequest(ctx, None, request.kv_type, request.reserves)
+    base = FitRequest(ctx, None, request.kv_type, request.reserves, server=request.server)
     fit = estimate_fit(model, snapshot, base)
     in_ram = fit_verdict(model, snapshot, replace(base, gpu_layers=0)) == FitVerdict.CPU_ONLY
     plan, error = _plan(model, request.budget)

@@ -43,11 +43,11 @@ def _cache_text(s: ServerLoad) -> str:
 
 def _checkpoint_text(s: ServerLoad) -> str:
     if s.checkpoint == 0:
-        return "none: this model rolls back without them (no sliding-window or recurrent layers)"
+        return "none: this model rolls back without context checkpoints (no sliding-window or recurrent layers)"
     per = s.settings.ctx_checkpoints
     if per == 0:
         return "off (--ctx-checkpoints 0)"
-    return (f"{human_bytes(s.checkpoints)} in host RAM when full: {per} per slot × {s.layout.n_seq} slot(s) × "
+    return (f"context checkpoints {human_bytes(s.checkpoints)} in host RAM when full: {per} per slot × {s.layout.n_seq} slot(s) × "
             f"{human_bytes(s.checkpoint)} each")
 
 
@@ -56,7 +56,8 @@ def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
     s = e.server
     if s is None:
         return []
-    rows = [("Slots", _slots_text(s)), ("Prompt cache", _cache_text(s)), ("Checkpoints", _checkpoint_text(s))]
+    rows = [("Slots", _slots_text(s)), ("Cache RAM", "prompt cache: " + _cache_text(s)),
+            ("Checkpoint", _checkpoint_text(s))]
     p = s.projector
     if p is not None:
         rows.append(("Projector", f"{p.spec.path} ({p.spec.projector_type}) on {p.device}: weights "

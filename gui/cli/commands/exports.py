@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
@@ -31,15 +32,17 @@ def chosen_format(args: argparse.Namespace) -> str:
 
 
 def emit_plan(args: argparse.Namespace, plan: MemoryPlan, model: ModelSpec, speed: SpeedEstimate | None,
-              notes: tuple[str, ...]) -> None:
-    """The plan with its decode estimate; `notes` say which bandwidths could not be measured."""
+              notes: tuple[str, ...], beside: tuple[str, dict[str, Any]] | None = None) -> None:
+    """The plan with its decode estimate; `notes` say which bandwidths could not be measured; `beside` is
+    what runs next to the plan outside its budget (a projector): a line for the reports, a JSON value."""
     fmt = chosen_format(args)
+    line = [beside[0]] if beside else []
     if fmt == "json":
-        emit_json(plan_payload(plan, speed, notes))
+        emit_json({**plan_payload(plan, speed, notes), **({"projector": beside[1]} if beside else {})})
     elif fmt == "md":
-        say(plan_markdown(plan, model), end="")
+        say("".join(f"{x}\n\n" for x in line) + plan_markdown(plan, model), end="")
     else:
-        say("\n".join([plan_report_with_speed(plan_text(plan), speed), *notes]))
+        say("\n".join([*line, plan_report_with_speed(plan_text(plan), speed), *notes]))
 
 
 def add_csv_argument(p: argparse.ArgumentParser) -> None:

@@ -22,6 +22,7 @@ from gguf_budget.core.views.machine_budget import machine_budget
 from gguf_budget.gui.cli.commands.common import CommandError, add_model_arguments, chosen_model, listed_catalogue
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
+from gguf_budget.gui.cli.commands.server_args import add_projector_arguments, projector_beside_plan
 from gguf_budget.gui.cli.commands.speed_args import (
     add_bandwidth_arguments, add_prompt_argument, bandwidths_from, host_available_from,
 )
@@ -54,6 +55,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "(default: this machine's usable RAM)")
     p.add_argument("--force", action="store_true", help="run the minimum configuration even over budget")
     add_prompt_argument(p)
+    add_projector_arguments(p)
     add_format_argument(p)
 
 
@@ -81,9 +83,10 @@ def run(args: argparse.Namespace) -> int:
     if listed_catalogue(args):
         return 0
     spec = chosen_model(args).spec
-    request = request_from(args, _budget(args), args.force)
+    budget, projector = projector_beside_plan(args, spec, _budget(args))
+    request = request_from(args, budget, args.force)
     plan = plan_memory(spec, request)
     bandwidths, notes = bandwidths_from(args, spec, PLAN_TIERS)
     speed = plan_speed(TokenPrices.of(spec), plan, bandwidths, host_available_from(args), args.prompt_tokens)
-    emit_plan(args, plan, spec, speed, notes)
+    emit_plan(args, plan, spec, speed, notes, projector)
     return EXIT_IMPOSSIBLE if plan.impossible else 0

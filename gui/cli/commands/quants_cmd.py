@@ -27,6 +27,7 @@ from gguf_budget.gui.cli.commands.common import (
     add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
 from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
+from gguf_budget.gui.cli.commands.server_args import add_server_arguments, server_settings_from
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, add_prompt_argument, bandwidths_from
 
 QUANTS_TIERS = ("ram", "vram", "disk")
@@ -44,6 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_machine_arguments(p)
     add_bandwidth_arguments(p, QUANTS_TIERS, host_available=False)
     add_prompt_argument(p)
+    add_server_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
@@ -64,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     request = _request(args)
     model, snapshot = chosen_model(args).spec, machine(args)
+    request = replace(request, server=server_settings_from(args, model))
     bandwidths, notes = bandwidths_from(args, model, _tiers(snapshot, request))
     ladder = quant_ladder(model, snapshot, replace(request, bandwidths=bandwidths))
     if args.json:

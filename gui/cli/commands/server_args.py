@@ -7,7 +7,9 @@ Rule 1: every option is llama-server's own, under the same meaning (`core.fit.se
         `--draft-kv-type` (-ctkd/-ctvd); `--image-size WxH` is this tool's: the image to price.
 Rule 2: defaults are stated in --help: one slot (llama-server's own is auto: 4 slots, unified KV),
         the cache sized by the tool, 32 checkpoints, no projector, no draft.
-Rule 3: a projector or draft that is not one (another architecture, a text model given as a
+Rule 3: `plan` takes `--mmproj` and `--image-size` only: the projector runs in RAM beside the
+        Budget plan, so its weights and one image's compute come out of the budget first.
+Rule 4: a projector or draft that is not one (another architecture, a text model given as a
         projector, a vocabulary llama.cpp would refuse) is one line on stderr, exit 2, and nothing
         is estimated.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import Any
 
 from gguf_budget.core.fit.context_checkpoint import DEFAULT_CTX_CHECKPOINTS
 from gguf_budget.core.fit.draft import DraftModel, read_draft
@@ -27,8 +30,10 @@ from gguf_budget.core.fit.server_types import (
 from gguf_budget.core.fit.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.units import human_bytes
 
 from gguf_budget.gui.cli.args import ranged
+from gguf_budget.gui.cli.commands.common import CommandError
 
 AUTO = "auto"
 _IMAGE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
@@ -88,7 +93,7 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def server_settings_from(args: argparse.Namespace, model: ModelSpec) -> ServerSettings:
-    """The settings the options describe, with the projector and the draft read and checked (Rule 3)."""
+    """The settings the options describe, with the projector and the draft read and checked (Rule 4)."""
     projector = None
     if args.mmproj is not None:
         projector = read_projector(args.mmproj)
@@ -100,3 +105,35 @@ def server_settings_from(args: argparse.Namespace, model: ModelSpec) -> ServerSe
     return ServerSettings(n_parallel=args.parallel, kv_unified=args.kv_unified, cache_ram_mib=args.cache_ram,
                           ctx_checkpoints=args.ctx_checkpoints, projector=projector,
                           projector_offload=not args.no_mmproj_offload, image=args.image_size, draft=draft)
+
+
+def add_projector_arguments(p: argparse.ArgumentParser) -> None:
+    """`plan`'s share of Rule 1: a projector beside the Budget plan, and the image to price it for."""
+    g = p.add_argument_group("vision projector")
+    g.add_argument("--mmproj", metavar="FILE", help="a vision projector (mmproj GGUF) run beside the plan, in RAM: its "
+                                                    "weights and one image's compute come out of the budget")
+    g.add_argument("--image-size", type=_image, metavar="WxH",
+                   help="the image to price the projector for (default: the projector's own size)")
+
+
+def projector_beside_plan(args: argparse.Namespace, model: ModelSpec, budget: int) -> tuple[int, tuple[str, dict[str, Any]] | None]:
+    """The budget left for the plan once the projector (Rule 4: checked) holds its weights and one image's compute
+    in RAM, and what to say of it; the budget unchanged without one (0, unlimited, stays unlimited)."""
+    if args.mmproj is None:
+        return budget, None
+    spec = read_projector(args.mmproj)
+    check_projector(model, spec)
+    image = args.image_size
+    w, h = spec.image_side(image.width if image else None, image.height if image else None)
+    weights, compute = spec.weight_bytes, spec.compute_bytes(w, h)
+    total = weights + compute
+    if budget and budget <= total:
+        raise CommandError(f"the projector alone takes {human_bytes(total)} (weights {human_bytes(weights)} + compute "
+                           f"{human_bytes(compute)}): nothing of the {human_bytes(budget)} budget is left for the model")
+    left = budget - total if budget else 0
+    text = (f"Vision projector  {spec.path} ({spec.projector_type}) in RAM beside the plan: weights {human_bytes(weights)} "
+            f"+ compute {human_bytes(compute)} for one {w}x{h} image ({spec.image_tokens(w, h)} tokens of context); "
+            + (f"the plan gets the other {human_bytes(left)} of the budget" if budget else "the budget is unlimited"))
+    return left, (text, {"path": spec.path, "type": spec.projector_type, "weights": weights, "compute": compute,
+                         "image": [w, h], "image_tokens": spec.image_tokens(w, h), "approximate": spec.approximate,
+                         "budget_left": left})
