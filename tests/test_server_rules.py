@@ -152,3 +152,26 @@ def test_the_printed_command_parses_back_to_the_same_load(tmp_path):
                                                        server=server_settings(back, **files)))
         assert again.devices == e.devices and again.server.layout == e.server.layout
         assert again.server.cache_ram_mib == e.server.cache_ram_mib
+
+
+def test_a_projector_and_a_draft_take_their_gpu_before_the_model_and_stay_home_when_asked(tmp_path):
+    text = ArchDesc(n_layer=8, n_embd=256, n_ff=512, tokens=300)
+    spec = load_model(write_gguf(tmp_path / "m.gguf", text, "header_only")[0])
+    projector = read_projector(str(write_projector(tmp_path / "mm.gguf", ProjectorDesc(text_embd=256))))
+    draft = DraftModel(load_model(write_gguf(tmp_path / "d.gguf", replace(text, n_layer=2), "header_only")[0]))
+    plain = estimate_fit(spec, hypothetical_machine(16 * GiB), FitRequest(ctx=2048))
+    # a GPU that holds the whole model (every weight and its KV) beside its 1.5 GiB reserve, and little more
+    machine = hypothetical_machine(16 * GiB, gpu_count=1,
+                                   gpu_total=1536 * MiB + plain.weights.host_exact + (plain.kv.engine or 0))
+    alone = estimate_fit(spec, machine, FitRequest(ctx=2048))
+    assert alone.verdict == "fits_gpu"
+    for server in (ServerSettings(projector=projector), ServerSettings(draft=draft)):
+        e = estimate_fit(spec, machine, FitRequest(ctx=2048, server=server))
+        gpu = e.devices[1]
+        assert gpu.server > 0 and gpu.need <= gpu.usable  # held first: the model's layers get what is left
+        assert e.gpu_layers < alone.gpu_layers
+    home = estimate_fit(spec, machine, FitRequest(ctx=2048, server=ServerSettings(
+        projector=projector, projector_offload=False, draft=replace(draft, on_gpu=False))))
+    assert home.devices[1].server == 0 and home.gpu_layers == alone.gpu_layers
+    assert home.server.projector.device == "host" and home.server.draft.gpu_layers == 0
+    assert "--no-mmproj-offload" in home.command.argv and "none" in home.command.argv

@@ -28,9 +28,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gguf.constants import Keys
-
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError, RequestError
+from gguf_budget.core.gguf.constants import Keys
 from gguf_budget.core.gguf.header import read_header
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.core.model.loader import load_model

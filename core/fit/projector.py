@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError, RequestError
 from gguf_budget.core.fit.projector_graph import VitShape, projector_compute_bytes
+from gguf_budget.core.gguf.constants import Keys
 from gguf_budget.core.gguf.header import GGUFHeader, read_header
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.safe_text import safe_text
@@ -112,30 +113,30 @@ def _u32(h: GGUFHeader, key: str, default: int | None = None) -> int:
 def read_projector(path: str) -> ProjectorSpec:
     """Rule 1: the projector at `path`, or a one-line `ModelLoadError` saying why it is not one."""
     h = read_header(path)
-    arch = h.metadata.get("general.architecture")
+    arch = h.metadata.get(Keys.General.ARCHITECTURE)
     if arch != CLIP_ARCH:
         what = f"architecture {safe_text(str(arch), 40)!r}" if isinstance(arch, str) else "no architecture"
         raise ModelLoadError(f"{path} is not a vision projector ({what}; an mmproj file's is 'clip')")
-    if h.metadata.get("clip.has_vision_encoder") is not True:
+    if h.metadata.get(Keys.Clip.HAS_VISION_ENCODER) is not True:
         raise ModelLoadError(f"{path} is a projector without a vision encoder (audio only?): it cannot read images")
-    kind = h.metadata.get("clip.projector_type", h.metadata.get("clip.vision.projector_type"))
+    kind = h.metadata.get(Keys.Clip.PROJECTOR_TYPE, h.metadata.get(Keys.ClipVision.PROJECTOR_TYPE))
     if not isinstance(kind, str):
-        raise ModelLoadError(f"{path} does not say its projector type (clip.projector_type)")
+        raise ModelLoadError(f"{path} does not say its projector type ({Keys.Clip.PROJECTOR_TYPE})")
     tensors = {t.name: t for t in h.tensors}
-    image_size = _u32(h, "clip.vision.image_size")
-    patch = _u32(h, "clip.vision.patch_size")
+    image_size = _u32(h, Keys.ClipVision.IMAGE_SIZE)
+    patch = _u32(h, Keys.ClipVision.PATCH_SIZE)
     if not 0 < patch <= image_size <= MAX_IMAGE_SIDE:
         raise ModelLoadError(f"{path}: image size {image_size} and patch size {patch} do not make a projector")
-    n_embd = _u32(h, "clip.vision.embedding_length")
+    n_embd = _u32(h, Keys.ClipVision.EMBEDDING_LENGTH)
     mm0, mm2 = tensors.get("mm.0.weight"), tensors.get("mm.2.weight")
-    out = mm2.shape[1] if mm2 is not None and len(mm2.shape) >= 2 else h.metadata.get("clip.vision.projection_dim")
+    out = mm2.shape[1] if mm2 is not None and len(mm2.shape) >= 2 else h.metadata.get(Keys.ClipVision.PROJECTION_DIM)
     return ProjectorSpec(
-        path=path, projector_type=safe_text(kind, 40), n_embd=n_embd, n_ff=_u32(h, "clip.vision.feed_forward_length"),
-        n_head=_u32(h, "clip.vision.attention.head_count"), n_layer=_u32(h, "clip.vision.block_count"),
+        path=path, projector_type=safe_text(kind, 40), n_embd=n_embd, n_ff=_u32(h, Keys.ClipVision.FEED_FORWARD_LENGTH),
+        n_head=_u32(h, Keys.ClipVision.Attention.HEAD_COUNT), n_layer=_u32(h, Keys.ClipVision.BLOCK_COUNT),
         image_size=image_size, patch_size=patch, out_embd=out if isinstance(out, int) and not isinstance(out, bool) else None,
         mm_hidden=mm0.shape[1] if mm0 is not None and len(mm0.shape) >= 2 else n_embd,
         class_embd="v.class_embd" in tensors,
-        scale_factor=_u32(h, "clip.vision.projector.scale_factor", 1) or 1,
+        scale_factor=_u32(h, Keys.ClipVision.Projector.SCALE_FACTOR, 1) or 1,
         weight_bytes=sum(t.nbytes for t in h.tensors), file_bytes=h.file_bytes,
     )
 

@@ -24,6 +24,7 @@ Rule 5: projector types whose graphs differ (merges, pooling, windowed attention
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from gguf_budget.core.fit.graph_alloc import Node, buffer_size
 
@@ -126,6 +127,7 @@ def _block(b: _Nodes, s: VitShape, resid: str) -> str:
     return b.add(row, down, resid, inplace=True)
 
 
+@lru_cache(maxsize=64)
 def projector_compute_bytes(s: VitShape) -> int:
-    """The compute buffer ggml reserves for one image of `s` (Rules 1–4)."""
+    """The compute buffer ggml reserves for one image of `s` (Rules 1–4); kept, as a ctx search asks it often."""
     return buffer_size(projector_nodes(s))
