@@ -218,11 +218,14 @@ def words(n: int, seed: int) -> str:
     return " ".join(f"{rnd.choice(WORDS)}{rnd.randrange(100)}" for _ in range(n))
 
 
-def fill_prompt_cache(n_prompts: int, n_words: int) -> Callable[[str], None]:
-    """Distinct prompts one after the other: each new task saves the slot's last prompt into the cache."""
+def fill_prompt_cache(n_prompts: int, n_words: int, last_words: int = 0) -> Callable[[str], None]:
+    """Distinct prompts one after the other: each new task saves the slot's last prompt into the cache; then, with
+    `last_words`, one more that fills the context."""
     def drive(url: str) -> None:
         for i in range(n_prompts):
             complete(url, f"Story {i}: {words(n_words, i)}", 2)
+        if last_words:
+            complete(url, f"Story {n_prompts}: {words(last_words, n_prompts)}", 2)
     return drive
 
 

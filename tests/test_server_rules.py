@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.context_checkpoint import checkpoint_bytes
 from gguf_budget.core.fit.draft import DraftModel
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.projector import read_projector
@@ -77,15 +76,17 @@ def test_unified_slots_hold_the_full_layers_once_and_more_sliding_and_recurrent_
             assert a is None or b is None or a <= b
 
 
-def test_a_full_attention_model_makes_no_checkpoints_and_a_sliding_one_keeps_its_window(model):
+def test_a_slot_keeps_full_checkpoints_of_its_window_and_a_dense_model_none(model):
     dense = model(ArchDesc(n_layer=2))
-    assert checkpoint_bytes(dense, "f16", SlotLayout()) == 0
+    machine = hypothetical_machine(16 * GiB)
+    assert estimate_fit(dense, machine, FitRequest(ctx=4096)).server.checkpoints == 0
     swa = model(ArchDesc(arch="gemma3", n_layer=6, n_head=4, n_head_kv=1, head_dim=256, sliding_window=512,
                          qk_norm=True, post_norms=True, tied=True))
     # 5 sliding layers × 512 cells × (K + V rows of 1 head × 256 f16) + headers; the recorded gemma3 run: 7.506 MiB
-    rows = 5 * (24 + 512 * 2 * 256 * 2)
-    assert checkpoint_bytes(swa, "f16", SlotLayout()) == 8 + 8 + 12 * 512 + 8 + rows
-    assert checkpoint_bytes(swa, "f16", SlotLayout(), swa_full=True) == 0  # --swa-full rolls back without them
+    one = 16 + 12 * 512 + 8 + 5 * 24 + 512 * 5 * 2 * 256 * 2
+    s = estimate_fit(swa, machine, FitRequest(ctx=4096, server=ServerSettings(n_parallel=3))).server
+    assert s.checkpoint == one + 4 * 2 and s.checkpoints == s.checkpoint * 32 * 3  # 3 streams: two more cell counts
+    assert estimate_fit(swa, machine, FitRequest(ctx=4096, server=ServerSettings(ctx_checkpoints=0))).server.checkpoints == 0
 
 
 def test_the_cache_the_tool_sizes_holds_one_context_and_never_more_than_the_host_has_left():

@@ -91,4 +91,5 @@ class ExplorerState:
     def fit_request(self, ctx: int | None) -> FitRequest:
         """The full load's request at `ctx` (None: the model's context length); RequestError for a bad split."""
         return FitRequest(ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv_type, reserves=self.reserves,
-                          tensor_split=self.tensor_split, engine=EngineSettings(runtime=self.runtime), server=self.server)
+                          tensor_split=self.tensor_split, engine=EngineSettings(runtime=self.runtime, ctx_checkpoints=self.server.ctx_checkpoints),
+                          server=self.server)

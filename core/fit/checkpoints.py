@@ -23,7 +23,9 @@ Rule 4: a checkpoint is `llama_state_seq_get_data_ext(…, LLAMA_STATE_SEQ_FLAGS
         with its position and sequence id (12 bytes) and its K and V row in every sliding layer,
         plus headers (src/llama-kv-cache.cpp `state_write`, `state_write_meta`,
         `state_write_data`); for a recurrent or hybrid model its recurrent layers' state, one
-        sequence (src/llama-memory-hybrid.cpp `state_write`).
+        sequence (src/llama-memory-hybrid.cpp `state_write`). A cache split into one stream per
+        slot (llama-server's `-np N` without `--kv-unified`) writes each stream's cell count: 4
+        bytes more for every stream beyond the first.
 """
 
 from __future__ import annotations
@@ -74,8 +76,9 @@ def checkpoint_positions(prompt_tokens: int, s: CheckpointSettings) -> tuple[int
     return tuple(taken[-s.max_checkpoints:]) if s.max_checkpoints > 0 else ()
 
 
-def checkpoint_bytes(model: ModelSpec, kv_type: str, tokens: int) -> int | None:
-    """Rule 4: one checkpoint with `tokens` in the cache; None when a layer's facts are unknown."""
+def checkpoint_bytes(model: ModelSpec, kv_type: str, tokens: int, streams: int = 1) -> int | None:
+    """Rule 4: one checkpoint with `tokens` in the cache (of `streams` KV streams); None when a layer's facts are
+    unknown."""
     recurrent = sum(layer.kind is LayerKind.RECURRENT for layer in model.layers)
     if recurrent:
         return None if model.recurrent_state_bytes is None else STATE_HEAD + recurrent * model.recurrent_state_bytes
@@ -84,11 +87,12 @@ def checkpoint_bytes(model: ModelSpec, kv_type: str, tokens: int) -> int | None:
            for layer in swa):
         return None
     cells = min(tokens, max((layer.window or 0 for layer in swa), default=0))
+    head = STATE_HEAD + 4 * (streams - 1)
     if not swa or cells <= 0:
-        return STATE_HEAD
+        return head
     rows = sum(row_bytes(kv_type, (layer.n_head_kv or 0) * (layer.k_dim or 0))
                + row_bytes(kv_type, (layer.n_head_kv or 0) * (layer.v_dim or 0)) for layer in swa)
-    return STATE_HEAD + cells * CELL_META + DATA_HEAD + 2 * LAYER_HEAD * len(swa) + cells * rows
+    return head + cells * CELL_META + DATA_HEAD + 2 * LAYER_HEAD * len(swa) + cells * rows
 
 
 def checkpoint_memory(model: ModelSpec, kv_type: str, prompt_tokens: int, s: CheckpointSettings) -> int | None:

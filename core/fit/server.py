@@ -10,7 +10,7 @@ Rule 2: before the model's layers are placed, the projector and the draft take t
         for the model is its usable memory less what they hold there.
 Rule 3: the verdict counts, per device: the projector's weights and one image's compute buffer,
         the draft's weights and KV cache; on the host also every slot's checkpoints, full
-        (`context_checkpoint` Rule 5), and the prompt cache, full (`prompt_cache` Rules 2–3). The
+        (`checkpoints` Rules 3–4: each slot's list full), and the prompt cache, full (`prompt_cache` Rules 2–3). The
         draft's compute and output buffers are itemized beside, like the model's own.
 Rule 4: the prompt cache the person did not size holds one context's worth, within what the
         host has left once everything else is placed (`prompt_cache` Rule 5): it never turns a
@@ -31,12 +31,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.fit.command import ServerFlags
-from gguf_budget.core.fit.context_checkpoint import DEFAULT_CTX_CHECKPOINTS, checkpoint_bytes, makes_checkpoints
+from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS, CheckpointSettings, checkpoint_bytes, makes_checkpoints
 from gguf_budget.core.fit.devices import GpuSetup, Slots
 from gguf_budget.core.fit.draft import DRAFT_N_MAX, SPEC_TYPE, DraftModel
 from gguf_budget.core.fit.moe import input_layer_bytes, output_slot_bytes
 from gguf_budget.core.fit.prompt_cache import NO_LIMIT, chosen_cache_ram_mib, full_cache_bytes
-from gguf_budget.core.fit.runtime_memory import LOGIT_BYTES, compute_buffer, graph_settings
+from gguf_budget.core.fit.runtime_memory import LOGIT_BYTES, compute_buffer, flash_attn, graph_settings, reserved_outputs
 from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.server_types import DraftLoad, ProjectorLoad, ServerLoad, ServerSettings
 from gguf_budget.core.fit.slots import SlotLayout, resolve_slots, slot_kv_table
@@ -49,8 +49,8 @@ HOST = "host"
 def server_engine(engine: EngineSettings, settings: ServerSettings) -> tuple[SlotLayout, EngineSettings]:
     """Rule 1."""
     layout = resolve_slots(settings.n_parallel, settings.kv_unified)
-    outputs = layout.outputs(DRAFT_N_MAX if settings.draft is not None else 0)
-    return layout, replace(engine, n_seq=layout.n_seq, kv_unified=layout.unified, outputs=max(engine.outputs, outputs))
+    outputs = max(reserved_outputs(engine), layout.outputs(DRAFT_N_MAX if settings.draft is not None else 0))
+    return layout, replace(engine, n_seq=layout.n_seq, kv_unified=layout.unified, outputs=outputs)
 
 
 @dataclass(frozen=True)
@@ -106,14 +106,22 @@ def _draft(draft: DraftModel | None, setup: GpuSetup, ctx: int | None, layout: S
                      output=LOGIT_BYTES * (spec.n_vocab or 0) * layout.n_seq)
 
 
+def _checkpoint(model: ModelSpec, kv_type: str, ctx: int | None, layout: SlotLayout, engine: EngineSettings) -> int | None:
+    """One full checkpoint of one slot (`checkpoints` Rule 4 at a slot's whole context), 0 for a model that makes none."""
+    if not makes_checkpoints(model, CheckpointSettings(swa_full=engine.swa_full)):
+        return 0
+    tokens = layout.slot_ctx(ctx, model.context_length) if ctx else model.context_length or 0
+    return checkpoint_bytes(model, kv_type, tokens, layout.streams)
+
+
 def server_extras(model: ModelSpec, setup: GpuSetup, settings: ServerSettings, ctx: int | None, layout: SlotLayout,
                   engine: EngineSettings, kv_type: str) -> ServerExtras:
     """Rule 2: the projector and the draft placed before the model; the checkpoints priced."""
-    projector = _projector(settings, setup, engine.flash_attn)
+    projector = _projector(settings, setup, flash_attn(engine))
     draft = _draft(settings.draft, setup, ctx, layout, engine)
-    one = checkpoint_bytes(model, kv_type, layout, engine.swa_full) if settings.ctx_checkpoints else 0
-    if one and draft is not None and settings.draft is not None:
-        extra = checkpoint_bytes(settings.draft.spec, settings.draft.kv_type, layout, engine.swa_full)
+    one = _checkpoint(model, kv_type, ctx, layout, engine) if settings.ctx_checkpoints else 0
+    if one and settings.draft is not None:  # the draft's own state rides along (`update_dft`)
+        extra = _checkpoint(settings.draft.spec, settings.draft.kv_type, ctx, layout, engine)
         one = None if extra is None else one + extra
     every = None if one is None else one * settings.ctx_checkpoints * layout.n_seq
     gpu_held = []
@@ -165,7 +173,7 @@ def finish_server(model: ModelSpec, x: ServerExtras, devices: tuple[DeviceLoad, 
         settings=x.settings, layout=x.layout, n_ctx=x.layout.total_cells(x.ctx) if x.ctx else None,
         ctx_seq=x.layout.ctx_seq(x.ctx) if x.ctx else None,
         slot_ctx=x.layout.slot_ctx(x.ctx, model.context_length) if x.ctx else None,
-        outputs=engine.outputs, cache_ram_mib=mib, cache_chosen=asked is None, prompt_cache=cache,
+        outputs=reserved_outputs(engine), cache_ram_mib=mib, cache_chosen=asked is None, prompt_cache=cache,
         checkpoint=x.checkpoint, checkpoints=x.checkpoints, projector=x.projector, draft=x.draft,
         held=((host.name, None if host.kv is None else host.server), *((d.name, d.server) for d in gpus)),
         host_rss=_host_rss(x, cache),
@@ -195,7 +203,7 @@ def server_args(load: ServerLoad, model: ModelSpec, swa_full: bool) -> tuple[str
     args = ["-np", str(layout.n_seq)]
     args += ["--kv-unified"] if layout.unified and layout.n_seq > 1 else []
     args += ["--cache-ram", str(load.cache_ram_mib)]
-    if makes_checkpoints(model, swa_full) or s.ctx_checkpoints != DEFAULT_CTX_CHECKPOINTS:
+    if makes_checkpoints(model, CheckpointSettings(swa_full=swa_full)) or s.ctx_checkpoints != CTX_CHECKPOINTS:
         args += ["--ctx-checkpoints", str(s.ctx_checkpoints)]
     p = load.projector
     if p is not None:

@@ -3,7 +3,7 @@
 Defaults: one slot (`-np 1`; llama-server's own default is automatic — 4 slots sharing one
 unified KV cache, `slots` Rule 1), the prompt cache sized by the tool (one context's worth,
 within what the host has left, `prompt_cache` Rule 5), 32 context checkpoints per slot
-(llama-server's default, `context_checkpoint` Rule 5), no projector, no draft.
+(llama-server's default, `checkpoints` Rule 3), no projector, no draft.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.context_checkpoint import DEFAULT_CTX_CHECKPOINTS
+from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.draft import DraftModel
 from gguf_budget.core.fit.projector import MAX_IMAGE_SIDE, ProjectorSpec
 from gguf_budget.core.fit.prompt_cache import check_cache_ram
@@ -48,7 +48,7 @@ class ServerSettings:
     n_parallel: int | None = 1
     kv_unified: bool | None = None
     cache_ram_mib: int | None = None
-    ctx_checkpoints: int = DEFAULT_CTX_CHECKPOINTS
+    ctx_checkpoints: int = CTX_CHECKPOINTS
     projector: ProjectorSpec | None = None
     projector_offload: bool = True
     image: ImageSize | None = None

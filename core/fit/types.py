@@ -213,11 +213,12 @@ class FitEstimate:
     """What llama-server adds (`server`): slots, prompt cache, checkpoints, projector, draft."""
 
     @property
-    def peak_rss_full(self) -> int | None:
-        """Predicted peak RSS of the server once its prompt cache and checkpoints are full."""
-        rss = self.memory.peak_rss if self.memory is not None else None
+    def peak_rss_server(self) -> int | None:
+        """Predicted peak RSS of llama-server once its context has filled and its prompt cache and every slot's
+        checkpoints are full: the band's top with the server's full lists in place of one prompt's checkpoints."""
+        full = self.memory.full if self.memory is not None else None
         extra = self.server.host_rss if self.server is not None else 0
-        return None if rss is None or extra is None else rss + extra
+        return None if full is None or extra is None else full.total - full.checkpoints + extra
 
     @property
     def recommended(self) -> RunCommand | None:

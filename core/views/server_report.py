@@ -71,10 +71,11 @@ def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
         rows.append(("Draft", f"{d.path}: {d.gpu_layers} of {d.n_layer + 1} layers on GPU (-ngld); {where}; "
                               f"compute {human_bytes(d.compute)} on {d.compute_device}, output "
                               f"{human_bytes(d.output)}"))
-    rss = e.peak_rss_full
+    rss = e.peak_rss_server
     if rss is not None and s.host_rss:
-        rows.append(("Server RSS", f"≈ {human_bytes(rss)} predicted once the prompt cache and checkpoints are full "
-                                   f"(llama.cpp's peak above + {human_bytes(s.host_rss)} the server adds in host RAM)"))
+        rows.append(("Server RSS", f"≈ {human_bytes(rss)} predicted once the context has filled and the prompt cache "
+                                   f"and every slot's checkpoints are full ({human_bytes(s.host_rss)} of it the "
+                                   "server's own, in host RAM)"))
     return rows
 
 
@@ -100,5 +101,5 @@ def server_dict(e: FitEstimate) -> dict[str, Any] | None:
             "output": d.output},
         "held": dict(s.held),
         "host_rss": s.host_rss,
-        "peak_rss_full": e.peak_rss_full,
+        "peak_rss_server": e.peak_rss_server,
     }

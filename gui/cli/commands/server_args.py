@@ -20,7 +20,7 @@ import argparse
 import re
 from typing import Any
 
-from gguf_budget.core.fit.context_checkpoint import DEFAULT_CTX_CHECKPOINTS
+from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.draft import DraftModel, read_draft
 from gguf_budget.core.fit.projector import check_projector, read_projector
 from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB
@@ -76,9 +76,9 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"host prompt cache limit in MiB, as llama-server's --cache-ram: -1 no limit, 0 off "
                         f"(default: one context's worth, at most llama-server's {DEFAULT_CACHE_RAM_MIB}, within what "
                         "the host has left)")
-    g.add_argument("--ctx-checkpoints", type=ranged(CHECKPOINTS), default=DEFAULT_CTX_CHECKPOINTS, metavar="N",
+    g.add_argument("--ctx-checkpoints", type=ranged(CHECKPOINTS), default=CTX_CHECKPOINTS, metavar="N",
                    help=f"context checkpoints kept per slot by sliding-window and recurrent models "
-                        f"(default {DEFAULT_CTX_CHECKPOINTS}, llama-server's)")
+                        f"(default {CTX_CHECKPOINTS}, llama-server's)")
     g.add_argument("--mmproj", metavar="FILE", help="a vision projector (mmproj GGUF) loaded beside the model")
     g.add_argument("--no-mmproj-offload", action="store_true", help="keep the projector in host RAM")
     g.add_argument("--image-size", type=_image, metavar="WxH",
