@@ -99,7 +99,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     weights = _weights(model, placement)
     devices = device_loads(snapshot, setup, request.reserves.host, slots, placement, weights.host_exact, kv.host,
                            extras.host_held or 0)
-    server, devices = finish_server(model, extras, devices, request.kv_type, engine)
+    server, devices = finish_server(model, extras, devices, request.kv_type, engine, kv.engine)
     unknowns = fit_unknowns(model, snapshot, ctx) + server_unknowns(model, ctx, server)
     verdict = verdict_of(devices, placement, bool(unknowns))
     return _Judgement(ctx, table, slots, setup, auto, placement, kv, weights, devices, unknowns, verdict, engine, server)

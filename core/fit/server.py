@@ -135,10 +135,13 @@ def server_extras(model: ModelSpec, setup: GpuSetup, settings: ServerSettings, c
     return ServerExtras(settings, layout, ctx, projector, draft, one, every, tuple(gpu_held), host_held)
 
 
-def _one_context(model: ModelSpec, x: ServerExtras, kv_type: str, engine: EngineSettings) -> int | None:
-    """`prompt_cache` Rule 5's size: one sequence's KV cache at n_ctx cells."""
+def _one_context(model: ModelSpec, x: ServerExtras, kv_type: str, engine: EngineSettings,
+                 kv_total: int | None) -> int | None:
+    """`prompt_cache` Rule 5's size: one sequence's KV cache at n_ctx cells (the model's own with one slot)."""
     if x.ctx is None:
         return None
+    if x.layout == SlotLayout():
+        return kv_total
     table = slot_kv_table(model, x.layout.total_cells(x.ctx), kv_type, SlotLayout(), ubatch=engine.ubatch,
                           swa_full=engine.swa_full)
     return None if any(b is None for b in table) else sum(b for b in table if b is not None)
@@ -156,11 +159,11 @@ def _unlimited_cache(model: ModelSpec, x: ServerExtras, kv_type: str, engine: En
 
 
 def finish_server(model: ModelSpec, x: ServerExtras, devices: tuple[DeviceLoad, ...], kv_type: str,
-                  engine: EngineSettings) -> tuple[ServerLoad, tuple[DeviceLoad, ...]]:
+                  engine: EngineSettings, kv_total: int | None) -> tuple[ServerLoad, tuple[DeviceLoad, ...]]:
     """Rules 3–5: the prompt cache sized and added to the host's need; the load as the fit reports it."""
     host, *gpus = devices
     asked = x.settings.cache_ram_mib
-    one_context = _one_context(model, x, kv_type, engine)
+    one_context = _one_context(model, x, kv_type, engine, kv_total)
     if asked is not None:
         mib = asked
     elif host.need is None or one_context is None:
