@@ -216,8 +216,8 @@ class MainWindow(QMainWindow):
     def open_path(self, path: str) -> None:
         """Load a model off the GUI thread; ends in `modelLoaded` or `loadFailed(str)`. A remote
         reference (from Open Recent, or the command line) goes to `remote_opener`."""
-        if self.remote_opener is not None and names_remote(path):
-            self.remote_opener(path)
+        if self.remote_opener is not None and names_remote(str(path)):
+            self.remote_opener(str(path))
             return
         self.busy.show()
         self.statusBar().showMessage(f"Loading {safe_text(path, 200)}…")
