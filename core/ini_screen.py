@@ -8,10 +8,12 @@ Rule 1: a line is kept only when it is a `[group]` header or a `key=value` line 
         `group/key` the app writes (`written`, a predicate), at most MAX_LINE_CHARS long.
 Rule 2: a value is kept only when Qt reads it as text: it does not start with `@` (Qt writes a
         leading `@` of a string as `@@`), and no element of it does, Qt splitting a list at its
-        top-level commas — except the typed values the app itself writes (`typed`: `@ByteArray(`
-        for the window's geometry) and the forms Qt writes for text (`TEXT_FORMS`).
+        top-level commas, quoted or not — except the typed values the app itself writes (`typed`:
+        `@ByteArray(` for the window's geometry) and the forms Qt writes for text (`TEXT_FORMS`).
 Rule 3: everything else — comments, keys of other programs, typed values, over-long lines, text
         that is not a line — is refused, each with its reason, never silently.
+Rule 4: a value that leaves a quote open, or ends in a backslash, is refused: Qt's reader would go
+        on into the lines after it (a line-by-line screen would then not be what Qt reads).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-MAX_LINE_CHARS = 64 * 1024
-"""Rule 1: eight recent paths of 4,096 characters, quoted and escaped, fit; nothing the app writes is longer."""
+MAX_LINE_CHARS = 256 * 1024
+"""Rule 1: eight recent paths of 4,096 characters, every character escaped as Qt writes it (`\\xNN`), fit."""
 TEXT_FORMS = ("@Invalid()", "@String(")
 """Rule 2: typed forms Qt itself writes for plain text (a string with control characters is `@String(…)`)
 and reads back without QDataStream."""
@@ -37,8 +39,9 @@ class Screened:
     refused: tuple[str, ...]
 
 
-def list_elements(value: str) -> list[str]:
-    """Rule 2: the elements Qt's INI reader makes of `value` (split at commas outside quotes), unquoted."""
+def list_elements(value: str) -> list[str] | None:
+    """Rule 2: the elements Qt's INI reader makes of `value` (split at commas outside quotes), unquoted;
+    None when a quote is left open or the line ends in a backslash (Rule 4)."""
     elements, current, quoted, escaped = [], [], False, False
     for c in value:
         if escaped:
@@ -55,15 +58,15 @@ def list_elements(value: str) -> list[str]:
         else:
             current.append(c)
     elements.append("".join(current).strip())
-    return elements
+    return None if quoted or escaped else elements
 
 
 def _typed_ok(value: str, allowed: tuple[str, ...]) -> bool:
     """Rule 2."""
-    stripped = value.strip()
-    if any(stripped.startswith(prefix) for prefix in allowed):
-        return True
-    return all(not e.startswith("@") or e.startswith(("@@", *TEXT_FORMS)) for e in list_elements(stripped))
+    elements = list_elements(value.strip())
+    if elements is None:
+        return False
+    return all(not e.startswith("@") or e.startswith(("@@", *TEXT_FORMS, *allowed)) for e in elements)
 
 
 def screen_ini(text: str, written: Callable[[str], bool],
@@ -91,6 +94,9 @@ def screen_ini(text: str, written: Callable[[str], bool],
             refused.append(f"line {number}: not a key=value line")
         elif not written(name):
             refused.append(f"line {number}: {name[:80]} is not a key this app writes")
+        elif list_elements(value.strip()) is None:
+            refused.append(f"line {number}: {name} leaves a quote open or ends in a backslash (Qt would read on "
+                           "into the lines after it)")
         elif not _typed_ok(value, typed.get(name, ())):
             refused.append(f"line {number}: {name} holds a typed value ({value.strip()[:20]}…) the app never writes")
         else:

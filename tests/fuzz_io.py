@@ -323,7 +323,7 @@ _SETTING_VALUES: tuple[Callable[[random.Random], str], ...] = (
                         "@@escaped", "@")),
     lambda r: "@ByteArray(" + "".join(f"\\x{b:x}" for b in r.randbytes(r.randint(0, 5000))) + ")",
     lambda r: r.choice(ODD_NUMBERS),
-    lambda r: '"' * r.randint(1, 9) + "\\" * r.randint(0, 9) + ",,," + "x" * r.randint(0, 70_000),
+    lambda r: '"' * r.randint(1, 9) + "\\" * r.randint(0, 9) + ",,," + "x" * r.randint(0, 300_000),
     lambda r: ", ".join(f"/m/{i}.gguf" for i in range(r.randint(0, 3000))),
     lambda r: r.randbytes(r.randint(1, 100)).decode("latin-1"),
 )

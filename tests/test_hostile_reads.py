@@ -324,3 +324,20 @@ def test_a_record_naming_a_log_too_long_for_a_file_system_is_skipped(tmp_path):
     record = record_to_json(EvidenceRecord("a" * 64, "/m.gguf", Origin.IMPORTED, 1.0, "x.log", "test"))
     (folder / "r.json").write_text(json.dumps({**record, "log_name": "é" * 200}))
     assert store.records("a" * 64) == ()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "proc"])
+def test_the_window_imports_no_fifo_or_device_and_keeps_what_it_had(qtbot, make_explorer, tmp_path, kind):
+    """File ▸ Import llama.cpp log… of a FIFO or /dev/zero: one line, the worker free, nothing changed."""
+    from gui_support import open_model
+    from PySide6.QtCore import QThreadPool
+
+    window_app = make_explorer()
+    open_model(qtbot, window_app.window, write_gguf(tmp_path / "m.gguf", TINY, "header_only")[0])
+    qtbot.waitUntil(lambda: not window_app.evidence.busy())
+    path = ODD[kind](tmp_path / "run.log")
+    with qtbot.waitSignal(window_app.evidence.importFailed, timeout=30_000) as failed:
+        window_app.evidence.import_path(str(path))
+    assert ODD_WORDS[kind] in failed.args[0] and "\n" not in failed.args[0]
+    assert window_app.evidence.evidence() is None
+    qtbot.waitUntil(lambda: QThreadPool.globalInstance().activeThreadCount() == 0, timeout=30_000)

@@ -90,11 +90,13 @@ def test_a_repair_happens_once_not_every_run(tmp_path, caplog):
     ("; a comment", "not a key=value line"),
     ("[explorer]\nbudget_bytes=@Variant(\\0\\0\\0\\x7f)", "typed value"),
     ("[explorer]\nrecent=\"/a, b\", @Rect(1 2 3 4)", "typed value"),
-    ("[explorer]\nctx=" + "9" * 70_000, "characters long"),
+    ("[explorer]\nctx=" + "9" * 300_000, "characters long"),
+    ('[explorer]\nkv_type="""\\,,,x\n[window]', "leaves a quote open"),
+    ("[explorer]\nkv_type=f16\\", "ends in a backslash"),
 ])
 def test_lines_the_app_never_writes_are_refused_with_their_reason(line, reason):
     screened = screen_ini("[explorer]\nctx=4096\n" + line + "\n", is_written, TYPED)
-    assert len(screened.refused) == 1 and reason in screened.refused[0]
+    assert len(screened.refused) == 1 and reason in screened.refused[0], screened.refused
     assert "ctx=4096" in screened.text
 
 

@@ -312,6 +312,7 @@ class At(enum.Enum):
 
 _CACHE_PART = re.compile(rf"(?<!\w)(\w+) \((\w+)\): +{_NUM} MiB")
 _FEATURE = re.compile(r"(?<!\w)([A-Z][A-Z0-9_]*) = 1\b")
+_META = r"{function}: +(?P<key>[\w.]+(?: +[\w.]+)*) += (?P<value>.*)$"
 # Checked in order; the first whose cheap `needle` is in the line and whose pattern matches wins.
 RULES: tuple[tuple[str, At, str, Callable[[_Reader, re.Match[str]], None]], ...] = (
     # Rule 9: lines that quote text from elsewhere — the command (a file name), the model's metadata —
@@ -319,8 +320,8 @@ RULES: tuple[tuple[str, At, str, Callable[[_Reader, re.Match[str]], None]], ...]
     ("+ ", At.START, r"\+ ", _Reader.ignore),
     ("Command being timed: ", At.START, r'[ \t]*Command being timed: "(?P<cmd>.*)"', _Reader.command_line),
     ("llama_model_loader: - kv", At.NEEDLE, r"llama_model_loader: - kv", _Reader.ignore),
-    (" = ", At.ANYWHERE, r"(?<![\w.])(?:print_info|llm_load_print_meta): +(?P<key>[\w.]+(?: +[\w.]+)*) += (?P<value>.*)$",
-     _Reader.meta),
+    ("print_info: ", At.NEEDLE, _META.format(function="print_info"), _Reader.meta),
+    ("llm_load_print_meta: ", At.NEEDLE, _META.format(function="llm_load_print_meta"), _Reader.meta),
     ("loaded meta data with ", At.NEEDLE, rf"loaded meta data with (?P<kvs>{_INT}) key-value pairs and "
                                           rf"(?P<tensors>{_INT}) tensors from (?P<path>.+?) \(version", _Reader.new_load),
     ("llama_model_loader: - type ", At.NEEDLE, rf"llama_model_loader: - type +(?P<type>\w+): +(?P<n>{_INT}) tensors",
@@ -364,39 +365,34 @@ RULES: tuple[tuple[str, At, str, Callable[[_Reader, re.Match[str]], None]], ...]
 _COMPILED = tuple((needle, at, re.compile(pattern), handler) for needle, at, pattern, handler in RULES)
 
 
-def _matched(line: str, needle: str, at: At, pattern: re.Pattern[str]) -> re.Match[str] | None:
-    """Rule 8: one attempt per rule and line (or a search whose starts are token starts)."""
-    where = line.find(needle)
-    if where < 0:
+def _first_match(line: str) -> tuple[re.Match[str], Callable[[_Reader, re.Match[str]], None]] | None:
+    """Rule 8: the first rule that reads `line`, with its match — one attempt per rule (at the needle, at the
+    line's start, or a search whose starts are token starts)."""
+    if len(line) > MAX_LINE_CHARS:
         return None
-    if at is At.NEEDLE:
-        return pattern.match(line, where)
-    if at is At.START:
-        return pattern.match(line)
-    return pattern.search(line)
+    for needle, at, pattern, handler in _COMPILED:
+        if needle not in line:
+            continue
+        m = (pattern.match(line, line.find(needle)) if at is At.NEEDLE else pattern.match(line) if at is At.START
+             else pattern.search(line))
+        if m:
+            return m, handler
+    return None
 
 
 def reads_line(line: str) -> bool:
     """Whether some rule reads `line` (Rule 7: the others are ignored, so a log keeps its meaning without them)."""
-    if len(line) > MAX_LINE_CHARS:
-        return False
-    for needle, at, pattern, handler in _COMPILED:
-        if _matched(line, needle, at, pattern):
-            return handler is not _Reader.ignore
-    return False
+    found = _first_match(line)
+    return found is not None and found[1] is not _Reader.ignore
 
 
 def parse_llamacpp_log(text: str) -> LlamaCppLog:
     """Read `text` (a whole log) into records (Rules 1–7); raises `LlamaCppLogError` if it is not one."""
     reader = _Reader()
     for line in text.splitlines():
-        if len(line) > MAX_LINE_CHARS:
-            continue
-        for needle, at, pattern, handler in _COMPILED:
-            m = _matched(line, needle, at, pattern)
-            if m:
-                handler(reader, m)
-                break
+        found = _first_match(line)
+        if found is not None:
+            found[1](reader, found[0])
     if not reader.loads:
         raise LlamaCppLogError(NOT_A_LOG)
     return reader.freeze()

@@ -15,8 +15,8 @@ Rule 4: the user's settings file is an INI file at a path we compute, looked at 
         and the log says why.
 Rule 5: we read it first, and Qt never reads what it could choke on (`core.ini_screen`): a key
         the app never writes (`WRITTEN`), a typed value (`@Variant(` nested 20,000 deep crashed
-        Qt at every start), a line over 64 KiB, or a file over MAX_SETTINGS_BYTES. Such a file is
-        repaired once: the valid lines are written back (atomically), the whole original is kept
+        Qt at every start), a line over 256 KiB, a quote left open, or a file over
+        MAX_SETTINGS_BYTES. Such a file is repaired once: the valid lines are written back (atomically), the whole original is kept
         beside it as `…conf.refused` (replacing an older one), and one log line says what was
         refused. The next start finds a clean file and changes nothing. Where the folder cannot
         be written, this run uses a scratch file, as in Rule 4.
@@ -226,6 +226,23 @@ def _scratch(path: Path, why: str) -> QSettings:
     return QSettings(str(Path(scratch) / SETTINGS_FILE), QSettings.Format.IniFormat)
 
 
+def _in_qts_own_words(path: Path) -> tuple[str, ...]:
+    """Rule 5: the repaired file as Qt writes what it read from it (its quoting, `@String(…)` for text with
+    control characters, longer escapes), screened again, so the next start finds nothing to repair.
+
+    Qt reads only screened text here. Returns the lines refused in Qt's own form (dropped too)."""
+    store = QSettings(str(path), QSettings.Format.IniFormat)
+    for key in store.allKeys():
+        store.setValue(key, store.value(key))
+    store.sync()
+    del store
+    with open_regular(str(path), UnreadableFile) as f:
+        again = screen_ini(f.read(REPAIR_READ_BYTES).decode("utf-8", errors="replace"), is_written, TYPED)
+    if again.refused:
+        replace_atomically(path, again.text.encode("utf-8"))
+    return again.refused
+
+
 def _repaired(path: Path) -> str | None:
     """Rule 5: screen the file and repair it once; None when Qt may read it now, else why it cannot be used."""
     try:
@@ -245,11 +262,12 @@ def _repaired(path: Path) -> str | None:
     try:
         os.replace(path, aside)
         replace_atomically(path, screened.text.encode("utf-8"))
+        refused = (*screened.refused, *_in_qts_own_words(path))
     except OSError as e:
         return f"it needs repair, and {path.parent} cannot be written: {e.strerror or e}"
-    reasons = [*(["it was larger than 1 MiB"] if oversized else []), *screened.refused]
+    reasons = [*(["it was larger than 1 MiB"] if oversized else []), *refused]
     log.warning("settings: %s repaired — %d line(s) refused (%s); the original is kept in %s",
-                safe_text(path, 300), len(screened.refused), safe_text("; ".join(reasons[:3]), 300),
+                safe_text(path, 300), len(refused), safe_text("; ".join(reasons[:3]), 300),
                 safe_text(aside, 300))
     return None
 
