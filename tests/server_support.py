@@ -229,6 +229,20 @@ def fill_prompt_cache(n_prompts: int, n_words: int, last_words: int = 0) -> Call
     return drive
 
 
+def fill_with_letters(n_prompts: int, chars: int, last_chars: int = 0) -> Callable[[str], None]:
+    """`fill_prompt_cache` for a byte-level vocabulary (tests/runnable_model.py): a prompt of `chars` letters is that
+    many tokens, so the states have a known size; then, with `last_chars`, one prompt that fills the context."""
+    def text(i: int, n: int) -> str:
+        return f"{i:04d}" + ("abcdefghij" * (n // 10 + 1))[:n - 4]
+
+    def drive(url: str) -> None:
+        for i in range(n_prompts):
+            complete(url, text(i, chars), 2)
+        if last_chars:
+            complete(url, text(n_prompts, last_chars), 2)
+    return drive
+
+
 def one_long_prompt(n_words: int) -> Callable[[str], None]:
     """One prompt past a sliding window and a ubatch: the server checkpoints before its end."""
     return lambda url: None if complete(url, words(n_words, 99), 2) else None
