@@ -122,8 +122,8 @@ DEFAULT_RAM = Bandwidth(20 * GiB, BandwidthSource.ASSUMED, "a dual-channel deskt
 DEFAULT_DISK = Bandwidth(2 * GiB, BandwidthSource.ASSUMED, "an NVMe SSD's sequential read")
 DEFAULT_VRAM = Bandwidth(400 * GiB, BandwidthSource.ASSUMED, "a mid-range GDDR6 card")
 DEFAULT_COMPUTE = ComputeRate(100 * 10**9, BandwidthSource.ASSUMED, "a few desktop cores' float32 matrix multiply")
-DEFAULT_DECODE_EFFICIENCY = 0.42
-DEFAULT_PREFILL_EFFICIENCY = 0.40
+DEFAULT_DECODE_EFFICIENCY = 0.31
+DEFAULT_PREFILL_EFFICIENCY = 0.35
 DEFAULT_CALIBRATION_RUNS = 12
 DEFAULT_CALIBRATION = Calibration(DEFAULT_DECODE_EFFICIENCY, DEFAULT_PREFILL_EFFICIENCY, 0, DEFAULT_CALIBRATION_RUNS)
 """Derived from real llama.cpp runs (`core.speed.calibration`, Rule 3, shows how)."""

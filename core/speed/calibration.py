@@ -16,9 +16,10 @@ Rule 3: the defaults come from the 12 timed real llama.cpp runs shipped with the
         runs, ~45.5 and ~400 tok/s of a 29-token prompt), each read as in Rule 1. They read
         8.2–8.6 GiB/s (SmolLM2) and 10.4–10.8 GiB/s (Gemma 3) while decoding, median 10.41 GiB/s;
         prefill reached 68–107 GFLOP/s, median 81.9. Over the best figures this module's probes
-        measured on a 2-core machine of the same cloud kind (REFERENCE_RAM 26.9 GB/s, two
-        threads; REFERENCE_COMPUTE 205 GFLOP/s), the medians are DEFAULT_DECODE_EFFICIENCY
-        0.42 and DEFAULT_PREFILL_EFFICIENCY 0.40 (`core.machine.bandwidth`). The logs' machine
+        measured on a 2-core machine of the same cloud kind (REFERENCE_RAM 36.0 GB/s, two
+        threads; REFERENCE_COMPUTE 237 GFLOP/s: the best of 60 probes over two hours, a busy
+        neighbour only ever lowering a reading), the medians are DEFAULT_DECODE_EFFICIENCY
+        0.31 and DEFAULT_PREFILL_EFFICIENCY 0.35 (`core.machine.bandwidth`). The logs' machine
         had AMX, the probing one an AMD EPYC: a default, replaced by this machine's own runs as
         soon as there is one (docs/speed-calibration.md, `benchmarks/speed_calibration.py`).
 Rule 4: the kept runs are one small JSON file, read through `core.regular_file.read_json` (a
@@ -49,8 +50,8 @@ from gguf_budget.core.speed.token_bytes import TokenPrices
 
 RUNS_NAME = "speed-runs.json"
 MAX_RUNS = 32
-REFERENCE_RAM = 26_900_000_000
-REFERENCE_COMPUTE = 205_000_000_000
+REFERENCE_RAM = 36_000_000_000
+REFERENCE_COMPUTE = 237_000_000_000
 
 
 @dataclass(frozen=True, kw_only=True)
