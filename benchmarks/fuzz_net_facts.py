@@ -4,7 +4,7 @@ The inputs are drawn from seeds by `tests/fuzz_net_facts.py` (structure-aware: r
 real HTTP framing, hostile where it matters). Worker processes run them, each under a memory
 limit (RLIMIT_AS) and a per-input alarm; every input ends as ok, one_line (a project error of one
 line), traceback, hang or over_limit (memory, requests or counted work past the limits). The last
-three must be 0. A finding prints its seed: `--replay SURFACE:SEED` runs that one input again.
+three must be 0; s/input is a worker's wall time per input. A finding prints its seed: `--replay SURFACE:SEED` runs that one input again.
 
 Run: .venv/bin/python benchmarks/fuzz_net_facts.py [--http 20000] [--facts 20000] [--workers N]
      [--memory 2G] [--seed 0]
@@ -89,7 +89,7 @@ def main() -> int:
             most, busy[surface] = max(most, requests if surface == "http" else most), busy[surface] + seconds
             print(f"batch {done}/{len(futures)} {surface}: {dict(counts)}", flush=True)
     wall = time.perf_counter() - started
-    print(f"{'surface':8} {'inputs':>7} " + " ".join(f"{k:>10}" for k in OUTCOMES) + f" {'CPU s/input':>12}")
+    print(f"{'surface':8} {'inputs':>7} " + " ".join(f"{k:>10}" for k in OUTCOMES) + f" {'s/input':>12}")
     for surface, counts in totals.items():
         n = sum(counts.values())
         if counts["harness_error"]:
