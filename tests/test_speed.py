@@ -14,8 +14,9 @@ import itertools
 from dataclasses import replace
 
 import pytest
-from gguf_factory import ArchDesc, write_gguf
-from hypothesis import given, settings
+from gguf.constants import GGMLQuantizationType as T
+from gguf_factory import ArchDesc, MLADesc, write_gguf
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_planner_properties import arch_descs, budgets_around, requests
 
@@ -240,14 +241,17 @@ def test_bytes_per_token_over_all_tiers_is_what_a_token_reads(write, data, desc)
 @settings(max_examples=120, deadline=None)
 @given(data=st.data(), desc=arch_descs())
 def test_more_budget_never_reads_as_slower_at_the_start_of_a_conversation(write, data, desc):
-    """The same model and machine (any free RAM, or none known), any knobs and either ctx policy: the decode
-    estimate at the start of a conversation never falls as the budget grows."""
+    """The same model and machine (any free RAM, or none known), any knobs and either ctx policy, and the same
+    context (explicit, or chosen alike at both budgets): the decode estimate at the start of a conversation never
+    falls as the budget grows — the KV a bigger context reserves is not read at the start. (Below the cap the
+    planner may spend more budget on context rather than a pinned layer: the next test states that case.)"""
     spec = write(desc)
     request = replace(data.draw(requests(spec)), force=False,
                       prefer=data.draw(st.sampled_from(tuple(CtxPolicy))))
     low, high = sorted(data.draw(st.lists(budgets_around(spec, request), min_size=2, max_size=2)))
     prices = TokenPrices.of(spec)
     plans = [plan_memory(spec, replace(request, budget_bytes=b)) for b in (low, high)]
+    assume(plans[0].impossible or plans[0].ctx == plans[1].ctx)
     # free RAM anywhere, none known, or right where the smaller budget's stream just fits in the page cache
     edge = plans[0].total + prices.streamed_file_bytes(plans[0].n_pinned, plans[0].stream_lm_head)
     available = data.draw(st.none() | st.integers(0, 2**40) | st.integers(max(edge - 2, 0), edge + 2))
@@ -256,6 +260,19 @@ def test_more_budget_never_reads_as_slower_at_the_start_of_a_conversation(write,
     speeds = [plan_speed(prices, p, bandwidths, available) for p in plans]
     if speeds[0] is not None:
         assert speeds[1] is not None and speeds[1].tok_s >= speeds[0].tok_s
+
+
+def test_below_the_cap_the_planner_may_buy_context_with_a_pinned_layer_and_the_start_reads_it(model):
+    """Stated, not hidden: auto ctx ranks a longer context before a pinned layer up to the cap (the trained 2,401
+    tokens here, under speed first's 4,096), so 504 bytes more budget buy ctx 2,401 instead of 2,304 and give up
+    the one pinned layer — and the start of a conversation then streams that layer, so it is slower."""
+    spec = model(ArchDesc(arch="deepseek2", n_layer=3, n_embd=128, n_ff=32, n_head=2, n_head_kv=1, n_vocab=2529,
+                          context_length=2401, tied=True, embd_type=T.Q4_0,
+                          mla=MLADesc(kv_lora_rank=32, q_lora_rank=0, rope_dim=8, key_length=96, value_length=64)))
+    low, high = (plan_memory(spec, BudgetRequest(b, n_buffers=1)) for b in (27_262_628, 27_263_132))
+    assert (low.ctx, low.n_pinned, high.ctx, high.n_pinned) == (2304, 1, 2401, 0)
+    prices = TokenPrices.of(spec)
+    assert plan_speed(prices, high, BANDWIDTHS, None).tok_s < plan_speed(prices, low, BANDWIDTHS, None).tok_s
 
 
 def test_a_pinned_layer_moves_its_bytes_from_the_stream_to_the_peak_so_the_page_cache_holds(model):
