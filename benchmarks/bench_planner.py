@@ -18,6 +18,7 @@ from pathlib import Path
 from bench_shapes import LLAMA3_70B, GiB, median_seconds
 from gguf_factory import write_gguf
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, ModelSpec, budget_thresholds, load_model, plan_memory, sweep_budgets
 
 PLAN_BUDGET_S = 1e-3
@@ -29,7 +30,7 @@ def bench_plans(model: ModelSpec) -> float:
     cases = {"impossible": lo - 1, "minimum": lo, "ctx lowered": 24 * GiB, "some pinned": 64 * GiB, "all pinned": hi}
     medians = []
     for name, budget in cases.items():
-        request = BudgetRequest(budget)
+        request = BudgetRequest(budget=Budget.of(budget))
         plan = plan_memory(model, request)
         t = median_seconds(lambda r=request: plan_memory(model, r), 500)
         medians.append(t)

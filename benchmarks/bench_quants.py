@@ -14,6 +14,7 @@ import argparse
 
 from bench_shapes import GiB, median_seconds
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, hypothetical_machine, load_model
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.views.quant_ladder import LadderRequest, price_types, quant_ladder
@@ -26,7 +27,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     runs = ap.parse_args().runs
     machine = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=24 * GiB)
-    request = LadderRequest(budget=BudgetRequest(budget_bytes=32 * GiB))
+    request = LadderRequest(budget=BudgetRequest(budget=Budget.of(32 * GiB)))
     for name in MODELS:
         model = load_model(catalogue_path(find_entry(name)))
         priced = price_types(model)

@@ -11,6 +11,7 @@ from gguf_factory import write_gguf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import budget_thresholds, hypothetical_machine, load_model
 from gguf_budget.core.explorer.budget_span import budget_span, widest_request
 from gguf_budget.core.explorer.derive import derive
@@ -36,7 +37,7 @@ def states(draw, model) -> ExplorerState:
     modes = ("auto", "resident") if model.tied_embeddings else ("auto", "resident", "stream")
     total = draw(st.none() | st.integers(1, 2048).map(lambda g: g * GiB))
     return ExplorerState(
-        model=model, budget_bytes=draw(st.integers(1, 1 << 40)), unlimited=draw(st.booleans()),
+        model=model, budget=draw(st.just(Budget.unlimited()) | st.integers(1, 1 << 40).map(Budget.of)),
         ctx=draw(st.none() | st.integers(1, 8000)), ctx_cap=draw(st.none() | st.integers(1, 8000)),
         n_buffers=draw(st.integers(1, 8)), head_mode=draw(st.sampled_from(modes)),
         kv_type=draw(st.sampled_from(tuple(KV_TYPES))), force=draw(st.booleans()),

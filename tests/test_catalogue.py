@@ -12,6 +12,7 @@ from gguf.constants import GGMLQuantizationType as T
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, load_model, plan_memory
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
@@ -215,7 +216,7 @@ def test_entries_validate_on_construction(name, size):
 def test_every_entry_plans_and_fits_with_no_fact_missing(models, name):
     spec = models[name]
     machine = what_if(hypothetical_machine(256 * 1024**3, captured_at=0), gpus=hypothetical_gpus(1, 24 * 1024**3))
-    plan = plan_memory(spec, BudgetRequest(budget_bytes=16 * 1024**3, ctx_cap=8192))
+    plan = plan_memory(spec, BudgetRequest(budget=Budget.of(16 * 1024**3), ctx_cap=8192))
     fit = estimate_fit(spec, machine, FitRequest(ctx=8192))
     assert plan.feasible and plan.ctx > 0
     assert fit.verdict != FitVerdict.UNKNOWN and fit.unknowns == ()

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_planner_properties import Reference, arch_descs
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, load_model, plan_dict, plan_memory, plan_text
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.ledger import LedgerPrices
@@ -30,7 +31,7 @@ def llama8b():
 
 
 def plan(model, budget: int, **kw):
-    return plan_memory(model, BudgetRequest(budget, **kw))
+    return plan_memory(model, BudgetRequest(budget=Budget.of(budget), **kw))
 
 
 def test_8b_at_6_gib_pins_every_layer_at_the_largest_ctx_that_keeps_them(llama8b):
@@ -157,7 +158,7 @@ def test_speed_first_is_what_the_brute_force_walk_returns(write, data, desc):
     ref = Reference(model, request)
     hi = sum(ref.ledger(ref.top, False, 1, model.n_layer).values())
     budget = data.draw(st.integers(1, 2 * hi))
-    got = plan_memory(model, replace(request, budget_bytes=budget))
+    got = plan_memory(model, replace(request, budget=Budget.of(budget)))
     expected = speed_reference(ref, budget)
     if expected is None:
         assert not got.feasible

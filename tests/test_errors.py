@@ -15,6 +15,7 @@ from typing import Callable
 import pytest
 from gguf_factory import ArchDesc
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import (
     BudgetError, BudgetRequest, GGUFFormatError, ModelLoadError, PlanError, RequestError, budget_range, sweep_budgets,
 )
@@ -64,8 +65,9 @@ def _entry(**kw) -> CatalogueEntry:
 
 # Places the core validates a value it was given (each raised a bare ValueError before).
 OUT_OF_BOUNDS: dict[str, Callable[[], object]] = {
-    "budget below 0": lambda: BudgetRequest(budget_bytes=-1),
-    "budget beyond 2^63-1": lambda: BudgetRequest(budget_bytes=2**63),
+    "budget below 1": lambda: Budget.of(0),
+    "budget not a Budget": lambda: BudgetRequest(budget=0),
+    "budget beyond 2^63-1": lambda: Budget.of(2**63),
     "ctx 0": lambda: BudgetRequest(ctx=0),
     "ctx_cap 0": lambda: BudgetRequest(ctx_cap=0),
     "nine buffers": lambda: BudgetRequest(n_buffers=9),

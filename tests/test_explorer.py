@@ -11,6 +11,7 @@ from gguf_factory import ArchDesc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, hypothetical_machine, load_model, plan_memory, plan_text
 from gguf_budget.core.explorer.derive import derive, initial_budget
 from gguf_budget.core.explorer.headline import BUDGET_PLAN, BannerState
@@ -38,7 +39,7 @@ def llama8b():
 
 def test_70b_at_16_gib_is_feasible_but_slow_and_the_full_load_does_not_fit(llama70b):
     machine = hypothetical_machine(24 * GiB, host_total=32 * GiB)
-    view = derive(ExplorerState(model=llama70b, budget_bytes=16 * GiB, machine=machine, bandwidths=TYPED))
+    view = derive(ExplorerState(model=llama70b, budget=Budget.of(16 * GiB), machine=machine, bandwidths=TYPED))
     speed = view.plan_speed
     assert view.plan.feasible and speed.bytes.stream > 20 * GiB and speed.tok_s < 2
     assert view.headline.state is BannerState.SLOW
@@ -54,7 +55,7 @@ def test_70b_at_16_gib_is_feasible_but_slow_and_the_full_load_does_not_fit(llama
 
 
 def test_the_slow_threshold_is_a_setting(llama70b):
-    state = ExplorerState(model=llama70b, budget_bytes=16 * GiB, bandwidths=TYPED)
+    state = ExplorerState(model=llama70b, budget=Budget.of(16 * GiB), bandwidths=TYPED)
     tok_s = derive(state).plan_speed.tok_s
     assert derive(replace(state, slow_below_tok_s=tok_s)).headline.state is BannerState.FEASIBLE
     assert derive(replace(state, slow_below_tok_s=tok_s * 1.01)).headline.state is BannerState.SLOW
@@ -62,7 +63,7 @@ def test_the_slow_threshold_is_a_setting(llama70b):
 
 def test_slow_means_slow_with_every_layer_pinned_too_and_says_it_is_the_bandwidth(llama8b):
     """SLOW is the decode estimate under the threshold, pinned or not; the banner names the reason."""
-    state = ExplorerState(model=llama8b, budget_bytes=6 * GiB, bandwidths=TYPED)
+    state = ExplorerState(model=llama8b, budget=Budget.of(6 * GiB), bandwidths=TYPED)
     view = derive(replace(state, slow_below_tok_s=derive(state).plan_speed.tok_s * 0.99))
     assert view.plan.n_pinned == 32 and view.plan_speed.bytes.stream == 0
     assert view.headline.state is BannerState.FEASIBLE
@@ -75,13 +76,13 @@ def test_slow_means_slow_with_every_layer_pinned_too_and_says_it_is_the_bandwidt
 
 def test_a_budget_above_usable_ram_is_marked(llama8b):
     machine = hypothetical_machine(10 * GiB)
-    view = derive(ExplorerState(model=llama8b, budget_bytes=6 * GiB, machine=machine, reserves=Reserves(host=6 * GiB)))
+    view = derive(ExplorerState(model=llama8b, budget=Budget.of(6 * GiB), machine=machine, reserves=Reserves(host=6 * GiB)))
     assert view.usable_ram == 4 * GiB
     assert view.headline.text.endswith("the budget exceeds this machine's usable RAM (4.00 GiB)")
 
 
 def test_8b_at_6_gib_pins_every_layer_and_says_so(llama8b):
-    view = derive(ExplorerState(model=llama8b, budget_bytes=6 * GiB, slow_below_tok_s=1))
+    view = derive(ExplorerState(model=llama8b, budget=Budget.of(6 * GiB), slow_below_tok_s=1))
     assert view.plan.n_pinned == 32 and view.headline.state is BannerState.FEASIBLE
     assert view.pinned_caption.startswith("32 / 32 layers pinned — nothing streams; decode ≈ ")
     assert view.pinned_caption.endswith(" at a full context (estimate)")
@@ -93,9 +94,9 @@ def test_8b_at_6_gib_pins_every_layer_and_says_so(llama8b):
 def test_an_explicit_ctx_is_planned_exactly_beyond_the_trained_context_too(model):
     spec = model(ArchDesc(n_layer=4, n_vocab=2048, context_length=8192))
     for ctx in (100_000, 1000):
-        view = derive(ExplorerState(model=spec, budget_bytes=4 * GiB, ctx=ctx))
+        view = derive(ExplorerState(model=spec, budget=Budget.of(4 * GiB), ctx=ctx))
         assert view.plan.ctx == ctx and view.plan.ctx_explicit
-    assert derive(ExplorerState(model=spec, budget_bytes=4 * GiB, ctx=100_000)).ctx_label == \
+    assert derive(ExplorerState(model=spec, budget=Budget.of(4 * GiB), ctx=100_000)).ctx_label == \
         "100,000 tokens (as asked; beyond the trained 8,192)"
 
 
@@ -103,25 +104,25 @@ def test_a_file_without_context_length_needs_a_cap_or_a_ctx_as_the_cli_says(mode
     desc = ArchDesc(n_layer=4, n_vocab=2048, omit=("llama.context_length",))
     spec = model(desc)
     assert spec.context_length is None
-    refused = derive(ExplorerState(model=spec, budget_bytes=GiB))
+    refused = derive(ExplorerState(model=spec, budget=Budget.of(GiB)))
     path = str(gguf_file(desc, "header_only", name="nolen.gguf"))
     assert main(["plan", path, "--budget", "1G"]) == 2
     cli = capsys.readouterr().err.strip()
     assert cli == f"gguf-budget plan: {refused.error}"
     assert refused.plan is None and refused.headline.state is BannerState.ERROR
     assert refused.headline.text == f"CANNOT PLAN — {refused.error}"
-    assert derive(ExplorerState(model=spec, budget_bytes=GiB, ctx_cap=3000)).plan.ctx == 3000
-    assert derive(ExplorerState(model=spec, budget_bytes=GiB, ctx=700)).plan.ctx == 700
+    assert derive(ExplorerState(model=spec, budget=Budget.of(GiB), ctx_cap=3000)).plan.ctx == 3000
+    assert derive(ExplorerState(model=spec, budget=Budget.of(GiB), ctx=700)).plan.ctx == 700
 
 
 def test_prefer_context_and_the_cap_reach_the_planner(llama8b):
-    state = ExplorerState(model=llama8b, budget_bytes=6 * GiB, prefer=CtxPolicy.CONTEXT)
+    state = ExplorerState(model=llama8b, budget=Budget.of(6 * GiB), prefer=CtxPolicy.CONTEXT)
     assert derive(state).plan.ctx == 40_832
     assert derive(replace(state, ctx_cap=8192)).plan.ctx == 8192
 
 
 def test_spans_and_the_first_budget(llama8b):
-    view = derive(ExplorerState(model=llama8b, budget_bytes=6 * GiB))
+    view = derive(ExplorerState(model=llama8b, budget=Budget.of(6 * GiB)))
     low, high = view.thresholds
     assert view.budget_span.low < low and view.budget_span.high > high
     assert (view.ctx_span.low, view.ctx_span.high, view.ctx_span.step) == (128, 131_072, 128)
@@ -130,7 +131,7 @@ def test_spans_and_the_first_budget(llama8b):
 
 def test_the_cli_plan_json_is_the_sessions_numbers(llama8b, capsys):
     machine = hypothetical_machine(32 * GiB)
-    view = derive(ExplorerState(model=llama8b, budget_bytes=4 * GiB, machine=machine, bandwidths=TYPED))
+    view = derive(ExplorerState(model=llama8b, budget=Budget.of(4 * GiB), machine=machine, bandwidths=TYPED))
     assert main(["plan", llama8b.path, "--budget", "4G", "--json", "--ram-bw", "20G", "--disk-bw", "2G",
                  "--host-available", "32G"]) == 0
     d = json.loads(capsys.readouterr().out)
@@ -144,12 +145,12 @@ def test_the_cli_plan_json_is_the_sessions_numbers(llama8b, capsys):
 # ---- derive(state, previous) is derive(state) ----
 
 @settings(max_examples=40, deadline=None)
-@given(steps=st.lists(st.tuples(st.sampled_from(("budget_bytes", "ctx", "ctx_cap", "prefer", "n_buffers", "machine",
-                                                 "gpu_layers", "kv_type", "unlimited")),
+@given(steps=st.lists(st.tuples(st.sampled_from(("budget", "ctx", "ctx_cap", "prefer", "n_buffers", "machine",
+                                                 "gpu_layers", "kv_type")),
                                 st.integers(0, 10**6)), min_size=1, max_size=12))
 def test_reusing_the_previous_view_changes_nothing(llama8b, steps):
     values = {
-        "budget_bytes": lambda n: (n % 64 + 1) * GiB // 4,
+        "budget": lambda n: Budget.unlimited() if n % 5 == 0 else Budget.of((n % 64 + 1) * GiB // 4),
         "ctx": lambda n: None if n % 3 == 0 else n % 200_000 + 1,
         "ctx_cap": lambda n: None if n % 2 == 0 else n % 150_000 + 1,
         "prefer": lambda n: list(CtxPolicy)[n % 2],
@@ -158,9 +159,8 @@ def test_reusing_the_previous_view_changes_nothing(llama8b, steps):
                                                                             gpu_total=8 * GiB),
         "gpu_layers": lambda n: None if n % 2 == 0 else n % 40,
         "kv_type": lambda n: ("f16", "q8_0", "f32")[n % 3],
-        "unlimited": lambda n: n % 5 == 0,
     }
-    state = ExplorerState(model=llama8b, budget_bytes=4 * GiB)
+    state = ExplorerState(model=llama8b, budget=Budget.of(4 * GiB))
     view = derive(state)
     for field, n in steps:
         state = replace(state, **{field: values[field](n)})
@@ -170,9 +170,9 @@ def test_reusing_the_previous_view_changes_nothing(llama8b, steps):
 
 
 def test_a_budget_tick_reuses_the_full_load(llama8b):
-    state = ExplorerState(model=llama8b, budget_bytes=2 * GiB, machine=hypothetical_machine(32 * GiB))
+    state = ExplorerState(model=llama8b, budget=Budget.of(2 * GiB), machine=hypothetical_machine(32 * GiB))
     first = derive(state)
-    tick = derive(replace(state, budget_bytes=2 * GiB + (1 << 20)), first)
+    tick = derive(replace(state, budget=Budget.of(2 * GiB + (1 << 20))), first)
     assert tick.full_load is first.full_load and tick.thresholds is first.thresholds
     assert tick.plan != first.plan
     other_model = dataclasses.replace(llama8b)
@@ -185,6 +185,6 @@ def test_empty_state():
 
 
 def test_knobs_out_of_range_are_an_error_not_a_crash(llama8b):
-    view = derive(ExplorerState(model=llama8b, budget_bytes=GiB, n_buffers=9))
+    view = derive(ExplorerState(model=llama8b, budget=Budget.of(GiB), n_buffers=9))
     assert view.error == "n_buffers must be 1 to 8, got 9" and view.plan is None
-    assert plan_memory(llama8b, BudgetRequest(GiB)).feasible
+    assert plan_memory(llama8b, BudgetRequest(budget=Budget.of(GiB))).feasible

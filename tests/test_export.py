@@ -11,6 +11,7 @@ from gguf_factory import ArchDesc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_dict, plan_memory, sweep_budgets, sweep_dict
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.views.export import CSV_COLUMNS, md_escape, plan_markdown, sweep_csv
@@ -32,14 +33,14 @@ def test_format_json_is_exactly_the_json_output(capsys):
     code_b, format_out, _ = _run(capsys, ["plan", MODEL, "--budget", "1G", "--format", "json", "--no-measure"])
     assert (code_a, code_b) == (0, 0)
     assert format_out == json_out
-    expected = plan_dict(plan_memory(load_model(MODEL), BudgetRequest(budget_bytes=GIB)))
+    expected = plan_dict(plan_memory(load_model(MODEL), BudgetRequest(budget=Budget.of(GIB))))
     assert {k: v for k, v in json.loads(format_out).items() if k in expected} == expected
 
 
 def test_markdown_report_holds_the_ledger_table_with_exact_bytes(capsys):
     code, md, _ = _run(capsys, ["plan", MODEL, "--budget", "1G", "--format", "md"])
     assert code == 0
-    d = plan_dict(plan_memory(load_model(MODEL), BudgetRequest(budget_bytes=GIB)))
+    d = plan_dict(plan_memory(load_model(MODEL), BudgetRequest(budget=Budget.of(GIB))))
     assert md.startswith("# Memory plan: Llama-3.2-1B-Instruct Q4\\_K\\_M (skeleton, header only)\n")
     assert "| line | bytes | size |" in md
     for line in LEDGER_LINES:
@@ -74,7 +75,7 @@ def test_md_escape(raw, escaped):
 
 def test_hostile_model_names_cannot_break_the_table(model):
     spec = model(ArchDesc(name="evil | name\n# heading"))
-    md = plan_markdown(plan_memory(spec, BudgetRequest(budget_bytes=GIB)), spec)
+    md = plan_markdown(plan_memory(spec, BudgetRequest(budget=Budget.of(GIB))), spec)
     assert md.splitlines()[0] == "# Memory plan: evil \\| name\\\\x0a\\# heading"
     assert all(line.count("|") - line.count("\\|") in (0, 3, 4) for line in md.splitlines() if line.startswith("|"))
 

@@ -13,6 +13,7 @@ from gui_support import MIB, WIDE, child, open_model, settle
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtWidgets import QApplication
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, load_model, plan_memory
 from gguf_budget.core.views.compare_view import compare_rows
 from gguf_budget.gui.qt.whatif.compare_table import CompareModel
@@ -55,7 +56,7 @@ def curve_points(chart: SweepChart, plot) -> list[QPointF]:
 
 @pytest.mark.parametrize("budget_mib, ctx", [(40, None), (70, None), (100, None), (60, 512), (400, 256)])
 def test_sweep_labels_stay_inside_apart_and_off_the_curves(qtbot, laptop, budget_mib, ctx):
-    apply_and_sweep(qtbot, laptop, budget_bytes=budget_mib * MIB, ctx=ctx)
+    apply_and_sweep(qtbot, laptop, budget=Budget.of(budget_mib * MIB), ctx=ctx)
     chart = laptop.whatif.sweep.chart
     found = labels(chart)
     assert sorted(text for text, _, _ in found) == ["all pinned", "budget", "first feasible"]
@@ -70,7 +71,7 @@ def test_sweep_labels_stay_inside_apart_and_off_the_curves(qtbot, laptop, budget
 
 
 def test_a_constant_ctx_gets_an_axis_from_zero(qtbot, laptop):
-    apply_and_sweep(qtbot, laptop, budget_bytes=80 * MIB, ctx=512)
+    apply_and_sweep(qtbot, laptop, budget=Budget.of(80 * MIB), ctx=512)
     chart = laptop.whatif.sweep.chart
     assert {row.ctx for row in chart.result().rows} == {512}
     low, high = chart.plots["ctx"].vb.viewRange()[1]
@@ -79,7 +80,7 @@ def test_a_constant_ctx_gets_an_axis_from_zero(qtbot, laptop):
 
 @pytest.mark.parametrize("budget_mib", [2000, 20, 300])
 def test_the_windows_budget_is_always_inside_the_swept_range(qtbot, laptop, budget_mib):
-    apply_and_sweep(qtbot, laptop, budget_bytes=budget_mib * MIB)
+    apply_and_sweep(qtbot, laptop, budget=Budget.of(budget_mib * MIB))
     qtbot.waitUntil(lambda: laptop.whatif.sweep.result().rows[0].budget <= budget_mib * MIB
                     <= laptop.whatif.sweep.result().rows[-1].budget, timeout=10000)
     rows = laptop.whatif.sweep.result().rows
@@ -90,7 +91,7 @@ def test_the_windows_budget_is_always_inside_the_swept_range(qtbot, laptop, budg
 def test_zoom_to_the_plan_turns_a_sliver_into_a_bar(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model())
-    window.apply_request(budget_bytes=64 << 30)
+    window.apply_request(budget=Budget.of(64 << 30))
     chart = child(window, "ledgerChart")
     total = window.current_plan().total
     assert chart.plot.vb.viewRange()[1][1] >= 64 << 30  # the plan is a sliver under the budget
@@ -105,8 +106,8 @@ def test_zoom_to_the_plan_turns_a_sliver_into_a_bar(qtbot, make_window, write_mo
 def test_the_compare_tables_total_row_is_bold(tmp_path):
     path = write_gguf(tmp_path / "m.gguf", WIDE, "header_only")[0]
     q4 = write_gguf(tmp_path / "q.gguf", replace(WIDE, name="q"), "header_only")[0]
-    a = plan_memory(load_model(path), BudgetRequest(budget_bytes=64 * MIB))
-    b = plan_memory(load_model(q4), BudgetRequest(budget_bytes=64 * MIB))
+    a = plan_memory(load_model(path), BudgetRequest(budget=Budget.of(64 * MIB)))
+    b = plan_memory(load_model(q4), BudgetRequest(budget=Budget.of(64 * MIB)))
     model = CompareModel()
     model.set_rows(compare_rows(a, b), "a", "b")
     fonts = [[model.data(model.index(r, c), Qt.ItemDataRole.FontRole) for c in range(4)]

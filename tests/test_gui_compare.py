@@ -11,6 +11,7 @@ from gguf_factory import ArchDesc, write_gguf
 from gui_support import MIB, WIDE
 from PySide6.QtCore import Qt, QThreadPool
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_memory
 from gguf_budget.core.views.compare_view import CompareRow, compare_rows
 from gguf_budget.gui.qt.whatif.compare_table import CompareModel
@@ -71,7 +72,7 @@ def test_unlimited_budget_differences_are_the_quantization(qtbot, view, paths):
 
 
 def test_a_tight_budget_pins_more_of_the_smaller_file_at_the_same_ctx(qtbot, view, paths):
-    request = BudgetRequest(budget_bytes=64 * MIB)
+    request = BudgetRequest(budget=Budget.of(64 * MIB))
     model, _, plan = first_plan(paths["q8_0"], request)
     view.set_first(model, request, plan)
     open_second(qtbot, view, paths["q4_k"])
@@ -89,9 +90,9 @@ def test_a_tight_budget_pins_more_of_the_smaller_file_at_the_same_ctx(qtbot, vie
 
 
 def test_a_new_first_plan_replans_the_second(qtbot, view, paths):
-    view.set_first(*first_plan(paths["q8_0"], BudgetRequest(budget_bytes=64 * MIB)))
+    view.set_first(*first_plan(paths["q8_0"], BudgetRequest(budget=Budget.of(64 * MIB))))
     open_second(qtbot, view, paths["q4_k"])
-    request = BudgetRequest(budget_bytes=64 * MIB, ctx=512)
+    request = BudgetRequest(budget=Budget.of(64 * MIB), ctx=512)
     view.set_first(*first_plan(paths["q8_0"], request))
     assert view.second_plan().ctx == 512
     assert view.model.rows()[LEDGER_LINES.index("attn")].difference == 0
@@ -131,8 +132,8 @@ def test_before_a_first_model_the_second_waits(qtbot, view, paths):
 
 
 def test_the_table_model_passes_qt_model_checks(qtmodeltester, paths):
-    _, _, a = first_plan(paths["q8_0"], BudgetRequest(budget_bytes=64 * MIB))
-    _, _, b = first_plan(paths["q4_k"], BudgetRequest(budget_bytes=64 * MIB, ctx=a.ctx))
+    _, _, a = first_plan(paths["q8_0"], BudgetRequest(budget=Budget.of(64 * MIB)))
+    _, _, b = first_plan(paths["q4_k"], BudgetRequest(budget=Budget.of(64 * MIB), ctx=a.ctx))
     model = CompareModel()
     model.set_rows(compare_rows(a, b), "a", "b")
     qtmodeltester.check(model, force_py=True)

@@ -13,6 +13,7 @@ from gui_support import MIB, WIDE
 from PySide6.QtCore import QThreadPool
 from PySide6.QtGui import QImage
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_memory
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.speed.estimate import plan_speed
@@ -38,7 +39,7 @@ class Screen:
 
     def __init__(self, qtbot, path: Path, planned: bool = True):
         self.model = load_model(path)
-        self.plan = plan_memory(self.model, BudgetRequest(BUDGET)) if planned else None
+        self.plan = plan_memory(self.model, BudgetRequest(budget=Budget.of(BUDGET))) if planned else None
         self.chart = LedgerChart(LEDGER_LINES)
         self.sweep = SweepView()
         for w in (self.chart, self.sweep):
@@ -55,7 +56,7 @@ class Screen:
 
     def run_sweep(self, qtbot) -> None:
         with qtbot.waitSignal(self.sweep.sweepFinished, timeout=10000):
-            self.sweep.set_model(self.model, BudgetRequest(BUDGET))
+            self.sweep.set_model(self.model, BudgetRequest(budget=Budget.of(BUDGET)))
 
 
 @pytest.fixture
@@ -127,7 +128,7 @@ def test_actions_wait_for_something_to_export(qtbot, model_path):
     screen = Screen(qtbot, model_path, planned=False)
     screen.menu.update_enabled()
     assert not any(a.isEnabled() for a in screen.menu.actions_by_kind.values())
-    screen.plan = plan_memory(screen.model, BudgetRequest(BUDGET))
+    screen.plan = plan_memory(screen.model, BudgetRequest(budget=Budget.of(BUDGET)))
     screen.menu.update_enabled()
     assert {k for k, a in screen.menu.actions_by_kind.items() if a.isEnabled()} == \
         {k for k, spec in EXPORTS.items() if spec.needs == "plan"}

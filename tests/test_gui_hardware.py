@@ -13,6 +13,7 @@ import time
 from gui_support import GIB, LLAMA70B, child, open_model, settle, small_machine
 from PySide6.QtCore import Qt
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitRequest, Reserves
@@ -191,7 +192,7 @@ def test_a_budget_tick_that_keeps_ctx_does_not_re_estimate_the_fit(qtbot, make_w
     window.apply_request(ctx=256)
     settle(qtbot, window)
     fit = window.current_fit()
-    window.apply_request(budget_bytes=window.current_plan().budget_bytes + 64 * 2**20)
+    window.apply_request(budget=Budget.of(window.current_plan().budget.limit + 64 * 2**20))
     settle(qtbot, window)
     assert window.current_plan().ctx == 256 and window.current_fit() is fit
     window.apply_request(ctx=512)

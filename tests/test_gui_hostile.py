@@ -21,6 +21,7 @@ from PySide6.QtCore import QThreadPool
 from PySide6.QtWidgets import QApplication
 from test_gui_loading import drop_events
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, load_model, plan_memory
 from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.gui.qt.main_window import MainWindow
@@ -68,7 +69,7 @@ UNLOADABLE: dict[str, Callable[[Path], Path]] = {
 def test_a_hostile_file_leaves_the_previous_model_on_screen(qtbot, make_window, write_model, tmp_path, case):
     window = make_window()
     open_model(qtbot, window, write_model())
-    window.apply_request(budget_bytes=70 * MIB, ctx=1024)
+    window.apply_request(budget=Budget.of(70 * MIB), ctx=1024)
     before = screen_state(window)
     path = UNLOADABLE[case](tmp_path)
     with qtbot.assertNotEmitted(window.modelLoaded), qtbot.waitSignal(window.loadFailed, timeout=60_000) as failed:
@@ -97,7 +98,7 @@ def test_a_model_that_cannot_be_shown_is_never_half_committed(qtbot, make_window
         window.open_path(str(other))
     assert "cannot be shown: OverflowError" in failed.args[0]
     assert screen_state(window) == before and not child(window, "busyIndicator").isVisible()
-    window.apply_request(budget_bytes=80 * MIB)
+    window.apply_request(budget=Budget.of(80 * MIB))
     assert window.current_plan() == plan_memory(window.current_model(), window.request())
 
 
@@ -124,8 +125,8 @@ def test_huge_values_are_shown_whole_with_clamped_sliders(qtbot, make_window, wr
     settle(qtbot, window)
     slider.setValue(slider.minimum())
     settle(qtbot, window)
-    window.apply_request(budget_bytes=1 << 50, ctx=CONTEXT.high)
-    assert window.request() == dataclasses.replace(window.request(), budget_bytes=1 << 50)
+    window.apply_request(budget=Budget.of(1 << 50), ctx=CONTEXT.high)
+    assert window.request() == dataclasses.replace(window.request(), budget=Budget.of(1 << 50))
     assert window.current_plan() in (None, plan_memory(spec, window.request()))
 
 
@@ -140,7 +141,7 @@ def test_a_budget_too_large_to_show_is_refused_and_the_plan_stays(qtbot, make_wi
         edit.editingFinished.emit()
         settle(qtbot, window)
         assert screen_state(window) == before and child(window, "budgetError").isVisible()
-    assert BudgetRequest(window.request().budget_bytes) == BudgetRequest(before[3].budget_bytes)
+    assert window.request().budget == before[3].budget
 
 
 def test_fifos_from_every_way_in_never_use_up_the_workers(qtbot, make_window, write_model, tmp_path):

@@ -13,6 +13,7 @@ from PySide6.QtCore import QPoint, QThreadPool
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QWidget
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import load_model
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import no_display, parse_launch_args
@@ -122,5 +123,5 @@ def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, settings_store
         pass
     assert window.isVisible() and window.current_model() == load_model(path)
     plan = window.current_plan()
-    assert (plan.budget_bytes, plan.ctx, plan.ctx_explicit) == (70 * MIB, 1024, True)
+    assert (plan.budget.limit, plan.ctx, plan.ctx_explicit) == (70 * MIB, 1024, True)
     QThreadPool.globalInstance().waitForDone(5000)

@@ -11,6 +11,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, QSettings, Qt, QThreadPoo
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import load_model
 from gguf_budget.gui.qt.main_window import MainWindow
 
@@ -24,7 +25,7 @@ def screen_state(window: MainWindow) -> tuple:
 def test_a_corrupt_file_keeps_the_previous_model_and_settings(qtbot, make_window, write_model, tmp_path):
     window = make_window()
     open_model(qtbot, window, write_model())
-    window.apply_request(budget_bytes=70 * MIB, ctx=1024)
+    window.apply_request(budget=Budget.of(70 * MIB), ctx=1024)
     before = screen_state(window)
     bad = tmp_path / "corrupt.gguf"
     bad.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 64)
@@ -151,7 +152,7 @@ def test_settings_and_recent_files_are_remembered(qtbot, make_window, write_mode
     first = make_window()
     path = write_model()
     open_model(qtbot, first, path)
-    first.apply_request(budget_bytes=70 * MIB, ctx=1024)
+    first.apply_request(budget=Budget.of(70 * MIB), ctx=1024)
     child(first, "kvType").setCurrentText("q8_0")
     child(first, "buffersSpin").setValue(1)
     settle(qtbot, first)
@@ -162,7 +163,7 @@ def test_settings_and_recent_files_are_remembered(qtbot, make_window, write_mode
     assert (child(second, "kvType").currentText(), child(second, "buffersSpin").value()) == ("q8_0", 1)
     open_model(qtbot, second, path)
     plan = second.current_plan()
-    assert (plan.budget_bytes, plan.ctx, plan.ctx_explicit, plan.kv_type) == (70 * MIB, 1024, True, "q8_0")
+    assert (plan.budget.limit, plan.ctx, plan.ctx_explicit, plan.kv_type) == (70 * MIB, 1024, True, "q8_0")
 
 
 def test_garbage_in_the_settings_file_falls_back_to_defaults(qtbot, make_window, settings_store, write_model):
@@ -173,7 +174,7 @@ def test_garbage_in_the_settings_file_falls_back_to_defaults(qtbot, make_window,
     model = open_model(qtbot, window, write_model())
     request = window.request()
     assert (request.ctx, request.n_buffers, request.head_mode, request.kv_type) == (None, 2, "auto", "f16")
-    assert window.current_plan().budget_bytes > 0 and model.n_layer == 8
+    assert window.current_plan().budget.limit > 0 and model.n_layer == 8
 
 
 def test_help_about_opens_without_blocking(qtbot, make_window):

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QGraphicsView, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider, QSpinBox, QWidget,
 )
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import LEDGER_LINES, BudgetRequest, budget_thresholds, load_model, plan_memory, plan_text
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.speed.estimate import plan_speed
@@ -69,7 +70,7 @@ def test_dragging_across_the_minimum_flips_the_banner_exactly_where_plan_memory_
     seen = {}
     for mib in range(edge - 3, edge + 4):
         slide_budget(qtbot, loaded, mib)
-        expected = plan_memory(model, BudgetRequest(budget_bytes=mib * MIB))
+        expected = plan_memory(model, BudgetRequest(budget=Budget.of(mib * MIB)))
         assert loaded.current_plan() == expected
         seen[mib] = banner_state(loaded)
         assert seen[mib] == ("feasible" if expected.feasible else "impossible")
@@ -85,7 +86,7 @@ def test_keyboard_steps_the_budget_and_the_plan_follows(qtbot, loaded):
     qtbot.keyClick(slider, Qt.Key.Key_Left)
     settle(qtbot, loaded)
     assert slider.value() == before - slider.pageStep() - slider.singleStep()
-    assert loaded.current_plan().budget_bytes == slider.value() * MIB
+    assert loaded.current_plan().budget.limit == slider.value() * MIB
 
 
 def stacked(items):
@@ -107,7 +108,7 @@ def test_pinned_label_strip_and_every_bar_equal_the_core_ledger(qtbot, loaded, m
     qtbot.keyClicks(edit, str(budget))
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     settle(qtbot, loaded)
-    expected = plan_memory(model, BudgetRequest(budget_bytes=budget))
+    expected = plan_memory(model, BudgetRequest(budget=Budget.of(budget)))
     assert loaded.current_plan() == expected
     assert f"{expected.n_pinned} / {model.n_layer} layers pinned" in child(loaded, "pinnedLabel").text()
     cells = child(loaded, "layerStrip").cells()
@@ -140,7 +141,7 @@ def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtb
     auto_plan = loaded.current_plan()
     ctx_slider, auto = child(loaded, "ctxSlider"), child(loaded, "ctxAuto")
     assert auto.isChecked() and loaded.request().ctx is None
-    assert auto_plan == plan_memory(model, BudgetRequest(budget_bytes=budget))
+    assert auto_plan == plan_memory(model, BudgetRequest(budget=Budget.of(budget)))
     assert auto_plan.ctx_capped and auto_plan.ctx < model.context_length
     assert ctx_slider.value() == auto_plan.ctx
 
@@ -150,7 +151,7 @@ def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtb
     assert ctx_slider.value() == 1024
     explicit = loaded.current_plan()
     assert (explicit.ctx, explicit.ctx_explicit) == (1024, True)
-    assert explicit == plan_memory(model, BudgetRequest(budget_bytes=budget, ctx=1024))
+    assert explicit == plan_memory(model, BudgetRequest(budget=Budget.of(budget), ctx=1024))
 
     auto.setChecked(True)
     settle(qtbot, loaded)
@@ -174,7 +175,7 @@ def test_bad_budget_text_shows_an_error_and_keeps_the_last_plan(qtbot, loaded):
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     settle(qtbot, loaded)
     assert not error.isVisible()
-    assert loaded.current_plan().budget_bytes == 1536 * MIB
+    assert loaded.current_plan().budget.limit == 1536 * MIB
 
 
 def test_unlimited_and_force_states(qtbot, loaded, model):
@@ -187,7 +188,7 @@ def test_unlimited_and_force_states(qtbot, loaded, model):
     settle(qtbot, loaded)
     plan = loaded.current_plan()
     assert banner_state(loaded) == "overridden" and plan.overridden
-    assert plan == plan_memory(model, BudgetRequest(budget_bytes=(low // MIB - 2) * MIB, force=True))
+    assert plan == plan_memory(model, BudgetRequest(budget=Budget.of((low // MIB - 2) * MIB), force=True))
 
     child(loaded, "budgetUnlimited").setChecked(True)
     settle(qtbot, loaded)
@@ -209,7 +210,7 @@ def test_each_knob_reaches_the_request(qtbot, loaded, model, name, value, field)
         widget.setCurrentText(value)
     settle(qtbot, loaded)
     assert getattr(loaded.request(), field) == value
-    expected = BudgetRequest(budget_bytes=(low + high) // 2 // MIB * MIB, **{field: value})
+    expected = BudgetRequest(budget=Budget.of((low + high) // 2 // MIB * MIB), **{field: value})
     assert loaded.request() == expected
     assert loaded.current_plan() == plan_memory(model, expected)
 
@@ -222,7 +223,7 @@ def test_a_slider_storm_costs_one_plan_not_one_per_tick(qtbot, loaded):
             slider.setValue(mib)
     settle(qtbot, loaded)
     assert loaded.recompute_count - before == 1
-    assert loaded.current_plan().budget_bytes == (slider.maximum() - 1) * MIB
+    assert loaded.current_plan().budget.limit == (slider.maximum() - 1) * MIB
 
 
 def test_a_tied_model_cannot_ask_to_stream_its_head(qtbot, make_window, write_model):
@@ -244,7 +245,7 @@ NAMED = {
 def test_every_widget_the_issue_names_is_there_with_its_kind(loaded):
     for name, kind in NAMED.items():
         assert isinstance(child(loaded, name), kind), name
-    assert child(loaded, "budgetSlider").value() * MIB == loaded.current_plan().budget_bytes
+    assert child(loaded, "budgetSlider").value() * MIB == loaded.current_plan().budget.limit
     assert child(loaded, "ctxSlider").value() == loaded.current_plan().ctx
 
 

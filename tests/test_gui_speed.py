@@ -13,6 +13,7 @@ from gguf_factory import ArchDesc
 from gui_support import GIB, MIB, WIDE, child, open_model, settle, type_into
 from PySide6.QtCore import QThreadPool
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import hypothetical_machine, load_model
 from gguf_budget.core.explorer.derive import derive
 from gguf_budget.core.explorer.state import ExplorerState
@@ -44,7 +45,7 @@ def seventy(qtbot, make_window) -> MainWindow:
     window = make_window(probe_backend=machine_32g)
     qtbot.waitUntil(lambda: window.snapshot() is not None, timeout=5000)
     open_model(qtbot, window, LLAMA70B)
-    window.apply_request(budget_bytes=16 * GIB)
+    window.apply_request(budget=Budget.of(16 * GIB))
     return window
 
 
@@ -59,7 +60,7 @@ def test_the_70b_at_16_gib_is_feasible_but_slow_and_the_full_load_does_not_fit(q
     assert line.startswith("Full load (llama.cpp placement on the hypothetical machine): does not fit")
     assert child(seventy, "fitMaxCtx").text().startswith("none")
     assert child(seventy, "fitDecode").text() == "no estimate: it does not fit"
-    expected = derive(replace(seventy.state(), budget_bytes=16 * GIB))
+    expected = derive(replace(seventy.state(), budget=Budget.of(16 * GIB)))
     assert (banner.text(), line) == (expected.headline.text, expected.headline.full_load)
 
 
@@ -105,7 +106,7 @@ def test_the_budget_slider_marks_usable_ram_and_a_budget_above_it_is_said(qtbot,
     usable = 24 * GIB - 6 * GIB
     assert slider.mark() == usable // MIB and "usable RAM, 18.00 GiB" in slider.toolTip()
     assert "exceeds this machine's usable RAM" not in child(seventy, "banner").text()
-    seventy.apply_request(budget_bytes=20 * GIB)
+    seventy.apply_request(budget=Budget.of(20 * GIB))
     assert child(seventy, "banner").text().endswith("the budget exceeds this machine's usable RAM (18.00 GiB)")
 
 
@@ -159,7 +160,7 @@ def test_a_file_without_context_length_is_refused_as_the_cli_says_until_a_cap_or
 def test_prefer_context_is_the_ctx_first_ranking(qtbot, make_window):
     window = make_window()
     open_model(qtbot, window, LLAMA8B)
-    window.apply_request(budget_bytes=6 * GIB)
+    window.apply_request(budget=Budget.of(6 * GIB))
     speed_first = window.current_plan()
     assert (speed_first.n_pinned, speed_first.ctx_policy) == (32, CtxPolicy.SPEED)
     child(window, "preferContext").setChecked(True)
@@ -175,7 +176,7 @@ def test_the_ring_knob_spans_the_cores_range_and_says_what_was_planned(qtbot, ma
     buffers, note = child(window, "buffersSpin"), child(window, "ringNote")
     assert (buffers.minimum(), buffers.maximum()) == (1, 8)
     buffers.setValue(8)
-    window.apply_request(budget_bytes=4 * GIB)
+    window.apply_request(budget=Budget.of(4 * GIB))
     ring = window.current_plan().ring
     assert (ring.requested, ring.planned, ring.reason) == (8, 1, RingReason.ONE_PINS_MORE)
     assert note.isVisible() and note.text().startswith("requested 8, planned 1: 1 buffer pins")

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.gui.qt.whatif.sweep_worker import SweepSpeed
 from gguf_budget.core import BudgetRequest, budget_range, budget_thresholds, load_model, sweep_budgets, sweep_dict
@@ -90,11 +91,11 @@ def test_curves_are_the_cli_sweep_rows(qtbot, view, wide, wide_path, capsys):
 
 
 def test_ctx_change_sweeps_again_but_budget_change_does_not(qtbot, view, wide):
-    swept(qtbot, view, wide, BudgetRequest(budget_bytes=64 * MIB))
-    view.set_request(BudgetRequest(budget_bytes=96 * MIB, force=True))
+    swept(qtbot, view, wide, BudgetRequest(budget=Budget.of(64 * MIB)))
+    view.set_request(BudgetRequest(budget=Budget.of(96 * MIB), force=True))
     assert not view.worker.busy
     with qtbot.waitSignal(view.sweepFinished, timeout=10000):
-        view.set_request(BudgetRequest(budget_bytes=96 * MIB, ctx=512))
+        view.set_request(BudgetRequest(budget=Budget.of(96 * MIB), ctx=512))
     assert view.result().ctx_cap == 512
     assert {row.ctx for row in view.result().rows} == {512}
     expected = sweep_budgets(wide, budget_range(view.range_edit.text()), BudgetRequest(ctx=512))

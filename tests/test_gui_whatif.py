@@ -10,6 +10,7 @@ from gguf.constants import GGMLQuantizationType as T
 from gui_support import MIB, WIDE, open_model, settle
 from PySide6.QtCore import QPointF, Qt
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, budget_range, load_model, plan_memory, sweep_budgets
 from gguf_budget.core.model.catalogue import CATALOGUE, catalogue_path
 from gguf_budget.core.speed.sweep import with_speeds
@@ -59,7 +60,7 @@ def test_the_sweep_is_of_the_windows_request(qtbot, loaded, whatif, model_path):
     model = load_model(model_path)
     plain = sweep_budgets(model, budget_range(sweep.range_edit.text()), BudgetRequest())
     assert sweep.result() == with_speeds(model, plain, BudgetRequest().kv_type, *loaded.speed_inputs())
-    loaded.apply_request(budget_bytes=70 * MIB)
+    loaded.apply_request(budget=Budget.of(70 * MIB))
     qtbot.waitUntil(lambda: {line.value() for line in sweep.chart.budget_lines} == {70 * MIB})
 
 
@@ -71,7 +72,7 @@ def test_a_click_on_the_sweep_sets_the_budget_and_the_plan_follows(qtbot, loaded
     qtbot.mouseClick(chart.viewport(), Qt.MouseButton.LeftButton, pos=point)
     settle(qtbot, loaded)
     plan = loaded.current_plan()
-    assert plan.budget_bytes == row.budget == loaded.body.plan.budget.exact_bytes()
+    assert plan.budget.limit == row.budget == loaded.body.plan.budget.exact_bytes()
     assert loaded.body.plan.budget.slider.value() == round(row.budget / MIB)
     assert (plan.feasible, plan.ctx, plan.n_pinned, plan.total) == (row.feasible, row.ctx, row.n_pinned, row.total)
     qtbot.waitUntil(lambda: {line.value() for line in chart.budget_lines} == {row.budget})
@@ -80,7 +81,7 @@ def test_a_click_on_the_sweep_sets_the_budget_and_the_plan_follows(qtbot, loaded
 def test_a_budget_change_moves_the_mark_and_a_ctx_change_sweeps_again(qtbot, loaded, whatif):
     sweep = whatif.sweep
     before = sweep.result()
-    loaded.apply_request(budget_bytes=70 * MIB)
+    loaded.apply_request(budget=Budget.of(70 * MIB))
     assert not sweep.worker.busy and sweep.result() is before and not whatif.follower.timer.isActive()
     qtbot.waitUntil(lambda: {line.value() for line in sweep.chart.budget_lines} == {70 * MIB})
     with qtbot.waitSignal(sweep.sweepFinished, timeout=10000):
@@ -94,10 +95,10 @@ def test_compare_follows_the_windows_budget(qtbot, loaded, whatif, model_path, w
     second = write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")
     with qtbot.waitSignal(compare.secondLoaded, timeout=10000):
         compare.open_second(str(second))
-    loaded.apply_request(budget_bytes=64 * MIB)
-    first = plan_memory(load_model(model_path), BudgetRequest(budget_bytes=64 * MIB))
+    loaded.apply_request(budget=Budget.of(64 * MIB))
+    first = plan_memory(load_model(model_path), BudgetRequest(budget=Budget.of(64 * MIB)))
     assert loaded.current_plan() == first
-    expected = plan_memory(load_model(second), BudgetRequest(budget_bytes=64 * MIB, ctx=first.ctx))
+    expected = plan_memory(load_model(second), BudgetRequest(budget=Budget.of(64 * MIB), ctx=first.ctx))
     qtbot.waitUntil(lambda: compare.second_plan() == expected)
     assert compare.model.rows()[-1].first == first.total
 
@@ -178,8 +179,8 @@ def test_a_hidden_compare_replans_when_it_is_shown(qtbot, loaded, whatif, write_
         whatif.compare.open_second(str(write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")))
     whatif.sweep_dock.raise_()
     qtbot.waitUntil(lambda: not shows(whatif.compare_dock))
-    old = whatif.compare.second_plan().budget_bytes
-    loaded.apply_request(budget_bytes=old + 8 * MIB)
-    assert whatif.compare.second_plan().budget_bytes == old
+    old = whatif.compare.second_plan().budget.limit
+    loaded.apply_request(budget=Budget.of(old + 8 * MIB))
+    assert whatif.compare.second_plan().budget.limit == old
     whatif.compare_dock.raise_()
-    qtbot.waitUntil(lambda: whatif.compare.second_plan().budget_bytes == old + 8 * MIB)
+    qtbot.waitUntil(lambda: whatif.compare.second_plan().budget.limit == old + 8 * MIB)

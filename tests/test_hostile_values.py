@@ -16,6 +16,7 @@ from gui_support import child
 from hostile_headers import duplicates, hostile_overrides, write_hostile
 from hypothesis import HealthCheck, given, settings
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import (
     BudgetError, BudgetRequest, FitRequest, PlanError, budget_range, estimate_fit, hypothetical_machine,
     load_model, plan_dict, plan_memory, plan_text, sweep_budgets, sweep_dict, sweep_text,
@@ -48,8 +49,8 @@ def hang_guard() -> Iterator[None]:
 
 
 def _plan_everything(spec) -> None:
-    for request in (BudgetRequest(0), BudgetRequest(1 << 20), BudgetRequest(GIB), BudgetRequest(1 << 50),
-                    BudgetRequest(GIB, ctx=4096), BudgetRequest(GIB, n_buffers=1, force=True)):
+    for request in (BudgetRequest(budget=Budget.unlimited()), BudgetRequest(budget=Budget.of(1 << 20)), BudgetRequest(budget=Budget.of(GIB)), BudgetRequest(budget=Budget.of(1 << 50)),
+                    BudgetRequest(budget=Budget.of(GIB), ctx=4096), BudgetRequest(budget=Budget.of(GIB), n_buffers=1, force=True)):
         try:
             plan = plan_memory(spec, request)
         except PlanError:

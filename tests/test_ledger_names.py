@@ -9,6 +9,7 @@ import pytest
 from gguf_factory import ArchDesc
 from PySide6.QtCore import Qt
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import LEDGER_LINES, BudgetRequest, plan_dict, plan_memory, plan_text
 from gguf_budget.core.views.compare_view import compare_rows
 from gguf_budget.core.views.export import plan_markdown
@@ -34,8 +35,8 @@ def report_labels(text: str) -> set[str]:
 
 
 def test_every_view_names_every_line_the_same(qtbot, spec):
-    feasible = plan_memory(spec, BudgetRequest(64 << 20))
-    impossible = plan_memory(spec, BudgetRequest(1 << 20))
+    feasible = plan_memory(spec, BudgetRequest(budget=Budget.of(64 << 20)))
+    impossible = plan_memory(spec, BudgetRequest(budget=Budget.of(1 << 20)))
     chart = LedgerChart(LEDGER_LINES)
     qtbot.addWidget(chart)
     table = CompareModel()
@@ -53,7 +54,7 @@ def test_every_view_names_every_line_the_same(qtbot, spec):
 
 
 def test_the_json_keeps_the_field_names(spec):
-    d = plan_dict(plan_memory(spec, BudgetRequest(64 << 20)))
+    d = plan_dict(plan_memory(spec, BudgetRequest(budget=Budget.of(64 << 20))))
     assert tuple(d["ledger"]) == LEDGER_LINES
 
 
@@ -63,7 +64,7 @@ def test_every_line_has_a_plain_name_and_a_one_sentence_tooltip(qtbot, spec):
     for line in LEDGER_LINES:
         tip = line_tooltip(line)
         assert tip.endswith(".") and tip.count(". ") == 0 and "_" not in line_name(line)
-    plan = plan_memory(spec, BudgetRequest(64 << 20))
+    plan = plan_memory(spec, BudgetRequest(budget=Budget.of(64 << 20)))
     table = CompareModel()
     table.set_rows(compare_rows(plan, plan), "a", "b")
     assert table.data(table.index(0, 0), Qt.ItemDataRole.ToolTipRole) == line_tooltip(LEDGER_LINES[0])

@@ -19,6 +19,7 @@ from gguf_factory import ArchDesc, write_gguf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, ModelSpec, budget_thresholds, load_model, plan_memory
 from gguf_budget.core.model.kv import KV_TYPES
 
@@ -150,7 +151,7 @@ def test_bisection_returns_what_the_brute_force_walk_returns(write, data, desc):
     model = write(desc)
     request = data.draw(requests(model))
     budget = data.draw(budgets_around(model, request))
-    plan = plan_memory(model, BudgetRequest(**{**request.__dict__, "budget_bytes": budget}))
+    plan = plan_memory(model, BudgetRequest(**{**request.__dict__, "budget": Budget.of(budget)}))
     ref = Reference(model, request)
     expected = ref.plan(budget)
     min_knobs, min_ledger = ref.minimum()
@@ -171,7 +172,7 @@ def test_a_feasible_plan_stays_under_budget_and_its_ceiling_covers_its_weights(w
     model = write(desc)
     request = data.draw(requests(model))
     budget = data.draw(budgets_around(model, request))
-    plan = plan_memory(model, BudgetRequest(**{**request.__dict__, "budget_bytes": budget}))
+    plan = plan_memory(model, BudgetRequest(**{**request.__dict__, "budget": Budget.of(budget)}))
     if plan.feasible:
         led = plan.ledger
         assert plan.total <= budget
@@ -188,7 +189,7 @@ def test_raising_the_budget_never_ranks_the_plan_lower(write, data, desc):
     model = write(desc)
     request = data.draw(requests(model))
     low, high = sorted(data.draw(st.lists(budgets_around(model, request), min_size=2, max_size=2)))
-    plans = [plan_memory(model, BudgetRequest(**{**request.__dict__, "budget_bytes": b})) for b in (low, high)]
+    plans = [plan_memory(model, BudgetRequest(**{**request.__dict__, "budget": Budget.of(b)})) for b in (low, high)]
     assert rank(plans[0]) <= rank(plans[1])
 
 
@@ -198,7 +199,7 @@ def test_an_explicit_ctx_is_the_plans_ctx_or_the_plan_is_refused(write, data, de
     model = write(desc)
     request = BudgetRequest(**{**data.draw(requests(model)).__dict__, "ctx": ctx, "force": False})
     budget = data.draw(budgets_around(model, request))
-    plan = plan_memory(model, BudgetRequest(**{**request.__dict__, "budget_bytes": budget}))
+    plan = plan_memory(model, BudgetRequest(**{**request.__dict__, "budget": Budget.of(budget)}))
     assert plan.ctx_explicit and not plan.ctx_capped
     assert plan.ctx == ctx or plan.impossible
     assert plan.feasible == (budget >= budget_thresholds(model, request)[0])
@@ -213,7 +214,7 @@ def test_thresholds_are_where_the_plan_becomes_feasible_and_pins_every_layer(wri
     ref = Reference(model, request)
 
     def plan(b: int):
-        return plan_memory(model, BudgetRequest(**{**request.__dict__, "budget_bytes": b, "force": False}))
+        return plan_memory(model, BudgetRequest(**{**request.__dict__, "budget": Budget.of(b), "force": False}))
 
     assert plan(lo).feasible and (lo == 1 or not plan(lo - 1).feasible)
     top = plan(hi)

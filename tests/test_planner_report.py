@@ -6,6 +6,7 @@ import json
 
 from gguf_factory import ArchDesc
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import LEDGER_LINES, BudgetRequest, plan_dict, plan_memory, plan_text
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.ledger_names import line_name
@@ -18,7 +19,7 @@ PLAN_KEYS = {"budget", "feasible", "overridden", "unlimited", "ctx", "ctx_capped
 
 
 def test_execution_plan_lists_every_number_of_the_json(model):
-    plan = plan_memory(model(UNTIED), BudgetRequest(BASE + 500_000))
+    plan = plan_memory(model(UNTIED), BudgetRequest(budget=Budget.of(BASE + 500_000)))
     d = plan_dict(plan)
     text = plan_text(plan)
     assert text == d["report"] and text.startswith("Execution Plan")
@@ -32,7 +33,7 @@ def test_execution_plan_lists_every_number_of_the_json(model):
 
 
 def test_the_json_payload_has_the_contract_keys_and_the_eleven_lines(model):
-    d = plan_dict(plan_memory(model(UNTIED), BudgetRequest(BASE + 500_000)))
+    d = plan_dict(plan_memory(model(UNTIED), BudgetRequest(budget=Budget.of(BASE + 500_000))))
     assert PLAN_KEYS <= set(d)
     assert tuple(d["ledger"]) == LEDGER_LINES and d["total"] == sum(d["ledger"].values())
     assert json.loads(json.dumps(d)) == d
@@ -40,7 +41,7 @@ def test_the_json_payload_has_the_contract_keys_and_the_eleven_lines(model):
 
 def test_impossible_report_breaks_the_minimum_down(model):
     budget = MINIMUM - 4096
-    plan = plan_memory(model(UNTIED), BudgetRequest(budget))
+    plan = plan_memory(model(UNTIED), BudgetRequest(budget=Budget.of(budget)))
     text = plan_text(plan)
     assert text.splitlines()[0] == (f"RAM budget impossible: requested {human_bytes(budget)}, minimum required "
                                     f"{human_bytes(MINIMUM)} (4.00 KiB short)")
@@ -53,14 +54,14 @@ def test_impossible_report_breaks_the_minimum_down(model):
 
 
 def test_impossible_report_suggests_only_what_would_help(model):
-    resident = plan_text(plan_memory(model(UNTIED), BudgetRequest(BASE, ctx=512, head_mode="resident")))
+    resident = plan_text(plan_memory(model(UNTIED), BudgetRequest(budget=Budget.of(BASE), ctx=512, head_mode="resident")))
     assert "choose a smaller ctx" in resident and "let the head stream" in resident
-    auto = plan_text(plan_memory(model(UNTIED), BudgetRequest(BASE)))
+    auto = plan_text(plan_memory(model(UNTIED), BudgetRequest(budget=Budget.of(BASE))))
     assert "smaller ctx" not in auto and "let the head stream" not in auto
 
 
 def test_forced_report_says_how_far_over_budget(model):
-    plan = plan_memory(model(UNTIED), BudgetRequest(MINIMUM - 2048, force=True))
+    plan = plan_memory(model(UNTIED), BudgetRequest(budget=Budget.of(MINIMUM - 2048), force=True))
     text = plan_text(plan)
     assert text.startswith("RAM budget overridden (forced)")
     assert "2.00 KiB over the" in text and "Execution Plan — forced" in text
@@ -68,7 +69,7 @@ def test_forced_report_says_how_far_over_budget(model):
 
 
 def test_unlimited_and_beyond_trained_context_are_said_plainly(model):
-    unlimited = plan_text(plan_memory(model(UNTIED), BudgetRequest(0)))
+    unlimited = plan_text(plan_memory(model(UNTIED), BudgetRequest(budget=Budget.unlimited())))
     assert "unlimited budget" in unlimited and "none (unlimited)" in unlimited
-    beyond = plan_text(plan_memory(model(UNTIED), BudgetRequest(0, ctx=4096)))
+    beyond = plan_text(plan_memory(model(UNTIED), BudgetRequest(budget=Budget.unlimited(), ctx=4096)))
     assert "4096 tokens (as requested; beyond the trained context of 2048)" in beyond

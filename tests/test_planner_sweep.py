@@ -7,6 +7,7 @@ from gguf_factory import ArchDesc, write_gguf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import (BudgetRequest, budget_range, budget_thresholds, load_model, plan_memory, sweep_budgets,
                               sweep_dict, sweep_text)
 
@@ -28,7 +29,7 @@ def test_every_row_is_the_plan_at_that_budget(untied, budgets, n_buffers, head):
     result = sweep_budgets(untied, budgets, request)
     assert len(result.rows) == len(budgets)
     for row in result.rows:
-        plan = plan_memory(untied, BudgetRequest(row.budget, n_buffers=n_buffers, head_mode=head))
+        plan = plan_memory(untied, BudgetRequest(budget=Budget.of(row.budget), n_buffers=n_buffers, head_mode=head))
         assert (row.feasible, row.ctx, row.n_pinned, row.stream_lm_head, row.n_buffers, row.total) == (
             plan.feasible, plan.ctx, plan.n_pinned, plan.stream_lm_head, plan.n_buffers, plan.total)
 

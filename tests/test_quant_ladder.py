@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 from gguf_factory import ArchDesc
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, load_model
 from gguf_budget.core.explorer.derive import derive
 from gguf_budget.core.explorer.full_load import full_load
@@ -88,7 +89,7 @@ def test_largest_ctx_placed_again_at_each_ctx_is_the_largest_admitted_ctx(model)
 
 
 def test_each_row_carries_its_budget_plan(llama70b):
-    budget = BudgetRequest(budget_bytes=24 * GiB, ctx=4096)
+    budget = BudgetRequest(budget=Budget.of(24 * GiB), ctx=4096)
     ladder = quant_ladder(llama70b, machine(64, 24), LadderRequest(budget=budget))
     q2, q8 = ladder.row("IQ2_XXS").plan, ladder.row("Q8_0").plan
     assert q2 is not None and q2.feasible and q2.n_pinned == 80      # 17.8 GiB of weights: every layer pinned
@@ -180,11 +181,11 @@ def test_the_decode_column_is_the_full_loads_bound_and_none_when_it_does_not_fit
 
 def test_each_budget_plan_decodes_at_the_speed_the_window_gives_that_plan(llama70b):
     m = machine(64, 24)
-    budget = BudgetRequest(budget_bytes=24 * GiB, ctx=4096)
+    budget = BudgetRequest(budget=Budget.of(24 * GiB), ctx=4096)
     ladder = quant_ladder(llama70b, m, LadderRequest(budget=budget, bandwidths=TYPED))
     for name in ("IQ2_XXS", "Q8_0"):
         row = ladder.row(name)
-        view = derive(ExplorerState(model=row.model, budget_bytes=24 * GiB, ctx=4096, machine=m, bandwidths=TYPED))
+        view = derive(ExplorerState(model=row.model, budget=Budget.of(24 * GiB), ctx=4096, machine=m, bandwidths=TYPED))
         assert row.plan_speed is not None and speed_dict(row.plan_speed) == speed_dict(view.plan_speed)
     assert ladder.row("Q8_0").plan_speed.bytes.stream > 0 == ladder.row("IQ2_XXS").plan_speed.bytes.stream
     assert all(r.plan_speed is None for r in quant_ladder(llama70b, m).rows)

@@ -16,6 +16,7 @@ from gui_support import GIB, child, open_model
 from hostile_support import HANG_LIMIT_S, make_fifo
 from PySide6.QtCore import QSettings
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.gui.qt.settings import ExplorerSettings, load_settings, user_settings
 
 BAD_VALUES = {
@@ -77,8 +78,8 @@ def test_a_window_starts_on_poisoned_settings_and_saves_sane_ones(qtbot, make_wi
 def test_the_largest_budget_is_shown_on_a_clamped_slider(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model())
-    window.apply_request(budget_bytes=1 << 50)
-    assert window.request().budget_bytes == 1 << 50
+    window.apply_request(budget=Budget.of(1 << 50))
+    assert window.request().budget == Budget.of(1 << 50)
     assert child(window, "budgetSlider").value() == child(window, "budgetSlider").maximum()
 
 

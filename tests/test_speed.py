@@ -20,6 +20,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_planner_properties import arch_descs, budgets_around, requests
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, hypothetical_machine, load_model, plan_memory
 from gguf_budget.core.machine.bandwidth import (
     Bandwidth, Bandwidths, BandwidthSource, Calibration, ComputeRate, page_cache_bandwidth,
@@ -79,7 +80,7 @@ def test_stream_from_the_page_cache_only_when_the_ram_beside_the_peak_holds_it_a
 
 def test_plan_speed_is_the_calibration_over_the_sum_of_bytes_over_bandwidth(model):
     spec = model(UNTIED)
-    plan = plan_memory(spec, BudgetRequest(24 * 1024 * 1024 + 300_000, ctx=128))
+    plan = plan_memory(spec, BudgetRequest(budget=Budget.of(24 * 1024 * 1024 + 300_000), ctx=128))
     assert 0 < plan.n_pinned < 4 or plan.stream_lm_head
     prices = TokenPrices.of(spec)
     speed = plan_speed(prices, plan, BANDWIDTHS, None)
@@ -105,7 +106,7 @@ def test_prefill_is_the_prompts_flops_over_the_calibrated_compute_rate(model):
     # attention: 4 heads × (16 + 16) dims × 2 FLOPs per cached token, 4 layers; token p attends to p tokens
     per_cached = 4 * 2 * 4 * 32
     assert prices.prompt_flops(10) == 2 * 10 * 4 * block + 2 * 64 * 2048 + per_cached * 55
-    plan = plan_memory(spec, BudgetRequest(0))
+    plan = plan_memory(spec, BudgetRequest(budget=Budget.unlimited()))
     speed = plan_speed(prices, plan, BANDWIDTHS, None, prompt_tokens=10)
     p = speed.prefill
     assert p.flops == prices.prompt_flops(10) and p.compute_seconds == pytest.approx(p.flops / (10**6 * 0.25))
@@ -128,10 +129,10 @@ def test_sliding_window_layers_attend_to_their_window_only(model):
 def test_refused_and_unlimited_plans(model):
     spec = model(UNTIED)
     prices = TokenPrices.of(spec)
-    assert plan_speed(prices, plan_memory(spec, BudgetRequest(1000)), BANDWIDTHS, None) is None
-    forced = plan_speed(prices, plan_memory(spec, BudgetRequest(1000, force=True)), BANDWIDTHS, None)
+    assert plan_speed(prices, plan_memory(spec, BudgetRequest(budget=Budget.of(1000))), BANDWIDTHS, None) is None
+    forced = plan_speed(prices, plan_memory(spec, BudgetRequest(budget=Budget.of(1000), force=True)), BANDWIDTHS, None)
     assert forced is not None and forced.bytes.stream == 4 * LAYER + HEAD
-    unlimited = plan_speed(prices, plan_memory(spec, BudgetRequest(0)), BANDWIDTHS, None)
+    unlimited = plan_speed(prices, plan_memory(spec, BudgetRequest(budget=Budget.unlimited())), BANDWIDTHS, None)
     assert unlimited.bytes.stream == 0 and unlimited.stream is None and unlimited.stream_from is StreamSource.NONE
     assert unlimited.start.ram == 4 * LAYER + HEAD + NORM + ROW
     assert unlimited.full.ram == 4 * LAYER + HEAD + NORM + ROW + 2048 * KV_PER_TOKEN
@@ -160,7 +161,7 @@ def test_full_load_on_a_gpu_reads_the_offloaded_slots_from_vram(model):
 
 def test_texts_say_it_is_a_calibrated_estimate_at_both_ends_of_a_conversation(model):
     spec = model(UNTIED)
-    speed = plan_speed(TokenPrices.of(spec), plan_memory(spec, BudgetRequest(0)), BANDWIDTHS, None)
+    speed = plan_speed(TokenPrices.of(spec), plan_memory(spec, BudgetRequest(budget=Budget.unlimited())), BANDWIDTHS, None)
     text = decode_text(speed)
     assert text.startswith("decode ≈ ") and " at the start, ≈ " in text and "at a full 2,048-token context" in text
     assert text.endswith("(estimate, calibrated on 3 runs on this machine)") and "≤" not in text
@@ -219,7 +220,7 @@ def test_bytes_per_token_over_all_tiers_is_what_a_token_reads(write, data, desc)
     spec = write(desc)
     request = data.draw(requests(spec))
     budget = data.draw(budgets_around(spec, request))
-    plan = plan_memory(spec, replace(request, budget_bytes=budget))
+    plan = plan_memory(spec, replace(request, budget=Budget.of(budget)))
     speed = plan_speed(TokenPrices.of(spec), plan, BANDWIDTHS, data.draw(st.none() | st.integers(0, 2**40)))
     if plan.impossible:
         assert speed is None
@@ -250,7 +251,7 @@ def test_more_budget_never_reads_as_slower_at_the_start_of_a_conversation(write,
                       prefer=data.draw(st.sampled_from(tuple(CtxPolicy))))
     low, high = sorted(data.draw(st.lists(budgets_around(spec, request), min_size=2, max_size=2)))
     prices = TokenPrices.of(spec)
-    plans = [plan_memory(spec, replace(request, budget_bytes=b)) for b in (low, high)]
+    plans = [plan_memory(spec, replace(request, budget=Budget.of(b))) for b in (low, high)]
     assume(plans[0].impossible or plans[0].ctx == plans[1].ctx)
     # free RAM anywhere, none known, or right where the smaller budget's stream just fits in the page cache
     edge = plans[0].total + prices.streamed_file_bytes(plans[0].n_pinned, plans[0].stream_lm_head)
@@ -269,7 +270,7 @@ def test_below_the_cap_the_planner_may_buy_context_with_a_pinned_layer_and_the_s
     spec = model(ArchDesc(arch="deepseek2", n_layer=3, n_embd=128, n_ff=32, n_head=2, n_head_kv=1, n_vocab=2529,
                           context_length=2401, tied=True, embd_type=T.Q4_0,
                           mla=MLADesc(kv_lora_rank=32, q_lora_rank=0, rope_dim=8, key_length=96, value_length=64)))
-    low, high = (plan_memory(spec, BudgetRequest(b, n_buffers=1)) for b in (27_262_628, 27_263_132))
+    low, high = (plan_memory(spec, BudgetRequest(budget=Budget.of(b), n_buffers=1)) for b in (27_262_628, 27_263_132))
     assert (low.ctx, low.n_pinned, high.ctx, high.n_pinned) == (2304, 1, 2401, 0)
     prices = TokenPrices.of(spec)
     assert plan_speed(prices, high, BANDWIDTHS, None).tok_s < plan_speed(prices, low, BANDWIDTHS, None).tok_s
@@ -280,7 +281,7 @@ def test_a_pinned_layer_moves_its_bytes_from_the_stream_to_the_peak_so_the_page_
     holds every plan's at a larger budget, so more budget never sends the stream to disk."""
     spec = model(UNTIED)
     request = BudgetRequest(ctx=128, head_mode="stream")
-    plan = plan_memory(spec, replace(request, budget_bytes=24 * 1024 * 1024 + 300_000))
+    plan = plan_memory(spec, replace(request, budget=Budget.of(24 * 1024 * 1024 + 300_000)))
     prices = TokenPrices.of(spec)
     assert plan.feasible and plan.n_pinned < 4
     available = plan.total + prices.streamed_file_bytes(plan.n_pinned, plan.stream_lm_head)
@@ -288,6 +289,6 @@ def test_a_pinned_layer_moves_its_bytes_from_the_stream_to_the_peak_so_the_page_
     assert plan_speed(prices, plan, BANDWIDTHS, available - 1).stream_from is StreamSource.DISK
     sources = set()
     for extra in range(0, 5 * LAYER, LAYER // 4):
-        bigger = plan_memory(spec, replace(request, budget_bytes=plan.budget_bytes + extra))
+        bigger = plan_memory(spec, replace(request, budget=Budget.of(plan.budget.limit + extra)))
         sources.add(plan_speed(prices, bigger, BANDWIDTHS, available).stream_from)
     assert sources == {StreamSource.PAGE_CACHE}  # never disk (the head streams at every budget here)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from gguf_factory import ArchDesc
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, SweepResult, SweepRow, plan_memory
 from gguf_budget.core.views.catalogue_view import catalogue_text
 from gguf_budget.core.views.compare_view import model_text, signed_bytes
@@ -66,7 +67,7 @@ def test_a_hostile_name_is_escaped_and_cut_in_the_summary_and_the_compare_line(m
 
 def test_the_compare_line_says_what_the_plan_decided(model):
     spec = model(ArchDesc())
-    plan = plan_memory(spec, BudgetRequest(0))
+    plan = plan_memory(spec, BudgetRequest(budget=Budget.unlimited()))
     assert model_text("First", spec, None) == "First: tiny-llama · Q8_0 · 111.75 KiB of weights in the file"
     assert model_text("First", spec, plan) == ("First: tiny-llama · Q8_0 · 111.75 KiB of weights in the file — "
                                                "unlimited at ctx 2,048, 2/2 layers pinned, head resident")

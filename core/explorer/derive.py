@@ -32,12 +32,14 @@ from gguf_budget.core.explorer.budget_span import Span, budget_span, machine_tot
 from gguf_budget.core.explorer.full_load import FullLoad, full_load, full_load_cap
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.explorer.captions import ctx_label, pinned_caption, ring_note
-from gguf_budget.core.explorer.headline import Headline, full_load_line, full_load_name, plan_headline, usable_ram
+from gguf_budget.core.explorer.headline import Headline, full_load_line, full_load_name, plan_headline
+from gguf_budget.core.machine.usable import usable_ram
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.plan.types import CTX_STEP, SPEED_FIRST_CTX, BudgetRequest, MemoryPlan
@@ -135,7 +137,7 @@ class _Reuse:
         return TokenPrices.of(self.model)
 
     def thresholds(self, request: BudgetRequest) -> tuple[BudgetRequest, tuple[int, int]]:
-        key = replace(request, budget_bytes=0, force=False)
+        key = replace(request, budget=Budget.unlimited(), force=False)
         p = self.previous
         if p is not None and p.thresholds is not None and p.state.model is self.model and p.threshold_key == key:
             return key, p.thresholds

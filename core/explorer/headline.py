@@ -54,20 +54,16 @@ def slow_reason(speed: SpeedEstimate) -> str:
 
 def _plan_text(plan: MemoryPlan, speed: SpeedEstimate | None, slow: bool, slow_below_tok_s: float) -> str:
     if slow and speed is not None:
-        return (f"FEASIBLE — SLOW: fits under the {human_bytes(plan.budget_bytes)} budget (peak "
+        return (f"FEASIBLE — SLOW: fits under the {plan.budget} budget (peak "
                 f"{human_bytes(plan.total)} at ctx {plan.ctx:,}), but {slow_reason(speed)}: {decode_text(speed)}, "
                 f"under the {slow_below_tok_s:g} tok/s the banner calls slow")
     text = plan_banner(plan).text
     return text if speed is None else f"{text}; {decode_text(speed)}"
 
 
-def usable_ram(machine: HardwareSnapshot | None, host_reserve: int) -> int | None:
-    """Rule 3: what this machine can give a process: available RAM less the host reserve."""
-    return None if machine is None else max(machine.host_available - host_reserve, 0)
-
-
 def over_usable_note(plan: MemoryPlan, usable: int | None) -> str:
-    if plan.unlimited or usable is None or plan.budget_bytes <= usable:
+    limit = plan.budget.limit
+    if usable is None or limit is None or limit <= usable:
         return ""
     return f" · the budget exceeds this machine's usable RAM ({human_bytes(usable)})"
 

@@ -3,8 +3,7 @@
 A window (or any front end) holds one `ExplorerState`, replaces it with `dataclasses.replace`
 when the person changes something, and draws what `derive(state)` returns.
 
-Rule 1: the budget is `budget_bytes` (≥ 1, what the budget control shows) and `unlimited`; the
-        request's budget is 0 exactly when `unlimited` (BudgetRequest's one meaning of 0).
+Rule 1: the budget is one `Budget` (unlimited, or n ≥ 1 bytes), passed to the planner as it is.
 Rule 2: `ctx` None asks the planner for ctx under `ctx_cap` (None: the model's context length)
         by the `prefer` policy; an explicit ctx is planned as it is, never snapped or clamped.
 Rule 3: `machine` is the snapshot the full load is judged on (probed, or a hypothetical
@@ -35,6 +34,7 @@ from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import HEAD_MODES, BudgetRequest, CtxPolicy, HeadMode
 from gguf_budget.core.ranges import BUFFERS, PROMPT_TOKENS
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
@@ -53,8 +53,7 @@ class ExplorerState:
     """What the person chose; `derive` turns it into everything the screen shows."""
 
     model: ModelSpec | None = None
-    budget_bytes: int = 1
-    unlimited: bool = False
+    budget: Budget = Budget()
     ctx: int | None = None
     ctx_cap: int | None = None
     prefer: CtxPolicy = CtxPolicy.SPEED
@@ -84,7 +83,7 @@ class ExplorerState:
 
     def request(self) -> BudgetRequest:
         """The planner's request (Rule 1); raises RequestError for knobs out of range."""
-        return BudgetRequest(budget_bytes=0 if self.unlimited else self.budget_bytes, ctx=self.ctx,
+        return BudgetRequest(budget=self.budget, ctx=self.ctx,
                              ctx_cap=self.ctx_cap, n_buffers=self.n_buffers, head_mode=self.head_mode,
                              kv_type=self.kv_type, force=self.force, prefer=self.prefer)
 

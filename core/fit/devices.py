@@ -20,6 +20,7 @@ from itertools import accumulate
 from gguf_budget.core.fit.gpu_split import Placement, offload_gpus, place_layers, split_shares
 from gguf_budget.core.fit.types import DeviceLoad, FitRequest, FitVerdict
 from gguf_budget.core.machine.gpu import GpuInfo
+from gguf_budget.core.machine.usable import usable
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 
 KVTable = tuple[int | None, ...]
@@ -64,9 +65,9 @@ class GpuSetup:
 
     @property
     def usable(self) -> tuple[int, ...]:
-        """What each GPU may give the model's layers: budget − reserve − what the server holds there."""
+        """What each GPU may give the model's layers: usable (budget − reserve) less what the server holds there."""
         held = self.held or (0,) * len(self.gpus)
-        return tuple(max(b - r - h, 0) for b, r, h in zip(self.budgets, self.reserves, held, strict=True))
+        return tuple(usable(b, r + h) for b, r, h in zip(self.budgets, self.reserves, held, strict=True))
 
     @property
     def shares(self) -> tuple[float, ...]:

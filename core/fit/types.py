@@ -16,13 +16,12 @@ from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
 from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
 from gguf_budget.core.fit.server_types import ServerLoad, ServerSettings
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, usable
 from gguf_budget.core.units import INT64_MAX
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.vocab import TextEnum
 
 GiB = 1024**3
-DEFAULT_HOST_RESERVE = 6 * GiB
-DEFAULT_GPU_RESERVE = 3 * GiB // 2
 
 
 class FitVerdict(TextEnum):
@@ -139,7 +138,7 @@ class DeviceLoad:
 
     @property
     def usable(self) -> int:
-        return max(self.available - self.reserve, 0)
+        return usable(self.available, self.reserve)
 
     @property
     def need(self) -> int | None:

@@ -21,16 +21,17 @@ from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.search import plan_memory
 from gguf_budget.core.plan.types import BudgetRequest
 
 
 @dataclass(frozen=True)
 class LibrarySettings:
-    """What every entry is judged against: a machine, a RAM budget (0 = unlimited) and a ctx cap."""
+    """What every entry is judged against: a machine, a RAM budget and a ctx cap."""
 
     machine: HardwareSnapshot
-    budget_bytes: int
+    budget: Budget
     ctx_cap: int | None = None
 
 
@@ -64,7 +65,7 @@ def assess(spec: ModelSpec, settings: LibrarySettings) -> Assessment:
         request = FitRequest(ctx=ctx)
         fit = estimate_fit(spec, settings.machine, request)
         max_ctx = largest_fitting_ctx(spec, settings.machine, request, fit.gpu_layers, ctx) if ctx else None
-        plan = plan_memory(spec, BudgetRequest(budget_bytes=settings.budget_bytes, ctx_cap=settings.ctx_cap))
+        plan = plan_memory(spec, BudgetRequest(budget=settings.budget, ctx_cap=settings.ctx_cap))
     except BudgetError as e:
         return Assessment(spec.n_layer, None, None, ctx, None, None, None, None, str(e))
     return Assessment(spec.n_layer, fit.verdict.value, fit.gpu_layers, ctx, max_ctx, plan.outcome.value, plan.ctx,

@@ -21,7 +21,7 @@ Rule 5: ranking: higher ctx, then resident head, then more pinned layers, then t
         0 pinned) grows with ctx, so feasibility is monotone and the best ctx is bisected.
 Rule 6: feasible → weight_ceiling = budget − mandatory lines. Impossible → the minimum
         configuration (lowest ctx, cheapest head, 1 buffer, 0 pinned) exceeds the budget; with
-        `force` that configuration is planned anyway, marked overridden. Budget 0 → unlimited:
+        `force` that configuration is planned anyway, marked overridden. An unlimited budget:
         top ctx, every layer pinned, the head resident unless the request streams it.
 Rule 7: a model missing a fact the ledger needs raises PlanError naming it (`missing_facts`).
 
@@ -192,12 +192,12 @@ class PlanSearch:
             return CtxReason.SPEED_HELD
         return CtxReason.LOWERED
 
-    def ring_choice(self, c: Configuration | None, budget: int) -> RingChoice:
+    def ring_choice(self, c: Configuration | None, budget: int | None) -> RingChoice:
         """The requested ring depth against what the plan uses, and why they differ."""
         requested = self.rings[0]
         if c is None:
             return RingChoice(requested, self.rings[-1], RingReason.MINIMUM)
-        if c.n_pinned == self.prices.n_layer:
+        if c.n_pinned == self.prices.n_layer or budget is None:  # unlimited: every layer is pinned
             return RingChoice(requested, 0, RingReason.ALL_PINNED)
         if c.n_buffers == requested:
             return RingChoice(requested, c.n_buffers, RingReason.AS_REQUESTED)
@@ -209,9 +209,9 @@ class PlanSearch:
 
 
 def _plan(search: PlanSearch, model: ModelSpec, request: BudgetRequest) -> MemoryPlan:
-    budget = request.budget_bytes
+    budget = request.budget.limit
     minimum = search.ledger(search.minimum)
-    if request.unlimited:
+    if budget is None:
         choice: Configuration | None = Configuration(search.top, search.heads[0], search.rings[0], model.n_layer)
     else:
         choice = search.best(budget)
@@ -219,9 +219,9 @@ def _plan(search: PlanSearch, model: ModelSpec, request: BudgetRequest) -> Memor
     overridden = not feasible and request.force
     chosen = choice or search.minimum
     ledger = search.ledger(chosen)
-    ceiling = budget - ledger.mandatory if feasible and not request.unlimited else None
+    ceiling = budget - ledger.mandatory if feasible and budget is not None else None
     return MemoryPlan(
-        feasible=feasible, overridden=overridden, unlimited=request.unlimited, budget_bytes=budget,
+        feasible=feasible, overridden=overridden, budget=request.budget,
         ctx=chosen.ctx, ctx_capped=chosen.ctx < search.top, ctx_explicit=search.explicit, ctx_cap=search.top,
         context_length=model.context_length, stream_lm_head=chosen.stream_head,
         tied_head=model.tied_embeddings, n_buffers=chosen.n_buffers, n_pinned=chosen.n_pinned,

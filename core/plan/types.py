@@ -1,7 +1,7 @@
 """The planner's records: what a user asks for (`BudgetRequest`) and what they get (`MemoryPlan`).
 
 Rule 1: a request validates on construction; nonsense raises RequestError with a one-line message.
-Rule 2: `budget_bytes == 0` means unlimited; `ctx is None` means the planner picks ctx under
+Rule 2: the budget is a `Budget` (unlimited, or n ≥ 1 bytes); `ctx is None` means the planner picks ctx under
         `ctx_cap` (default: the model's context length) by the request's `prefer` policy
         (`CtxPolicy`, search.py Rule 1); an explicit ctx is honoured or refused.
 Rule 3: `n_buffers` is the requested ring depth, 1..MAX_BUFFERS: a deeper prefetch ring only
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.ledger import MemLedger
 from gguf_budget.core.ranges import BUFFERS
 from gguf_budget.core.units import INT64_MAX
@@ -101,11 +102,11 @@ def _check_count(name: str, value: object, low: int, optional: bool = False) -> 
         raise RequestError(f"{name} must be an integer from {low} to 2^63−1, got {value!r}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BudgetRequest:
     """What the user asked for; the knobs left open (ctx, head in auto) are the planner's to choose."""
 
-    budget_bytes: int = 0
+    budget: Budget = Budget()
     ctx: int | None = None
     ctx_cap: int | None = None
     n_buffers: int = 2
@@ -115,7 +116,8 @@ class BudgetRequest:
     prefer: CtxPolicy = CtxPolicy.SPEED
 
     def __post_init__(self) -> None:
-        _check_count("budget_bytes", self.budget_bytes, 0)
+        if not isinstance(self.budget, Budget):
+            raise RequestError(f"budget must be a Budget, got {self.budget!r}")
         _check_count("ctx", self.ctx, 1, optional=True)
         _check_count("ctx_cap", self.ctx_cap, 1, optional=True)
         if isinstance(self.n_buffers, bool) or not isinstance(self.n_buffers, int) \
@@ -135,10 +137,10 @@ class BudgetRequest:
 
     @property
     def unlimited(self) -> bool:
-        return self.budget_bytes == 0
+        return self.budget.is_unlimited
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MemoryPlan:
     """The decision and its evidence: the chosen knobs and the ledger (`views.plan_report` words them).
 
@@ -150,8 +152,7 @@ class MemoryPlan:
 
     feasible: bool
     overridden: bool
-    unlimited: bool
-    budget_bytes: int
+    budget: Budget
     ctx: int
     ctx_capped: bool
     ctx_explicit: bool
@@ -176,8 +177,17 @@ class MemoryPlan:
         return self.ledger.total()
 
     @property
+    def unlimited(self) -> bool:
+        return self.budget.is_unlimited
+
+    @property
+    def headroom(self) -> int | None:
+        """Budget − peak (negative when over it); None when unlimited."""
+        return None if self.budget.limit is None else self.budget.limit - self.total
+
+    @property
     def over_budget_by(self) -> int:
-        return max(self.total - self.budget_bytes, 0) if self.overridden else 0
+        return max(-(self.headroom or 0), 0) if self.overridden else 0
 
     @property
     def impossible(self) -> bool:

@@ -52,7 +52,7 @@ def row_cells(entry: LibraryEntry[Assessment]) -> tuple[str, ...]:
 
 def library_text(result: Scan[Assessment], settings: LibrarySettings) -> str:
     machine = "the hypothetical machine" if settings.machine.source == "hypothetical" else "this machine"
-    budget = "unlimited" if settings.budget_bytes == 0 else human_bytes(settings.budget_bytes)
+    budget = settings.budget
     head = [f"{len(result.entries)} models in {len(result.roots)} folders "
             f"(full load on {machine}; budget plan at {budget})"]
     head += [f"  {r.kind.value}: {safe_text(str(r.path))}" for r in result.roots]
@@ -65,7 +65,7 @@ def library_text(result: Scan[Assessment], settings: LibrarySettings) -> str:
 
 def library_dict(result: Scan[Assessment], settings: LibrarySettings) -> dict[str, Any]:
     return {
-        "budget_bytes": settings.budget_bytes,
+        "budget_bytes": settings.budget.cli_bytes,
         "ctx_cap": settings.ctx_cap,
         "machine": settings.machine.source,
         "complete": result.complete,

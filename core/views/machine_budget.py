@@ -1,7 +1,7 @@
 """The budget `plan` takes when none is given: this machine's usable RAM, and the line that says so.
 
-Rule 1: usable = host available − the host reserve, never below 0 (the fit estimate's Rule 1),
-        so `plan` and `fit` read the same machine the same way.
+Rule 1: the budget is `core.machine.usable.usable_ram` with the host reserve given, so `plan`,
+        `fit`, `library` and the window read the same machine the same way.
 Rule 2: the line names the figures the budget came from, so no one mistakes it for a typed one.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.types import DEFAULT_HOST_RESERVE
+from gguf_budget.core.machine.usable import DEFAULT_HOST_RESERVE, usable_ram
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
 
@@ -21,10 +21,7 @@ class MachineBudget:
 
     available: int
     reserve: int
-
-    @property
-    def budget(self) -> int:
-        return max(self.available - self.reserve, 0)
+    budget: int
 
     def text(self) -> str:
         """Rule 2."""
@@ -34,6 +31,7 @@ class MachineBudget:
 
 def machine_budget(snapshot: HardwareSnapshot, reserve: int = DEFAULT_HOST_RESERVE) -> MachineBudget:
     """Raises RequestError in words when the host RAM could not be read."""
-    if snapshot.host_error:
+    budget = usable_ram(snapshot, reserve)
+    if budget is None:
         raise RequestError(f"this machine's RAM could not be read ({snapshot.host_error})")
-    return MachineBudget(snapshot.host_available, reserve)
+    return MachineBudget(snapshot.host_available, reserve, budget)

@@ -95,16 +95,16 @@ def _margin(p: MemoryPlan) -> str:
         return ""
     if p.overridden:
         return f" ({human_bytes(p.over_budget_by)} over budget)"
-    return f" ({human_bytes(p.budget_bytes - p.total)} under budget)"
+    return f" ({human_bytes(p.headroom)} under budget)"
 
 
 def execution_plan_text(p: MemoryPlan) -> str:
     if p.unlimited:
         head = "Execution Plan — unlimited budget: everything resident, the planner was not consulted"
     elif p.overridden:
-        head = f"Execution Plan — forced: no contract, the {human_bytes(p.budget_bytes)} budget is exceeded"
+        head = f"Execution Plan — forced: no contract, the {p.budget} budget is exceeded"
     else:
-        head = f"Execution Plan — contract: peak memory ≤ {human_bytes(p.budget_bytes)}"
+        head = f"Execution Plan — contract: peak memory ≤ {p.budget}"
     rows = [
         ("Mandatory memory", f"{human_bytes(p.ledger.mandatory)} (base, scratch, logits, attention, residual, KV)"),
         ("Estimated peak", human_bytes(p.total) + _margin(p)),
@@ -137,9 +137,9 @@ def _remedies(p: MemoryPlan) -> str:
 
 
 def impossible_text(p: MemoryPlan) -> str:
-    short = p.minimum_required - p.budget_bytes
+    short = -(p.headroom or 0)
     return "\n".join([
-        f"RAM budget impossible: requested {human_bytes(p.budget_bytes)}, minimum required "
+        f"RAM budget impossible: requested {p.budget}, minimum required "
         f"{human_bytes(p.minimum_required)} ({human_bytes(short)} short)",
         *_minimum_breakdown(p),
         _remedies(p),
@@ -149,7 +149,7 @@ def impossible_text(p: MemoryPlan) -> str:
 def forced_text(p: MemoryPlan) -> str:
     return "\n".join([
         f"RAM budget overridden (forced): the minimum configuration needs {human_bytes(p.total)}, "
-        f"{human_bytes(p.over_budget_by)} over the {human_bytes(p.budget_bytes)} budget",
+        f"{human_bytes(p.over_budget_by)} over the {p.budget} budget",
         *_minimum_breakdown(p), "", execution_plan_text(p),
     ])
 
@@ -168,7 +168,7 @@ def _ledger_dict(ledger: MemLedger) -> dict[str, int]:
 def plan_dict(p: MemoryPlan) -> dict[str, Any]:
     """The `plan --json` payload: exact bytes, the eleven ledger lines, and the report text."""
     return {
-        "budget": p.budget_bytes,
+        "budget": p.budget.cli_bytes,
         "feasible": p.feasible,
         "overridden": p.overridden,
         "unlimited": p.unlimited,

@@ -64,13 +64,13 @@ def plan_banner(plan: MemoryPlan) -> PlanBanner:
         text = f"UNLIMITED — no budget: everything resident, estimated peak {peak} at ctx {plan.ctx:,}"
     elif outcome is PlanOutcome.OVERRIDDEN:
         text = (f"OVERRIDDEN — forced: the minimum configuration needs {peak}, "
-                f"{human_bytes(plan.over_budget_by)} over the {human_bytes(plan.budget_bytes)} budget")
+                f"{human_bytes(plan.over_budget_by)} over the {plan.budget} budget")
     elif outcome is PlanOutcome.FEASIBLE:
-        text = (f"FEASIBLE — estimated peak {peak}, headroom {human_bytes(plan.budget_bytes - plan.total)} "
-                f"under the {human_bytes(plan.budget_bytes)} budget at ctx {plan.ctx:,}")
+        text = (f"FEASIBLE — estimated peak {peak}, headroom {human_bytes(plan.headroom)} "
+                f"under the {plan.budget} budget at ctx {plan.ctx:,}")
     else:
         lines = ", ".join(f"{line_name(name)} {human_bytes(n)}" for name, n in biggest_lines(plan.minimum_ledger))
-        text = (f"IMPOSSIBLE — requested {human_bytes(plan.budget_bytes)}, minimum required "
+        text = (f"IMPOSSIBLE — requested {plan.budget}, minimum required "
                 f"{human_bytes(plan.minimum_required)}; biggest lines: {lines}")
     return PlanBanner(BannerState(outcome), text)
 

@@ -164,7 +164,7 @@ def ladder_dict(ladder: QuantLadder) -> dict[str, Any]:
         "ctx": ladder.ctx,
         "kv_type": ladder.request.kv_type.value,
         "imatrix": ladder.request.imatrix,
-        "budget_bytes": None if budget is None else budget.budget_bytes,
+        "budget_bytes": None if budget is None else budget.budget.cli_bytes,
         "machine": snapshot_dict(ladder.snapshot),
         "best_fit": ladder.best,
         "best_fit_reason": ladder.best_reason,
@@ -250,7 +250,7 @@ def ladder_text(ladder: QuantLadder) -> str:
         f"Every row is {PRICED_LABEL}: its size is the file llama-quantize ({QUANT_RULES_SOURCE}) would write "
         f"from {ladder.source.file_type_name or 'this file'}'s tensor shapes; the full load is an admission "
         f"estimate at ctx {ladder.ctx:,}"
-        + ("" if budget is None else f"; the budget plan is at {human_bytes(budget.budget_bytes)}") + ".",
+        + ("" if budget is None else f"; the budget plan is at {budget.budget}") + ".",
         speed_footnote(ladder),
         "",
         snapshot_text(ladder.snapshot),

@@ -30,6 +30,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QApplication
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -107,12 +108,17 @@ def open_window(options: argparse.Namespace, settings: QSettings | None = None,
     if options.budget is not None or options.ctx is not None:
         def first_load() -> None:
             window.modelLoaded.disconnect(first_load)
-            window.apply_request(options.budget, options.ctx)
+            window.apply_request(launch_budget(options), options.ctx)
 
         window.modelLoaded.connect(first_load)
     window.show()
     window.open_path(options.file)
     return explorer
+
+
+def launch_budget(options: argparse.Namespace) -> Budget | None:
+    """`--budget SIZE` as the launcher read it (0 = unlimited), or None when not given."""
+    return None if options.budget is None else Budget.from_cli(options.budget)
 
 
 def log_uncaught(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
@@ -195,7 +201,7 @@ def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
         return failure[0] if failure else "the model did not load in time"
     _wait_for(lambda: window.snapshot() is not None, (window.hardwareProbed,))
     _wait_for(window.bandwidths_measured, (window.bandwidthsMeasured,))
-    window.apply_request(options.budget, options.ctx)
+    window.apply_request(launch_budget(options), options.ctx)
     error = prepare_view(window, explorer.whatif, options.view, options.compare, _wait_for)
     if error:
         return error

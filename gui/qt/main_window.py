@@ -36,6 +36,7 @@ from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgressBar, QVBoxLayout, QWidget
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
 from gguf_budget.core.explorer.full_load import FullLoad
@@ -157,7 +158,8 @@ class MainWindow(QMainWindow):
     @staticmethod
     def _state_from(saved: ExplorerSettings) -> ExplorerState:
         return ExplorerState(
-            budget_bytes=saved.budget_bytes or 1, unlimited=saved.unlimited, ctx=saved.ctx, ctx_cap=saved.ctx_cap,
+            budget=Budget.unlimited() if saved.unlimited else Budget.of(saved.budget_bytes or 1), ctx=saved.ctx,
+            ctx_cap=saved.ctx_cap,
             prefer=CtxPolicy(saved.prefer), n_buffers=saved.n_buffers, head_mode=HeadMode(saved.head_mode),
             kv_type=KVType(saved.kv_type), force=saved.force, slow_below_tok_s=saved.slow_below_tok_s,
             bandwidths=with_typed(Bandwidths(), saved.ram_bw, saved.disk_bw, saved.vram_bw),
@@ -235,13 +237,13 @@ class MainWindow(QMainWindow):
         """The plan on screen (None before a model is planned, or when it is refused)."""
         return self._view.plan
 
-    def apply_request(self, budget_bytes: int | None = None, ctx: int | None = None) -> None:
-        """Set the budget (0 = unlimited) and/or an exact ctx as if typed, and replan now."""
+    def apply_request(self, budget: Budget | None = None, ctx: int | None = None) -> None:
+        """Set the budget and/or an exact ctx as if typed, and replan now."""
         state = self._state
-        if budget_bytes is not None:
-            state = replace(state, budget_bytes=budget_bytes or state.budget_bytes, unlimited=budget_bytes == 0)
+        if budget is not None:
+            state = replace(state, budget=budget)
             self._budget_chosen = self._budget_settled = True
-            self.body.plan.budget.set_budget(state.budget_bytes, state.unlimited)
+            self._show_budget(budget)
         if ctx is not None:
             state = replace(state, ctx=ctx)
             self.body.plan.context.set_request(ctx, state.ctx_cap, state.prefer)
@@ -297,7 +299,8 @@ class MainWindow(QMainWindow):
         s = self._state
         typed = self.body.hardware.bandwidths.typed()
         return ExplorerSettings(
-            budget_bytes=s.budget_bytes if self._budget_chosen else None, unlimited=s.unlimited, ctx=s.ctx,
+            budget_bytes=self.body.plan.budget.exact_bytes() if self._budget_chosen else None,
+            unlimited=s.budget.is_unlimited, ctx=s.ctx,
             ctx_cap=s.ctx_cap, prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self._head_choice.value,
             kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed["ram"],
             disk_bw=typed["disk"], vram_bw=typed["vram"], recent=self._saved.recent,
@@ -366,10 +369,11 @@ class MainWindow(QMainWindow):
         if self._budget_settled or view.thresholds is None or view.budget_span is None:
             return state, view
         self._budget_settled = True
-        if self._budget_chosen and view.budget_span.holds(state.budget_bytes):
+        limit = self.body.plan.budget.exact_bytes()
+        if self._budget_chosen and view.budget_span.holds(limit):
             return state, view
         self._budget_chosen = True  # the first budget on screen is remembered as if chosen
-        state = replace(state, budget_bytes=initial_budget(view.thresholds))
+        state = replace(state, budget=Budget.of(initial_budget(view.thresholds)))
         return state, derive(state, view)
 
     def _with_model(self, spec: ModelSpec) -> tuple[ExplorerState, ExplorerView]:
@@ -396,7 +400,7 @@ class MainWindow(QMainWindow):
         self.body.knobs.show_head_mode(state.head_mode)  # first: set_tied then changes nothing the user chose
         self.body.knobs.set_tied(spec.tied_embeddings)
         self.body.hardware.set_layer_count(spec.n_layer)
-        self.body.plan.budget.set_budget(state.budget_bytes, state.unlimited)
+        self._show_budget(state.budget)
         self._state, self._view = state, view
         self._saved = replace(self._saved, recent=with_recent(self._saved.recent, reopen_name(spec.path)))
         self.file_menu.set_recent(self._saved.recent)
@@ -421,11 +425,11 @@ class MainWindow(QMainWindow):
     def _controls_changed(self) -> None:
         """Rule 1: the budget, ctx and knob controls as they are now, into the state; replan soon (Rule 2)."""
         budget, context = self.body.plan.budget, self.body.plan.context
-        if budget.exact_bytes() and budget.exact_bytes() != self._state.budget_bytes:
+        chosen = budget.budget() or self._state.budget
+        if chosen != self._state.budget:
             self._budget_chosen = self._budget_settled = True
         self._state = replace(
-            self._state, budget_bytes=budget.exact_bytes() or self._state.budget_bytes,
-            unlimited=budget.unlimited.isChecked(), ctx=context.requested_ctx(), ctx_cap=context.requested_cap(),
+            self._state, budget=chosen, ctx=context.requested_ctx(), ctx_cap=context.requested_cap(),
             prefer=context.policy(), **self.body.knobs.values(),
         )
         model = self._state.model
@@ -475,11 +479,15 @@ class MainWindow(QMainWindow):
         if self._state.model is None:
             return
         self.recompute_count += 1
-        before = self._state.budget_bytes
+        before = self._state.budget
         self._state, self._view = self._settled_budget(self._state, derive(self._state, self._view))
-        if self._state.budget_bytes != before:
-            self.body.plan.budget.set_budget(self._state.budget_bytes, self._state.unlimited)
+        if self._state.budget != before:
+            self._show_budget(self._state.budget)
         self._show(self._view)
+
+    def _show_budget(self, budget: Budget) -> None:
+        control = self.body.plan.budget
+        control.set_budget(control.exact_bytes() if budget.limit is None else budget.limit, budget.is_unlimited)
 
     def _show(self, view: ExplorerView) -> None:
         """Draw `view`: nothing here computes a number (Rule 1)."""

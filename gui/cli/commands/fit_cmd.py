@@ -19,7 +19,9 @@ from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.fit_report import fit_dict, fit_text, verdict_text
 from gguf_budget.core.views.speed_view import prefill_keys, speed_dict, speed_text
-from gguf_budget.core.fit.types import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, FitEstimate, Reserves
+from gguf_budget.core.fit.types import FitEstimate, Reserves
+from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE
+from gguf_budget.core.units import human_bytes
 from gguf_budget.core.machine.snapshot import (
     GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
 )
@@ -76,9 +78,9 @@ def add_machine_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"hypothetical GPUs of that size, {GPU_COUNT.text} (default 1)")
     p.add_argument("--no-gpu", action="store_true", help="plan for the host only")
     p.add_argument("--host-reserve", type=memory, default=DEFAULT_HOST_RESERVE, metavar="SIZE",
-                   help="host RAM kept back (default 6GiB)")
+                   help=f"host RAM kept back (default {human_bytes(DEFAULT_HOST_RESERVE)})")
     p.add_argument("--gpu-reserve", type=memory, default=DEFAULT_GPU_RESERVE, metavar="SIZE",
-                   help="memory kept back on the first GPU (default 1.5GiB)")
+                   help=f"memory kept back on the first GPU (default {human_bytes(DEFAULT_GPU_RESERVE)})")
     p.add_argument("--gpu-reserves", type=sizes_arg, metavar="SIZE,SIZE,…",
                    help="memory kept back on GPU 0, 1, … (replaces --gpu-reserve for the GPUs it names)")
     p.add_argument("--preset", metavar="NAME[,NAME…]",

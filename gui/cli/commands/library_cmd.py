@@ -17,7 +17,10 @@ from typing import Callable
 from functools import partial
 from pathlib import Path
 
-from gguf_budget.core.fit.types import DEFAULT_HOST_RESERVE
+from gguf_budget.core.units import human_bytes
+from gguf_budget.core.plan.budget import Budget
+from gguf_budget.core.machine.usable import DEFAULT_HOST_RESERVE, usable_ram
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.library import config
 from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess, assessment_key
 from gguf_budget.core.library.scan import Scan, scan
@@ -41,6 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host-available", type=ranged(MEMORY), metavar="SIZE",
                    help=f"hypothetical free host RAM, {MEMORY.text}")
     p.add_argument("--no-gpu", action="store_true", help="judge the full load for the host only")
+    p.add_argument("--host-reserve", type=ranged(MEMORY), default=DEFAULT_HOST_RESERVE, metavar="SIZE",
+                   help=f"host RAM kept back (default {human_bytes(DEFAULT_HOST_RESERVE)})")
     p.add_argument("--preset", metavar="NAME[,NAME…]", help="a hypothetical machine from the preset table, as for fit")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(gpu_total=None, gpu_free=None, gpu_count=None)
@@ -58,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--add: not a folder: {folder}")
         change(folder)
     snapshot = machine(args)
-    budget = args.budget if args.budget is not None else max(snapshot.host_available - DEFAULT_HOST_RESERVE, 1)
-    settings = LibrarySettings(snapshot, budget, args.ctx_cap)
+    settings = LibrarySettings(snapshot, _budget(args, snapshot), args.ctx_cap)
     roots = store_roots(Path.home(), os.environ, config.read_folders())
     result: Scan[Assessment] = scan(roots, partial(assess, settings=settings), progress=_progress(args.json),
                                     assess_key=assessment_key(settings))
@@ -68,6 +72,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         say(library_text(result, settings))
     return 0
+
+
+def _budget(args: argparse.Namespace, snapshot: HardwareSnapshot) -> Budget:
+    """The typed budget, else this machine's usable RAM (`core.machine.usable`)."""
+    if args.budget is not None:
+        return Budget.from_cli(args.budget)
+    usable = usable_ram(snapshot, args.host_reserve)
+    if not usable:
+        raise CommandError("this machine has no usable RAM to plan with (its RAM could not be read, or the "
+                           "host reserve takes it all); give --budget SIZE")
+    return Budget.of(usable)
 
 
 def _progress(quiet: bool) -> Callable[[int, int], None]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import HEAD_MODES, BudgetRequest, RequestError, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.machine.probe import probe_hardware
@@ -59,16 +60,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_format_argument(p)
 
 
-def request_from(args: argparse.Namespace, budget: int, force: bool = False) -> BudgetRequest:
+def request_from(args: argparse.Namespace, budget: Budget, force: bool = False) -> BudgetRequest:
     """The request the flags describe (a RequestError when they are out of bounds)."""
-    return BudgetRequest(budget_bytes=budget, ctx=args.ctx, ctx_cap=args.ctx_cap, n_buffers=args.buffers,
+    return BudgetRequest(budget=budget, ctx=args.ctx, ctx_cap=args.ctx_cap, n_buffers=args.buffers,
                          head_mode=args.head, kv_type=args.kv_type, force=force, prefer=CtxPolicy(args.prefer))
 
 
-def _budget(args: argparse.Namespace) -> int:
+def _budget(args: argparse.Namespace) -> Budget:
     """The typed budget, or this machine's usable RAM, said where the output goes (the module's rule)."""
     if args.budget is not None:
-        return int(args.budget)
+        return Budget.from_cli(args.budget)
     try:
         usable = machine_budget(probe_hardware())
     except RequestError as e:
@@ -76,7 +77,7 @@ def _budget(args: argparse.Namespace) -> int:
     if usable.budget == 0:
         raise CommandError(f"{usable.text()}: nothing left to plan with; give --budget SIZE")
     (complain if args.json or args.format == "json" else say)(usable.text())
-    return usable.budget
+    return Budget.of(usable.budget)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -50,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _request(args: argparse.Namespace) -> LadderRequest:
-    budget = None if args.budget is None else BudgetRequest(budget_bytes=args.budget, kv_type=KVType(args.kv_type))
+    budget = None if args.budget is None else BudgetRequest(budget=Budget.from_cli(args.budget), kv_type=KVType(args.kv_type))
     return LadderRequest(args.ctx, KVType(args.kv_type), Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), budget,
                          imatrix=not args.no_imatrix, prompt_tokens=args.prompt_tokens)
 

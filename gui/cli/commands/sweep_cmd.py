@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import RequestError, automatic_range, budget_range, sweep_budgets, sweep_dict, sweep_text
 from gguf_budget.core.speed.sweep import with_speeds
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if listed_catalogue(args):
         return 0
     spec = chosen_model(args).spec
-    request = request_from(args, budget=0)
+    request = request_from(args, budget=Budget.unlimited())
     budgets = args.budgets or budget_range(automatic_range(spec, request))
     result = sweep_budgets(spec, budgets, request)
     bandwidths, notes = bandwidths_from(args, spec, PLAN_TIERS)

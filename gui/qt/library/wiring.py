@@ -3,7 +3,7 @@
 Rule 1: `install_library(host)` is called by the composition root; it talks to the window only
         through `LibraryHost` (open a path, the request and machine on screen, docks, the File
         menu, the status bar) and never imports the window.
-Rule 2: the library judges models with the window's budget (unlimited: usable RAM) and probed or
+Rule 2: the library judges models with the window's budget and probed or
         hypothetical machine at the moment of the scan; File ▸ Library… shows the dock and scans
         the first time.
 Rule 3: Open URL reads the header over HTTP off the GUI thread (`core.remote`), with a progress
@@ -25,7 +25,6 @@ from PySide6.QtWidgets import QDockWidget, QInputDialog, QProgressDialog, QWidge
 
 from gguf_budget.core import BudgetRequest, ModelSpec
 from gguf_budget.core.errors import RemoteError
-from gguf_budget.core.fit.types import DEFAULT_HOST_RESERVE
 from gguf_budget.core.library.assess import LibrarySettings
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
@@ -85,8 +84,7 @@ def library_settings(host: LibraryHost) -> LibrarySettings | None:
     machine = host.snapshot()
     if machine is None:
         return None
-    budget = host.request().budget_bytes or max(machine.host_available - DEFAULT_HOST_RESERVE, 1)
-    return LibrarySettings(machine, budget)
+    return LibrarySettings(machine, host.request().budget)
 
 
 class UrlOpener:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QCheckBox, QGridLayout, QLabel, QLineEdit, QSizePolicy, QSlider, QStyle, QStyleOptionSlider, QWidget,
 )
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.explorer.budget_span import Span
 from gguf_budget.core.ranges import BUDGET
 from gguf_budget.core.units import binary_unit_note, human_bytes
@@ -119,9 +120,11 @@ class BudgetControl(QWidget):
         self.edit.editingFinished.connect(self._typed)
         self.unlimited.toggled.connect(self._toggled)
 
-    def budget_bytes(self) -> int:
-        """The budget for the request: 0 when unlimited."""
-        return 0 if self.unlimited.isChecked() else self._bytes
+    def budget(self) -> Budget | None:
+        """The budget the person set; None before any (no model yet)."""
+        if self.unlimited.isChecked():
+            return Budget.unlimited()
+        return Budget.of(self._bytes) if self._bytes else None
 
     def exact_bytes(self) -> int:
         """The budget last set, even while "unlimited" is on."""

@@ -92,7 +92,7 @@ class PlanPanel(QWidget):
         self.pinned.setText(view.pinned_caption)
         self.strip.set_layers(model.layer_bytes, plan.n_pinned)
         self._plan_columns = [(PLAN_COLUMN, plan.ledger.items()), (MINIMUM_COLUMN, plan.minimum_ledger.items())]
-        self._lines = (None if plan.unlimited else plan.budget_bytes, plan.minimum_required)
+        self._lines = (plan.budget.limit, plan.minimum_required)
         self._draw_chart()
         self.report.set_text(view.report)
 

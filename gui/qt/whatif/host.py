@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
 from gguf_budget.core import BudgetRequest, MemoryPlan, ModelSpec
 from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.speed.estimate import SpeedEstimate
 
 
@@ -66,7 +67,7 @@ class WhatIfHost(Protocol):
 
     def request(self) -> BudgetRequest: ...
 
-    def apply_request(self, budget_bytes: int | None = None, ctx: int | None = None) -> None: ...
+    def apply_request(self, budget: Budget | None = None, ctx: int | None = None) -> None: ...
 
     def open_path(self, path: str) -> None: ...
 

@@ -22,6 +22,7 @@ from dataclasses import replace
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import (
     BudgetError, BudgetRequest, ModelSpec, SweepResult, automatic_range, budget_range, sweep_budgets,
 )
@@ -37,7 +38,7 @@ MARK_INTERVAL_MS = 100
 
 def sweep_key(request: BudgetRequest) -> BudgetRequest:
     """The part of a request a sweep depends on (Rule 2)."""
-    return replace(request, budget_bytes=0, force=False)
+    return replace(request, budget=Budget.unlimited(), force=False)
 
 
 class SweepView(QWidget):
@@ -101,7 +102,7 @@ class SweepView(QWidget):
     def set_model(self, model: ModelSpec, request: BudgetRequest) -> None:
         """A new model: default range, sweep at once."""
         self._model, self._request, self._custom_range = model, sweep_key(request), False
-        self._mark = None if request.unlimited else request.budget_bytes
+        self._mark = request.budget.limit
         self.chart.show_result(None)
         self.run()
 
@@ -111,7 +112,7 @@ class SweepView(QWidget):
         key = sweep_key(request)
         if self._model is not None and (key != self._request or self._speed != self._swept_speed):
             self._request = key
-            self._mark = None if request.unlimited else request.budget_bytes
+            self._mark = request.budget.limit
             self.run()
 
     def set_speed(self, speed: SweepSpeed | None) -> None:

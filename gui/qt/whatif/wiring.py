@@ -24,6 +24,7 @@ from typing import Callable
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, ModelSpec, load_model
 from gguf_budget.core.safe_text import safe_text
 
@@ -102,7 +103,7 @@ class _Follower(QObject):
             return
         request = self._host.request()
         if self._is_swept(model, request):
-            self._sweep.set_budget(None if request.unlimited else request.budget_bytes)
+            self._sweep.set_budget(request.budget.limit)
         elif shows(self._sweep_dock):
             self._sweep.invalidate("The controls changed; the sweep follows when they settle…")
             self.timer.start()
@@ -126,7 +127,7 @@ class _Follower(QObject):
         else:
             self._sweep.set_request(request)
         self._swept = (model, sweep_key(request), speed)
-        self._sweep.set_budget(None if request.unlimited else request.budget_bytes)
+        self._sweep.set_budget(request.budget.limit)
 
     def _sweep_visibility(self, shown: bool) -> None:
         """A sweep dock that comes into view catches up at once."""
@@ -154,7 +155,7 @@ def install_whatif(host: WhatIfHost, compare_backend: Callable[[str], ModelSpec]
     host.add_docks((sweep_dock, compare_dock), DOCK_HEIGHT)
     follower = _Follower(host, sweep, compare, sweep_dock, compare_dock)
     host.planChanged.connect(follower.follow)
-    sweep.budgetPicked.connect(lambda budget: host.apply_request(budget_bytes=budget))
+    sweep.budgetPicked.connect(lambda budget: host.apply_request(budget=Budget.of(budget)))
     catalogue = CatalogueMenu(host.open_path, window)
     export = ExportMenu(ExportSources(host.current_plan, host.current_model, host.ledger_chart,
                                       sweep.result, lambda: sweep.chart, host.current_speed), window)
