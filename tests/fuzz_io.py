@@ -43,6 +43,7 @@ from gguf_factory import write_gguf
 from hostile_headers import BASE, INTERESTING_INTS, MOE_BASE
 from recorded_models import LOGS, model_of, write_recorded_models
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, hypothetical_machine
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import MAX_LINE_CHARS, parse_llamacpp_log
@@ -205,7 +206,7 @@ def run_header(seed: int, c: Context) -> Outcome:
     def go() -> Outcome:
         try:
             spec = load_model(path)
-            plan_memory(spec, BudgetRequest(budget_bytes=rng.choice((0, 1 << 30, 1 << 20))))
+            plan_memory(spec, BudgetRequest(budget=Budget.from_cli(rng.choice((0, 1 << 30, 1 << 20)))))
             estimate_fit(spec, MACHINE, FitRequest())
         finally:
             path.unlink()
@@ -303,7 +304,7 @@ def _app_settings_text(folder: Path) -> str:
     _qt_app = QApplication.instance() or QApplication([])  # noqa: F841 - lives as long as the worker
     path = folder / "app.conf"
     store = QSettings(str(path), QSettings.Format.IniFormat)
-    save_settings(store, ExplorerSettings(budget_bytes=3 << 30, ctx=8192, ctx_cap=32768, head_mode="stream",
+    save_settings(store, ExplorerSettings(budget=Budget.of(3 << 30), ctx=8192, ctx_cap=32768, head_mode="stream",
                                           ram_bw=20 << 30, recent=("/m/a.gguf", '/m/b, "c".gguf', "/m/é.gguf")))
     save_geometry(store, QWidget())
     store.setValue("measure/llama_path", "/opt/llama")

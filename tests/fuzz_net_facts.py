@@ -41,6 +41,7 @@ from gguf.constants import GGUFValueType as V
 from gguf_factory import ArchDesc, write_gguf
 from hostile_headers import BASE, FACT_KEYS, INTERESTING_INTS, MOE_BASE, PER_LAYER_KEYS, Value, encode_kv
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetError, BudgetRequest, FitRequest, PlanError, estimate_fit, hypothetical_machine
 from gguf_budget.core.library.assess import LibrarySettings, assess
 from gguf_budget.core.model.loader import load_model
@@ -430,7 +431,7 @@ def facts_header(seed: int, folder: Path) -> tuple[Path, ArchDesc]:
 def exercise(spec: object, ladder: bool) -> None:
     """What `fit`, `plan`, `library` (and `quants`) do with a model that loaded."""
     estimate_fit(spec, MACHINE, FitRequest())  # type: ignore[arg-type]
-    for request in (BudgetRequest(GIB), BudgetRequest(0), BudgetRequest(1 << 20, ctx=4096)):
+    for request in (BudgetRequest(budget=Budget.of(GIB)), BudgetRequest(budget=Budget.unlimited()), BudgetRequest(budget=Budget.of(1 << 20), ctx=4096)):
         try:
             plan_memory(spec, request)  # type: ignore[arg-type]
         except PlanError:

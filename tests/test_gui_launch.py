@@ -13,7 +13,6 @@ from PySide6.QtCore import QPoint, QThreadPool
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QWidget
 
-from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import load_model
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import no_display, parse_launch_args

@@ -78,7 +78,7 @@ def test_slow_means_slow_with_every_layer_pinned_and_the_banner_says_it_is_the_b
     """Pinned but under the threshold: amber, on the real banner, naming the RAM bandwidth, not streaming."""
     window = make_window(probe_backend=machine_32g)
     open_model(qtbot, window, LLAMA8B)
-    window.apply_request(budget_bytes=6 * GIB)
+    window.apply_request(budget=Budget.of(6 * GIB))
     settle(qtbot, window)
     speed, banner = window.current_speed(), child(window, "banner")
     assert window.current_plan().n_pinned == 32 and speed.bytes.stream == 0
@@ -243,7 +243,7 @@ def test_a_gpus_own_bandwidth_is_the_vram_figure_the_editor_shows(qtbot, make_wi
 def test_the_prompt_length_is_a_control_and_the_side_panel_gives_the_first_token(qtbot, make_window):
     window = make_window(probe_backend=machine_32g)
     open_model(qtbot, window, LLAMA8B)
-    window.apply_request(budget_bytes=6 * GIB)
+    window.apply_request(budget=Budget.of(6 * GIB))
     settle(qtbot, window)
     decode = child(window, "fitDecode")
     assert "for a 1,000-token prompt" in decode.text() and decode.text().startswith("decode ≈ ")
