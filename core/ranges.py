@@ -9,7 +9,7 @@ Rule 2: the highs lie far above any real machine or model (a 1 PiB budget, 16M t
         quick: a slider in MiB fits Qt's 32-bit int, a float never overflows, a loop over GPUs
         ends at once.
 Rule 3: sizes are read by `units.parse_size` (512M, 1.5G, 2GiB, bytes) and shown by
-        `units.human_bytes`; counts are plain decimal integers.
+        `units.human_bytes`; counts by `units.parse_count` (8192, 8,192, 8_192; tokens also 8k).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.units import human_bytes, parse_size
+from gguf_budget.core.units import human_bytes, parse_count, parse_size
 
 PIB = 1 << 50
 
@@ -49,14 +49,10 @@ class Range:
         return value
 
     def parse(self, text: str) -> int:
-        """Read a typed value (a size for byte ranges, else a whole number) and check it."""
+        """Read a typed value (a size for byte ranges, else a whole number, `8,192` or for tokens `8k`) and check it."""
         if self.unit == "bytes":
             return self.check(parse_size(text))
-        try:
-            value = int(text.strip())
-        except ValueError:
-            raise RequestError(f"{self.what} must be a whole number {self.text}, got {_shown(text)}") from None
-        return self.check(value)
+        return self.check(parse_count(text, self.what, thousands=self.unit == "tokens"))
 
 
 def _shown(value: object) -> str:

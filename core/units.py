@@ -42,6 +42,21 @@ def human_bandwidth(bytes_per_s: int | None) -> str:
     return f"{bytes_per_s / 1e9:.0f} GB/s" if bytes_per_s >= 10**10 else f"{bytes_per_s / 1e9:.1f} GB/s"
 
 
+_COUNT = re.compile(r"^\s*(-?)(\d{1,3}(?:[,_ ]\d{3})+|\d+)\s*(k?)\s*$", re.IGNORECASE)
+MAX_COUNT_DIGITS = 4000  # under Python's int-from-text limit (4300 digits); a range check follows anyway
+
+
+def parse_count(text: str, what: str = "a number", thousands: bool = False) -> int:
+    """'8192', '8,192', '8_192', '8 192' → 8192; with `thousands`, '8k'/'128K' → ×1024 (a ctx). RequestError else."""
+    m = _COUNT.match(text or "")
+    digits = m.group(2) if m else ""
+    if not m or (m.group(3) and not thousands) or len(digits) > MAX_COUNT_DIGITS:
+        unit = ", or a number of K such as 8k" if thousands else ""
+        raise RequestError(f"{what} must be a whole number (digits, 8,192 or 8_192{unit}), got {text[:24]!r}")
+    value = int(re.sub(r"[,_ ]", "", digits)) * (1024 if m.group(3) else 1)
+    return -value if m.group(1) else value
+
+
 def parse_size_list(text: str) -> tuple[int, ...]:
     """'1.5G,0,512M' → bytes each (a size per device, in order); ValueError naming the bad one."""
     return tuple(parse_size(part) for part in text.split(","))

@@ -304,7 +304,7 @@ def _app_settings_text(folder: Path) -> str:
     _qt_app = QApplication.instance() or QApplication([])  # noqa: F841 - lives as long as the worker
     path = folder / "app.conf"
     store = QSettings(str(path), QSettings.Format.IniFormat)
-    save_settings(store, ExplorerSettings(budget=Budget.of(3 << 30), ctx=8192, ctx_cap=32768, head_mode="stream",
+    save_settings(store, ExplorerSettings(budget_bytes=3 << 30, ctx=8192, ctx_cap=32768, head_mode="stream",
                                           ram_bw=20 << 30, recent=("/m/a.gguf", '/m/b, "c".gguf', "/m/é.gguf")))
     save_geometry(store, QWidget())
     store.setValue("measure/llama_path", "/opt/llama")

@@ -436,7 +436,7 @@ def exercise(spec: object, ladder: bool) -> None:
             plan_memory(spec, request)  # type: ignore[arg-type]
         except PlanError:
             pass
-    assess(spec, LibrarySettings(MACHINE, 8 * GIB))  # type: ignore[arg-type]
+    assess(spec, LibrarySettings(MACHINE, Budget.of(8 * GIB)))
     if ladder:
         quant_ladder(spec, MACHINE)  # type: ignore[arg-type]
 

@@ -54,7 +54,7 @@ def test_the_span_ignores_ctx_knobs_and_budget_and_holds_every_minimum(write, da
     span = derive(state).budget_span
     assert span == budget_span(model, total) == derive(ExplorerState(model=model, machine=state.machine)).budget_span
     assert span.low < budget_thresholds(model, state.request())[0]
-    assert span.high >= max(total or 0, budget_thresholds(model, widest_request(model))[1])
+    assert span.high >= max(total or 0, budget_thresholds(model, widest_request())[1])
     assert span.low % MiB == span.high % MiB == span.step % MiB == 0 and span.step // MiB in ROUND
 
 
@@ -73,7 +73,7 @@ def test_the_arrow_step_is_model_sized_on_any_machine(write, desc, total_gib):
     """A small model on a big machine is not one or two arrow presses from zero to all pinned."""
     model = write(desc)
     span = budget_span(model, total_gib * GiB)
-    all_pinned = budget_thresholds(model, widest_request(model))[1]
+    all_pinned = budget_thresholds(model, widest_request())[1]
     assert span.step == MiB or all_pinned / span.step >= 200
 
 

@@ -9,6 +9,7 @@ import sys
 
 import psutil
 import pytest
+from command_parse import parse_llama_server
 from gguf_factory import ArchDesc
 
 from gguf_budget.core import load_model
@@ -151,3 +152,36 @@ def test_bad_values_are_refused_by_the_parser(gguf_file, capsys, flags):
 def test_fit_of_a_missing_file_exits_2(tmp_path, capsys):
     assert main(["fit", str(tmp_path / "nope.gguf"), "--host-available", "1G", "--no-gpu"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_fit_without_ctx_answers_as_llama_cpps_default_fit_and_prints_a_command_that_fits(capsys):
+    """#20's first counterexample: on 22 GiB the trained 131,072 of Llama-3.1-8B does not fit, llama.cpp's default
+    fit shrinks the context instead of giving up — so `fit` says "fits" at the largest ctx ≥ 4096 that does, and
+    the command it prints carries that ctx."""
+    args = ["fit", "--catalog", "llama-3.1-8b-instruct", "--host-available", "22G", "--no-gpu", "--no-measure"]
+    assert main([*args, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "cpu_only" and d["ctx_reason"] == "shrunk" and 4096 <= d["ctx"] < 131_072
+    assert d["ctx"] % 256 == 0 and d["command"]["argv"][d["command"]["argv"].index("-c") + 1] == str(d["ctx"])
+    assert main([*args, "--ctx", str(d["ctx"] + 256), "--json"]) == 3  # one step more does not fit
+    capsys.readouterr()
+    assert main([*args, "--print-command"]) == 0
+    printed = parse_llama_server(capsys.readouterr().out.strip())
+    assert printed.ctx == d["ctx"] and printed.gpu_layers == 0
+    assert main(args) == 0
+    assert (f"Verdict     fits CPU-only — everything in host RAM (slowest) at ctx {d['ctx']:,} (the trained 131,072 "
+            "does not fit)") in capsys.readouterr().out
+
+
+def test_when_nothing_fits_fit_says_why_exits_3_and_prints_no_command(capsys):
+    args = ["fit", "--catalog", "llama-3.1-8b-instruct", "--host-available", "4G", "--no-gpu", "--no-measure"]
+    assert main([*args, "--print-command"]) == 3
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "no command to print — does not fit — host short by" in err and "at ctx 4,096 (the least" in err
+    assert main([*args, "--json"]) == 3
+    d = json.loads(capsys.readouterr().out)
+    assert (d["verdict"], d["ctx"], d["ctx_reason"], d["command"]) == ("does_not_fit", 4096, "floor", None)
+    assert main(args) == 3
+    text = capsys.readouterr().out
+    assert "Command" not in text and "llama-server -m" not in text

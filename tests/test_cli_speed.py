@@ -85,31 +85,36 @@ def test_bad_speed_options_exit_2(capsys, args):
     assert info.value.code == 2 and len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
-def test_fit_reports_the_largest_ctx_that_fits_and_its_estimate(capsys):
+def test_fit_without_ctx_shrinks_to_the_largest_that_fits_as_llama_cpp_does_and_says_so(capsys):
+    """The trained 131,072 does not fit 16 GiB − 6 GiB; llama.cpp's default fit lowers the context, so `fit` answers
+    with the largest multiple of 256 that fits (and an explicit ctx is judged exactly as asked)."""
     code, d = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure")
-    assert code == 3 and d["verdict"] == "does_not_fit" and d["ctx"] == 131_072
-    assert d["ctx_cap"] == 131_072 and d["max_ctx"] == 44_288 and d["max_ctx"] % 256 == 0
-    assert d["tok_s_estimate"] is None
-    code, fits = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure",
-                          "--ctx", str(d["max_ctx"]))
-    assert code == 0 and fits["verdict"] == "cpu_only"
-    assert fits["tok_s_estimate"]["bytes_per_token"]["vram"] == 0 and fits["tok_s_estimate"]["tok_s"] > 0
+    assert code == 0 and d["verdict"] == "cpu_only" and d["ctx"] == 44_288 and d["ctx"] % 256 == 0
+    assert (d["ctx_reason"], d["ctx_ceiling"], d["ctx_cap"], d["max_ctx"]) == ("shrunk", 131_072, None, 44_288)
+    assert d["tok_s_estimate"]["bytes_per_token"]["vram"] == 0 and d["tok_s_estimate"]["tok_s"] > 0
+    code, trained = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure",
+                             "--ctx", "131072")
+    assert code == 3 and trained["verdict"] == "does_not_fit" and trained["tok_s_estimate"] is None
+    assert trained["command"] is None and trained["max_ctx"] == 44_288
     _, over = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure",
-                       "--ctx", str(d["max_ctx"] + 256))
+                       "--ctx", str(d["ctx"] + 256))
     assert over["verdict"] == "does_not_fit"
 
 
-def test_fit_ctx_cap_is_the_default_ctx_and_bounds_the_search(capsys):
+def test_fit_ctx_cap_lowers_the_automatic_ctx_and_bounds_the_search(capsys):
     code, d = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure",
                        "--ctx-cap", "8192")
-    assert code == 0 and (d["ctx"], d["ctx_cap"], d["max_ctx"]) == (8192, 8192, 8192)
+    assert code == 0 and (d["ctx"], d["ctx_cap"], d["ctx_reason"], d["max_ctx"]) == (8192, 8192, "ceiling", 8192)
+    code, d = run_json(capsys, "fit", LLAMA8B, "--host-available", "64G", "--no-gpu", "--no-measure",
+                       "--ctx-cap", "1000000")
+    assert code == 0 and d["ctx"] == d["ctx_ceiling"] == 131_072  # a cap never raises it past the trained context
 
 
-def test_fit_text_names_the_largest_ctx(capsys):
+def test_fit_text_names_the_ctx_and_why(capsys):
     main(["fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure"])
     out = capsys.readouterr().out
+    assert "fits CPU-only — everything in host RAM (slowest) at ctx 44,288 (the trained 131,072 does not fit)" in out
     assert "Largest ctx that fits  44,288 tokens with 0 GPU layers" in out
-    assert "Speed estimate (full load): no estimate — the full load does not fit" in out
 
 
 def test_max_ctx_is_the_linear_scans_answer(model):

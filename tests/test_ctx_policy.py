@@ -16,11 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_planner_properties import Reference, arch_descs
 
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, load_model, plan_dict, plan_memory, plan_text
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.ledger import LedgerPrices
-from gguf_budget.core.plan.types import SPEED_FIRST_CTX, CtxPolicy, CtxReason, RingReason
+from gguf_budget.core.plan.types import CtxPolicy, CtxReason, RingReason
 
 GiB = 1 << 30
 
@@ -46,11 +47,11 @@ def test_8b_at_6_gib_pins_every_layer_at_the_largest_ctx_that_keeps_them(llama8b
 
 def test_8b_at_4_gib_holds_4096_and_pins_as_many_layers_as_fit(llama8b):
     p = plan(llama8b, 4 * GiB)
-    assert (p.ctx, p.ctx_reason) == (SPEED_FIRST_CTX, CtxReason.SPEED_HELD)
-    ctx_first_at_4096 = plan(llama8b, 4 * GiB, ctx=SPEED_FIRST_CTX, prefer=CtxPolicy.CONTEXT)
+    assert (p.ctx, p.ctx_reason) == (DEFAULT_CTX, CtxReason.SPEED_HELD)
+    ctx_first_at_4096 = plan(llama8b, 4 * GiB, ctx=DEFAULT_CTX, prefer=CtxPolicy.CONTEXT)
     assert 0 < p.n_pinned == ctx_first_at_4096.n_pinned < 32
     ctx_first = plan(llama8b, 4 * GiB, prefer=CtxPolicy.CONTEXT)
-    assert ctx_first.ctx > SPEED_FIRST_CTX and ctx_first.n_pinned < p.n_pinned
+    assert ctx_first.ctx > DEFAULT_CTX and ctx_first.n_pinned < p.n_pinned
     assert "held at 4096 of the 131072 cap" in plan_text(p)
 
 
@@ -69,8 +70,8 @@ def test_a_ctx_cap_bounds_both_policies(llama8b, prefer):
 
 def test_a_budget_too_small_for_4096_lowers_ctx_as_the_ctx_first_search_does(llama8b):
     p = plan(llama8b, 800 << 20)
-    assert p.feasible and p.ctx < SPEED_FIRST_CTX and p.ctx_reason is CtxReason.LOWERED
-    ctx_first = plan(llama8b, 800 << 20, ctx_cap=SPEED_FIRST_CTX, prefer=CtxPolicy.CONTEXT)
+    assert p.feasible and p.ctx < DEFAULT_CTX and p.ctx_reason is CtxReason.LOWERED
+    ctx_first = plan(llama8b, 800 << 20, ctx_cap=DEFAULT_CTX, prefer=CtxPolicy.CONTEXT)
     assert (p.ctx, p.n_pinned, p.stream_lm_head) == (ctx_first.ctx, ctx_first.n_pinned, ctx_first.stream_lm_head)
     assert "lowered from 4096 to fit the budget" in plan_text(p)
 
@@ -134,14 +135,14 @@ def write(tmp_path_factory):
 def speed_reference(ref: Reference, budget: int):
     """The ctx-first walk capped at 4096; if it pins every layer there, the highest ctx (steps of 128, then the top)
     at which every layer stays pinned with that head and no ring."""
-    capped = Reference(ref.m, replace(ref.r, ctx_cap=min(ref.top, SPEED_FIRST_CTX)))
+    capped = Reference(ref.m, replace(ref.r, ctx_cap=min(ref.top, DEFAULT_CTX)))
     best = capped.plan(budget)
     if best is None:
         return None
     (ctx, stream, nb, k), ledger = best
-    if ctx != SPEED_FIRST_CTX or k != ref.m.n_layer:
+    if ctx != DEFAULT_CTX or k != ref.m.n_layer:
         return best
-    for c in sorted({ref.top, *range(SPEED_FIRST_CTX + 128, ref.top, 128)}):
+    for c in sorted({ref.top, *range(DEFAULT_CTX + 128, ref.top, 128)}):
         grown = ref.ledger(c, stream, nb, k)
         if sum(grown.values()) <= budget:
             ctx, ledger = c, grown

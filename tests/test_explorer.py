@@ -11,6 +11,7 @@ from gguf_factory import ArchDesc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, hypothetical_machine, load_model, plan_memory, plan_text
 from gguf_budget.core.explorer.derive import derive, initial_budget
@@ -100,17 +101,15 @@ def test_an_explicit_ctx_is_planned_exactly_beyond_the_trained_context_too(model
         "100,000 tokens (as asked; beyond the trained 8,192)"
 
 
-def test_a_file_without_context_length_needs_a_cap_or_a_ctx_as_the_cli_says(model, gguf_file, capsys):
+def test_a_file_without_context_length_is_planned_at_the_default_ctx_as_the_cli_plans_it(model, gguf_file, capsys):
     desc = ArchDesc(n_layer=4, n_vocab=2048, omit=("llama.context_length",))
     spec = model(desc)
     assert spec.context_length is None
-    refused = derive(ExplorerState(model=spec, budget=Budget.of(GiB)))
+    view = derive(ExplorerState(model=spec, budget=Budget.of(GiB)))
     path = str(gguf_file(desc, "header_only", name="nolen.gguf"))
-    assert main(["plan", path, "--budget", "1G"]) == 2
-    cli = capsys.readouterr().err.strip()
-    assert cli == f"gguf-budget plan: {refused.error}"
-    assert refused.plan is None and refused.headline.state is BannerState.ERROR
-    assert refused.headline.text == f"CANNOT PLAN — {refused.error}"
+    assert main(["plan", path, "--budget", "1G", "--json", "--no-measure"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert view.plan is not None and cli["ctx"] == view.plan.ctx == DEFAULT_CTX == cli["ctx_cap"]
     assert derive(ExplorerState(model=spec, budget=Budget.of(GiB), ctx_cap=3000)).plan.ctx == 3000
     assert derive(ExplorerState(model=spec, budget=Budget.of(GiB), ctx=700)).plan.ctx == 700
 

@@ -22,6 +22,7 @@ from hostile_support import assert_one_line_exit_2, run_cli
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import FitRequest, GGUFFormatError, estimate_fit, hypothetical_machine, load_model
 from gguf_budget.core.library.assess import LibrarySettings, assess
 from gguf_budget.core.model.spec import ModelSpec
@@ -143,7 +144,7 @@ def everything(spec: ModelSpec) -> None:
     """What `fit`, `quants` and `library` do with a model that loaded."""
     estimate_fit(spec, MACHINE, FitRequest())
     quant_ladder(spec, MACHINE)
-    assess(spec, LibrarySettings(MACHINE, 8 * GIB))
+    assess(spec, LibrarySettings(MACHINE, Budget.of(8 * GIB)))
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from gguf_factory import ArchDesc
 from gui_support import GIB, LLAMA70B, child, open_model
 from PySide6.QtGui import QGuiApplication
 
-from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.auto_ctx import auto_fit
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.machine.snapshot import hypothetical_machine
@@ -18,8 +18,9 @@ MOE = ArchDesc(name="tiny-moe", arch="qwen2moe", n_layer=8, n_embd=256, n_ff=512
 
 
 def expected_fit(window, snapshot, **kw):
-    request = FitRequest(ctx=window.current_plan().ctx, kv_type=window.request().kv_type, **kw)
-    return estimate_fit(window.current_model(), snapshot, request)
+    """The full load `fit` gives for the window's model and knobs (no ctx asked: llama.cpp's default ctx)."""
+    request = FitRequest(kv_type=window.request().kv_type, **kw)
+    return auto_fit(window.current_model(), snapshot, request).fit
 
 
 def test_two_gpu_presets_get_a_bar_each_showing_their_layers(qtbot, make_window, write_model):

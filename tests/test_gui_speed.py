@@ -139,20 +139,17 @@ def test_a_typed_ctx_is_honoured_exactly_and_auto_comes_back(qtbot, make_window,
     assert window.current_plan() == auto_plan
 
 
-def test_a_file_without_context_length_is_refused_as_the_cli_says_until_a_cap_or_ctx(
+def test_a_file_without_context_length_is_planned_at_the_default_ctx_as_the_cli_plans_it(
         qtbot, make_window, gguf_file, capsys):
     path = gguf_file(NO_CONTEXT, "header_only", name="nolen.gguf")
     window = make_window()
     open_model(qtbot, window, path)
-    assert main(["plan", str(path), "--budget", "1G"]) == 2
-    cli = capsys.readouterr().err.strip().removeprefix("gguf-budget plan: ")
-    banner = child(window, "banner")
-    assert window.current_plan() is None and banner.property("state") == "error"
-    assert banner.text() == f"CANNOT PLAN — {cli}"
+    assert main(["plan", str(path), "--budget", "1G", "--json", "--no-measure"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    window.apply_request(budget=Budget.of(GIB))
+    assert (window.current_plan().ctx, window.current_plan().ctx_cap) == (cli["ctx"], cli["ctx_cap"]) == (4096, 4096)
     type_into(qtbot, window, "ctxCapEdit", "3000")
-    assert window.current_plan().ctx_cap == 3000 and banner.property("state") == "feasible"
-    type_into(qtbot, window, "ctxCapEdit", "")
-    assert window.current_plan() is None
+    assert window.current_plan().ctx_cap == 3000
     type_into(qtbot, window, "ctxEdit", "700")
     assert window.current_plan().ctx == 700
 

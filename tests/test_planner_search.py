@@ -11,6 +11,7 @@ import dataclasses
 import pytest
 from gguf_factory import ArchDesc
 
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, PlanError, budget_thresholds, plan_memory, plan_text
 
@@ -69,10 +70,12 @@ def test_a_ctx_cap_lowers_the_top_but_never_raises_it(model, cap, ctx):
     assert plan_memory(model(UNTIED), BudgetRequest(budget=Budget.of(MiB64), ctx_cap=cap)).ctx == ctx
 
 
-def test_unknown_context_length_needs_an_explicit_ctx_or_a_cap(model):
+def test_unknown_context_length_stops_auto_at_the_default_ctx_unless_capped_or_asked(model):
+    """`model.context` Rule 2: no trained context, the ceiling is the cap, else DEFAULT_CTX (said in the report)."""
     spec = dataclasses.replace(model(UNTIED), context_length=None)
-    with pytest.raises(PlanError, match="context_length"):
-        plan_memory(spec, BudgetRequest(budget=Budget.of(MiB64)))
+    plan = plan_memory(spec, BudgetRequest(budget=Budget.of(MiB64)))
+    assert (plan.ctx, plan.ctx_cap) == (DEFAULT_CTX, DEFAULT_CTX)
+    assert f"the file gives no trained context, so auto stops at {DEFAULT_CTX}" in plan_text(plan)
     assert plan_memory(spec, BudgetRequest(budget=Budget.of(MiB64), ctx_cap=700)).ctx == 700
     assert plan_memory(spec, BudgetRequest(budget=Budget.of(MiB64), ctx=300)).ctx == 300
 

@@ -7,6 +7,8 @@ from dataclasses import replace
 import pytest
 from gguf_factory import ArchDesc
 
+from gguf_budget.core.fit.auto_ctx import FitCtxReason
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, load_model
 from gguf_budget.core.explorer.derive import derive
@@ -20,7 +22,7 @@ from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.views.quant_ladder import (
-    DEFAULT_LADDER_CTX, FULLY_IN_RAM, FULLY_ON_GPU, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, LadderRequest, price_types,
+    FULLY_IN_RAM, FULLY_ON_GPU, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, LadderRequest, price_types,
     quant_ladder,
 )
 from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
@@ -51,7 +53,7 @@ def test_70b_on_a_24_gib_gpu_and_64_gib_ram_marks_a_best_fit_and_a_type_that_doe
     assert ladder70b.best == "IQ2_XXS" and ladder70b.best_reason == FULLY_ON_GPU
     assert ladder70b.row("IQ2_XXS").fit.verdict == FitVerdict.FITS_GPU
     assert {r.name for r in ladder70b.rows if r.fit.verdict == FitVerdict.DOES_NOT_FIT} == {"BF16", "F16"}
-    assert ladder70b.ctx == DEFAULT_LADDER_CTX
+    assert ladder70b.ctx is None and DEFAULT_CTX <= ladder70b.row("IQ2_XXS").ctx <= ladder70b.source.context_length
     assert ladder70b.row("Q4_K_M").is_source
 
 
@@ -97,10 +99,15 @@ def test_each_row_carries_its_budget_plan(llama70b):
     assert all(r.plan is not None and r.plan_error is None for r in ladder.rows)
 
 
-def test_the_ctx_defaults_to_4096_or_the_trained_context(model):
+def test_each_row_is_judged_at_the_ctx_fit_chooses_or_all_at_the_asked_one(model):
+    """One policy with `fit`: no ctx asked, each row's is llama.cpp's default (here the trained 2,048, which fits);
+    a ctx asked, every row is judged at it."""
     short = model(ArchDesc(context_length=2048))
-    assert quant_ladder(short, machine(64)).ctx == 2048
-    assert quant_ladder(short, machine(64), LadderRequest(ctx=1000)).ctx == 1000
+    auto = quant_ladder(short, machine(64))
+    assert auto.ctx is None and {r.ctx for r in auto.rows} == {2048}
+    assert all(r.choice.reason is FitCtxReason.CEILING for r in auto.rows)
+    asked = quant_ladder(short, machine(64), LadderRequest(ctx=1000))
+    assert asked.ctx == 1000 and {r.ctx for r in asked.rows} == {1000}
 
 
 def test_mxfp4_is_priced_only_for_models_with_experts(ladder70b):
@@ -111,12 +118,13 @@ def test_mxfp4_is_priced_only_for_models_with_experts(ladder70b):
 
 def test_json_keys(ladder70b):
     payload = ladder_dict(ladder70b)
-    assert set(payload) == {"model", "architecture", "source_file_type", "label", "rules", "ctx", "kv_type", "imatrix",
+    assert set(payload) == {"model", "architecture", "source_file_type", "label", "rules", "ctx", "ctx_cap", "kv_type",
+                            "imatrix",
                             "budget_bytes", "machine", "best_fit", "best_fit_reason", "recommended",
                             "recommended_reason", "recommendation", "rows", "skipped"}
     assert set(payload["rows"][0]) == {
         "file_type", "file_bytes", "tensor_bytes", "bits_per_weight", "tensor_types", "fallback_tensors", "verdict",
-        "gpu_layers", "fully_on_gpu", "fits_in_ram", "largest_ctx", "plan", "plan_error", "best_fit", "recommended",
+        "gpu_layers", "ctx", "ctx_reason", "fully_on_gpu", "fits_in_ram", "largest_ctx", "plan", "plan_error", "best_fit", "recommended",
         "heavy_quality_loss", "source", "tok_s_estimate", "plan_tok_s_estimate", "prefill_tok_s_estimate", "ttft_s_estimate", "prompt_tokens"}
     assert [r["file_type"] for r in payload["rows"] if r["best_fit"]] == ["IQ2_XXS"]
 
@@ -157,10 +165,10 @@ def test_each_row_decodes_at_the_speed_fit_and_the_window_give_its_full_load(lla
     ladder = quant_ladder(llama70b, m, LadderRequest(bandwidths=TYPED))
     source = ladder.row("Q4_K_M")
     state = ExplorerState(model=llama70b, machine=m, bandwidths=TYPED)
-    shown = full_load(llama70b, state, ladder.ctx, TokenPrices.of(llama70b))
+    shown = full_load(llama70b, state, TokenPrices.of(llama70b))
     assert source.speed is not None and shown is not None and shown.speed is not None
     assert speed_dict(source.speed) == speed_dict(shown.speed)
-    assert source.fit.gpu_layers == shown.fit.gpu_layers < 81                       # a split: RAM and VRAM both read
+    assert source.ctx == shown.ctx and source.fit.gpu_layers == shown.fit.gpu_layers < 81                       # a split: RAM and VRAM both read
     assert source.speed.bytes.ram > 0 and source.speed.bytes.vram > 0
 
 
@@ -198,7 +206,7 @@ def test_the_ladders_largest_ctx_places_the_layers_again_where_fit_holds_them(ll
     ladder = quant_ladder(llama70b, m)
     row = ladder.row("IQ2_XXS")
     cap = llama70b.context_length
-    base = FitRequest(ladder.ctx)
+    base = row.fit.request
     held = largest_fitting_ctx(row.model, m, base, row.fit.gpu_layers, cap)
     assert row.largest_ctx == largest_fitting_ctx(row.model, m, base, None, cap)
     assert held is not None and row.largest_ctx is not None and held < row.largest_ctx

@@ -4,8 +4,7 @@ Rule 1: low = SPAN_BELOW × the least budget any request could need (ctx 1, the 
         type, one buffer, the head streamed when it is untied): below the minimum feasible
         budget of every ctx and knob, rounded down to a whole MiB.
 Rule 2: high = the larger of SPAN_ABOVE × the all-pinned budget of the default request (auto
-        ctx up to the trained context, f16 KV; SPEED_FIRST_CTX when the file gives no context
-        length) and the judged machine's total RAM (probed or hypothetical), rounded up to a
+        ctx up to the one ctx ceiling, f16 KV) and the judged machine's total RAM (probed or hypothetical), rounded up to a
         whole MiB: realistic budgets can be dragged to, not only typed.
 Rule 3: the span depends on the model and the machine's total RAM only: ctx, the knobs and the
         budget never move it. Drawing a new span never moves the budget either (a budget off
@@ -24,7 +23,7 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType, row_bytes
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import budget_thresholds
-from gguf_budget.core.plan.types import SPEED_FIRST_CTX, BudgetRequest, HeadMode
+from gguf_budget.core.plan.types import BudgetRequest, HeadMode
 from gguf_budget.core.units import round_step
 
 MiB = 1 << 20
@@ -50,15 +49,15 @@ def least_request() -> BudgetRequest:
     return BudgetRequest(ctx=1, n_buffers=1, head_mode=HeadMode.AUTO, kv_type=CHEAPEST_KV)
 
 
-def widest_request(model: ModelSpec) -> BudgetRequest:
-    """Rule 2: the default request, with an explicit ctx when the file gives no context length."""
-    return BudgetRequest() if model.context_length else BudgetRequest(ctx=SPEED_FIRST_CTX)
+def widest_request() -> BudgetRequest:
+    """Rule 2: the default request (auto ctx up to `model.context.ctx_ceiling`)."""
+    return BudgetRequest()
 
 
 def budget_span(model: ModelSpec, machine_total: int | None) -> Span:
     """Rules 1–4; raises a BudgetError when the model cannot be planned at all."""
     least = budget_thresholds(model, least_request())[0]
-    all_pinned = budget_thresholds(model, widest_request(model))[1]
+    all_pinned = budget_thresholds(model, widest_request())[1]
     low = max(1, int(least * SPAN_BELOW) // MiB)
     high = max(low + 1, -(-int(all_pinned * SPAN_ABOVE) // MiB), -(-(machine_total or 0) // MiB))
     scale = min(high - low, all_pinned / MiB)

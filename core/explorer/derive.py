@@ -28,22 +28,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from gguf_budget.core.model.context import ctx_slider_top
 from gguf_budget.core.explorer.budget_span import Span, budget_span, machine_total
-from gguf_budget.core.explorer.full_load import FullLoad, full_load, full_load_cap
-from gguf_budget.core.fit.types import FitEstimate, Reserves
+from gguf_budget.core.explorer.full_load import FullLoad, full_load
+from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.explorer.captions import ctx_label, pinned_caption, ring_note
 from gguf_budget.core.explorer.headline import Headline, full_load_line, full_load_name, plan_headline
 from gguf_budget.core.machine.usable import usable_ram
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.search import budget_thresholds, plan_memory
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.plan.types import CTX_STEP, SPEED_FIRST_CTX, BudgetRequest, MemoryPlan
-from gguf_budget.core.ranges import BUDGET, CONTEXT
+from gguf_budget.core.plan.types import CTX_STEP, BudgetRequest, MemoryPlan
+from gguf_budget.core.ranges import BUDGET
 from gguf_budget.core.speed.estimate import SpeedEstimate, plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.plan_view import BannerState
@@ -55,24 +55,20 @@ MiB = 1 << 20
 
 @dataclass(frozen=True)
 class FullLoadKey:
-    """Everything the full load depends on (Rule 6)."""
+    """Everything the full load depends on (Rule 6): the fit request holds every knob of the fit itself."""
 
     model: ModelSpec
     machine: HardwareSnapshot | None
-    ctx: int | None
+    request: FitRequest
     ctx_cap: int | None
-    gpu_layers: int | None
-    tensor_split: tuple[float, ...] | None
-    kv_type: KVType
-    reserves: Reserves
     bandwidths: Bandwidths
     evidence: str | None
     prompt_tokens: int
 
     @classmethod
-    def of(cls, model: ModelSpec, state: ExplorerState, ctx: int | None) -> FullLoadKey:
-        return cls(model, state.machine, ctx, state.ctx_cap, state.gpu_layers, state.tensor_split, state.kv_type,
-                   state.reserves, state.bandwidths, state.evidence, state.prompt_tokens)
+    def of(cls, model: ModelSpec, state: ExplorerState) -> FullLoadKey:
+        return cls(model, state.machine, state.fit_request(state.ctx), state.ctx_cap, state.bandwidths, state.evidence,
+                   state.prompt_tokens)
 
     def same(self, other: FullLoadKey | None) -> bool:
         return other is not None and other.model is self.model and other == self
@@ -119,8 +115,9 @@ def initial_budget(thresholds: tuple[int, int]) -> int:
 
 
 def ctx_span(model: ModelSpec, state: ExplorerState) -> Span:
-    top = max(model.context_length or 0, state.ctx_cap or 0, state.ctx or 0) or SPEED_FIRST_CTX
-    return Span(CTX_STEP, max(min(top, CONTEXT.high), CTX_STEP), CTX_STEP)
+    """Rule 4: `model.context.ctx_slider_top`."""
+    top = ctx_slider_top(model.context_length, state.ctx_cap, state.ctx)
+    return Span(CTX_STEP, max(top, CTX_STEP), CTX_STEP)
 
 
 @dataclass(frozen=True)
@@ -154,27 +151,29 @@ class _Reuse:
         except BudgetError:
             return None
 
-    def full_load(self, state: ExplorerState, ctx: int | None,
-                  prices: TokenPrices) -> tuple[FullLoadKey, FullLoad | None, str | None]:
+    def full_load(self, state: ExplorerState,
+                  prices: TokenPrices) -> tuple[FullLoadKey | None, FullLoad | None, str | None]:
         """(its key, the full load or None, why it could not be estimated)."""
-        key = FullLoadKey.of(self.model, state, ctx)
+        try:
+            key = FullLoadKey.of(self.model, state)
+        except BudgetError as e:  # a split or reserve the fit refuses: said on the full-load line
+            return None, None, str(e)
         p = self.previous
         if p is not None and key.same(p.full_load_key):
             return key, p.full_load, p.full_load_error
         try:
-            return key, full_load(self.model, state, ctx, prices, self._known_max_ctx(key)), None
-        except BudgetError as e:  # a ctx or split the fit refuses: said on the full-load line
+            return key, full_load(self.model, state, prices, self._known_max_ctx(key)), None
+        except BudgetError as e:
             return key, None, str(e)
 
-
     def _known_max_ctx(self, key: FullLoadKey) -> tuple[int, int | None] | None:
-        """The previous full load's (GPU layers, largest ctx) when only ctx moved (`full_load` Rule 2)."""
+        """The previous full load's (GPU layers, largest ctx) when only an asked ctx moved (`full_load` Rule 2)."""
         p = self.previous
         if p is None or p.full_load is None or p.full_load_key is None or p.full_load_key.model is not self.model:
             return None
-        if replace(p.full_load_key, ctx=key.ctx) != key or key.ctx is None or p.full_load_key.ctx is None:
-            return None
-        if full_load_cap(self.model, p.state, p.full_load_key.ctx) != full_load_cap(self.model, p.state, key.ctx):
+        previous = p.full_load_key
+        before, now = previous.request.ctx, key.request.ctx
+        if before is None or now is None or replace(previous, request=replace(previous.request, ctx=now)) != key:
             return None
         return p.full_load.fit.gpu_layers, p.full_load.max_ctx
 
@@ -182,9 +181,7 @@ class _Reuse:
 def _line(load: FullLoad | None, error: str | None, state: ExplorerState) -> str:
     if error is not None:
         return f"{full_load_name(state.machine)}: cannot be estimated — {error}"
-    if load is None:
-        return full_load_line(None, None, None, state.machine)
-    return full_load_line(load.fit, load.max_ctx, load.speed, state.machine)
+    return full_load_line(load, state.machine)
 
 
 def _empty(state: ExplorerState) -> ExplorerView:
@@ -195,7 +192,7 @@ def _empty(state: ExplorerState) -> ExplorerView:
 def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     model = reuse.model
     prices = reuse.prices()
-    key, load, load_error = reuse.full_load(state, state.ctx, prices)
+    key, load, load_error = reuse.full_load(state, prices)
     headline = Headline(BannerState.ERROR, f"CANNOT PLAN — {message}", _line(load, load_error, state))
     ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
     return ExplorerView(state, None, message, None, reuse.budget_span(state), ctx_span(model, state),
@@ -218,7 +215,7 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
     prices = reuse.prices()
     host_available = None if state.machine is None else state.machine.host_available
     speed = plan_speed(prices, plan, state.bandwidths, host_available, state.prompt_tokens)
-    key, load, load_error = reuse.full_load(state, plan.ctx, prices)
+    key, load, load_error = reuse.full_load(state, prices)
     banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable_ram(state.machine, state.reserves.host))
     return ExplorerView(state, plan, None, thresholds, reuse.budget_span(state), ctx_span(model, state),
                         usable_ram(state.machine, state.reserves.host), load, speed,

@@ -1,11 +1,15 @@
-"""The full load (llama.cpp's placement on the machine): its fit, the largest ctx it fits at, its decode estimate.
+"""The full load (llama.cpp's placement on the machine): its fit and ctx, the largest ctx it fits at, its speed.
 
-Rule 1: the fit is `estimate_fit` at the given ctx (None: the model's context length) on the
-        state's machine, with the state's GPU layers, KV type and reserves.
-Rule 2: the largest ctx that fits holds those GPU layers and searches up to the cap: the
-        state's ctx cap, else the model's context length, else the given ctx (none: unknown).
-        It depends on the ctx asked only through the GPU layers chosen there, so a caller that
-        knows it for the same GPU layers passes it in.
+Rule 1: the fit is `fit.auto_ctx.auto_fit` on the state's machine, with the state's GPU layers,
+        KV type, reserves and cap: an asked ctx is judged as asked; with none, the ctx is what
+        llama.cpp's own default `--fit` would choose (the trained context, shrunk to fit, never
+        below 4096 before GPU layers are given up). The Budget plan's ctx does not enter: the
+        two runtimes each answer at their own ctx, and each says which.
+Rule 2: the largest ctx that fits holds the fit's GPU layers and searches up to the one ctx
+        ceiling (`model.context.ctx_ceiling`). When the ctx was chosen automatically at or below
+        the ceiling by shrinking (or not), that ctx is already the largest (the same candidates,
+        the same test), so nothing is searched again; a caller that knows the largest for the same
+        GPU layers (only an asked ctx moved) passes it in.
 Rule 3: the speed estimate is `fit_speed` for the state's prompt length: only for a full load that fits.
 Rule 4: the fit's runtime-evidence claim is the state's `evidence` (None until a real run).
 `gguf-budget fit` and the window both call `full_load`, so they show the same numbers.
@@ -16,8 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.auto_ctx import AutoFit, FitCtxReason, auto_fit, largest_ctx
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.estimate import SpeedEstimate, fit_speed
@@ -26,30 +29,37 @@ from gguf_budget.core.speed.token_bytes import TokenPrices
 
 @dataclass(frozen=True)
 class FullLoad:
-    """The full load: llama.cpp's placement, the largest ctx it fits at, its decode estimate."""
+    """The full load: llama.cpp's placement at its ctx (and why that ctx), the largest ctx it fits at, its speed."""
 
-    fit: FitEstimate
+    choice: AutoFit
     max_ctx: int | None
     speed: SpeedEstimate | None
 
+    @property
+    def fit(self) -> FitEstimate:
+        return self.choice.fit
 
-def full_load_cap(model: ModelSpec, state: ExplorerState, ctx: int | None) -> int | None:
-    """Rule 2's cap."""
-    return state.ctx_cap or model.context_length or ctx
+    @property
+    def ctx(self) -> int:
+        return self.choice.ctx
 
 
-def full_load(model: ModelSpec, state: ExplorerState, ctx: int | None, prices: TokenPrices,
+def _largest(model: ModelSpec, state: ExplorerState, choice: AutoFit, known: tuple[int, int | None] | None) -> int | None:
+    """Rule 2: `fit.auto_ctx.largest_ctx`, unless the caller knows it for the same GPU layers."""
+    if known is not None and known[0] == choice.fit.gpu_layers and choice.reason is FitCtxReason.ASKED:
+        return known[1]
+    assert state.machine is not None
+    return largest_ctx(model, state.machine, choice)
+
+
+def full_load(model: ModelSpec, state: ExplorerState, prices: TokenPrices,
               known: tuple[int, int | None] | None = None) -> FullLoad | None:
-    """Rules 1–3; None until the state knows a machine. `known` is (GPU layers, their largest ctx) from a full
-    load of the same state at another ctx: the search is skipped when the GPU layers are the same (Rule 2)."""
+    """Rules 1–4 at the state's asked ctx (None: llama.cpp's default); None until the state knows a machine.
+    `known` is (GPU layers, their largest ctx) from a full load of the same state at another asked ctx."""
     if state.machine is None:
         return None
-    request = state.fit_request(ctx)
-    fit = estimate_fit(model, state.machine, request)
-    fit = replace(fit, claims=replace(fit.claims, runtime_evidence=state.evidence))
-    cap = full_load_cap(model, state, ctx)
-    if known is not None and known[0] == fit.gpu_layers:
-        max_ctx = known[1]
-    else:
-        max_ctx = largest_fitting_ctx(model, state.machine, request, fit.gpu_layers, cap) if cap else None
-    return FullLoad(fit, max_ctx, fit_speed(prices, fit, state.bandwidths, state.prompt_tokens))
+    choice = auto_fit(model, state.machine, state.fit_request(state.ctx), state.ctx_cap)
+    fit = replace(choice.fit, claims=replace(choice.fit.claims, runtime_evidence=state.evidence))
+    choice = replace(choice, fit=fit)
+    return FullLoad(choice, _largest(model, state, choice, known), fit_speed(prices, fit, state.bandwidths,
+                                                                            state.prompt_tokens))

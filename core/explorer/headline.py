@@ -10,20 +10,24 @@ Rule 2: the banner keeps the plan's verdict (`MemoryPlan.outcome`), with one mor
         RAM bandwidth — then the estimate and the threshold.
 Rule 3: a budget above this machine's usable RAM (available − host reserve) is said on the
         banner; the plan's contract does not know the machine, so it is a note, not a verdict.
-Rule 4: the full-load line gives the fit's verdict, its decode estimate when it fits, and the
-        largest ctx that fits with the same GPU layers.
+Rule 4: the full-load line gives the fit's verdict at its ctx and why that ctx (`fit.auto_ctx`:
+        as asked, the trained context, or shrunk to fit as llama.cpp's default fit does), its
+        speed when it fits, and — when the ctx was asked, or sits at the floor with fewer GPU
+        layers — the largest ctx that fits with the same GPU layers (else it is the ctx itself).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.explorer.full_load import FullLoad
+from gguf_budget.core.fit.auto_ctx import FitCtxReason
 from gguf_budget.core.fit.types import FitEstimate, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.plan.types import MemoryPlan, PlanOutcome
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.units import human_bytes
-from gguf_budget.core.views.fit_report import verdict_text
+from gguf_budget.core.views.fit_report import ctx_choice_text, verdict_text
 from gguf_budget.core.views.plan_view import BannerState, plan_banner
 from gguf_budget.core.views.speed_view import decode_text, streamed_text
 
@@ -90,15 +94,15 @@ def max_ctx_text(fit: FitEstimate, max_ctx: int | None) -> str:
     return "none: not even 256 tokens fit with these GPU layers"
 
 
-def full_load_line(fit: FitEstimate | None, max_ctx: int | None, speed: SpeedEstimate | None,
-                   machine: HardwareSnapshot | None) -> str:
+def full_load_line(load: FullLoad | None, machine: HardwareSnapshot | None) -> str:
     """Rule 4."""
     name = full_load_name(machine)
-    if fit is None:
+    if load is None:
         return f"{name}: waiting for the machine probe"
-    parts = [verdict_text(fit)]
-    if speed is not None:
-        parts.append(decode_text(speed))
-    if fit.verdict is not FitVerdict.UNKNOWN:
-        parts.append("largest ctx that fits: " + ("none" if max_ctx is None else f"{max_ctx:,}"))
+    fit = load.fit
+    parts = [f"{verdict_text(fit)} at {ctx_choice_text(load.choice)}"]
+    if load.speed is not None:
+        parts.append(decode_text(load.speed))
+    if fit.verdict is not FitVerdict.UNKNOWN and load.choice.reason in (FitCtxReason.ASKED, FitCtxReason.FLOOR):
+        parts.append("largest ctx that fits: " + ("none" if load.max_ctx is None else f"{load.max_ctx:,}"))
     return f"{name}: " + " · ".join(parts)

@@ -222,12 +222,13 @@ class FitEstimate:
     @property
     def recommended(self) -> RunCommand | None:
         """The command to run: the expert offload where it fits and the plain split leaves layers on the
-        host (llama.cpp's `--fit` too moves experts before layers) — unless the user fixed the layer count."""
+        host (llama.cpp's `--fit` too moves experts before layers) — unless the user fixed the layer count.
+        None when nothing fits: a runnable command is printed only for a load that fits."""
         m = self.moe_offload
         if (m is not None and m.command is not None and m.verdict.admitted and self.verdict is not FitVerdict.FITS_GPU
                 and self.request.gpu_layers is None):
             return m.command
-        return self.command
+        return self.command if self.verdict.admitted else None
 
     @property
     def shortfall(self) -> dict[str, int]:

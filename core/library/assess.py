@@ -1,13 +1,15 @@
 """Judge a library entry on a machine and a budget: the full load and the budget plan, in brief.
 
-Rule 1: the full load is the fit estimate on the given machine at the ctx cap (None: the model's
-        trained context) with the GPU layers chosen automatically; the entry keeps its verdict,
-        GPU layers and the largest ctx (up to the cap) that still fits with those layers.
+Rule 1: the full load is `fit.auto_ctx.auto_fit` on the given machine with the library's reserves
+        and ctx cap — what `fit` and the window answer: the ctx llama.cpp's default fit would
+        choose, GPU layers chosen automatically; the entry keeps its verdict, GPU layers, that ctx
+        and the largest ctx that fits with those layers.
 Rule 2: the budget plan is planned at the library's budget with the default request (auto ctx);
         the entry keeps its outcome, ctx and pinned layers.
 Rule 3: a model whose facts do not allow a plan or a fit keeps the one-line reason instead.
-Rule 4: `assessment_key(settings)` names what a verdict was made with (the settings and the
-        verdict's fields), so the scan reuses a kept verdict only for the very same settings.
+Rule 4: `assessment_key(settings)` names what a verdict was made with (the rules' version, the
+        settings and the verdict's fields), so the scan reuses a kept verdict only for the very
+        same settings and rules.
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
-from gguf_budget.core.fit.types import FitRequest
+from gguf_budget.core.fit.auto_ctx import auto_fit, largest_ctx
+from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.search import plan_memory
 from gguf_budget.core.plan.types import BudgetRequest
+
+
+RULES_VERSION = "full load as llama.cpp's default fit (2)"
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class LibrarySettings:
     machine: HardwareSnapshot
     budget: Budget
     ctx_cap: int | None = None
+    reserves: Reserves = Reserves()
 
 
 @dataclass(frozen=True)
@@ -60,18 +65,17 @@ class Assessment:
 
 
 def assess(spec: ModelSpec, settings: LibrarySettings) -> Assessment:
-    ctx = settings.ctx_cap if settings.ctx_cap is not None else (spec.context_length or None)
     try:
-        request = FitRequest(ctx=ctx)
-        fit = estimate_fit(spec, settings.machine, request)
-        max_ctx = largest_fitting_ctx(spec, settings.machine, request, fit.gpu_layers, ctx) if ctx else None
+        choice = auto_fit(spec, settings.machine, FitRequest(reserves=settings.reserves), settings.ctx_cap)
+        max_ctx = largest_ctx(spec, settings.machine, choice)
         plan = plan_memory(spec, BudgetRequest(budget=settings.budget, ctx_cap=settings.ctx_cap))
     except BudgetError as e:
-        return Assessment(spec.n_layer, None, None, ctx, None, None, None, None, str(e))
-    return Assessment(spec.n_layer, fit.verdict.value, fit.gpu_layers, ctx, max_ctx, plan.outcome.value, plan.ctx,
-                      plan.n_pinned, None)
+        return Assessment(spec.n_layer, None, None, None, None, None, None, None, str(e))
+    fit = choice.fit
+    return Assessment(spec.n_layer, fit.verdict.value, fit.gpu_layers, choice.ctx, max_ctx, plan.outcome.value,
+                      plan.ctx, plan.n_pinned, None)
 
 
 def assessment_key(settings: LibrarySettings) -> str:
     """Rule 4."""
-    return f"{[f.name for f in fields(Assessment)]} {settings!r}"
+    return f"{RULES_VERSION} {[f.name for f in fields(Assessment)]} {settings!r}"

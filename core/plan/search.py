@@ -1,15 +1,15 @@
 """The RAM-budget contract planner (docs/budget-plan.md): peak memory ≤ budget, or why not.
 
-Rule 1: the top ctx is the explicit ctx, else min(ctx_cap, context_length) (no context length
-        and no cap: PlanError). Candidate ctx values are the top and every multiple of CTX_STEP
+Rule 1: the top ctx is the explicit ctx, else `model.context.ctx_ceiling` (the trained context,
+        lowered by a cap; no trained context: the cap, else DEFAULT_CTX). Candidate ctx values are the top and every multiple of CTX_STEP
         below it, so an auto search always reaches CTX_STEP (a top below CTX_STEP is its own
         only candidate). An explicit ctx is the only candidate, ignores ctx_cap, and may exceed
         the trained context (the report says so).
 Rule 2: auto ctx, policy `speed` (the default, "speed first above 4096"): the contract's ctx-first search runs
-        from the *default cap* SPEED_FIRST_CTX (or the top, when lower) — llama.cpp's `--fit`
+        from the *default cap* DEFAULT_CTX (or the top, when lower) — llama.cpp's `--fit`
         likewise never shrinks context below 4096 before it gives up GPU layers
         (common/common.h `fit_params_min_ctx = 4096`). If that plan pins every layer at
-        SPEED_FIRST_CTX, ctx grows past it, up to the top, for as long as every layer stays
+        DEFAULT_CTX, ctx grows past it, up to the top, for as long as every layer stays
         pinned with the head that plan chose (bisection: the cost of "all pinned, this head"
         grows with ctx). Policy `context` is that ctx-first search from the top, unchanged.
 Rule 3: head: resident and streamed when untied, resident only when tied, unless the request
@@ -38,11 +38,12 @@ from bisect import bisect_left
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
 from gguf_budget.core.errors import PlanError
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.ledger import LedgerPrices, MemLedger, missing_facts
 from gguf_budget.core.plan.types import (
-    CTX_STEP, SPEED_FIRST_CTX, BudgetRequest, CtxPolicy, CtxReason, HeadMode, MemoryPlan, RingChoice, RingReason,
+    CTX_STEP, BudgetRequest, CtxPolicy, CtxReason, HeadMode, MemoryPlan, RingChoice, RingReason,
 )
 
 
@@ -57,12 +58,8 @@ class Configuration:
 
 
 def _top_ctx(model: ModelSpec, request: BudgetRequest) -> int:
-    if request.ctx is not None:
-        return request.ctx
-    caps = [c for c in (request.ctx_cap, model.context_length) if c]
-    if not caps:
-        raise PlanError("the file does not give context_length: choose an explicit ctx or a ctx cap")
-    return min(caps)
+    """Rule 1: the explicit ctx, else the one ceiling every auto ctx stops at (`model.context.ctx_ceiling`)."""
+    return request.ctx if request.ctx is not None else ctx_ceiling(model.context_length, request.ctx_cap)
 
 
 def _heads(model: ModelSpec, mode: HeadMode) -> tuple[bool, ...]:
@@ -108,10 +105,10 @@ class PlanSearch:
 
     @property
     def search_top(self) -> int:
-        """Where the ctx-first search starts: the top, or SPEED_FIRST_CTX under the speed policy."""
+        """Where the ctx-first search starts: the top, or DEFAULT_CTX under the speed policy."""
         if self.explicit or self.policy is CtxPolicy.CONTEXT:
             return self.top
-        return min(self.top, SPEED_FIRST_CTX)
+        return min(self.top, DEFAULT_CTX)
 
     def ctx_at(self, i: int, top: int | None = None) -> int:
         """The i-th candidate ctx at or below `top` (default: the search's top), lowest first."""
@@ -149,7 +146,7 @@ class PlanSearch:
         return None
 
     def grown(self, c: Configuration, budget: int) -> Configuration:
-        """Rule 2: past SPEED_FIRST_CTX, the highest candidate ctx at which every layer stays pinned."""
+        """Rule 2: past DEFAULT_CTX, the highest candidate ctx at which every layer stays pinned."""
         low = self.search_top
         if c.ctx != low or c.n_pinned < self.prices.n_layer or low >= self.top:
             return c

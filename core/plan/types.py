@@ -47,17 +47,16 @@ class PlanOutcome(TextEnum):
     """Refused: the minimum configuration exceeds the budget."""
 
 
-# Auto ctx steps in multiples of CTX_STEP (docs/budget-plan.md, "The search"); the speed-first policy's default cap is
-# SPEED_FIRST_CTX, as llama.cpp's `--fit` never shrinks context below 4096 (common.h `fit_params_min_ctx`).
+# Auto ctx steps in multiples of CTX_STEP (docs/budget-plan.md, "The search"); the speed-first policy holds at
+# `model.context.DEFAULT_CTX`.
 CTX_STEP = 128
-SPEED_FIRST_CTX = 4096
 MAX_BUFFERS = BUFFERS.high
 
 
 class CtxPolicy(TextEnum):
     """How an auto ctx is chosen (docs/budget-plan.md); the value is what JSON and `--prefer` say."""
 
-    SPEED = "speed"  # the default: ctx up to SPEED_FIRST_CTX, beyond it only while every layer stays pinned
+    SPEED = "speed"  # the default: ctx up to model.context.DEFAULT_CTX, beyond it only while every layer stays pinned
     CONTEXT = "context"  # the contract's ctx-first ranking from the cap
 
 
@@ -71,8 +70,8 @@ class CtxReason(TextEnum):
     MINIMUM = "minimum"  # forced or refused: the minimum configuration's ctx
     CAP = "cap"  # the cap itself, not lowered
     LOWERED = "lowered"  # lowered from the search's top to fit the budget
-    SPEED_HELD = "speed_held"  # held at SPEED_FIRST_CTX: above it the budget pins layers, not context
-    SPEED_GROWN = "speed_grown"  # grown past SPEED_FIRST_CTX while every layer stays pinned
+    SPEED_HELD = "speed_held"  # held at DEFAULT_CTX: above it the budget pins layers, not context
+    SPEED_GROWN = "speed_grown"  # grown past DEFAULT_CTX while every layer stays pinned
 
 
 class RingReason(TextEnum):

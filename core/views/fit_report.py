@@ -10,7 +10,9 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
+from gguf_budget.core.fit.auto_ctx import AutoFit, FitCtxReason
 from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Strategy
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.views.command_view import command_dict, command_rows
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
 from gguf_budget.core.machine.gpus import is_driver_detail
@@ -100,7 +102,7 @@ def _strategy_dict(m: Strategy | None) -> dict[str, Any] | None:
         return None
     return {"name": m.name, "description": m.description, "verdict": m.verdict, "host_exact": m.host_exact,
             "devices": [_device_dict(d) for d in m.devices], "shortfall": m.shortfall, "gpu_layers": m.gpu_layers,
-            "n_cpu_moe": m.n_cpu_moe, "command": command_dict(m.command)}
+            "n_cpu_moe": m.n_cpu_moe, "command": command_dict(m.command if m.verdict.admitted else None)}
 
 
 def fit_dict(e: FitEstimate) -> dict[str, Any]:
@@ -155,6 +157,27 @@ def verdict_text(e: FitEstimate) -> str:
     }.get(e.verdict, "unknown — " + "; ".join(e.unknowns))
 
 
+def _ceiling_words(choice: AutoFit) -> str:
+    """What the ceiling is: the trained context, the cap below it, or the default for a file without one."""
+    if choice.trained is None:
+        return "the default" if choice.ceiling == DEFAULT_CTX else "the cap"
+    return "the trained" if choice.ceiling == choice.trained else "the capped"
+
+
+def ctx_choice_text(choice: AutoFit) -> str:
+    """The full load's ctx and why (`fit.auto_ctx`), in words the CLI's fit and the window's full-load line share."""
+    ctx, ceiling = f"ctx {choice.ctx:,}", f"{_ceiling_words(choice)} {choice.ceiling:,}"
+    if choice.reason is FitCtxReason.ASKED:
+        return f"{ctx} (as asked)"
+    if choice.reason is FitCtxReason.CEILING:
+        return f"{ctx} ({ceiling.removeprefix('the ')})" if choice.trained is None else \
+            f"{ctx} ({'the trained context' if choice.ceiling == choice.trained else 'the cap'})"
+    if choice.reason is FitCtxReason.SHRUNK:
+        return f"{ctx} ({ceiling} does not fit)"
+    below = f"; {ceiling} does not fit" if choice.ctx < choice.ceiling else ""
+    return f"{ctx} (the least llama.cpp's fit shrinks the context to before it gives up GPU layers{below})"
+
+
 def _need_rows(devices: tuple[DeviceLoad, ...]) -> list[tuple[str, str]]:
     def shared(d: DeviceLoad) -> str:
         pooled = f" + held by GPUs in this pool {human_bytes(d.shared)}" if d.shared else ""
@@ -189,7 +212,8 @@ def offload_rows(m: Strategy | None) -> list[tuple[str, str]]:
     return rows + [(f"  {d.name}", f"needs {human_bytes(d.need)} of {human_bytes(d.usable)} usable") for d in m.devices]
 
 
-def fit_text(e: FitEstimate) -> str:
+def fit_text(e: FitEstimate, choice: AutoFit | None = None) -> str:
+    """The fit as an aligned table; with `choice` (`fit.auto_ctx`), the verdict says at which ctx and why."""
     w, kv, L = e.weights, e.kv, e.n_layer
     auto = "unknown" if e.auto_gpu_layers is None else str(e.auto_gpu_layers)
     out_where = "output layer on GPU" if e.output_on_gpu else "output layer in host RAM"
@@ -206,7 +230,8 @@ def fit_text(e: FitEstimate) -> str:
     ]
     if kv.recurrent_layers:
         rows.append(("Recurrent", f"{kv.recurrent_layers} layers, state {human_bytes(kv.recurrent_state)} (F32, fixed)"))
-    rows += server_rows(e) + _need_rows(e.devices) + runtime_rows(e) + [("Verdict", verdict_text(e))]
+    at = "" if choice is None else f" at {ctx_choice_text(choice)}"
+    rows += server_rows(e) + _need_rows(e.devices) + runtime_rows(e) + [("Verdict", verdict_text(e) + at)]
     rows += offload_rows(e.moe_offload) + _moe_rows(e.moe)
     rows += command_rows(e)
     rows += [("Claims", f"file size {human_bytes(w.file_bytes)} is storage only; the verdict is an admission "

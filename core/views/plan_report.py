@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.ledger import LEDGER_LINES, MemLedger
 from gguf_budget.core.plan.types import (
-    CTX_STEP, SPEED_FIRST_CTX, CtxPolicy, CtxReason, MemoryPlan, RingChoice, RingReason,
+    CTX_STEP, CtxPolicy, CtxReason, MemoryPlan, RingChoice, RingReason,
 )
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.ledger_names import TOTAL_NAME, line_name
@@ -36,11 +37,11 @@ def _ctx_why(p: MemoryPlan) -> str:
         CtxReason.EXPLICIT: "as requested",
         CtxReason.MINIMUM: "the minimum configuration",
         CtxReason.CAP: "the cap, not lowered",
-        CtxReason.LOWERED: f"lowered from {min(p.ctx_cap, SPEED_FIRST_CTX) if p.ctx_policy is CtxPolicy.SPEED else p.ctx_cap}"
+        CtxReason.LOWERED: f"lowered from {min(p.ctx_cap, DEFAULT_CTX) if p.ctx_policy is CtxPolicy.SPEED else p.ctx_cap}"
                            " to fit the budget",
-        CtxReason.SPEED_HELD: f"speed first: held at {SPEED_FIRST_CTX} of the {p.ctx_cap} cap, so the budget "
+        CtxReason.SPEED_HELD: f"speed first: held at {DEFAULT_CTX} of the {p.ctx_cap} cap, so the budget "
                               "pins layers rather than context; prefer context for more",
-        CtxReason.SPEED_GROWN: f"speed first: grown past {SPEED_FIRST_CTX} while every layer stays pinned; "
+        CtxReason.SPEED_GROWN: f"speed first: grown past {DEFAULT_CTX} while every layer stays pinned; "
                                f"{p.ctx + CTX_STEP} would stream a layer",
     }[p.ctx_reason]
 
@@ -48,7 +49,9 @@ def _ctx_why(p: MemoryPlan) -> str:
 def _ctx_line(p: MemoryPlan) -> str:
     trained = p.context_length
     beyond = f"; beyond the trained context of {trained}" if trained and p.ctx > trained else ""
-    return f"{p.ctx} tokens ({_ctx_why(p)}{beyond})"
+    unknown = f"; the file gives no trained context, so auto stops at {p.ctx_cap}" \
+        if trained is None and not p.ctx_explicit else ""
+    return f"{p.ctx} tokens ({_ctx_why(p)}{beyond}{unknown})"
 
 
 def _head_line(p: MemoryPlan) -> str:

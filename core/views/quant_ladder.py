@@ -6,20 +6,21 @@ planned and fitted as if it had been opened (`priced_model`).
 Rule 1: rows are the file types of `FILE_TYPES` llama.cpp can write for this model —
         MXFP4_MOE only when the model has expert tensors, none whose rows no type divides
         (listed in `skipped` with the reason) — sorted by bits per weight, highest first.
-Rule 2: a row's full load is `estimate_fit` at the ladder's ctx with automatic GPU layers;
-        "fully on GPU" is its fits_gpu verdict; "fully in RAM" is the same load with no GPU
-        layers admitted by host RAM alone.
+Rule 2: a row's full load is `fit.auto_ctx.auto_fit` with automatic GPU layers — what `fit` says
+        of that file: at the asked ctx, else at the ctx llama.cpp's default fit would choose
+        (the trained context, lowered by the cap, shrunk to fit but not below 4096), each row
+        stating its ctx; "fully on GPU" is its fits_gpu verdict; "fully in RAM" is the same
+        load with no GPU layers admitted by host RAM alone at the asked ctx, else at that floor.
 Rule 3: the largest ctx that fits is `largest_fitting_ctx` with the placement chosen again at
         each ctx (automatic GPU layers: the most context this type runs at on the machine,
-        not only with the GPU layers of the ladder's ctx), searched up to the larger of the
-        trained context and the ladder's ctx. None when not even 256 tokens fit or facts are
-        missing.
+        not only with the GPU layers of the row's ctx), searched up to the one ctx ceiling
+        (`model.context.ctx_ceiling`), or the asked ctx when larger. None when not even 256
+        tokens fit or facts are missing.
 Rule 4: best fit = the first row fully on GPU; else the first row fully in RAM; else none.
 Rule 5: with a budget request, each row carries its budget plan (`plan_memory`) or the
         planner's one-line refusal.
-Rule 6: the ctx defaults to 4096 tokens — the Budget plan's default ctx cap, below which
-        llama.cpp's `--fit` never shrinks context (`fit_params_min_ctx`) — or the trained context
-        if shorter.
+Rule 6: `QuantLadder.ctx` is the asked ctx every row was judged at, None when each row's is
+        llama.cpp's default (Rule 2); the dock's header and the report say which.
 Rule 7: a row's decode estimate is its full load's (`fit_speed`, as `fit` and the window's full
         load compute it) and, with a budget, its plan's (`plan_speed`, as `plan` and the window's
         plan compute it, with the machine's available RAM deciding page cache or disk), both
@@ -45,12 +46,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gguf_budget.core.errors import PlanError, RequestError
-from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
+from gguf_budget.core.fit.auto_ctx import AutoFit, auto_fit
+from gguf_budget.core.fit.estimate import fit_verdict
 from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
 from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import plan_memory
@@ -61,7 +64,6 @@ from gguf_budget.core.quant.priced import priced_model
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS, SpeedEstimate, fit_speed, plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
-DEFAULT_LADDER_CTX = 4096
 FULLY_ON_GPU = "fully on GPU"
 FULLY_IN_RAM = "fully in RAM"
 SLOWDOWN_LIMIT = 1.5
@@ -72,9 +74,11 @@ TENSOR_BYTES = "tensor bytes"
 
 @dataclass(frozen=True)
 class LadderRequest:
-    """ctx None = Rule 6; budget None = no budget plans; bandwidths for Rule 7."""
+    """ctx None = llama.cpp's default ctx per row, under `ctx_cap` (Rules 2, 6); budget None = no budget plans;
+    bandwidths for Rule 7."""
 
     ctx: int | None = None
+    ctx_cap: int | None = None
     kv_type: KVType = DEFAULT_KV_TYPE
     reserves: Reserves = field(default_factory=Reserves)
     budget: BudgetRequest | None = None
@@ -95,7 +99,7 @@ class QuantRow:
 
     mix: QuantMix
     model: ModelSpec
-    fit: FitEstimate
+    choice: AutoFit
     fits_in_ram: bool
     largest_ctx: int | None
     plan: MemoryPlan | None
@@ -107,6 +111,15 @@ class QuantRow:
     @property
     def name(self) -> str:
         return self.mix.file_type.name.value
+
+    @property
+    def fit(self) -> FitEstimate:
+        return self.choice.fit
+
+    @property
+    def ctx(self) -> int:
+        """The ctx this row's full load was judged at (Rule 2)."""
+        return self.choice.ctx
 
     @property
     def fully_on_gpu(self) -> bool:
@@ -148,7 +161,7 @@ class QuantLadder:
     source: ModelSpec
     snapshot: HardwareSnapshot
     request: LadderRequest
-    ctx: int
+    ctx: int | None
     rows: tuple[QuantRow, ...]
     best: str | None
     best_reason: str | None
@@ -157,13 +170,6 @@ class QuantLadder:
 
     def row(self, name: str) -> QuantRow:
         return next(r for r in self.rows if r.name == name)
-
-
-def ladder_ctx(model: ModelSpec, request: LadderRequest) -> int:
-    """Rule 6."""
-    if request.ctx is not None:
-        return request.ctx
-    return min(DEFAULT_LADDER_CTX, model.context_length or DEFAULT_LADDER_CTX)
 
 
 def _has_experts(model: ModelSpec) -> bool:
@@ -211,17 +217,19 @@ def _plan(model: ModelSpec, budget: BudgetRequest | None) -> tuple[MemoryPlan | 
 
 
 def _row(source: ModelSpec, mix: QuantMix, model: ModelSpec, prices: TokenPrices, snapshot: HardwareSnapshot,
-         request: LadderRequest, ctx: int) -> QuantRow:
-    base = FitRequest(ctx, None, request.kv_type, request.reserves, server=request.server)
-    fit = estimate_fit(model, snapshot, base)
-    in_ram = fit_verdict(model, snapshot, replace(base, gpu_layers=0)) == FitVerdict.CPU_ONLY
+         request: LadderRequest) -> QuantRow:
+    base = FitRequest(ctx=request.ctx, kv_type=request.kv_type, reserves=request.reserves, server=request.server)
+    choice = auto_fit(model, snapshot, base, request.ctx_cap)
+    ceiling = ctx_ceiling(source.context_length, request.ctx_cap)
+    in_ram_at = request.ctx or min(DEFAULT_CTX, ceiling)
+    in_ram = fit_verdict(model, snapshot, replace(base, ctx=in_ram_at, gpu_layers=0)) == FitVerdict.CPU_ONLY
     plan, error = _plan(model, request.budget)
     bandwidths = request.bandwidths
     return QuantRow(
-        mix=mix, model=model, fit=fit, fits_in_ram=in_ram,
-        largest_ctx=largest_fitting_ctx(model, snapshot, base, None, max(source.context_length or ctx, ctx)),
+        mix=mix, model=model, choice=choice, fits_in_ram=in_ram,
+        largest_ctx=largest_fitting_ctx(model, snapshot, base, None, max(ceiling, request.ctx or 0)),
         plan=plan, plan_error=error, is_source=source.file_type == int(mix.file_type.llama_ftype),
-        speed=fit_speed(prices, fit, bandwidths, request.prompt_tokens),
+        speed=fit_speed(prices, choice.fit, bandwidths, request.prompt_tokens),
         plan_speed=None if plan is None else plan_speed(prices, plan, bandwidths, snapshot.host_available,
                                                         request.prompt_tokens),
     )
@@ -269,11 +277,10 @@ def quant_ladder(model: ModelSpec, snapshot: HardwareSnapshot, request: LadderRe
     request = request or LadderRequest()
     if priced is None or priced.source is not model or priced.imatrix != request.imatrix:
         priced = price_types(model, request.imatrix)
-    ctx = ladder_ctx(model, request)
-    rows = tuple(_row(model, mix, m, prices, snapshot, request, ctx)
+    rows = tuple(_row(model, mix, m, prices, snapshot, request)
                  for mix, m, prices in zip(priced.mixes, priced.models, priced.prices, strict=True))
     best, reason = best_fit(rows)
-    return QuantLadder(source=model, snapshot=snapshot, request=request, ctx=ctx, rows=rows, best=best,
+    return QuantLadder(source=model, snapshot=snapshot, request=request, ctx=request.ctx, rows=rows, best=best,
                        best_reason=reason, recommended=recommend(rows, reason), skipped=priced.skipped)
 
 

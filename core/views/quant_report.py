@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from gguf_budget.core.model.context import DEFAULT_CTX
+from gguf_budget.core.views.fit_report import ctx_choice_text
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.llama_cpp import QUANT_RULES_SOURCE
 from gguf_budget.core.units import human_bytes
@@ -76,6 +78,14 @@ def _ctx_cell(row: QuantRow) -> str:
     return "none" if row.largest_ctx is None else f"{row.largest_ctx:,}"
 
 
+def judged_at(ladder: QuantLadder) -> str:
+    """The one ctx every full load was judged at, or the one rule that chose each row's (`quant_ladder` Rule 6)."""
+    if ladder.ctx is not None:
+        return f"at ctx {ladder.ctx:,} (as asked)"
+    return (f"at the ctx llama.cpp's own fit chooses for each type (the Ctx column: the trained "
+            f"{ladder.source.context_length or DEFAULT_CTX:,} or the cap, shrunk to fit, not below {DEFAULT_CTX:,})")
+
+
 @dataclass(frozen=True)
 class Column:
     """One column of the ladder: its key (JSON-free), header, cell text and sort value."""
@@ -93,6 +103,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("verdict", "Full load", lambda r: VERDICT_WORDS[r.fit.verdict],
            lambda r: (r.fit.verdict == FitVerdict.FITS_GPU) * 2 + r.fits_in_ram),
     Column("gpu_layers", "GPU layers", _gpu_layers, lambda r: r.fit.gpu_layers),
+    Column("ctx", "Ctx", lambda r: f"{r.ctx:,}", lambda r: r.ctx),
     Column("largest_ctx", "Largest ctx", _ctx_cell, lambda r: r.largest_ctx or 0),
     Column("decode", "Decode at start", lambda r: _decode_cell(r.speed),
            lambda r: 0.0 if r.speed is None else r.speed.tok_s),
@@ -119,7 +130,7 @@ def row_tooltip(row: QuantRow, ladder: QuantLadder) -> str:
     types = ", ".join(f"{n} {name}" for name, n in sorted(row.mix.type_counts.items(), key=lambda kv: -kv[1]))
     fallback = f"; {row.mix.n_fallback} tensors fall back to a type their rows divide" if row.mix.n_fallback else ""
     return (f"{row.name}: {row.mix.file_bytes:,} B ({PRICED_LABEL}); tensors {types}{fallback}. "
-            f"Full load at ctx {ladder.ctx:,}: {VERDICT_WORDS[row.fit.verdict]}, {_gpu_layers(row)} on GPU; "
+            f"Full load at {ctx_choice_text(row.choice)}: {VERDICT_WORDS[row.fit.verdict]}, {_gpu_layers(row)} on GPU; "
             f"largest ctx that fits {_ctx_cell(row)}; decode {_decode_cell(row.speed)} {START_WORDS}, first token "
             f"{_ttft_cell(row.speed)} (estimates). "
             f"Budget plan: {_plan_cell(row)}.")
@@ -136,6 +147,8 @@ def row_dict(row: QuantRow, ladder: QuantLadder) -> dict[str, Any]:
         "fallback_tensors": row.mix.n_fallback,
         "verdict": row.fit.verdict.value,
         "gpu_layers": row.fit.gpu_layers,
+        "ctx": row.ctx,
+        "ctx_reason": row.choice.reason.value,
         "fully_on_gpu": row.fully_on_gpu,
         "fits_in_ram": row.fits_in_ram,
         "largest_ctx": row.largest_ctx,
@@ -162,6 +175,7 @@ def ladder_dict(ladder: QuantLadder) -> dict[str, Any]:
         "label": PRICED_LABEL,
         "rules": QUANT_RULES_SOURCE,
         "ctx": ladder.ctx,
+        "ctx_cap": ladder.request.ctx_cap,
         "kv_type": ladder.request.kv_type.value,
         "imatrix": ladder.request.imatrix,
         "budget_bytes": None if budget is None else budget.budget.cli_bytes,
@@ -212,13 +226,14 @@ def recommended_text(ladder: QuantLadder) -> str | None:
     passed = "" if not rec.passed_over else "; passed over " + ", ".join(
         f"{s.name} ({_slower(s)})" for s in rec.passed_over)
     warn = f"; {HEAVY_LOSS_MARK} below {HEAVY_LOSS_BPW:g} bits per weight" if rec.heavy_loss else ""
-    return f"Recommended: {rec.name} — runs {rec.tier} at ctx {ladder.ctx:,}, {why}{passed}{warn}"
+    return f"Recommended: {rec.name} — runs {rec.tier} at ctx {ladder.row(rec.name).ctx:,}, {why}{passed}{warn}"
 
 
 def best_text(ladder: QuantLadder) -> str:
     if ladder.best is None:
-        return f"Best fit: none — no file type runs fully on a GPU or fully in RAM at ctx {ladder.ctx:,}"
-    return f"Best fit: {ladder.best} — the highest precision that runs {ladder.best_reason} at ctx {ladder.ctx:,}"
+        return f"Best fit: none — no file type runs fully on a GPU or fully in RAM {judged_at(ladder)}"
+    return (f"Best fit: {ladder.best} — the highest precision that runs {ladder.best_reason} at ctx "
+            f"{ladder.row(ladder.best).ctx:,}")
 
 
 def speed_footnote(ladder: QuantLadder) -> str:
@@ -249,7 +264,7 @@ def ladder_text(ladder: QuantLadder) -> str:
         *(f"Skipped {name}: {reason}" for name, reason in ladder.skipped),
         f"Every row is {PRICED_LABEL}: its size is the file llama-quantize ({QUANT_RULES_SOURCE}) would write "
         f"from {ladder.source.file_type_name or 'this file'}'s tensor shapes; the full load is an admission "
-        f"estimate at ctx {ladder.ctx:,}"
+        f"estimate {judged_at(ladder)}"
         + ("" if budget is None else f"; the budget plan is at {budget.budget}") + ".",
         speed_footnote(ladder),
         "",

@@ -3,7 +3,10 @@
 The machine is probed unless the flags describe it: `--host-available` and the GPU flags
 (or `--preset`) replace the probed figures (a hypothetical machine); with both given nothing
 is probed. `--no-gpu` alone leaves the GPUs out of the probed machine, which stays probed.
-`--print-command` prints only the llama-server command that runs the fit.
+Without `--ctx` the ctx is what llama.cpp's own default `--fit` chooses (`fit.auto_ctx`): the
+trained context, shrunk to the largest that fits, never below 4096 before GPU layers are given
+up; the output says which ctx and why. `--print-command` prints only the llama-server command
+that runs the fit, and only when it fits (else one line on stderr and exit 3).
 Exit codes: 0 the estimate admits the model, 2 bad input, 3 it does not fit or cannot be told.
 """
 
@@ -13,22 +16,23 @@ import argparse
 import time
 from dataclasses import replace
 
-from gguf_budget.core.explorer.full_load import full_load, full_load_cap
+from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.headline import max_ctx_text
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.speed.token_bytes import TokenPrices
-from gguf_budget.core.views.fit_report import fit_dict, fit_text, verdict_text
+from gguf_budget.core.views.fit_report import ctx_choice_text, fit_dict, fit_text, verdict_text
 from gguf_budget.core.views.speed_view import prefill_keys, speed_dict, speed_text
-from gguf_budget.core.fit.types import FitEstimate, Reserves
+from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.machine.snapshot import (
     GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
 )
 from gguf_budget.core.machine.probe import probe_hardware
-from gguf_budget.core.ranges import CONTEXT, GPU_COUNT, GPU_LAYERS, MEMORY
+from gguf_budget.core.ranges import GPU_COUNT, GPU_LAYERS, MEMORY
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 
+from gguf_budget.gui.cli.commands.ctx_args import add_ctx_arguments
 from gguf_budget.gui.cli.commands.common import (
     CommandError, add_model_arguments, chosen_model, emit_json, listed_catalogue,
 )
@@ -47,10 +51,7 @@ NO_GPU_REASON = "left out by --no-gpu"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
-    p.add_argument("--ctx", type=ranged(CONTEXT), help=f"context, {CONTEXT.text} (default: the cap)")
-    p.add_argument("--ctx-cap", type=ranged(CONTEXT), metavar="N",
-                   help=f"the cap: the default ctx and the most the largest-fitting-ctx search tries, {CONTEXT.text} "
-                        "(default: the model's context length)")
+    add_ctx_arguments(p)
     p.add_argument("--gpu-layers", type=ranged(GPU_LAYERS),
                    help=f"layers to offload, as llama.cpp -ngl, {GPU_LAYERS.text} (default: the most that fit)")
     add_machine_arguments(p)
@@ -63,7 +64,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of text")
     out.add_argument("--print-command", action="store_true",
-                     help="print only the llama-server command that runs this fit (shell-quoted)")
+                     help="print only the llama-server command that runs this fit (shell-quoted); "
+                          "nothing, and exit 3, when nothing fits")
 
 
 def add_machine_arguments(p: argparse.ArgumentParser) -> None:
@@ -126,27 +128,27 @@ def run(args: argparse.Namespace) -> int:
                           server=server_settings_from(args, model))
     state.fit_request(None)  # a bad split or reserve is the one-line RequestError before anything is measured
     bandwidths, notes = bandwidths_from(args, model, FIT_TIERS if snapshot.gpus else ("ram",))
-    state = replace(state, bandwidths=bandwidths)
-    ctx = args.ctx or args.ctx_cap
-    result = full_load(model, state, ctx, TokenPrices.of(model))
+    state = replace(state, bandwidths=bandwidths, ctx=args.ctx)
+    result = full_load(model, state, TokenPrices.of(model))
     assert result is not None  # the state has a machine
     estimate = result.fit
     if args.print_command:
-        _print_command(estimate)
+        _print_command(result)
     elif args.json:
-        emit_json({**fit_dict(estimate), "ctx_cap": full_load_cap(model, state, ctx), "max_ctx": result.max_ctx,
+        emit_json({**fit_dict(estimate), "ctx": result.ctx, "ctx_reason": result.choice.reason.value,
+                   "ctx_ceiling": result.choice.ceiling, "ctx_cap": args.ctx_cap, "max_ctx": result.max_ctx,
                    "tok_s_estimate": speed_dict(result.speed), **prefill_keys(result.speed),
                    "bandwidth_notes": list(notes)})
     else:
-        say("\n".join([fit_text(estimate), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
-                         speed_text("Speed estimate (full load)", result.speed, NO_SPEED), *notes]))
+        say("\n".join([fit_text(estimate, result.choice), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
+                       speed_text("Speed estimate (full load)", result.speed, NO_SPEED), *notes]))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 
 
-def _print_command(estimate: FitEstimate) -> None:
-    """One runnable line on stdout; a placement that does not fit says so on stderr."""
-    command = estimate.recommended
+def _print_command(load: FullLoad) -> None:
+    """One runnable line on stdout — only for a load that fits; else why not on stderr (exit 3)."""
+    command = load.fit.recommended
     if command is not None:
         say(command.shell)
-    if not estimate.verdict.admitted:
-        complain(f"gguf-budget fit: {verdict_text(estimate)}")
+    else:
+        complain(f"gguf-budget fit: no command to print — {verdict_text(load.fit)} at {ctx_choice_text(load.choice)}")

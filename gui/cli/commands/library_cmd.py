@@ -17,6 +17,7 @@ from typing import Callable
 from functools import partial
 from pathlib import Path
 
+from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.machine.usable import DEFAULT_HOST_RESERVE, usable_ram
@@ -40,7 +41,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"RAM budget for the budget plans, {BUDGET.text} (default: this machine's usable RAM; "
                         "0 = unlimited)")
     p.add_argument("--ctx-cap", type=ranged(CONTEXT), metavar="N",
-                   help=f"context for the full load, {CONTEXT.text} (default: each model's own)")
+                   help=f"the most an automatic ctx may take, {CONTEXT.text} (default: each model's trained context; "
+                        "each full load is judged as `fit` judges it)")
     p.add_argument("--host-available", type=ranged(MEMORY), metavar="SIZE",
                    help=f"hypothetical free host RAM, {MEMORY.text}")
     p.add_argument("--no-gpu", action="store_true", help="judge the full load for the host only")
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--add: not a folder: {folder}")
         change(folder)
     snapshot = machine(args)
-    settings = LibrarySettings(snapshot, _budget(args, snapshot), args.ctx_cap)
+    settings = LibrarySettings(snapshot, _budget(args, snapshot), args.ctx_cap, Reserves(host=args.host_reserve))
     roots = store_roots(Path.home(), os.environ, config.read_folders())
     result: Scan[Assessment] = scan(roots, partial(assess, settings=settings), progress=_progress(args.json),
                                     assess_key=assessment_key(settings))

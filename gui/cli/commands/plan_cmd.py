@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import HEAD_MODES, BudgetRequest, RequestError, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.ranges import BUDGET, BUFFERS, CONTEXT
-from gguf_budget.core.plan.types import SPEED_FIRST_CTX, CtxPolicy, HeadMode
+from gguf_budget.core.plan.types import CtxPolicy, HeadMode
 from gguf_budget.core.speed.estimate import plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.machine_budget import machine_budget
@@ -39,7 +40,7 @@ def add_request_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ctx-cap", type=ranged(CONTEXT), metavar="N",
                    help=f"the most context an auto ctx may take, {CONTEXT.text} (default: the model's context length)")
     p.add_argument("--prefer", choices=[c.value for c in CtxPolicy], default=CtxPolicy.SPEED.value,
-                   help=f"auto ctx: 'speed' (default) keeps ctx at {SPEED_FIRST_CTX} unless every layer stays pinned "
+                   help=f"auto ctx: 'speed' (default) keeps ctx at {DEFAULT_CTX} unless every layer stays pinned "
                         "beyond it; 'context' takes the largest ctx that fits, pinning fewer layers")
     p.add_argument("--buffers", type=ranged(BUFFERS), default=2, help=f"ring depth, {BUFFERS.text} (default 2)")
     p.add_argument("--head", choices=[m.value for m in HEAD_MODES], default=HeadMode.AUTO.value,

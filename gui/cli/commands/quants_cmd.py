@@ -19,10 +19,11 @@ from gguf_budget.core import BudgetRequest
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
-from gguf_budget.core.views.quant_ladder import DEFAULT_LADDER_CTX, LadderRequest, quant_ladder
-from gguf_budget.core.ranges import BUDGET, CONTEXT
+from gguf_budget.core.views.quant_ladder import LadderRequest, quant_ladder
+from gguf_budget.core.ranges import BUDGET
 from gguf_budget.core.views.quant_report import ladder_dict, ladder_text
 
+from gguf_budget.gui.cli.commands.ctx_args import add_ctx_arguments
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, ranged, say
 from gguf_budget.gui.cli.commands.common import (
     add_model_arguments, chosen_model, emit_json, listed_catalogue,
@@ -36,9 +37,7 @@ QUANTS_TIERS = ("ram", "vram", "disk")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_model_arguments(p)
-    p.add_argument("--ctx", type=ranged(CONTEXT),
-                   help=f"context for the full load, {CONTEXT.text} (default {DEFAULT_LADDER_CTX}, "
-                        "or the trained context if shorter)")
+    add_ctx_arguments(p)
     p.add_argument("--budget", type=ranged(BUDGET), metavar="SIZE",
                    help=f"also plan each type under this RAM budget, {BUDGET.text}")
     p.add_argument("--no-imatrix", action="store_true",
@@ -51,8 +50,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _request(args: argparse.Namespace) -> LadderRequest:
-    budget = None if args.budget is None else BudgetRequest(budget=Budget.from_cli(args.budget), kv_type=KVType(args.kv_type))
-    return LadderRequest(args.ctx, KVType(args.kv_type), Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), budget,
+    budget = None if args.budget is None else BudgetRequest(
+        budget=Budget.from_cli(args.budget), ctx=args.ctx, ctx_cap=args.ctx_cap, kv_type=KVType(args.kv_type))
+    return LadderRequest(ctx=args.ctx, ctx_cap=args.ctx_cap, kv_type=KVType(args.kv_type),
+                         reserves=Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ()), budget=budget,
                          imatrix=not args.no_imatrix, prompt_tokens=args.prompt_tokens)
 
 

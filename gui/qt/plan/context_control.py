@@ -41,7 +41,7 @@ def snap(value: int, span: Span) -> int:
 
 
 def _optional(edit: QLineEdit) -> int | None:
-    text = edit.text().replace(",", "").replace("_", "").strip()
+    text = edit.text().strip()
     return CONTEXT.parse(text) if text else None
 
 

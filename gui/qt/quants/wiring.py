@@ -99,7 +99,7 @@ class _QuantsFollower(QObject):
     def _request(self) -> LadderRequest:
         plan_request = self._host.request()
         bandwidths, _ = self._host.speed_inputs()
-        return LadderRequest(ctx=plan_request.ctx, kv_type=plan_request.kv_type, reserves=self._host.reserves(),
+        return LadderRequest(ctx=plan_request.ctx, ctx_cap=plan_request.ctx_cap, kv_type=plan_request.kv_type, reserves=self._host.reserves(),
                              budget=plan_request, bandwidths=bandwidths)
 
     def _changed(self) -> None:

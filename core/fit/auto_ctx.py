@@ -1,0 +1,107 @@
+"""The full load's context when none is asked: what llama.cpp's own default `--fit` does.
+
+llama.cpp (common/fit.cpp `common_params_fit_impl`, on by default) loads a model whose default
+placement does not fit by shrinking the context first and giving up GPU layers only after that.
+`fit`, the window's full load, the quant ladder and the Library all answer through `auto_fit`,
+so "does it fit?" has one answer: the one llama-server would give.
+
+Rule 1: an asked ctx is judged exactly as asked ("context size set by user -> no change").
+Rule 2: otherwise the ctx starts at the ceiling (`model.context.ctx_ceiling`: the trained
+        context, lowered by a cap); when the load does not fit there without giving anything up
+        (Rule 3), the ctx shrinks to the largest candidate that does, no lower than the floor
+        min(DEFAULT_CTX, ceiling) (`fit_params_min_ctx`). Candidates are the ceiling and the
+        multiples of ENGINE_CELL_PAD (256) between the floor and it — llama.cpp rounds a shrunk
+        n_ctx down to a multiple of 256 — and the floor itself.
+Rule 3: "without giving anything up": GPU layers fixed by the request are held (`-ngl N`); with
+        none fixed, every layer and the output layer on the GPUs (fits_gpu) when the machine
+        has GPUs, else admitted by host RAM alone (cpu_only).
+Rule 4: when not even the floor fits that way, the ctx is the floor and the placement is
+        chosen there (automatic GPU layers: the most that fit, or the fixed ones): llama.cpp
+        gives up GPU layers only once the context is at its minimum. That judgement — a split,
+        CPU only, or does not fit — is the answer.
+Rule 5: the largest ctx that fits with the chosen GPU layers held (`largest_ctx`), up to the
+        ceiling: for a ctx chosen by Rule 2 that ctx itself (the same candidates and test, so
+        nothing is searched again); else `max_ctx.largest_fitting_ctx`.
+Rule 6: every device's KV cache grows with ctx, so "fits without giving anything up" holds up to
+        some ctx and no further: the largest candidate is bisected (log2 of the candidates).
+llama.cpp interpolates its own projection linearly between the floor and the trained context;
+this search is exact against this tool's placement, so its ctx can differ by a step of 256.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass, replace
+
+from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
+from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
+from gguf_budget.core.model.kv import ENGINE_CELL_PAD
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.vocab import TextEnum
+
+
+class FitCtxReason(TextEnum):
+    """Why the full load's ctx is what it is; the value is the JSON word."""
+
+    ASKED = "asked"  # Rule 1
+    CEILING = "ceiling"  # Rule 2: the trained context (or the cap) fits as it is
+    SHRUNK = "shrunk"  # Rule 2: shrunk below the ceiling to fit
+    FLOOR = "floor"  # Rule 4: at the floor, with the placement chosen there
+
+
+@dataclass(frozen=True)
+class AutoFit:
+    """The full load at the ctx llama.cpp's default fit would choose, and why that ctx."""
+
+    fit: FitEstimate
+    ctx: int
+    ceiling: int
+    reason: FitCtxReason
+    trained: int | None
+
+    @property
+    def shrunk(self) -> bool:
+        """The ctx was lowered below the ceiling to fit (Rule 2 or 4)."""
+        return self.reason in (FitCtxReason.SHRUNK, FitCtxReason.FLOOR) and self.ctx < self.ceiling
+
+
+def _candidates(floor: int, ceiling: int) -> list[int]:
+    """Rule 2's candidates, lowest first."""
+    steps = range(-(-(floor + 1) // ENGINE_CELL_PAD) * ENGINE_CELL_PAD, ceiling, ENGINE_CELL_PAD)
+    return sorted({floor, *steps, ceiling})
+
+
+def _whole(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, ctx: int) -> bool:
+    """Rule 3 at one ctx."""
+    verdict = fit_verdict(model, snapshot, replace(request, ctx=ctx))
+    if request.gpu_layers is None and snapshot.gpus:
+        return verdict is FitVerdict.FITS_GPU
+    return verdict.admitted
+
+
+def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, cap: int | None = None) -> AutoFit:
+    """Rules 1–4, 6: `request.ctx` None asks for llama.cpp's default; `cap` lowers the ceiling."""
+    ceiling = ctx_ceiling(model.context_length, cap)
+    if request.ctx is not None:
+        return AutoFit(estimate_fit(model, snapshot, request), request.ctx, ceiling, FitCtxReason.ASKED,
+                       model.context_length)
+    candidates = _candidates(min(DEFAULT_CTX, ceiling), ceiling)
+    last = bisect_left(range(len(candidates)), True,
+                       key=lambda i: not _whole(model, snapshot, request, candidates[i])) - 1
+    if last < 0:
+        ctx, reason = candidates[0], FitCtxReason.FLOOR
+    else:
+        ctx = candidates[last]
+        reason = FitCtxReason.CEILING if ctx == ceiling else FitCtxReason.SHRUNK
+    return AutoFit(estimate_fit(model, snapshot, replace(request, ctx=ctx)), ctx, ceiling, reason, model.context_length)
+
+
+def largest_ctx(model: ModelSpec, snapshot: HardwareSnapshot, choice: AutoFit) -> int | None:
+    """Rule 5."""
+    if choice.reason in (FitCtxReason.CEILING, FitCtxReason.SHRUNK):
+        return choice.ctx
+    fit = choice.fit
+    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, choice.ceiling)
