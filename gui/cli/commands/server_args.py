@@ -20,6 +20,7 @@ import argparse
 import re
 from typing import Any
 
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.draft import DraftModel, read_draft
 from gguf_budget.core.fit.projector import check_projector, read_projector
@@ -116,9 +117,10 @@ def add_projector_arguments(p: argparse.ArgumentParser) -> None:
                    help="the image to price the projector for (default: the projector's own size)")
 
 
-def projector_beside_plan(args: argparse.Namespace, model: ModelSpec, budget: int) -> tuple[int, tuple[str, dict[str, Any]] | None]:
+def projector_beside_plan(args: argparse.Namespace, model: ModelSpec,
+                          budget: Budget) -> tuple[Budget, tuple[str, dict[str, Any]] | None]:
     """The budget left for the plan once the projector (Rule 4: checked) holds its weights and one image's compute
-    in RAM, and what to say of it; the budget unchanged without one (0, unlimited, stays unlimited)."""
+    in RAM, and what to say of it; the budget unchanged without one (unlimited stays unlimited)."""
     if args.mmproj is None:
         return budget, None
     spec = read_projector(args.mmproj)
@@ -127,13 +129,14 @@ def projector_beside_plan(args: argparse.Namespace, model: ModelSpec, budget: in
     w, h = spec.image_side(image.width if image else None, image.height if image else None)
     weights, compute = spec.weight_bytes, spec.compute_bytes(w, h)
     total = weights + compute
-    if budget and budget <= total:
+    limit = budget.limit
+    if limit is not None and limit <= total:
         raise CommandError(f"the projector alone takes {human_bytes(total)} (weights {human_bytes(weights)} + compute "
-                           f"{human_bytes(compute)}): nothing of the {human_bytes(budget)} budget is left for the model")
-    left = budget - total if budget else 0
+                           f"{human_bytes(compute)}): nothing of the {budget} budget is left for the model")
+    left = budget if limit is None else Budget.of(limit - total)
     text = (f"Vision projector  {spec.path} ({spec.projector_type}) in RAM beside the plan: weights {human_bytes(weights)} "
             f"+ compute {human_bytes(compute)} for one {w}x{h} image ({spec.image_tokens(w, h)} tokens of context); "
-            + (f"the plan gets the other {human_bytes(left)} of the budget" if budget else "the budget is unlimited"))
+            + (f"the plan gets the other {left} of the budget" if limit is not None else "the budget is unlimited"))
     return left, (text, {"path": spec.path, "type": spec.projector_type, "weights": weights, "compute": compute,
                          "image": [w, h], "image_tokens": spec.image_tokens(w, h), "approximate": spec.approximate,
-                         "budget_left": left})
+                         "budget_left": left.cli_bytes})
