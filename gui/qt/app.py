@@ -4,7 +4,8 @@ Rule 1: `compose` is the one place that knows both the window and what extends i
         the `MainWindow`, installs the what-if, library, Quants and runtime-evidence add-ons through the
         window's host protocols (Quants puts its switch in the what-if View menu), adds Help ▸ Glossary
         and Help ▸ Show log folder, and watches the open model's file (File ▸ Reload). Nothing else
-        imports the add-ons into the window.
+        imports the add-ons into the window. It installs the app-wide wheel guard (`wheel_guard`)
+        before any widget is built.
 Rule 2: the interactive run logs to a rotating file in the platform's state folder
         (`log_file`); an exception nobody caught on the GUI thread goes there with its traceback.
 Rule 3: kept apart from `launch.py` so argument errors are reported without importing Qt.
@@ -44,6 +45,7 @@ from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
 from gguf_budget.gui.qt.whatif.screens import prepare_view
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
 from gguf_budget.gui.qt.evidence.evidence_link import EvidenceLink, install_evidence
+from gguf_budget.gui.qt.wheel_guard import install_wheel_guard
 from gguf_budget.gui.qt.workers.quitting import end_process, stop_workers
 
 SCREENSHOT_SIZE = (1440, 900)
@@ -78,6 +80,7 @@ def compose(
     header_cache: Path | None = None,
 ) -> Explorer:
     """Rule 1: the window, its add-ons and Help ▸ Show log folder (`log_folder`, or the platform's)."""
+    install_wheel_guard()
     window = MainWindow(settings=settings, load_backend=load_backend, probe_backend=probe_backend,
                         bandwidth_backend=bandwidth_backend)
     whatif = install_whatif(window, compare_backend)
