@@ -62,6 +62,7 @@ from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.plan.banner import Banner
+from gguf_budget.gui.qt.plan.run_it_line import RunItLine
 from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
 from gguf_budget.gui.qt.layout import build_body
 from gguf_budget.gui.qt.machine.machine_link import MachineLink
@@ -182,6 +183,8 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.load_error)
         layout.addWidget(self.banner)
         layout.addWidget(self.full_load_line)
+        self.run_it = RunItLine(central)
+        layout.addWidget(self.run_it)
         self.body = build_body(central)
         layout.addWidget(self.body.splitter, 1)
         self.setCentralWidget(central)
@@ -496,6 +499,7 @@ class MainWindow(QMainWindow):
         self.banner.show_state(view.headline.state, view.headline.text)
         self.full_load_line.setText(view.headline.full_load)
         self.full_load_line.setToolTip(view.headline.full_load)
+        self.run_it.show_view(view)
         if view.budget_span is not None and view.budget_span != self._drawn_span:
             self._drawn_span = view.budget_span
             self.body.plan.budget.set_span(view.budget_span)

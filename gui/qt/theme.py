@@ -93,4 +93,4 @@ def translucent(colour: str, alpha: int) -> QColor:
 def banner_style() -> str:
     """One stylesheet for the banner; the `state` dynamic property picks the colour."""
     rules = [f'QLabel#banner[state="{s}"] {{ background: {c}; color: white; }}' for s, c in BANNER_COLOURS.items()]
-    return "QLabel#banner { padding: 8px; border-radius: 4px; font-weight: bold; }\n" + "\n".join(rules)
+    return "QLabel#banner { padding: 4px 8px; border-radius: 4px; font-weight: bold; }\n" + "\n".join(rules)

@@ -21,8 +21,11 @@ from gguf_budget.core.explorer.headline import max_ctx_text
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.fit_report import ctx_choice_text, fit_dict, fit_text, verdict_text
+from gguf_budget.core.views.quant_ladder import LadderRequest
+from gguf_budget.core.views.run_it import full_load_run, smaller_quant, wants_smaller_quant
 from gguf_budget.core.views.speed_view import prefill_keys, speed_dict, speed_text
 from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.machine.snapshot import (
@@ -133,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     assert result is not None  # the state has a machine
     estimate = result.fit
     if args.print_command:
-        _print_command(result)
+        _print_command(result, model, state)
     elif args.json:
         emit_json({**fit_dict(estimate), "ctx": result.ctx, "ctx_reason": result.choice.reason.value,
                    "ctx_ceiling": result.choice.ceiling, "ctx_cap": args.ctx_cap, "max_ctx": result.max_ctx,
@@ -145,10 +148,17 @@ def run(args: argparse.Namespace) -> int:
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 
 
-def _print_command(load: FullLoad) -> None:
-    """One runnable line on stdout — only for a load that fits; else why not on stderr (exit 3)."""
-    command = load.fit.recommended
-    if command is not None:
-        say(command.shell)
+def _print_command(load: FullLoad, model: ModelSpec, state: ExplorerState) -> None:
+    """One runnable line on stdout — only for a load that fits; else why not and what would fit on stderr (exit 3),
+    in the words of the window's "Run it" line (`views.run_it`)."""
+    smaller, priced = None, wants_smaller_quant(load.choice, load.max_ctx)
+    if priced:
+        assert state.machine is not None
+        smaller = smaller_quant(model, state.machine, LadderRequest(ctx_cap=state.ctx_cap, kv_type=state.kv_type,
+                                                                     reserves=state.reserves))
+    run = full_load_run(load.choice, load.max_ctx, smaller, priced)
+    if run.command is not None:
+        say(run.command)
     else:
-        complain(f"gguf-budget fit: no command to print — {verdict_text(load.fit)} at {ctx_choice_text(load.choice)}")
+        complain(f"gguf-budget fit: no command to print — {verdict_text(load.fit)} at {ctx_choice_text(load.choice)}; "
+                 f"{run.would_fit}")

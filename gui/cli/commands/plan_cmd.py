@@ -2,7 +2,8 @@
 
 Without `--budget` the budget is this machine's usable RAM (available − the host reserve, as
 `fit` reads it), and the output says so: the first line of the text or Markdown, stderr with JSON.
-Exit codes: 0 feasible, forced (`--force`) or unlimited (`--budget 0`); 3 impossible (the
+`--print-command` prints only the Budget plan's runtime flags (`views.run_it`), the words the window's "Run it"
+line shows. Exit codes: 0 feasible, forced (`--force`) or unlimited (`--budget 0`); 3 impossible (the
 report says why, on stdout, or the JSON with `feasible: false`); 2 bad input.
 """
 
@@ -20,6 +21,7 @@ from gguf_budget.core.plan.types import CtxPolicy, HeadMode
 from gguf_budget.core.speed.estimate import plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.machine_budget import machine_budget
+from gguf_budget.core.views.run_it import budget_plan_run
 
 from gguf_budget.gui.cli.commands.common import CommandError, add_model_arguments, chosen_model, listed_catalogue
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
@@ -56,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"RAM budget: 512M, 1.5G, 2GiB, bytes, {BUDGET.text}; 0 = unlimited "
                         "(default: this machine's usable RAM)")
     p.add_argument("--force", action="store_true", help="run the minimum configuration even over budget")
+    p.add_argument("--print-command", action="store_true",
+                   help="print only the Budget plan's runtime flags (--ram-budget SIZE --ctx N); nothing, and exit 3, "
+                        "when the plan is impossible")
     add_prompt_argument(p)
     add_projector_arguments(p)
     add_format_argument(p)
@@ -77,7 +82,7 @@ def _budget(args: argparse.Namespace) -> Budget:
         raise CommandError(f"{e}; give --budget SIZE") from None
     if usable.budget == 0:
         raise CommandError(f"{usable.text()}: nothing left to plan with; give --budget SIZE")
-    (complain if args.json or args.format == "json" else say)(usable.text())
+    (complain if args.json or args.format == "json" or args.print_command else say)(usable.text())
     return Budget.of(usable.budget)
 
 
@@ -89,6 +94,13 @@ def run(args: argparse.Namespace) -> int:
     request = request_from(args, budget, args.force)
     plan = plan_memory(spec, request)
     bandwidths, notes = bandwidths_from(args, spec, PLAN_TIERS)
+    if args.print_command:
+        run = budget_plan_run(plan)
+        if run.command is None:
+            complain(f"gguf-budget plan: no command to print — {run.would_fit}")
+        else:
+            say(run.command)
+        return EXIT_IMPOSSIBLE if plan.impossible else 0
     speed = plan_speed(TokenPrices.of(spec), plan, bandwidths, host_available_from(args), args.prompt_tokens)
     emit_plan(args, plan, spec, speed, notes, projector)
     return EXIT_IMPOSSIBLE if plan.impossible else 0

@@ -25,7 +25,7 @@ class Banner(QLabel):
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setStyleSheet(banner_style())
-        self.setFixedHeight(2 * self.fontMetrics().lineSpacing() + 22)
+        self.setFixedHeight(2 * self.fontMetrics().lineSpacing() + 14)  # 2 × 4 px padding, 2 × 3 px for the bold face
         self.show_state(BannerState.EMPTY, "No model loaded")
 
     def state(self) -> str:

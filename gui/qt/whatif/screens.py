@@ -4,7 +4,8 @@ Rule 1: `plan` (the default) hides every dock: the plan alone. `sweep` raises th
         sweep dock and waits until the sweep of the plan on screen is drawn; `compare` raises
         the compare dock, loads FILE2 as the second model and waits for both ledgers.
 Rule 2: the raised dock gets SCREENSHOT_DOCK_HEIGHT pixels so its chart or table is legible
-        in a 1440×900 screenshot, at most the window's dock share (`window_size.dock_height`).
+        in a 1440×900 screenshot, at most the window's dock share (`window_size.dock_height`) and
+        no more than the window's own minimum leaves it, so the shot is the size asked.
 Rule 3: a failure (FILE2 does not load or cannot be planned, the sweep fails, or nothing
         answers in time) comes back as a one-line message for the caller to report.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtCore import QSize, Qt, SignalInstance
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from gguf_budget.core.explorer.window_size import dock_height
@@ -25,10 +26,11 @@ Wait = Callable[[Callable[[], bool], Sequence[SignalInstance]], None]
 
 def prepare_view(window: QMainWindow, whatif: WhatIf, view: str, compare_file: str | None, wait: Wait) -> str | None:
     """Bring `view` on screen and wait for its numbers; a one-line error, or None when ready."""
+    wanted = window.size()
     if view == "sweep":
-        return _sweep(window, whatif, wait)
+        return _sweep(window, whatif, wait, wanted)
     if view == "compare":
-        return _compare(window, whatif, compare_file, wait)
+        return _compare(window, whatif, compare_file, wait, wanted)
     for dock in window.findChildren(QDockWidget):  # every add-on's dock, not only the what-if ones
         dock.hide()
     return None
@@ -43,7 +45,20 @@ def _raise(window: QMainWindow, whatif: WhatIf, dock_name: str) -> None:
     window.resizeDocks([dock], [height], Qt.Orientation.Vertical)
 
 
-def _sweep(window: QMainWindow, whatif: WhatIf, wait: Wait) -> str | None:
+def _within(window: QMainWindow, dock: QDockWidget, wanted: QSize) -> None:
+    """Rule 2's last clause, once the dock's contents are drawn: lower its minimum by what the window lacks, and
+    give the window back its asked size."""
+    window.layout().activate()
+    excess = window.minimumSizeHint().height() - wanted.height()
+    if excess > 0:
+        widget = dock.widget()
+        widget.setMinimumHeight(max(widget.minimumHeight() - excess, widget.minimumSizeHint().height()))
+        window.layout().invalidate()
+        window.layout().activate()
+        window.resize(wanted)
+
+
+def _sweep(window: QMainWindow, whatif: WhatIf, wait: Wait, wanted: QSize) -> str | None:
     _raise(window, whatif, "sweep_dock")
     sweep, failures = whatif.sweep, list[str]()
     sweep.sweepFailed.connect(failures.append)
@@ -51,10 +66,11 @@ def _sweep(window: QMainWindow, whatif: WhatIf, wait: Wait) -> str | None:
          (sweep.sweepFinished, sweep.sweepFailed))
     if failures:
         return f"the sweep failed: {failures[0]}"
+    _within(window, whatif.sweep_dock, wanted)
     return None if sweep.result() is not None else "the sweep did not finish in time"
 
 
-def _compare(window: QMainWindow, whatif: WhatIf, compare_file: str | None, wait: Wait) -> str | None:
+def _compare(window: QMainWindow, whatif: WhatIf, compare_file: str | None, wait: Wait, wanted: QSize) -> str | None:
     if not compare_file:
         return "--view compare needs --compare FILE (the second model)"
     _raise(window, whatif, "compare_dock")
@@ -65,4 +81,5 @@ def _compare(window: QMainWindow, whatif: WhatIf, compare_file: str | None, wait
     wait(lambda: bool(failures or loaded), (compare.secondLoaded, compare.secondFailed))
     if failures:
         return f"the second model cannot be compared: {failures[0]}"
+    _within(window, whatif.compare_dock, wanted)
     return None if loaded else "the second model did not load in time"

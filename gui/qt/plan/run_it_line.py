@@ -1,0 +1,135 @@
+"""The headline's last line, "Run it:": what to run for each answer on screen, each with Copy.
+
+The words and commands are the core's (`core.views.run_it`): the Budget plan's runtime flags and
+the full load's llama-server line — the line `fit --print-command` prints. When a runtime has
+nothing that fits, its part says what would, and its Copy button is disabled.
+
+Rule 1: the widget draws an `ExplorerView` and computes nothing itself; the one slow answer,
+        the quant ladder's smaller type for a full load nothing else rescues, is priced off the
+        GUI thread (`BackgroundCall`) once per model and machine, and drawn when it comes.
+Rule 2: each part is one elided line (its tooltip holds the whole command and what it
+        realises), so the line never widens the window nor clips at 1280 × 720.
+
+Signals:
+    copied(str): a command was put on the clipboard.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+
+from gguf_budget.core.explorer.derive import ExplorerView
+from gguf_budget.core.explorer.headline import full_load_name
+from gguf_budget.core.views.quant_ladder import LadderRequest
+from gguf_budget.core.views.run_it import (
+    NO_COMMAND, RunIt, budget_plan_run, full_load_run, smaller_quant, wants_smaller_quant,
+)
+from gguf_budget.gui.qt.elided_label import ElidedLabel
+from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.workers.background import BackgroundCall
+
+BUDGET_PLAN = "Budget plan"
+FULL_LOAD = "Full load"
+
+
+class _Part:
+    """One runtime's answer: its name, the command or why none, and Copy."""
+
+    def __init__(self, parent: QWidget, row: QHBoxLayout, name: str, key: str, on_copy: Callable[[str], None],
+                 min_chars: int):
+        self.name = named(QLabel(f"{name}:", parent), f"runIt{key}Name")
+        self.text = named(ElidedLabel(parent, min_chars), f"runIt{key}")
+        self.copy = named(QToolButton(parent), f"copyRunIt{key}")  # a tool button: the line stays one text line tall
+        self.copy.setText("Copy")
+        self.copy.setToolTip(f"Copy the {name} command to the clipboard")
+        self.copy.setEnabled(False)
+        self.copy.clicked.connect(self._copy)
+        self._on_copy = on_copy
+        self.command: str | None = None
+        self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._plain = self.text.font()
+        row.addWidget(self.name)
+        row.addWidget(self.text)
+        row.addWidget(self.copy)
+
+    def show(self, run: RunIt | None, waiting: str = "") -> None:
+        self.command = None if run is None else run.command
+        self.text.setFont(self._fixed if self.command is not None else self._plain)
+        if run is None:
+            self.text.setText(waiting)
+        elif run.command is None:
+            self.text.setText(run.text)
+        else:
+            self.text.setText(run.command, f"{run.command}\n{run.text}")
+        self.copy.setEnabled(self.command is not None)
+
+    def _copy(self) -> None:
+        if self.command is not None:
+            QGuiApplication.clipboard().setText(self.command)
+            self._on_copy(self.command)
+
+
+class RunItLine(QWidget):
+    """Rules 1–2."""
+
+    copied = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setObjectName("runItLine")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        title = named(QLabel("<b>Run it:</b>", self), "runItTitle")
+        row.addWidget(title)
+        self.budget_plan = _Part(self, row, BUDGET_PLAN, "BudgetPlan", self.copied.emit, 44)
+        row.addSpacing(12)
+        self.full_load = _Part(self, row, FULL_LOAD, "FullLoad", self.copied.emit, 16)
+        row.addStretch(1)
+        self._ladder = BackgroundCall(smaller_quant, parent=self)
+        self._ladder.succeeded.connect(self._priced)
+        self._ladder_key: tuple[object, ...] | None = None
+        self._ladder_model: object = None
+        self._smaller: str | None = None
+        self._priced_once = False
+        self._view: ExplorerView | None = None
+
+    def show_view(self, view: ExplorerView) -> None:
+        """Draw both parts from `view` (Rule 1)."""
+        self._view = view
+        self.budget_plan.show(None if view.plan is None else budget_plan_run(view.plan),
+                              f"{NO_COMMAND} — {view.error}" if view.error else "")
+        load = view.full_load
+        if load is None:
+            waiting = view.full_load_error or f"{full_load_name(view.state.machine)}: waiting for the machine probe"
+            self.full_load.show(None, waiting)
+            return
+        smaller = self._smaller_for(view)
+        run = full_load_run(load.choice, load.max_ctx, smaller, priced=self._priced_once and not self._ladder.busy)
+        self.full_load.show(run)
+
+    def _smaller_for(self, view: ExplorerView) -> str | None:
+        """The ladder's answer for this model and machine, started off the GUI thread when first needed."""
+        state, load = view.state, view.full_load
+        assert load is not None and state.model is not None and state.machine is not None
+        key = (state.machine, state.reserves, state.kv_type, state.ctx_cap)
+        if key == self._ladder_key and state.model is self._ladder_model:
+            return self._smaller
+        if not wants_smaller_quant(load.choice, load.max_ctx):
+            return None
+        self._ladder_key, self._ladder_model, self._smaller, self._priced_once = key, state.model, None, False
+        request = LadderRequest(ctx_cap=state.ctx_cap, kv_type=state.kv_type, reserves=state.reserves)
+        self._ladder.start(state.model, state.machine, request)
+        return None
+
+    def _priced(self, answer: str | None) -> None:
+        self._smaller, self._priced_once = answer, True
+        if self._view is not None:
+            self.show_view(self._view)
+
+    def ladder_pending(self) -> bool:
+        """True while the smaller quant is being priced (tests wait for it)."""
+        return self._ladder.busy
