@@ -48,13 +48,15 @@ def _raise(window: QMainWindow, whatif: WhatIf, dock_name: str) -> None:
 def _within(window: QMainWindow, dock: QDockWidget, wanted: QSize) -> None:
     """Rule 2's last clause, once the dock's contents are drawn: lower its minimum by what the window lacks, and
     give the window back its asked size."""
-    window.layout().activate()
+    layout = window.layout()
+    assert layout is not None  # a QMainWindow always has its own
+    layout.activate()
     excess = window.minimumSizeHint().height() - wanted.height()
     if excess > 0:
         widget = dock.widget()
         widget.setMinimumHeight(max(widget.minimumHeight() - excess, widget.minimumSizeHint().height()))
-        window.layout().invalidate()
-        window.layout().activate()
+        layout.invalidate()
+        layout.activate()
         window.resize(wanted)
 
 
