@@ -32,7 +32,7 @@ import os
 import stat
 from typing import Any, BinaryIO
 
-from gguf_budget.core.errors import BudgetError, ModelLoadError, UnreadableFile
+from gguf_budget.core.errors import BudgetError, MissingFile, ModelLoadError, UnreadableFile
 
 MiB = 1 << 20
 
@@ -72,10 +72,6 @@ class FileKind(enum.Enum):
     def __init__(self, words: str, cap: int):
         self.words = words
         self.cap = cap
-
-
-class MissingFile(UnreadableFile):
-    """Nothing is at the path (or a part of it is not a folder): often not an error at all."""
 
 
 def os_error(path: str, error: OSError, kind: type[BudgetError] = ModelLoadError) -> BudgetError:

@@ -7,6 +7,8 @@ real command line.
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +21,7 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import (
     BudgetError, BudgetRequest, GGUFFormatError, ModelLoadError, PlanError, RequestError, budget_range, sweep_budgets,
 )
+from gguf_budget.core import errors as errors_module
 from gguf_budget.core.errors import one_line
 from gguf_budget.core.fit.gpu_split import parse_tensor_split
 from gguf_budget.core.fit.types import FitRequest, Reserves
@@ -172,3 +175,50 @@ def test_the_real_command_prints_no_traceback(files):
                              "--host-available", "8G", "--gpu-total", "1G", "--gpu-free", "2G"],
                             capture_output=True, text=True)
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+# Control flow inside one module, never raised past it: not errors a person sees.
+PRIVATE_SIGNALS = {("core/library/scan.py", "_WalkLimit"), ("core/remote/fetch.py", "_Retry")}
+EXCEPTION_BASES = {name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)}
+
+
+def _exception_classes(root: Path) -> set[tuple[str, str]]:
+    """(file, class) for every class in core/ and gui/ whose base is a built-in exception or a family member."""
+    family = {name for name, value in vars(errors_module).items() if isinstance(value, type)
+              and issubclass(value, BaseException)}
+    found = set()
+    for path in sorted([*(root / "core").rglob("*.py"), *(root / "gui").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else ""
+                         for b in node.bases}
+                if bases & (EXCEPTION_BASES | family):
+                    found.add((str(path.relative_to(root)), node.name))
+    return found
+
+
+def test_every_error_class_is_declared_in_core_errors():
+    package = CORE.parent
+    declared = {(str(p), name) for p, name in _exception_classes(package) if p != "core/errors.py"}
+    assert declared == PRIVATE_SIGNALS
+
+
+def _documented_tree() -> dict[str, str | None]:
+    """class → parent, as the module docstring draws the family (Rule 3)."""
+    parents: dict[str, str | None] = {}
+    lineage: list[str] = []
+    for line in errors_module.__doc__.splitlines():
+        drawn = re.match(r"^ {8}([│ ]*)([├└]── )?([A-Z]\w+) ", line)
+        if drawn is None or (drawn.group(1) and not drawn.group(2)):
+            continue  # prose, or a description's second line
+        depth = len(drawn.group(1)) // 4 + bool(drawn.group(2))
+        lineage[depth:] = [drawn.group(3)]
+        parents[drawn.group(3)] = lineage[depth - 1] if depth else None
+    return parents
+
+
+def test_the_documented_tree_is_the_real_family():
+    real = {name: (value.__bases__[0].__name__ if value is not BudgetError else None)
+            for name, value in vars(errors_module).items()
+            if isinstance(value, type) and issubclass(value, BudgetError)}
+    assert _documented_tree() == real

@@ -16,7 +16,6 @@ from gui_support import MIB, child
 from PySide6.QtCore import QThreadPool, QUrl
 
 from gguf_budget.core import ModelLoadError
-from gguf_budget.gui.qt.app import log_uncaught
 from gguf_budget.gui.qt.log_file import BACKUP_LOGS, LOG_NAME, MAX_LOG_BYTES, start_log_file, stop_log_file
 from gguf_budget.gui.qt.whatif.compare_view import CompareView
 from gguf_budget.gui.qt.whatif.sweep_view import SweepView
@@ -151,11 +150,12 @@ def test_the_log_file_rotates_and_a_folder_that_cannot_be_written_costs_only_the
     assert "no log file in" in caplog.text
 
 
-def test_an_uncaught_gui_thread_error_is_logged_with_its_traceback(log_file):
+def test_an_uncaught_error_is_logged_with_its_traceback(make_explorer, log_file):
+    hook = make_explorer(log_folder=log_file.parent).errors.hook  # what run_window installs as sys.excepthook
     try:
         {}["missing"]
     except KeyError as e:
-        log_uncaught(KeyError, e, e.__traceback__)
+        hook(KeyError, e, e.__traceback__)
     logged = log_file.read_text(encoding="utf-8")
-    assert "CRITICAL gguf_budget.gui.qt.app" in logged and "internal error on the GUI thread" in logged
+    assert "CRITICAL gguf_budget.gui.qt.error_report" in logged and "internal error" in logged
     assert "Traceback (most recent call last):" in logged and "KeyError: 'missing'" in logged

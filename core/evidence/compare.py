@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import EvidenceMismatch
 from gguf_budget.core.evidence.log_records import (
     SIZE_UNITS, MiB, BufferKind, BufferLine, LlamaCppLog, LoadRecord,
 )
@@ -55,10 +55,6 @@ TOKENS_PER_S = "tokens/s"
 ROUNDING = 0.005 * MiB  # half the last printed digit of "%8.2f MiB"
 FLASH_ON = frozenset({"auto", "enabled", "on", "1", "true"})
 HOST_BUFFERS = ("CPU", "CPU_Mapped", "CUDA_Host", "ROCm_Host", "Vulkan_Host", "SYCL_Host")
-
-
-class EvidenceMismatch(BudgetError):
-    """The log is of another model than the one given."""
 
 
 @dataclass(frozen=True)

@@ -55,7 +55,7 @@ from collections.abc import Callable
 
 from gguf_budget.core.gguf.constants import Keys
 
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import LlamaCppLogError
 from gguf_budget.core.evidence.log_records import (
     BreakdownRow, BufferKind, BufferLine, BuildInfo, CacheLine, CachePart, ContextSettings, EvalSpeed,
     LlamaCppLog, LoadRecord, ModelFacts, PrintedSize,
@@ -84,10 +84,6 @@ _DIGITS = re.compile(rf"[0-9]{{1,{MAX_DIGITS}}}")
 def _int(text: str) -> int | None:
     """A plain decimal of at most MAX_DIGITS digits, else None (Rule 8: `str.isdigit` also takes '²')."""
     return int(text) if _DIGITS.fullmatch(text) else None
-
-
-class LlamaCppLogError(BudgetError):
-    """The text is not a llama.cpp log we can read."""
 
 
 @dataclass

@@ -22,9 +22,9 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from gguf_budget.core.errors import RequestError, UnreadableFile
+from gguf_budget.core.errors import MissingFile, RequestError, UnreadableFile
 from gguf_budget.core.paths import config_dir
-from gguf_budget.core.regular_file import FileKind, MissingFile, read_json
+from gguf_budget.core.regular_file import FileKind, read_json
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.safe_write import locked, replace_atomically
 

@@ -40,11 +40,11 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any, Generic, Mapping, Sequence, TypeVar
 
-from gguf_budget.core.errors import UnreadableFile
+from gguf_budget.core.errors import MissingFile, UnreadableFile
 from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.paths import cache_dir
-from gguf_budget.core.regular_file import FileKind, MissingFile, read_bytes
+from gguf_budget.core.regular_file import FileKind, read_bytes
 from gguf_budget.core.version import __version__
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gguf_budget.core import paths
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import BudgetError, DamagedMachineRecord
 from gguf_budget.core.regular_file import FileKind, is_missing, read_json
 from gguf_budget.core.safe_write import replace_atomically
 from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource, ComputeRate
@@ -34,10 +34,6 @@ from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthS
 RECORD_NAME = "machine-speed.json"
 FORMAT = 1
 TIERS = ("ram", "disk", "compute")
-
-
-class DamagedMachineRecord(BudgetError):
-    """The kept record is not one this module wrote (Rule 2: it is measured again)."""
 
 
 def host_key() -> str:

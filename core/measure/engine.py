@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import EngineError
 
 ENV_BIN = "GGUF_BUDGET_LLAMA_BIN"
 
@@ -43,10 +43,6 @@ HOW_TO_GET_ONE = (
     f"(build llama.cpp, or run .ci/build_llamacpp.sh), set {ENV_BIN} to their folder, "
     "choose one with File ▸ llama.cpp location…, or pip install llama-cpp-python"
 )
-
-
-class EngineError(BudgetError):
-    """No usable llama.cpp, or the one named does not exist: one line a person can act on."""
 
 
 @dataclass(frozen=True)

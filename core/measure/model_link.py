@@ -19,15 +19,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import UnlinkableModel
 from gguf_budget.core.gguf.shards import SHARD_NAME, shard_paths
 from gguf_budget.core.safe_text import safe_text
 
 PLAIN_NAME = "model.gguf"
-
-
-class UnlinkableModel(BudgetError):
-    """Rule 3: a model whose name could forge log lines, and no link could be made to it."""
 
 
 def engine_model_path(model_path: str, folder: Path) -> str:

@@ -20,7 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from gguf_budget.core.errors import BudgetError, RequestError
+from gguf_budget.core.errors import DamagedRecord, RequestError
 from gguf_budget.core.measure.command import MeasureSettings
 from gguf_budget.core.model.kv import KVType
 
@@ -29,10 +29,6 @@ MAX_NAME = 255
 """Rule 3: the longest file name (in bytes) a file system holds."""
 MAX_NUMBER = 2**63
 """Rule 4: larger than any byte count, token count or time stamp a record holds."""
-
-
-class DamagedRecord(BudgetError):
-    """A stored record that is not one this module wrote: missing fields, wrong types, bad values."""
 
 
 class Origin(enum.Enum):

@@ -50,7 +50,7 @@ from typing import Callable
 
 import psutil
 
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import MeasureError
 from gguf_budget.core.measure.capture import OutputCapture
 from gguf_budget.core.measure.command import LOOPBACK, MeasureSettings, completion_request, measure_command
 from gguf_budget.core.measure.engine import Engine, EngineKind
@@ -68,10 +68,6 @@ FAMILY_MARK = "GGUF_BUDGET_MEASURE_RUN"
 """Rule 5: the environment variable every process of one run carries, with the run's own token."""
 
 ProgressCallback = Callable[[Progress], None]
-
-
-class MeasureError(BudgetError):
-    """A measurement did not complete: timed out, cancelled, or the engine failed (one line)."""
 
 
 @dataclass(frozen=True)

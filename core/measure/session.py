@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from gguf_budget.core.errors import BudgetError, UnreadableFile
+from gguf_budget.core.errors import BudgetError, EvidenceError, LlamaCppLogError, UnreadableFile
 from gguf_budget.core.evidence.compare import check_model
-from gguf_budget.core.evidence.llamacpp_log import LlamaCppLogError, parse_llamacpp_log
+from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.evidence.log_records import EvalSpeed, LlamaCppLog
 from gguf_budget.core.gguf.fingerprint import header_fingerprint
 from gguf_budget.core.measure.command import MeasureSettings
@@ -44,10 +44,6 @@ from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.regular_file import FileKind, read_text
 from gguf_budget.core.speed.calibration import Timed, measured_run, remember_run
-
-
-class EvidenceError(BudgetError):
-    """Evidence could not be measured, read or stored: one line a person can act on."""
 
 
 @dataclass(frozen=True)

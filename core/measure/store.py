@@ -21,10 +21,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from gguf_budget.core import paths
-from gguf_budget.core.errors import UnreadableFile
+from gguf_budget.core.errors import DamagedRecord, UnreadableFile
 from gguf_budget.core.regular_file import FileKind, read_json, read_text
 from gguf_budget.core.safe_write import create_exclusive, locked, replace_atomically
-from gguf_budget.core.measure.record import DamagedRecord, EvidenceRecord, record_from_json, record_to_json
+from gguf_budget.core.measure.record import EvidenceRecord, record_from_json, record_to_json
 
 
 class EvidenceStore:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGUF_DEFAULT_ALIGNMENT, GGMLQuantizationType as T, Keys
 
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import QuantMixError
 from gguf_budget.core.model.spec import ModelSpec, ModelTensor
 from gguf_budget.core.quant.categories import ATTN_V_LIKE, Category, allows_quantization, tensor_category
 from gguf_budget.core.quant.file_types import QuantFileType
@@ -33,10 +33,6 @@ from gguf_budget.core.quant.rules import (
 _BLOCK = re.compile(r"^blk\.(\d+)\.")
 _LAYER_COUNTERS = {Category.FFN_DOWN: Counter.FFN_DOWN, Category.FFN_GATE: Counter.FFN_GATE,
                    Category.FFN_UP: Counter.FFN_UP}
-
-
-class QuantMixError(BudgetError):
-    """llama.cpp cannot write this file type for this model (a row no type divides)."""
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ from typing import Callable, Mapping
 
 import httpx
 
-from gguf_budget.core.errors import RemoteError
-from gguf_budget.core.remote.http import Unreachable, deadline, deadline_passed, identity_body, network_error
+from gguf_budget.core.errors import FetchCancelled, RemoteError, Unreachable
+from gguf_budget.core.remote.http import deadline, deadline_passed, identity_body, network_error
 from gguf_budget.core.remote.urls import redacted
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.safe_text import safe_text
@@ -42,10 +42,6 @@ MAX_FILE_BYTES = 1 << 50
 _CONTENT_RANGE = re.compile(r"bytes ([0-9]{1,20})-([0-9]{1,20})/([0-9]{1,20}|\*)")
 _DIGITS = re.compile(r"[0-9]{1,20}")
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
-
-
-class FetchCancelled(RemoteError):
-    """The user cancelled the transfer; nothing is wrong with the source."""
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,10 @@ from typing import Any, Iterable, Iterator
 import httpcore
 import httpx
 
-from gguf_budget.core.errors import RemoteError
+from gguf_budget.core.errors import RemoteError, Unreachable
 from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.urls import host_of, redacted
 from gguf_budget.core.safe_text import safe_text
-
-class Unreachable(RemoteError):
-    """The network or the server did not answer (offline, a timeout, a dropped connection, 5xx):
-    a cached header may stand in; a wrong answer (404, not GGUF) is a plain `RemoteError`."""
 
 
 IDENTITY = {"Accept-Encoding": "identity"}

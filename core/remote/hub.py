@@ -25,8 +25,8 @@ import httpx
 from huggingface_hub import hf_hub_url
 from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # exported lazily
 
-from gguf_budget.core.errors import RemoteError
-from gguf_budget.core.remote.http import Unreachable, deadline, identity_body, network_error
+from gguf_budget.core.errors import RemoteError, Unreachable
+from gguf_budget.core.remote.http import deadline, identity_body, network_error
 from gguf_budget.core.remote.urls import checked_url, redacted
 from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.refs import HubFile, HubQuant, hub_file, pick_quant_files

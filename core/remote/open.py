@@ -26,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
-from gguf_budget.core.errors import GGUFFormatError, RemoteError, TruncatedHeaderError
+from gguf_budget.core.errors import GGUFFormatError, RemoteError, TruncatedHeaderError, Unreachable
 from gguf_budget.core.gguf.header import read_header
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
@@ -34,7 +34,7 @@ from gguf_budget.core.remote import hub
 from gguf_budget.core.remote.cache import CachedFile, CacheEntry, cache_name, default_cache_root, discard, \
     entry_dir, new_scratch, publish, read_entry, write_entry, write_header
 from gguf_budget.core.remote.fetch import PrefixReader, Progress
-from gguf_budget.core.remote.http import Unreachable, policy_client
+from gguf_budget.core.remote.http import policy_client
 from gguf_budget.core.remote.urls import redacted
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.remote.refs import HubFile, PlainUrl, RemoteRef

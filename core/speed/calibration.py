@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gguf_budget.core import paths
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import BudgetError, DamagedRuns
 from gguf_budget.core.regular_file import FileKind, is_missing, read_json
 from gguf_budget.core.safe_write import locked, replace_atomically
 from gguf_budget.core.machine.bandwidth import (
@@ -74,10 +74,6 @@ class SpeedRun:
         if not self.prefill_tok_s:
             return None
         return self.prefill_tok_s * self.prefill_flops_per_token / compute.flops_per_s
-
-
-class DamagedRuns(BudgetError):
-    """The kept runs are not what this module wrote (Rule 4: no runs)."""
 
 
 Timed = tuple[float, int]

@@ -14,13 +14,13 @@ import argparse
 import time
 from typing import Callable
 
-from gguf_budget.core.errors import RequestError
+from gguf_budget.core.errors import CommandError, RequestError
 from gguf_budget.core.fit.gpu_split import parse_tensor_split
 from gguf_budget.core.machine.presets import parse_presets, with_presets
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine, what_if
 from gguf_budget.core.ranges import GPU_COUNT, MEMORY
 from gguf_budget.core.units import parse_size_list
-from gguf_budget.gui.cli.commands.common import CommandError
+
 
 TYPED_GPU_FLAGS = ("gpu_total", "gpu_free", "gpu_count")
 

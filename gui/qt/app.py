@@ -7,7 +7,8 @@ Rule 1: `compose` is the one place that knows both the window and what extends i
         imports the add-ons into the window. It installs the app-wide wheel guard (`wheel_guard`)
         before any widget is built.
 Rule 2: the interactive run logs to a rotating file in the platform's state folder
-        (`log_file`); an exception nobody caught on the GUI thread goes there with its traceback.
+        (`log_file`); an exception nobody caught goes there with its traceback, and the window
+        shows it (`error_report`: "Internal error — details in the log", nothing reset).
 Rule 3: kept apart from `launch.py` so argument errors are reported without importing Qt.
 Rule 4: the interactive run quits in well under a second: on close every worker is told to stop
         and none is waited on for long, then the process ends without the interpreter's teardown
@@ -17,12 +18,10 @@ Rule 4: the interactive run quits in well under a second: on close every worker 
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Callable, NoReturn, Sequence
 
 from PySide6.QtCore import (
@@ -36,7 +35,8 @@ from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.gui.qt.app_icon import app_icon
-from gguf_budget.gui.qt.log_file import UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
+from gguf_budget.gui.qt.error_report import ErrorReport
+from gguf_budget.gui.qt.log_file import LOG_NAME, UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
 from gguf_budget.gui.qt.file_watch import install_file_watch
 from gguf_budget.gui.qt.glossary_dialog import add_glossary
 from gguf_budget.gui.qt.library.wiring import Library, install_library
@@ -52,9 +52,6 @@ SCREENSHOT_SIZE = (1440, 900)
 WAIT_MS = 60_000
 POOL_WAIT_MS = 10_000
 
-log = logging.getLogger(__name__)
-
-
 @dataclass(frozen=True)
 class Explorer:
     """The app as `compose` builds it: the window and the add-ons installed on it."""
@@ -64,6 +61,7 @@ class Explorer:
     library: Library
     quants: Quants
     evidence: EvidenceLink
+    errors: ErrorReport
 
 
 def compose(
@@ -87,10 +85,11 @@ def compose(
     library = install_library(window, home=library_home, config_file=library_config, cache_root=header_cache)
     quants = install_quants(window, whatif.view_menu)
     evidence = install_evidence(window)
-    add_show_log_folder(window.help_menu, log_folder or default_log_folder(), open_url)
+    folder = log_folder or default_log_folder()
+    add_show_log_folder(window.help_menu, folder, open_url)
     add_glossary(window.help_menu)
     install_file_watch(window, window.file_menu.menu, window.file_menu.recent_menu.menuAction())
-    return Explorer(window, whatif, library, quants, evidence)
+    return Explorer(window, whatif, library, quants, evidence, ErrorReport(window, folder / LOG_NAME))
 
 
 def application() -> QApplication:
@@ -124,20 +123,15 @@ def launch_budget(options: argparse.Namespace) -> Budget | None:
     return None if options.budget is None else Budget.from_cli(options.budget)
 
 
-def log_uncaught(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
-    """Rule 2: `sys.excepthook` while the window runs: a bug in a slot is logged with its traceback."""
-    log.critical("internal error on the GUI thread", exc_info=(kind, error, trace))
-
-
 def run_window(options: argparse.Namespace) -> NoReturn:
     """The interactive app: runs until the window is closed, logging to the platform's state folder;
     then ends the process (Rule 4) with the event loop's exit code."""
     app = application()
     folder = default_log_folder()
     handler = start_log_file(folder)
-    sys.excepthook = log_uncaught
     try:
         explorer = open_window(options, log_folder=folder)
+        sys.excepthook = explorer.errors.hook
         code = app.exec()
         explorer.window.close()
         stop_workers(explorer.window)

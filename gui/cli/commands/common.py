@@ -22,7 +22,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gguf_budget.core.errors import BudgetError, ModelLoadError
+from gguf_budget.core.errors import CommandError, ModelLoadError
 from gguf_budget.core.model.catalogue import CATALOGUE, CatalogueEntry, catalogue_path, find_entry
 from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.refs import hub_hint, parse_ref
@@ -34,14 +34,6 @@ if TYPE_CHECKING:
     from gguf_budget.core.remote.source import RemoteSource
 
 CATALOG_LIST = "list"
-
-
-class CommandError(BudgetError):
-    """Arguments that do not go together, or an output file that cannot be written (exit 2).
-
-    The core's own errors (a model that does not load, a request out of bounds, a plan it
-    refuses) reach `main` as they are: it reports every `BudgetError` the same way.
-    """
 
 
 class RemoteOptions:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gguf_budget.core.errors import CommandError, LlamaCppLogError
 from gguf_budget.core.evidence.compare import compare
-from gguf_budget.core.evidence.llamacpp_log import LlamaCppLogError, parse_llamacpp_log
+from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.evidence.log_records import LlamaCppLog
 from gguf_budget.core.regular_file import FileKind, read_text
 from gguf_budget.core.views.evidence_report import evidence_dict, evidence_text
 from gguf_budget.gui.cli.args import say
-from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load_local
+from gguf_budget.gui.cli.commands.common import emit_json, load_local
 from gguf_budget.gui.cli.commands.fit_cmd import FIT_TIERS
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 

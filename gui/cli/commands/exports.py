@@ -11,13 +11,14 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from gguf_budget.core.errors import CommandError
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult, plan_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.export import EXPORT_FORMATS, plan_markdown, sweep_csv
 from gguf_budget.core.views.speed_view import plan_payload, plan_report_with_speed
 
 from gguf_budget.gui.cli.args import say
-from gguf_budget.gui.cli.commands.common import CommandError, emit_json
+from gguf_budget.gui.cli.commands.common import emit_json
 
 
 def add_format_argument(p: argparse.ArgumentParser) -> None:

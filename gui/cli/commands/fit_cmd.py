@@ -16,6 +16,7 @@ import argparse
 import time
 from dataclasses import replace
 
+from gguf_budget.core.errors import CommandError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.headline import max_ctx_text
 from gguf_budget.core.explorer.state import ExplorerState
@@ -36,9 +37,7 @@ from gguf_budget.core.ranges import GPU_COUNT, GPU_LAYERS, MEMORY
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 
 from gguf_budget.gui.cli.commands.ctx_args import add_ctx_arguments
-from gguf_budget.gui.cli.commands.common import (
-    CommandError, add_model_arguments, chosen_model, emit_json, listed_catalogue,
-)
+from gguf_budget.gui.cli.commands.common import add_model_arguments, chosen_model, emit_json, listed_catalogue
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.runtime_args import add_runtime_argument, runtime_from
 from gguf_budget.gui.cli.commands.server_args import add_server_arguments, server_settings_from

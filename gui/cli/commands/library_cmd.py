@@ -17,6 +17,7 @@ from typing import Callable
 from functools import partial
 from pathlib import Path
 
+from gguf_budget.core.errors import CommandError
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.plan.budget import Budget
@@ -29,7 +30,7 @@ from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.views.library_view import library_dict, library_text
 from gguf_budget.core.ranges import BUDGET, CONTEXT, MEMORY
 from gguf_budget.gui.cli.args import ranged, say
-from gguf_budget.gui.cli.commands.common import CommandError, emit_json
+from gguf_budget.gui.cli.commands.common import emit_json
 from gguf_budget.gui.cli.commands.fit_cmd import machine
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gguf_budget.core.errors import CommandError
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.probe import probe_hardware
@@ -26,7 +27,7 @@ from gguf_budget.core.views.evidence_view import evidence_dict, evidence_text
 
 from gguf_budget.core.ranges import CONTEXT, GPU_LAYERS
 from gguf_budget.gui.cli.args import ranged, say
-from gguf_budget.gui.cli.commands.common import CommandError, emit_json, load
+from gguf_budget.gui.cli.commands.common import emit_json, load
 
 
 

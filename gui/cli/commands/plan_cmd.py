@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from gguf_budget.core.errors import CommandError
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import HEAD_MODES, BudgetRequest, RequestError, plan_memory
@@ -23,7 +24,7 @@ from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.machine_budget import machine_budget
 from gguf_budget.core.views.run_it import budget_plan_run
 
-from gguf_budget.gui.cli.commands.common import CommandError, add_model_arguments, chosen_model, listed_catalogue
+from gguf_budget.gui.cli.commands.common import add_model_arguments, chosen_model, listed_catalogue
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
 from gguf_budget.gui.cli.commands.server_args import add_projector_arguments, projector_beside_plan

@@ -20,6 +20,7 @@ import argparse
 import re
 from typing import Any
 
+from gguf_budget.core.errors import CommandError
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.draft import DraftModel, read_draft
@@ -34,7 +35,7 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.units import human_bytes
 
 from gguf_budget.gui.cli.args import ranged
-from gguf_budget.gui.cli.commands.common import CommandError
+
 
 AUTO = "auto"
 _IMAGE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")

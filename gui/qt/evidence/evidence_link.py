@@ -24,9 +24,10 @@ from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
+from gguf_budget.core.errors import EngineError
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.measure.command import MeasureSettings, default_measure_ctx, settings_from_fit
-from gguf_budget.core.measure.engine import Engine, EngineError, Lookups, find_engine
+from gguf_budget.core.measure.engine import Engine, Lookups, find_engine
 from gguf_budget.core.measure.runner import DEFAULT_TIMEOUT_S
 from gguf_budget.core.measure.session import RuntimeEvidence, import_log, measure_model, stored_evidence
 from gguf_budget.core.measure.store import EvidenceStore

@@ -26,14 +26,11 @@ from PySide6.QtGui import QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
-from gguf_budget.core import BudgetError, MemoryPlan, ModelSpec, SweepResult
+from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
+from gguf_budget.core.errors import ExportError
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.speed_view import plan_payload
 from gguf_budget.core.views.export import plan_markdown, sweep_csv
-
-
-class ExportError(BudgetError):
-    """An export could not be written; the message is one line."""
 
 
 def write_file(path: str | Path, data: bytes) -> None:

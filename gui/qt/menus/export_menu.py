@@ -19,6 +19,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
+from gguf_budget.core.errors import ExportError
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
@@ -108,7 +109,7 @@ class ExportMenu(QMenu):
         """Write one export to `path`; False (and a message) when it could not be written."""
         try:
             self._write(kind, path)
-        except files.ExportError as e:
+        except ExportError as e:
             log.info("export %s to %s failed: %s", kind, path, e)
             self._fail(str(e))
             return False
@@ -120,7 +121,7 @@ class ExportMenu(QMenu):
         s = self._sources
         plan, model, sweep = s.plan(), s.model(), s.sweep()
         if not self.available(kind):
-            raise files.ExportError(f"nothing to export yet: there is no {EXPORTS[kind].needs} on screen")
+            raise ExportError(f"nothing to export yet: there is no {EXPORTS[kind].needs} on screen")
         if kind == "markdown" and plan is not None and model is not None:
             files.export_plan_markdown(path, plan, model)
         elif kind == "json" and plan is not None:
