@@ -25,13 +25,14 @@ Rule 5: every `OSError` becomes the caller's error type (`ModelLoadError` for mo
 
 from __future__ import annotations
 
-import enum
 import errno
 import json
 import os
 import stat
-from typing import Any, BinaryIO
+from types import MappingProxyType
+from typing import Any, BinaryIO, Mapping
 
+from gguf_budget.core.vocab import TextEnum
 from gguf_budget.core.errors import BudgetError, MissingFile, ModelLoadError, UnreadableFile
 
 MiB = 1 << 20
@@ -58,20 +59,30 @@ _MISSING = (errno.ENOENT, errno.ENOTDIR)
 KERNEL_FOLDERS = ("/proc", "/sys")
 
 
-class FileKind(enum.Enum):
-    """What a small file is, and the most bytes of it the app reads (Rule 4)."""
+class FileKind(TextEnum):
+    """What a small file is (in words), and the most bytes of it the app reads (Rule 4: `cap`)."""
 
-    MANIFEST = ("an Ollama manifest", 1 * MiB)
-    SETTINGS = ("a settings file", 1 * MiB)
-    CONFIG = ("the library's folder list", 1 * MiB)
-    LOG = ("a llama.cpp log", 64 * MiB)
-    RECORD = ("an evidence record", 1 * MiB)
-    INDEX = ("the library's index", 512 * MiB)
-    SYSTEM = ("a system status file", 1 * MiB)
+    MANIFEST = "an Ollama manifest"
+    SETTINGS = "a settings file"
+    CONFIG = "the library's folder list"
+    LOG = "a llama.cpp log"
+    RECORD = "an evidence record"
+    INDEX = "the library's index"
+    SYSTEM = "a system status file"
 
-    def __init__(self, words: str, cap: int):
-        self.words = words
-        self.cap = cap
+    @property
+    def words(self) -> str:
+        return self.value
+
+    @property
+    def cap(self) -> int:
+        return _CAPS[self]
+
+
+_CAPS: Mapping[FileKind, int] = MappingProxyType({
+    FileKind.MANIFEST: 1 * MiB, FileKind.SETTINGS: 1 * MiB, FileKind.CONFIG: 1 * MiB, FileKind.LOG: 64 * MiB,
+    FileKind.RECORD: 1 * MiB, FileKind.INDEX: 512 * MiB, FileKind.SYSTEM: 1 * MiB,
+})
 
 
 def os_error(path: str, error: OSError, kind: type[BudgetError] = ModelLoadError) -> BudgetError:

@@ -68,3 +68,21 @@ def test_a_verdict_knows_whether_it_admits_the_model(verdict, admitted):
 
 def test_the_banner_shows_every_plan_outcome_the_slow_headline_and_two_states_of_its_own():
     assert {str(o) for o in PlanOutcome} | {"slow", "error", "empty"} == {str(s) for s in BannerState}
+
+
+def test_a_snapshot_says_where_its_figures_come_from_in_a_word():
+    from gguf_budget.core.errors import RequestError
+    from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource, hypothetical_machine
+
+    assert hypothetical_machine(1 << 30).source is SnapshotSource.HYPOTHETICAL
+    typed = HardwareSnapshot(0.0, 1 << 30, 1 << 30, None, (), None, "probe")
+    assert typed.source is SnapshotSource.PROBE and f"{typed.source}" == "probe"
+    with pytest.raises(RequestError, match="probe, hypothetical"):
+        HardwareSnapshot(0.0, 1 << 30, 1 << 30, None, (), None, "guess")
+
+
+def test_a_small_file_kind_keeps_its_words_and_its_cap():
+    from gguf_budget.core.regular_file import FileKind, MiB
+
+    assert FileKind.LOG.words == "a llama.cpp log" == FileKind.LOG and FileKind.LOG.cap == 64 * MiB
+    assert all(kind.cap >= MiB for kind in FileKind)

@@ -48,11 +48,11 @@ Rule 10: the program: the one `Command being timed` names (llama-cli, llama-serv
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
+from gguf_budget.core.vocab import TextEnum
 from gguf_budget.core.gguf.constants import Keys
 
 from gguf_budget.core.errors import LlamaCppLogError
@@ -298,7 +298,7 @@ def _breakdown_row(name: str, cells: str) -> BreakdownRow | None:
     return None
 
 
-class At(enum.Enum):
+class At(TextEnum):
     """Where a rule's pattern is tried (Rule 8): each is one attempt, or starts at token boundaries only."""
 
     NEEDLE = "at the first place the needle occurs (the pattern opens with the needle)"

@@ -15,12 +15,13 @@ Rule 4: the loader's `file size = 4.58 GiB` keeps its figure and unit (`PrintedS
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+
+from gguf_budget.core.vocab import TextEnum
 
 MiB = 1024 * 1024
 
 
-class BufferKind(Enum):
+class BufferKind(TextEnum):
     """What a `… buffer size = X MiB` line allocates, by the word llama.cpp prints."""
 
     MODEL = "model"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.fit.auto_ctx import FitCtxReason
 from gguf_budget.core.fit.types import FitEstimate, FitVerdict
-from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
 from gguf_budget.core.plan.types import MemoryPlan, PlanOutcome
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.units import human_bytes
@@ -81,7 +81,7 @@ def plan_headline(plan: MemoryPlan, speed: SpeedEstimate | None, slow_below_tok_
 
 
 def full_load_name(machine: HardwareSnapshot | None) -> str:
-    hypothetical = machine is not None and machine.source == "hypothetical"
+    hypothetical = machine is not None and machine.source is SnapshotSource.HYPOTHETICAL
     return FULL_LOAD.format(where="the hypothetical machine" if hypothetical else "this machine")
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gguf_budget.core.model.kv import row_bytes
+from gguf_budget.core.model.kv import KVType, row_bytes
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 CTX_CHECKPOINTS = 32  # common/common.h n_ctx_checkpoints (-ctxcp, --ctx-checkpoints)
@@ -76,7 +76,7 @@ def checkpoint_positions(prompt_tokens: int, s: CheckpointSettings) -> tuple[int
     return tuple(taken[-s.max_checkpoints:]) if s.max_checkpoints > 0 else ()
 
 
-def checkpoint_bytes(model: ModelSpec, kv_type: str, tokens: int, streams: int = 1) -> int | None:
+def checkpoint_bytes(model: ModelSpec, kv_type: KVType, tokens: int, streams: int = 1) -> int | None:
     """Rule 4: one checkpoint with `tokens` in the cache (of `streams` KV streams); None when a layer's facts are
     unknown."""
     recurrent = sum(layer.kind is LayerKind.RECURRENT for layer in model.layers)
@@ -95,7 +95,7 @@ def checkpoint_bytes(model: ModelSpec, kv_type: str, tokens: int, streams: int =
     return head + cells * CELL_META + DATA_HEAD + 2 * LAYER_HEAD * len(swa) + cells * rows
 
 
-def checkpoint_memory(model: ModelSpec, kv_type: str, prompt_tokens: int, s: CheckpointSettings) -> int | None:
+def checkpoint_memory(model: ModelSpec, kv_type: KVType, prompt_tokens: int, s: CheckpointSettings) -> int | None:
     """Rules 1–4: the bytes of every checkpoint one prompt of `prompt_tokens` leaves in the slot."""
     if not makes_checkpoints(model, s):
         return 0

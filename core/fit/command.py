@@ -26,6 +26,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from gguf_budget.core.model.kv import KVType
+
 SERVER = "llama-server"
 QUANTIZED_CACHES = ("q8_0", "q4_0")
 OLLAMA_CACHES = ("f16", "q8_0", "q4_0")
@@ -80,7 +82,7 @@ def _split_text(shares: tuple[float, ...]) -> str:
     return ",".join(f"{x:g}" for x in shares)
 
 
-def run_command(realises: str, model_path: str, ctx: int | None, gpu_layers: int, kv_type: str,
+def run_command(realises: str, model_path: str, ctx: int | None, gpu_layers: int, kv_type: KVType,
                 tensor_split: tuple[float, ...] | None = None, n_cpu_moe: int | None = None,
                 ollama_gpu_layers: int | None = None, server: ServerFlags = NO_SERVER_FLAGS) -> RunCommand:
     """The command for one placement (Rules 1–3); `ollama_gpu_layers` is Ollama's nearest layer count

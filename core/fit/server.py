@@ -42,6 +42,7 @@ from gguf_budget.core.fit.server_types import DraftLoad, ProjectorLoad, ServerLo
 from gguf_budget.core.fit.slots import SlotLayout, resolve_slots, slot_kv_table
 from gguf_budget.core.fit.types import DeviceLoad
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.model.kv import KVType
 
 HOST = "host"
 
@@ -106,7 +107,7 @@ def _draft(draft: DraftModel | None, setup: GpuSetup, ctx: int | None, layout: S
                      output=LOGIT_BYTES * (spec.n_vocab or 0) * layout.n_seq)
 
 
-def _checkpoint(model: ModelSpec, kv_type: str, ctx: int | None, layout: SlotLayout, engine: EngineSettings) -> int | None:
+def _checkpoint(model: ModelSpec, kv_type: KVType, ctx: int | None, layout: SlotLayout, engine: EngineSettings) -> int | None:
     """One full checkpoint of one slot (`checkpoints` Rule 4 at a slot's whole context), 0 for a model that makes none."""
     if not makes_checkpoints(model, CheckpointSettings(swa_full=engine.swa_full)):
         return 0
@@ -115,7 +116,7 @@ def _checkpoint(model: ModelSpec, kv_type: str, ctx: int | None, layout: SlotLay
 
 
 def server_extras(model: ModelSpec, setup: GpuSetup, settings: ServerSettings, ctx: int | None, layout: SlotLayout,
-                  engine: EngineSettings, kv_type: str) -> ServerExtras:
+                  engine: EngineSettings, kv_type: KVType) -> ServerExtras:
     """Rule 2: the projector and the draft placed before the model; the checkpoints priced."""
     projector = _projector(settings, setup, flash_attn(engine))
     draft = _draft(settings.draft, setup, ctx, layout, engine)
@@ -135,7 +136,7 @@ def server_extras(model: ModelSpec, setup: GpuSetup, settings: ServerSettings, c
     return ServerExtras(settings, layout, ctx, projector, draft, one, every, tuple(gpu_held), host_held)
 
 
-def _one_context(model: ModelSpec, x: ServerExtras, kv_type: str, engine: EngineSettings,
+def _one_context(model: ModelSpec, x: ServerExtras, kv_type: KVType, engine: EngineSettings,
                  kv_total: int | None) -> int | None:
     """`prompt_cache` Rule 5's size: one sequence's KV cache at n_ctx cells (the model's own with one slot)."""
     if x.ctx is None:
@@ -147,7 +148,7 @@ def _one_context(model: ModelSpec, x: ServerExtras, kv_type: str, engine: Engine
     return None if any(b is None for b in table) else sum(b for b in table if b is not None)
 
 
-def _unlimited_cache(model: ModelSpec, x: ServerExtras, kv_type: str, engine: EngineSettings) -> int | None:
+def _unlimited_cache(model: ModelSpec, x: ServerExtras, kv_type: KVType, engine: EngineSettings) -> int | None:
     """`prompt_cache` Rule 3's estimate for `--cache-ram -1`."""
     if x.ctx is None or x.checkpoints is None:
         return None
@@ -158,7 +159,7 @@ def _unlimited_cache(model: ModelSpec, x: ServerExtras, kv_type: str, engine: En
     return sum(b for b in table if b is not None) + x.checkpoints
 
 
-def finish_server(model: ModelSpec, x: ServerExtras, devices: tuple[DeviceLoad, ...], kv_type: str,
+def finish_server(model: ModelSpec, x: ServerExtras, devices: tuple[DeviceLoad, ...], kv_type: KVType,
                   engine: EngineSettings, kv_total: int | None) -> tuple[ServerLoad, tuple[DeviceLoad, ...]]:
     """Rules 3–5: the prompt cache sized and added to the host's need; the load as the fit reports it."""
     host, *gpus = devices

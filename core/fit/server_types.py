@@ -17,6 +17,7 @@ from gguf_budget.core.fit.projector import MAX_IMAGE_SIDE, ProjectorSpec
 from gguf_budget.core.fit.prompt_cache import check_cache_ram
 from gguf_budget.core.fit.slots import MAX_SLOTS, SlotLayout
 from gguf_budget.core.ranges import Range
+from gguf_budget.core.model.kv import KVType
 
 MAX_CTX_CHECKPOINTS = 2**31 - 1
 SLOTS = Range("parallel slots (-np)", 1, MAX_SLOTS)
@@ -86,7 +87,7 @@ class DraftLoad:
     path: str
     gpu_layers: int
     n_layer: int
-    kv_type: str
+    kv_type: KVType
     weights: tuple[tuple[str, int], ...]
     kv: tuple[tuple[str, int | None], ...]
     compute_device: str

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.model.kv import ENGINE_CELL_PAD, layer_kvs
+from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KVType, layer_kvs
 from gguf_budget.core.model.spec import ModelSpec
 
 AUTO_SLOTS = 4
@@ -97,7 +97,7 @@ def resolve_slots(n_parallel: int | None, kv_unified: bool | None) -> SlotLayout
     return SlotLayout(n_parallel, bool(kv_unified))
 
 
-def slot_kv_table(model: ModelSpec, ctx: int, kv_type: str, layout: SlotLayout, *, ubatch: int,
+def slot_kv_table(model: ModelSpec, ctx: int, kv_type: KVType, layout: SlotLayout, *, ubatch: int,
                   swa_full: bool) -> tuple[int | None, ...]:
     """Bytes each layer's cache holds for `ctx` under `layout` (Rules 2 and 4); None where unknown."""
     seq = layout.ctx_seq(ctx)

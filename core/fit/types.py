@@ -15,7 +15,7 @@ from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
 from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
 from gguf_budget.core.fit.server_types import ServerLoad, ServerSettings
-from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
 from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, usable
 from gguf_budget.core.units import INT64_MAX
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
@@ -180,7 +180,7 @@ class Claims:
     header_only: bool
     admission: FitVerdict
     captured_at: float
-    snapshot_source: str
+    snapshot_source: SnapshotSource
     runtime_evidence: str | None = None
 
 

@@ -16,15 +16,15 @@ most 1 MiB, never a FIFO) and asking which folders exist.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Mapping, Sequence
 
+from gguf_budget.core.vocab import TextEnum
 from gguf_budget.core.errors import UnreadableFile
 from gguf_budget.core.regular_file import FileKind, read_json
 
 
-class StoreKind(str, Enum):
+class StoreKind(TextEnum):
     """Which tool's layout a folder follows (it decides how entries are named)."""
 
     HUGGING_FACE = "huggingface"

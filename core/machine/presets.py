@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.apple import metal_working_set
 from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
-from gguf_budget.core.machine.snapshot import HardwareSnapshot, what_if
+from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource, what_if
 from gguf_budget.core.ranges import GPU_COUNT
 
 GiB = 1024**3
@@ -150,7 +150,7 @@ def preset_machine(preset: Preset, captured_at: float = 0.0) -> HardwareSnapshot
     if not preset.unified:
         raise RequestError(f"{preset.name} is a GPU, not a machine: give the host RAM too")
     return HardwareSnapshot(captured_at, preset.host_ram, preset.host_ram, None, preset_gpus((preset,)), None,
-                            "hypothetical")
+                            SnapshotSource.HYPOTHETICAL)
 
 
 def preset_dict(p: Preset) -> dict[str, object]:

@@ -28,14 +28,22 @@ from gguf_budget.core.machine.cgroup import CgroupReading, cgroup_ancestors, cgr
 from gguf_budget.core.machine.gpu import GpuInfo, Vendor
 from gguf_budget.core.ranges import GPU_COUNT, MEMORY
 from gguf_budget.core.safe_text import safe_text
+from gguf_budget.core.vocab import TextEnum
 
 __all__ = [
-    "CgroupReading", "GpuInfo", "HardwareSnapshot", "cgroup_ancestors", "cgroup_bounds", "gpu_error_text",
-    "gpu_from_nvml", "hypothetical_gpus", "hypothetical_machine", "nvml_bandwidth", "nvml_error_reason", "parse_cgroup",
+    "CgroupReading", "GpuInfo", "HardwareSnapshot", "SnapshotSource", "cgroup_ancestors", "cgroup_bounds",
+    "gpu_error_text", "gpu_from_nvml", "hypothetical_gpus", "hypothetical_machine", "nvml_bandwidth", "nvml_error_reason", "parse_cgroup",
     "parse_proc_self_cgroup", "snapshot_from_readings", "what_if", "without_gpus",
 ]
 
-SOURCES = ("probe", "hypothetical")
+
+class SnapshotSource(TextEnum):
+    """Where a snapshot's figures come from: this machine's probe, or a person's what-if."""
+
+    PROBE = "probe"
+    HYPOTHETICAL = "hypothetical"
+
+
 HYPOTHETICAL_GPU_NAME = "hypothetical GPU"
 
 # nvml.h NVML_ERROR_* codes (a stable ABI), in words a person can act on.
@@ -63,15 +71,16 @@ class HardwareSnapshot:
     cgroup_limit: int | None
     gpus: tuple[GpuInfo, ...]
     gpu_error: str | None
-    source: str
+    source: SnapshotSource
     swap_total: int | None = None
     host_error: str | None = None
     cpu_features: frozenset[str] | None = None
     """llama.cpp's names for the CPU's kernel features (`cpu_features`); None when unknown."""
 
     def __post_init__(self) -> None:
-        if self.source not in SOURCES:
-            raise RequestError(f"snapshot source must be one of {SOURCES}, not {self.source!r}")
+        if self.source not in tuple(SnapshotSource):
+            raise RequestError(f"snapshot source must be one of {', '.join(SnapshotSource)}, not {self.source!r}")
+        object.__setattr__(self, "source", SnapshotSource(self.source))
         if self.host_available < 0 or self.host_available > self.host_total:
             raise RequestError("host available RAM must lie between 0 and host total")
 
@@ -118,7 +127,7 @@ def snapshot_from_readings(
     limit, headroom = cgroup_bounds(cgroups)
     total = max(host_total, 0) if limit is None else min(max(host_total, 0), limit)
     available = min(max(host_available, 0), total, total if headroom is None else headroom)
-    return HardwareSnapshot(captured_at, total, available, limit, tuple(gpus), gpu_error, "probe",
+    return HardwareSnapshot(captured_at, total, available, limit, tuple(gpus), gpu_error, SnapshotSource.PROBE,
                             swap_total, host_error)
 
 
@@ -148,7 +157,7 @@ def hypothetical_machine(
     MEMORY.check(host_available)
     MEMORY.check(total)
     return HardwareSnapshot(captured_at, total, host_available, None,
-                            hypothetical_gpus(gpu_count, gpu_total, gpu_free), None, "hypothetical")
+                            hypothetical_gpus(gpu_count, gpu_total, gpu_free), None, SnapshotSource.HYPOTHETICAL)
 
 
 def what_if(
@@ -159,7 +168,7 @@ def what_if(
     """The snapshot with some figures replaced by a person's; unchanged when none are given."""
     if host_available is None and gpus is None:
         return snapshot
-    out = replace(snapshot, source="hypothetical")
+    out = replace(snapshot, source=SnapshotSource.HYPOTHETICAL)
     if host_available is not None:
         out = replace(out, host_total=max(snapshot.host_total, host_available), host_available=host_available,
                       cgroup_limit=None, host_error=None)

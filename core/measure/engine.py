@@ -14,7 +14,6 @@ Rule 3: the lookups are injected (`Lookups`), so the choice is tested without to
 
 from __future__ import annotations
 
-import enum
 import importlib.util
 import os
 import shutil
@@ -23,12 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
+from gguf_budget.core.vocab import TextEnum
 from gguf_budget.core.errors import EngineError
 
 ENV_BIN = "GGUF_BUDGET_LLAMA_BIN"
 
 
-class EngineKind(enum.Enum):
+class EngineKind(TextEnum):
     """How the engine is driven; the value is the binary's name (or the module's)."""
 
     COMPLETION = "llama-completion"

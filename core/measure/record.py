@@ -15,11 +15,11 @@ Rule 4: every number is finite and at most MAX_NUMBER in size (JSON allows NaN, 
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from gguf_budget.core.vocab import TextEnum
 from gguf_budget.core.errors import DamagedRecord, RequestError
 from gguf_budget.core.measure.command import MeasureSettings
 from gguf_budget.core.model.kv import KVType
@@ -31,7 +31,9 @@ MAX_NUMBER = 2**63
 """Rule 4: larger than any byte count, token count or time stamp a record holds."""
 
 
-class Origin(enum.Enum):
+class Origin(TextEnum):
+    """Whether the log was measured here or imported from a file."""
+
     MEASURED = "measured"
     IMPORTED = "imported"
 

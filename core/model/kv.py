@@ -51,7 +51,7 @@ KV_TYPES: Mapping[KVType, GGMLQuantizationType] = MappingProxyType({
 DEFAULT_KV_TYPE = KVType.F16
 
 
-def row_bytes(kv_type: str, n_elements: int) -> int:
+def row_bytes(kv_type: KVType, n_elements: int) -> int:
     """Bytes of one cache row; a partial trailing block still costs a whole block."""
     block, size = GGML_QUANT_SIZES[KV_TYPES[KVType(kv_type)]]
     return -(-n_elements // block) * size
@@ -75,7 +75,7 @@ class LayerKV:
         return held * self.per_cell + self.fixed
 
 
-def layer_kv(layer: LayerAttention, kv_type: str, state_bytes: int | None, *, swa_extra: int = 0, swa_pad: int = 1,
+def layer_kv(layer: LayerAttention, kv_type: KVType, state_bytes: int | None, *, swa_extra: int = 0, swa_pad: int = 1,
              swa_full: bool = False) -> LayerKV | None:
     """Rules 1–5 for one layer: what it caches, or None when its facts are unknown."""
     if layer.kind is LayerKind.RECURRENT:
@@ -88,7 +88,7 @@ def layer_kv(layer: LayerAttention, kv_type: str, state_bytes: int | None, *, sw
     return LayerKV(per_cell, (layer.window or 0) + swa_extra, 0, swa_pad) if sliding else LayerKV(per_cell, None, 0)
 
 
-def layer_kvs(model: ModelSpec, kv_type: str, *, swa_extra: int = 0, swa_pad: int = 1,
+def layer_kvs(model: ModelSpec, kv_type: KVType, *, swa_extra: int = 0, swa_pad: int = 1,
               swa_full: bool = False) -> tuple[LayerKV | None, ...]:
     """`layer_kv` of every layer; layers of one shape share one price, so 80 layers cost a few lookups."""
     seen: dict[LayerAttention, LayerKV | None] = {}
@@ -118,7 +118,7 @@ class KVBreakdown:
 def kv_breakdown(
     model: ModelSpec,
     ctx: int,
-    kv_type: str = DEFAULT_KV_TYPE,
+    kv_type: KVType = DEFAULT_KV_TYPE,
     *,
     swa_extra: int = 0,
     swa_pad: int = 1,
@@ -159,7 +159,7 @@ class KVPrice:
         return ctx * self.per_token_full + sum(min(ctx, w) * b for w, b in self.swa) + self.fixed
 
 
-def kv_price(model: ModelSpec, kv_type: str = DEFAULT_KV_TYPE, *, swa_extra: int = 0) -> KVPrice:
+def kv_price(model: ModelSpec, kv_type: KVType = DEFAULT_KV_TYPE, *, swa_extra: int = 0) -> KVPrice:
     """The layers' `LayerKV`s summed by cap: one full-ctx rate, one rate per window, the fixed states.
 
     The plain bound the planner searches with: no engine padding (Rule 5 is `engine_layer_kv_table`).
@@ -191,7 +191,7 @@ def engine_cells(ctx: int) -> int:
 def engine_kv_breakdown(
     model: ModelSpec,
     ctx: int,
-    kv_type: str = DEFAULT_KV_TYPE,
+    kv_type: KVType = DEFAULT_KV_TYPE,
     *,
     ubatch: int = ENGINE_UBATCH,
     swa_full: bool = False,
@@ -202,14 +202,14 @@ def engine_kv_breakdown(
                         swa_full=swa_full, layers=layers)
 
 
-def layer_kv_table(model: ModelSpec, ctx: int, kv_type: str = DEFAULT_KV_TYPE, *, swa_extra: int = 0,
+def layer_kv_table(model: ModelSpec, ctx: int, kv_type: KVType = DEFAULT_KV_TYPE, *, swa_extra: int = 0,
                    swa_pad: int = 1, swa_full: bool = False) -> tuple[int | None, ...]:
     """Bytes each layer keeps for `ctx` cells (its fixed state when recurrent); None where unknown."""
     prices = layer_kvs(model, kv_type, swa_extra=swa_extra, swa_pad=swa_pad, swa_full=swa_full)
     return tuple(None if p is None else p.at(ctx) for p in prices)
 
 
-def engine_layer_kv_table(model: ModelSpec, ctx: int, kv_type: str = DEFAULT_KV_TYPE, *, ubatch: int = ENGINE_UBATCH,
+def engine_layer_kv_table(model: ModelSpec, ctx: int, kv_type: KVType = DEFAULT_KV_TYPE, *, ubatch: int = ENGINE_UBATCH,
                           swa_full: bool = False) -> tuple[int | None, ...]:
     """`layer_kv_table` as llama.cpp allocates it for `ctx` tokens of one sequence (Rule 5)."""
     return layer_kv_table(model, engine_cells(ctx), kv_type, swa_extra=ubatch, swa_pad=ENGINE_CELL_PAD,

@@ -28,7 +28,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, fields
 from itertools import accumulate
 
-from gguf_budget.core.model.kv import KVPrice, kv_price
+from gguf_budget.core.model.kv import KVPrice, KVType, kv_price
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 MiB = 1024 * 1024
@@ -113,7 +113,7 @@ class LedgerPrices:
     kv: KVPrice
 
     @classmethod
-    def of(cls, model: ModelSpec, kv_type: str) -> LedgerPrices:
+    def of(cls, model: ModelSpec, kv_type: KVType) -> LedgerPrices:
         """Prices of a model whose `missing_facts` are empty."""
         k_dim = model.head_dim_k or 0
         dim, vocab = model.n_embd or 0, model.n_vocab or 0

@@ -14,10 +14,10 @@ Rule 3: attn_v, attn_qkv and attn_kv_b are "attention-V-like": one counter and o
 
 from __future__ import annotations
 
-from enum import Enum
+from gguf_budget.core.vocab import TextEnum
 
 
-class Category(str, Enum):
+class Category(TextEnum):
     TOKEN_EMBD = "token_embd"
     ATTENTION_Q = "attn_q"
     ATTENTION_V = "attn_v"

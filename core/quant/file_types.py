@@ -12,14 +12,14 @@ Rule 3: names are llama.cpp's (`Q4_K_M`, not `q4_k_m`); `find_file_type` accepts
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
+from gguf_budget.core.vocab import TextEnum
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T, LlamaFileType
 
 from gguf_budget.core.errors import RequestError
 
 
-class QuantName(str, Enum):
+class QuantName(TextEnum):
     """The file types the ladder prices (llama.cpp's names)."""
 
     BF16 = "BF16"

@@ -30,10 +30,10 @@ taken first), so it has no row.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from types import MappingProxyType
 from typing import Callable, Mapping
 
+from gguf_budget.core.vocab import TextEnum
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as T
 
 from gguf_budget.core.quant.categories import ATTN_V_LIKE, Category
@@ -43,7 +43,7 @@ C = Category
 N = QuantName
 
 
-class Counter(str, Enum):
+class Counter(TextEnum):
     ATTN_V = "attn_v"
     FFN_DOWN = "ffn_down"
     FFN_GATE = "ffn_gate"

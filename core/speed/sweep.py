@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gguf_budget.core.machine.bandwidth import Bandwidths
-from gguf_budget.core.model.kv import kv_price
+from gguf_budget.core.model.kv import KVType, kv_price
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.sweep import SweepResult, SweepRow
 from gguf_budget.core.speed.estimate import budget_plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
 
-def with_speeds(model: ModelSpec, result: SweepResult, kv_type: str, bandwidths: Bandwidths,
+def with_speeds(model: ModelSpec, result: SweepResult, kv_type: KVType, bandwidths: Bandwidths,
                 host_available: int | None) -> SweepResult:
     """Rules 1–3: the sweep with `tok_s`, `tok_s_full` and `stream_bytes_per_token` filled in."""
     prices, kv = TokenPrices.of(model), kv_price(model, kv_type)

@@ -28,7 +28,7 @@ from itertools import accumulate
 
 from gguf_budget.core.fit.gpu_split import Placement
 from gguf_budget.core.fit.types import FitEstimate
-from gguf_budget.core.model.kv import layer_kv_table
+from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
@@ -154,7 +154,7 @@ class TokenPrices:
         attention = sum(rate * _positions_seen(n, window) for window, rate in self.attention)
         return 2 * n * self.block_weights + 2 * self.head_weights + attention
 
-    def kv_split(self, kv_type: str, tokens: int, host_blocks: int, swa_full: bool = False) -> tuple[int, int] | None:
+    def kv_split(self, kv_type: KVType, tokens: int, host_blocks: int, swa_full: bool = False) -> tuple[int, int] | None:
         """The KV of `tokens` cached tokens on the host's first `host_blocks` blocks and on the rest (sliding
         layers capped at their window unless `swa_full`); None if unknown."""
         if self.model is None:

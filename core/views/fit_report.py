@@ -16,7 +16,7 @@ from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.views.command_view import command_dict, command_rows
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
 from gguf_budget.core.machine.gpus import is_driver_detail
-from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
 from gguf_budget.core.units import human_bandwidth, human_bytes
 from gguf_budget.core.views.machine_view import NO_GPU_WORDS
 from gguf_budget.core.views.table import aligned_text
@@ -64,8 +64,8 @@ def gpu_text(g: GpuInfo) -> str:
 def _gpu_lines(s: HardwareSnapshot, detail: bool) -> list[tuple[str, str]]:
     rows = [(f"GPU {g.index}", gpu_text(g)) for g in s.gpus]
     if not s.gpus:
-        if s.source == "hypothetical" or not is_driver_detail(s.gpu_error):
-            none = "none in this hypothetical machine" if s.source == "hypothetical" else "none"
+        if s.source is SnapshotSource.HYPOTHETICAL or not is_driver_detail(s.gpu_error):
+            none = "none in this hypothetical machine" if s.source is SnapshotSource.HYPOTHETICAL else "none"
             rows.append(("GPU", f"{none}: {s.gpu_error}" if s.gpu_error else none))
         else:
             rows.append(("GPU", f"{NO_GPU_WORDS} ({s.gpu_error})" if s.gpu_error and detail else NO_GPU_WORDS))
@@ -75,7 +75,7 @@ def _gpu_lines(s: HardwareSnapshot, detail: bool) -> list[tuple[str, str]]:
 
 
 def _snapshot_rows(s: HardwareSnapshot, gpu_detail: bool = False) -> list[tuple[str, str]]:
-    what = "hypothetical machine (typed in, not measured)" if s.source == "hypothetical" else "probed"
+    what = "hypothetical machine (typed in, not measured)" if s.source is SnapshotSource.HYPOTHETICAL else "probed"
     host = s.host_error or f"{human_bytes(s.host_available)} available of {human_bytes(s.host_total)} total"
     when = _when(s.captured_at)
     rows = [("Snapshot", f"{when} — {what}" if when else what), ("Host RAM", host)]

@@ -14,6 +14,7 @@ from typing import Any
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.library.assess import Assessment, LibrarySettings
 from gguf_budget.core.library.scan import LibraryEntry, Scan
+from gguf_budget.core.machine.snapshot import SnapshotSource
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import VERDICT_WORDS
@@ -51,7 +52,7 @@ def row_cells(entry: LibraryEntry[Assessment]) -> tuple[str, ...]:
 
 
 def library_text(result: Scan[Assessment], settings: LibrarySettings) -> str:
-    machine = "the hypothetical machine" if settings.machine.source == "hypothetical" else "this machine"
+    machine = "the hypothetical machine" if settings.machine.source is SnapshotSource.HYPOTHETICAL else "this machine"
     budget = settings.budget
     head = [f"{len(result.entries)} models in {len(result.roots)} folders "
             f"(full load on {machine}; budget plan at {budget})"]

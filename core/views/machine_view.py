@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from gguf_budget.core.fit.types import FitEstimate, FitVerdict, Reserves
 from gguf_budget.core.machine.gpus import NO_GPU, is_driver_detail
-from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
 from gguf_budget.core.units import human_bytes
 
 NO_GPU_WORDS = "No GPU found — everything runs on the CPU"
@@ -143,7 +143,7 @@ def claim_rows(fit: FitEstimate, snapshot_when: str) -> tuple[tuple[str, str], .
 
 def snapshot_when(snapshot: HardwareSnapshot, now: float) -> str:
     """'snapshot probed 12 s ago' or 'hypothetical machine (typed in, not measured)' (Rule 3)."""
-    if snapshot.source == "hypothetical":
+    if snapshot.source is SnapshotSource.HYPOTHETICAL:
         return "hypothetical machine (typed in, not measured)"
     age = max(0, int(now - snapshot.captured_at))
     if age < 120:
@@ -155,13 +155,13 @@ def gpu_status(snapshot: HardwareSnapshot) -> str:
     """'' when GPUs are listed without trouble; a GPU problem; else that there is none (Rule 5)."""
     if snapshot.gpus:
         return f"GPU problem: {snapshot.gpu_error}" if snapshot.gpu_error else ""
-    if snapshot.source == "hypothetical":
+    if snapshot.source is SnapshotSource.HYPOTHETICAL:
         return "no GPU in this hypothetical machine"
     return NO_GPU_WORDS if is_driver_detail(snapshot.gpu_error) else f"no GPU: {snapshot.gpu_error}"
 
 
 def gpu_status_detail(snapshot: HardwareSnapshot) -> str:
     """Rule 5: why a probe found no GPU, in the driver's terms ('' when there is nothing to add)."""
-    if snapshot.gpus or snapshot.source == "hypothetical" or not is_driver_detail(snapshot.gpu_error):
+    if snapshot.gpus or snapshot.source is SnapshotSource.HYPOTHETICAL or not is_driver_detail(snapshot.gpu_error):
         return ""
     return f"Why: {snapshot.gpu_error or NO_GPU}"

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from enum import Enum
 from typing import Callable, Mapping
 
 from gguf_budget.core.errors import UnreadableFile
 from gguf_budget.core.regular_file import FileKind, read_text
+from gguf_budget.core.vocab import TextEnum
 
 OS_RELEASE = "/etc/os-release"
 
 
-class Family(Enum):
+class Family(TextEnum):
     """A distribution family, by its package manager's install command."""
 
     APT = "sudo apt install"

@@ -23,6 +23,7 @@ from gguf_budget.core.errors import ExportError
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
+from gguf_budget.core.vocab import TextEnum
 
 from gguf_budget.gui.qt.file_dialogs import Purpose, save_file
 from gguf_budget.gui.qt.menus import export_files as files
@@ -42,22 +43,41 @@ class ExportSources:
     speed: Callable[[], SpeedEstimate | None]
 
 
+class Export(TextEnum):
+    """What File ▸ Export writes (the word is the action's objectName suffix and `export`'s argument)."""
+
+    MARKDOWN = "markdown"
+    JSON = "json"
+    LEDGER_PNG = "ledger-png"
+    LEDGER_SVG = "ledger-svg"
+    SWEEP_CSV = "sweep-csv"
+    SWEEP_PNG = "sweep-png"
+    SWEEP_SVG = "sweep-svg"
+
+
+class Needs(TextEnum):
+    """Rule 2: what must be on screen for an export to have something to write."""
+
+    PLAN = "plan"
+    SWEEP = "sweep"
+
+
 @dataclass(frozen=True)
 class ExportKind:
     label: str
     suffix: str
     filter: str
-    needs: str  # "plan" or "sweep"
+    needs: Needs
 
 
-EXPORTS: dict[str, ExportKind] = {
-    "markdown": ExportKind("Plan report as &Markdown…", "-plan.md", "Markdown (*.md)", "plan"),
-    "json": ExportKind("Plan report as &JSON…", "-plan.json", "JSON (*.json)", "plan"),
-    "ledger-png": ExportKind("Ledger chart as &PNG…", "-ledger.png", "PNG image (*.png)", "plan"),
-    "ledger-svg": ExportKind("Ledger chart as &SVG…", "-ledger.svg", "SVG image (*.svg)", "plan"),
-    "sweep-csv": ExportKind("Sweep as &CSV…", "-sweep.csv", "CSV (*.csv)", "sweep"),
-    "sweep-png": ExportKind("Sweep chart as P&NG…", "-sweep.png", "PNG image (*.png)", "sweep"),
-    "sweep-svg": ExportKind("Sweep chart as S&VG…", "-sweep.svg", "SVG image (*.svg)", "sweep"),
+EXPORTS: dict[Export, ExportKind] = {
+    Export.MARKDOWN: ExportKind("Plan report as &Markdown…", "-plan.md", "Markdown (*.md)", Needs.PLAN),
+    Export.JSON: ExportKind("Plan report as &JSON…", "-plan.json", "JSON (*.json)", Needs.PLAN),
+    Export.LEDGER_PNG: ExportKind("Ledger chart as &PNG…", "-ledger.png", "PNG image (*.png)", Needs.PLAN),
+    Export.LEDGER_SVG: ExportKind("Ledger chart as &SVG…", "-ledger.svg", "SVG image (*.svg)", Needs.PLAN),
+    Export.SWEEP_CSV: ExportKind("Sweep as &CSV…", "-sweep.csv", "CSV (*.csv)", Needs.SWEEP),
+    Export.SWEEP_PNG: ExportKind("Sweep chart as P&NG…", "-sweep.png", "PNG image (*.png)", Needs.SWEEP),
+    Export.SWEEP_SVG: ExportKind("Sweep chart as S&VG…", "-sweep.svg", "SVG image (*.svg)", Needs.SWEEP),
 }
 
 
@@ -84,8 +104,8 @@ class ExportMenu(QMenu):
         self.aboutToShow.connect(self.update_enabled)
         self.update_enabled()
 
-    def available(self, kind: str) -> bool:
-        if EXPORTS[kind].needs == "plan":
+    def available(self, kind: Export) -> bool:
+        if EXPORTS[kind].needs is Needs.PLAN:
             return self._sources.plan() is not None and self._sources.model() is not None
         return self._sources.sweep() is not None
 
@@ -93,20 +113,21 @@ class ExportMenu(QMenu):
         for kind, action in self.actions_by_kind.items():
             action.setEnabled(self.available(kind))
 
-    def suggested_path(self, kind: str) -> str:
+    def suggested_path(self, kind: Export) -> str:
         model = self._sources.model()
         stem = Path(model.path).stem if model is not None else "gguf-budget"
         return stem + EXPORTS[kind].suffix
 
-    def choose(self, kind: str) -> None:
+    def choose(self, kind: Export) -> None:
         spec = EXPORTS[kind]
         title = spec.label.replace("&", "").rstrip("…")
         path = save_file(self.parentWidget(), f"Export {title}", Purpose.EXPORT, self.suggested_path(kind), spec.filter)
         if path:
             self.export(kind, path)
 
-    def export(self, kind: str, path: str) -> bool:
+    def export(self, kind: Export | str, path: str) -> bool:
         """Write one export to `path`; False (and a message) when it could not be written."""
+        kind = Export(kind)
         try:
             self._write(kind, path)
         except ExportError as e:
@@ -117,20 +138,20 @@ class ExportMenu(QMenu):
         self.exported.emit(str(path))
         return True
 
-    def _write(self, kind: str, path: str) -> None:
+    def _write(self, kind: Export, path: str) -> None:
         s = self._sources
         plan, model, sweep = s.plan(), s.model(), s.sweep()
         if not self.available(kind):
             raise ExportError(f"nothing to export yet: there is no {EXPORTS[kind].needs} on screen")
-        if kind == "markdown" and plan is not None and model is not None:
+        if kind is Export.MARKDOWN and plan is not None and model is not None:
             files.export_plan_markdown(path, plan, model)
-        elif kind == "json" and plan is not None:
+        elif kind is Export.JSON and plan is not None:
             files.export_plan_json(path, plan, s.speed())
-        elif kind == "sweep-csv" and sweep is not None:
+        elif kind is Export.SWEEP_CSV and sweep is not None:
             files.export_sweep_csv(path, sweep)
         else:
-            chart = s.ledger_chart() if kind.startswith("ledger") else s.sweep_chart()
-            write = files.export_chart_png if kind.endswith("png") else files.export_chart_svg
+            chart = s.ledger_chart() if kind in (Export.LEDGER_PNG, Export.LEDGER_SVG) else s.sweep_chart()
+            write = files.export_chart_png if kind in (Export.LEDGER_PNG, Export.SWEEP_PNG) else files.export_chart_svg
             write(path, chart)
 
     def _fail(self, message: str) -> None:
