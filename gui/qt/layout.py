@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGroupBox, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from gguf_budget.gui.qt.machine.machine_panel import HardwarePanel
@@ -34,13 +35,36 @@ def _group(title: str, child: QWidget, parent: QWidget) -> QGroupBox:
     return box
 
 
-def _scrolling(child: QWidget, parent: QWidget) -> QScrollArea:
-    area = QScrollArea(parent)
-    area.setWidget(child)
-    area.setWidgetResizable(True)
-    area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-    area.setMinimumWidth(SIDE_WIDTH - 40)
-    return area
+class SideColumn(QScrollArea):
+    """A side column: scrolls vertically only, and gives its contents the height their wrapped lines need at
+    the viewport's width. QScrollArea sizes its widget by the widget's minimum size hint, which a form of
+    word-wrapped labels computes at no particular width, so at 1280 × 720 the rows were squeezed onto each
+    other; here the widget's height is its height-for-width, recomputed on every resize and relayout."""
+
+    def __init__(self, child: QWidget, parent: QWidget):
+        super().__init__(parent)
+        self.setWidget(child)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setMinimumWidth(SIDE_WIDTH - 40)
+        child.installEventFilter(self)
+
+    def fit_contents(self) -> None:
+        child = self.widget()
+        if child is None or not child.hasHeightForWidth():
+            return
+        wanted = child.heightForWidth(self.viewport().width())
+        if wanted > 0 and wanted != child.minimumHeight():
+            child.setMinimumHeight(wanted)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.fit_contents()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            QTimer.singleShot(0, self.fit_contents)  # once the contents have laid themselves out anew
+        return super().eventFilter(watched, event)
 
 
 def build_body(parent: QWidget) -> Body:
@@ -54,9 +78,9 @@ def build_body(parent: QWidget) -> Body:
     column.addStretch(1)
     plan = PlanPanel(splitter)
     hardware = HardwarePanel(splitter)
-    splitter.addWidget(_scrolling(left, splitter))
+    splitter.addWidget(SideColumn(left, splitter))
     splitter.addWidget(plan)
-    splitter.addWidget(_scrolling(hardware, splitter))
+    splitter.addWidget(SideColumn(hardware, splitter))
     splitter.setStretchFactor(1, 1)
     splitter.setSizes([SIDE_WIDTH, 1440 - 2 * SIDE_WIDTH - 40, SIDE_WIDTH + 40])
     splitter.setChildrenCollapsible(False)

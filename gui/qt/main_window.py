@@ -61,6 +61,7 @@ from gguf_budget.core.speed.estimate import SpeedEstimate
 
 from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.workers.background import BackgroundCall
+from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.plan.banner import Banner
 from gguf_budget.gui.qt.plan.run_it_line import RunItLine
 from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
@@ -176,10 +177,7 @@ class MainWindow(QMainWindow):
         self.load_error.setTextFormat(Qt.TextFormat.PlainText)
         self.load_error.hide()
         self.banner = Banner(central)
-        self.full_load_line = named(QLabel(central), "fullLoadLine")
-        self.full_load_line.setTextFormat(Qt.TextFormat.PlainText)
-        self.full_load_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.full_load_line.setMinimumWidth(200)  # a long line must not widen the window; its tooltip holds it whole
+        self.full_load_line = named(ElidedLabel(central, min_chars=40), "fullLoadLine")  # its tooltip holds it whole
         layout.addWidget(self.load_error)
         layout.addWidget(self.banner)
         layout.addWidget(self.full_load_line)
@@ -498,7 +496,6 @@ class MainWindow(QMainWindow):
         assert model is not None
         self.banner.show_state(view.headline.state, view.headline.text)
         self.full_load_line.setText(view.headline.full_load)
-        self.full_load_line.setToolTip(view.headline.full_load)
         self.run_it.show_view(view)
         if view.budget_span is not None and view.budget_span != self._drawn_span:
             self._drawn_span = view.budget_span

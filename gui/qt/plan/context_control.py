@@ -28,6 +28,7 @@ from gguf_budget.core.explorer.budget_span import Span
 from gguf_budget.core.plan.types import CtxPolicy
 from gguf_budget.core.ranges import CONTEXT
 
+from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.theme import error_style
 from gguf_budget.gui.qt.named import named
 
@@ -43,6 +44,11 @@ def snap(value: int, span: Span) -> int:
 def _optional(edit: QLineEdit) -> int | None:
     text = edit.text().strip()
     return CONTEXT.parse(text) if text else None
+
+
+SEVEN_DIGITS = "8,888,888"
+BOX_PADDING = 16
+"""A line edit's frame and its own 2 px text margins on each side, with room to spare."""
 
 
 class ContextControl(QWidget):
@@ -64,11 +70,13 @@ class ContextControl(QWidget):
         self.auto = named(QCheckBox("auto", self), "ctxAuto")
         self.auto.setChecked(True)
         self.auto.setToolTip("Let the planner choose ctx under the cap")
-        self.value_label = named(QLabel(self), "ctxValue")
-        self.value_label.setMinimumWidth(self.value_label.fontMetrics().horizontalAdvance("1,048,576 tokens (auto)"))
+        self.slider.setMinimumWidth(60)
+        self.value_label = named(ElidedLabel(self, min_chars=18), "ctxValue")  # 200,000 beyond the trained: elided
         self.edit = named(QLineEdit(self, placeholderText="exact"), "ctxEdit")
         self.edit.setToolTip("Type an exact context: it is planned as typed, beyond the trained context too")
         self.cap = named(QLineEdit(self, placeholderText="cap"), "ctxCapEdit")
+        for box in (self.edit, self.cap):  # seven digits and their separators, typed or shown, never cut
+            box.setMinimumWidth(box.fontMetrics().horizontalAdvance(SEVEN_DIGITS) + BOX_PADDING)
         self.cap.setToolTip("The most context an auto ctx may take (empty: the model's trained context)")
         self.prefer_context = named(QCheckBox("prefer context", self), "preferContext")
         self.prefer_context.setToolTip("Auto ctx takes the largest context that fits, "

@@ -29,6 +29,9 @@ _WIDTH = 0.6
 MIN_HEIGHT = 150
 """Low enough for 1280 × 720 with a dock open; below LEGEND_ONE_COLUMN the legend takes two columns."""
 LEGEND_ONE_COLUMN = 230
+LEGEND_TEXT = {1: "8pt", 2: "7pt"}
+LEGEND_SPACING = {1: (-4, 25), 2: (-6, 8)}
+"""(vertical, horizontal) spacing of the legend's entries by its column count."""
 BOTTOM_AXIS_HEIGHT = 40
 
 
@@ -78,10 +81,12 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self.plot.showGrid(y=True, alpha=0.25)
         self.plot.getAxis("bottom").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.getAxis("bottom").setHeight(BOTTOM_AXIS_HEIGHT)  # a column label may take two lines
-        self._legend = pg.LegendItem(labelTextSize="8pt", verSpacing=-4)
+        self._legend = pg.LegendItem(labelTextSize=LEGEND_TEXT[1], verSpacing=LEGEND_SPACING[1][0],
+                                     horSpacing=LEGEND_SPACING[1][1])
         self.addItem(self._legend, row=0, col=1)
 
     def _fill_legend(self, drawn_optional: Sequence[str]) -> None:
+        self._legend_optional = tuple(drawn_optional)
         self._legend.clear()
         for line in reversed(self._lines):
             if line not in self._optional or line in drawn_optional:
@@ -101,10 +106,12 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         return tuple(label.text for _, label in self._legend.items)
 
     def _add_hline(self, below: bool = False) -> pg.InfiniteLine:
-        """A labelled line; the budget's label hangs below it, so it stays inside the chart at any height."""
-        anchor = (1, 0) if below else (1, 1)
+        """A labelled line. The budget's label hangs below it at the right, so it stays inside the chart at any
+        height; the minimum's sits at the left, so the two never collide however close the lines are, above its
+        line or, in the top half of the chart, below it (`_set_hline`)."""
+        anchor = (1, 0) if below else (0, 1)
         line = pg.InfiniteLine(angle=0, movable=False, label="",
-                               labelOpts={"position": 0.97, "anchors": [anchor, anchor]})
+                               labelOpts={"position": 0.97 if below else 0.03, "anchors": [anchor, anchor]})
         line.setZValue(10)
         line.setVisible(False)
         self.plot.addItem(line)
@@ -134,10 +141,16 @@ class LedgerChart(pg.GraphicsLayoutWidget):
             label.setText(label.text, color=text)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        """Below LEGEND_ONE_COLUMN pixels the legend takes two columns, so it never outgrows the chart."""
+        """Below LEGEND_ONE_COLUMN pixels the legend takes two columns in a smaller type, so it never outgrows the
+        chart nor takes more than half its width from the bars."""
         columns = 1 if self.height() >= LEGEND_ONE_COLUMN else 2
         if hasattr(self, "_legend") and self._legend.columnCount != columns:
+            self._legend.opts["labelTextSize"] = LEGEND_TEXT[columns]
+            self._legend.layout.setVerticalSpacing(LEGEND_SPACING[columns][0])
+            self._legend.layout.setHorizontalSpacing(LEGEND_SPACING[columns][1])
+            self._fill_legend(self._legend_optional)
             self._legend.setColumnCount(columns)
+            self.apply_palette()
         super().resizeEvent(event)
 
     def changeEvent(self, event: QEvent) -> None:
@@ -196,8 +209,12 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         if not self._changed(label, (value, top if above else None)):  # pinned to the top: a new top moves it
             return
         line.setVisible(value is not None)
+        if value is not None and line is self._minimum_line:  # in the top half its label hangs below the line
+            anchor = (0, 0) if min(value, top) > top / 2 else (0, 1)
+            line.label.anchors = [anchor, anchor]
         if value is not None:
             line.setValue(top if above else float(value))
+            line.label.updatePosition()
             line.label.setFormat(f"{label} {human_bytes(value)}{' ↑ above the zoomed chart' if above else ''}")
 
     def _set_ranges(self, budget: int | None, minimum: int | None) -> float:

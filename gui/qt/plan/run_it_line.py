@@ -85,7 +85,7 @@ class RunItLine(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         title = named(QLabel("<b>Run it:</b>", self), "runItTitle")
         row.addWidget(title)
-        self.budget_plan = _Part(self, row, BUDGET_PLAN, "BudgetPlan", self.copied.emit, 44)
+        self.budget_plan = _Part(self, row, BUDGET_PLAN, "BudgetPlan", self.copied.emit, 72)
         row.addSpacing(12)
         self.full_load = _Part(self, row, FULL_LOAD, "FullLoad", self.copied.emit, 16)
         row.addStretch(1)
