@@ -299,13 +299,16 @@ def _app_settings_text(folder: Path) -> str:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication, QWidget
 
+    from gguf_budget.core.explorer.session import ModelChoice, ModelMemory
+    from gguf_budget.core.plan.budget import Budget
     from gguf_budget.gui.qt.settings import ExplorerSettings, save_geometry, save_settings
 
     _qt_app = QApplication.instance() or QApplication([])  # noqa: F841 - lives as long as the worker
     path = folder / "app.conf"
     store = QSettings(str(path), QSettings.Format.IniFormat)
-    save_settings(store, ExplorerSettings(budget_bytes=3 << 30, ctx=8192, ctx_cap=32768, head_mode="stream",
-                                          ram_bw=20 << 30, recent=("/m/a.gguf", '/m/b, "c".gguf', "/m/é.gguf")))
+    save_settings(store, ExplorerSettings(head_mode="stream", ram_bw=20 << 30,
+                                          recent=("/m/a.gguf", '/m/b, "c".gguf', "/m/é.gguf")),
+                  ModelMemory({"a" * 64: ModelChoice(Budget.of(3 << 30), 8192, 32768)}))
     save_geometry(store, QWidget())
     store.setValue("measure/llama_path", "/opt/llama")
     store.setValue("dialogs/model", "/m")
@@ -328,9 +331,9 @@ _SETTING_VALUES: tuple[Callable[[random.Random], str], ...] = (
     lambda r: ", ".join(f"/m/{i}.gguf" for i in range(r.randint(0, 3000))),
     lambda r: r.randbytes(r.randint(1, 100)).decode("latin-1"),
 )
-_KEYS = ("budget_bytes", "ctx", "ctx_cap", "recent", "head_mode", "kv_type", "n_buffers", "geometry", "llama_path",
+_KEYS = ("a" * 64 + ".budget", "a" * 64 + ".ctx", "x.ctx_cap", "recent", "head_mode", "kv_type", "n_buffers", "geometry", "llama_path",
          "model", "unknown_key", "x y", "%41", "")
-_GROUPS = ("explorer", "window", "measure", "dialogs", "General", "other", "explorer/sub", "")
+_GROUPS = ("explorer", "window", "measure", "dialogs", "General", "other", "explorer/sub", "models", "")
 
 
 def mutate_settings(rng: random.Random, text: str) -> bytes:
@@ -361,7 +364,9 @@ def mutate_settings(rng: random.Random, text: str) -> bytes:
 def run_settings(seed: int, c: Context) -> Outcome:
     from PySide6.QtWidgets import QWidget
 
-    from gguf_budget.gui.qt.settings import REFUSED_SUFFIX, load_settings, restore_geometry, save_settings, user_settings
+    from gguf_budget.gui.qt.settings import (
+        REFUSED_SUFFIX, load_memory, load_settings, restore_geometry, save_settings, user_settings,
+    )
 
     rng = random.Random(seed)
     folder = c.folder / f"s{seed}"
@@ -371,15 +376,15 @@ def run_settings(seed: int, c: Context) -> Outcome:
 
     def go() -> Outcome:
         store = user_settings(path)
-        loaded = load_settings(store)
+        loaded, memory = load_settings(store), load_memory(store)
         restore_geometry(store, QWidget())
-        save_settings(store, loaded)
+        save_settings(store, loaded, memory)
         store.sync()
         del store
         aside = path.with_name(path.name + REFUSED_SUFFIX)
         before = aside.stat().st_mtime_ns if aside.exists() else None
         again = user_settings(path)
-        load_settings(again)
+        load_settings(again), load_memory(again)
         after = aside.stat().st_mtime_ns if aside.exists() else None
         if before != after:
             return Outcome("traceback", "the file was repaired a second time")

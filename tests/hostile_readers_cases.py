@@ -141,7 +141,7 @@ def _stored_read(folder: Path) -> object:
 def _settings_read(folder: Path) -> object:
     from gguf_budget.gui.qt.settings import load_settings, user_settings
 
-    return load_settings(user_settings(folder / "gguf-budget.conf")).budget_bytes
+    return load_settings(user_settings(folder / "gguf-budget.conf")).n_buffers
 
 
 def _index_valid(folder: Path, target: Path) -> None:
@@ -201,9 +201,9 @@ READERS: dict[str, Reader] = {
     "store log": Reader(_log_target, lambda f, t: t.write_text(SMOLLM2_LOG.read_text()), _LOG_ABSURD, _LOG_DEEP,
                         _stored_read, 64 * MiB),
     "window settings": Reader(lambda f: f / "gguf-budget.conf",
-                              lambda f, t: t.write_text("[explorer]\nbudget_bytes=3221225472\n"),
-                              lambda: f"[explorer]\nbudget_bytes={HUGE}\nctx={HUGE}\n".encode(),
-                              lambda: ("[explorer]\nbudget_bytes=@Variant(" + r"\0\0\0\t\0\0\0\x1" * 20_000
+                              lambda f, t: t.write_text("[explorer]\nn_buffers=3\n"),
+                              lambda: f"[explorer]\nn_buffers={HUGE}\nkv_type={HUGE}\n".encode(),
+                              lambda: ("[explorer]\nn_buffers=@Variant(" + r"\0\0\0\t\0\0\0\x1" * 20_000
                                        + r"\0\0\0\x2\0\0\0\x1)" + "\n").encode(), _settings_read, 16 * MiB),
     "library index": Reader(lambda f: f / "index.pickle", _index_valid, lambda: HUGE.encode(),
                             lambda: b"(" * 200_000, _index_read, 512 * MiB),
@@ -217,7 +217,7 @@ READERS: dict[str, Reader] = {
 }
 EXPECTED_OK = {"library folders": "(PosixPath('/m'),)", "lm studio settings": "['models', 'downloads']",
                "ollama manifest": "[('tiny:latest', None)]", "evidence LOG": "exit 0", "import log": "imported",
-               "store record": "1", "store log": "1", "window settings": "None", "library index": "0",
+               "store record": "1", "store log": "1", "window settings": "2", "library index": "0",
                "speed runs": "0"}
 CLASSES = ("valid, name not UTF-8", "fifo", "dev-zero", "symlink loop", "folder", "garbage", "absurd numbers",
            "nested past the parser", "past its cap")

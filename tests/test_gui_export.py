@@ -51,7 +51,8 @@ class Screen:
         self.speed = plan_speed(TokenPrices.of(self.model), self.plan, Bandwidths(), None) if planned else None
         self.sweep.set_speed(SweepSpeed(Bandwidths(), None))
         self.menu = ExportMenu(ExportSources(lambda: self.plan, lambda: self.model, lambda: self.chart,
-                                             self.sweep.result, lambda: self.sweep.chart, lambda: self.speed))
+                                             self.sweep.result, lambda: self.sweep.chart, lambda: self.speed,
+                                             lambda: None if self.sweep.result() else "No sweep yet"))
         qtbot.addWidget(self.menu)
 
     def run_sweep(self, qtbot) -> None:
@@ -127,11 +128,12 @@ def test_svg_is_a_document_with_the_chart_text(qtbot, screen, tmp_path, kind, te
 def test_actions_wait_for_something_to_export(qtbot, model_path):
     screen = Screen(qtbot, model_path, planned=False)
     screen.menu.update_enabled()
-    assert not any(a.isEnabled() for a in screen.menu.actions_by_kind.values())
+    assert [k for k, a in screen.menu.actions_by_kind.items() if a.isEnabled()] == ["sweep-csv"]  # made when written
+    assert screen.menu.actions_by_kind["sweep-png"].toolTip() == "No sweep yet"
     screen.plan = plan_memory(screen.model, BudgetRequest(budget=Budget.of(BUDGET)))
     screen.menu.update_enabled()
     assert {k for k, a in screen.menu.actions_by_kind.items() if a.isEnabled()} == \
-        {k for k, spec in EXPORTS.items() if spec.needs == "plan"}
+        {k for k, spec in EXPORTS.items() if spec.needs == "plan"} | {"sweep-csv"}
     screen.run_sweep(qtbot)
     screen.menu.update_enabled()
     assert all(a.isEnabled() for a in screen.menu.actions_by_kind.values())
@@ -140,9 +142,9 @@ def test_actions_wait_for_something_to_export(qtbot, model_path):
 
 def test_nothing_to_export_is_a_message(qtbot, screen, tmp_path):
     with qtbot.waitSignal(screen.menu.exportFailed) as failed:
-        assert not screen.menu.export("sweep-csv", str(tmp_path / "s.csv"))
-    assert failed.args == ["nothing to export yet: there is no sweep on screen"]
-    assert not (tmp_path / "s.csv").exists()
+        assert not screen.menu.export("sweep-png", str(tmp_path / "s.png"))
+    assert failed.args == ["nothing to export: no sweep yet"]
+    assert not (tmp_path / "s.png").exists()
 
 
 @pytest.mark.parametrize("where", ["missing folder", "parent is a file", "target is a folder"])

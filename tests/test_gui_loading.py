@@ -167,9 +167,10 @@ def test_settings_and_recent_files_are_remembered(qtbot, make_window, write_mode
 
 
 def test_garbage_in_the_settings_file_falls_back_to_defaults(qtbot, make_window, settings_store, write_model):
-    for key, value in {"budget_bytes": "lots", "ctx": -4, "n_buffers": 9, "head_mode": "sideways",
-                       "kv_type": "f99", "gpu_layers": "x"}.items():
-        settings_store.setValue(f"explorer/{key}", value)
+    for key, value in {"explorer/budget_bytes": "lots", "explorer/ctx": -4, "explorer/n_buffers": 9,
+                       "explorer/head_mode": "sideways", "explorer/kv_type": "f99", "explorer/gpu_layers": "x",
+                       f"models/{'a' * 64}.budget": "lots", f"models/{'b' * 64}.ctx": -4}.items():
+        settings_store.setValue(key, value)
     window = make_window(settings_store)
     model = open_model(qtbot, window, write_model())
     request = window.request()

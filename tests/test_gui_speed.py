@@ -14,6 +14,7 @@ from gui_support import GIB, MIB, WIDE, child, open_model, settle, type_into
 from PySide6.QtCore import QThreadPool
 
 from gguf_budget.core.plan.budget import Budget
+from gguf_budget.core.explorer.derive import initial_budget
 from gguf_budget.core import hypothetical_machine, load_model
 from gguf_budget.core.explorer.derive import derive
 from gguf_budget.core.explorer.state import ExplorerState
@@ -260,10 +261,11 @@ def test_the_sweeps_fourth_plot_is_decode_tok_s_as_the_cli_prints_it(qtbot, make
     window, sweep = explorer.window, explorer.whatif.sweep
     qtbot.waitUntil(lambda: window.snapshot() is not None, timeout=5000)
     path = write_model()
-    explorer.whatif.sweep_dock.show()
-    explorer.whatif.sweep_dock.raise_()
+    open_model(qtbot, window, path)
+    window.apply_request(budget=Budget.of(initial_budget(window.current_view().thresholds)))  # some layers stream
     with qtbot.waitSignal(sweep.sweepFinished, timeout=20000):
-        open_model(qtbot, window, path)
+        explorer.whatif.sweep_dock.show()
+        explorer.whatif.sweep_dock.raise_()
     qtbot.waitUntil(lambda: not sweep.worker.busy and sweep.result() is not None, timeout=20000)
     available = window.snapshot().host_available
     assert main(["sweep", str(path), "--budgets", sweep.range_edit.text(), "--json", "--no-measure",

@@ -51,7 +51,8 @@ def test_the_menus_and_docks_are_in_place(explorer, loaded, whatif):
     assert titles == ["&Open…", "Open &Recent", "&Reload", "&Catalogue", "", "&Export", "Open &URL…", "&Library…", "",
                       "Import llama.cpp &log…", "&Measure with llama.cpp…", "llama.cpp l&ocation…", "", "&Quit"]
     view = whatif.view_menu
-    assert [a.text() for a in view.actions()] == ["Budget sweep", "Compare models", "Quants"]
+    assert [a.text() for a in view.actions()] == ["&Reset to this machine", "", "Budget sweep", "Compare models",
+                                                  "Quants"]
     assert loaded.tabifiedDockWidgets(whatif.sweep_dock) == [whatif.compare_dock, explorer.quants.dock]
 
 

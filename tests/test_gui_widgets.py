@@ -21,7 +21,11 @@ from gguf_budget.core.plan.types import CTX_STEP as STEP
 from gguf_budget.gui.qt.plan.context_control import snap
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
-from gguf_budget.gui.qt.settings import RECENT_LIMIT, ExplorerSettings, load_settings, save_settings, with_recent
+from gguf_budget.core.plan.budget import Budget
+from gguf_budget.core.explorer.session import ModelChoice, ModelMemory
+from gguf_budget.gui.qt.settings import (
+    RECENT_LIMIT, ExplorerSettings, load_memory, load_settings, save_settings, with_recent,
+)
 from gguf_budget.gui.qt.theme import (
     BANNER_COLOURS, DARK_BACKGROUND, ERROR_COLOUR, LEDGER_COLOURS, LIGHT_BACKGROUND, MEMORY_COLOURS, MIN_CONTRAST,
     contrast,
@@ -63,12 +67,14 @@ def test_snapped_ctx_is_a_step_multiple_in_range(value, maximum):
 
 def test_settings_round_trip(tmp_path):
     store = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
-    chosen = ExplorerSettings(budget_bytes=3 * GIB, unlimited=True, ctx=2048, n_buffers=1, head_mode="stream",
-                              kv_type="q4_0", force=True, recent=("/a.gguf",))
-    save_settings(store, chosen)
-    assert load_settings(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)) == chosen
-    save_settings(store, ExplorerSettings())
-    assert load_settings(store) == ExplorerSettings()
+    chosen = ExplorerSettings(n_buffers=1, head_mode="stream", kv_type="q4_0", force=True, recent=("/a.gguf",))
+    memory = ModelMemory({"a" * 64: ModelChoice(Budget.of(3 * GIB), 2048, None),
+                          "b" * 64: ModelChoice(Budget.unlimited(), None, 8192)})
+    save_settings(store, chosen, memory)
+    again = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
+    assert load_settings(again) == chosen and load_memory(again).rows() == memory.rows()
+    save_settings(store, ExplorerSettings(), ModelMemory())
+    assert load_settings(store) == ExplorerSettings() and load_memory(store).rows() == {}
 
 
 def test_recent_files_are_unique_latest_first_and_bounded():

@@ -22,6 +22,7 @@ from PySide6.QtCore import QSettings
 from gguf_budget.core.ini_screen import list_elements, screen_ini
 from gguf_budget.core.plan.types import HeadMode
 from gguf_budget.gui.qt.evidence.evidence_link import LLAMA_PATH_KEY
+from gguf_budget.core.plan.budget import Budget
 from gguf_budget.gui.qt.file_dialogs import Purpose, remember
 from gguf_budget.gui.qt.settings import (
     GEOMETRY_KEY, MAX_SETTINGS_BYTES, REFUSED_SUFFIX, SETTINGS_FILE, TYPED, ExplorerSettings, is_written, load_settings,
@@ -35,7 +36,7 @@ from PySide6.QtWidgets import QApplication
 from gguf_budget.gui.qt.main_window import MainWindow
 app = QApplication([])
 window = MainWindow(probe_backend=lambda: None)
-print(window.windowTitle(), window.settings().budget_bytes)
+print(window.windowTitle(), window.settings().n_buffers)
 """
 
 
@@ -52,16 +53,16 @@ def settings_file(config_home: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("where", ["budget_bytes", "recent element", "geometry", "unknown group"])
+@pytest.mark.parametrize("where", ["n_buffers", "recent element", "geometry", "unknown group"])
 def test_a_variant_nested_20000_deep_never_reaches_qt(tmp_path, where):
-    line = {"budget_bytes": f"[explorer]\nbudget_bytes={NESTED}\n",
+    line = {"n_buffers": f"[explorer]\nn_buffers={NESTED}\n",
             "recent element": f"[explorer]\nrecent=/a.gguf, {NESTED}\n",
             "geometry": f"[window]\ngeometry={NESTED}\n",
             "unknown group": f"[other]\nx={NESTED}\n"}[where]
-    path = settings_file(tmp_path, f"[explorer]\nbudget_bytes=123456789\n{line}")
+    path = settings_file(tmp_path, f"[explorer]\nn_buffers=3\n{line}")
     first = start_window(tmp_path)
     assert first.returncode == 0, first.stderr[-2000:]
-    assert first.stdout.split() == ["GGUF", "Budget", "Explorer", "123456789"]
+    assert first.stdout.split() == ["GGUF", "Budget", "Explorer", "3"]
     assert "repaired" in first.stderr and "@Variant" not in path.read_text()
     assert NESTED in (path.parent / (SETTINGS_FILE + REFUSED_SUFFIX)).read_text()
 
@@ -69,11 +70,11 @@ def test_a_variant_nested_20000_deep_never_reaches_qt(tmp_path, where):
 def test_a_repair_happens_once_not_every_run(tmp_path, caplog):
     path = tmp_path / SETTINGS_FILE
     junk = "".join(f"junk{i}=x\n" for i in range(120_000))
-    path.write_text(f"[explorer]\nbudget_bytes=987654321\nhead_mode=stream\n[junk]\n{junk}")
+    path.write_text(f"[explorer]\nn_buffers=3\nhead_mode=stream\n[junk]\n{junk}")
     assert path.stat().st_size > MAX_SETTINGS_BYTES
     with caplog.at_level(logging.WARNING):
         store = user_settings(path)
-    assert load_settings(store).budget_bytes == 987654321 and load_settings(store).head_mode == "stream"
+    assert load_settings(store).n_buffers == 3 and load_settings(store).head_mode == "stream"
     assert caplog.text.count("repaired") == 1 and path.stat().st_size < 100
     aside = path.with_name(SETTINGS_FILE + REFUSED_SUFFIX)
     kept_aside = aside.stat().st_mtime_ns
@@ -81,14 +82,14 @@ def test_a_repair_happens_once_not_every_run(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         again = user_settings(path)
     assert caplog.text == "" and aside.stat().st_mtime_ns == kept_aside
-    assert Path(again.fileName()) == path and load_settings(again).budget_bytes == 987654321
+    assert Path(again.fileName()) == path and load_settings(again).n_buffers == 3
 
 
 @pytest.mark.parametrize("line, reason", [
     ("[explorer]\nsecret_key=1", "not a key this app writes"),
     ("[General]\nfoo=bar", "not a key this app writes"),
     ("; a comment", "not a key=value line"),
-    ("[explorer]\nbudget_bytes=@Variant(\\0\\0\\0\\x7f)", "typed value"),
+    ("[explorer]\nn_buffers=@Variant(\\0\\0\\0\\x7f)", "typed value"),
     ("[explorer]\nrecent=\"/a, b\", @Rect(1 2 3 4)", "typed value"),
     ("[explorer]\nctx=" + "9" * 300_000, "characters long"),
     ('[explorer]\nkv_type="""\\,,,x\n[window]', "leaves a quote open"),
@@ -112,13 +113,15 @@ def test_every_key_the_window_writes_is_one_the_screen_keeps(qtbot, make_window,
     """The window's own file, after opening a model, choosing a llama.cpp and a folder, passes the screen untouched."""
     window = make_window(settings_store)
     open_model(qtbot, window, write_model())
+    window.apply_request(budget=Budget.of(1 << 30), ctx=1024)  # remembered for this model
     settings_store.setValue(LLAMA_PATH_KEY, "/opt/llama.cpp/bin")
     for purpose in Purpose:
         remember(window, purpose, str(tmp_path), is_folder=True)
     window.save_settings()
     settings_store.sync()
     keys = settings_store.allKeys()
-    assert {LLAMA_PATH_KEY, GEOMETRY_KEY, "explorer/budget_bytes", *(f"dialogs/{p.value}" for p in Purpose)} <= set(keys)
+    assert {LLAMA_PATH_KEY, GEOMETRY_KEY, "explorer/n_buffers", *(f"dialogs/{p.value}" for p in Purpose)} <= set(keys)
+    assert {k.rsplit(".", 1)[1] for k in keys if k.startswith("models/")} == {"budget", "ctx", "used"}
     assert all(is_written(key) for key in keys), [k for k in keys if not is_written(k)]
     text = Path(settings_store.fileName()).read_text()
     assert screen_ini(text, is_written, TYPED).refused == ()
@@ -128,7 +131,7 @@ def test_a_folder_that_cannot_be_written_uses_a_scratch_file_this_run():
     folder = world_readable_folder()
     try:
         path = folder / SETTINGS_FILE
-        path.write_text(f"[explorer]\nbudget_bytes={NESTED}\n")
+        path.write_text(f"[explorer]\nn_buffers={NESTED}\n")
         path.chmod(0o644)
         report = outcome_as_nobody(lambda: print_scratch(path))
         assert report == "ok", report
@@ -173,9 +176,10 @@ def test_text_qt_writes_in_its_own_typed_form_is_never_repaired(tmp_path, caplog
     """Control characters in remembered text, and a NUL (which Qt writes as @String(…)): reading them back is no repair."""
     path = tmp_path / SETTINGS_FILE
     store = user_settings(path)
+    from gguf_budget.core.explorer.session import ModelMemory
     from gguf_budget.gui.qt.settings import save_settings
 
-    save_settings(store, ExplorerSettings(recent=("/m/a\nb.gguf", "/m/\x10c.gguf", "/m/@d.gguf")))
+    save_settings(store, ExplorerSettings(recent=("/m/a\nb.gguf", "/m/\x10c.gguf", "/m/@d.gguf")), ModelMemory())
     store.setValue("dialogs/model", "/m/\x1bx")
     store.setValue("measure/llama_path", "/opt/\x00llama")
     store.sync()

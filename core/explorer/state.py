@@ -1,9 +1,11 @@
 """The explorer session's input: everything a person chose on the screen, and nothing derived.
 
-A window (or any front end) holds one `ExplorerState`, replaces it with `dataclasses.replace`
-when the person changes something, and draws what `derive(state)` returns.
+The explorer session (`session.py`) holds one `ExplorerState`, replaces it as each change says,
+and publishes what `derive(state)` returns; the window and every dock draw that.
 
-Rule 1: the budget is one `Budget` (unlimited, or n ≥ 1 bytes), passed to the planner as it is.
+Rule 1: the budget is one `Budget` (unlimited, or n ≥ 1 bytes), passed to the planner as it is;
+        `budget_origin` says where it came from (the person, this machine's usable RAM, or a
+        provisional figure while no machine is known — `session` Rule 2).
 Rule 2: `ctx` None asks the planner for ctx under `ctx_cap` (None: the model's context length)
         by the `prefer` policy; an explicit ctx is planned as it is, never snapped or clamped.
 Rule 3: `machine` is the snapshot the full load is judged on (probed, or a hypothetical
@@ -13,8 +15,9 @@ Rule 4: `slow_below_tok_s` is the threshold under which a plan that streams weig
         headlined FEASIBLE — SLOW (`headline` Rule 2); 2 tok/s by default.
 Rule 5: the ranges a control may offer are core policy, named here once: ring depth
         (`ranges.BUFFERS`), the head modes, the KV types, the slow threshold.
-Rule 6: `evidence` is the runtime-evidence claim a real run gave for this model (imported or
-        measured); the full load's claims carry it, the estimate never fills it itself.
+Rule 6: `measured` is what a real run gave for this model (imported or measured): its column,
+        its summary and its runtime-evidence claim, which the full load's claims carry; the
+        estimate never fills it itself.
 Rule 7: `prompt_tokens` is the prompt whose prefill and time to the first token are estimated
         (`ranges.PROMPT_TOKENS`; 1,000 by default, as the CLI's `--prompt-tokens`).
 Rule 8: `runtime` is the llama.cpp program the full load's peak-RSS band is for (llama-server).
@@ -38,6 +41,8 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import HEAD_MODES, BudgetRequest, CtxPolicy, HeadMode
 from gguf_budget.core.ranges import BUFFERS, PROMPT_TOKENS
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
+from gguf_budget.core.views.evidence_view import MeasuredView
+from gguf_budget.core.vocab import TextEnum
 
 DEFAULT_SLOW_BELOW_TOK_S = 2.0
 SLOW_RANGE = (0.0, 10_000.0)
@@ -48,12 +53,24 @@ HEAD_MODE_CHOICES = HEAD_MODES
 POLICY_CHOICES = tuple(CtxPolicy)
 
 
-@dataclass(frozen=True)
+class BudgetOrigin(TextEnum):
+    """Where the budget came from (Rule 1)."""
+
+    CHOSEN = "chosen"
+    """The person set it for this model (remembered with the model)."""
+    MACHINE = "machine"
+    """This machine's usable RAM: it follows the machine and the host reserve."""
+    PROVISIONAL = "provisional"
+    """No machine known yet: halfway between the model's thresholds until one answers."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ExplorerState:
     """What the person chose; `derive` turns it into everything the screen shows."""
 
     model: ModelSpec | None = None
     budget: Budget = Budget()
+    budget_origin: BudgetOrigin = BudgetOrigin.CHOSEN
     ctx: int | None = None
     ctx_cap: int | None = None
     prefer: CtxPolicy = CtxPolicy.SPEED
@@ -67,7 +84,7 @@ class ExplorerState:
     tensor_split: tuple[float, ...] | None = None
     bandwidths: Bandwidths = field(default_factory=Bandwidths)
     slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S
-    evidence: str | None = None
+    measured: MeasuredView | None = None
     prompt_tokens: int = DEFAULT_PROMPT_TOKENS
     runtime: Runtime = DEFAULT_RUNTIME
     server: ServerSettings = field(default_factory=ServerSettings)
@@ -75,11 +92,17 @@ class ExplorerState:
     def __post_init__(self) -> None:
         """The words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
         PROMPT_TOKENS.check(self.prompt_tokens)
-        for name, kind in (("head_mode", HeadMode), ("kv_type", KVType), ("prefer", CtxPolicy), ("runtime", Runtime)):
+        for name, kind in (("head_mode", HeadMode), ("kv_type", KVType), ("prefer", CtxPolicy), ("runtime", Runtime),
+                           ("budget_origin", BudgetOrigin)):
             value = getattr(self, name)
             if value not in tuple(kind):
                 raise RequestError(f"{name} must be one of {', '.join(tuple(kind))}, got {value!r}")
             object.__setattr__(self, name, kind(value))
+
+    @property
+    def evidence(self) -> str | None:
+        """Rule 6's runtime-evidence claim (None until a real run)."""
+        return None if self.measured is None else self.measured.claim
 
     def request(self) -> BudgetRequest:
         """The planner's request (Rule 1); raises RequestError for knobs out of range."""

@@ -20,8 +20,10 @@ Rule 4: when not even the floor fits that way, the ctx is the floor and the plac
         gives up GPU layers only once the context is at its minimum. That judgement — a split,
         CPU only, or does not fit — is the answer.
 Rule 5: the largest ctx that fits with the chosen GPU layers held (`largest_ctx`), up to the
-        ceiling: for a ctx chosen by Rule 2 that ctx itself (the same candidates and test, so
-        nothing is searched again); else `max_ctx.largest_fitting_ctx`.
+        ceiling — or up to an asked ctx past it (llama.cpp runs an asked ctx as asked, so the
+        largest ctx is never below one that fits): for a ctx chosen by Rule 2 that ctx itself
+        (the same candidates and test, so nothing is searched again); else
+        `max_ctx.largest_fitting_ctx`. `fit`, the window and every quant row read it here.
 Rule 6: every device's KV cache grows with ctx, so "fits without giving anything up" holds up to
         some ctx and no further: the largest candidate is bisected (log2 of the candidates).
 llama.cpp interpolates its own projection linearly between the floor and the trained context;
@@ -104,4 +106,4 @@ def largest_ctx(model: ModelSpec, snapshot: HardwareSnapshot, choice: AutoFit) -
     if choice.reason in (FitCtxReason.CEILING, FitCtxReason.SHRUNK):
         return choice.ctx
     fit = choice.fit
-    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, choice.ceiling)
+    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, max(choice.ceiling, choice.ctx))

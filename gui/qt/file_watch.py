@@ -23,7 +23,7 @@ from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, SignalInstan
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QLabel, QMenu
 
-from gguf_budget.core import ModelSpec
+from gguf_budget.core.explorer.session import Session
 from gguf_budget.core.gguf.file_identity import FileChange, FileIdentity, change_text, model_change, model_identity
 
 SETTLE_MS = 200
@@ -35,7 +35,10 @@ class FileWatchHost(Protocol):
     @property
     def modelLoaded(self) -> SignalInstance: ...
 
-    def current_model(self) -> ModelSpec | None: ...
+    @property
+    def session(self) -> Session:
+        """What the window draws (the model whose file is watched)."""
+        ...
 
     def open_path(self, path: str) -> None: ...
 
@@ -73,7 +76,7 @@ class FileWatch(QObject):
             app.applicationStateChanged.connect(self._app_state)
 
     def _loaded(self) -> None:
-        model = self._host.current_model()
+        model = self._host.session.state.model
         shards = tuple(model.shards or (model.path,)) if model is not None else ()
         readable = tuple(s for s in shards if Path(s).is_file())
         self._read = _Read(readable, model_identity(readable)) if readable else None

@@ -1,22 +1,26 @@
 """The explorer window: open a GGUF, drag budget and ctx, watch the plan follow live.
 
-Rule 1: the window holds one `ExplorerState`: every control writes the person's input into it,
-        and the screen is redrawn from `derive(state)` — the plan, the thresholds and slider
-        spans, the full load, both decode estimates, the headline. The window computes no bytes
-        and holds no policy (ranges, defaults, caps, what a missing fact means are the core's).
+Rule 1: the window holds one `Session` (`core.explorer.session`), shared with every dock: each
+        control writes the person's input into it as a change, and the screen is redrawn from
+        the view it publishes — the plan, the thresholds and slider spans, the full load, both
+        decode estimates, the headline. The window computes no bytes and holds no policy (the
+        budget a model opens at, what is remembered per model, the head mode a tied model
+        allows, ranges, defaults and caps are the core's).
 Rule 2: every control change restarts a 0 ms single-shot timer, so a storm of slider signals in
-        one event-loop turn costs one `derive`, not N; `derive` reuses the previous view's full
-        load and thresholds when their inputs did not move (a budget tick re-plans only).
+        one event-loop turn costs one change, not N; `derive` reuses the previous view's full
+        load and thresholds when their inputs did not move (a budget tick re-plans only). The
+        controls are set from each published view without signals, so drawing changes nothing.
 Rule 3: loading, the hardware probe and the bandwidth probe run on worker threads
         (`BackgroundCall`); a failed load shows its one-line reason and leaves the previous
         model, settings and plan on screen. A machine or bandwidth answer re-derives at once.
 Rule 4: `modelLoaded` is emitted after the new model's plan is on screen, so whoever waits
         for it can read the widgets straight away.
 Rule 5: a loaded model is committed only after `derive` and every text it shows have run for
-        it (touching no widget): a model that cannot be shown is a failed load, and the
-        previous model, plan and title stay.
-Rule 6: a new model keeps the budget when it lies on the new model's slider span, else starts
-        between its thresholds (`explorer.derive.initial_budget`).
+        it (the session's Rule 1, touching no widget): a model that cannot be shown is a failed
+        load, and the previous model, plan and title stay.
+Rule 6: a model opens at this machine's usable RAM, or at the budget, ctx and cap the person
+        set for it before (`session` Rules 2–3; its key, the header fingerprint, is read on the
+        loading thread); View ▸ Reset to this machine forgets them.
 Rule 7: the window opens at a size that fits the screen's available area
         (`explorer.window_size.opening_size`), or at the size the person left (saved geometry);
         bottom docks open at most `window_size.DOCK_SHARE` of its height.
@@ -38,20 +42,23 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgress
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
-from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
+from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
+from gguf_budget.core.explorer.model_key import model_key, spec_key
+from gguf_budget.core.explorer.persist import ExplorerSettings, state_from
+from gguf_budget.core.explorer.session import (
+    Choose, OpenModel, ResetToMachine, Session, SetBandwidths, SetMachine, SetMeasured,
+)
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.window_size import dock_height, opening_size
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine, with_typed
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.machine.probe import probe_hardware
-from gguf_budget.core.plan.types import BudgetRequest, CtxPolicy, HeadMode, MemoryPlan
+from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.remote.refs import names_remote
 from gguf_budget.core.remote.source import reopen_name
-from gguf_budget.core.views.model_summary import summary_rows
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.views.evidence_report import speed_beside
@@ -68,7 +75,7 @@ from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
 from gguf_budget.gui.qt.layout import build_body
 from gguf_budget.gui.qt.machine.machine_link import MachineLink
 from gguf_budget.gui.qt.settings import (
-    ExplorerSettings, load_settings, restore_geometry, save_geometry, save_settings, user_settings, with_recent,
+    load_memory, load_settings, restore_geometry, save_geometry, save_settings, user_settings, with_recent,
 )
 from gguf_budget.gui.qt.theme import error_style
 from gguf_budget.gui.qt.named import named
@@ -87,6 +94,11 @@ def measure_bandwidths(path: str) -> tuple[Bandwidths, tuple[str, ...]]:
     """This machine's figures, as every command reads them: kept from the first measurement (RAM, compute, this
     model's disk), measured now only where none is kept (under a second, never raising), and calibrated."""
     return speed_figures(path)
+
+
+def _with_key(spec: ModelSpec) -> tuple[ModelSpec, str]:
+    """On the loading thread: the model and the key its remembered choices live under (it reads the header)."""
+    return spec, model_key(spec)
 
 
 class MainWindow(QMainWindow):
@@ -125,14 +137,12 @@ class MainWindow(QMainWindow):
         self.resize(*opening_size((available.width(), available.height())))
         self._store = settings if settings is not None else user_settings()
         self._saved = load_settings(self._store)
-        self._budget_chosen = self._saved.budget_bytes is not None
-        self._budget_settled = False
-        self._head_choice = HeadMode(self._saved.head_mode)  # what the user chose, whatever one model allows
         self._measured = Bandwidths()
-        self._evidence_view: MeasuredView | None = None
         self._measured_once = False
-        self._state = self._state_from(self._saved)
-        self._view = derive(self._state)
+        self.session = Session(state_from(self._saved), load_memory(self._store))
+        """What every screen shows; the docks hold it too (Rule 1)."""
+        self.session.subscribe(self._draw)
+        self._drawn_model: ModelSpec | None = None
         self._drawn_load: FullLoad | None = None
         self._drawn_span: object = None
         self.recompute_count = 0
@@ -141,7 +151,7 @@ class MainWindow(QMainWindow):
         self.remote_opener: Callable[[str], None] | None = None
         """Set by the library add-on: opens a URL, `hf://…` or `owner/repo:QUANT` (Open Recent keeps them)."""
         self._build()
-        self._loader = BackgroundCall(load_backend, parent=self)
+        self._loader = BackgroundCall(lambda path: _with_key(load_backend(path)), parent=self)
         self._loader.succeeded.connect(self._loaded)
         self._loader.failed.connect(self._load_failed)
         self._bandwidth_probe = BackgroundCall(bandwidth_backend, parent=self)
@@ -152,20 +162,10 @@ class MainWindow(QMainWindow):
         self.machine.changed.connect(self._machine_changed)
         self.machine.probed.connect(self.hardwareProbed)
         self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(self._recompute)
+        self._timer.timeout.connect(lambda: self._apply_controls())
         self._restore()
         self.body.plan.budget.slider.setFocus()
         self.machine.refresh()
-
-    @staticmethod
-    def _state_from(saved: ExplorerSettings) -> ExplorerState:
-        return ExplorerState(
-            budget=Budget.unlimited() if saved.unlimited else Budget.of(saved.budget_bytes or 1), ctx=saved.ctx,
-            ctx_cap=saved.ctx_cap,
-            prefer=CtxPolicy(saved.prefer), n_buffers=saved.n_buffers, head_mode=HeadMode(saved.head_mode),
-            kv_type=KVType(saved.kv_type), force=saved.force, slow_below_tok_s=saved.slow_below_tok_s,
-            bandwidths=with_typed(Bandwidths(), saved.ram_bw, saved.disk_bw, saved.vram_bw),
-        )
 
     def _build(self) -> None:
         central = QWidget(self)
@@ -198,6 +198,16 @@ class MainWindow(QMainWindow):
         about = self.help_menu.addAction("&About GGUF Budget Explorer")
         about.setObjectName("aboutAction")
         about.triggered.connect(lambda: show_about(self))
+        self.view_menu = QMenu("&View", self)
+        """The View menu: Reset to this machine here; the add-ons add their docks' toggles."""
+        self.view_menu.setObjectName("viewMenu")
+        self.menuBar().insertMenu(self.help_menu.menuAction(), self.view_menu)
+        self.reset_action = self.view_menu.addAction("&Reset to this machine")
+        self.reset_action.setObjectName("resetToMachineAction")
+        self.reset_action.setToolTip("Forget the budget, ctx and cap set for this model: its budget is this "
+                                     "machine's usable RAM again")
+        self.reset_action.triggered.connect(lambda: self.session.apply(ResetToMachine()))
+        self.view_menu.addSeparator()
         panel = self.body.plan
         for control in (panel.budget, panel.context, self.body.knobs):
             control.changed.connect(self._controls_changed)
@@ -205,10 +215,9 @@ class MainWindow(QMainWindow):
         self.body.hardware.bandwidths.measureAgain.connect(self._measure_again)
 
     def _restore(self) -> None:
-        s = self._saved
+        s, state = self._saved, self.session.state
         self.body.knobs.set_values(s.n_buffers, s.head_mode, s.kv_type, s.force, s.slow_below_tok_s)
-        self.body.plan.budget.set_budget(s.budget_bytes or 0, s.unlimited)
-        self.body.plan.context.set_request(s.ctx, s.ctx_cap, CtxPolicy(s.prefer))
+        self.body.plan.context.set_request(state.ctx, state.ctx_cap, state.prefer)
         self.body.hardware.bandwidths.set_typed(s.ram_bw, s.disk_bw, s.vram_bw)
         self._show_bandwidths()
         self.file_menu.set_recent(s.recent)
@@ -227,53 +236,49 @@ class MainWindow(QMainWindow):
         self._loader.start(str(path))
 
     def state(self) -> ExplorerState:
-        """What the person chose, as the core's explorer state."""
-        return self._state
+        """What the person chose, as the core's explorer state (the session's)."""
+        return self.session.state
 
     def current_view(self) -> ExplorerView:
-        """Everything on screen, as `derive` gave it."""
-        return self._view
+        """Everything on screen, as the session published it."""
+        return self.session.view
 
     def current_plan(self) -> MemoryPlan | None:
         """The plan on screen (None before a model is planned, or when it is refused)."""
-        return self._view.plan
+        return self.session.view.plan
 
     def apply_request(self, budget: Budget | None = None, ctx: int | None = None) -> None:
         """Set the budget and/or an exact ctx as if typed, and replan now."""
-        state = self._state
+        values: dict[str, object] = {}
         if budget is not None:
-            state = replace(state, budget=budget)
-            self._budget_chosen = self._budget_settled = True
-            self._show_budget(budget)
+            values["budget"] = budget
         if ctx is not None:
-            state = replace(state, ctx=ctx)
-            self.body.plan.context.set_request(ctx, state.ctx_cap, state.prefer)
-        self._state = state
-        self._recompute()
+            values["ctx"] = ctx
+        self._apply_controls(values)
 
     def current_model(self) -> ModelSpec | None:
-        return self._state.model
+        return self.session.state.model
 
     def current_speed(self) -> SpeedEstimate | None:
         """The decode estimate of the plan on screen (None while there is no plan)."""
-        return self._view.plan_speed
+        return self.session.view.plan_speed
 
     def speed_inputs(self) -> tuple[Bandwidths, int | None]:
         """The bandwidths, and the judged machine's available RAM (page cache or disk for streamed layers)."""
-        machine = self._state.machine
-        return self._state.bandwidths, None if machine is None else machine.host_available
+        machine = self.session.state.machine
+        return self.session.state.bandwidths, None if machine is None else machine.host_available
 
     def show_model(self, spec: ModelSpec) -> None:
         """Plan a model already in memory (a priced quantization) as if it had just been loaded."""
-        self._loaded(spec)
+        self._loaded((spec, spec_key(spec)))
 
     def reserves(self) -> Reserves:
         """The host and first-GPU reserves the machine panel holds back."""
-        return self._state.reserves
+        return self.session.state.reserves
 
     def current_fit(self) -> FitEstimate | None:
         """The fit estimate on screen (None until a model and a snapshot are both known)."""
-        return self._view.fit
+        return self.session.view.fit
 
     def snapshot(self) -> HardwareSnapshot | None:
         """The machine the fit is judged against: the hypothetical one when ticked, else the probe's."""
@@ -293,16 +298,17 @@ class MainWindow(QMainWindow):
 
     def request(self) -> BudgetRequest:
         """The planner's request for the state on screen."""
-        return self._state.request()
+        return self.session.state.request()
 
     def settings(self) -> ExplorerSettings:
-        """The knobs as they are now, as the window will remember them."""
-        s = self._state
+        """The global knobs as they are now, as the window will remember them (budget, ctx and cap are
+        remembered per model, by the session); a control change still waiting for the timer goes in first."""
+        if self._timer.isActive():
+            self._apply_controls()
+        s = self.session.state
         typed = self.body.hardware.bandwidths.typed()
         return ExplorerSettings(
-            budget_bytes=self.body.plan.budget.exact_bytes() if self._budget_chosen else None,
-            unlimited=s.budget.is_unlimited, ctx=s.ctx,
-            ctx_cap=s.ctx_cap, prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self._head_choice.value,
+            prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self.session.head_choice.value,
             kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed["ram"],
             disk_bw=typed["disk"], vram_bw=typed["vram"], recent=self._saved.recent,
         )
@@ -314,24 +320,23 @@ class MainWindow(QMainWindow):
 
     def show_evidence(self, view: MeasuredView | None) -> None:
         """The Measured column, the measured row and the runtime-evidence claim (None clears them)."""
-        self._evidence_view = view
         self.body.plan.set_measured(None if view is None else view.column)
+        self.session.apply(SetMeasured(view))
         self._show_measured_row()
-        self._state = replace(self._state, evidence=None if view is None else view.claim)
-        self._recompute()
-        if view is not None and self._state.model is not None:  # a run kept here may calibrate the estimates
-            self._bandwidth_probe.start(self._state.model.path)
+        model = self.session.state.model
+        if view is not None and model is not None:  # a run kept here may calibrate the estimates
+            self._bandwidth_probe.start(model.path)
 
     def _show_measured_row(self) -> None:
         """What llama.cpp measured, with its timings beside the estimates at its own settings (the core's words)."""
-        view, model = self._evidence_view, self._state.model
+        view, model = self.session.state.measured, self.session.state.model
         if view is None:
             self.body.hardware.show_measured(None)
             return
         beside = ""
         if view.log is not None and model is not None:
             try:
-                beside = speed_beside(compare(view.log, model, self._state.bandwidths))
+                beside = speed_beside(compare(view.log, model, self.session.state.bandwidths))
             except BudgetError:  # a log of another model, or one the estimate cannot price: the row stands alone
                 beside = ""
         self.body.hardware.show_measured(view.summary + (f" — {beside}" if beside else ""))
@@ -354,60 +359,26 @@ class MainWindow(QMainWindow):
             self._bottom_docks[0].raise_()
             self.resizeDocks([self._bottom_docks[0]], [dock_height(height, self.height())], Qt.Orientation.Vertical)
 
-    def add_menu(self, menu: QMenu) -> None:
-        """Put `menu` in the menu bar after File, before Help."""
-        self.menuBar().insertMenu(self.help_menu.menuAction(), menu)
-
     def save_settings(self) -> None:
         self._saved = self.settings()
-        save_settings(self._store, self._saved)
+        save_settings(self._store, self._saved, self.session.memory)
         save_geometry(self._store, self)
 
     # -- loading ----------------------------------------------------------------------
 
-    def _settled_budget(self, state: ExplorerState, view: ExplorerView) -> tuple[ExplorerState, ExplorerView]:
-        """Rule 6, once a model's thresholds are known: keep a chosen budget on the span, else start between them."""
-        if self._budget_settled or view.thresholds is None or view.budget_span is None:
-            return state, view
-        self._budget_settled = True
-        limit = self.body.plan.budget.exact_bytes()
-        if self._budget_chosen and view.budget_span.holds(limit):
-            return state, view
-        self._budget_chosen = True  # the first budget on screen is remembered as if chosen
-        state = replace(state, budget=Budget.of(initial_budget(view.thresholds)))
-        return state, derive(state, view)
-
-    def _with_model(self, spec: ModelSpec) -> tuple[ExplorerState, ExplorerView]:
-        """The state and view showing `spec` (Rule 6), computed touching no widget (Rule 5)."""
-        tied_stream = spec.tied_embeddings and self._head_choice is HeadMode.STREAM
-        state = replace(self._state, model=spec, head_mode=HeadMode.AUTO if tied_stream else self._head_choice)
-        self._budget_settled = False
-        state, view = self._settled_budget(state, derive(state))
-        summary_rows(spec)
-        _ = view.report, view.headline, view.pinned_caption  # every text the screen shows, rendered once here
-        return state, view
-
-    def _loaded(self, spec: ModelSpec) -> None:
+    def _loaded(self, loaded: tuple[ModelSpec, str]) -> None:
+        spec, key = loaded
+        self._timer.stop()
         try:
-            state, view = self._with_model(spec)
+            self.session.apply(OpenModel(spec, key))
         except Exception as e:  # noqa: BLE001 - whatever stops a model being shown is a failed load (Rule 5)
             log.exception("cannot show %s", safe_text(spec.path, 300))
             self._load_failed(f"{spec.path} cannot be shown: {type(e).__name__}: {e}")
             return
         self.busy.hide()
         self.load_error.hide()
-        self.setWindowTitle(safe_text(spec.name or spec.architecture, 80))  # Qt appends " — GGUF Budget Explorer"
-        self.body.summary.show_model(spec)
-        self.body.knobs.show_head_mode(state.head_mode)  # first: set_tied then changes nothing the user chose
-        self.body.knobs.set_tied(spec.tied_embeddings)
-        self.body.hardware.set_layer_count(spec.n_layer)
-        self._show_budget(state.budget)
-        self._state, self._view = state, view
         self._saved = replace(self._saved, recent=with_recent(self._saved.recent, reopen_name(spec.path)))
         self.file_menu.set_recent(self._saved.recent)
-        self._timer.stop()
-        self.recompute_count += 1
-        self._show(view)
         self.statusBar().showMessage(f"Loaded {safe_text(spec.path, 200)}", STATUS_MS)
         self.save_settings()
         self._bandwidth_probe.start(spec.path)
@@ -417,41 +388,40 @@ class MainWindow(QMainWindow):
         self.busy.hide()
         self.load_error.setText(f"Could not open the model: {safe_text(message, 300)}")
         self.load_error.show()
-        kept = "the previous model is still shown" if self._state.model is not None else "no model is open"
+        kept = "the previous model is still shown" if self.session.state.model is not None else "no model is open"
         self.statusBar().showMessage(f"Load failed; {kept}", STATUS_MS)
         self.loadFailed.emit(message)
 
     # -- input into the state ---------------------------------------------------------
 
     def _controls_changed(self) -> None:
-        """Rule 1: the budget, ctx and knob controls as they are now, into the state; replan soon (Rule 2)."""
-        budget, context = self.body.plan.budget, self.body.plan.context
-        chosen = budget.budget() or self._state.budget
-        if chosen != self._state.budget:
-            self._budget_chosen = self._budget_settled = True
-        self._state = replace(
-            self._state, budget=chosen, ctx=context.requested_ctx(), ctx_cap=context.requested_cap(),
-            prefer=context.policy(), **self.body.knobs.values(),
-        )
-        model = self._state.model
-        tied_auto = model is not None and model.tied_embeddings and self._state.head_mode is HeadMode.AUTO
-        if not (tied_auto and self._head_choice is HeadMode.STREAM):
-            self._head_choice = self._state.head_mode  # a tied model showing "auto" did not unchoose "stream"
+        """Rule 2: a control moved; its value goes into the session once the event loop is idle."""
         self._timer.start()
+
+    def _apply_controls(self, overrides: dict[str, object] | None = None) -> None:
+        """Rule 1: the budget, ctx and knob controls as they are now (`overrides` over them), into the session
+        as one change."""
+        self._timer.stop()
+        budget, context = self.body.plan.budget, self.body.plan.context
+        chosen = budget.budget()
+        values: dict[str, object] = {
+            **({} if chosen is None else {"budget": chosen}), "ctx": context.requested_ctx(),
+            "ctx_cap": context.requested_cap(), "prefer": context.policy(), **self.body.knobs.values(),
+        }
+        self.session.apply(Choose.of(**{**values, **(overrides or {})}))
 
     def _machine_changed(self) -> None:
         inputs = self.machine.inputs()
-        self._state = replace(self._state, machine=inputs.machine, reserves=inputs.reserves,
-                              gpu_layers=inputs.gpu_layers, tensor_split=inputs.tensor_split)
-        if self._state.model is None and inputs.machine is not None:  # Rule 8: the machine alone
+        self.session.apply(SetMachine(inputs.machine, inputs.reserves, inputs.gpu_layers, inputs.tensor_split))
+        if self.session.state.model is None and inputs.machine is not None:  # Rule 8: the machine alone
             self.body.hardware.show_machine(inputs.machine, inputs.reserves)
         self._show_bandwidths()
-        self._recompute()
         self.machineChanged.emit()
 
     def _show_bandwidths(self) -> None:
         """The figures the full load reads at: a GPU's or a preset's own bandwidth where it states one."""
-        self.body.hardware.bandwidths.show_in_use(for_machine(self._state.bandwidths, self._state.machine))
+        state = self.session.state
+        self.body.hardware.bandwidths.show_in_use(for_machine(state.bandwidths, state.machine))
 
     def _bandwidths_measured(self, answer: tuple[Bandwidths, tuple[str, ...]]) -> None:
         self._measured, reasons = answer
@@ -464,31 +434,46 @@ class MainWindow(QMainWindow):
     def _measure_again(self) -> None:
         """The bandwidth editor's Measure again, off the GUI thread; the answer is drawn as the first one is."""
         if not self._remeasure.busy:
-            self._remeasure.start(None if self._state.model is None else self._state.model.path)
+            model = self.session.state.model
+            self._remeasure.start(None if model is None else model.path)
 
     def _bandwidths_typed(self) -> None:
         typed = self.body.hardware.bandwidths.typed()
-        self._state = replace(self._state, bandwidths=with_typed(self._measured, **typed))
+        self.session.apply(SetBandwidths(with_typed(self._measured, **typed)))
         self._show_bandwidths()
         self._show_measured_row()
-        self._recompute()
 
     # -- drawing ----------------------------------------------------------------------
 
-    def _recompute(self) -> None:
-        self._timer.stop()
-        if self._state.model is None:
+    def _draw(self, view: ExplorerView) -> None:
+        """The session published `view`: the controls follow it (no signals) and the screen draws it."""
+        state = view.state
+        model = state.model
+        if model is None:
             return
         self.recompute_count += 1
-        before = self._state.budget
-        self._state, self._view = self._settled_budget(self._state, derive(self._state, self._view))
-        if self._state.budget != before:
-            self._show_budget(self._state.budget)
-        self._show(self._view)
+        if model is not self._drawn_model:
+            self._drawn_model = model
+            self.setWindowTitle(safe_text(model.name or model.architecture, 80))  # Qt appends " — GGUF Budget Explorer"
+            self.body.summary.show_model(model)
+            self.body.knobs.show_head_mode(state.head_mode)  # first: set_tied then changes nothing the user chose
+            self.body.knobs.set_tied(model.tied_embeddings)
+            self.body.hardware.set_layer_count(model.n_layer)
+        self._sync_controls(state)
+        self._show(view)
 
-    def _show_budget(self, budget: Budget) -> None:
-        control = self.body.plan.budget
-        control.set_budget(control.exact_bytes() if budget.limit is None else budget.limit, budget.is_unlimited)
+    def _sync_controls(self, state: ExplorerState) -> None:
+        """Rule 2: controls that differ from the state are set to it, quietly (a change from a dock, a model
+        opened at its remembered budget, Reset to this machine)."""
+        budget, context, knobs = self.body.plan.budget, self.body.plan.context, self.body.knobs
+        if budget.budget() != state.budget:
+            limit = state.budget.limit
+            budget.set_budget(budget.exact_bytes() if limit is None else limit, state.budget.is_unlimited)
+        if (context.requested_ctx(), context.requested_cap(), context.policy()) != (state.ctx, state.ctx_cap,
+                                                                                   state.prefer):
+            context.set_request(state.ctx, state.ctx_cap, state.prefer)
+        if knobs.values()["head_mode"] != state.head_mode:
+            knobs.show_head_mode(state.head_mode)
 
     def _show(self, view: ExplorerView) -> None:
         """Draw `view`: nothing here computes a number (Rule 1)."""

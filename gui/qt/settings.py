@@ -2,12 +2,13 @@
 
 Rule 1: the window's settings object is injected, so tests (and `--screenshot`) use their
         own file and never read or write the user's.
-Rule 2: every value restored from disk is validated (`_RESTORE`: budget and ctx against the
-        core's ranges, knobs against their words, recent entries as short paths, geometry as
-        bytes Qt accepts); an invalid one falls back to its default with a log line. Start-up
-        never fails because of settings.
-Rule 3: `budget_bytes` None means "never chosen": the window then picks a budget between
-        the model's two thresholds, so a first run shows a plan that streams some layers.
+Rule 2: every value restored from disk is validated by the core (`explorer.persist`: sizes
+        and counts against the core's ranges, knobs against their words, recent entries as
+        short paths) and geometry as bytes Qt accepts; an invalid one falls back to its default
+        with a log line. Start-up never fails because of settings. This module only stores.
+Rule 3: budget, ctx and ctx cap are remembered per model (`explorer.session` Rule 3), under
+        `models/<key>.budget` (`.ctx`, `.ctx_cap`, `.used`: flat keys, so the file keeps one
+        group per kind); a model never remembered opens at this machine's usable RAM.
 Rule 4: the user's settings file is an INI file at a path we compute, looked at before Qt
         opens it (Qt would block forever reading a FIFO): anything but a regular file (or no
         file), or a path that is not UTF-8 (Qt would drop those bytes and open another file), is
@@ -31,9 +32,9 @@ import re
 import shutil
 import stat
 import tempfile
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths
 from PySide6.QtWidgets import QWidget
@@ -42,14 +43,13 @@ from gguf_budget.core.errors import UnreadableFile
 from gguf_budget.core.ini_screen import screen_ini
 from gguf_budget.core.regular_file import open_regular
 from gguf_budget.core.safe_write import replace_atomically
-from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE
-from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
-from gguf_budget.core.plan.types import CTX_POLICIES, HEAD_MODES, CtxPolicy, HeadMode
-from gguf_budget.core.ranges import BANDWIDTH, BUDGET, BUFFERS, CONTEXT
+from gguf_budget.core.explorer.persist import (
+    MODEL_FIELDS, MODEL_KEY, RECENT_LIMIT, RESTORE, ExplorerSettings, memory_dict, memory_from, settings_dict,
+    settings_from,
+)
+from gguf_budget.core.explorer.session import ModelMemory
 from gguf_budget.core.safe_text import safe_text
 
-RECENT_LIMIT = 8
-MAX_PATH_CHARS = 4096
 MAX_GEOMETRY_BYTES = 4096
 MAX_SETTINGS_BYTES = 1 << 20
 REPAIR_READ_BYTES = 16 << 20
@@ -59,87 +59,10 @@ APP_FOLDER = "gguf-budget"
 SETTINGS_FILE = "gguf-budget.conf"
 GEOMETRY_KEY = "window/geometry"
 _GROUP = "explorer"
+_MODELS = "models"
+LEGACY_KEYS = ("budget_bytes", "unlimited", "ctx", "ctx_cap")
+"""Rule 3: kept globally before budget, ctx and cap were remembered per model; read by nothing, removed on save."""
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ExplorerSettings:
-    """The knobs as the user left them."""
-
-    budget_bytes: int | None = None
-    unlimited: bool = False
-    ctx: int | None = None
-    ctx_cap: int | None = None
-    prefer: str = CtxPolicy.SPEED.value
-    n_buffers: int = DEFAULT_N_BUFFERS
-    head_mode: str = HeadMode.AUTO.value
-    kv_type: str = DEFAULT_KV_TYPE.value
-    force: bool = False
-    slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S
-    ram_bw: int | None = None
-    disk_bw: int | None = None
-    vram_bw: int | None = None
-    recent: tuple[str, ...] = field(default_factory=tuple)
-
-
-def _int_in(low: int, high: int) -> Callable[[Any], int | None]:
-    def check(value: Any) -> int | None:
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            return None
-        try:
-            n = int(value)
-        except ValueError:
-            return None
-        return n if low <= n <= high else None
-
-    return check
-
-
-def _float_in(low: float, high: float) -> Callable[[Any], float | None]:
-    def check(value: Any) -> float | None:
-        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            return None
-        try:
-            x = float(value)
-        except ValueError:
-            return None
-        return x if low <= x <= high else None
-
-    return check
-
-
-def _bool(value: Any) -> bool | None:
-    text = str(value).lower() if isinstance(value, (bool, str)) else ""
-    return True if text in ("true", "1") else False if text in ("false", "0") else None
-
-
-def _word(words: tuple[str, ...]) -> Callable[[Any], str | None]:
-    return lambda value: str(value) if isinstance(value, str) and value in words else None
-
-
-def _recent(value: Any) -> tuple[str, ...] | None:
-    entries = value if isinstance(value, list) else [value]
-    good = tuple(e for e in entries if isinstance(e, str) and 0 < len(e) <= MAX_PATH_CHARS and "\0" not in e)
-    return good[:RECENT_LIMIT] if len(good) == len(entries) else None
-
-
-_RESTORE: dict[str, Callable[[Any], Any]] = {
-    "budget_bytes": _int_in(1, BUDGET.high),
-    "unlimited": _bool,
-    "ctx": _int_in(CONTEXT.low, CONTEXT.high),
-    "ctx_cap": _int_in(CONTEXT.low, CONTEXT.high),
-    "prefer": _word(tuple(p.value for p in CTX_POLICIES)),
-    "n_buffers": _int_in(BUFFERS.low, BUFFERS.high),
-    "head_mode": _word(tuple(m.value for m in HEAD_MODES)),
-    "kv_type": _word(tuple(t.value for t in KV_TYPES)),
-    "force": _bool,
-    "slow_below_tok_s": _float_in(*SLOW_RANGE),
-    "ram_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
-    "disk_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
-    "vram_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
-    "recent": _recent,
-}
-"""Each remembered key and the check that turns what came back from disk into a value (None: invalid)."""
 
 
 def _refused(key: str, raw: Any, default: Any) -> None:
@@ -147,23 +70,28 @@ def _refused(key: str, raw: Any, default: Any) -> None:
 
 
 def load_settings(store: QSettings) -> ExplorerSettings:
-    """The settings in `store`, each validated (Rule 2)."""
-    defaults = asdict(ExplorerSettings())
+    """The global knobs in `store`, each validated (Rule 2)."""
     store.beginGroup(_GROUP)
-    raw = {key: store.value(key) for key in _RESTORE}
+    raw = {key: store.value(key) for key in RESTORE}
     store.endGroup()
-    values = dict(defaults)
-    for key, check in _RESTORE.items():
-        if raw[key] is None:
-            continue
-        value = check(raw[key])
-        if value is None:
-            _refused(key, raw[key], defaults[key])
-        else:
-            values[key] = value
-    if isinstance(values["recent"], list):
-        values["recent"] = tuple(values["recent"])
-    return ExplorerSettings(**values)
+    settings, refused = settings_from(raw)
+    for r in refused:
+        _refused(f"{_GROUP}/{r.key}", r.raw, r.default)
+    return settings
+
+
+def load_memory(store: QSettings) -> ModelMemory:
+    """The budget, ctx and cap remembered per model (Rule 3), each row validated."""
+    store.beginGroup(_MODELS)
+    raw: dict[str, dict[str, Any]] = {}
+    for name in store.childKeys():
+        key, _, field = name.partition(".")
+        raw.setdefault(key, {})[field] = store.value(name)
+    store.endGroup()
+    memory, refused = memory_from(raw)
+    for r in refused:
+        _refused(r.key, r.raw, "nothing remembered for that model")
+    return memory
 
 
 def restore_geometry(store: QSettings, window: QWidget) -> None:
@@ -183,7 +111,8 @@ def settings_path() -> Path:
 
 
 WRITTEN: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"{_GROUP}/(?:{'|'.join(f.name for f in fields(ExplorerSettings))})"),
+    re.compile(rf"{_GROUP}/(?:{'|'.join((*(f.name for f in fields(ExplorerSettings)), *LEGACY_KEYS))})"),
+    re.compile(rf"{_MODELS}/{MODEL_KEY.pattern}\.(?:{'|'.join(MODEL_FIELDS)})"),
     re.compile(re.escape(GEOMETRY_KEY)),
     re.compile(r"measure/llama_path"),  # gui.qt.evidence.evidence_link: the llama.cpp the user chose
     re.compile(r"dialogs/[a-z_]{1,32}"),  # gui.qt.file_dialogs: the last folder per kind of file
@@ -287,13 +216,22 @@ def user_settings(path: Path | None = None) -> QSettings:
     return QSettings(str(path), QSettings.Format.IniFormat)
 
 
-def save_settings(store: QSettings, settings: ExplorerSettings) -> None:
+def save_settings(store: QSettings, settings: ExplorerSettings, memory: ModelMemory) -> None:
+    """The global knobs and the per-model memory (Rule 3); the keys older versions kept globally go."""
     store.beginGroup(_GROUP)
-    for key, value in asdict(settings).items():
-        if value is None or value == ():
+    for key in LEGACY_KEYS:
+        store.remove(key)
+    for key, value in settings_dict(settings).items():
+        if value is None:
             store.remove(key)
         else:
             store.setValue(key, list(value) if isinstance(value, tuple) else value)
+    store.endGroup()
+    store.remove(_MODELS)
+    store.beginGroup(_MODELS)
+    for key, row in memory_dict(memory).items():
+        for name, value in row.items():
+            store.setValue(f"{key}.{name}", value)
     store.endGroup()
     store.sync()
 

@@ -17,10 +17,13 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import HEAD_MODES, BudgetRequest, RequestError, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 from gguf_budget.core.machine.probe import probe_hardware
-from gguf_budget.core.ranges import BUDGET, BUFFERS, CONTEXT
+from gguf_budget.core.machine.snapshot import hypothetical_machine
+from gguf_budget.core.machine.usable import DEFAULT_HOST_RESERVE
+from gguf_budget.core.ranges import BUDGET, BUFFERS, CONTEXT, MEMORY
 from gguf_budget.core.plan.types import CtxPolicy, HeadMode
 from gguf_budget.core.speed.estimate import plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.machine_budget import machine_budget
 from gguf_budget.core.views.run_it import budget_plan_run
 
@@ -62,6 +65,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--print-command", action="store_true",
                    help="print only the Budget plan's runtime flags (--ram-budget SIZE --ctx N); nothing, and exit 3, "
                         "when the plan is impossible")
+    p.add_argument("--host-reserve", type=ranged(MEMORY), default=DEFAULT_HOST_RESERVE, metavar="SIZE",
+                   help=f"host RAM kept back from the default budget (default {human_bytes(DEFAULT_HOST_RESERVE)})")
     add_prompt_argument(p)
     add_projector_arguments(p)
     add_format_argument(p)
@@ -77,8 +82,9 @@ def _budget(args: argparse.Namespace) -> Budget:
     """The typed budget, or this machine's usable RAM, said where the output goes (the module's rule)."""
     if args.budget is not None:
         return Budget.from_cli(args.budget)
+    snapshot = probe_hardware() if args.host_available is None else hypothetical_machine(args.host_available)
     try:
-        usable = machine_budget(probe_hardware())
+        usable = machine_budget(snapshot, args.host_reserve)
     except RequestError as e:
         raise CommandError(f"{e}; give --budget SIZE") from None
     if usable.budget == 0:

@@ -130,7 +130,7 @@ class EvidenceLink(QObject):
 
     def follow_model(self) -> None:
         """Rule 1: the window loaded a model; find its stored evidence."""
-        self._model = self._host.current_model()
+        self._model = self._host.session.state.model
         self._show(None)
         self.update_actions()
         if self._model is not None:
@@ -155,12 +155,13 @@ class EvidenceLink(QObject):
 
     def settings_now(self, model: ModelSpec) -> MeasureSettings:
         """The full-load settings on screen: the fit estimate's, else the plan's ctx on CPU."""
-        fit: FitEstimate | None = self._host.current_fit()
+        view = self._host.session.view
+        fit: FitEstimate | None = view.fit
         if fit is not None:
             return settings_from_fit(fit)
-        plan = self._host.current_plan()
+        plan = view.plan
         ctx = plan.ctx if plan is not None else default_measure_ctx(model.context_length)
-        return MeasureSettings(ctx, 0, self._host.request().kv_type)
+        return MeasureSettings(ctx, 0, view.state.kv_type)
 
     def update_actions(self) -> None:
         """Rule 3: enabled states and tooltips."""

@@ -2,8 +2,8 @@
 
 Rule 1: as for the what-if add-on (`gui.qt.whatif.host`), the add-on never imports the window;
         the composition root (`gui.qt.app.compose`) passes the `MainWindow` as the host.
-Rule 2: members: a signal (`modelLoaded`), getters of what is on screen (`current_model`,
-        `current_plan`, `current_fit`, `request`), where the add-on keeps its preference
+Rule 2: members: a signal (`modelLoaded`), the explorer session the window draws (`session`:
+        the model, plan and full load on screen), where the add-on keeps its preference
         (`settings_store`), where its File entries go (`file_menu`), and one drawing hook,
         `show_evidence`, for the Measured column, the measured row and the runtime-evidence claim.
 """
@@ -15,8 +15,7 @@ from typing import Protocol
 from PySide6.QtCore import QSettings, SignalInstance
 from PySide6.QtWidgets import QWidget
 
-from gguf_budget.core import BudgetRequest, MemoryPlan, ModelSpec
-from gguf_budget.core.fit.types import FitEstimate
+from gguf_budget.core.explorer.session import Session
 from gguf_budget.core.views.evidence_view import MeasuredView
 
 from gguf_budget.gui.qt.whatif.host import FileMenuHook
@@ -39,13 +38,10 @@ class EvidenceHost(Protocol):
         """The top-level window: parent of the add-on's dialogs, closed when the app ends."""
         ...
 
-    def current_model(self) -> ModelSpec | None: ...
-
-    def current_plan(self) -> MemoryPlan | None: ...
-
-    def current_fit(self) -> FitEstimate | None: ...
-
-    def request(self) -> BudgetRequest: ...
+    @property
+    def session(self) -> Session:
+        """What the window draws: the model, plan and full load a measurement runs with."""
+        ...
 
     def show_status(self, message: str) -> None: ...
 

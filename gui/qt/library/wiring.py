@@ -1,11 +1,11 @@
 """Library and remote models in the explorer window: the Library dock, File ▸ Library… and File ▸ Open URL….
 
 Rule 1: `install_library(host)` is called by the composition root; it talks to the window only
-        through `LibraryHost` (open a path, the request and machine on screen, docks, the File
-        menu, the status bar) and never imports the window.
-Rule 2: the library judges models with the window's budget and probed or
-        hypothetical machine at the moment of the scan; File ▸ Library… shows the dock and scans
-        the first time.
+        through `LibraryHost` (open a path, the session the window draws, docks, the File menu,
+        the status bar) and never imports the window.
+Rule 2: the library judges models with the session's machine (probed or hypothetical), budget,
+        ctx cap and host reserve at the moment of the scan (`dock_inputs.library_settings`, as
+        `gguf-budget library` does); File ▸ Library… shows the dock and scans the first time.
 Rule 3: Open URL reads the header over HTTP off the GUI thread (`core.remote`), with a progress
         dialog and Cancel; the model then opens from the header cache like any file, and the status
         bar says where it came from and how many bytes crossed the network. A bad address or a
@@ -23,10 +23,10 @@ from PySide6.QtCore import Qt, SignalInstance
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QInputDialog, QProgressDialog, QWidget
 
-from gguf_budget.core import BudgetRequest, ModelSpec
+from gguf_budget.core import ModelSpec
 from gguf_budget.core.errors import RemoteError
-from gguf_budget.core.library.assess import LibrarySettings
-from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.explorer.dock_inputs import library_settings
+from gguf_budget.core.explorer.session import Session
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.remote.refs import RemoteRef, parse_ref
 from gguf_budget.core.remote.source import RemoteSource
@@ -59,9 +59,10 @@ class LibraryHost(Protocol):
 
     remote_opener: Callable[[str], None] | None
 
-    def request(self) -> BudgetRequest: ...
-
-    def snapshot(self) -> HardwareSnapshot | None: ...
+    @property
+    def session(self) -> Session:
+        """What the window draws: the machine, budget, cap and reserve the Library judges with."""
+        ...
 
     def show_status(self, message: str) -> None: ...
 
@@ -79,12 +80,6 @@ class Library:
     url: "UrlOpener"
 
 
-def library_settings(host: LibraryHost) -> LibrarySettings | None:
-    """Rule 2: the window's budget and machine; None until the machine is known."""
-    machine = host.snapshot()
-    if machine is None:
-        return None
-    return LibrarySettings(machine, host.request().budget)
 
 
 class UrlOpener:
@@ -171,7 +166,8 @@ def install_library(host: LibraryHost, *, home: Path | None = None, config_file:
                     limits: FetchLimits = DEFAULT_LIMITS) -> Library:
     """Rule 1: the Library dock and the File menu's Library… and Open URL… entries."""
     window = host.window()
-    view = LibraryView(partial(library_settings, host), home, config_file, window)
+    session = host.session
+    view = LibraryView(lambda: library_settings(session.state), home, config_file, window)
     view.openRequested.connect(host.open_path)
     dock = QDockWidget("Library", window)
     dock.setObjectName("libraryDock")

@@ -3,7 +3,10 @@
 Rule 1: each action asks for a path (`file_dialogs.save_file`: where exports last went) and hands it to `export(kind, path)`, which
         tests call directly; the writing itself is `export_files`.
 Rule 2: an action is enabled only while what it exports exists (checked as the menu opens):
-        a plan for the reports and the ledger chart, a finished sweep for the sweep exports.
+        a plan for the reports and the ledger chart, a sweep of the model on screen for the
+        sweep's CSV (the source computes one when the chart is of another model or request),
+        and a sweep chart that is the current one for its images — otherwise the action is
+        disabled and its tooltip says why.
 Rule 3: a failed write says why in a (non-blocking) message box and emits `exportFailed`;
         nothing on screen changes and any existing file is left as it was.
 """
@@ -41,6 +44,8 @@ class ExportSources:
     sweep: Callable[[], SweepResult | None]
     sweep_chart: Callable[[], pg.GraphicsLayoutWidget]
     speed: Callable[[], SpeedEstimate | None]
+    sweep_chart_stale: Callable[[], str | None]
+    """Why the sweep chart is not the current one (None: it is)."""
 
 
 class Export(TextEnum):
@@ -105,13 +110,22 @@ class ExportMenu(QMenu):
         self.update_enabled()
 
     def available(self, kind: Export) -> bool:
+        return self.unavailable(kind) is None
+
+    def unavailable(self, kind: Export) -> str | None:
+        """Rule 2: why `kind` cannot be exported now (None: it can)."""
         if EXPORTS[kind].needs is Needs.PLAN:
-            return self._sources.plan() is not None and self._sources.model() is not None
-        return self._sources.sweep() is not None
+            ok = self._sources.plan() is not None and self._sources.model() is not None
+            return None if ok else "There is no plan on screen"
+        if kind is Export.SWEEP_CSV:  # computed when written, if the chart is not the current one
+            return None if self._sources.model() is not None else "There is no model on screen"
+        return self._sources.sweep_chart_stale()
 
     def update_enabled(self) -> None:
         for kind, action in self.actions_by_kind.items():
-            action.setEnabled(self.available(kind))
+            why = self.unavailable(kind)
+            action.setEnabled(why is None)
+            action.setToolTip(why or "")
 
     def suggested_path(self, kind: Export) -> str:
         model = self._sources.model()
@@ -140,14 +154,18 @@ class ExportMenu(QMenu):
 
     def _write(self, kind: Export, path: str) -> None:
         s = self._sources
-        plan, model, sweep = s.plan(), s.model(), s.sweep()
-        if not self.available(kind):
-            raise ExportError(f"nothing to export yet: there is no {EXPORTS[kind].needs} on screen")
+        why = self.unavailable(kind)
+        if why is not None:
+            raise ExportError(f"nothing to export: {why[0].lower()}{why[1:]}")
+        plan, model = s.plan(), s.model()
+        sweep = s.sweep() if EXPORTS[kind].needs is Needs.SWEEP else None
         if kind is Export.MARKDOWN and plan is not None and model is not None:
             files.export_plan_markdown(path, plan, model)
         elif kind is Export.JSON and plan is not None:
             files.export_plan_json(path, plan, s.speed())
-        elif kind is Export.SWEEP_CSV and sweep is not None:
+        elif kind is Export.SWEEP_CSV:
+            if sweep is None:
+                raise ExportError("the model on screen cannot be swept with these settings")
             files.export_sweep_csv(path, sweep)
         else:
             chart = s.ledger_chart() if kind in (Export.LEDGER_PNG, Export.LEDGER_SVG) else s.sweep_chart()

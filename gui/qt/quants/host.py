@@ -2,9 +2,9 @@
 
 Rule 1: as for the what-if add-on (`whatif.host`): the composition root passes the window as a
         `QuantsHost`; the add-on uses only what is named here and never imports the window.
-Rule 2: three signals (a model on screen, a plan on screen, the machine judged), getters of
-        what the ladder is judged against (`current_model`, `request`, `snapshot`, `reserves`,
-        `speed_inputs` — the bandwidths the window's own estimates use), one setter (`show_model`: plan a priced quantization) and the dock hook (`add_docks`).
+Rule 2: three signals (a model on screen, a plan on screen, the machine judged), the explorer
+        session the window draws (`session`: what the ladder is judged against), one setter
+        (`show_model`: plan a priced quantization) and the dock hook (`add_docks`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ from typing import Protocol, Sequence
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QDockWidget, QWidget
 
-from gguf_budget.core import BudgetRequest, ModelSpec
-from gguf_budget.core.fit.types import Reserves
-from gguf_budget.core.machine.bandwidth import Bandwidths
-from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core import ModelSpec
+from gguf_budget.core.explorer.session import Session
 
 
 class QuantsHost(Protocol):
@@ -26,7 +24,7 @@ class QuantsHost(Protocol):
     Signals:
         modelLoaded(): a model was loaded (or shown) and its plan is on screen.
         planChanged(): a replan finished and is on screen (a new bandwidth replans too).
-        machineChanged(): the machine judged (`snapshot()`) or a reserve changed.
+        machineChanged(): the machine judged or a reserve changed (the session has it).
     """
 
     @property
@@ -42,16 +40,9 @@ class QuantsHost(Protocol):
         """The top-level window: parent of the add-on's widgets."""
         ...
 
-    def current_model(self) -> ModelSpec | None: ...
-
-    def request(self) -> BudgetRequest: ...
-
-    def snapshot(self) -> HardwareSnapshot | None: ...
-
-    def reserves(self) -> Reserves: ...
-
-    def speed_inputs(self) -> tuple[Bandwidths, int | None]:
-        """The bandwidths the window's estimates use, and the judged machine's available RAM."""
+    @property
+    def session(self) -> Session:
+        """What the window draws: the model, machine, request and bandwidths the ladder is judged with."""
         ...
 
     def show_model(self, spec: ModelSpec) -> None: ...

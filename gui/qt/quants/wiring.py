@@ -1,17 +1,19 @@
 """The Quants dock in the explorer window: the open model's quant ladder, following the machine.
 
 Rule 1: the composition root (`gui.qt.app`) calls `install_quants(host, view_menu)` on a built
-        window; the add-on talks to it only through `QuantsHost` (`quants.host`) and puts its
-        switch in the View menu it is given. It never imports the window.
+        window; the add-on reads only the explorer session the window draws (`host.session`),
+        uses the window only through `QuantsHost`'s signals and hooks, and puts its switch in
+        the View menu it is given. It never imports the window or reads its getters.
 Rule 2: a newly loaded model is priced once (`price_types`, off the GUI thread) — when the
         dock shows, not before; a model the dock itself handed to the window (a priced
         quantization) keeps the ladder it came from.
 Rule 3: the ladder is judged again (`quant_ladder`, off the GUI thread) when the machine, the
         ctx, the KV type, the budget or the bandwidths change — once the controls have been still for
         SETTLE_MS, and only while the dock shows (a hidden dock catches up when shown).
-        The ladder's ctx is the window's explicit ctx, else the core's default (4096); its
-        bandwidths are the window's (`speed_inputs`), so a row's decode estimate is the one
-        the window shows for that model's full load at that ctx.
+        The ladder is judged with `dock_inputs.ladder_request(state)`: the asked ctx, else
+        llama.cpp's own default per row (`fit.auto_ctx`), the cap, KV type, reserves, budget,
+        bandwidths, prompt and server of the session, so a row's figures are the ones `fit`
+        and the window show for that model's full load.
 Rule 4: double-clicking a row shows that quantization in the main view (`show_model`),
         labelled "priced, not downloaded" by its name.
 """
@@ -24,6 +26,8 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMenu
 
 from gguf_budget.core import ModelSpec
+from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.explorer.dock_inputs import ladder_request
 from gguf_budget.core.views.quant_ladder import LadderRequest, PricedTypes, QuantLadder, price_types, quant_ladder
 
 from gguf_budget.gui.qt.quants.host import QuantsHost
@@ -52,7 +56,7 @@ class _QuantsFollower(QObject):
 
     def __init__(self, host: QuantsHost, view: QuantsView, dock: QDockWidget):
         super().__init__(dock)
-        self._host, self._view, self._dock = host, view, dock
+        self._session, self._view, self._dock = host.session, view, dock
         self._source: ModelSpec | None = None
         self._priced: PricedTypes | None = None
         self._judged: tuple[object, ...] | None = None
@@ -75,7 +79,7 @@ class _QuantsFollower(QObject):
         return self._pricer.busy or self._judge.busy or self.timer.isActive()
 
     def _model_loaded(self) -> None:
-        model = self._host.current_model()
+        model = self._session.state.model
         if model is None or (self._priced is not None and any(model is m for m in self._priced.models)):
             return
         self._source, self._priced, self._judged = model, None, None
@@ -93,14 +97,14 @@ class _QuantsFollower(QObject):
         self._priced = priced
         self.judge_now()
 
-    def _key(self, request: LadderRequest) -> tuple[object, ...]:
-        return (self._priced, self._host.snapshot(), request)
+    def _key(self, request: LadderRequest | None) -> tuple[object, ...]:
+        return (self._priced, self._session.state.machine, request)
 
-    def _request(self) -> LadderRequest:
-        plan_request = self._host.request()
-        bandwidths, _ = self._host.speed_inputs()
-        return LadderRequest(ctx=plan_request.ctx, ctx_cap=plan_request.ctx_cap, kv_type=plan_request.kv_type, reserves=self._host.reserves(),
-                             budget=plan_request, bandwidths=bandwidths)
+    def _request(self) -> LadderRequest | None:
+        try:
+            return ladder_request(self._session.state)
+        except BudgetError:  # knobs the planner refuses: the window says why; the ladder waits
+            return None
 
     def _changed(self) -> None:
         if self._priced is not None and self._judged != self._key(self._request()):
@@ -109,10 +113,10 @@ class _QuantsFollower(QObject):
     def judge_now(self) -> None:
         """Judge the priced ladder on the window's machine and request now (if the dock shows)."""
         self.timer.stop()
-        snapshot = self._host.snapshot()
-        if self._priced is None or snapshot is None or not _shows(self._dock):
-            return
+        snapshot = self._session.state.machine
         request = self._request()
+        if self._priced is None or snapshot is None or request is None or not _shows(self._dock):
+            return
         self._judged = self._key(request)
         self._judge.start(self._priced.source, snapshot, request, self._priced)
 

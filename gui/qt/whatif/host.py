@@ -4,11 +4,11 @@ Rule 1: the add-on never imports the window. It is given a host (the composition
         `gui.qt.app`, passes the `MainWindow`) and uses only what this protocol names, so the
         window can change its widgets and menus without breaking the add-on, and the import
         graph has no cycle between them.
-Rule 2: the protocol has three kinds of members: a signal (`planChanged`), getters and setters
-        of the plan on screen (`current_model`, `current_plan`, `current_speed`, `speed_inputs`, `request`, `apply_request`,
-        `open_path`, `ledger_chart`, `show_status`), and named hooks where the add-on's docks
-        and menus go (`add_docks`, `add_menu`, `file_menu` with its `export_anchor`), so
-        nothing depends on a menu's position.
+Rule 2: the protocol has three kinds of members: a signal (`planChanged`), the explorer session
+        the window draws (`session`: the add-on reads the model, request, plan and bandwidths
+        there and writes a picked budget into it), and named hooks (`open_path`,
+        `ledger_chart`, `show_status`, `add_docks`, `view_menu`, `file_menu` with its
+        `export_anchor`), so nothing depends on a menu's position or the window's getters.
 """
 
 from __future__ import annotations
@@ -20,10 +20,7 @@ from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
-from gguf_budget.core import BudgetRequest, MemoryPlan, ModelSpec
-from gguf_budget.core.machine.bandwidth import Bandwidths
-from gguf_budget.core.plan.budget import Budget
-from gguf_budget.core.speed.estimate import SpeedEstimate
+from gguf_budget.core.explorer.session import Session
 
 
 class FileMenuHook(Protocol):
@@ -53,21 +50,15 @@ class WhatIfHost(Protocol):
         """The top-level window: parent of the add-on's menus and dialogs."""
         ...
 
-    def current_model(self) -> ModelSpec | None: ...
-
-    def current_plan(self) -> MemoryPlan | None: ...
-
-    def current_speed(self) -> SpeedEstimate | None:
-        """The decode estimate of the plan on screen."""
+    @property
+    def session(self) -> Session:
+        """What the window draws; the add-on reads it and writes into it, as the window does."""
         ...
 
-    def speed_inputs(self) -> tuple[Bandwidths, int | None]:
-        """What a sweep's decode estimates use: the bandwidths and the judged machine's available RAM."""
+    @property
+    def view_menu(self) -> QMenu:
+        """The View menu, where the add-on's dock switches go."""
         ...
-
-    def request(self) -> BudgetRequest: ...
-
-    def apply_request(self, budget: Budget | None = None, ctx: int | None = None) -> None: ...
 
     def open_path(self, path: str) -> None: ...
 
@@ -79,6 +70,3 @@ class WhatIfHost(Protocol):
         """Dock these along the bottom, tabbed together, the first in front, `height` pixels tall."""
         ...
 
-    def add_menu(self, menu: QMenu) -> None:
-        """Put `menu` in the menu bar, after File."""
-        ...

@@ -17,12 +17,10 @@ Rule 4: the budget mark follows the window's budget at once, but while the budge
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from gguf_budget.core.plan.budget import Budget
+from gguf_budget.core.explorer.dock_inputs import sweep_request
 from gguf_budget.core import (
     BudgetError, BudgetRequest, ModelSpec, SweepResult, automatic_range, budget_range, sweep_budgets,
 )
@@ -34,11 +32,6 @@ from gguf_budget.gui.qt.throttle import Throttle
 from gguf_budget.gui.qt.named import named
 
 MARK_INTERVAL_MS = 100
-
-
-def sweep_key(request: BudgetRequest) -> BudgetRequest:
-    """The part of a request a sweep depends on (Rule 2)."""
-    return replace(request, budget=Budget.unlimited(), force=False)
 
 
 class SweepView(QWidget):
@@ -101,7 +94,7 @@ class SweepView(QWidget):
 
     def set_model(self, model: ModelSpec, request: BudgetRequest) -> None:
         """A new model: default range, sweep at once."""
-        self._model, self._request, self._custom_range = model, sweep_key(request), False
+        self._model, self._request, self._custom_range = model, sweep_request(request), False
         self._mark = request.budget.limit
         self.chart.show_result(None)
         self.run()
@@ -109,7 +102,7 @@ class SweepView(QWidget):
     def set_request(self, request: BudgetRequest) -> None:
         """The window's request changed; sweeps again unless only budget or force differ (and the speed
         inputs are those of the sweep on the chart)."""
-        key = sweep_key(request)
+        key = sweep_request(request)
         if self._model is not None and (key != self._request or self._speed != self._swept_speed):
             self._request = key
             self._mark = request.budget.limit

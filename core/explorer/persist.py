@@ -1,0 +1,178 @@
+"""What the explorer remembers between runs, as plain dicts: the storage (QSettings) only keeps them.
+
+Rule 1: every value read back is validated (`RESTORE`: sizes and counts against the core's
+        `ranges`, words against their enums, recent entries as short paths); an invalid one
+        falls back to its default and is named in the refusals, so start-up never fails
+        because of what was stored.
+Rule 2: the knobs are global (ring depth, head mode, KV type, ctx policy, slow threshold,
+        typed bandwidths, recent files); budget, ctx and ctx cap are per model (`session`
+        Rule 3), stored under the model's key (64 hex digits) as `budget` (0: unlimited, as the
+        CLI spells it), `ctx`, `ctx_cap` and `used` (the order of use, oldest first).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Mapping
+
+from gguf_budget.core.explorer.session import ModelChoice, ModelMemory
+from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE, ExplorerState
+from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
+from gguf_budget.core.plan.budget import Budget
+from gguf_budget.core.plan.types import CTX_POLICIES, HEAD_MODES, CtxPolicy, HeadMode
+from gguf_budget.core.ranges import BANDWIDTH, BUDGET, BUFFERS, CONTEXT
+
+RECENT_LIMIT = 8
+MAX_PATH_CHARS = 4096
+MODEL_KEY = re.compile(r"[0-9a-f]{64}")
+MODEL_FIELDS = ("budget", "ctx", "ctx_cap", "used")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExplorerSettings:
+    """The global knobs as the person left them (Rule 2)."""
+
+    prefer: str = CtxPolicy.SPEED.value
+    n_buffers: int = DEFAULT_N_BUFFERS
+    head_mode: str = HeadMode.AUTO.value
+    kv_type: str = DEFAULT_KV_TYPE.value
+    force: bool = False
+    slow_below_tok_s: float = DEFAULT_SLOW_BELOW_TOK_S
+    ram_bw: int | None = None
+    disk_bw: int | None = None
+    vram_bw: int | None = None
+    recent: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _int_in(low: int, high: int) -> Callable[[Any], int | None]:
+    def check(value: Any) -> int | None:
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            return None
+        try:
+            n = int(value)
+        except ValueError:
+            return None
+        return n if low <= n <= high else None
+
+    return check
+
+
+def _float_in(low: float, high: float) -> Callable[[Any], float | None]:
+    def check(value: Any) -> float | None:
+        if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+            return None
+        try:
+            x = float(value)
+        except ValueError:
+            return None
+        return x if low <= x <= high else None
+
+    return check
+
+
+def _bool(value: Any) -> bool | None:
+    text = str(value).lower() if isinstance(value, (bool, str)) else ""
+    return True if text in ("true", "1") else False if text in ("false", "0") else None
+
+
+def _word(words: tuple[str, ...]) -> Callable[[Any], str | None]:
+    return lambda value: str(value) if isinstance(value, str) and value in words else None
+
+
+def _recent(value: Any) -> tuple[str, ...] | None:
+    entries = value if isinstance(value, list) else [value]
+    good = tuple(e for e in entries if isinstance(e, str) and 0 < len(e) <= MAX_PATH_CHARS and "\0" not in e)
+    return good[:RECENT_LIMIT] if len(good) == len(entries) else None
+
+
+RESTORE: dict[str, Callable[[Any], Any]] = {
+    "prefer": _word(tuple(p.value for p in CTX_POLICIES)),
+    "n_buffers": _int_in(BUFFERS.low, BUFFERS.high),
+    "head_mode": _word(tuple(m.value for m in HEAD_MODES)),
+    "kv_type": _word(tuple(t.value for t in KV_TYPES)),
+    "force": _bool,
+    "slow_below_tok_s": _float_in(*SLOW_RANGE),
+    "ram_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
+    "disk_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
+    "vram_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
+    "recent": _recent,
+}
+"""Rule 1: each global key and the check that turns what came back into a value (None: invalid)."""
+
+_MODEL_RESTORE: dict[str, Callable[[Any], int | None]] = {
+    "budget": _int_in(0, BUDGET.high),
+    "ctx": _int_in(CONTEXT.low, CONTEXT.high),
+    "ctx_cap": _int_in(CONTEXT.low, CONTEXT.high),
+    "used": _int_in(0, 1 << 62),
+}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A stored value that was not valid, and the default used instead (Rule 1)."""
+
+    key: str
+    raw: Any
+    default: Any
+
+
+def settings_from(raw: Mapping[str, Any]) -> tuple[ExplorerSettings, tuple[Refusal, ...]]:
+    """Rule 1: the global knobs in `raw` (absent keys take their defaults)."""
+    defaults = asdict(ExplorerSettings())
+    values, refused = dict(defaults), []
+    for key, check in RESTORE.items():
+        if raw.get(key) is None:
+            continue
+        value = check(raw[key])
+        if value is None:
+            refused.append(Refusal(key, raw[key], defaults[key]))
+        else:
+            values[key] = value
+    return ExplorerSettings(**values), tuple(refused)
+
+
+def settings_dict(settings: ExplorerSettings) -> dict[str, Any]:
+    """What `settings_from` reads back; None for a key to remove."""
+    return {key: (None if value == () else value) for key, value in asdict(settings).items()}
+
+
+def memory_from(raw: Mapping[str, Mapping[str, Any]]) -> tuple[ModelMemory, tuple[Refusal, ...]]:
+    """Rule 2: the per-model memory; a row with an invalid key or value is dropped whole and named."""
+    rows: list[tuple[int, str, ModelChoice]] = []
+    refused: list[Refusal] = []
+    for key, values in raw.items():
+        checked = {name: _MODEL_RESTORE[name](values[name]) for name in MODEL_FIELDS if values.get(name) is not None}
+        bad = [name for name, value in checked.items() if value is None]
+        if not MODEL_KEY.fullmatch(key) or bad or set(values) - set(MODEL_FIELDS):
+            refused.append(Refusal(f"models/{key}", dict(values), None))
+            continue
+        budget = checked.get("budget")
+        rows.append((checked.get("used") or 0, key, ModelChoice(
+            None if budget is None else Budget.from_cli(budget), checked.get("ctx"), checked.get("ctx_cap"))))
+    return ModelMemory({key: choice for _, key, choice in sorted(rows)}), tuple(refused)
+
+
+def memory_dict(memory: ModelMemory) -> dict[str, dict[str, int]]:
+    """Rule 2: what `memory_from` reads back."""
+    out: dict[str, dict[str, int]] = {}
+    for used, (key, choice) in enumerate(memory.rows().items()):
+        row = {"used": used}
+        if choice.budget is not None:
+            row["budget"] = choice.budget.cli_bytes
+        if choice.ctx is not None:
+            row["ctx"] = choice.ctx
+        if choice.ctx_cap is not None:
+            row["ctx_cap"] = choice.ctx_cap
+        out[key] = row
+    return out
+
+
+def state_from(settings: ExplorerSettings) -> ExplorerState:
+    """The state a session starts from: the global knobs; budget, ctx and cap come with each model."""
+    return ExplorerState(
+        prefer=CtxPolicy(settings.prefer), n_buffers=settings.n_buffers, head_mode=HeadMode(settings.head_mode),
+        kv_type=KVType(settings.kv_type), force=settings.force, slow_below_tok_s=settings.slow_below_tok_s,
+        bandwidths=with_typed(Bandwidths(), settings.ram_bw, settings.disk_bw, settings.vram_bw),
+    )

@@ -1,0 +1,250 @@
+"""The explorer session: one Qt-free owner of what every screen shows, changed one change at a time.
+
+The window and every dock (sweep, compare, quants, library, evidence) hold the same `Session`,
+write what the person did into it as a change (`session.apply(change)`), and draw only the
+`ExplorerView` it publishes (`session.subscribe(fn)`). No screen reads another screen.
+
+Rule 1: `apply(change)` computes the next state and its view (`derive`, reusing the previous
+        view) and only then commits them; a change whose view cannot be made (a model that
+        cannot be shown, a knob out of range) raises, and the previous state and view stay.
+        Observers are told only when the state moved.
+Rule 2: the budget answers "this machine": a model opened for the first time gets the judged
+        machine's usable RAM (`machine.usable.usable_ram`, host reserve as typed), origin
+        MACHINE, and keeps following the machine and its reserve until the person sets one.
+        While no machine is known (or it has no usable RAM) the budget is PROVISIONAL: halfway
+        between the model's thresholds (`derive.initial_budget`), until a machine answers.
+Rule 3: a budget, ctx or ctx cap the person sets is remembered for this model (`ModelMemory`,
+        keyed by the header fingerprint) — never for the next model — and comes back when that
+        model is opened again. Reset to this machine forgets them (Rule 2 again).
+Rule 4: the head mode the person chose is kept apart from what a model allows: a tied model
+        cannot stream its head, so it shows AUTO, and the next untied model streams again.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Protocol
+
+from gguf_budget.core.errors import RequestError
+from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
+from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState
+from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.machine.usable import usable_ram
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.budget import Budget
+from gguf_budget.core.plan.types import HeadMode
+from gguf_budget.core.views.evidence_view import MeasuredView
+from gguf_budget.core.views.model_summary import summary_rows
+
+MEMORY_LIMIT = 64
+"""Rule 3: models remembered at most; the one used longest ago is forgotten first."""
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """What the person set for one model (Rule 3): None where they set nothing."""
+
+    budget: Budget | None = None
+    ctx: int | None = None
+    ctx_cap: int | None = None
+
+
+class ModelMemory:
+    """Rule 3's memory: model key → `ModelChoice`, most recently used last, at most MEMORY_LIMIT."""
+
+    def __init__(self, rows: Mapping[str, ModelChoice] | None = None):
+        self._rows: OrderedDict[str, ModelChoice] = OrderedDict(rows or {})
+        self._trim()
+
+    def recall(self, key: str) -> ModelChoice | None:
+        return self._rows.get(key)
+
+    def remember(self, key: str, choice: ModelChoice) -> None:
+        self._rows.pop(key, None)
+        if choice != ModelChoice():
+            self._rows[key] = choice
+        self._trim()
+
+    def forget(self, key: str) -> None:
+        self._rows.pop(key, None)
+
+    def rows(self) -> dict[str, ModelChoice]:
+        """Oldest first, as `__init__` takes them back."""
+        return dict(self._rows)
+
+    def _trim(self) -> None:
+        while len(self._rows) > MEMORY_LIMIT:
+            self._rows.popitem(last=False)
+
+
+class Change(Protocol):
+    """One thing the person (or a probe) did; `Session.apply` turns it into the next state."""
+
+    def next_state(self, session: Session) -> ExplorerState: ...
+
+
+_CHOOSABLE = frozenset({"budget", "ctx", "ctx_cap", "prefer", "n_buffers", "head_mode", "kv_type", "force",
+                        "slow_below_tok_s", "prompt_tokens", "runtime", "server"})
+
+
+@dataclass(frozen=True)
+class Choose:
+    """The person set these controls (any of `_CHOOSABLE`); a budget set this way is CHOSEN (Rule 3)."""
+
+    values: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(cls, **values: Any) -> Choose:
+        unknown = set(values) - _CHOOSABLE
+        if unknown:
+            raise RequestError(f"not a choice a person makes: {', '.join(sorted(unknown))}")
+        return cls(tuple(sorted(values.items())))
+
+    def next_state(self, session: Session) -> ExplorerState:
+        values = dict(self.values)
+        state = session.state
+        if "budget" in values and values["budget"] != state.budget:
+            values["budget_origin"] = BudgetOrigin.CHOSEN
+        elif "budget" in values:
+            del values["budget"]
+        if "head_mode" in values:
+            values["head_mode"] = session.choose_head(HeadMode(values["head_mode"]))
+        return replace(state, **values)
+
+
+@dataclass(frozen=True)
+class OpenModel:
+    """Show `model` (Rules 2–4); `key` identifies it for the memory (the header fingerprint)."""
+
+    model: ModelSpec
+    key: str
+
+    def next_state(self, session: Session) -> ExplorerState:
+        state = session.state
+        head = session.head_for(self.model)
+        choice = session.memory.recall(self.key) or ModelChoice()
+        budget, origin = (choice.budget, BudgetOrigin.CHOSEN) if choice.budget is not None else \
+            (state.budget, BudgetOrigin.PROVISIONAL)
+        return replace(state, model=self.model, head_mode=head, budget=budget, budget_origin=origin,
+                       ctx=choice.ctx, ctx_cap=choice.ctx_cap)
+
+
+@dataclass(frozen=True)
+class SetMachine:
+    """The machine judged (probed or hypothetical) and what the person keeps back on it."""
+
+    machine: HardwareSnapshot | None
+    reserves: Reserves
+    gpu_layers: int | None
+    tensor_split: tuple[float, ...] | None
+
+    def next_state(self, session: Session) -> ExplorerState:
+        return replace(session.state, machine=self.machine, reserves=self.reserves, gpu_layers=self.gpu_layers,
+                       tensor_split=self.tensor_split)
+
+
+@dataclass(frozen=True)
+class SetBandwidths:
+    """The figures the estimates read (measured, with what the person typed over them)."""
+
+    bandwidths: Bandwidths
+
+    def next_state(self, session: Session) -> ExplorerState:
+        return replace(session.state, bandwidths=self.bandwidths)
+
+
+@dataclass(frozen=True)
+class SetMeasured:
+    """What a real run gave for this model (None clears it)."""
+
+    measured: MeasuredView | None
+
+    def next_state(self, session: Session) -> ExplorerState:
+        return replace(session.state, measured=self.measured)
+
+
+@dataclass(frozen=True)
+class ResetToMachine:
+    """View ▸ Reset to this machine: this model's remembered budget, ctx and cap are forgotten (Rule 3)."""
+
+    def next_state(self, session: Session) -> ExplorerState:
+        if session.model_key is not None:
+            session.memory.forget(session.model_key)
+        return replace(session.state, budget_origin=BudgetOrigin.PROVISIONAL, ctx=None, ctx_cap=None)
+
+
+@dataclass
+class Session:
+    """Rules 1–4. Start one from the choices remembered between runs (`persist`)."""
+
+    state: ExplorerState = field(default_factory=ExplorerState)
+    memory: ModelMemory = field(default_factory=ModelMemory)
+    view: ExplorerView = field(init=False)
+    model_key: str | None = field(default=None, init=False)
+    _head_choice: HeadMode = field(init=False)
+    _observers: list[Callable[[ExplorerView], None]] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        self._head_choice = self.state.head_mode
+        self.view = derive(self.state)
+
+    def subscribe(self, observer: Callable[[ExplorerView], None]) -> None:
+        """`observer(view)` after every change that moved the state (Rule 1)."""
+        self._observers.append(observer)
+
+    def apply(self, change: Change) -> ExplorerView:
+        """Rule 1: the next state and view, committed only when both could be made."""
+        state = change.next_state(self)
+        state = self._settled(state)
+        if state == self.state and not isinstance(change, OpenModel):
+            return self.view
+        view = derive(state, self.view)
+        if state.budget_origin is BudgetOrigin.PROVISIONAL and view.thresholds is not None:
+            state = replace(state, budget=Budget.of(initial_budget(view.thresholds)))
+            view = derive(state, view)
+        if isinstance(change, OpenModel):
+            _ = view.report, view.headline, view.pinned_caption, summary_rows(change.model)  # every text shown, made first
+            self.model_key = change.key
+        self.state, self.view = state, view
+        self._remember()
+        for observer in tuple(self._observers):
+            observer(view)
+        return view
+
+    @property
+    def head_choice(self) -> HeadMode:
+        """Rule 4: the head mode the person chose, whatever the model on screen allows."""
+        return self._head_choice
+
+    def choose_head(self, mode: HeadMode) -> HeadMode:
+        """Rule 4: a tied model showing AUTO did not unchoose STREAM; anything else is the new choice."""
+        model = self.state.model
+        tied_auto = model is not None and model.tied_embeddings and mode is HeadMode.AUTO
+        if not (tied_auto and self._head_choice is HeadMode.STREAM):
+            self._head_choice = mode
+        return self.head_for(model) if model is not None else mode
+
+    def head_for(self, model: ModelSpec) -> HeadMode:
+        """Rule 4: the chosen mode, or AUTO where the model cannot stream its head."""
+        tied_stream = model.tied_embeddings and self._head_choice is HeadMode.STREAM
+        return HeadMode.AUTO if tied_stream else self._head_choice
+
+    def _settled(self, state: ExplorerState) -> ExplorerState:
+        """Rule 2: a budget that follows the machine is its usable RAM now (PROVISIONAL while there is none)."""
+        if state.budget_origin is BudgetOrigin.CHOSEN:
+            return state
+        usable = usable_ram(state.machine, state.reserves.host)
+        if not usable:
+            return replace(state, budget_origin=BudgetOrigin.PROVISIONAL)
+        return replace(state, budget=Budget.of(usable), budget_origin=BudgetOrigin.MACHINE)
+
+    def _remember(self) -> None:
+        """Rule 3: what the person set for the model on screen."""
+        if self.model_key is None or self.state.model is None:
+            return
+        s = self.state
+        chosen = s.budget if s.budget_origin is BudgetOrigin.CHOSEN else None
+        self.memory.remember(self.model_key, ModelChoice(chosen, s.ctx, s.ctx_cap))

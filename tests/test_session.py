@@ -1,0 +1,181 @@
+"""The explorer session: one Qt-free owner of what every screen shows; budgets that answer "this machine"."""
+
+from __future__ import annotations
+
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gguf_budget.core import hypothetical_machine, load_model
+from gguf_budget.core.errors import RequestError
+from gguf_budget.core.explorer.derive import derive, initial_budget
+from gguf_budget.core.explorer.model_key import model_key, spec_key
+from gguf_budget.core.explorer.persist import memory_dict, memory_from
+from gguf_budget.core.explorer.session import (
+    MEMORY_LIMIT, Choose, ModelChoice, ModelMemory, OpenModel, ResetToMachine, Session, SetMachine,
+)
+from gguf_budget.core.explorer.state import BudgetOrigin
+from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.machine.usable import usable_ram
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry
+from gguf_budget.core.plan.budget import Budget
+from gguf_budget.core.plan.types import HeadMode
+
+GiB, MiB = 1 << 30, 1 << 20
+DEMO_BUDGET = 384 * MiB
+MACHINE = hypothetical_machine(int(23.5 * GiB), host_total=32 * GiB)
+
+
+DEMO_PATH = Path(str(files("gguf_budget.resources") / "demo-tinyllama-1.1b-chat-q4_k_m.skeleton.gguf"))
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_model(DEMO_PATH)
+
+
+@pytest.fixture(scope="module")
+def llama8b():
+    return load_model(catalogue_path(find_entry("llama-3.1-8b-instruct")))
+
+
+def on_machine() -> Session:
+    session = Session()
+    session.apply(SetMachine(MACHINE, Reserves(), None, None))
+    return session
+
+
+def test_a_model_opens_at_this_machines_usable_ram_and_not_at_the_last_models_budget(demo, llama8b):
+    """The issue's case: the demo's 384 MiB followed the person to an 8B (FEASIBLE — SLOW at ctx 640)."""
+    session = on_machine()
+    session.apply(OpenModel(demo, "a" * 64))
+    session.apply(Choose.of(budget=Budget.of(DEMO_BUDGET)))
+    view = session.apply(OpenModel(llama8b, "b" * 64))
+    usable = usable_ram(MACHINE, Reserves().host)
+    assert view.state.budget == Budget.of(usable) and view.state.budget_origin is BudgetOrigin.MACHINE
+    assert view.plan is not None and view.plan.budget == Budget.of(usable)
+
+
+def test_budget_ctx_and_cap_are_remembered_per_model(demo, llama8b):
+    session = on_machine()
+    session.apply(OpenModel(demo, "a" * 64))
+    session.apply(Choose.of(budget=Budget.of(DEMO_BUDGET), ctx_cap=1024))
+    session.apply(OpenModel(llama8b, "b" * 64))
+    assert (session.state.ctx_cap, session.state.ctx) == (None, None)  # the demo's cap stays with the demo
+    session.apply(Choose.of(ctx=8192))
+    view = session.apply(OpenModel(demo, "a" * 64))
+    assert (view.state.budget, view.state.ctx_cap, view.state.ctx) == (Budget.of(DEMO_BUDGET), 1024, None)
+    assert view.state.budget_origin is BudgetOrigin.CHOSEN
+    back = session.apply(OpenModel(llama8b, "b" * 64))
+    assert back.state.ctx == 8192 and back.state.budget_origin is BudgetOrigin.MACHINE
+
+
+def test_a_machine_budget_follows_the_machine_and_its_reserve_a_chosen_one_stays(demo):
+    session = on_machine()
+    session.apply(OpenModel(demo, "a" * 64))
+    bigger = hypothetical_machine(60 * GiB, host_total=64 * GiB)
+    session.apply(SetMachine(bigger, Reserves(host=2 * GiB), None, None))
+    assert session.state.budget == Budget.of(58 * GiB)
+    session.apply(Choose.of(budget=Budget.of(300 * MiB)))
+    session.apply(SetMachine(MACHINE, Reserves(), None, None))
+    assert session.state.budget == Budget.of(300 * MiB)
+
+
+def test_without_a_machine_the_budget_is_provisional_until_one_answers(demo):
+    session = Session()
+    view = session.apply(OpenModel(demo, "a" * 64))
+    assert view.state.budget_origin is BudgetOrigin.PROVISIONAL
+    assert view.state.budget == Budget.of(initial_budget(view.thresholds))
+    after = session.apply(SetMachine(MACHINE, Reserves(), None, None))
+    assert after.state.budget == Budget.of(usable_ram(MACHINE, Reserves().host))
+
+
+def test_reset_to_this_machine_forgets_what_was_set_for_this_model(demo):
+    session = on_machine()
+    session.apply(OpenModel(demo, "a" * 64))
+    session.apply(Choose.of(budget=Budget.of(DEMO_BUDGET), ctx=512, ctx_cap=1024))
+    view = session.apply(ResetToMachine())
+    assert view.state.budget_origin is BudgetOrigin.MACHINE and (view.state.ctx, view.state.ctx_cap) == (None, None)
+    assert session.memory.recall("a" * 64) is None
+
+
+def test_a_change_that_cannot_be_made_leaves_the_state_and_view(demo):
+    session = on_machine()
+    session.apply(OpenModel(demo, "a" * 64))
+    before_state, before_view = session.state, session.view
+    seen = []
+    session.subscribe(seen.append)
+    with pytest.raises(RequestError):
+        session.apply(Choose.of(kv_type="q9_9"))
+    assert (session.state, session.view, seen) == (before_state, before_view, [])
+
+
+def test_observers_hear_every_change_that_moved_the_state_and_nothing_else(demo):
+    session = on_machine()
+    seen = []
+    session.subscribe(seen.append)
+    session.apply(OpenModel(demo, "a" * 64))
+    session.apply(Choose.of(ctx=512))
+    session.apply(Choose.of(ctx=512))
+    assert [v.state.ctx for v in seen] == [None, 512] and seen[-1] is session.view
+
+
+def test_a_tied_model_shows_auto_and_the_streamed_head_comes_back_with_the_next_untied_one(demo, llama8b, tmp_path):
+    from gguf_factory import ArchDesc, write_gguf
+
+    tied = load_model(write_gguf(tmp_path / "tied.gguf", ArchDesc(tied=True), mode="header_only")[0])
+    session = on_machine()
+    session.apply(OpenModel(llama8b, "b" * 64))
+    session.apply(Choose.of(head_mode=HeadMode.STREAM))
+    assert session.apply(OpenModel(tied, "c" * 64)).state.head_mode is HeadMode.AUTO
+    session.apply(Choose.of(head_mode=HeadMode.AUTO))  # the tied model's combo says auto: not a new choice
+    assert session.apply(OpenModel(llama8b, "b" * 64)).state.head_mode is HeadMode.STREAM
+
+
+def test_the_session_view_is_derive_of_its_state(demo):
+    session = on_machine()
+    session.apply(OpenModel(demo, "a" * 64))
+    view = session.apply(Choose.of(budget=Budget.of(200 * MiB), ctx=1024))
+    fresh = derive(session.state)
+    assert (view.plan, view.headline, view.full_load.fit) == (fresh.plan, fresh.headline, fresh.full_load.fit)
+
+
+def test_the_model_key_is_the_header_fingerprint_and_survives_a_rename(tmp_path):
+    copy = tmp_path / "renamed.gguf"
+    copy.write_bytes(DEMO_PATH.read_bytes())
+    a, b = load_model(DEMO_PATH), load_model(copy)
+    assert model_key(a) == model_key(b) != spec_key(a)
+    assert len(model_key(a)) == 64 and len(spec_key(a)) == 64
+
+
+choices = st.builds(
+    ModelChoice,
+    st.one_of(st.none(), st.just(Budget.unlimited()), st.integers(1, 1 << 40).map(Budget.of)),
+    st.one_of(st.none(), st.integers(1, 1 << 20)), st.one_of(st.none(), st.integers(1, 1 << 20)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.text("0123456789abcdef", min_size=64, max_size=64), choices), max_size=80))
+def test_the_memory_round_trips_through_its_stored_form_and_keeps_the_latest(rows):
+    memory = ModelMemory()
+    for key, choice in rows:
+        memory.remember(key, choice)
+    back, refused = memory_from({k: {n: str(v) for n, v in row.items()} for k, row in memory_dict(memory).items()})
+    assert refused == () and back.rows() == memory.rows() and len(back.rows()) <= MEMORY_LIMIT
+    latest = {key: choice for key, choice in rows}
+    for key in list(memory.rows())[-10:]:
+        assert memory.recall(key) == latest[key]
+
+
+@pytest.mark.parametrize("key, row", [
+    ("../etc", {"budget": "1"}), ("a" * 64, {"budget": "-4"}), ("a" * 64, {"ctx": "lots"}),
+    ("a" * 64, {"budget": "1", "colour": "red"}),
+])
+def test_a_stored_row_that_is_not_valid_is_refused_whole(key, row):
+    memory, refused = memory_from({key: row, "b" * 64: {"budget": "0", "used": "1"}})
+    assert [r.key for r in refused] == [f"models/{key}"]
+    assert memory.rows() == {"b" * 64: ModelChoice(Budget.unlimited())}
