@@ -74,7 +74,7 @@ class FullLoadKey:
         return other is not None and other.model is self.model and other == self
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ExplorerView:
     """What the screen shows for one state."""
 
@@ -186,7 +186,9 @@ def _line(load: FullLoad | None, error: str | None, state: ExplorerState) -> str
 
 def _empty(state: ExplorerState) -> ExplorerView:
     headline = Headline(BannerState.EMPTY, "No model loaded", "")
-    return ExplorerView(state, None, None, None, None, None, None, None, None, headline, "—", "auto", "")
+    return ExplorerView(state=state, plan=None, error=None, thresholds=None, budget_span=None, ctx_span=None,
+                        usable_ram=None, full_load=None, plan_speed=None, headline=headline, pinned_caption="—",
+                        ctx_label="auto", ring_note="")
 
 
 def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
@@ -195,9 +197,10 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     key, load, load_error = reuse.full_load(state, prices)
     headline = Headline(BannerState.ERROR, f"CANNOT PLAN — {message}", _line(load, load_error, state))
     ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
-    return ExplorerView(state, None, message, None, reuse.budget_span(state), ctx_span(model, state),
-                        usable_ram(state.machine, state.reserves.host), load, None, headline, "—", ctx, "", prices,
-                        None, key, load_error)
+    return ExplorerView(state=state, plan=None, error=message, thresholds=None, budget_span=reuse.budget_span(state),
+                        ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
+                        full_load=load, plan_speed=None, headline=headline, pinned_caption="—", ctx_label=ctx,
+                        ring_note="", prices=prices, full_load_key=key, full_load_error=load_error)
 
 
 def derive(state: ExplorerState, previous: ExplorerView | None = None) -> ExplorerView:
@@ -217,7 +220,8 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
     speed = plan_speed(prices, plan, state.bandwidths, host_available, state.prompt_tokens)
     key, load, load_error = reuse.full_load(state, prices)
     banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable_ram(state.machine, state.reserves.host))
-    return ExplorerView(state, plan, None, thresholds, reuse.budget_span(state), ctx_span(model, state),
-                        usable_ram(state.machine, state.reserves.host), load, speed,
-                        Headline(banner, text, _line(load, load_error, state)), pinned_caption(plan, speed),
-                        ctx_label(plan), ring_note(plan), prices, threshold_key, key, load_error)
+    return ExplorerView(state=state, plan=plan, error=None, thresholds=thresholds, budget_span=reuse.budget_span(state),
+                        ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
+                        full_load=load, plan_speed=speed, headline=Headline(banner, text, _line(load, load_error, state)),
+                        pinned_caption=pinned_caption(plan, speed), ctx_label=ctx_label(plan), ring_note=ring_note(plan),
+                        prices=prices, threshold_key=threshold_key, full_load_key=key, full_load_error=load_error)
