@@ -114,3 +114,19 @@ def test_the_compare_tables_total_row_is_bold(tmp_path):
              for r in range(model.rowCount())]
     assert all(f is not None and f.bold() for f in fonts[-1])
     assert all(f is None for row in fonts[:-1] for f in row)
+
+
+@pytest.mark.parametrize("minimum, shared", [(28 << 30, True), (25 << 30, True), (10 << 30, False)])
+def test_a_budget_and_minimum_that_close_share_one_label(qtbot, minimum, shared):
+    """Two labels a few pixels apart overlapped in a narrow chart ('minimum 28.05 GiB' over 'budget 26.00 GiB')."""
+    from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
+    from gguf_budget.core.units import human_bytes
+
+    chart = LedgerChart(("Pinned layers",))
+    qtbot.addWidget(chart)
+    chart.show_ledgers([("This plan", (("Pinned layers", 27 << 30),))], 26 << 30, minimum)
+    budget_text, minimum_text = (line.label.toPlainText() for line in (chart._budget_line, chart._minimum_line))
+    if shared:
+        assert budget_text == f"budget 26.00 GiB · minimum {human_bytes(minimum)}" and minimum_text == ""
+    else:
+        assert budget_text == "budget 26.00 GiB" and minimum_text == "minimum 10.00 GiB"

@@ -17,20 +17,23 @@ from hostile_support import HANG_LIMIT_S, make_fifo
 from PySide6.QtCore import QSettings
 
 from gguf_budget.core.plan.budget import Budget
-from gguf_budget.gui.qt.settings import ExplorerSettings, load_settings, user_settings
+from gguf_budget.core.explorer.session import ModelChoice
+from gguf_budget.gui.qt.settings import ExplorerSettings, load_memory, load_settings, user_settings
 
 BAD_VALUES = {
-    "budget_bytes": "2251799813685248",  # 2 PiB: the slider's 32-bit MiB would overflow
-    "ctx": "4294967296",
     "n_buffers": "9",  # the core's ring depth is 1 … 8
-    "ctx_cap": "0",
     "prefer": "both",
     "slow_below_tok_s": "-1",
     "ram_bw": "0",
     "head_mode": "sometimes",
     "kv_type": "q5_1",
-    "unlimited": "maybe",
     "force": "2",
+}
+MODEL = "ab" * 32
+BAD_MODEL_ROWS = {
+    "budget": "2251799813685248",  # 2 PiB: the slider's 32-bit MiB would overflow
+    "ctx": "4294967296",
+    "ctx_cap": "0",
 }
 
 
@@ -46,33 +49,49 @@ def test_each_invalid_value_falls_back_with_a_log_line(tmp_path, caplog, key):
     with caplog.at_level(logging.WARNING, logger="gguf_budget.gui.qt.settings"):
         assert load_settings(store) == ExplorerSettings()
     assert [r.getMessage() for r in caplog.records] == [
-        f"settings: {key}='{BAD_VALUES[key]}' is not valid; using {getattr(ExplorerSettings(), key)!r} instead"]
+        f"settings: explorer/{key}='{BAD_VALUES[key]}' is not valid; using {getattr(ExplorerSettings(), key)!r} instead"]
+
+
+@pytest.mark.parametrize("field", sorted(BAD_MODEL_ROWS))
+def test_an_invalid_remembered_model_row_is_dropped_with_a_log_line(tmp_path, caplog, field):
+    store = _ini(tmp_path, f"[models]\n{MODEL}.{field}={BAD_MODEL_ROWS[field]}\n{'cd' * 32}.ctx=8192\n")
+    with caplog.at_level(logging.WARNING, logger="gguf_budget.gui.qt.settings"):
+        memory = load_memory(store)
+    assert memory.rows() == {"cd" * 32: ModelChoice(None, 8192, None)}
+    assert [r.getMessage() for r in caplog.records] == [
+        f"settings: models/{MODEL}={{'{field}': '{BAD_MODEL_ROWS[field]}'}} is not valid; using "
+        "'nothing remembered for that model' instead"]
 
 
 def test_recent_entries_that_are_not_paths_are_dropped(tmp_path, caplog):
     store = _ini(tmp_path, f"[explorer]\nrecent=/a.gguf, /{'x' * 5000}.gguf\n")
     with caplog.at_level(logging.WARNING):
         assert load_settings(store).recent == ()
-    assert "settings: recent=" in caplog.text
+    assert "settings: explorer/recent=" in caplog.text
 
 
 def test_a_window_starts_on_poisoned_settings_and_saves_sane_ones(qtbot, make_window, write_model, tmp_path, caplog):
     store = _ini(tmp_path, f"""\
         [explorer]
-        budget_bytes={BAD_VALUES['budget_bytes']}
-        ctx={BAD_VALUES['ctx']}
+        n_buffers={BAD_VALUES['n_buffers']}
         recent=/a.gguf
+        [models]
+        {MODEL}.budget={BAD_MODEL_ROWS['budget']}
+        {MODEL}.ctx={BAD_MODEL_ROWS['ctx']}
         [window]
         geometry=hello
         """)
     with caplog.at_level(logging.WARNING):
         window = make_window(store)
     assert "settings: window/geometry='hello' is not valid" in caplog.text
-    assert "settings: budget_bytes=" in caplog.text
+    assert "settings: explorer/n_buffers=" in caplog.text and f"settings: models/{MODEL}=" in caplog.text
     open_model(qtbot, window, write_model())
+    window.apply_request(budget=Budget.of(GIB))
     window.save_settings()
-    saved = load_settings(QSettings(store.fileName(), QSettings.Format.IniFormat))
-    assert saved.budget_bytes is not None and saved.budget_bytes < 2 * GIB and saved.ctx is None
+    again = QSettings(store.fileName(), QSettings.Format.IniFormat)
+    assert load_settings(again).n_buffers == ExplorerSettings().n_buffers
+    (row,) = load_memory(again).rows().values()
+    assert row == ModelChoice(Budget.of(GIB), None, None)
 
 
 def test_the_largest_budget_is_shown_on_a_clamped_slider(qtbot, make_window, write_model):
@@ -87,7 +106,7 @@ def test_a_settings_file_that_is_a_fifo_is_set_aside(tmp_path, caplog):
     fifo = make_fifo(tmp_path / "gguf-budget.conf")
     with caplog.at_level(logging.WARNING):
         store = user_settings(fifo)
-    assert Path(store.fileName()) != fifo and store.value("explorer/budget_bytes") is None
+    assert Path(store.fileName()) != fifo and store.value("explorer/n_buffers") is None
     assert f"settings: {fifo} cannot be used (it is not a regular file)" in caplog.text
 
 

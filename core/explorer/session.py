@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
@@ -36,8 +36,10 @@ from gguf_budget.core.machine.usable import usable_ram
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import HeadMode
-from gguf_budget.core.views.evidence_view import MeasuredView
 from gguf_budget.core.views.model_summary import summary_rows
+
+if TYPE_CHECKING:  # a view of a run imports the measuring code (psutil): not for a CLI refusal
+    from gguf_budget.core.views.evidence_view import MeasuredView
 
 MEMORY_LIMIT = 64
 """Rule 3: models remembered at most; the one used longest ago is forgotten first."""

@@ -27,6 +27,8 @@ Rule 9: `server` is what llama-server runs beside the model in the full load (sl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass, field
 
 from gguf_budget.core.errors import RequestError
@@ -41,8 +43,10 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import HEAD_MODES, BudgetRequest, CtxPolicy, HeadMode
 from gguf_budget.core.ranges import BUFFERS, PROMPT_TOKENS
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
-from gguf_budget.core.views.evidence_view import MeasuredView
 from gguf_budget.core.vocab import TextEnum
+
+if TYPE_CHECKING:  # a view of a run imports the measuring code (psutil): not for a CLI refusal
+    from gguf_budget.core.views.evidence_view import MeasuredView
 
 DEFAULT_SLOW_BELOW_TOK_S = 2.0
 SLOW_RANGE = (0.0, 10_000.0)

@@ -3,7 +3,7 @@
 The chart is fed plain numbers — `(line, bytes)` pairs in ledger order — and draws them;
 it computes no bytes. Segments stack bottom-up in ledger order, so a column's top is the
 ledger's total. A horizontal line marks the budget (hidden when unlimited) and a dashed
-one the minimum-configuration total. Hovering a segment shows its exact bytes. Lines named
+one the minimum-configuration total; the two share one label when they are close. Hovering a segment shows its exact bytes. Lines named
 `optional` (the Measured column's) are listed in the legend only while some column draws them.
 """
 
@@ -39,6 +39,11 @@ def _two_lines(label: str) -> str:
     """A long column label on two lines, so it fits under a narrow column ('Minimum\nconfiguration')."""
     head, space, tail = label.partition(" ")
     return f"{head}\n{tail}" if space and len(label) > 12 else label
+
+
+SHARED_LABEL_GAP = 0.15
+"""Budget and minimum lines closer than this share of the chart's height share one label (the budget's):
+two labels that close would overlap in a narrow chart."""
 
 
 class LedgerChart(pg.GraphicsLayoutWidget):
@@ -173,8 +178,10 @@ class LedgerChart(pg.GraphicsLayoutWidget):
             self.apply_palette()
         self._marks = (budget, minimum)
         top = self._set_ranges(budget, minimum)
-        self._set_hline(self._budget_line, budget, "budget", top)
-        self._set_hline(self._minimum_line, minimum, "minimum", top)
+        close = budget is not None and minimum is not None and abs(budget - minimum) < SHARED_LABEL_GAP * top
+        self._set_hline(self._budget_line, budget, "budget", top,
+                        f" · minimum {human_bytes(minimum)}" if close and minimum is not None else "")
+        self._set_hline(self._minimum_line, minimum, "minimum", top, None if close else "")
 
     def set_zoom(self, on: bool) -> None:
         """Zoom to the plan: the axis ends above the tallest column, not at the budget, so a plan far under a
@@ -204,9 +211,10 @@ class LedgerChart(pg.GraphicsLayoutWidget):
             heights.append(float(value))
         return y0, heights
 
-    def _set_hline(self, line: pg.InfiniteLine, value: int | None, label: str, top: float) -> None:
+    def _set_hline(self, line: pg.InfiniteLine, value: int | None, label: str, top: float, more: str | None) -> None:
+        """`more`: text after the label's own (None: no label — the other line's says it, the two being close)."""
         above = value is not None and value > top
-        if not self._changed(label, (value, top if above else None)):  # pinned to the top: a new top moves it
+        if not self._changed(label, (value, top if above else None, more)):  # pinned to the top: a new top moves it
             return
         line.setVisible(value is not None)
         if value is not None and line is self._minimum_line:  # in the top half its label hangs below the line
@@ -215,7 +223,8 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         if value is not None:
             line.setValue(top if above else float(value))
             line.label.updatePosition()
-            line.label.setFormat(f"{label} {human_bytes(value)}{' ↑ above the zoomed chart' if above else ''}")
+            text = f"{label} {human_bytes(value)}{' ↑ above the zoomed chart' if above else ''}"
+            line.label.setFormat("" if more is None else text + more)
 
     def _set_ranges(self, budget: int | None, minimum: int | None) -> float:
         """The y range (the budget left out when zoomed to the plan); returns its top."""
