@@ -154,3 +154,20 @@ def test_plan_fit_quants_and_the_session_give_one_answer(models, which, m, a):
         fit["ctx"], fit["ctx_reason"], fit["gpu_layers"], fit["verdict"])
     assert same(own["tok_s_estimate"] and own["tok_s_estimate"]["tok_s"],
                 fit["tok_s_estimate"] and fit["tok_s_estimate"]["tok_s"])
+
+
+def test_no_text_a_person_reads_spells_the_default_ctx_itself():
+    """One DEFAULT_CTX: help strings, tooltips and glossary interpolate it (three constants and two help strings
+    each said 4096)."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for path in sorted([*root.joinpath("core").rglob("*.py"), *root.joinpath("gui").rglob("*.py")]):
+        tree = ast.parse(path.read_text())
+        docstrings = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}  # read in the code
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings \
+                    and "4096" in node.value.replace(",", "").replace("_", ""):
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert found == []

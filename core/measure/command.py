@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.measure.engine import Engine, EngineKind
@@ -91,15 +92,12 @@ def completion_request() -> dict[str, object]:
     return {"prompt": PROMPT, "n_predict": N_PREDICT, "ignore_eos": True}
 
 
-DEFAULT_MEASURE_CTX = 4096
-
-
 def default_measure_ctx(context_length: int | None) -> int:
-    """The ctx `measure` runs at unless told: the trained context, at most DEFAULT_MEASURE_CTX
+    """The ctx `measure` runs at unless told: the trained context, at most `model.context.DEFAULT_CTX`
     (a 128k-context model at full context can need more RAM than the machine has)."""
-    return min(context_length or DEFAULT_MEASURE_CTX, DEFAULT_MEASURE_CTX)
+    return min(context_length or DEFAULT_CTX, DEFAULT_CTX)
 
 
 def settings_from_fit(fit: FitEstimate) -> MeasureSettings:
     """Rule 1: the settings of a full-load estimate (its ctx, GPU layers and KV type)."""
-    return MeasureSettings(fit.kv.ctx or DEFAULT_MEASURE_CTX, fit.gpu_layers, fit.request.kv_type)
+    return MeasureSettings(fit.kv.ctx or DEFAULT_CTX, fit.gpu_layers, fit.request.kv_type)

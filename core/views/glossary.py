@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.views.ledger_names import LINE_NAMES
 from gguf_budget.core.views.quant_report import RECOMMENDED_RULE
 
@@ -31,8 +32,8 @@ _TERMS: tuple[Term, ...] = (
          "this machine has free now, after the reserves. It is worked out from the file's header, so it is an "
          "estimate — not a guarantee, and not a measurement."),
     _line("attn"),
-    Term("Auto ctx", "With the context on \"auto\" the Budget plan chooses it, speed first: up to 4096 tokens it "
-         "keeps as many layers pinned as it can, and beyond 4096 it grows the context only while every layer "
+    Term("Auto ctx", f"With the context on \"auto\" the Budget plan chooses it, speed first: up to {DEFAULT_CTX} "
+         f"tokens it keeps as many layers pinned as it can, and beyond {DEFAULT_CTX} it grows the context only while every layer "
          "stays pinned (up to the ctx cap). \"Prefer context\" instead takes the largest context that fits, "
          "pinning fewer layers."),
     Term("Bandwidth", "How many bytes per second a memory tier (RAM, VRAM, disk) can read. Each figure says where "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.errors import CommandError
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitRequest
@@ -43,7 +44,7 @@ def _seconds(text: str) -> float:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="a .gguf file with its weights (any shard of a split model)")
-    p.add_argument("--ctx", type=ranged(CONTEXT), help="context tokens (default: the trained context, at most 4096)")
+    p.add_argument("--ctx", type=ranged(CONTEXT), help=f"context tokens (default: the trained context, at most {DEFAULT_CTX})")
     p.add_argument("--gpu-layers", type=ranged(GPU_LAYERS), help="layers to offload, as llama.cpp -ngl "
                                                          "(default: what the fit estimate picks for this machine)")
     p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value,

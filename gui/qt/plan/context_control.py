@@ -23,6 +23,7 @@ from typing import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QGridLayout, QLabel, QLineEdit, QSlider, QWidget
 
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.budget_span import Span
 from gguf_budget.core.plan.types import CtxPolicy
@@ -80,7 +81,7 @@ class ContextControl(QWidget):
         self.cap.setToolTip("The most context an auto ctx may take (empty: the model's trained context)")
         self.prefer_context = named(QCheckBox("prefer context", self), "preferContext")
         self.prefer_context.setToolTip("Auto ctx takes the largest context that fits, "
-                                       "even at the cost of pinned layers; off: speed first above 4096")
+                                       f"even at the cost of pinned layers; off: speed first above {DEFAULT_CTX}")
         self.error = named(QLabel(self), "ctxError")
         self.error.setStyleSheet(error_style())
         self.error.hide()
