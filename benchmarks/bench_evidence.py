@@ -34,7 +34,8 @@ def main() -> None:
         model = write_gguf(Path(tmp) / "llama3-8b.gguf", LLAMA3_8B, "sparse")[0]
         key = header_fingerprint(model)
         store = EvidenceStore(Path(tmp) / "data")
-        store.save(EvidenceRecord(key, str(model), Origin.IMPORTED, 0.0, "pending", str(LOG)), LOG.read_text())
+        store.save(EvidenceRecord(model_key=key, model_path=str(model), origin=Origin.IMPORTED, recorded_at=0.0,
+                                  log_name="pending", source=str(LOG)), LOG.read_text())
         fingerprint = median_seconds(lambda: header_fingerprint(model), args.runs)
         lookup = median_seconds(lambda: stored_evidence(str(model), store), args.runs)
         header_mib = sum(h.data_offset for h in read_shards(model)) / 2**20

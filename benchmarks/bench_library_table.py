@@ -31,9 +31,11 @@ BUDGET_S = 0.25
 
 
 def entries(n: int) -> tuple[LibraryEntry[Assessment], ...]:
-    judged = Assessment(32, "cpu_only", 0, 4096, 4096, "feasible", 4096, 32, None)
-    return tuple(LibraryEntry(StoreKind.USER, f"model-{i:06d}-Q4_K_M.gguf", f"/models/m{i}.gguf", 1,
-                              4_000_000_000 + (i * 7919) % 100_000, None, "llama", "Q4_K_M", 8_000_000_000, judged)
+    judged = Assessment(n_layer=32, fit_verdict="cpu_only", gpu_layers=0, fit_ctx=4096, max_ctx=4096,
+                        plan_outcome="feasible", plan_ctx=4096, pinned=32, error=None)
+    return tuple(LibraryEntry(kind=StoreKind.USER, name=f"model-{i:06d}-Q4_K_M.gguf", path=f"/models/m{i}.gguf",
+                              shards=1, size_bytes=4_000_000_000 + (i * 7919) % 100_000, error=None,
+                              architecture="llama", file_type="Q4_K_M", n_params=8_000_000_000, assessment=judged)
                  for i in range(n))
 
 

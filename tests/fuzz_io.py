@@ -455,8 +455,10 @@ def run_record(seed: int, c: Context) -> Outcome:
     folder.mkdir(parents=True)
     for i in range(rng.randint(1, 3)):
         stem = f"20250101-00000{i}-{rng.choice(('imported', 'measured'))}"
-        good = EvidenceRecord(key, c.record_model, Origin.IMPORTED, 1_700_000_000.0 + i, f"{stem}.log", "fuzz",
-                              ("llama-cli", "-m", "m.gguf"), MeasureSettings(2048, 0), 123_456_789, 1.5)
+        good = EvidenceRecord(model_key=key, model_path=c.record_model, origin=Origin.IMPORTED,
+                              recorded_at=1_700_000_000.0 + i, log_name=f"{stem}.log", source="fuzz",
+                              command=("llama-cli", "-m", "m.gguf"), settings=MeasureSettings(2048, 0),
+                              peak_rss_polled=123_456_789, seconds=1.5)
         record = record_to_json(good)
         raw = _record_bytes(rng, record) if rng.random() < 0.8 else json.dumps(record).encode()
         _place(rng, folder / f"{stem}.json", raw, FileKind.RECORD.cap)

@@ -115,8 +115,9 @@ def _store_folder(folder: Path) -> Path:
 def _record_json(folder: Path) -> str:
     from gguf_budget.core.measure.record import EvidenceRecord, Origin, record_to_json
 
-    return json.dumps(record_to_json(EvidenceRecord(_key(folder), str(folder / "tiny.gguf"), Origin.IMPORTED,
-                                                    1_700_000_000.0, "r.log", "test")))
+    return json.dumps(record_to_json(EvidenceRecord(model_key=_key(folder), model_path=str(folder / "tiny.gguf"),
+                                                    origin=Origin.IMPORTED, recorded_at=1_700_000_000.0,
+                                                    log_name="r.log", source="test")))
 
 
 def _record_target(folder: Path) -> Path:

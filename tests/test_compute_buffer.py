@@ -77,16 +77,21 @@ def test_compute_buffer_as_llama_cpp_reserves_it(model, desc, ctx, kv_type, engi
         assert f"{whole / MiB:.2f}" == measured
 
 
+def node(name: str, nbytes: int, srcs: tuple[str, ...] = (), **flags: bool | str) -> Node:
+    """A graph node as the tables write it: name, size and sources in place, the rest by keyword."""
+    return Node(name=name, nbytes=nbytes, srcs=srcs, **flags)
+
+
 ALLOCATOR_TABLE = [
     # nodes → buffer size; sizes round up to 32 bytes
-    ([Node("a", 100), Node("b", 100, ("a",), inplace=True)], 128),            # b reuses a: one 128-byte block
-    ([Node("a", 100), Node("b", 100, ("a",))], 256),                          # not in place: a and b side by side
-    ([Node("a", 64), Node("c", 64, ("a",), inplace=True), Node("d", 64, ("a",))], 192),  # d still reads a: no reuse
-    ([Node("a", 64), Node("b", 64, ("a",)), Node("c", 32, ("b",))], 128),    # a's hole (0..64) takes c
-    ([Node("x", 32, is_input=True), Node("a", 64), Node("b", 64, ("a",)), Node("c", 128, ("b", "x"))], 288),
+    ([node("a", 100), node("b", 100, ("a",), inplace=True)], 128),            # b reuses a: one 128-byte block
+    ([node("a", 100), node("b", 100, ("a",))], 256),                          # not in place: a and b side by side
+    ([node("a", 64), node("c", 64, ("a",), inplace=True), node("d", 64, ("a",))], 192),  # d still reads a: no reuse
+    ([node("a", 64), node("b", 64, ("a",)), node("c", 32, ("b",))], 128),    # a's hole (0..64) takes c
+    ([node("x", 32, is_input=True), node("a", 64), node("b", 64, ("a",)), node("c", 128, ("b", "x"))], 288),
     # x 0..32, a 32..96, b 96..160; a freed: hole 32..96 too small for c → c at 160..288
-    ([Node("a", 64), Node("v", 0, ("a",), view_of="a"), Node("b", 64, ("v",), inplace=True)], 128),  # no reuse of views
-    ([Node("a", 64, is_output=True), Node("b", 64, ("a",)), Node("c", 64, ("b",))], 192),  # an output is never freed
+    ([node("a", 64), node("v", 0, ("a",), view_of="a"), node("b", 64, ("v",), inplace=True)], 128),  # no reuse of views
+    ([node("a", 64, is_output=True), node("b", 64, ("a",)), node("c", 64, ("b",))], 192),  # an output is never freed
 ]
 
 
@@ -97,5 +102,5 @@ def test_the_allocator_by_hand(nodes, size):
 
 def test_freed_neighbours_merge_into_one_hole():
     # a 0..64, b 64..128, c 128..192 (reads a and b); a and b freed → one hole 0..128 takes d (128)
-    nodes = [Node("a", 64), Node("b", 64), Node("c", 64, ("a", "b")), Node("d", 128, ("c",))]
+    nodes = [node("a", 64), node("b", 64), node("c", 64, ("a", "b")), node("d", 128, ("c",))]
     assert buffer_size(nodes) == 192

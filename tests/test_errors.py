@@ -81,7 +81,7 @@ OUT_OF_BOUNDS: dict[str, Callable[[], object]] = {
     "fit ctx 0": lambda: FitRequest(ctx=0),
     "negative GPU layers": lambda: FitRequest(gpu_layers=-1),
     "fit kv type": lambda: FitRequest(kv_type="q5_1"),
-    "GPU free above total": lambda: GpuInfo(0, "gpu", total=1, free=2, used=0),
+    "GPU free above total": lambda: GpuInfo(index=0, name="gpu", total=1, free=2, used=0),
     "snapshot source": lambda: _snapshot(source="guess"),
     "host available above total": lambda: _snapshot(host_available=2 * GIB),
     "hypothetical GPU of 0 bytes": lambda: hypothetical_gpus(1, 0),

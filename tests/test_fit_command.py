@@ -17,8 +17,11 @@ from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
 
 GiB = 1024**3
-TWO_GPUS = HardwareSnapshot(0.0, 64 * GiB, 64 * GiB, None, (GpuInfo(0, "a", 24 * GiB, 24 * GiB, 0),
-                                                           GpuInfo(1, "b", 12 * GiB, 12 * GiB, 0)), None, "hypothetical")
+TWO_GPUS = HardwareSnapshot(captured_at=0.0, host_total=64 * GiB, host_available=64 * GiB, cgroup_limit=None, gpus=(GpuInfo(
+    index=0, name="a", total=24 * GiB, free=24 * GiB, used=0,
+),
+                                                           GpuInfo(index=1, name="b", total=12 * GiB, free=12 * GiB,
+                                                                   used=0)), gpu_error=None, source="hypothetical")
 
 
 @pytest.mark.parametrize(

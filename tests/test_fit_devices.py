@@ -30,7 +30,8 @@ def spec(tmp_path_factory):
 
 def apple_machine(memsize: int, available: int, wired_limit_mb: int | None) -> HardwareSnapshot:
     gpu = apple_gpu(AppleReading(memsize, "Apple M2", True, wired_limit_mb), 0)
-    return HardwareSnapshot(0.0, memsize, available, None, (gpu,), None, "probe")
+    return HardwareSnapshot(captured_at=0.0, host_total=memsize, host_available=available, cgroup_limit=None,
+                            gpus=(gpu,), gpu_error=None, source="probe")
 
 
 @settings(max_examples=150, deadline=None)
@@ -53,9 +54,11 @@ def test_host_and_gpu_placement_on_an_apple_machine_never_exceed_the_one_pool(sp
 
 
 def test_a_discrete_gpu_leaves_the_igpu_out_and_says_so(spec):
-    dgpu = GpuInfo(0, "NVIDIA GeForce RTX 4090", 24 * GiB, 24 * GiB, 0, Vendor.NVIDIA)
-    igpu = GpuInfo(1, "Intel GPU [8086:a7a0]", 12 * GiB, 12 * GiB, None, Vendor.INTEL, GpuMemory.GTT, True)
-    machine = HardwareSnapshot(0.0, 16 * GiB, 16 * GiB, None, (dgpu, igpu), None, "probe")
+    dgpu = GpuInfo(index=0, name="NVIDIA GeForce RTX 4090", total=24 * GiB, free=24 * GiB, used=0, vendor=Vendor.NVIDIA)
+    igpu = GpuInfo(index=1, name="Intel GPU [8086:a7a0]", total=12 * GiB, free=12 * GiB, used=None, vendor=Vendor.INTEL,
+                   memory=GpuMemory.GTT, integrated=True)
+    machine = HardwareSnapshot(captured_at=0.0, host_total=16 * GiB, host_available=16 * GiB, cgroup_limit=None,
+                               gpus=(dgpu, igpu), gpu_error=None, source="probe")
     e = estimate_fit(spec, machine, FitRequest(ctx=256))
     assert [d.name for d in e.devices] == ["host", "gpu0"]
     assert any("GPU 1 (Intel GPU [8086:a7a0]) is integrated" in n for n in e.notes)
@@ -64,15 +67,21 @@ def test_a_discrete_gpu_leaves_the_igpu_out_and_says_so(spec):
 
 
 def test_a_gpu_whose_memory_is_unknown_is_named_and_not_placed_on(spec):
-    lost = GpuInfo(0, "NVIDIA GPU [10de:2684]", None, None, None, Vendor.NVIDIA, reason="memory unknown: no driver")
-    e = estimate_fit(spec, HardwareSnapshot(0.0, 16 * GiB, 16 * GiB, None, (lost,), None, "probe"), FitRequest(ctx=256))
+    lost = GpuInfo(index=0, name="NVIDIA GPU [10de:2684]", total=None, free=None, used=None, vendor=Vendor.NVIDIA,
+                   reason="memory unknown: no driver")
+    e = estimate_fit(spec, HardwareSnapshot(captured_at=0.0, host_total=16 * GiB, host_available=16 * GiB,
+                                            cgroup_limit=None, gpus=(lost,), gpu_error=None,
+                                            source="probe"), FitRequest(ctx=256))
     assert (e.verdict, e.gpu_layers, [d.name for d in e.devices]) == ("cpu_only", 0, ["host"])
     assert any("memory unknown (memory unknown: no driver)" in n and "cannot place layers" in n for n in e.notes)
 
 
 def test_a_gpu_without_published_usage_is_budgeted_at_its_total(spec):
-    arc = GpuInfo(0, "Intel GPU [8086:56a0]", 16 * GiB, None, None, Vendor.INTEL, reason="xe publishes no VRAM usage")
-    e = estimate_fit(spec, HardwareSnapshot(0.0, 16 * GiB, 16 * GiB, None, (arc,), None, "probe"), FitRequest(ctx=256))
+    arc = GpuInfo(index=0, name="Intel GPU [8086:56a0]", total=16 * GiB, free=None, used=None, vendor=Vendor.INTEL,
+                  reason="xe publishes no VRAM usage")
+    e = estimate_fit(spec, HardwareSnapshot(captured_at=0.0, host_total=16 * GiB, host_available=16 * GiB,
+                                            cgroup_limit=None, gpus=(arc,), gpu_error=None,
+                                            source="probe"), FitRequest(ctx=256))
     assert e.devices[1].available == 16 * GiB and e.verdict == "fits_gpu"
     assert any("free memory not published; its total, 16.00 GiB, is taken as free" in n for n in e.notes)
 
@@ -90,8 +99,10 @@ def test_reserves_are_editable_per_device(spec):
 def test_a_user_tensor_split_moves_layers_as_llama_cpp_does(spec):
     # 12 blocks + output = 13 slots on GPUs of 8 and 4 GiB: by free memory j/13 < 2/3 for j ≤ 8 → 9 and 4;
     # -ts 1,1: j/13 < .5 for j ≤ 6 → 7 and 6; -ts 1,3: j/13 < .25 for j ≤ 3 → 4 and 9.
-    machine = HardwareSnapshot(0.0, 64 * GiB, 64 * GiB, None, (
-        GpuInfo(0, "a", 8 * GiB, 8 * GiB, 0), GpuInfo(1, "b", 4 * GiB, 4 * GiB, 0)), None, "hypothetical")
+    machine = HardwareSnapshot(captured_at=0.0, host_total=64 * GiB, host_available=64 * GiB, cgroup_limit=None, gpus=(
+        GpuInfo(index=0, name="a", total=8 * GiB, free=8 * GiB, used=0), GpuInfo(
+            index=1, name="b", total=4 * GiB, free=4 * GiB, used=0,
+        )), gpu_error=None, source="hypothetical")
     for split, runs in ((None, [(0, 9), (9, 13)]), ((1.0, 1.0), [(0, 7), (7, 13)]), ((1.0, 3.0), [(0, 4), (4, 13)])):
         e = estimate_fit(spec, machine, FitRequest(ctx=256, tensor_split=split))
         assert [d.slots for d in e.devices[1:]] == runs

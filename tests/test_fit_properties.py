@@ -42,8 +42,9 @@ family_st = st.sampled_from(sorted(FAMILIES))
 
 
 def machine(host: int, frees: list[int]) -> HardwareSnapshot:
-    gpus = tuple(GpuInfo(i, "gpu", 256 * MiB, f, 256 * MiB - f) for i, f in enumerate(frees))
-    return HardwareSnapshot(0.0, 64 * 1024 * MiB, host, None, gpus, None, "hypothetical")
+    gpus = tuple(GpuInfo(index=i, name="gpu", total=256 * MiB, free=f, used=256 * MiB - f) for i, f in enumerate(frees))
+    return HardwareSnapshot(captured_at=0.0, host_total=64 * 1024 * MiB, host_available=host, cgroup_limit=None,
+                            gpus=gpus, gpu_error=None, source="hypothetical")
 
 
 frees_st = st.lists(st.integers(0, 64 * MiB), min_size=0, max_size=4)

@@ -32,9 +32,12 @@ def test_a_probe_without_gpus_says_so_plainly_with_the_reason():
 
 
 def test_gpus_are_listed_with_their_memory_and_partial_failures():
-    gpu = GpuInfo(1, "NVIDIA GeForce RTX 4090", 24 * GiB, 20 * GiB, 4 * GiB, Vendor.NVIDIA, bandwidth=1_008_096_000_000)
-    apu = GpuInfo(2, "AMD GPU [1002:15bf]", 15 * GiB, 14 * GiB, GiB, Vendor.AMD, GpuMemory.GTT, True)
-    lost = GpuInfo(3, "NVIDIA GPU [10de:2684]", None, None, None, Vendor.NVIDIA, reason="memory unknown: no NVML")
+    gpu = GpuInfo(index=1, name="NVIDIA GeForce RTX 4090", total=24 * GiB, free=20 * GiB, used=4 * GiB,
+                  vendor=Vendor.NVIDIA, bandwidth=1_008_096_000_000)
+    apu = GpuInfo(index=2, name="AMD GPU [1002:15bf]", total=15 * GiB, free=14 * GiB, used=GiB, vendor=Vendor.AMD,
+                  memory=GpuMemory.GTT, integrated=True)
+    lost = GpuInfo(index=3, name="NVIDIA GPU [10de:2684]", total=None, free=None, used=None, vendor=Vendor.NVIDIA,
+                   reason="memory unknown: no NVML")
     s = snapshot_from_readings(1700000000.0, 16 * GiB, 12 * GiB, gpus=[gpu, apu, lost], gpu_error="GPU 0: lost")
     text = snapshot_text(s)
     assert ("GPU 1       NVIDIA GeForce RTX 4090 (NVIDIA, dedicated VRAM): 20.00 GiB free of 24.00 GiB "

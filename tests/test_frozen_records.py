@@ -130,5 +130,5 @@ def test_a_frozen_map_reads_like_a_dict_and_never_changes():
 
 def test_the_ledger_lines_are_the_ledger_fields_and_the_total_sums_them_all():
     assert LEDGER_LINES == tuple(f.name for f in dataclasses.fields(MemLedger))
-    ledger = MemLedger(*(1 << i for i in range(len(LEDGER_LINES))))
+    ledger = MemLedger(**{name: 1 << i for i, name in enumerate(LEDGER_LINES)})
     assert ledger.total() == (1 << len(LEDGER_LINES)) - 1 and [n for n, _ in ledger.items()] == list(LEDGER_LINES)

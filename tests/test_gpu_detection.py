@@ -48,42 +48,43 @@ def readings(tree: dict) -> tuple[DrmCardReading, ...]:
 
 
 def amd_dgpu(_total, _available):
-    return (GpuInfo(0, "AMD GPU [1002:744c]", 25753026560, 25753026560 - 1147006976, 1147006976, Vendor.AMD,
-                    GpuMemory.VRAM, False, reader="sysfs"),)
+    return (GpuInfo(index=0, name="AMD GPU [1002:744c]", total=25753026560, free=25753026560 - 1147006976,
+                    used=1147006976, vendor=Vendor.AMD, memory=GpuMemory.VRAM, integrated=False, reader="sysfs"),)
 
 
 def amd_apu(_total, _available):
     # no VRAM vendor and a 512 MiB carve-out below 15 GiB of GTT: an APU, budgeted by its GTT
-    return (GpuInfo(0, "AMD GPU [1002:15bf]", 16106127360, 16106127360 - 48476160, 48476160, Vendor.AMD,
-                    GpuMemory.GTT, True, reader="sysfs"),)
+    return (GpuInfo(index=0, name="AMD GPU [1002:15bf]", total=16106127360, free=16106127360 - 48476160, used=48476160,
+                    vendor=Vendor.AMD, memory=GpuMemory.GTT, integrated=True, reader="sysfs"),)
 
 
 def intel_igpu(total, available):
     heap = total * 3 // 4 if total > 4 * GiB else total // 2
-    return (GpuInfo(0, "Intel GPU [8086:a7a0]", heap, min(heap, available), None, Vendor.INTEL, GpuMemory.GTT, True,
+    return (GpuInfo(index=0, name="Intel GPU [8086:a7a0]", total=heap, free=min(heap, available), used=None,
+                    vendor=Vendor.INTEL, memory=GpuMemory.GTT, integrated=True,
                     reason="i915 publishes no GTT usage: free is the heap, bounded by the host's available RAM",
                     reader="sysfs"),)
 
 
 def intel_arc(_total, _available):
-    return (GpuInfo(0, "Intel GPU [8086:56a0]", 16 * GiB, None, None, Vendor.INTEL,
+    return (GpuInfo(index=0, name="Intel GPU [8086:56a0]", total=16 * GiB, free=None, used=None, vendor=Vendor.INTEL,
                     reason="xe publishes no VRAM usage: free memory unknown", reader="sysfs"),)
 
 
-RX_6800_XT = GpuInfo(1, "AMD Radeon RX 6800 XT", 17163091968, 17163091968 - 463814656, 463814656, Vendor.AMD,
-                     reader="sysfs")
+RX_6800_XT = GpuInfo(index=1, name="AMD Radeon RX 6800 XT", total=17163091968, free=17163091968 - 463814656,
+                     used=463814656, vendor=Vendor.AMD, reader="sysfs")
 
 
 def mixed(_total, _available):
     name, total, free, used, _, _ = RTX_4090_NVML
     # NVML's bandwidth: 384-bit bus / 8 × 10,501 MHz × 2 = 1,008.096 GB/s
-    rtx = GpuInfo(0, name, total, free, used, Vendor.NVIDIA, bandwidth=1_008_096_000_000,
+    rtx = GpuInfo(index=0, name=name, total=total, free=free, used=used, vendor=Vendor.NVIDIA, bandwidth=1_008_096_000_000,
                   bandwidth_source="NVML: bus width × max memory clock")
     return (rtx, RX_6800_XT)
 
 
 def mixed_without_nvml(_total, _available):
-    lost = GpuInfo(0, "NVIDIA GPU [10de:2684]", None, None, None, Vendor.NVIDIA,
+    lost = GpuInfo(index=0, name="NVIDIA GPU [10de:2684]", total=None, free=None, used=None, vendor=Vendor.NVIDIA,
                    reason=f"memory unknown: {NVML_REASONS[9]}", reader="sysfs")
     return (lost, RX_6800_XT)
 
@@ -118,8 +119,9 @@ def test_the_intel_heap_is_half_of_small_machines_and_three_quarters_of_large_on
 
 
 def mac(name, total, bandwidth):
-    return GpuInfo(0, f"{name} GPU", total, None, None, Vendor.APPLE, GpuMemory.UNIFIED, True, bandwidth,
-                   f"spec sheet: {name}" if bandwidth else None, reader="sysctl")
+    return GpuInfo(index=0, name=f"{name} GPU", total=total, free=None, used=None, vendor=Vendor.APPLE,
+                   memory=GpuMemory.UNIFIED, integrated=True, bandwidth=bandwidth,
+                   bandwidth_source=f"spec sheet: {name}" if bandwidth else None, reader="sysctl")
 
 
 @pytest.mark.parametrize(
@@ -199,8 +201,9 @@ def test_amdsmi_answers_for_amd_cards_when_importable(tmp_path, monkeypatch):
     smi = FakeAmdSmi()
     s = probe_hardware(amdsmi=smi, drm_root=write_tree(tmp_path / "drm", AMD_DGPU), platform="linux",
                        cgroup_root=tmp_path / "cg", proc_self_cgroup=tmp_path / "none")
-    assert s.gpus == (GpuInfo(0, "AMD Radeon RX 7900 XTX", 25753026560, 25753026560 - 1147006976, 1147006976, Vendor.AMD,
-                              bandwidth=960 * GB_S, bandwidth_source="amdsmi: vram_max_bandwidth", reader="amdsmi"),)
+    assert s.gpus == (GpuInfo(index=0, name="AMD Radeon RX 7900 XTX", total=25753026560, free=25753026560 - 1147006976,
+                              used=1147006976, vendor=Vendor.AMD, bandwidth=960 * GB_S,
+                              bandwidth_source="amdsmi: vram_max_bandwidth", reader="amdsmi"),)
     assert smi.calls == ["init", "shut_down"]
 
 

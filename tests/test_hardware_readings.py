@@ -133,7 +133,8 @@ def test_an_unlisted_nvml_error_keeps_its_code_and_escaped_text():
 def test_nvml_device_answers_become_gpu_records():
     # recorded: nvidia-ml-py 11 returned bytes names; H100 80GB HBM3 memory info
     gpu = gpu_from_nvml(0, b"NVIDIA H100 80GB HBM3", 85520809984, 84658683904, 862126080)
-    assert gpu == GpuInfo(0, "NVIDIA H100 80GB HBM3", 85520809984, 84658683904, 862126080, Vendor.NVIDIA)
+    assert gpu == GpuInfo(index=0, name="NVIDIA H100 80GB HBM3", total=85520809984, free=84658683904, used=862126080,
+                          vendor=Vendor.NVIDIA)
     assert gpu_from_nvml(1, "GPU", 100, 150, 0).free == 100  # a driver reporting free > total is clamped
 
 
@@ -183,11 +184,15 @@ def test_what_if_replaces_only_the_figures_given():
 
 def test_records_refuse_inconsistent_figures():
     with pytest.raises(ValueError):
-        GpuInfo(0, "x", 10, 11, 0)
+        GpuInfo(index=0, name="x", total=10, free=11, used=0)
     with pytest.raises(ValueError):
-        GpuInfo(0, "x", None, None, None, bandwidth=-1)
-    assert GpuInfo(0, "x", None, None, None).budget is None and GpuInfo(0, "x", 8, None, None).budget == 8
+        GpuInfo(index=0, name="x", total=None, free=None, used=None, bandwidth=-1)
+    assert GpuInfo(index=0, name="x", total=None, free=None, used=None).budget is None and GpuInfo(
+        index=0, name="x", total=8, free=None, used=None,
+    ).budget == 8
     with pytest.raises(ValueError):
-        HardwareSnapshot(0.0, 10, 11, None, (), None, "probe")
+        HardwareSnapshot(captured_at=0.0, host_total=10, host_available=11, cgroup_limit=None, gpus=(), gpu_error=None,
+                         source="probe")
     with pytest.raises(ValueError):
-        HardwareSnapshot(0.0, 10, 5, None, (), None, "guess")
+        HardwareSnapshot(captured_at=0.0, host_total=10, host_available=5, cgroup_limit=None, gpus=(), gpu_error=None,
+                         source="guess")

@@ -254,7 +254,8 @@ def test_fifos_and_hostile_records_in_the_store_are_skipped(tmp_path):
     make_fifo(folder / "20250101-000000-imported.json")
     (folder / "escape.log").write_text("not a log")
     for i, log_name in enumerate(["../../../../etc/passwd", "/etc/passwd", "..", "pipe.log"]):
-        record = record_to_json(EvidenceRecord(key, str(model), Origin.IMPORTED, 1.0, "x.log", "test"))
+        record = record_to_json(EvidenceRecord(model_key=key, model_path=str(model), origin=Origin.IMPORTED,
+                                               recorded_at=1.0, log_name="x.log", source="test"))
         (folder / f"hostile-{i}.json").write_text(json.dumps({**record, "log_name": log_name}))
     make_fifo(folder / "pipe.log")
     assert store.records(key) == ()
@@ -309,7 +310,8 @@ def test_a_record_with_a_number_it_cannot_hold_is_skipped(tmp_path, key, raw):
     folder.mkdir(parents=True)
     (folder / "run.log").write_text("llama_model_loader: loaded meta data with 1 key-value pairs and 1 tensors from m "
                                     "(version GGUF V3 (latest))\n")
-    record = record_to_json(EvidenceRecord(key_, str(model), Origin.IMPORTED, 1.0, "run.log", "test"))
+    record = record_to_json(EvidenceRecord(model_key=key_, model_path=str(model), origin=Origin.IMPORTED,
+                                           recorded_at=1.0, log_name="run.log", source="test"))
     text = json.dumps(record).replace(f'"{key}": ', f'"{key}": {raw}, "was": ', 1)
     (folder / "run.json").write_text(text)
     assert store.records(key_) == ()
@@ -321,7 +323,8 @@ def test_a_record_naming_a_log_too_long_for_a_file_system_is_skipped(tmp_path):
     store = EvidenceStore(tmp_path / "data")
     folder = store.root / ("a" * 64)
     folder.mkdir(parents=True)
-    record = record_to_json(EvidenceRecord("a" * 64, "/m.gguf", Origin.IMPORTED, 1.0, "x.log", "test"))
+    record = record_to_json(EvidenceRecord(model_key="a" * 64, model_path="/m.gguf", origin=Origin.IMPORTED,
+                                           recorded_at=1.0, log_name="x.log", source="test"))
     (folder / "r.json").write_text(json.dumps({**record, "log_name": "é" * 200}))
     assert store.records("a" * 64) == ()
 

@@ -59,9 +59,11 @@ ROWS = 20_000
 
 
 def _entries(n: int) -> list[LibraryEntry[Assessment]]:
-    judged = Assessment(32, "cpu_only", 0, 4096, 4096, "feasible", 4096, 32, None)
-    return [LibraryEntry(StoreKind.USER, f"model-{i:06d}.gguf", f"/m/{i}.gguf", 1, (i * 7919) % 100_003, None,
-                         "llama", "Q4_K_M", 8_000_000_000, judged) for i in range(n)]
+    judged = Assessment(n_layer=32, fit_verdict="cpu_only", gpu_layers=0, fit_ctx=4096, max_ctx=4096,
+                        plan_outcome="feasible", plan_ctx=4096, pinned=32, error=None)
+    return [LibraryEntry(kind=StoreKind.USER, name=f"model-{i:06d}.gguf", path=f"/m/{i}.gguf", shards=1,
+                         size_bytes=(i * 7919) % 100_003, error=None, architecture="llama", file_type="Q4_K_M",
+                         n_params=8_000_000_000, assessment=judged) for i in range(n)]
 
 
 def test_a_library_of_many_rows_asks_qt_for_the_rows_it_paints_only(qtbot, monkeypatch):

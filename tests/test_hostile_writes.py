@@ -24,7 +24,8 @@ SAVES = 25
 
 
 def _record(at: float = 1_700_000_000.0) -> EvidenceRecord:
-    return EvidenceRecord(KEY, "/models/m.gguf", Origin.IMPORTED, at, "pending", "test")
+    return EvidenceRecord(model_key=KEY, model_path="/models/m.gguf", origin=Origin.IMPORTED, recorded_at=at,
+                          log_name="pending", source="test")
 
 
 def _in_processes(target, args_per_process) -> None:

@@ -84,7 +84,8 @@ def test_three_claims_in_order_and_never_merged(spec):
 
 
 def probed(captured_at: float = 1000.0, gpus: tuple[GpuInfo, ...] = (), error: str | None = None):
-    return HardwareSnapshot(captured_at, 64 * GIB, 32 * GIB, None, gpus, error, "probe")
+    return HardwareSnapshot(captured_at=captured_at, host_total=64 * GIB, host_available=32 * GIB, cgroup_limit=None,
+                            gpus=gpus, gpu_error=error, source="probe")
 
 
 @pytest.mark.parametrize("now, text", [
@@ -95,7 +96,7 @@ def test_snapshot_age(now, text):
     assert snapshot_when(probed(), now) == text
 
 
-GPU = GpuInfo(0, "RTX", 24 * GIB, 20 * GIB, 4 * GIB)
+GPU = GpuInfo(index=0, name="RTX", total=24 * GIB, free=20 * GIB, used=4 * GIB)
 
 
 @pytest.mark.parametrize("snapshot, text", [

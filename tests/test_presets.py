@@ -60,9 +60,11 @@ def test_machine_presets_follow_their_machines_rules():
 
 
 def test_detected_gpus_take_the_spec_sheet_bandwidth_by_the_name_their_driver_reports():
-    found = spec_bandwidth(GpuInfo(0, "NVIDIA GeForce RTX 3060", 12 * GiB, 12 * GiB, 0, Vendor.NVIDIA))
+    found = spec_bandwidth(GpuInfo(index=0, name="NVIDIA GeForce RTX 3060", total=12 * GiB, free=12 * GiB, used=0,
+                                   vendor=Vendor.NVIDIA))
     assert found.bandwidth == 360 * GB_S and found.bandwidth_source.startswith("spec sheet: https://www.nvidia.com")
-    measured = GpuInfo(0, "NVIDIA GeForce RTX 3060", 12 * GiB, 12 * GiB, 0, Vendor.NVIDIA, bandwidth=1)
+    measured = GpuInfo(index=0, name="NVIDIA GeForce RTX 3060", total=12 * GiB, free=12 * GiB, used=0,
+                       vendor=Vendor.NVIDIA, bandwidth=1)
     assert spec_bandwidth(measured) is measured  # the driver's figure wins
-    unknown = GpuInfo(0, "AMD GPU [1002:744c]", 24 * GiB, 24 * GiB, 0, Vendor.AMD)
+    unknown = GpuInfo(index=0, name="AMD GPU [1002:744c]", total=24 * GiB, free=24 * GiB, used=0, vendor=Vendor.AMD)
     assert spec_bandwidth(unknown).bandwidth is None

@@ -82,9 +82,9 @@ def test_largest_ctx_placed_again_at_each_ctx_is_the_largest_admitted_ctx(model)
     256-cell step of a small model on a tight machine."""
     spec = model(ArchDesc(n_layer=4, n_embd=256, n_ff=512, n_head=8, n_head_kv=8, n_vocab=512, context_length=8192))
     tight = machine(6.0 + 24 / 1024)   # 24 MiB above the host reserve
-    base = FitRequest(None, None)
+    base = FitRequest(ctx=None, gpu_layers=None)
     walked = max((c for c in range(256, 8193, 256)
-                  if estimate_fit(spec, tight, FitRequest(c)).verdict.admitted), default=None)
+                  if estimate_fit(spec, tight, FitRequest(ctx=c)).verdict.admitted), default=None)
     assert walked is not None and walked < 8192
     assert largest_fitting_ctx(spec, tight, base, None, 8192) == walked
     assert largest_fitting_ctx(spec, machine(4), base, None, 8192) is None

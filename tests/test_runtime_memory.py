@@ -152,10 +152,11 @@ def test_repack_rules(type_name, rows, features, expected):
     from gguf.constants import GGMLQuantizationType
 
     from gguf_budget.core.model.spec import ModelTensor
-    t = ModelTensor("blk.0.ffn_down.weight", (256, rows), GGMLQuantizationType[type_name], 0, 256 * rows, 0, "ffn", 0)
+    t = ModelTensor(name="blk.0.ffn_down.weight", shape=(256, rows), ggml_type=GGMLQuantizationType[type_name],
+                    nbytes=0, n_elements=256 * rows, shard=0, role="ffn", layer=0)
     assert repacked(t, frozenset(features)) is expected
-    embd = ModelTensor("token_embd.weight", (256, rows), GGMLQuantizationType[type_name], 0, 256 * rows, 0,
-                       "token_embd", None)
+    embd = ModelTensor(name="token_embd.weight", shape=(256, rows), ggml_type=GGMLQuantizationType[type_name], nbytes=0,
+                       n_elements=256 * rows, shard=0, role="token_embd", layer=None)
     assert not repacked(embd, frozenset(features))  # row lookups, never a matrix multiply
 
 

@@ -74,8 +74,10 @@ def test_the_compare_line_says_what_the_plan_decided(model):
 
 
 def test_the_sweep_hover_and_status_lines():
-    rows = (SweepRow(MiB, False, 128, 0, True, 1, 25 * MiB, ring_planned=1),
-            SweepRow(64 * MiB, True, 2048, 2, False, 2, 26 * MiB, ring_planned=0))
+    rows = (SweepRow(budget=MiB, feasible=False, ctx=128, n_pinned=0, stream_lm_head=True, n_buffers=1, total=25 * MiB,
+                     ring_planned=1),
+            SweepRow(budget=64 * MiB, feasible=True, ctx=2048, n_pinned=2, stream_lm_head=False, n_buffers=2,
+                     total=26 * MiB, ring_planned=0))
     result = SweepResult(rows, first_feasible=64 * MiB, all_pinned=None, n_layer=2, ctx_cap=2048)
     assert row_text(rows[0], 2) == ("budget 1.00 MiB: impossible (minimum configuration); ctx 128; 0/2 pinned; "
                                     "peak 25.00 MiB (26,214,400 B)")

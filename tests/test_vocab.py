@@ -75,10 +75,12 @@ def test_a_snapshot_says_where_its_figures_come_from_in_a_word():
     from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource, hypothetical_machine
 
     assert hypothetical_machine(1 << 30).source is SnapshotSource.HYPOTHETICAL
-    typed = HardwareSnapshot(0.0, 1 << 30, 1 << 30, None, (), None, "probe")
+    typed = HardwareSnapshot(captured_at=0.0, host_total=1 << 30, host_available=1 << 30, cgroup_limit=None, gpus=(),
+                             gpu_error=None, source="probe")
     assert typed.source is SnapshotSource.PROBE and f"{typed.source}" == "probe"
     with pytest.raises(RequestError, match="probe, hypothetical"):
-        HardwareSnapshot(0.0, 1 << 30, 1 << 30, None, (), None, "guess")
+        HardwareSnapshot(captured_at=0.0, host_total=1 << 30, host_available=1 << 30, cgroup_limit=None, gpus=(),
+                         gpu_error=None, source="guess")
 
 
 def test_a_small_file_kind_keeps_its_words_and_its_cap():

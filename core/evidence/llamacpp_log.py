@@ -197,12 +197,14 @@ class _Reader:
     def cache(self, m: re.Match[str]) -> None:
         ld = self.load
         parts = tuple(CachePart(*p) for p in _CACHE_PART.findall(m["parts"]))
-        ld.caches.append(CacheLine(m["mib"], int(m["cells"]), int(m["layers"]), m["seqs"], parts, ld.next_window))
+        ld.caches.append(CacheLine(mib=m["mib"], cells=int(m["cells"]), layers=int(m["layers"]), seqs=m["seqs"],
+                                   parts=parts, window=ld.next_window))
         ld.next_window = None
 
     def old_cache(self, m: re.Match[str]) -> None:
         parts = tuple(CachePart(*p) for p in _CACHE_PART.findall(m["parts"]))
-        self.load.caches.append(CacheLine(m["mib"], self.load.old_cells, None, None, parts, self_size_line=True))
+        self.load.caches.append(CacheLine(mib=m["mib"], cells=self.load.old_cells, layers=None, seqs=None, parts=parts,
+                                          self_size_line=True))
 
     def setting(self, m: re.Match[str]) -> None:
         key = SETTING_ALIASES.get(m["key"], m["key"])
@@ -291,10 +293,12 @@ def _breakdown_row(name: str, cells: str) -> BreakdownRow | None:
     description = desc.removesuffix(")") or None
     if len(nums) == 7:
         total, free, self_mib, model, context, compute, unaccounted = nums
-        return BreakdownRow(device, description, total, free, self_mib, model, context, compute, unaccounted)
+        return BreakdownRow(name=device, description=description, total=total, free=free, self_mib=self_mib,
+                            model=model, context=context, compute=compute, unaccounted=unaccounted)
     if len(nums) == 4:
         self_mib, model, context, compute = nums
-        return BreakdownRow(device, description, None, None, self_mib, model, context, compute, None)
+        return BreakdownRow(name=device, description=description, total=None, free=None, self_mib=self_mib, model=model,
+                            context=context, compute=compute, unaccounted=None)
     return None
 
 

@@ -97,7 +97,7 @@ class CachePart:
         return f"{self.name} ({self.type_name}): {self.mib} MiB"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CacheLine:
     """A `llama_kv_cache: size = …` line (or the older `KV self size = …`).
 
@@ -128,7 +128,7 @@ class CacheLine:
         return f"size = {self.mib} MiB ({self.cells} cells, {self.layers} layers, {self.seqs}), {parts}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BreakdownRow:
     """One row of `common_memory_breakdown_print` / `llama_memory_breakdown_print`, in MiB."""
 
@@ -143,7 +143,7 @@ class BreakdownRow:
     unaccounted: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ContextSettings:
     """What the context was built with, as llama.cpp printed it (None when not printed)."""
 
@@ -159,7 +159,7 @@ class ContextSettings:
     type_v: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelFacts:
     """What the loader said about the file: enough to match a log to a model."""
 
@@ -176,7 +176,7 @@ class ModelFacts:
     type_counts: tuple[tuple[str, int], ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LoadRecord:
     """One model load and the context built on it."""
 
@@ -228,7 +228,7 @@ class EvalSpeed:
     tokens_per_second: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LlamaCppLog:
     """Everything read from one log; `run` is the load that really allocated memory."""
 

@@ -38,7 +38,7 @@ I64 = 8
 ROT_MIN = 64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GraphSettings:
     """What shapes the reserved graph: tokens per ubatch, outputs kept, attention kind, cache cells."""
 
@@ -51,7 +51,7 @@ class GraphSettings:
     rot_v: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BlockShape:
     """One block's sizes (elements per token) and the features its tensors show."""
 
@@ -156,14 +156,15 @@ class _Builder:
             is_input: bool = False, is_output: bool = False) -> str:
         self.count += 1
         name = f"n{self.count}"
-        self.nodes.append(Node(name, nbytes, tuple(srcs), inplace, view_of, is_input, is_output))
+        self.nodes.append(Node(name=name, nbytes=nbytes, srcs=tuple(srcs), inplace=inplace, view_of=view_of,
+                               is_input=is_input, is_output=is_output))
         return name
 
     def view(self, of: str) -> str:
         return self.add(0, of, view_of=of)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Inputs:
     pos: str
     masks: dict[bool, str]
@@ -187,7 +188,8 @@ def _inputs(b: _Builder, s: GraphSettings, n_embd: int, v_row: int, has_swa: boo
     out_ids = b.add(I32 * s.outputs, is_input=True)
     rot_k = b.add(F32 * s.rot_k * s.rot_k, is_input=True) if s.rot_k else None
     rot_v = b.add(F32 * s.rot_v * s.rot_v, is_input=True) if s.rot_v else None
-    return _Inputs(pos, masks, idxs, out_ids, rot_k, rot_v, b.add(F32 * n_embd * T, tokens))
+    return _Inputs(pos=pos, masks=masks, idxs=idxs, out_ids=out_ids, rot_k=rot_k, rot_v=rot_v,
+                   embd=b.add(F32 * n_embd * T, tokens))
 
 
 def compute_nodes(model: ModelSpec, s: GraphSettings) -> list[Node]:

@@ -93,12 +93,13 @@ def device_loads(snapshot: HardwareSnapshot, setup: GpuSetup, host_reserve: int,
     held = setup.held or (0,) * len(setup.gpus)
     for gpu, budget, reserve, run, h in zip(setup.gpus, setup.budgets, setup.reserves, p.runs, held, strict=True):
         w, kv = slots.load(*run)
-        gpus.append(DeviceLoad(f"gpu{gpu.index}", gpu.label, budget, reserve, w, kv, slots=run, server=h))
+        gpus.append(DeviceLoad(name=f"gpu{gpu.index}", label=gpu.label, available=budget, reserve=reserve, weights=w,
+                               kv=kv, slots=run, server=h))
     pooled = [d for d, g in zip(gpus, setup.gpus, strict=True) if g.shares_host_memory]
     shared = sum(d.weights + (d.kv or 0) + d.server for d in pooled)
     label = "host RAM (one pool with " + ", ".join(d.name for d in pooled) + ")" if pooled else "host RAM"
-    host = DeviceLoad("host", label, snapshot.host_available, host_reserve, host_weights, host_kv, shared,
-                      server=host_held)
+    host = DeviceLoad(name="host", label=label, available=snapshot.host_available, reserve=host_reserve,
+                      weights=host_weights, kv=host_kv, shared=shared, server=host_held)
     return (host, *gpus)
 
 

@@ -64,7 +64,7 @@ from gguf_budget.core.model.spec import LayerKind, ModelSpec
 __all__ = ["estimate_fit"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Judgement:
     """Everything the verdict rests on: what `fit_verdict` needs, and what `estimate_fit` reports beside it."""
 
@@ -102,7 +102,9 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     server, devices = finish_server(model, extras, devices, request.kv_type, engine, kv.engine)
     unknowns = fit_unknowns(model, snapshot, ctx) + server_unknowns(model, ctx, server)
     verdict = verdict_of(devices, placement, bool(unknowns))
-    return _Judgement(ctx, table, slots, setup, auto, placement, kv, weights, devices, unknowns, verdict, engine, server)
+    return _Judgement(ctx=ctx, table=table, slots=slots, setup=setup, auto=auto, placement=placement, kv=kv,
+                      weights=weights, devices=devices, unknowns=unknowns, verdict=verdict, engine=engine,
+                      server=server)
 
 
 def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitVerdict:

@@ -22,7 +22,7 @@ ALIGNMENT = 32
 END = 1 << 62
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Node:
     """One tensor of the graph: `nbytes` of memory, the names it reads, how it may be placed."""
 

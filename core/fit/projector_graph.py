@@ -33,7 +33,7 @@ F16 = 2
 I32 = 4
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class VitShape:
     """What sizes the projector's graph for one image: widths, heads, blocks, the image's patches."""
 
@@ -66,7 +66,7 @@ class _Nodes:
     def add(self, nbytes: int, *srcs: str, inplace: bool = False, view_of: str | None = None,
             is_input: bool = False) -> str:
         name = f"p{len(self.nodes)}"
-        self.nodes.append(Node(name, nbytes, tuple(srcs), inplace, view_of, is_input))
+        self.nodes.append(Node(name=name, nbytes=nbytes, srcs=tuple(srcs), inplace=inplace, view_of=view_of, is_input=is_input))
         return name
 
     def view(self, of: str) -> str:

@@ -118,9 +118,9 @@ def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSetting
     full = layout.ctx_seq(ctx)
     tokens = layout.reserve_tokens(ctx, s.ubatch)
     quantized = kv_type in QUANTIZED_KV
-    return GraphSettings(tokens, min(reserved_outputs(s), tokens), flash_attn(s), full,
-                         _swa_cells(model, ctx, layout, s), k_rotation(model.head_dim_k, quantized),
-                         v_rotation(model.head_dim_v, quantized))
+    return GraphSettings(ubatch=tokens, outputs=min(reserved_outputs(s), tokens), flash_attn=flash_attn(s), full_cells=full,
+                         swa_cells=_swa_cells(model, ctx, layout, s), rot_k=k_rotation(model.head_dim_k, quantized),
+                         rot_v=v_rotation(model.head_dim_v, quantized))
 
 
 def _spanned(cells: int, tokens: int) -> int:
@@ -142,7 +142,7 @@ def process_bytes(model: ModelSpec, runtime: Runtime) -> int:
     return PROFILES[runtime].process + PROCESS_PER_TOKEN * (model.n_vocab or 0)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Run:
     """What the resident figures of one workload need beside the workload itself."""
 
@@ -167,8 +167,8 @@ def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
 
 def _touched_compute(run: _Run, rows: int, tokens: int) -> int:
     base = graph_settings(run.model, run.ctx, run.kv_type, run.settings)
-    g = GraphSettings(rows, 1, base.flash_attn, _spanned(base.full_cells, tokens), _spanned(base.swa_cells, tokens),
-                      base.rot_k, base.rot_v)
+    g = GraphSettings(ubatch=rows, outputs=1, flash_attn=base.flash_attn, full_cells=_spanned(base.full_cells, tokens),
+                      swa_cells=_spanned(base.swa_cells, tokens), rot_k=base.rot_k, rot_v=base.rot_v)
     whole, inputs = compute_buffer(run.model, g)
     return inputs if run.on_gpu else whole
 
@@ -210,11 +210,13 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     )]
     for i, d in enumerate(gpus, start=1):
         gpu_compute = (whole if on_gpu and i == on_gpu[0] else 0) if whole is not None else None
-        out.append(DeviceMemory(d.name, 0, d.weights, 0, d.kv, 0, gpu_compute))
+        out.append(DeviceMemory(name=d.name, mapped_weights=0, loaded_weights=d.weights, repack=0, kv=d.kv, output=0,
+                                compute=gpu_compute))
     short = full = None
     if ctx and out[0].kv is not None and out[0].compute is not None:
-        run = _Run(model, ctx, KVType(kv_type), settings, out[0], host_blocks, frozenset(repack.tensors), bool(on_gpu))
+        run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), settings=settings, host=out[0],
+                   host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu))
         short, full = resident(run, settings.short), resident(run, Workload(prompt=ctx))
-    return RuntimeMemory(settings, tuple(out), repack.tensors, features, approximate_graph(model) or bool(on_gpu),
-                         short, full)
+    return RuntimeMemory(settings=settings, devices=tuple(out), repacked_tensors=repack.tensors, cpu_features=features,
+                         compute_approximate=approximate_graph(model) or bool(on_gpu), short=short, full=full)
 

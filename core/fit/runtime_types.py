@@ -50,7 +50,7 @@ class Workload:
 SHORT_WORKLOAD = Workload(prompt=32, generated=32)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EngineSettings:
     """How llama.cpp runs, beyond ctx, GPU layers and cache type (defaults: llama-server of the pinned revision).
 
@@ -86,7 +86,7 @@ class EngineSettings:
         object.__setattr__(self, "runtime", Runtime(self.runtime))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DeviceMemory:
     """What llama.cpp reserves on one device, by kind (the buffers its log prints); None where a fact is missing."""
 
@@ -141,7 +141,7 @@ class Resident:
         return self.anonymous + self.mapped_weights
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RuntimeMemory:
     """The itemized prediction: one `DeviceMemory` per device (host first), the host's resident band, how it was made."""
 

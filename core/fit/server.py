@@ -54,7 +54,7 @@ def server_engine(engine: EngineSettings, settings: ServerSettings) -> tuple[Slo
     return layout, replace(engine, n_seq=layout.n_seq, kv_unified=layout.unified, outputs=outputs)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServerExtras:
     """Rule 2's first step: the projector and the draft placed, the checkpoints priced; the cache not yet."""
 
@@ -133,7 +133,8 @@ def server_extras(model: ModelSpec, setup: GpuSetup, settings: ServerSettings, c
     host = (projector.total if projector is not None and projector.device == HOST else 0) + (every or 0)
     host_draft = draft.on(HOST) if draft is not None else 0
     host_held = None if every is None or host_draft is None else host + host_draft
-    return ServerExtras(settings, layout, ctx, projector, draft, one, every, tuple(gpu_held), host_held)
+    return ServerExtras(settings=settings, layout=layout, ctx=ctx, projector=projector, draft=draft, checkpoint=one,
+                        checkpoints=every, gpu_held=tuple(gpu_held), host_held=host_held)
 
 
 def _one_context(model: ModelSpec, x: ServerExtras, kv_type: KVType, engine: EngineSettings,

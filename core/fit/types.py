@@ -60,7 +60,7 @@ class Reserves:
         return self.gpu if first else 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FitRequest:
     """ctx None = the model's context length; gpu_layers None = the most that fit (auto);
     tensor_split None = llama.cpp's default split by free memory, else `-ts` shares per GPU;
@@ -99,7 +99,7 @@ class WeightSplit:
     host_exact: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class KVEstimate:
     """The FP16 lower bound (attention layers only, unpadded) beside llama.cpp's allocation."""
 
@@ -116,7 +116,7 @@ class KVEstimate:
     host: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DeviceLoad:
     """One memory pool: what it has, what is kept back, and what the placement puts on it.
 
@@ -154,7 +154,7 @@ def shortfalls(devices: tuple[DeviceLoad, ...]) -> dict[str, int]:
     return {d.name: d.shortfall for d in devices if d.shortfall}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Strategy:
     """An alternative placement shown beside the default (MoE: routed experts in host RAM)."""
 
@@ -184,7 +184,7 @@ class Claims:
     runtime_evidence: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FitEstimate:
     """Everything `fit --json` shows, for one model, snapshot and request."""
 

@@ -150,7 +150,7 @@ class TensorInfo:
         return n
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GGUFHeader:
     """Everything before the data section of one GGUF file."""
 
@@ -509,8 +509,8 @@ def _parse(cur: _Cursor, path: str, keep_max: int) -> GGUFHeader:
     _check_layout(entries)
     tensors = tuple(t for _, t in entries)
     data_offset = -(-cur.offset // alignment) * alignment
-    return GGUFHeader(path, version, FrozenMap(metadata), tensors, alignment, data_offset, cur.size,
-                      FrozenMap(key_offsets))
+    return GGUFHeader(path=path, version=version, metadata=FrozenMap(metadata), tensors=tensors, alignment=alignment,
+                      data_offset=data_offset, file_bytes=cur.size, key_offsets=FrozenMap(key_offsets))
 
 
 def _bounded_count(cur: _Cursor, what: str, min_item_bytes: int, limit: int) -> int:

@@ -40,7 +40,7 @@ class LibrarySettings:
     reserves: Reserves = Reserves()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Assessment:
     """What the library shows of one model (Rules 1–3)."""
 
@@ -70,10 +70,12 @@ def assess(spec: ModelSpec, settings: LibrarySettings) -> Assessment:
         max_ctx = largest_ctx(spec, settings.machine, choice)
         plan = plan_memory(spec, BudgetRequest(budget=settings.budget, ctx_cap=settings.ctx_cap))
     except BudgetError as e:
-        return Assessment(spec.n_layer, None, None, None, None, None, None, None, str(e))
+        return Assessment(n_layer=spec.n_layer, fit_verdict=None, gpu_layers=None, fit_ctx=None, max_ctx=None,
+                          plan_outcome=None, plan_ctx=None, pinned=None, error=str(e))
     fit = choice.fit
-    return Assessment(spec.n_layer, fit.verdict.value, fit.gpu_layers, choice.ctx, max_ctx, plan.outcome.value,
-                      plan.ctx, plan.n_pinned, None)
+    return Assessment(n_layer=spec.n_layer, fit_verdict=fit.verdict.value, gpu_layers=fit.gpu_layers,
+                      fit_ctx=choice.ctx, max_ctx=max_ctx, plan_outcome=plan.outcome.value, plan_ctx=plan.ctx,
+                      pinned=plan.n_pinned, error=None)
 
 
 def assessment_key(settings: LibrarySettings) -> str:

@@ -70,7 +70,7 @@ class Candidate:
     """Its real path when the walk knows it (else it is resolved when needed)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LibraryEntry(Generic[A]):
     """One model of the library: where it is, what its header says, and the caller's judgement."""
 
@@ -223,16 +223,19 @@ def _judged(indexed: IndexedFile[Any], assess: Callable[[ModelSpec], A],
 
 
 def _entry(candidate: Candidate, indexed: IndexedFile[Any]) -> LibraryEntry[A]:
-    return LibraryEntry(candidate.kind, candidate.name, str(candidate.path), indexed.shards, indexed.size_bytes,
-                        indexed.error, indexed.architecture, indexed.file_type, indexed.n_params, indexed.assessment)
+    return LibraryEntry(kind=candidate.kind, name=candidate.name, path=str(candidate.path), shards=indexed.shards,
+                        size_bytes=indexed.size_bytes, error=indexed.error, architecture=indexed.architecture,
+                        file_type=indexed.file_type, n_params=indexed.n_params, assessment=indexed.assessment)
 
 
 def _unreadable(candidate: Candidate, shards: list[Path]) -> LibraryEntry[A]:
     """Rule 2: a candidate whose problem is known before any read (a broken link, not a regular file)."""
     if candidate.problem is not None:
-        return LibraryEntry(candidate.kind, candidate.name, str(candidate.path), 1, None, candidate.problem)
+        return LibraryEntry(kind=candidate.kind, name=candidate.name, path=str(candidate.path), shards=1,
+                            size_bytes=None, error=candidate.problem)
     problem = f"{safe_text(candidate.path.name)}: not a regular file (a FIFO, a device or a folder)"
-    return LibraryEntry(candidate.kind, candidate.name, str(candidate.path), len(shards), _size(shards), problem)
+    return LibraryEntry(kind=candidate.kind, name=candidate.name, path=str(candidate.path), shards=len(shards),
+                        size_bytes=_size(shards), error=problem)
 
 
 class _WalkLimit(Exception):

@@ -78,6 +78,7 @@ def apple_gpu(reading: AppleReading, index: int) -> GpuInfo | None:
     limit = metal_working_set(reading.memsize, reading.wired_limit_mb)
     how = (f"iogpu.wired_limit_mb = {reading.wired_limit_mb}" if reading.wired_limit_mb
            else f"macOS default, {'⅔' if reading.memsize <= SMALL_MAC else '¾'} of RAM")
-    return GpuInfo(index, f"{reading.chip or 'Apple Silicon'} GPU", limit, None, None, Vendor.APPLE, GpuMemory.UNIFIED,
-                   True, reason=f"Metal working-set limit ({how}); Metal's current allocation is not readable, "
-                                "so free memory is unknown", reader="sysctl")
+    return GpuInfo(index=index, name=f"{reading.chip or 'Apple Silicon'} GPU", total=limit, free=None, used=None,
+                   vendor=Vendor.APPLE, memory=GpuMemory.UNIFIED, integrated=True,
+                   reason=f"Metal working-set limit ({how}); Metal's current allocation is not readable, "
+                          "so free memory is unknown", reader="sysctl")

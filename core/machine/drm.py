@@ -99,7 +99,8 @@ def _amd(r: DrmCardReading, index: int, name: str) -> GpuInfo:
     total, used = r.number(total_file), r.number(used_file)
     memory = GpuMemory.GTT if apu else GpuMemory.VRAM
     source = f"{r.reader}: vram_max_bandwidth" if r.bandwidth else None
-    return GpuInfo(index, name, total, _free(total, used), used, Vendor.AMD, memory, apu, r.bandwidth, source,
+    return GpuInfo(index=index, name=name, total=total, free=_free(total, used), used=used, vendor=Vendor.AMD,
+                   memory=memory, integrated=apu, bandwidth=r.bandwidth, bandwidth_source=source,
                    reason=_missing(r, (total_file, used_file)), reader=r.reader)
 
 
@@ -112,9 +113,11 @@ def _intel(r: DrmCardReading, index: int, name: str, host_total: int, host_avail
     local = next((v for v in (r.number(n) for n in LOCAL_MEMORY) if v), None)
     if local is not None:
         why = f"{r.driver or 'the Intel driver'} publishes no VRAM usage: free memory unknown"
-        return GpuInfo(index, name, local, None, None, Vendor.INTEL, reason=why, reader=r.reader)
+        return GpuInfo(index=index, name=name, total=local, free=None, used=None, vendor=Vendor.INTEL, reason=why,
+                       reader=r.reader)
     heap = anv_heap(host_total)
-    return GpuInfo(index, name, heap, min(heap, host_available), None, Vendor.INTEL, GpuMemory.GTT, True,
+    return GpuInfo(index=index, name=name, total=heap, free=min(heap, host_available), used=None, vendor=Vendor.INTEL,
+                   memory=GpuMemory.GTT, integrated=True,
                    reason=f"{r.driver or 'the Intel driver'} publishes no GTT usage: free is the heap, "
                           "bounded by the host's available RAM",
                    reader=r.reader)
@@ -143,6 +146,6 @@ def gpus_from_drm(
         elif vendor == Vendor.INTEL:
             out.append(_intel(r, index, name, host_total, host_available))
         else:
-            out.append(GpuInfo(index, name, None, None, None, vendor,
+            out.append(GpuInfo(index=index, name=name, total=None, free=None, used=None, vendor=vendor,
                                reason=f"memory unknown: {nvml_reason or 'NVML did not answer'}", reader=r.reader))
     return tuple(out)

@@ -51,7 +51,7 @@ MEMORY_WORDS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GpuInfo:
     """One GPU (bytes; bandwidth in bytes per second)."""
 

@@ -35,7 +35,7 @@ APPLE_M3_ULTRA = "https://www.apple.com/newsroom/2025/03/apple-reveals-m3-ultra-
 APPLE_M4 = "https://www.apple.com/newsroom/2024/10/apple-introduces-m4-pro-and-m4-max/"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Preset:
     """One row: a GPU (`unified` False) or a whole unified-memory machine (True); `carve_out` is the
     part of a machine's RAM set aside as the GPU's own memory (not host RAM)."""
@@ -67,11 +67,12 @@ class Preset:
 
 
 def _gpu(name: str, vendor: Vendor, gib: int, gb_s: float, source: str, *reported: str) -> Preset:
-    return Preset(name, vendor, gib * GiB, int(gb_s * GB_S), False, source, reported)
+    return Preset(name=name, vendor=vendor, memory=gib * GiB, bandwidth=int(gb_s * GB_S), unified=False, source=source,
+                  reported_as=reported)
 
 
 def _mac(name: str, gib: int, gb_s: float, source: str) -> Preset:
-    return Preset(name, Vendor.APPLE, gib * GiB, int(gb_s * GB_S), True, source)
+    return Preset(name=name, vendor=Vendor.APPLE, memory=gib * GiB, bandwidth=int(gb_s * GB_S), unified=True, source=source)
 
 
 PRESETS: tuple[Preset, ...] = (
@@ -99,8 +100,8 @@ PRESETS: tuple[Preset, ...] = (
     _mac("M3 Ultra 512GB", 512, 819, APPLE_M3_ULTRA),
     _mac("M4 Pro 64GB", 64, 273, APPLE_M4),
     _mac("M4 Max 128GB", 128, 546, APPLE_M4),
-    Preset("Ryzen AI Max+ 395 128GB", Vendor.AMD, 128 * GiB, 256 * GB_S, True,
-           "https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-plus-395.html "
+    Preset(name="Ryzen AI Max+ 395 128GB", vendor=Vendor.AMD, memory=128 * GiB, bandwidth=256 * GB_S, unified=True,
+           source="https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-plus-395.html "
            "(LPDDR5X-8000, 256-bit; Variable Graphics Memory up to 96 GB)", carve_out=96 * GiB),
 )
 
@@ -141,16 +142,18 @@ def parse_presets(text: str) -> tuple[Preset, ...]:
 
 def preset_gpus(presets: tuple[Preset, ...]) -> tuple[GpuInfo, ...]:
     """Hypothetical GPUs for the rows, all memory free (Rule 2)."""
-    return tuple(GpuInfo(i, p.name, p.gpu_budget, p.gpu_budget, 0, p.vendor, p.gpu_memory, p.unified, p.bandwidth,
-                         f"spec sheet: {p.source}", reader="preset") for i, p in enumerate(presets))
+    return tuple(GpuInfo(index=i, name=p.name, total=p.gpu_budget, free=p.gpu_budget, used=0, vendor=p.vendor,
+                         memory=p.gpu_memory, integrated=p.unified, bandwidth=p.bandwidth,
+                         bandwidth_source=f"spec sheet: {p.source}", reader="preset") for i, p in enumerate(presets))
 
 
 def preset_machine(preset: Preset, captured_at: float = 0.0) -> HardwareSnapshot:
     """A whole machine from a machine preset: its RAM all available, its GPU as Rule 2 sizes it."""
     if not preset.unified:
         raise RequestError(f"{preset.name} is a GPU, not a machine: give the host RAM too")
-    return HardwareSnapshot(captured_at, preset.host_ram, preset.host_ram, None, preset_gpus((preset,)), None,
-                            SnapshotSource.HYPOTHETICAL)
+    return HardwareSnapshot(captured_at=captured_at, host_total=preset.host_ram, host_available=preset.host_ram,
+                            cgroup_limit=None, gpus=preset_gpus((preset,)), gpu_error=None,
+                            source=SnapshotSource.HYPOTHETICAL)
 
 
 def preset_dict(p: Preset) -> dict[str, object]:

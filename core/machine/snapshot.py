@@ -32,8 +32,8 @@ from gguf_budget.core.vocab import TextEnum
 
 __all__ = [
     "CgroupReading", "GpuInfo", "HardwareSnapshot", "SnapshotSource", "cgroup_ancestors", "cgroup_bounds",
-    "gpu_error_text", "gpu_from_nvml", "hypothetical_gpus", "hypothetical_machine", "nvml_bandwidth", "nvml_error_reason", "parse_cgroup",
-    "parse_proc_self_cgroup", "snapshot_from_readings", "what_if", "without_gpus",
+    "gpu_error_text", "gpu_from_nvml", "hypothetical_gpus", "hypothetical_machine", "nvml_bandwidth",
+    "nvml_error_reason", "parse_cgroup", "parse_proc_self_cgroup", "snapshot_from_readings", "what_if", "without_gpus",
 ]
 
 
@@ -61,7 +61,7 @@ NO_BINDINGS = "the NVML Python bindings (nvidia-ml-py) are not installed"
 NO_DEVICES = "the NVIDIA driver is loaded but reports no GPU"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class HardwareSnapshot:
     """The machine at `captured_at` (epoch seconds): host RAM after cgroup limits, and GPUs."""
 
@@ -102,7 +102,8 @@ def gpu_from_nvml(index: int, name: str | bytes, total: int, free: int, used: in
     text = name.decode("utf-8", "replace") if isinstance(name, bytes) else str(name)
     total = max(int(total), 0)
     bandwidth = nvml_bandwidth(bus_width_bits, max_memory_clock_mhz)
-    return GpuInfo(index, safe_text(text, 80), total, min(max(int(free), 0), total), max(int(used), 0), Vendor.NVIDIA,
+    return GpuInfo(index=index, name=safe_text(text, 80), total=total, free=min(max(int(free), 0), total),
+                   used=max(int(used), 0), vendor=Vendor.NVIDIA,
                    bandwidth=bandwidth, bandwidth_source="NVML: bus width × max memory clock" if bandwidth else None)
 
 
@@ -127,8 +128,9 @@ def snapshot_from_readings(
     limit, headroom = cgroup_bounds(cgroups)
     total = max(host_total, 0) if limit is None else min(max(host_total, 0), limit)
     available = min(max(host_available, 0), total, total if headroom is None else headroom)
-    return HardwareSnapshot(captured_at, total, available, limit, tuple(gpus), gpu_error, SnapshotSource.PROBE,
-                            swap_total, host_error)
+    return HardwareSnapshot(captured_at=captured_at, host_total=total, host_available=available, cgroup_limit=limit,
+                            gpus=tuple(gpus), gpu_error=gpu_error, source=SnapshotSource.PROBE, swap_total=swap_total,
+                            host_error=host_error)
 
 
 def hypothetical_gpus(gpu_count: int, gpu_total: int, gpu_free: int | None = None) -> tuple[GpuInfo, ...]:
@@ -140,7 +142,8 @@ def hypothetical_gpus(gpu_count: int, gpu_total: int, gpu_free: int | None = Non
         raise RequestError("a hypothetical GPU needs a positive total memory")
     if not 0 <= free <= gpu_total:
         raise RequestError("hypothetical GPU free memory must lie between 0 and its total")
-    return tuple(GpuInfo(i, HYPOTHETICAL_GPU_NAME, gpu_total, free, gpu_total - free, reader="hypothetical")
+    return tuple(GpuInfo(index=i, name=HYPOTHETICAL_GPU_NAME, total=gpu_total, free=free, used=gpu_total - free,
+                         reader="hypothetical")
                  for i in range(gpu_count))
 
 
@@ -156,8 +159,9 @@ def hypothetical_machine(
     total = host_available if host_total is None else host_total
     MEMORY.check(host_available)
     MEMORY.check(total)
-    return HardwareSnapshot(captured_at, total, host_available, None,
-                            hypothetical_gpus(gpu_count, gpu_total, gpu_free), None, SnapshotSource.HYPOTHETICAL)
+    return HardwareSnapshot(captured_at=captured_at, host_total=total, host_available=host_available, cgroup_limit=None,
+                            gpus=hypothetical_gpus(gpu_count, gpu_total, gpu_free), gpu_error=None,
+                            source=SnapshotSource.HYPOTHETICAL)
 
 
 def what_if(

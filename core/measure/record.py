@@ -38,7 +38,7 @@ class Origin(TextEnum):
     IMPORTED = "imported"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class EvidenceRecord:
     """One stored log: its model (header hash and path then), origin, time and how it was made."""
 

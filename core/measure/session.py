@@ -107,8 +107,9 @@ def measure_model(
     except LlamaCppLogError as e:
         raise EvidenceError(f"llama.cpp ran, but its log: {e}; {kept_aside(run.log)}") from None
     log = _with_peak(run, parsed)
-    record = EvidenceRecord(key, str(model_path), Origin.MEASURED, clock(), "pending", engine.label, run.command,
-                            settings, run.peak_rss_polled, run.seconds)
+    record = EvidenceRecord(model_key=key, model_path=str(model_path), origin=Origin.MEASURED, recorded_at=clock(),
+                            log_name="pending", source=engine.label, command=run.command, settings=settings,
+                            peak_rss_polled=run.peak_rss_polled, seconds=run.seconds)
     try:
         saved = store.save(record, log)
     except OSError as e:
@@ -146,8 +147,8 @@ def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,
     if parsed.run is None:
         raise EvidenceError(f"{path.name}: the log loads no model, so it cannot be evidence for one")
     check_model(parsed.run, model)
-    record = EvidenceRecord(header_fingerprint(model.path), model.path, Origin.IMPORTED, clock(), "pending",
-                            str(path), peak_rss_polled=None)
+    record = EvidenceRecord(model_key=header_fingerprint(model.path), model_path=model.path, origin=Origin.IMPORTED,
+                            recorded_at=clock(), log_name="pending", source=str(path), peak_rss_polled=None)
     evidence = RuntimeEvidence(store.save(record, text), parsed)
     remember_speed(model, parsed, store, record.recorded_at)
     return evidence

@@ -30,7 +30,7 @@ PUBLISHED_SOURCE_KEY = "gguf_budget.published_source"
 CONFIG_SOURCE_KEY = "gguf_budget.config_source"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CatalogueEntry:
     """One skeleton: what it models, how it is quantized, and the published file it stands for.
 

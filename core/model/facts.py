@@ -173,8 +173,8 @@ def _tensors(headers: list[GGUFHeader]) -> tuple[ModelTensor, ...]:
         for t in h.tensors:
             blk = split_block_name(t.name)
             role = block_role(blk[1]) if blk else global_role(t.name)
-            out.append(ModelTensor(t.name, t.shape, t.ggml_type, t.nbytes, t.n_elements, shard, role,
-                                   blk[0] if blk else None))
+            out.append(ModelTensor(name=t.name, shape=t.shape, ggml_type=t.ggml_type, nbytes=t.nbytes,
+                                   n_elements=t.n_elements, shard=shard, role=role, layer=blk[0] if blk else None))
     return tuple(out)
 
 
@@ -182,7 +182,8 @@ def _as_global_if_beyond(t: ModelTensor, n_layer: int) -> ModelTensor:
     """Blocks past block_count (e.g. next-token-prediction heads) are loaded but not run."""
     if t.layer is None or t.layer < n_layer:
         return t
-    return ModelTensor(t.name, t.shape, t.ggml_type, t.nbytes, t.n_elements, t.shard, TensorRole.OTHER, None)
+    return ModelTensor(name=t.name, shape=t.shape, ggml_type=t.ggml_type, nbytes=t.nbytes, n_elements=t.n_elements,
+                       shard=t.shard, role=TensorRole.OTHER, layer=None)
 
 
 def _layer_role_bytes(tensors: tuple[ModelTensor, ...], n_layer: int) -> tuple[Mapping[TensorRole, int], ...]:

@@ -23,7 +23,7 @@ from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.vocab import TextEnum
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelTensor:
     """One tensor of the directory, with where it lives and what it is for."""
 
@@ -101,7 +101,7 @@ class SSMSizes:
     n_group: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ModelSpec:
     """Facts and the tensor-role inventory of one model (all shards merged)."""
 

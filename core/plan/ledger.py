@@ -44,7 +44,7 @@ HEAD_WINDOW_LAYERS = 1
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MemLedger:
     """Bytes per peak-RSS contributor, one field a line in display order (`LEDGER_LINES`).
 
@@ -93,7 +93,7 @@ def missing_facts(model: ModelSpec) -> tuple[str, ...]:
     return tuple(missing)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LedgerPrices:
     """A model's prices computed once, so a search can price many configurations cheaply."""
 

@@ -38,7 +38,7 @@ SWEEP_BELOW, SWEEP_ABOVE = 0.75, 1.25
 DEFAULT_SWEEP_POINTS = 256
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SweepRow:
     """The plan at one budget, reduced to what a table or chart shows."""
 
@@ -101,8 +101,9 @@ def automatic_range(model: ModelSpec, request: BudgetRequest, budget: int | None
 def _row(search: PlanSearch, budget: int) -> SweepRow:
     choice = search.best(budget)
     c = choice or search.minimum
-    return SweepRow(budget, choice is not None, c.ctx, c.n_pinned, c.stream_head, c.n_buffers,
-                    search.ledger(c).total(), search.ring_choice(choice, budget).planned)
+    return SweepRow(budget=budget, feasible=choice is not None, ctx=c.ctx, n_pinned=c.n_pinned,
+                    stream_lm_head=c.stream_head, n_buffers=c.n_buffers, total=search.ledger(c).total(),
+                    ring_planned=search.ring_choice(choice, budget).planned)
 
 
 def sweep_budgets(model: ModelSpec, budgets: Sequence[int], request: BudgetRequest) -> SweepResult:

@@ -35,7 +35,7 @@ _LAYER_COUNTERS = {Category.FFN_DOWN: Counter.FFN_DOWN, Category.FFN_GATE: Count
                    Category.FFN_UP: Counter.FFN_UP}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TensorChoice:
     """One tensor of the quantized file."""
 
@@ -119,7 +119,7 @@ class _Visit:
     block: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PreparedModel:
     """The hparams the rules read and the visiting order, taken once per model (Rule 1)."""
 
@@ -162,7 +162,8 @@ def quant_mix(model: ModelSpec | PreparedModel, file_type: QuantFileType, imatri
         t = visit.tensor
         ggml_type, fallback = _choose(visit, file_type, prepared, counters, imatrix)
         nbytes = t.nbytes if ggml_type == t.ggml_type else tensor_nbytes(t.shape, ggml_type)
-        chosen[t.name] = TensorChoice(t.name, t.shape, t.ggml_type, ggml_type, nbytes, t.n_elements, fallback)
+        chosen[t.name] = TensorChoice(name=t.name, shape=t.shape, source_type=t.ggml_type, ggml_type=ggml_type,
+                                      nbytes=nbytes, n_elements=t.n_elements, fallback=fallback)
     alignment = _alignment(source)
     header = source.complete_file_bytes - sum(_pad(t.nbytes, alignment) for t in source.tensors)
     return QuantMix(file_type, imatrix, tuple(chosen[t.name] for t in source.tensors), max(header, 0), alignment)

@@ -50,7 +50,7 @@ class Counter(TextEnum):
     FFN_UP = "ffn_up"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TensorContext:
     """What llama.cpp's rules can see when they pick one tensor's type."""
 

@@ -44,7 +44,7 @@ _DIGITS = re.compile(r"[0-9]{1,20}")
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Prefix:
     """The first bytes of a file, what the server said about the whole, and what crossed the wire."""
 
@@ -118,13 +118,14 @@ class PrefixReader:
         while True:
             answer = self._retrying(partial(self._get, len(data), want, enough))
             if answer.status == 200:
-                return Prefix(answer.body, answer.total, answer.etag, answer.commit, answer.last_modified,
-                              self.transferred, False)
+                return Prefix(data=answer.body, total_bytes=answer.total, etag=answer.etag, commit=answer.commit,
+                              last_modified=answer.last_modified, transferred=self.transferred, ranged=False)
             data += answer.body
             total = len(data) if answer.status == 416 else answer.total
             done = total is not None and len(data) >= total
             if done or enough(data, total):
-                return Prefix(data, total, answer.etag, answer.commit, answer.last_modified, self.transferred, True)
+                return Prefix(data=data, total_bytes=total, etag=answer.etag, commit=answer.commit,
+                              last_modified=answer.last_modified, transferred=self.transferred, ranged=True)
             if len(data) >= self.limits.cap:
                 raise RemoteError(f"the header is larger than the {human_bytes(self.limits.cap)} cap "
                                   "(raise it with --max-header)")

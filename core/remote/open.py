@@ -163,6 +163,7 @@ def _header_whole(target: _Target, path: Path, data: bytes, final: bool = False)
 
 def _load(folder: Path, entry: CacheEntry, *, from_cache: bool, offline: bool, transferred: int) -> tuple[ModelSpec, RemoteSource]:
     spec = load_model(folder / entry.files[0].name)
-    source = RemoteSource(entry.source, tuple(f.url for f in entry.files), entry.fetched_at, entry.header_bytes,
-                          entry.total_bytes, transferred, from_cache, offline)
+    source = RemoteSource(ref=entry.source, urls=tuple(f.url for f in entry.files), fetched_at=entry.fetched_at,
+                          header_bytes=entry.header_bytes, total_bytes=entry.total_bytes, transferred=transferred,
+                          from_cache=from_cache, offline=offline)
     return spec, source

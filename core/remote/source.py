@@ -22,7 +22,7 @@ from gguf_budget.core.units import human_bytes
 _ENTRY_FOLDER = re.compile(r"[0-9a-f]{24}")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class RemoteSource:
     """Where a remote model's header came from, and what reading it cost."""
 
@@ -56,8 +56,9 @@ def cached_source(path: str) -> RemoteSource | None:
     entry = read_entry(file.parent)
     if entry is None or file.name not in {f.name for f in entry.files}:
         return None
-    return RemoteSource(entry.source, tuple(f.url for f in entry.files), entry.fetched_at, entry.header_bytes,
-                        entry.total_bytes, 0, True, False)
+    return RemoteSource(ref=entry.source, urls=tuple(f.url for f in entry.files), fetched_at=entry.fetched_at,
+                        header_bytes=entry.header_bytes, total_bytes=entry.total_bytes, transferred=0, from_cache=True,
+                        offline=False)
 
 
 def reopen_name(path: str) -> str:

@@ -114,7 +114,7 @@ def _positions_seen(n: int, window: int | None) -> int:
     return window * (window + 1) // 2 + (n - window) * window
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TokenPrices:
     """A model's per-token reads and FLOPs, priced once so every budget costs two lookups."""
 

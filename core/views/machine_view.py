@@ -38,7 +38,7 @@ POOL_LEGEND: tuple[tuple[str, str], ...] = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PoolBar:
     """One memory pool (host RAM or a GPU) as a bar: used | reserve | usable, and the need."""
 
@@ -82,8 +82,9 @@ def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
         gpu = gpus.get(device.name)
         total = fit.snapshot.host_total if gpu is None else (gpu.total if gpu.total is not None else device.available)
         free = min(device.available, total)
-        bars.append(PoolBar(device.name, device.label, total, total - free, min(device.reserve, free),
-                            device.usable, device.need, device.shortfall, slots_text(device.slots, fit.n_layer)))
+        bars.append(PoolBar(name=device.name, label=device.label, total=total, used=total - free,
+                            reserve=min(device.reserve, free), usable=device.usable, need=device.need,
+                            shortfall=device.shortfall, layers=slots_text(device.slots, fit.n_layer)))
     return tuple(bars)
 
 
@@ -92,8 +93,8 @@ def host_bar(snapshot: HardwareSnapshot, reserves: Reserves) -> PoolBar:
     """Rule 4: the host RAM of a machine, before any model is judged against it."""
     free = snapshot.host_available
     reserve = min(reserves.host, free)
-    return PoolBar("host", "host RAM", snapshot.host_total, snapshot.host_total - free, reserve, free - reserve,
-                   None, None)
+    return PoolBar(name="host", label="host RAM", total=snapshot.host_total, used=snapshot.host_total - free,
+                   reserve=reserve, usable=free - reserve, need=None, shortfall=None)
 
 
 def split_text(fit: FitEstimate) -> str:

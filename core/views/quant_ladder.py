@@ -72,7 +72,7 @@ DECODE_ESTIMATE = "decode estimate"
 TENSOR_BYTES = "tensor bytes"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LadderRequest:
     """ctx None = llama.cpp's default ctx per row, under `ctx_cap` (Rules 2, 6); budget None = no budget plans;
     bandwidths for Rule 7."""
@@ -93,7 +93,7 @@ class LadderRequest:
             raise RequestError("context must be at least 1 token")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class QuantRow:
     """One file type of the model: its price, its full load and, with a budget, its plan; their speed estimates."""
 

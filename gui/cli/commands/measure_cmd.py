@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.file} has no weights (header only): llama.cpp needs the complete file")
     engine = find_engine(args.llama)
     ctx = args.ctx or default_measure_ctx(model.context_length)
-    fit = estimate_fit(model, probe_hardware(), FitRequest(ctx, args.gpu_layers, args.kv_type))
+    fit = estimate_fit(model, probe_hardware(), FitRequest(ctx=ctx, gpu_layers=args.gpu_layers, kv_type=args.kv_type))
     store = EvidenceStore()
     try:
         evidence = measure_model(model.path, settings_from_fit(fit), engine, store, timeout_s=args.timeout,
