@@ -53,7 +53,7 @@ from gguf_budget.core.views.speed_view import plan_report_with_speed
 MiB = 1 << 20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FullLoadKey:
     """Everything the full load depends on (Rule 6): the fit request holds every knob of the fit itself."""
 
@@ -67,8 +67,8 @@ class FullLoadKey:
 
     @classmethod
     def of(cls, model: ModelSpec, state: ExplorerState) -> FullLoadKey:
-        return cls(model, state.machine, state.fit_request(state.ctx), state.ctx_cap, state.bandwidths, state.evidence,
-                   state.prompt_tokens)
+        return cls(model=model, machine=state.machine, request=state.fit_request(state.ctx), ctx_cap=state.ctx_cap,
+                   bandwidths=state.bandwidths, evidence=state.evidence, prompt_tokens=state.prompt_tokens)
 
     def same(self, other: FullLoadKey | None) -> bool:
         return other is not None and other.model is self.model and other == self
