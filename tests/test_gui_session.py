@@ -93,3 +93,24 @@ def test_no_dock_or_menu_reads_the_windows_getters():
                     if owner.endswith(("host", "window")):
                         offenders.append(f"{path.relative_to(GUI)}:{node.lineno} {owner}.{node.attr}")
     assert offenders == []
+
+
+def test_a_models_full_load_and_thresholds_are_made_on_the_loading_thread(qtbot, make_window, monkeypatch):
+    """Opening a model is the heavy change (the full load's ctx search on an 8B: tens of ms, more on a hostile
+    header): the GUI thread only applies what the loading thread prepared."""
+    import threading
+
+    from gguf_budget.core.explorer import derive as derive_module
+
+    threads = []
+    real = derive_module.full_load
+
+    def recording(*args, **kw):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kw)
+
+    monkeypatch.setattr(derive_module, "full_load", recording)
+    window = make_window()
+    qtbot.waitUntil(lambda: window.snapshot() is not None)
+    open_model(qtbot, window, LLAMA8B)
+    assert threads == [False] and window.current_fit() is not None

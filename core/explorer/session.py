@@ -18,6 +18,9 @@ Rule 3: a budget, ctx or ctx cap the person sets is remembered for this model (`
         model is opened again. Reset to this machine forgets them (Rule 2 again).
 Rule 4: the head mode the person chose is kept apart from what a model allows: a tied model
         cannot stream its head, so it shows AUTO, and the next untied model streams again.
+Rule 5: opening a model is the heavy change (thresholds, spans, the full load's ctx search): a
+        loading thread makes its `preview` and the GUI thread applies it as a hint, so only the
+        parts that moved meanwhile (a knob touched while loading) are computed on the GUI thread.
 """
 
 from __future__ import annotations
@@ -197,24 +200,35 @@ class Session:
         """`observer(view)` after every change that moved the state (Rule 1)."""
         self._observers.append(observer)
 
-    def apply(self, change: Change) -> ExplorerView:
-        """Rule 1: the next state and view, committed only when both could be made."""
-        state = change.next_state(self)
-        state = self._settled(state)
+    def preview(self, change: Change) -> ExplorerView:
+        """The view `change` would publish, committing nothing (Rule 5: a loading thread calls it)."""
+        return self._next(change, self.view)[1]
+
+    def apply(self, change: Change, hint: ExplorerView | None = None) -> ExplorerView:
+        """Rule 1: the next state and view, committed only when both could be made. `hint`: a `preview` of this
+        change made earlier; whatever of it still holds for the state now is reused (Rule 5)."""
+        state, view = self._next(change, hint or self.view)
         if state == self.state and not isinstance(change, OpenModel):
             return self.view
-        view = derive(state, self.view)
-        if state.budget_origin is BudgetOrigin.PROVISIONAL and view.thresholds is not None:
-            state = replace(state, budget=Budget.of(initial_budget(view.thresholds)))
-            view = derive(state, view)
         if isinstance(change, OpenModel):
-            _ = view.report, view.headline, view.pinned_caption, summary_rows(change.model)  # every text shown, made first
             self.model_key = change.key
         self.state, self.view = state, view
         self._remember()
         for observer in tuple(self._observers):
             observer(view)
         return view
+
+    def _next(self, change: Change, previous: ExplorerView) -> tuple[ExplorerState, ExplorerView]:
+        state = self._settled(change.next_state(self))
+        if state == self.state and not isinstance(change, OpenModel):
+            return state, self.view
+        view = derive(state, previous)
+        if state.budget_origin is BudgetOrigin.PROVISIONAL and view.thresholds is not None:
+            state = replace(state, budget=Budget.of(initial_budget(view.thresholds)))
+            view = derive(state, view)
+        if isinstance(change, OpenModel):
+            _ = view.report, view.headline, view.pinned_caption, summary_rows(change.model)  # every text shown, made first
+        return state, view
 
     @property
     def head_choice(self) -> HeadMode:

@@ -11,7 +11,10 @@ Rule 2: every control change restarts a 0 ms single-shot timer, so a storm of sl
         load and thresholds when their inputs did not move (a budget tick re-plans only). The
         controls are set from each published view without signals, so drawing changes nothing.
 Rule 3: loading, the hardware probe and the bandwidth probe run on worker threads
-        (`BackgroundCall`); a failed load shows its one-line reason and leaves the previous
+        (`BackgroundCall`); the loading thread also makes the view the model opens into (its
+        thresholds, spans and full load: the session's `preview`), so opening a model — the
+        heavy change — computes on the GUI thread only what moved meanwhile. A failed load
+        shows its one-line reason and leaves the previous
         model, settings and plan on screen. A machine or bandwidth answer re-derives at once.
 Rule 4: `modelLoaded` is emitted after the new model's plan is on screen, so whoever waits
         for it can read the widgets straight away.
@@ -96,9 +99,17 @@ def measure_bandwidths(path: str) -> tuple[Bandwidths, tuple[str, ...]]:
     return speed_figures(path)
 
 
-def _with_key(spec: ModelSpec) -> tuple[ModelSpec, str]:
-    """On the loading thread: the model and the key its remembered choices live under (it reads the header)."""
-    return spec, model_key(spec)
+Loaded = tuple[ModelSpec, str, ExplorerView | None]
+
+
+def _prepared(session: Session, spec: ModelSpec) -> Loaded:
+    """On the loading thread: the model, the key its remembered choices live under (it reads the header) and the
+    view it opens into (the session's Rule 5; None when it cannot be made — the GUI thread then says why)."""
+    key = model_key(spec)
+    try:
+        return spec, key, session.preview(OpenModel(spec, key))
+    except Exception:  # noqa: BLE001 - applied again on the GUI thread, where a failure is a failed load (Rule 5)
+        return spec, key, None
 
 
 class MainWindow(QMainWindow):
@@ -151,7 +162,7 @@ class MainWindow(QMainWindow):
         self.remote_opener: Callable[[str], None] | None = None
         """Set by the library add-on: opens a URL, `hf://…` or `owner/repo:QUANT` (Open Recent keeps them)."""
         self._build()
-        self._loader = BackgroundCall(lambda path: _with_key(load_backend(path)), parent=self)
+        self._loader = BackgroundCall(lambda path: _prepared(self.session, load_backend(path)), parent=self)
         self._loader.succeeded.connect(self._loaded)
         self._loader.failed.connect(self._load_failed)
         self._bandwidth_probe = BackgroundCall(bandwidth_backend, parent=self)
@@ -270,7 +281,7 @@ class MainWindow(QMainWindow):
 
     def show_model(self, spec: ModelSpec) -> None:
         """Plan a model already in memory (a priced quantization) as if it had just been loaded."""
-        self._loaded((spec, spec_key(spec)))
+        self._loaded((spec, spec_key(spec), None))
 
     def reserves(self) -> Reserves:
         """The host and first-GPU reserves the machine panel holds back."""
@@ -366,11 +377,11 @@ class MainWindow(QMainWindow):
 
     # -- loading ----------------------------------------------------------------------
 
-    def _loaded(self, loaded: tuple[ModelSpec, str]) -> None:
-        spec, key = loaded
+    def _loaded(self, loaded: Loaded) -> None:
+        spec, key, hint = loaded
         self._timer.stop()
         try:
-            self.session.apply(OpenModel(spec, key))
+            self.session.apply(OpenModel(spec, key), hint)
         except Exception as e:  # noqa: BLE001 - whatever stops a model being shown is a failed load (Rule 5)
             log.exception("cannot show %s", safe_text(spec.path, 300))
             self._load_failed(f"{spec.path} cannot be shown: {type(e).__name__}: {e}")
