@@ -40,6 +40,11 @@ EVAL_LINE = ('echo "llama_perf_context_print:        eval time =      74.47 ms /
              '(   10.64 ms per token,    94.00 tokens per second)"\n')
 
 
+LIMIT_S = 300
+"""How long a test lets a run, a process or a signal take before it calls it a hang (a run's timeout too):
+an upper bound that turns a hang into a failure, never what a test checks."""
+
+
 class HostileEngine:
     """A `llama-cli` script whose helpers sleep for a duration no other process uses, to be found again."""
 
@@ -90,30 +95,40 @@ def model(tmp_path: Path) -> Path:
 
 def test_a_finished_run_leaves_no_process_behind(hostile, model):
     engine = hostile()
-    run_measurement(engine.engine, str(model), MeasureSettings(256, 0), timeout_s=60)
+    run_measurement(engine.engine, str(model), MeasureSettings(256, 0), timeout_s=LIMIT_S)
     assert engine.survivors() == []
 
 
 def test_a_failed_run_leaves_no_process_behind(hostile, model):
     engine = hostile(exit_code=3)
     with pytest.raises(MeasureError, match="exited with code 3"):
-        run_measurement(engine.engine, str(model), MeasureSettings(256, 0), timeout_s=60)
+        run_measurement(engine.engine, str(model), MeasureSettings(256, 0), timeout_s=LIMIT_S)
     assert engine.survivors() == []
 
 
 @pytest.mark.parametrize("way", ["timeout", "cancel"])
 def test_a_stopped_run_leaves_no_process_behind(hostile, model, way):
+    """The stop comes once the whole family runs (both sleeps, one in a session of its own): the runner's
+    first progress report waits for it, then cancels, or lets the short timeout pass; nothing here is timed."""
     engine = hostile("sleep 600\n")
     cancel = threading.Event()
-    if way == "cancel":
-        threading.Thread(target=lambda: (wait_for(engine.started), cancel.set()), daemon=True).start()
+    seen_alive = threading.Event()
+
+    def on_progress(_report) -> None:
+        if not seen_alive.is_set():
+            wait_for(engine.started)
+            seen_alive.set()
+            if way == "cancel":
+                cancel.set()
+
     with pytest.raises(MeasureError, match="cancelled" if way == "cancel" else "timed out"):
-        run_measurement(engine.engine, str(model), MeasureSettings(256, 0), cancel=cancel,
-                        timeout_s=2 if way == "timeout" else 60)
+        run_measurement(engine.engine, str(model), MeasureSettings(256, 0), cancel=cancel, progress=on_progress,
+                        timeout_s=1 if way == "timeout" else LIMIT_S)
     assert engine.survivors() == []
 
 
-def wait_for(condition, limit_s: float = 60) -> None:
+def wait_for(condition, limit_s: float = LIMIT_S) -> None:
+    """Until `condition` holds; the limit only turns a hang into a failure, it is not what a test checks."""
     end = time.monotonic() + limit_s
     while not condition():
         assert time.monotonic() < end, "never happened"
@@ -127,18 +142,21 @@ def test_ctrl_c_during_measure_is_one_line_exit_130_and_stops_the_engine_tree(ho
                              stderr=subprocess.PIPE, text=True)
     wait_for(engine.started)
     child.send_signal(signal.SIGINT)
-    out, err = child.communicate(timeout=120)
+    out, err = child.communicate(timeout=LIMIT_S)
     assert child.returncode == 130 and err == "gguf-budget: interrupted\n" and out == ""
     assert engine.survivors() == []
 
 
 INTERRUPT_DURING_RUN = """
-import os, signal, sys, threading, time
+import os, signal, sys, time
 import gguf_budget.gui.cli as cli
 from gguf_budget.gui.cli.commands import COMMANDS
 module = COMMANDS[sys.argv[1]].load()
-module.run = lambda args: time.sleep(120)  # the command is busy when Ctrl-C comes
-threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+def run(args):  # the command is busy when Ctrl-C comes; os.kill raises it here, before it returns (a signal
+    # from another thread can land between Python's signal check and the sleep's system call: an hour's sleep)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(3600)
+module.run = run
 sys.exit(cli.main(sys.argv[1:]))
 """
 ARGS = {"evidence": ["run.log"], "hw": [], "library": []}
@@ -153,7 +171,7 @@ def test_ctrl_c_in_any_command_is_one_line_exit_130(command):
     assert command in COMMANDS
     args = ARGS.get(command, [str(demo_model_path())])
     done = subprocess.run([sys.executable, "-c", INTERRUPT_DURING_RUN, command, *args], capture_output=True, text=True,
-                          timeout=120)
+                          timeout=LIMIT_S)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "gguf-budget: interrupted\n")
 
 
@@ -166,7 +184,7 @@ def test_every_command_is_covered():
 
 def test_a_flood_of_output_is_kept_as_head_and_tail(hostile, model):
     engine = hostile("head -c 50000000 /dev/zero | tr '\\0' 'y'\necho\nhead -c 30000000 /dev/zero | tr '\\0' '\\n'\n")
-    out = run_measurement(engine.engine, str(model), MeasureSettings(256, 0), timeout_s=120)
+    out = run_measurement(engine.engine, str(model), MeasureSettings(256, 0), timeout_s=LIMIT_S)
     assert len(out.log.encode()) <= HEAD_BYTES + TAIL_BYTES + 4096
     assert "bytes of llama.cpp's output left out here]" in out.log
     assert "loaded meta data" in out.log and "eval time =" in out.log
@@ -178,7 +196,7 @@ def test_the_command_line_is_one_escaped_line_and_a_path_cannot_forge_lines(host
     odd.mkdir()
     model = write_runnable_model(odd / "m\nMaximum resident set size (kbytes): 1\npeak RSS: 1 b\n.gguf")
     evidence = measure_model(str(model), MeasureSettings(256, 0), engine.engine, EvidenceStore(tmp_path / "data"),
-                             timeout_s=60, time_binary=None)
+                             timeout_s=LIMIT_S, time_binary=None)
     first = EvidenceStore(tmp_path / "data").log(evidence.record).splitlines()[0]
     assert first.startswith("+ ") and "\\x0a" in first
     assert evidence.log.peak_rss != 1 and evidence.record.model_path == str(model)
@@ -190,7 +208,7 @@ def test_a_file_name_that_is_not_utf8_is_measured(hostile, tmp_path):
     name = os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9\xff.gguf")
     model = write_runnable_model(Path(name))
     evidence = measure_model(name, MeasureSettings(256, 0), engine.engine, EvidenceStore(tmp_path / "data"),
-                             timeout_s=60)
+                             timeout_s=LIMIT_S)
     first = EvidenceStore(tmp_path / "data").log(evidence.record).splitlines()[0]
     assert "\\udce9\\udcff" in first and evidence.record.model_path == str(model)
 
@@ -199,7 +217,7 @@ def test_a_file_name_that_is_not_utf8_is_measured_by_real_llama_cpp(tmp_path):
     engine = llama_engine()
     name = os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9\xff.gguf")
     write_runnable_model(Path(name))
-    evidence = measure_model(name, MeasureSettings(256, 0), engine, EvidenceStore(tmp_path / "data"), timeout_s=120)
+    evidence = measure_model(name, MeasureSettings(256, 0), engine, EvidenceStore(tmp_path / "data"), timeout_s=LIMIT_S)
     assert evidence.log.run.buffers and evidence.record.model_path == name
 
 
@@ -219,7 +237,7 @@ def test_a_store_that_cannot_be_written_keeps_the_log_and_says_where(hostile, mo
         data.mkdir()
         (data / "evidence").write_text("not a folder")
         error = _measure_error(lambda: measure_model(str(model), MeasureSettings(256, 0), engine.engine,
-                                                     EvidenceStore(data), timeout_s=60))
+                                                     EvidenceStore(data), timeout_s=LIMIT_S))
     else:
         from hostile_support import outcome_as_nobody, world_readable_folder
 
@@ -230,7 +248,7 @@ def test_a_store_that_cannot_be_written_keeps_the_log_and_says_where(hostile, mo
             (shared / "data").mkdir(mode=0o555)
             shared_engine = find_engine(str(shared / "engine" / "llama-cli"))
             error = outcome_as_nobody(lambda: measure_model(str(shared / "tiny.gguf"), MeasureSettings(256, 0),
-                                                            shared_engine, EvidenceStore(shared / "data"), timeout_s=60))
+                                                            shared_engine, EvidenceStore(shared / "data"), timeout_s=LIMIT_S))
         finally:
             shutil.rmtree(shared)
         assert error.startswith("EvidenceError: "), error
@@ -264,7 +282,7 @@ def test_a_full_filesystem_keeps_the_log_and_says_where(hostile, model, tmp_path
     prefix = _full_tmpfs_prefix(data)
     done = subprocess.run([*prefix, sys.executable, "-m", "gguf_budget.gui.cli", "measure", str(model), "--llama",
                            str(engine.path), "--ctx", "256", "--gpu-layers", "0"], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "GGUF_BUDGET_DATA_DIR": str(data)})
+                          timeout=LIMIT_S, env={**os.environ, "GGUF_BUDGET_DATA_DIR": str(data)})
     assert done.returncode == 2 and done.stdout == "", done.stderr
     assert "No space left on device" in done.stderr and len(done.stderr.splitlines()) == 1
     kept = _kept_path(done.stderr.strip())
@@ -278,10 +296,10 @@ def test_closing_the_window_stops_the_whole_engine_tree(qtbot, make_explorer, ho
     window = window_app.window
     window_app.evidence.set_llama_location(str(engine.path))
     open_model(qtbot, window, model)
-    qtbot.waitUntil(lambda: not window_app.evidence.busy())
-    with qtbot.waitSignal(window_app.evidence.measureFailed, timeout=60000) as failed:
+    qtbot.waitUntil(lambda: not window_app.evidence.busy(), timeout=LIMIT_S * 1000)
+    with qtbot.waitSignal(window_app.evidence.measureFailed, timeout=LIMIT_S * 1000) as failed:
         window_app.evidence.measure()
-        qtbot.waitUntil(engine.started, timeout=30000)
+        qtbot.waitUntil(engine.started, timeout=LIMIT_S * 1000)
         window.close()
     assert failed.args == ["the measurement was cancelled"]
     assert engine.survivors() == []
@@ -293,6 +311,6 @@ def test_the_json_of_a_measured_odd_name_stays_json(hostile, tmp_path):
     model = write_runnable_model(Path(name))
     done = subprocess.run([sys.executable, "-m", "gguf_budget.gui.cli", "measure", str(model), "--llama",
                            str(engine.path), "--ctx", "256", "--gpu-layers", "0", "--json"], capture_output=True,
-                          timeout=120)
+                          timeout=LIMIT_S)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["origin"] == "measured"
