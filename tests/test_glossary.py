@@ -10,6 +10,7 @@ import pytest
 
 from gguf_budget.core.views.glossary import GLOSSARY, glossary_markdown, matching
 from gguf_budget.core.views.ledger_names import LINE_NAMES
+from gguf_budget.core.views.run_it import FORCE_FLAG
 from gguf_budget.gui.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,6 +29,13 @@ def test_each_term_once_alphabetically_and_each_ledger_line_in_its_own_words():
     assert terms == sorted(terms) and len(set(terms)) == len(terms)
     definitions = {t.term: t.definition for t in GLOSSARY}
     assert all(words.tooltip in definitions[words.name] for words in LINE_NAMES.values())
+
+
+def test_the_headline_and_its_run_it_line_are_defined():
+    """The three parts of the headline are terms, and "Run it" names the flags the line shows."""
+    definitions = {t.term: t.definition for t in GLOSSARY}
+    assert {"Budget plan", "Full load", "Run it"} <= definitions.keys()
+    assert all(flag in definitions["Run it"] for flag in ("--ram-budget", "--ctx", FORCE_FLAG, "llama-server"))
 
 
 def test_matching_finds_terms_by_name_or_definition():

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.views.ledger_names import LINE_NAMES
 from gguf_budget.core.views.quant_report import RECOMMENDED_RULE
+from gguf_budget.core.views.run_it import FORCE_FLAG
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,11 @@ _TERMS: tuple[Term, ...] = (
     _line("resid"),
     Term("Ring depth", "How many buffers the streaming ring has (1–8). The plan may use another depth than the "
          "one asked for, and says why."),
+    Term("Run it", "The headline's last line: what to run for each answer on screen, each with Copy. For the "
+         f"Budget plan, its runtime's flags — `--ram-budget SIZE --ctx N`, and `{FORCE_FLAG}` when forced; for the "
+         "Full load, the `llama-server` command. A configuration that does not fit gets no command: the line says "
+         "what would fit instead (a budget, a smaller context, a smaller quantization, or how much memory is "
+         "missing)."),
     Term("Runtime evidence", "What a real llama.cpp run measured — its buffers, peak RSS and tokens per second — "
          "from File ▸ Measure or an imported log. Only a real run gives it."),
     _line("scratch"),
