@@ -452,3 +452,11 @@ def write_projector(path: str | Path, d: ProjectorDesc = ProjectorDesc()) -> Pat
     wr.write_tensors_to_file()
     wr.close()
     return path
+
+
+MIXTRAL_8X7B = ArchDesc(name="Mixtral-8x7B-Instruct-v0.1 shape", n_layer=32, n_embd=4096, n_ff=14336, n_head=32,
+                        n_head_kv=8, n_vocab=32000, context_length=32768, n_expert=8, n_expert_used=2,
+                        weight_type=T.Q4_K, output_type=T.Q6_K, file_type=15)
+"""Mixtral-8x7B-Instruct-v0.1's published shape (its config.json) in Q4_K with a Q6_K output, labelled Q4_K_M
+(file type 15): a mixture of experts with no catalogue skeleton, for the layout matrix and the README's
+screenshot."""

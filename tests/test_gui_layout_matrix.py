@@ -3,7 +3,8 @@ models (the demo, 8B, 70B, Mixtral, gpt-oss-20b, SmolLM2 with a real llama.cpp l
 (probed by the real probe, hypothetical RTX 4090), docks (none, sweep, compare, quants, library), evidence and
 ctx (512 and 200,000) — each state at 1280 × 720, some at 1920 × 1080 too.
 
-What "nothing clipped" means here, for every visible QLabel and QLineEdit (a spin box's and a combo's
+What "nothing clipped" means here: no side column's contents are wider than its view (it scrolls vertically
+only); and for every visible QLabel and QLineEdit (a spin box's and a combo's
 included): its text fits the room it has by its own font metrics — wrapped labels by the wrapped height,
 one-line labels by the widest line, line edits by their text (or placeholder) inside the edit's text area —
 or it is an elided label, whose tooltip holds the whole text. And in every chart, no two line labels overlap,
@@ -19,8 +20,8 @@ from pathlib import Path
 
 import pyqtgraph as pg
 import pytest
-from gguf.constants import GGMLQuantizationType as T
-from gguf_factory import ArchDesc, write_gguf
+from gguf_factory import MIXTRAL_8X7B as MIXTRAL
+from gguf_factory import write_gguf
 from gui_support import assumed_bandwidths, open_model, settle
 from http_models import Served
 from PySide6 import QtGui
@@ -34,13 +35,11 @@ from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.gui.qt.elided_label import ElidedLabel
+from gguf_budget.gui.qt.layout import SideColumn
 from gguf_budget.resources import demo_model_path
 
 MIB = 1 << 20
 GIB = 1 << 30
-MIXTRAL = ArchDesc(name="Mixtral-8x7B-Instruct-v0.1 shape", n_layer=32, n_embd=4096, n_ff=14336, n_head=32,
-                   n_head_kv=8, n_vocab=32000, context_length=32768, n_expert=8, n_expert_used=2,
-                   weight_type=T.Q4_K, output_type=T.Q6_K)
 SMOLLM2_LOG = LOGS / "smollm2-135m-instruct-q4_1_ctx2048_f16.log"
 LAPTOP, DESKTOP = (1280, 720), (1920, 1080)
 
@@ -157,6 +156,14 @@ def clipped_texts(window: QWidget) -> list[str]:
                 owner = edit.objectName() or (edit.parentWidget().objectName() if edit.parentWidget() else "")
                 found.append(f"edit {owner!r}: {problem}")
     return found
+
+
+def sideways_problems(window: QWidget) -> list[str]:
+    """A side column scrolls vertically only: contents wider than its view would be cut at the right."""
+    return [f"side column {column.widget().objectName() or type(column.widget()).__name__!r}: contents "
+            f"{column.widget().width()} px wide in a {column.viewport().width()} px view"
+            for column in window.findChildren(SideColumn)
+            if shown(column) and column.widget().width() > column.viewport().width()]
 
 
 def chart_problems(window: QWidget) -> list[str]:
@@ -301,5 +308,5 @@ def test_nothing_is_clipped_and_no_chart_label_overlaps(qtbot, explorer_for, sta
     bring_up(qtbot, explorer, state, tmp_path, httpserver)
     window = explorer.window
     assert window.current_model() is not None
-    problems = clipped_texts(window) + chart_problems(window)
+    problems = clipped_texts(window) + sideways_problems(window) + chart_problems(window)
     assert problems == [], "\n".join(problems)

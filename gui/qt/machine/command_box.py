@@ -26,6 +26,7 @@ class CommandBox(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.title = named(QLabel("Run it", self), "runCommandTitle")
+        self.title.setWordWrap(True)  # "Run it — what it realises" on one line widened the side column past its view
         self.text = named(QPlainTextEdit(self, readOnly=True), "runCommand")
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setMaximumHeight(96)
