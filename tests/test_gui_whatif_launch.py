@@ -1,4 +1,5 @@
-"""`--screenshot --view sweep|compare [--compare FILE2]`: the what-if views as PNGs, bad combinations exit 2.
+"""`--screenshot --view sweep|compare|quants [--compare FILE2] [--preset NAME]`, FILE a path or a URL: the docks
+as PNGs, on a hypothetical machine too; bad combinations exit 2.
 
 The real command is run for the exit codes and the file; what the picture shows is checked
 in-process, where `shoot` (the command's own code) leaves the window to look at.
@@ -15,11 +16,13 @@ from pathlib import Path
 import pytest
 from gguf.constants import GGMLQuantizationType as T
 from gui_support import WIDE
+from http_models import Served
 from PySide6.QtCore import QPoint, QRect, Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core import load_model
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import parse_launch_args
 from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, Explorer
@@ -90,6 +93,35 @@ def test_a_compare_screenshot_shows_both_models(shot, write_model):
     assert colours_in(image, window, whatif.compare) > 20
 
 
+def test_a_quants_screenshot_shows_the_ladder_judged_on_the_preset(shot):
+    eight_b = str(catalogue_path(find_entry("llama-3.1-8b-instruct")))
+    explorer, image = shot(eight_b, "--view", "quants", "--preset", "RTX 4090")
+    window, quants = explorer.window, explorer.quants
+    assert shows(quants.dock) and not shows(explorer.whatif.sweep_dock)
+    assert [gpu.name for gpu in window.snapshot().gpus] == ["RTX 4090"]
+    ladder = quants.follower.ladder()
+    assert ladder is not None and ladder.snapshot == window.snapshot() and ladder.recommended.name == "Q8_0"
+    assert colours_in(image, window, quants.view) > 20
+
+
+def test_a_screenshot_of_a_url_opens_the_model_over_http(shot, httpserver):
+    skeleton = catalogue_path(find_entry("llama-3.1-8b-instruct"))
+    served = Served(skeleton)
+    httpserver.expect_request("/m/8b.gguf").respond_with_handler(served.handler)
+    explorer, _ = shot(httpserver.url_for("/m/8b.gguf"))
+    assert explorer.window.current_model().n_layer == load_model(str(skeleton)).n_layer
+    assert served.sent > 0 and explorer.window.current_plan() is not None
+
+
+def test_a_url_that_cannot_be_read_is_one_line(make_explorer, tmp_path, httpserver):
+    httpserver.expect_request("/missing.gguf").respond_with_data("no", status=404)
+    explorer = make_explorer()
+    error = shoot_window(explorer, parse_launch_args([httpserver.url_for("/missing.gguf"), "--screenshot",
+                                                      str(tmp_path / "x.png")]))
+    assert error is not None and error.startswith("cannot open the URL: ") and "\n" not in error
+    assert not (tmp_path / "x.png").exists()
+
+
 def test_a_second_model_that_cannot_load_exits_2(tmp_path, write_model):  # noqa: F811
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"GGUF but not really")
@@ -101,7 +133,9 @@ def test_a_second_model_that_cannot_load_exits_2(tmp_path, write_model):  # noqa
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--view", "sweep"], "--view, --compare and --size need --screenshot"),
+    (["--view", "sweep"], "--view, --compare, --size and --preset need --screenshot"),
+    (["--preset", "RTX 4090"], "--view, --compare, --size and --preset need --screenshot"),
+    (["--screenshot", "x.png", "--preset", "RTX 9999"], "argument --preset: no preset 'RTX 9999'; choose one of: "),
     (["--screenshot", "x.png", "--view", "compare"], "--view compare and --compare FILE2 go together"),
     (["--screenshot", "x.png", "--compare", __file__], "--view compare and --compare FILE2 go together"),
     (["--screenshot", "x.png", "--view", "compare", "--compare", "missing.gguf"], "no such file: missing.gguf"),

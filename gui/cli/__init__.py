@@ -41,8 +41,10 @@ HELP_WORD = "help"
 WINDOW_HELP = """\
 the window:
   gguf-budget [FILE] [--budget SIZE] [--ctx N]
-                        open the desktop window on FILE (default: the bundled demo model)
-  gguf-budget FILE --screenshot PATH [--view plan|sweep|compare] [--compare FILE2] [--size WxH]
+                        open the desktop window on FILE, a local file or a URL, hf://… or
+                        owner/repo:QUANT (default: the bundled demo model)
+  gguf-budget FILE --screenshot PATH [--view plan|sweep|compare|quants] [--compare FILE2]
+                        [--size WxH] [--preset NAME]
                         render the window to a PNG offscreen and exit (no display needed)
 
 `gguf-budget help COMMAND` (or COMMAND --help) shows a command's options."""

@@ -1,6 +1,8 @@
-"""`gguf-budget [FILE] [--budget SIZE] [--ctx N] [--screenshot PATH [--view VIEW] [--compare FILE2]]`: the window.
+"""`gguf-budget [FILE] [--budget SIZE] [--ctx N] [--screenshot PATH [--view VIEW] [--compare FILE2] [--size WxH]
+[--preset NAME]]`: the window.
 
-Rule 1: no FILE opens the bundled demo model; FILE may be any shard of a split model.
+Rule 1: no FILE opens the bundled demo model; FILE may be any shard of a split model, or a remote
+        model (a URL, `hf://…` or `owner/repo:QUANT`, as File ▸ Open URL… takes; a local path wins).
 Rule 2: bad arguments (unknown option, a size that does not parse, a missing file) exit 2
         with one line on stderr, before Qt is even imported.
 Rule 3: on Linux without a display (no DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM) the
@@ -11,11 +13,14 @@ Rule 3b: before Qt starts on X11, the xcb platform plugin's system libraries are
 Rule 4: `--screenshot PATH` renders the window offscreen once the model is planned and the
         hardware probed, writes a PNG and exits 0 — with fresh settings, so a screenshot
         never depends on what the user last did. A model that fails to load exits 2.
-Rule 5: with `--screenshot`, `--view sweep` shows the budget sweep and `--view compare` the
-        comparison with FILE2 (`--compare`), each once its numbers are drawn; `plan` (the
-        default) shows the plan without any dock. They need `--screenshot`.
+Rule 5: with `--screenshot`, `--view sweep` shows the budget sweep, `--view compare` the
+        comparison with FILE2 (`--compare`) and `--view quants` the Quants dock, each once its
+        numbers are drawn; `plan` (the default) shows the plan without any dock. They need `--screenshot`.
 Rule 6: `--size WxH` (with `--screenshot`) renders at that window size, 1280x720 up to 7680x4320
         (default 1440x900), so the README's laptop and desktop shots are made by the app.
+Rule 7: `--preset NAME` (with `--screenshot`) judges a hypothetical machine from the preset table,
+        as the machine panel's Preset box does ("RTX 4090", "M4 Max 128GB", or GPUs comma-separated);
+        a name not in the table exits 2 with one line.
 """
 
 from __future__ import annotations
@@ -28,7 +33,9 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from gguf_budget.core.errors import ModelLoadError
+from gguf_budget.core.errors import ModelLoadError, RequestError
+from gguf_budget.core.machine.presets import parse_presets
+from gguf_budget.core.remote.refs import names_remote
 from gguf_budget.core.regular_file import check_regular
 from gguf_budget.core.ranges import BUDGET, CONTEXT, Range
 from gguf_budget.resources import demo_model_path
@@ -38,7 +45,7 @@ from gguf_budget.gui.cli.log_level import add_log_level_argument
 from gguf_budget.gui.cli.xcb_check import Loader, family_of, install_hint, missing_libraries, platform_is_xcb, read_os_release
 
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
-SCREENSHOT_VIEWS = ("plan", "sweep", "compare")
+SCREENSHOT_VIEWS = ("plan", "sweep", "compare", "quants")
 SHOT_WIDTHS = Range("a screenshot width", 1280, 7680, "pixels")
 SHOT_HEIGHTS = Range("a screenshot height", 720, 4320, "pixels")
 
@@ -46,7 +53,8 @@ SHOT_HEIGHTS = Range("a screenshot height", 720, 4320, "pixels")
 def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     """Parse the window's arguments (exits 2 with one line on bad input)."""
     p = OneLineParser(prog="gguf-budget", description="Open the GGUF Budget Explorer window.")
-    p.add_argument("file", nargs="?", help="a .gguf file or any shard of a split model (default: the demo)")
+    p.add_argument("file", nargs="?", help="a .gguf file or any shard of a split model, or a URL, hf://… or "
+                                           "owner/repo:QUANT (default: the demo)")
     p.add_argument("--budget", type=ranged(BUDGET),
                    help=f"RAM budget, e.g. 512M, 1.5G, 2GiB, {BUDGET.text} (0 = unlimited)")
     p.add_argument("--ctx", type=ranged(CONTEXT), help=f"context, {CONTEXT.text} (default: auto, the most that fits)")
@@ -55,13 +63,15 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
                    help="with --screenshot: the window size, 1280x720 to 7680x4320 (default: 1440x900)")
     p.add_argument("--view", choices=SCREENSHOT_VIEWS, help="with --screenshot: the view to show (default: plan)")
     p.add_argument("--compare", metavar="FILE2", help="with --screenshot --view compare: the second model")
+    p.add_argument("--preset", type=_preset, metavar="NAME",
+                   help="with --screenshot: judge a hypothetical machine from the presets, e.g. 'RTX 4090'")
     add_log_level_argument(p)
     options = p.parse_args(join_negative_values(args))
     for path in (options.file, options.compare):
-        if path is not None:
+        if path is not None and not (path is options.file and names_remote(path)):
             _check_model_file(p, path)
-    if (options.view or options.compare or options.size) and not options.screenshot:
-        p.error("--view, --compare and --size need --screenshot")
+    if (options.view or options.compare or options.size or options.preset) and not options.screenshot:
+        p.error("--view, --compare, --size and --preset need --screenshot")
     if (options.view == "compare") != (options.compare is not None):
         p.error("--view compare and --compare FILE2 go together")
     options.view = options.view or "plan"
@@ -78,6 +88,15 @@ def window_size(text: str) -> tuple[int, int]:
         return SHOT_WIDTHS.check(int(width)), SHOT_HEIGHTS.check(int(height))
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _preset(text: str) -> str:
+    """A preset name the table knows (Rule 7), as typed; an argparse error otherwise."""
+    try:
+        parse_presets(text)
+    except RequestError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def _check_model_file(parser: OneLineParser, path: str) -> None:

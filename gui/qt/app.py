@@ -168,7 +168,7 @@ def run_screenshot(options: argparse.Namespace, settings_file: Path) -> str | No
     qInstallMessageHandler(_offscreen_messages)
     application()
     store = QSettings(str(settings_file), QSettings.Format.IniFormat)
-    explorer = compose(store)
+    explorer = compose(store, header_cache=settings_file.parent / "headers")  # a URL is read afresh, kept nowhere
     explorer.window.resize(*(getattr(options, "size", None) or SCREENSHOT_SIZE))
     explorer.window.show()
     try:
@@ -187,21 +187,27 @@ def _dispose(window: MainWindow) -> None:
 
 
 def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
-    """Open FILE, wait for its plan and the probe, bring `--view` up and save the window as a PNG."""
+    """Open FILE (or the URL), wait for its plan and the probe, judge `--preset`'s machine, bring `--view` up
+    and save the window as a PNG once the "Run it:" line has its last answer."""
     window = explorer.window
     failure: list[str] = []
     window.loadFailed.connect(failure.append)
+    remote = explorer.library.url.worker
+    remote.failed.connect(lambda message: failure.append(f"cannot open the URL: {message}"))
     window.open_path(options.file)
     _wait_for(lambda: bool(failure) or window.current_model() is not None,
-              (window.modelLoaded, window.loadFailed))
+              (window.modelLoaded, window.loadFailed, remote.failed))
     if failure or window.current_model() is None:
         return failure[0] if failure else "the model did not load in time"
     _wait_for(lambda: window.snapshot() is not None, (window.hardwareProbed,))
     _wait_for(window.bandwidths_measured, (window.bandwidthsMeasured,))
+    if getattr(options, "preset", None):
+        window.body.hardware.editor.set_preset(options.preset)
     window.apply_request(launch_budget(options), options.ctx)
-    error = prepare_view(window, explorer.whatif, options.view, options.compare, _wait_for)
+    error = prepare_view(window, explorer.whatif, explorer.quants, options.view, options.compare, _wait_for)
     if error:
         return error
+    _wait_for(lambda: not window.run_it.ladder_pending(), ())
     QApplication.processEvents()
     if not window.grab().save(options.screenshot, "PNG"):
         return f"could not write the screenshot to {options.screenshot}"

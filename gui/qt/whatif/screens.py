@@ -1,8 +1,9 @@
-"""Screenshots of the what-if views: `gguf-budget FILE --screenshot PNG --view sweep|compare [--compare FILE2]`.
+"""Screenshots of the docks: `gguf-budget FILE --screenshot PNG --view sweep|compare|quants [--compare FILE2]`.
 
 Rule 1: `plan` (the default) hides every dock: the plan alone. `sweep` raises the
         sweep dock and waits until the sweep of the plan on screen is drawn; `compare` raises
-        the compare dock, loads FILE2 as the second model and waits for both ledgers.
+        the compare dock, loads FILE2 as the second model and waits for both ledgers; `quants`
+        raises the Quants dock and waits until the ladder is judged for the machine on screen.
 Rule 2: the raised dock gets SCREENSHOT_DOCK_HEIGHT pixels so its chart or table is legible
         in a 1440×900 screenshot, at most the window's dock share (`window_size.dock_height`) and
         no more than the window's own minimum leaves it, so the shot is the size asked.
@@ -18,26 +19,29 @@ from PySide6.QtCore import QSize, Qt, SignalInstance
 from PySide6.QtWidgets import QDockWidget, QMainWindow
 
 from gguf_budget.core.explorer.window_size import dock_height
+from gguf_budget.gui.qt.quants.wiring import Quants
 from gguf_budget.gui.qt.whatif.wiring import WhatIf
 
 SCREENSHOT_DOCK_HEIGHT = 320
 Wait = Callable[[Callable[[], bool], Sequence[SignalInstance]], None]
 
 
-def prepare_view(window: QMainWindow, whatif: WhatIf, view: str, compare_file: str | None, wait: Wait) -> str | None:
+def prepare_view(window: QMainWindow, whatif: WhatIf, quants: Quants, view: str, compare_file: str | None,
+                 wait: Wait) -> str | None:
     """Bring `view` on screen and wait for its numbers; a one-line error, or None when ready."""
     wanted = window.size()
     if view == "sweep":
         return _sweep(window, whatif, wait, wanted)
     if view == "compare":
         return _compare(window, whatif, compare_file, wait, wanted)
+    if view == "quants":
+        return _quants(window, quants, wait, wanted)
     for dock in window.findChildren(QDockWidget):  # every add-on's dock, not only the what-if ones
         dock.hide()
     return None
 
 
-def _raise(window: QMainWindow, whatif: WhatIf, dock_name: str) -> None:
-    dock = getattr(whatif, dock_name)
+def _raise(window: QMainWindow, dock: QDockWidget) -> None:
     dock.show()
     dock.raise_()
     height = dock_height(SCREENSHOT_DOCK_HEIGHT, window.height())
@@ -61,7 +65,7 @@ def _within(window: QMainWindow, dock: QDockWidget, wanted: QSize) -> None:
 
 
 def _sweep(window: QMainWindow, whatif: WhatIf, wait: Wait, wanted: QSize) -> str | None:
-    _raise(window, whatif, "sweep_dock")
+    _raise(window, whatif.sweep_dock)
     sweep, failures = whatif.sweep, list[str]()
     sweep.sweepFailed.connect(failures.append)
     wait(lambda: bool(failures) or (sweep.result() is not None and not sweep.worker.busy),
@@ -75,7 +79,7 @@ def _sweep(window: QMainWindow, whatif: WhatIf, wait: Wait, wanted: QSize) -> st
 def _compare(window: QMainWindow, whatif: WhatIf, compare_file: str | None, wait: Wait, wanted: QSize) -> str | None:
     if not compare_file:
         return "--view compare needs --compare FILE (the second model)"
-    _raise(window, whatif, "compare_dock")
+    _raise(window, whatif.compare_dock)
     compare, failures, loaded = whatif.compare, list[str](), list[bool]()
     compare.secondFailed.connect(failures.append)
     compare.secondLoaded.connect(lambda: loaded.append(True))
@@ -85,3 +89,12 @@ def _compare(window: QMainWindow, whatif: WhatIf, compare_file: str | None, wait
         return f"the second model cannot be compared: {failures[0]}"
     _within(window, whatif.compare_dock, wanted)
     return None if loaded else "the second model did not load in time"
+
+
+def _quants(window: QMainWindow, quants: Quants, wait: Wait, wanted: QSize) -> str | None:
+    _raise(window, quants.dock)
+    follower = quants.follower
+    follower.judge_now()  # the controls were set a moment ago: judge them now, not after the settle timer
+    wait(lambda: follower.ladder() is not None and not follower.busy(), ())
+    _within(window, quants.dock, wanted)
+    return None if follower.ladder() is not None else "the quant ladder was not priced in time"
