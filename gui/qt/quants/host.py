@@ -2,8 +2,8 @@
 
 Rule 1: as for the what-if add-on (`whatif.host`): the composition root passes the window as a
         `QuantsHost`; the add-on uses only what is named here and never imports the window.
-Rule 2: three signals (a model on screen, a plan on screen, the machine judged), the explorer
-        session the window draws (`session`: what the ladder is judged against), one setter
+Rule 2: a signal (a model on screen), the explorer session the window draws (`session`: what
+        the ladder is judged against; its published views say when to judge again), one setter
         (`show_model`: plan a priced quantization) and the dock hook (`add_docks`).
 """
 
@@ -23,18 +23,10 @@ class QuantsHost(Protocol):
 
     Signals:
         modelLoaded(): a model was loaded (or shown) and its plan is on screen.
-        planChanged(): a replan finished and is on screen (a new bandwidth replans too).
-        machineChanged(): the machine judged or a reserve changed (the session has it).
     """
 
     @property
     def modelLoaded(self) -> SignalInstance: ...
-
-    @property
-    def planChanged(self) -> SignalInstance: ...
-
-    @property
-    def machineChanged(self) -> SignalInstance: ...
 
     def window(self) -> QWidget:
         """The top-level window: parent of the add-on's widgets."""

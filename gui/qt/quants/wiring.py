@@ -67,8 +67,7 @@ class _QuantsFollower(QObject):
         self.timer = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self.timer.timeout.connect(self.judge_now)
         host.modelLoaded.connect(self._model_loaded)
-        host.planChanged.connect(self._changed)
-        host.machineChanged.connect(self._changed)
+        host.session.subscribe(lambda _view: self._changed())
         dock.visibilityChanged.connect(self._visibility)
         view.planRequested.connect(host.show_model)
 

@@ -4,9 +4,9 @@ Rule 1: the add-on never imports the window. It is given a host (the composition
         `gui.qt.app`, passes the `MainWindow`) and uses only what this protocol names, so the
         window can change its widgets and menus without breaking the add-on, and the import
         graph has no cycle between them.
-Rule 2: the protocol has three kinds of members: a signal (`planChanged`), the explorer session
-        the window draws (`session`: the add-on reads the model, request, plan and bandwidths
-        there and writes a picked budget into it), and named hooks (`open_path`,
+Rule 2: the protocol has two kinds of members: the explorer session the window draws
+        (`session`: the add-on follows its published views, reads the model, request, plan and
+        bandwidths there and writes a picked budget into it), and named hooks (`open_path`,
         `ledger_chart`, `show_status`, `add_docks`, `view_menu`, `file_menu` with its
         `export_anchor`), so nothing depends on a menu's position or the window's getters.
 """
@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import Protocol, Sequence
 
 import pyqtgraph as pg
-from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
@@ -34,14 +33,7 @@ class FileMenuHook(Protocol):
 
 
 class WhatIfHost(Protocol):
-    """The window as the what-if add-on sees it.
-
-    Signals:
-        planChanged(): a replan finished and is on screen (`current_plan()`, None when refused).
-    """
-
-    @property
-    def planChanged(self) -> SignalInstance: ...
+    """The window as the what-if add-on sees it."""
 
     @property
     def file_menu(self) -> FileMenuHook: ...

@@ -190,7 +190,7 @@ def install_whatif(host: WhatIfHost, compare_backend: Callable[[str], ModelSpec]
     compare_dock = _dock("Compare models", "compareDock", compare)
     host.add_docks((sweep_dock, compare_dock), DOCK_HEIGHT)
     follower = _Follower(host, sweep, compare, sweep_dock, compare_dock)
-    host.planChanged.connect(follower.follow)
+    host.session.subscribe(lambda _view: follower.follow())
     sweep.budgetPicked.connect(lambda budget: host.session.apply(Choose.of(budget=Budget.of(budget))))
     catalogue = CatalogueMenu(host.open_path, window)
     session = host.session
