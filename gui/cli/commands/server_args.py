@@ -23,12 +23,11 @@ from typing import Any
 from gguf_budget.core.errors import CommandError
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
-from gguf_budget.core.fit.draft import DraftModel, read_draft
-from gguf_budget.core.fit.projector import check_projector, read_projector
 from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB
 from gguf_budget.core.fit.server_types import (
     CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ImageSize, ServerSettings,
 )
+from gguf_budget.core.fit.server_inputs import open_projector, server_settings
 from gguf_budget.core.fit.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
@@ -95,18 +94,12 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def server_settings_from(args: argparse.Namespace, model: ModelSpec) -> ServerSettings:
-    """The settings the options describe, with the projector and the draft read and checked (Rule 4)."""
-    projector = None
-    if args.mmproj is not None:
-        projector = read_projector(args.mmproj)
-        check_projector(model, projector)
-    draft = None
-    if args.draft is not None:
-        spec = read_draft(args.draft, model)
-        draft = DraftModel(spec, args.draft_gpu_layers, args.draft_device != "none", KVType(args.draft_kv_type))
-    return ServerSettings(n_parallel=args.parallel, kv_unified=args.kv_unified, cache_ram_mib=args.cache_ram,
-                          ctx_checkpoints=args.ctx_checkpoints, projector=projector,
-                          projector_offload=not args.no_mmproj_offload, image=args.image_size, draft=draft)
+    """The settings the options describe, with the projector and the draft read and checked (Rule 4; the core's builder)."""
+    return server_settings(model, n_parallel=args.parallel, kv_unified=args.kv_unified, cache_ram_mib=args.cache_ram,
+                           ctx_checkpoints=args.ctx_checkpoints, mmproj=args.mmproj,
+                           projector_offload=not args.no_mmproj_offload, image=args.image_size, draft=args.draft,
+                           draft_gpu_layers=args.draft_gpu_layers, draft_on_gpu=args.draft_device != "none",
+                           draft_kv_type=KVType(args.draft_kv_type))
 
 
 def add_projector_arguments(p: argparse.ArgumentParser) -> None:
@@ -124,8 +117,7 @@ def projector_beside_plan(args: argparse.Namespace, model: ModelSpec,
     in RAM, and what to say of it; the budget unchanged without one (unlimited stays unlimited)."""
     if args.mmproj is None:
         return budget, None
-    spec = read_projector(args.mmproj)
-    check_projector(model, spec)
+    spec = open_projector(args.mmproj, model)
     image = args.image_size
     w, h = spec.image_side(image.width if image else None, image.height if image else None)
     weights, compute = spec.weight_bytes, spec.compute_bytes(w, h)
