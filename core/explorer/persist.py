@@ -5,9 +5,15 @@ Rule 1: every value read back is validated (`RESTORE`: sizes and counts against 
         falls back to its default and is named in the refusals, so start-up never fails
         because of what was stored.
 Rule 2: the knobs are global (ring depth, head mode, KV type, ctx policy, slow threshold,
-        typed bandwidths, recent files); budget, ctx and ctx cap are per model (`session`
+        typed bandwidths, recent files, the llama.cpp program, llama-server's slots, KV sharing,
+        prompt cache and checkpoints); budget, ctx and ctx cap are per model (`session`
         Rule 3), stored under the model's key (64 hex digits) as `budget` (0: unlimited, as the
         CLI spells it), `ctx`, `ctx_cap` and `used` (the order of use, oldest first).
+Rule 3: llama-server's knobs are stored as the CLI spells them: `parallel` a slot count or
+        `auto`, `kv_unified` `auto`/`unified`/`split`, `cache_ram` MiB (-1 no limit, 0 off) or
+        `auto` (sized by this tool), `ctx_checkpoints` a count. A vision projector or a draft
+        model is not remembered: each was checked against one model and goes with it
+        (`session` Rule 6).
 """
 
 from __future__ import annotations
@@ -18,6 +24,9 @@ from typing import Any, Callable, Mapping
 
 from gguf_budget.core.explorer.session import ModelChoice, ModelMemory
 from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE, ExplorerState
+from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
+from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, SLOTS, ServerSettings
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.plan.budget import Budget
@@ -28,6 +37,9 @@ RECENT_LIMIT = 8
 MAX_PATH_CHARS = 4096
 MODEL_KEY = re.compile(r"[0-9a-f]{64}")
 MODEL_FIELDS = ("budget", "ctx", "ctx_cap", "used")
+AUTO = "auto"
+KV_SHARING = {AUTO: None, "unified": True, "split": False}
+"""Rule 3: `kv_unified` as stored → `ServerSettings.kv_unified`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +56,11 @@ class ExplorerSettings:
     disk_bw: int | None = None
     vram_bw: int | None = None
     recent: tuple[str, ...] = field(default_factory=tuple)
+    runtime: str = DEFAULT_RUNTIME.value
+    parallel: str = "1"
+    kv_unified: str = AUTO
+    cache_ram: str = AUTO
+    ctx_checkpoints: int = CTX_CHECKPOINTS
 
 
 def _int_in(low: int, high: int) -> Callable[[Any], int | None]:
@@ -81,6 +98,19 @@ def _word(words: tuple[str, ...]) -> Callable[[Any], str | None]:
     return lambda value: str(value) if isinstance(value, str) and value in words else None
 
 
+def _count_or_auto(low: int, high: int) -> Callable[[Any], str | None]:
+    """Rule 3: `auto`, or a whole number in [low, high], as text."""
+    number = _int_in(low, high)
+
+    def check(value: Any) -> str | None:
+        if value == AUTO:
+            return AUTO
+        n = number(value)
+        return None if n is None else str(n)
+
+    return check
+
+
 def _recent(value: Any) -> tuple[str, ...] | None:
     entries = value if isinstance(value, list) else [value]
     good = tuple(e for e in entries if isinstance(e, str) and 0 < len(e) <= MAX_PATH_CHARS and "\0" not in e)
@@ -98,6 +128,11 @@ RESTORE: dict[str, Callable[[Any], Any]] = {
     "disk_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
     "vram_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
     "recent": _recent,
+    "runtime": _word(tuple(r.value for r in Runtime)),
+    "parallel": _count_or_auto(SLOTS.low, SLOTS.high),
+    "kv_unified": _word(tuple(KV_SHARING)),
+    "cache_ram": _count_or_auto(CACHE_RAM.low, CACHE_RAM.high),
+    "ctx_checkpoints": _int_in(CHECKPOINTS.low, CHECKPOINTS.high),
 }
 """Rule 1: each global key and the check that turns what came back into a value (None: invalid)."""
 
@@ -169,10 +204,29 @@ def memory_dict(memory: ModelMemory) -> dict[str, dict[str, int]]:
     return out
 
 
+def _auto_or_int(text: str) -> int | None:
+    return None if text == AUTO else int(text)
+
+
+def server_from(settings: ExplorerSettings) -> ServerSettings:
+    """Rule 3: llama-server's knobs as remembered (no projector, no draft)."""
+    return ServerSettings(n_parallel=_auto_or_int(settings.parallel), kv_unified=KV_SHARING[settings.kv_unified],
+                          cache_ram_mib=_auto_or_int(settings.cache_ram), ctx_checkpoints=settings.ctx_checkpoints)
+
+
+def server_words(server: ServerSettings) -> dict[str, Any]:
+    """Rule 3: what `server_from` reads back, as `ExplorerSettings` fields."""
+    sharing = next(word for word, value in KV_SHARING.items() if value is server.kv_unified)
+    return {"parallel": AUTO if server.n_parallel is None else str(server.n_parallel), "kv_unified": sharing,
+            "cache_ram": AUTO if server.cache_ram_mib is None else str(server.cache_ram_mib),
+            "ctx_checkpoints": server.ctx_checkpoints}
+
+
 def state_from(settings: ExplorerSettings) -> ExplorerState:
     """The state a session starts from: the global knobs; budget, ctx and cap come with each model."""
     return ExplorerState(
         prefer=CtxPolicy(settings.prefer), n_buffers=settings.n_buffers, head_mode=HeadMode(settings.head_mode),
         kv_type=KVType(settings.kv_type), force=settings.force, slow_below_tok_s=settings.slow_below_tok_s,
         bandwidths=with_typed(Bandwidths(), settings.ram_bw, settings.disk_bw, settings.vram_bw),
+        runtime=Runtime(settings.runtime), server=server_from(settings),
     )

@@ -21,6 +21,9 @@ Rule 4: the head mode the person chose is kept apart from what a model allows: a
 Rule 5: opening a model is the heavy change (thresholds, spans, the full load's ctx search): a
         loading thread makes its `preview` and the GUI thread applies it as a hint, so only the
         parts that moved meanwhile (a knob touched while loading) are computed on the GUI thread.
+Rule 6: a vision projector or draft model was read and checked against the model it was added
+        beside (`fit.server_inputs`): opening another model removes both; the other server knobs
+        (slots, cache, checkpoints) stay, like the other global knobs.
 """
 
 from __future__ import annotations
@@ -122,7 +125,7 @@ class Choose:
 
 @dataclass(frozen=True)
 class OpenModel:
-    """Show `model` (Rules 2–4); `key` identifies it for the memory (the header fingerprint)."""
+    """Show `model` (Rules 2–4 and 6); `key` identifies it for the memory (the header fingerprint)."""
 
     model: ModelSpec
     key: str
@@ -133,8 +136,9 @@ class OpenModel:
         choice = session.memory.recall(self.key) or ModelChoice()
         budget, origin = (choice.budget, BudgetOrigin.CHOSEN) if choice.budget is not None else \
             (state.budget, BudgetOrigin.PROVISIONAL)
+        server = replace(state.server, projector=None, draft=None)  # Rule 6
         return replace(state, model=self.model, head_mode=head, budget=budget, budget_origin=origin,
-                       ctx=choice.ctx, ctx_cap=choice.ctx_cap)
+                       ctx=choice.ctx, ctx_cap=choice.ctx_cap, server=server)
 
 
 @dataclass(frozen=True)

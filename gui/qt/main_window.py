@@ -48,7 +48,7 @@ from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.model_key import model_key, spec_key
-from gguf_budget.core.explorer.persist import ExplorerSettings, state_from
+from gguf_budget.core.explorer.persist import ExplorerSettings, server_words, state_from
 from gguf_budget.core.explorer.session import (
     Choose, OpenModel, ResetToMachine, Session, SetBandwidths, SetMachine, SetMeasured,
 )
@@ -77,6 +77,7 @@ from gguf_budget.gui.qt.plan.run_it_line import RunItLine
 from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
 from gguf_budget.gui.qt.layout import build_body
 from gguf_budget.gui.qt.machine.machine_link import MachineLink
+from gguf_budget.gui.qt.server.server_files import ServerFiles
 from gguf_budget.gui.qt.settings import (
     load_memory, load_settings, restore_geometry, save_geometry, save_settings, user_settings, with_recent,
 )
@@ -162,6 +163,7 @@ class MainWindow(QMainWindow):
         self.remote_opener: Callable[[str], None] | None = None
         """Set by the library add-on: opens a URL, `hf://…` or `owner/repo:QUANT` (Open Recent keeps them)."""
         self._build()
+        self.server_files = ServerFiles(self, self.session, self.body.hardware.server, self.file_menu, self.show_status)
         self._loader = BackgroundCall(lambda path: _prepared(self.session, load_backend(path)), parent=self)
         self._loader.succeeded.connect(self._loaded)
         self._loader.failed.connect(self._load_failed)
@@ -220,7 +222,7 @@ class MainWindow(QMainWindow):
         self.reset_action.triggered.connect(lambda: self.session.apply(ResetToMachine()))
         self.view_menu.addSeparator()
         panel = self.body.plan
-        for control in (panel.budget, panel.context, self.body.knobs):
+        for control in (panel.budget, panel.context, self.body.knobs, self.body.hardware.server):
             control.changed.connect(self._controls_changed)
         self.body.hardware.bandwidthsChanged.connect(self._bandwidths_typed)
         self.body.hardware.bandwidths.measureAgain.connect(self._measure_again)
@@ -229,6 +231,7 @@ class MainWindow(QMainWindow):
         s, state = self._saved, self.session.state
         self.body.knobs.set_values(s.n_buffers, s.head_mode, s.kv_type, s.force, s.slow_below_tok_s)
         self.body.plan.context.set_request(state.ctx, state.ctx_cap, state.prefer)
+        self.body.hardware.server.show_state(state)
         self.body.hardware.bandwidths.set_typed(s.ram_bw, s.disk_bw, s.vram_bw)
         self._show_bandwidths()
         self.file_menu.set_recent(s.recent)
@@ -321,7 +324,8 @@ class MainWindow(QMainWindow):
         return ExplorerSettings(
             prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self.session.head_choice.value,
             kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed["ram"],
-            disk_bw=typed["disk"], vram_bw=typed["vram"], recent=self._saved.recent,
+            disk_bw=typed["disk"], vram_bw=typed["vram"], recent=self._saved.recent, runtime=s.runtime.value,
+            **server_words(s.server),
         )
 
     # -- hooks for add-ons (gui.qt.whatif.host, gui.qt.evidence.host) -------------------
@@ -418,6 +422,7 @@ class MainWindow(QMainWindow):
         values: dict[str, object] = {
             **({} if chosen is None else {"budget": chosen}), "ctx": context.requested_ctx(),
             "ctx_cap": context.requested_cap(), "prefer": context.policy(), **self.body.knobs.values(),
+            **self.body.hardware.server.values(self.session.state.server),
         }
         self.session.apply(Choose.of(**{**values, **(overrides or {})}))
 
@@ -485,6 +490,7 @@ class MainWindow(QMainWindow):
             context.set_request(state.ctx, state.ctx_cap, state.prefer)
         if knobs.values()["head_mode"] != state.head_mode:
             knobs.show_head_mode(state.head_mode)
+        self.body.hardware.server.show_state(state)
 
     def _show(self, view: ExplorerView) -> None:
         """Draw `view`: nothing here computes a number (Rule 1)."""

@@ -1,5 +1,7 @@
-"""The machine side panel — the full load: RAM/VRAM bars, the GPU layer split, KV figures, the
-verdict, the largest ctx that fits, its decode estimate, what-if and the tier bandwidths.
+"""The machine side panel — the full load: RAM/VRAM bars, the GPU layer split, the program and what
+llama-server runs beside the model (`server.server_knobs`), KV figures, what the server holds
+(`views.server_report.server_rows`, as `fit` prints them), the peak-RSS band, the verdict, the
+largest ctx that fits, its decode estimate, what-if and the tier bandwidths.
 
 Draws the full load it is given (`show_full_load`); the words and numbers come from the core's
 views. The three claims — file size, admission, runtime evidence — get three separate rows.
@@ -31,6 +33,7 @@ from gguf_budget.core.views.machine_view import (
 )
 
 from gguf_budget.core.views.runtime_report import BAND_FULL, BAND_SHORT, band_rows
+from gguf_budget.core.views.server_report import server_rows
 from gguf_budget.core.views.speed_view import speed_summary
 
 from gguf_budget.gui.qt.machine.bandwidth_editor import BandwidthEditor
@@ -38,6 +41,7 @@ from gguf_budget.gui.qt.machine.command_box import CommandBox
 from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
 from gguf_budget.gui.qt.machine.memory_bar import MemoryBar, MemoryLegend
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.server.server_knobs import ServerKnobs
 
 AUTO = -1
 ROWS = {  # the row titles `machine_view` gives → the label's objectName
@@ -102,6 +106,8 @@ class HardwarePanel(QGroupBox):
         self.split_error = _label(self, "tensorSplitError")
         self.split_error.hide()
         self.split = _label(self, "gpuSplit")
+        self.server = ServerKnobs(self)
+        self.server_rows = _label(self, "serverRows")
         self.offload = _label(self, "moeOffload")
         self.offload.hide()
         self.command = CommandBox(self)
@@ -147,6 +153,8 @@ class HardwarePanel(QGroupBox):
         layout.addLayout(split)
         layout.addWidget(self.split_error)
         layout.addWidget(self.split)
+        layout.addWidget(self.server)
+        layout.addWidget(self.server_rows)
         layout.addLayout(form)
         layout.addWidget(self.offload)
         layout.addWidget(self.command)
@@ -216,6 +224,7 @@ class HardwarePanel(QGroupBox):
             self.rows[name].setText(text)
         for name, text in claim_rows(fit, snapshot_when(fit.snapshot, time.time())):
             self.claims[name].setText(text)
+        self.server_rows.setText("\n".join(f"{name}: {text}" for name, text in server_rows(fit)))
         self.verdict.setText(verdict_text(fit))
         offload = offload_rows(fit.moe_offload)
         self.offload.setText("\n".join(f"{k.strip()}: {v}" for k, v in offload))

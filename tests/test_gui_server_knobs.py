@@ -1,0 +1,248 @@
+"""The full-load panel's program and llama-server knobs, File ▸ Add vision projector… / draft model: each changes the
+session and the drawn full load exactly as `fit --json` with the same flags does; bad files are one line and change
+nothing; the knobs are remembered between runs."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from gguf_factory import ArchDesc, ProjectorDesc, write_gguf, write_projector
+from gui_support import child, open_model, settle
+from PySide6.QtWidgets import QFileDialog
+
+from gguf_budget.core.fit.runtime_types import Runtime
+from gguf_budget.core.machine.snapshot import hypothetical_machine
+from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.fit_report import fit_dict
+from gguf_budget.gui.cli import main
+
+GIB = 1 << 30
+MACHINE = ("--host-available", "8G", "--no-gpu")
+# A gemma3 shape: five sliding-window layers, so checkpoints are priced, and a context the slots can split.
+GEMMA = ArchDesc(arch="gemma3", n_layer=6, n_head=4, n_head_kv=1, head_dim=256, sliding_window=512, qk_norm=True,
+                 post_norms=True, tied=True, context_length=8192, tokens=300)
+COMPARED = ("ctx", "max_ctx", "server", "runtime", "peak_rss_short", "peak_rss_full", "verdict", "devices")
+
+
+def machine():
+    """What `fit --host-available 8G --no-gpu` judges on."""
+    return hypothetical_machine(8 * GIB)
+
+
+@pytest.fixture
+def gemma(tmp_path: Path) -> Path:
+    return write_gguf(tmp_path / "gemma.gguf", GEMMA, "header_only")[0]
+
+
+@pytest.fixture
+def window(qtbot, make_window, gemma):
+    w = make_window(probe_backend=machine)
+    qtbot.waitUntil(lambda: w.snapshot() is not None)
+    open_model(qtbot, w, gemma)
+    return w
+
+
+def cli(capsys, path: Path, *flags: str) -> dict:
+    """`fit --json` in-process, on the same machine and model."""
+    main(["fit", str(path), "--json", *MACHINE, *flags])
+    return json.loads(capsys.readouterr().out)
+
+
+def cli_command(capsys, path: Path, *flags: str) -> str:
+    main(["fit", str(path), "--print-command", *MACHINE, *flags])
+    return capsys.readouterr().out.strip()
+
+
+def drawn(window) -> dict:
+    """The full load on screen, in `fit --json`'s words."""
+    load = window.current_view().full_load
+    return {**fit_dict(load.fit), "ctx": load.ctx, "max_ctx": load.max_ctx}
+
+
+def assert_as_cli(capsys, window, path: Path, *flags: str) -> dict:
+    """The session's full load and the drawn panel hold what `fit --json` with `flags` prints."""
+    want, got = cli(capsys, path, *flags), drawn(window)
+    assert {k: got[k] for k in COMPARED} == {k: want[k] for k in COMPARED}
+    main(["fit", str(path), *MACHINE, *flags])
+    printed = capsys.readouterr().out
+    rows = child(window, "serverRows").text().splitlines()
+    assert [row.split(": ", 1)[0] for row in rows] == [k for k in ("Slots", "Cache RAM", "Checkpoint", "Projector", "Draft",
+                                                                  "Server RSS") if re.search(f"^{k} ", printed, re.M)]
+    for row in rows:  # each line as `fit` prints it
+        name, text = row.split(": ", 1)
+        assert re.search(rf"^{name}\s+{re.escape(text)}$", printed, re.M), row
+    assert human_bytes(want["peak_rss_full"]) in child(window, "peakRssFull").text()
+    assert human_bytes(want["peak_rss_short"]) in child(window, "peakRssShort").text()
+    assert window.body.hardware.command.command_line() == cli_command(capsys, path, *flags)
+    return want
+
+
+def set_box(qtbot, window, name: str, value) -> None:
+    """Type `value` into a spin box as a person would (select all, type, Return), or pick a combo's entry."""
+    box = child(window, name)
+    if hasattr(box, "setCurrentIndex"):
+        box.setCurrentIndex(value)
+    else:
+        box.setFocus()
+        box.lineEdit().selectAll()
+        qtbot.keyClicks(box, str(value))
+        qtbot.keyClick(box, "\r")
+    settle(qtbot, window)
+
+
+def test_defaults_are_fits_defaults(capsys, window, gemma):
+    assert_as_cli(capsys, window, gemma)
+    assert child(window, "parallelSpin").text() == "1"
+    assert child(window, "cacheRamSpin").text() == "sized by this tool"
+    assert child(window, "ctxCheckpointsSpin").text() == "32"
+    assert child(window, "runtimeCombo").currentText() == "llama-server"
+
+
+@pytest.mark.parametrize(("boxes", "flags"), [
+    ((("parallelSpin", "3"),), ("-np", "3")),
+    ((("parallelSpin", "auto"),), ("-np", "auto")),
+    ((("parallelSpin", "2"), ("kvUnifiedCombo", 1)), ("-np", "2", "--kv-unified")),
+    ((("parallelSpin", "auto"), ("kvUnifiedCombo", 2)), ("-np", "auto", "--no-kv-unified")),
+    ((("cacheRamSpin", "2048"),), ("--cache-ram", "2048")),
+    ((("cacheRamSpin", "no limit"),), ("--cache-ram", "-1")),
+    ((("cacheRamSpin", "off"),), ("--cache-ram", "0")),
+    ((("ctxCheckpointsSpin", "4"),), ("--ctx-checkpoints", "4")),
+    ((("ctxCheckpointsSpin", "off"),), ("--ctx-checkpoints", "0")),
+    ((("runtimeCombo", 1),), ("--runtime", "llama-cli")),
+    ((("runtimeCombo", 2),), ("--runtime", "llama-completion")),
+    ((("runtimeCombo", 3),), ("--runtime", "llama-cpp-python")),
+])
+def test_each_knob_changes_the_full_load_as_the_same_fit_flag_does(qtbot, capsys, window, gemma, boxes, flags):
+    before = window.current_fit()
+    for name, value in boxes:
+        set_box(qtbot, window, name, value)
+    assert window.current_fit() != before
+    want = assert_as_cli(capsys, window, gemma, *flags)
+    if "--runtime" in flags:
+        assert window.session.state.runtime is Runtime(flags[-1])
+        assert flags[-1] in child(window, "peakRssFull").text()
+    else:
+        assert want["runtime"] == "llama-server"
+
+
+def test_a_two_gib_cache_is_in_the_verdict_as_fit_counts_it(qtbot, capsys, make_window, gemma):
+    """On 7 GiB (1 GiB usable after the 6 GiB host reserve) a 2 GiB prompt cache turns the verdict, as in `fit`."""
+    small = make_window(probe_backend=lambda: hypothetical_machine(7 * GIB))
+    qtbot.waitUntil(lambda: small.snapshot() is not None)
+    open_model(qtbot, small, gemma)
+    assert small.current_fit().verdict.admitted
+    set_box(qtbot, small, "cacheRamSpin", "2048")
+    assert not small.current_fit().verdict.admitted
+    want = json.loads((main(["fit", str(gemma), "--json", "--host-available", "7G", "--no-gpu", "--cache-ram", "2048"]),
+                       capsys.readouterr().out)[1])
+    assert {k: drawn(small)[k] for k in COMPARED} == {k: want[k] for k in COMPARED}
+
+
+def choose_file(monkeypatch, path: Path) -> None:
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *a, **k: (str(path), "GGUF models (*.gguf)"))
+
+
+def add(qtbot, monkeypatch, window, action: str, path: Path) -> None:
+    """File ▸ Add … with the dialog answering `path`; waits for the worker's answer."""
+    choose_file(monkeypatch, path)
+    child(window, action).trigger()
+    qtbot.waitUntil(lambda: not window.server_files.busy(), timeout=10000)
+    settle(qtbot, window)
+
+
+def test_a_projector_and_a_draft_added_from_the_file_menu_are_priced_as_fit_prices_them(
+        qtbot, capsys, monkeypatch, window, gemma, tmp_path):
+    mm = write_projector(tmp_path / "mmproj.gguf", ProjectorDesc(text_embd=GEMMA.n_embd))
+    draft = write_gguf(tmp_path / "draft.gguf", replace(GEMMA, n_layer=1), "header_only")[0]
+    assert not child(window, "removeVisionProjectorAction").isEnabled()
+    add(qtbot, monkeypatch, window, "addVisionProjectorAction", mm)
+    assert window.session.state.server.projector.path == str(mm)
+    assert child(window, "projectorFile").text() == "mmproj.gguf"
+    assert "\nProjector: " in child(window, "serverRows").text()
+    assert_as_cli(capsys, window, gemma, "--mmproj", str(mm))
+    add(qtbot, monkeypatch, window, "addDraftModelAction", draft)
+    assert child(window, "draftFile").text() == "draft.gguf"
+    want = assert_as_cli(capsys, window, gemma, "--mmproj", str(mm), "--draft", str(draft))
+    assert want["server"]["draft"] is not None and "--spec-type draft-simple" in window.body.hardware.command.command_line()
+    child(window, "removeProjector").click()
+    settle(qtbot, window)
+    assert child(window, "projectorFile").text() == "none" and not child(window, "removeProjector").isEnabled()
+    assert_as_cli(capsys, window, gemma, "--draft", str(draft))
+    child(window, "removeDraftModelAction").trigger()
+    settle(qtbot, window)
+    assert_as_cli(capsys, window, gemma)
+
+
+def bad_files(tmp_path: Path) -> list[tuple[str, Path, str]]:
+    text = write_gguf(tmp_path / "text.gguf", replace(GEMMA, arch="llama", name="other"), "header_only")[0]
+    wide = write_projector(tmp_path / "wide.gguf", ProjectorDesc(text_embd=256))
+    junk = tmp_path / "junk.gguf"
+    junk.write_bytes(b"not a gguf at all" * 10)
+    vocab = write_gguf(tmp_path / "vocab.gguf", replace(GEMMA, n_layer=1, tokens=600), "header_only")[0]
+    mm = write_projector(tmp_path / "mm.gguf", ProjectorDesc(text_embd=GEMMA.n_embd))
+    return [("addVisionProjectorAction", text, "is not a vision projector (architecture 'llama'"),
+            ("addVisionProjectorAction", wide, "feeds a model 256 wide"),
+            ("addVisionProjectorAction", junk, "junk.gguf"),
+            ("addDraftModelAction", vocab, "its vocabulary has 600 tokens"),
+            ("addDraftModelAction", mm, "is a vision projector"),
+            ("addDraftModelAction", junk, "junk.gguf")]
+
+
+def test_a_file_that_is_not_a_projector_or_a_draft_is_one_line_and_changes_nothing(
+        qtbot, monkeypatch, window, gemma, tmp_path):
+    good = write_projector(tmp_path / "good.gguf", ProjectorDesc(text_embd=GEMMA.n_embd))
+    add(qtbot, monkeypatch, window, "addVisionProjectorAction", good)
+    for action, path, words in bad_files(tmp_path):
+        state, view = window.session.state, window.current_view()
+        rows = child(window, "serverRows").text()
+        add(qtbot, monkeypatch, window, action, path)
+        message = child(window, "serverFileMessage")
+        assert message.isVisible() and words in message.text() and "\n" not in message.text()
+        assert message.text().startswith("Not added: ")
+        assert window.session.state is state and window.current_view() is view
+        assert child(window, "serverRows").text() == rows and child(window, "projectorFile").text() == "good.gguf"
+    add(qtbot, monkeypatch, window, "addVisionProjectorAction", good)
+    assert not child(window, "serverFileMessage").isVisible()
+
+
+def test_another_model_takes_neither_file_along_and_says_so(qtbot, monkeypatch, window, tmp_path):
+    mm = write_projector(tmp_path / "mm.gguf", ProjectorDesc(text_embd=GEMMA.n_embd))
+    add(qtbot, monkeypatch, window, "addVisionProjectorAction", mm)
+    set_box(qtbot, window, "parallelSpin", "3")
+    other = write_gguf(tmp_path / "other.gguf", replace(GEMMA, n_embd=128, name="other"), "header_only")[0]
+    open_model(qtbot, window, other)
+    assert window.session.state.server.projector is None and window.session.state.server.n_parallel == 3
+    assert child(window, "projectorFile").text() == "none" and child(window, "parallelSpin").text() == "3"
+    assert "Removed the vision projector: it was checked against" in child(window, "serverFileMessage").text()
+    assert "Projector:" not in child(window, "serverRows").text()
+
+
+def test_the_knobs_are_remembered_between_runs(qtbot, make_window, settings_store, gemma, tmp_path, monkeypatch):
+    first = make_window(settings_store, probe_backend=machine)
+    qtbot.waitUntil(lambda: first.snapshot() is not None)
+    open_model(qtbot, first, gemma)
+    for name, value in (("parallelSpin", "auto"), ("kvUnifiedCombo", 2), ("cacheRamSpin", "512"),
+                        ("ctxCheckpointsSpin", "7"), ("runtimeCombo", 3)):
+        set_box(qtbot, first, name, value)
+    add(qtbot, monkeypatch, first, "addVisionProjectorAction",
+        write_projector(tmp_path / "mm.gguf", ProjectorDesc(text_embd=GEMMA.n_embd)))
+    chosen = first.session.state
+    first.close()
+    second = make_window(settings_store, probe_backend=machine)
+    restored = second.session.state
+    assert (restored.runtime, restored.server) == (chosen.runtime, replace(chosen.server, projector=None))
+    assert [child(second, n).text() for n in ("parallelSpin", "cacheRamSpin", "ctxCheckpointsSpin")] == \
+        [f"auto ({4}, unified)", "512", "7"]
+    assert child(second, "kvUnifiedCombo").currentIndex() == 2
+    assert child(second, "runtimeCombo").currentText() == "llama-cpp-python"
+    assert child(second, "projectorFile").text() == "none"
+
+
+def test_adding_a_file_needs_a_model(make_window):
+    w = make_window(probe_backend=machine)
+    assert not child(w, "addVisionProjectorAction").isEnabled() and not child(w, "addDraftModelAction").isEnabled()
+    assert not child(w, "addProjector").isEnabled() and not child(w, "addDraft").isEnabled()
