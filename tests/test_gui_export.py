@@ -23,6 +23,7 @@ from gguf_budget.gui.cli import main
 from gguf_budget.gui.qt.menus.export_files import ExportError, write_file
 from gguf_budget.gui.qt.menus.export_menu import EXPORTS, ExportMenu, ExportSources
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
+from gguf_budget.gui.qt.theme import ledger_colour
 from gguf_budget.gui.qt.whatif.sweep_view import SweepView
 from gguf_budget.gui.qt.whatif.sweep_worker import SweepSpeed
 
@@ -112,7 +113,14 @@ def test_png_is_an_image_of_the_chart(qtbot, screen, tmp_path, kind):
     image = QImage(str(tmp_path / "chart.png"))
     chart = screen.chart if kind == "ledger-png" else screen.sweep.chart
     assert not image.isNull()
-    assert (image.width(), image.height()) == (round(chart.ci.width()), round(chart.ci.height()))
+    width, height = round(chart.ci.width()), round(chart.ci.height())
+    if kind == "ledger-png":  # the legend, a Qt list beside the chart on screen, is drawn to its right, whole
+        beside, tall = chart.legend.whole_size()
+        assert (image.width(), image.height()) == (width + beside, max(height, tall))
+        legend_pixels = {image.pixel(x, y) for x in range(width, image.width()) for y in range(0, image.height(), 2)}
+        assert {ledger_colour(line).rgb() for line in LEDGER_LINES} <= legend_pixels
+    else:
+        assert (image.width(), image.height()) == (width, height)
     assert len({image.pixel(x, image.height() // 2) for x in range(0, image.width(), 4)}) > 2
 
 

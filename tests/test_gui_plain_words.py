@@ -30,8 +30,8 @@ def test_each_legend_entry_has_its_own_tooltip_from_the_core(qtbot, make_window,
     assert [line_name(line) for line in lines] == list(shown) and len(lines) == len(LEDGER_LINES)
     assert chart.legend_tooltips() == tuple(line_tooltip(line) for line in lines)
     assert len(set(chart.legend_tooltips())) == len(lines)
-    for sample, label in chart._legend.items:
-        assert sample.toolTip() == label.toolTip()
+    for swatch, label in chart.legend.entries:
+        assert swatch.toolTip() == label.toolTip()
 
 
 def test_no_widget_is_named_or_worded_coarse(qtbot, make_window, write_model):

@@ -61,13 +61,15 @@ def test_at_1280_by_720_with_the_sweep_dock_open_every_control_is_on_screen(lapt
     assert len(controls) > 20 and unreachable == []
 
 
-def test_the_ledger_bars_bottom_their_labels_and_the_legend_lie_inside_the_chart(laptop):
+def test_the_ledger_bars_bottom_their_labels_lie_inside_the_chart_and_the_legend_beside_it(laptop):
     QApplication.processEvents()
     chart = child(laptop.window, "ledgerChart")
     inside = chart.viewport().rect()
-    for item in (chart.plot.getAxis("bottom"), chart.plot.vb, chart._legend):
+    for item in (chart.plot.getAxis("bottom"), chart.plot.vb):
         rect: QRect = chart.mapFromScene(item.sceneBoundingRect()).boundingRect()
         assert inside.contains(rect), (type(item).__name__, rect, inside)
+    legend = child(laptop.window, "ledgerLegend")
+    assert legend.isVisible() and legend.mapTo(chart.parentWidget(), legend.rect().topLeft()).x() >= chart.geometry().right()
     image = QImage(chart.size(), QImage.Format.Format_ARGB32)
     painter = QPainter(image)
     _, _, texts = chart.plot.getAxis("bottom").generateDrawSpecs(painter)

@@ -168,9 +168,10 @@ class ExportMenu(QMenu):
                 raise ExportError("the model on screen cannot be swept with these settings")
             files.export_sweep_csv(path, sweep)
         else:
-            chart = s.ledger_chart() if kind in (Export.LEDGER_PNG, Export.LEDGER_SVG) else s.sweep_chart()
+            ledger = kind in (Export.LEDGER_PNG, Export.LEDGER_SVG)
+            chart = s.ledger_chart() if ledger else s.sweep_chart()
             write = files.export_chart_png if kind in (Export.LEDGER_PNG, Export.SWEEP_PNG) else files.export_chart_svg
-            write(path, chart)
+            write(path, chart, chart.legend if ledger else None)
 
     def _fail(self, message: str) -> None:
         self.message = QMessageBox(QMessageBox.Icon.Warning, "Export failed", safe_text(message, 300),

@@ -3,8 +3,9 @@
 The chart is fed plain numbers — `(line, bytes)` pairs in ledger order — and draws them;
 it computes no bytes. Segments stack bottom-up in ledger order, so a column's top is the
 ledger's total. A horizontal line marks the budget (hidden when unlimited) and a dashed
-one the minimum-configuration total; the two share one label when they are close. Hovering a segment shows its exact bytes. Lines named
-`optional` (the Measured column's) are listed in the legend only while some column draws them.
+one the minimum-configuration total; the two share one label when they are close. Hovering a segment shows its exact bytes. The legend is a Qt list beside the chart
+(`ledger_legend`), so the bars keep the chart's whole width however short the chart; lines named
+`optional` (the Measured column's) are listed in it only while some column draws them.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, Qt
-from PySide6.QtGui import QColor, QPalette, QPen, QResizeEvent
+from PySide6.QtGui import QColor, QPalette, QPen
 from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from gguf_budget.core.units import human_bytes
@@ -21,17 +22,14 @@ from gguf_budget.core.views.byte_ticks import axis_top
 from gguf_budget.core.views.ledger_names import line_name, line_tooltip
 
 from gguf_budget.gui.qt.byte_axis import ByteAxis
+from gguf_budget.gui.qt.plan.ledger_legend import LedgerLegend
 from gguf_budget.gui.qt.plan.stacked_bars import Segment, StackedBars
 from gguf_budget.gui.qt.theme import ledger_colour
 
 Items = Sequence[tuple[str, int]]
 _WIDTH = 0.6
 MIN_HEIGHT = 150
-"""Low enough for 1280 × 720 with a dock open; below LEGEND_ONE_COLUMN the legend takes two columns."""
-LEGEND_ONE_COLUMN = 230
-LEGEND_TEXT = {1: "8pt", 2: "7pt"}
-LEGEND_SPACING = {1: (-4, 25), 2: (-6, 8)}
-"""(vertical, horizontal) spacing of the legend's entries by its column count."""
+"""Low enough for 1280 × 720 with a dock open."""
 BOTTOM_AXIS_HEIGHT = 40
 
 
@@ -41,23 +39,27 @@ def _two_lines(label: str) -> str:
     return f"{head}\n{tail}" if space and len(label) > 12 else label
 
 
+MINIMUM_LABEL_X = _WIDTH / 2 + 0.05
+"""Where the minimum's label starts, in column units: just right of the first bar ("This plan"). Above the
+line there it lies over the minimum configuration's own column, which ends at the line: no bar reaches it."""
+MINIMUM_HANGS = 0.9
+"""Above this share of the chart's height the minimum's label hangs below its line at the left, inside the chart."""
+
 SHARED_LABEL_GAP = 0.15
 """Budget and minimum lines closer than this share of the chart's height share one label (the budget's):
 two labels that close would overlap in a narrow chart."""
 
 
 class LedgerChart(pg.GraphicsLayoutWidget):
-    """Stacked ledger bars with the budget line, the minimum marker, a legend and hover values.
-
-    The legend sits in its own column to the right of the plot, top-down in the order the
-    segments stack bottom-up, so it never covers a bar or a line label.
-    """
+    """Stacked ledger bars with the budget line, the minimum marker and hover values; `legend` lists the lines
+    top-down in the order the segments stack bottom-up. The chart makes it; its parent places it beside the chart."""
 
     def __init__(self, lines: Sequence[str], parent: QWidget | None = None, optional: Sequence[str] = ()):
         super().__init__(parent=parent)
         self.setObjectName("ledgerChart")
         self.plot = self.addPlot(row=0, col=0, axisItems={"left": ByteAxis()})
-        self.setMinimumSize(360, MIN_HEIGHT)
+        self.setMinimumSize(240, MIN_HEIGHT)
+        self.legend = LedgerLegend(parent)
         self._lines = tuple(lines)
         self._optional = frozenset(optional)
         self._columns: list[tuple[str, tuple[tuple[str, int], ...]]] = []
@@ -68,8 +70,6 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self._setup_plot()
         self._bars = StackedBars(_WIDTH)
         self.plot.addItem(self._bars)
-        self._samples = {line: pg.BarGraphItem(x=[], height=[], width=_WIDTH, brush=ledger_colour(line))
-                         for line in self._lines}
         self._segments: dict[str, tuple[list[float], list[float]]] = {}
         self._hovered: str | None = None
         self._fill_legend(())
@@ -86,34 +86,23 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         self.plot.showGrid(y=True, alpha=0.25)
         self.plot.getAxis("bottom").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.plot.getAxis("bottom").setHeight(BOTTOM_AXIS_HEIGHT)  # a column label may take two lines
-        self._legend = pg.LegendItem(labelTextSize=LEGEND_TEXT[1], verSpacing=LEGEND_SPACING[1][0],
-                                     horSpacing=LEGEND_SPACING[1][1])
-        self.addItem(self._legend, row=0, col=1)
 
     def _fill_legend(self, drawn_optional: Sequence[str]) -> None:
-        self._legend_optional = tuple(drawn_optional)
-        self._legend.clear()
-        for line in reversed(self._lines):
-            if line not in self._optional or line in drawn_optional:
-                self._legend.addItem(self._samples[line], line_name(line))
-                sample, label = self._legend.items[-1]
-                for item in (sample, label):  # each entry says what its line is, in the core's one sentence
-                    item.setToolTip(line_tooltip(line))
-        for sample, _ in self._legend.items:
-            sample.setAcceptedMouseButtons(Qt.MouseButton.NoButton)
+        self.legend.set_lines([line for line in reversed(self._lines)
+                               if line not in self._optional or line in drawn_optional])
 
     def legend_tooltips(self) -> tuple[str, ...]:
-        """Each legend entry's tooltip, top-down (the sample's and the label's are the same)."""
-        return tuple(label.toolTip() for _, label in self._legend.items)
+        """Each legend entry's tooltip, top-down (the swatch's and the name's are the same)."""
+        return self.legend.tooltips()
 
     def legend_lines(self) -> tuple[str, ...]:
         """The lines listed in the legend now, top-down."""
-        return tuple(label.text for _, label in self._legend.items)
+        return self.legend.names()
 
     def _add_hline(self, below: bool = False) -> pg.InfiniteLine:
         """A labelled line. The budget's label hangs below it at the right, so it stays inside the chart at any
-        height; the minimum's sits at the left, so the two never collide however close the lines are, above its
-        line or, in the top half of the chart, below it (`_set_hline`)."""
+        height; the minimum's sits above its line just right of the first bar (MINIMUM_LABEL_X), or at the top of
+        the chart below it at the left (`_set_hline`). Lines closer than SHARED_LABEL_GAP share one label."""
         anchor = (1, 0) if below else (0, 1)
         line = pg.InfiniteLine(angle=0, movable=False, label="",
                                labelOpts={"position": 0.97 if below else 0.03, "anchors": [anchor, anchor]})
@@ -131,10 +120,6 @@ class LedgerChart(pg.GraphicsLayoutWidget):
             axis = self.plot.getAxis(name)
             axis.setPen(text)
             axis.setTextPen(text)
-        outline = QPen(pal.color(QPalette.ColorRole.Base))
-        outline.setCosmetic(True)
-        for sample in self._samples.values():
-            sample.setOpts(pen=outline)
         self._bars.set_outline(pal.color(QPalette.ColorRole.Base))
         for line, key in ((self._budget_line, "budget"), (self._minimum_line, "minimum")):
             style, width = self._line_styles[key]
@@ -142,24 +127,9 @@ class LedgerChart(pg.GraphicsLayoutWidget):
             pen.setCosmetic(True)
             line.setPen(pen)
             line.label.setColor(text)
-        for _, label in self._legend.items:
-            label.setText(label.text, color=text)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        """Below LEGEND_ONE_COLUMN pixels the legend takes two columns in a smaller type, so it never outgrows the
-        chart nor takes more than half its width from the bars."""
-        columns = 1 if self.height() >= LEGEND_ONE_COLUMN else 2
-        if hasattr(self, "_legend") and self._legend.columnCount != columns:
-            self._legend.opts["labelTextSize"] = LEGEND_TEXT[columns]
-            self._legend.layout.setVerticalSpacing(LEGEND_SPACING[columns][0])
-            self._legend.layout.setHorizontalSpacing(LEGEND_SPACING[columns][1])
-            self._fill_legend(self._legend_optional)
-            self._legend.setColumnCount(columns)
-            self.apply_palette()
-        super().resizeEvent(event)
 
     def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_legend"):
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_bars"):
             self.apply_palette()
         super().changeEvent(event)
 
@@ -175,7 +145,6 @@ class LedgerChart(pg.GraphicsLayoutWidget):
         drawn_optional = [line for line in self._lines if line in self._optional and any(self._segments[line][1])]
         if self._changed("legend", tuple(drawn_optional)):
             self._fill_legend(drawn_optional)
-            self.apply_palette()
         self._marks = (budget, minimum)
         top = self._set_ranges(budget, minimum)
         close = budget is not None and minimum is not None and abs(budget - minimum) < SHARED_LABEL_GAP * top
@@ -214,12 +183,17 @@ class LedgerChart(pg.GraphicsLayoutWidget):
     def _set_hline(self, line: pg.InfiniteLine, value: int | None, label: str, top: float, more: str | None) -> None:
         """`more`: text after the label's own (None: no label — the other line's says it, the two being close)."""
         above = value is not None and value > top
-        if not self._changed(label, (value, top if above else None, more)):  # pinned to the top: a new top moves it
+        minimum = line is self._minimum_line  # its label's place depends on the top and the columns too
+        key = (value, top, more, len(self._columns)) if minimum else (value, top if above else None, more)
+        if not self._changed(label, key):  # pinned to the top: a new top moves it
             return
         line.setVisible(value is not None)
-        if value is not None and line is self._minimum_line:  # in the top half its label hangs below the line
-            anchor = (0, 0) if min(value, top) > top / 2 else (0, 1)
+        if value is not None and minimum:
+            hangs = min(value, top) > MINIMUM_HANGS * top
+            anchor = (0, 0) if hangs else (0, 1)
             line.label.anchors = [anchor, anchor]
+            lo, hi = self.plot.vb.viewRange()[0]
+            line.label.setPosition(0.03 if hangs else (MINIMUM_LABEL_X - lo) / (hi - lo))
         if value is not None:
             line.setValue(top if above else float(value))
             line.label.updatePosition()
@@ -262,7 +236,7 @@ class LedgerChart(pg.GraphicsLayoutWidget):
 
     def legend_names(self) -> list[str]:
         """The legend's labels, top-down."""
-        return [label.text for _, label in self._legend.items]
+        return list(self.legend.names())
 
     def tooltip(self, line: str) -> str:
         """The tooltip the scene would show over this line's segments now."""

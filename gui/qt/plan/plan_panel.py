@@ -48,7 +48,13 @@ class PlanPanel(QWidget):
         self._measured: Column | None = None
         self.report = ReportView(self)
         split = QSplitter(Qt.Orientation.Vertical, self)
-        split.addWidget(self.chart)
+        beside = QWidget(self)  # the chart and its legend, side by side
+        row = QHBoxLayout(beside)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.chart, 1)
+        row.addWidget(self.chart.legend)
+        split.addWidget(beside)
         split.addWidget(self.report)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
