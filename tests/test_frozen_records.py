@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import os
 import pickle
 from collections.abc import Mapping
 
@@ -69,6 +70,32 @@ def test_a_spec_hashes_and_equal_specs_hash_alike(gguf_file):
     first, again = load_model(path), load_model(path)
     assert first == again and hash(first) == hash(again)
     assert len({first, again}) == 1
+
+
+SPEC_FROM_ANOTHER_PROCESS = """
+import pickle, sys
+from gguf_budget.core import load_model
+spec = load_model(sys.argv[1])
+hash(spec)
+sys.stdout.buffer.write(pickle.dumps(spec))
+"""
+
+
+def test_a_spec_pickled_by_another_process_hashes_as_one_read_here(gguf_file):
+    """The spec keeps its hash once computed; a pickle must not carry it, since a string's hash is per process."""
+    import subprocess
+    import sys
+
+    from gguf_budget.core import load_model
+
+    path = gguf_file(RICH, "header_only")
+    here = load_model(path)
+    done = subprocess.run([sys.executable, "-c", SPEC_FROM_ANOTHER_PROCESS, str(path)], capture_output=True, check=True,
+                          env={**os.environ, "PYTHONHASHSEED": "1"})
+    there = pickle.loads(done.stdout)
+    assert there == here and hash(there) == hash(here) and {here: "found"}[there] == "found"
+    assert hash(dataclasses.replace(here, name="other")) != hash(here)
+    assert copy.copy(here) == here and hash(copy.copy(here)) == hash(here)
 
 
 def test_plain_containers_given_to_a_spec_are_frozen_on_the_way_in(model):
