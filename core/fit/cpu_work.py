@@ -21,6 +21,8 @@ Rule 3: flash attention: per thread, a Q, KQ, mask, VKQ, V and K tile of 64 rows
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as Q
 
 from gguf_budget.core.model.spec import ModelSpec, ModelTensor
@@ -74,8 +76,17 @@ def work_bytes(model: ModelSpec, host_layers: int, rows: int, outputs: int, cell
     `outputs` of them kept for the output layer; 0 when no block runs on the CPU."""
     if host_layers <= 0:
         return 0
+    return max(attention_work(model, rows, cells, flash_attn, threads, kv_type),
+               matmul_work(model, host_layers, rows, outputs, threads, repacked))
+
+
+@lru_cache(maxsize=256)
+def matmul_work(model: ModelSpec, host_layers: int, rows: int, outputs: int, threads: int,
+                repacked: frozenset[str]) -> int:
+    """Rules 1–2: the largest matrix multiply's need over the weights the CPU runs. It walks every tensor and
+    ignores the cache's cells, so it is kept by its inputs: a ctx tick that leaves the GPU layers reuses it."""
     used = model.expert_used_count or 1
-    need = attention_work(model, rows, cells, flash_attn, threads, kv_type)
+    need = 0
     for t in model.tensors:
         if len(t.shape) < 2 or t.name.startswith(("token_embd.", "position_embd.", "per_layer_token_embd.")):
             continue

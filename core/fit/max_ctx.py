@@ -13,18 +13,24 @@ Rule 3: every device's KV grows with ctx under either placement, so "fits" holds
         and no further: the largest is bisected (log2(cap / 256) verdicts, not cap / 256).
 Rule 4: None when even the first candidate (256 tokens, or the cap when smaller) does not fit,
         or the verdict cannot be told (unknown facts).
+Rule 5: the answer does not depend on the request's own ctx, so it is kept by the rest of its inputs
+        (the last KEPT searches): moving an asked ctx back and forth over the same GPU layers in the
+        window, or judging one model's ladder again, searches once.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import replace
+from functools import lru_cache
 
 from gguf_budget.core.fit.estimate import fit_verdict
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD
 from gguf_budget.core.model.spec import ModelSpec
+
+KEPT = 256
 
 
 def _candidate(i: int, n: int, cap: int) -> int:
@@ -33,9 +39,13 @@ def _candidate(i: int, n: int, cap: int) -> int:
 
 def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
                         gpu_layers: int | None, cap: int) -> int | None:
-    """Rules 1–4: the largest candidate ctx ≤ cap at which the model fits this machine with `gpu_layers`
+    """Rules 1–5: the largest candidate ctx ≤ cap at which the model fits this machine with `gpu_layers`
     layers held (None: placed automatically at each candidate)."""
-    held = replace(request, gpu_layers=gpu_layers)
+    return _searched(model, snapshot, replace(request, gpu_layers=gpu_layers, ctx=None), cap)
+
+
+@lru_cache(maxsize=KEPT)
+def _searched(model: ModelSpec, snapshot: HardwareSnapshot, held: FitRequest, cap: int) -> int | None:
     n = max(-(-cap // ENGINE_CELL_PAD), 1)
 
     def fits(i: int) -> bool:
