@@ -126,13 +126,13 @@ def waiter(qtbot):
     return lambda done, signals: qtbot.waitUntil(done, timeout=10000)
 
 
-def test_screenshot_views_wait_for_their_numbers(qtbot, loaded, whatif, write_model):  # noqa: F811
+def test_screenshot_views_wait_for_their_numbers(qtbot, explorer, loaded, whatif, write_model):  # noqa: F811
     loaded.apply_request(ctx=512)
-    assert prepare_view(loaded, whatif, "sweep", None, waiter(qtbot)) is None
+    assert prepare_view(loaded, whatif, explorer.quants, "sweep", None, waiter(qtbot)) is None
     assert {row.ctx for row in whatif.sweep.result().rows} == {512}
     assert not whatif.sweep_dock.visibleRegion().isEmpty()
     second = write_model(replace(WIDE, weight_type=T.Q4_K), name="wide-q4.gguf")
-    assert prepare_view(loaded, whatif, "compare", str(second), waiter(qtbot)) is None
+    assert prepare_view(loaded, whatif, explorer.quants, "compare", str(second), waiter(qtbot)) is None
     assert whatif.compare.model.rowCount() > 0
     qtbot.waitUntil(lambda: not whatif.compare_dock.visibleRegion().isEmpty())
     assert whatif.sweep_dock.visibleRegion().isEmpty()  # the tab behind
@@ -142,8 +142,8 @@ def test_screenshot_views_wait_for_their_numbers(qtbot, loaded, whatif, write_mo
     (None, "--view compare needs --compare FILE (the second model)"),
     ("missing.gguf", "the second model cannot be compared: "),
 ])
-def test_screenshot_compare_failures_are_one_line(qtbot, loaded, whatif, second, message):
-    error = prepare_view(loaded, whatif, "compare", second, waiter(qtbot))
+def test_screenshot_compare_failures_are_one_line(qtbot, explorer, loaded, whatif, second, message):
+    error = prepare_view(loaded, whatif, explorer.quants, "compare", second, waiter(qtbot))
     assert error.startswith(message) and "\n" not in error
 
 
