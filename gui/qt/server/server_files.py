@@ -36,6 +36,7 @@ from gguf_budget.gui.qt.server.server_knobs import ServerKnobs
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 
 KINDS = {"projector": "vision projector", "draft": "draft model"}
+ADD_TEXT = {"projector": "Add vision &projector…", "draft": "Add &draft model…"}
 
 
 def _checked(reader: Callable[[str, ModelSpec], Any]) -> Callable[[str, ModelSpec], tuple[ModelSpec, Any]]:
@@ -56,7 +57,7 @@ class ServerFiles(QObject):
         self.remove_actions: dict[str, QAction] = {}
         for kind, what in KINDS.items():
             title = "".join(word.capitalize() for word in what.split())
-            add = named(QAction(f"Add {what}…", window), f"add{title}Action")
+            add = named(QAction(ADD_TEXT[kind], window), f"add{title}Action")
             add.triggered.connect(lambda _=False, k=kind: self.choose(k))
             remove = named(QAction(f"Remove {what}", window), f"remove{title}Action")
             remove.triggered.connect(lambda _=False, k=kind: self.remove(k))
