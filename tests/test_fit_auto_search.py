@@ -41,3 +41,19 @@ def test_200k_layers_on_64_gpus_take_log_l_placements(model, monkeypatch):
     assert all(d.shortfall == 0 for d in e.devices[1:])
     worse = estimate_fit(huge, machine, replace(request, gpu_layers=e.auto_gpu_layers + 1))
     assert any(d.shortfall for d in worse.devices[1:])
+
+
+def test_the_candidates_are_the_floor_the_pad_multiples_between_and_the_ceiling_never_listed():
+    """A header claiming a 2^32-token context made auto_fit list 16 million candidates (11 s per open)."""
+    from gguf_budget.core.fit.auto_ctx import _Candidates
+    from gguf_budget.core.model.kv import ENGINE_CELL_PAD
+
+    for floor, ceiling in ((4096, 4096), (4096, 4100), (1000, 4096), (4096, 131_072), (7, 7), (4096, 2**32 - 1)):
+        c = _Candidates(floor, ceiling)
+        if ceiling < 10**6:
+            listed = sorted({floor, *range(-(-(floor + 1) // ENGINE_CELL_PAD) * ENGINE_CELL_PAD, ceiling,
+                                           ENGINE_CELL_PAD), ceiling})
+            assert list(c) == listed and c[-1] == ceiling
+        assert (c[0], c[len(c) - 1], len(c) >= 1) == (floor, ceiling, True)
+    huge = _Candidates(4096, 2**32 - 1)
+    assert (huge[1], huge[-2], huge[-1]) == (4096 + ENGINE_CELL_PAD, 2**32 - ENGINE_CELL_PAD, 2**32 - 1)

@@ -33,7 +33,9 @@ this search is exact against this tool's placement, so its ctx can differ by a s
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import overload
 
 from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
 from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
@@ -70,10 +72,37 @@ class AutoFit:
         return self.reason in (FitCtxReason.SHRUNK, FitCtxReason.FLOOR) and self.ctx < self.ceiling
 
 
-def _candidates(floor: int, ceiling: int) -> list[int]:
-    """Rule 2's candidates, lowest first."""
-    steps = range(-(-(floor + 1) // ENGINE_CELL_PAD) * ENGINE_CELL_PAD, ceiling, ENGINE_CELL_PAD)
-    return sorted({floor, *steps, ceiling})
+@dataclass(frozen=True)
+class _Candidates(Sequence[int]):
+    """Rule 2's candidates, lowest first: the floor, every multiple of the pad between, the ceiling — computed
+    by index, never listed (a header claiming a 2^32-token context has 16 million of them)."""
+
+    floor: int
+    ceiling: int
+
+    @property
+    def _steps(self) -> range:
+        return range(-(-(self.floor + 1) // ENGINE_CELL_PAD) * ENGINE_CELL_PAD, self.ceiling, ENGINE_CELL_PAD)
+
+    def __len__(self) -> int:
+        return 1 + len(self._steps) + (self.ceiling > self.floor)
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        i = i + n if i < 0 else i
+        if not 0 <= i < n:
+            raise IndexError(i)
+        if i == 0:
+            return self.floor
+        return self.ceiling if i == n - 1 else self._steps[i - 1]
 
 
 def _whole(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, ctx: int) -> bool:
@@ -90,7 +119,7 @@ def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, 
     if request.ctx is not None:
         return AutoFit(estimate_fit(model, snapshot, request), request.ctx, ceiling, FitCtxReason.ASKED,
                        model.context_length)
-    candidates = _candidates(min(DEFAULT_CTX, ceiling), ceiling)
+    candidates = _Candidates(min(DEFAULT_CTX, ceiling), ceiling)
     last = bisect_left(range(len(candidates)), True,
                        key=lambda i: not _whole(model, snapshot, request, candidates[i])) - 1
     if last < 0:
