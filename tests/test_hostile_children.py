@@ -314,3 +314,17 @@ def test_the_json_of_a_measured_odd_name_stays_json(hostile, tmp_path):
                           timeout=LIMIT_S)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["origin"] == "measured"
+
+
+def test_an_engine_a_stop_already_reaped_has_an_unknown_exit_code_not_a_traceback():
+    """psutil's wait answers None for a process that is not (or no longer) ours to reap — the stop reaped the
+    engine under load: int(None) became 'internal error: TypeError' instead of 'the measurement timed out'."""
+    import subprocess
+
+    import psutil
+
+    from gguf_budget.core.measure import runner
+
+    pid = int(subprocess.run(["sh", "-c", "sleep 0.3 & echo $!"], capture_output=True, text=True).stdout)
+    family = type("Reaped", (), {"proc": psutil.Process(pid), "stop_all": lambda self: None})()
+    assert runner._exit_code(family) == runner.UNKNOWN_EXIT

@@ -225,12 +225,17 @@ def _end(processes: list[psutil.Process]) -> None:
     psutil.wait_procs(alive, timeout=STOP_GRACE_S)
 
 
+UNKNOWN_EXIT = -1
+"""The engine's exit status when a stop already reaped it (psutil's wait then answers None)."""
+
+
 def _exit_code(family: _Family) -> int:
     try:
-        return int(family.proc.wait(timeout=2 * STOP_GRACE_S))
+        code = family.proc.wait(timeout=2 * STOP_GRACE_S)
     except psutil.TimeoutExpired:
         family.stop_all()
-        return int(family.proc.wait())
+        code = family.proc.wait()
+    return UNKNOWN_EXIT if code is None else int(code)
 
 
 def failure_line(log: str) -> str:
