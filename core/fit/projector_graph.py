@@ -26,11 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from gguf_budget.core.fit.compute_graph import F16, F32, I32
 from gguf_budget.core.fit.graph_alloc import Node, buffer_size
-
-F32 = 4
-F16 = 2
-I32 = 4
 
 
 @dataclass(frozen=True, kw_only=True)
