@@ -76,16 +76,36 @@ def test_fit_prints_each_server_line_its_json_and_the_flags(capsys, tmp_path, te
     text = capsys.readouterr().out
     for label in ("Slots ", "Cache RAM ", "Checkpoint ", "Projector ", "Draft ", "Server RSS "):
         assert f"\n{label}" in text
-    assert "4 slots sharing one unified KV cache of 2048 cells" in text and "--cache-ram 64" in text
+    assert "4 slots sharing one unified KV cache of 2304 cells" in text and "--cache-ram 64" in text
+    assert "ctx 2,304 (2,048 as asked + 256 for one image in each slot)" in text
     assert main(["fit", *args, "--json"]) == 0
-    s = json.loads(capsys.readouterr().out)["server"]
-    assert s["slots"] == {"asked": None, "n_seq": 4, "kv_unified": True, "n_ctx": 2048, "ctx_seq": 2048,
-                          "slot_ctx": 2048, "outputs": 16}
+    d = json.loads(capsys.readouterr().out)
+    s = d["server"]
+    assert (d["ctx"], d["ctx_image_tokens"]) == (2304, 4 * 64)
+    assert s["slots"] == {"asked": None, "n_seq": 4, "kv_unified": True, "n_ctx": 2304, "ctx_seq": 2304,
+                          "slot_ctx": 2304, "outputs": 16}
     assert s["prompt_cache"] == {"cache_ram_mib": 64, "chosen": False, "default_mib": 8192, "full_bytes": 64 << 20}
     assert s["projector"]["image_tokens"] == 64 and s["draft"]["gpu_layers"] == 0
     assert main(["fit", *args, "--print-command"]) == 0
     line = capsys.readouterr().out.strip()
     assert line.endswith(f"-np 4 --kv-unified --cache-ram 64 --mmproj {mm} -md {draft} --spec-type draft-simple -ngld 0")
+    assert " -c 2304 " in line
+
+
+def test_an_asked_ctx_is_the_texts_and_each_slot_gets_room_for_one_image(capsys, tmp_path, text_model):
+    """auto_ctx Rule 1: llama-server puts an image's tokens in the slot's context, so -c holds both."""
+    mm = write_projector(tmp_path / "mm.gguf", ProjectorDesc(text_embd=128))
+    base = [str(text_model), "--ctx", "2048", "-np", "2", *MACHINE, "--json"]
+    assert main(["fit", *base]) == 0
+    without = json.loads(capsys.readouterr().out)
+    assert main(["fit", *base, "--mmproj", str(mm)]) == 0
+    beside = json.loads(capsys.readouterr().out)
+    tokens = beside["server"]["projector"]["image_tokens"]
+    assert (without["ctx"], without["ctx_image_tokens"]) == (2048, 0)
+    assert (beside["ctx"], beside["ctx_image_tokens"]) == (2048 + 2 * tokens, 2 * tokens)
+    assert beside["kv"]["engine"] > without["kv"]["engine"]
+    assert main(["fit", *base[:-1], "--mmproj", str(mm), "--print-command"]) == 0
+    assert f" -c {2048 + 2 * tokens} " in capsys.readouterr().out
 
 
 def test_plan_takes_the_projector_out_of_the_budget_and_quants_carries_the_server_in_every_row(capsys, tmp_path,

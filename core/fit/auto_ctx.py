@@ -5,7 +5,11 @@ placement does not fit by shrinking the context first and giving up GPU layers o
 `fit`, the window's full load, the quant ladder and the Library all answer through `auto_fit`,
 so "does it fit?" has one answer: the one llama-server would give.
 
-Rule 1: an asked ctx is judged exactly as asked ("context size set by user -> no change").
+Rule 1: an asked ctx is judged exactly as asked ("context size set by user -> no change") —
+        with a vision projector, the asked ctx is the text's and the load's is that plus room
+        for one image in every slot (`server.image_room`): llama-server puts an image's tokens
+        in the slot's context (tools/mtmd `mtmd_helper_eval_chunks`), so `-c` must hold both.
+        An automatic ctx (Rule 2) already holds everything; the notes say what an image leaves.
 Rule 2: otherwise the ctx starts at the ceiling (`model.context.ctx_ceiling`: the trained
         context, lowered by a cap); when the load does not fit there without giving anything up
         (Rule 3), the ctx shrinks to the largest candidate that does, no lower than the floor
@@ -39,6 +43,7 @@ from typing import overload
 
 from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
 from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.server import image_room
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
@@ -65,6 +70,8 @@ class AutoFit:
     ceiling: int
     reason: FitCtxReason
     trained: int | None
+    image_room: int = 0
+    """Rule 1: tokens added to an asked ctx so every slot holds one image beside the asked text."""
 
     @property
     def shrunk(self) -> bool:
@@ -117,8 +124,10 @@ def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, 
     """Rules 1–4, 6: `request.ctx` None asks for llama.cpp's default; `cap` lowers the ceiling."""
     ceiling = ctx_ceiling(model.context_length, cap)
     if request.ctx is not None:
-        return AutoFit(estimate_fit(model, snapshot, request), request.ctx, ceiling, FitCtxReason.ASKED,
-                       model.context_length)
+        room = image_room(request.server)
+        ctx = request.ctx + room
+        return AutoFit(estimate_fit(model, snapshot, replace(request, ctx=ctx)), ctx, ceiling, FitCtxReason.ASKED,
+                       model.context_length, room)
     candidates = _Candidates(min(DEFAULT_CTX, ceiling), ceiling)
     last = bisect_left(range(len(candidates)), True,
                        key=lambda i: not _whole(model, snapshot, request, candidates[i])) - 1

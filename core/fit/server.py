@@ -80,6 +80,16 @@ def _projector(settings: ServerSettings, setup: GpuSetup, flash_attn: bool) -> P
                          image_width=w, image_height=h, image_tokens=spec.image_tokens(w, h))
 
 
+def image_room(settings: ServerSettings) -> int:
+    """`auto_ctx` Rule 1: the context one image in every slot takes (0 without a projector)."""
+    spec = settings.projector
+    if spec is None:
+        return 0
+    image = settings.image
+    w, h = spec.image_side(image.width if image else None, image.height if image else None)
+    return spec.image_tokens(w, h) * resolve_slots(settings.n_parallel, settings.kv_unified).n_seq
+
+
 def _draft(draft: DraftModel | None, setup: GpuSetup, ctx: int | None, layout: SlotLayout,
            engine: EngineSettings) -> DraftLoad | None:
     if draft is None:

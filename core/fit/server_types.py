@@ -8,6 +8,7 @@ within what the host has left, `prompt_cache` Rule 5), 32 context checkpoints pe
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
@@ -24,6 +25,7 @@ SLOTS = Range("parallel slots (-np)", 1, MAX_SLOTS)
 CACHE_RAM = Range("prompt cache (--cache-ram)", -1, 2**31 - 1, "MiB")
 CHECKPOINTS = Range("context checkpoints per slot", 0, MAX_CTX_CHECKPOINTS)
 DRAFT_LAYERS = Range("draft GPU layers (-ngld)", 0, 2**31 - 1)
+_IMAGE = re.compile(r"^\s*(\d{1,9})\s*[xX×]\s*(\d{1,9})\s*$")
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,14 @@ class ImageSize:
     def __post_init__(self) -> None:
         if not (1 <= self.width <= MAX_IMAGE_SIDE and 1 <= self.height <= MAX_IMAGE_SIDE):
             raise RequestError(f"an image is 1 to {MAX_IMAGE_SIDE} pixels a side")
+
+    @classmethod
+    def parse(cls, text: str) -> ImageSize:
+        """`1024x1024`, `1024 × 768`: the one spelling the CLI's --image-size and the window's box read."""
+        m = _IMAGE.match(text)
+        if not m:
+            raise RequestError(f"an image size is WIDTHxHEIGHT, such as 1024x1024: {text.strip()[:40]!r}")
+        return cls(int(m[1]), int(m[2]))
 
     @property
     def text(self) -> str:

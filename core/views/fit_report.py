@@ -168,7 +168,9 @@ def ctx_choice_text(choice: AutoFit) -> str:
     """The full load's ctx and why (`fit.auto_ctx`), in words the CLI's fit and the window's full-load line share."""
     ctx, ceiling = f"ctx {choice.ctx:,}", f"{_ceiling_words(choice)} {choice.ceiling:,}"
     if choice.reason is FitCtxReason.ASKED:
-        return f"{ctx} (as asked)"
+        room = choice.image_room
+        return f"{ctx} ({choice.ctx - room:,} as asked + {room:,} for one image in each slot)" if room else \
+            f"{ctx} (as asked)"
     if choice.reason is FitCtxReason.CEILING:
         return f"{ctx} ({ceiling.removeprefix('the ')})" if choice.trained is None else \
             f"{ctx} ({'the trained context' if choice.ceiling == choice.trained else 'the cap'})"

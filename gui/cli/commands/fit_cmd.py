@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         _print_command(result, model, state)
     elif args.json:
         emit_json({**fit_dict(estimate), "ctx": result.ctx, "ctx_reason": result.choice.reason.value,
-                   "ctx_ceiling": result.choice.ceiling, "ctx_cap": args.ctx_cap, "max_ctx": result.max_ctx,
+                   "ctx_image_tokens": result.choice.image_room, "ctx_ceiling": result.choice.ceiling, "ctx_cap": args.ctx_cap, "max_ctx": result.max_ctx,
                    "tok_s_estimate": speed_dict(result.speed), **prefill_keys(result.speed),
                    "bandwidth_notes": list(notes)})
     else:

@@ -17,10 +17,9 @@ Rule 4: a projector or draft that is not one (another architecture, a text model
 from __future__ import annotations
 
 import argparse
-import re
 from typing import Any
 
-from gguf_budget.core.errors import CommandError
+from gguf_budget.core.errors import CommandError, RequestError
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB
@@ -37,7 +36,6 @@ from gguf_budget.gui.cli.args import ranged
 
 
 AUTO = "auto"
-_IMAGE = re.compile(r"^\s*(\d+)\s*[xX×]\s*(\d+)\s*$")
 
 
 def _slots(text: str) -> int | None:
@@ -53,12 +51,9 @@ def _draft_layers(text: str) -> int | None:
 
 
 def _image(text: str) -> ImageSize:
-    m = _IMAGE.match(text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"an image size is WIDTHxHEIGHT, such as 1024x1024: {text!r}")
     try:
-        return ImageSize(int(m[1]), int(m[2]))
-    except ValueError as e:
+        return ImageSize.parse(text)
+    except RequestError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
