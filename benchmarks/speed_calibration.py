@@ -23,8 +23,14 @@ The load average is printed beside the table; numbers are not asserted by tests.
 machine `--repeat N` runs each model and ctx N times and keeps the fastest decode and the fastest
 prefill (a busy neighbour only ever slows a run, as it does the probes' passes).
 
+The estimates are given twice: with the default calibration (what a machine without runs of its own
+is told) and with this machine's own, fitted (`core.speed.calibration.calibrate`) to the runs of the
+*other* models only — so each model is predicted by runs that did not include it, as a person's
+`measure` of one model calibrates the estimate of the next.
+
 Run: .venv/bin/python benchmarks/speed_calibration.py --llama ~/.cache/gguf-budget-ci/llama.cpp-0c1e570/bin \\
          --models /work/models [--ctx 4096,16384] [--threads 2] [--lock /work/llama.lock] [--keep-logs DIR]
+     (or --from-logs DIR: the kept logs read again against figures measured now)
 """
 
 from __future__ import annotations
@@ -48,12 +54,14 @@ from gguf_budget.core.evidence.compare import Comparison, ComparisonRow, compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.machine.bandwidth import DEFAULT_CALIBRATION
 from gguf_budget.core.model.loader import load_model
+from gguf_budget.core.speed.calibration import SpeedRun, calibrate, measured_run
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.views.table import aligned_lines
 
 WORDS = "the quick brown fox jumps over a lazy dog and then runs far away into the green hills".split()
 DECODE_TARGET, PREFILL_TARGET = 0.35, 0.50
-HEADER = ("model", "ctx", "prompt", "decode measured", "estimate", "error", "prefill measured", "estimate", "error")
+HEADER = ("model", "ctx", "prompt", "decode measured", "default", "error", "own", "error",
+          "prefill measured", "default", "error", "own", "error")
 
 
 @dataclass(frozen=True)
@@ -100,11 +108,22 @@ def _error(row: ComparisonRow) -> str:
     return "—" if row.error is None else f"{row.error * 100:+.0f}%"
 
 
-def _row(model: Model, c: Comparison) -> tuple[str, ...]:
-    decode, prefill = c.row("decode"), c.row("prefill")
+def _row(model: Model, c: Comparison, own: Comparison) -> tuple[str, ...]:
+    """One run: measured, the estimate with the default calibration, and with this machine's own (the other models')."""
     prompt = c.log.prompt_eval.tokens if c.log.prompt_eval else 0
-    return (model.name, f"{c.request.ctx:,}", f"{prompt:,}", _rate(decode.measured), _rate(decode.estimated),
-            _error(decode), _rate(prefill.measured), _rate(prefill.estimated), _error(prefill))
+    cells = [model.name, f"{c.request.ctx:,}", f"{prompt:,}"]
+    for name in ("decode", "prefill"):
+        default, mine = c.row(name), own.row(name)
+        cells += [_rate(default.measured), _rate(default.estimated), _error(default), _rate(mine.estimated), _error(mine)]
+    return tuple(cells)
+
+
+def _speed_run(c: Comparison, model: Model) -> SpeedRun | None:
+    """The run as a calibration point, as `measure` and an imported log keep it."""
+    log = c.log
+    timed = [None if e is None else (e.tokens_per_second, e.tokens) for e in (log.eval, log.prompt_eval)]
+    kv = log.run.settings.type_k if log.run is not None else None
+    return measured_run(load_model(str(model.path)), kv, timed[0], timed[1], 1.0)
 
 
 def _fastest(runs: list[Comparison]) -> Comparison:
@@ -139,6 +158,7 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=1800, help="seconds per run (default 1800)")
     ap.add_argument("--keep-logs", type=Path, help="folder to keep each run's log in")
     ap.add_argument("--repeat", type=int, default=1, help="runs per model and ctx; the fastest is kept (default 1)")
+    ap.add_argument("--from-logs", type=Path, help="read the logs a --keep-logs run kept instead of running llama.cpp")
     ap.add_argument("--only", help="run only the models whose name contains one of these words, comma-separated")
     args = ap.parse_args()
     binary = args.llama / "llama-completion" if args.llama.is_dir() else args.llama
@@ -159,8 +179,10 @@ def main() -> None:
             runs = []
             for n in range(args.repeat):
                 started = time.perf_counter()
+                kept = (args.from_logs or Path()) / f"{model.path.stem}_ctx{ctx}_{n + 1}.log"
                 try:
-                    text = _run(binary, model, ctx, args.threads, args.predict, args.lock, args.timeout)
+                    text = kept.read_text() if args.from_logs else _run(binary, model, ctx, args.threads, args.predict,
+                                                                       args.lock, args.timeout)
                 except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
                     missing.append(f"{model.name} at ctx {ctx:,}: {e}")
                     continue
@@ -169,24 +191,29 @@ def main() -> None:
                 runs.append(compare(parse_llamacpp_log(text), load_model(str(model.path)), figures))
                 print(f"… {model.name} ctx {ctx:,}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
             if runs:
-                c = _fastest(runs)
-                comparisons.append(c)
-                table.append(_row(model, c))
+                comparisons.append((model, _fastest(runs)))
         load_after = os.getloadavg()
+        points = [(m.name, _speed_run(c, m)) for m, c in comparisons]
+        own = []
+        for model, c in comparisons:  # this machine's calibration from every other model's runs
+            others = tuple(r for name, r in points if name != model.name and r is not None)
+            mine = replace(figures, calibration=calibrate(others, figures.ram, figures.compute))
+            own.append(compare(c.log, load_model(str(model.path)), mine))
+            table.append(_row(model, c, own[-1]))
         shutil.rmtree(scratch / "data", ignore_errors=True)
     print(f"llama.cpp {binary}, -t {args.threads}; figures measured now: RAM {figures.ram.text}; "
           f"compute {figures.compute.text}; {figures.calibration.text} "
-          f"(decode {figures.calibration.decode:.2f}, prefill {figures.calibration.prefill:.2f})")
+          f"(decode {figures.calibration.decode:.2f} + {figures.calibration.decode_overhead_s * 1e3:.1f} ms a token, "
+          f"prefill {figures.calibration.prefill:.2f})")
     print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
           f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} (targets hold on a quiet machine, load < 1)")
     print("\n".join(line.rstrip() for line in aligned_lines(table)))
-    print(_verdict([c.row("decode") for c in comparisons], DECODE_TARGET, "decode"))
-    print(_verdict([c.row("prefill") for c in comparisons], PREFILL_TARGET, "prefill"))
-    decode = [c.row("decode").share for c in comparisons if c.row("decode").share]
-    prefill = [c.row("prefill").share for c in comparisons if c.row("prefill").share]
-    if decode and prefill:
-        print(f"these runs as this machine's calibration: decode {DEFAULT_CALIBRATION.decode * statistics.median(decode):.2f}, "
-              f"prefill {DEFAULT_CALIBRATION.prefill * statistics.median(prefill):.2f}")
+    for what, rows in (("default calibration", [c for _, c in comparisons]), ("own calibration", own)):
+        print(_verdict([c.row("decode") for c in rows], DECODE_TARGET, f"decode, {what}"))
+        print(_verdict([c.row("prefill") for c in rows], PREFILL_TARGET, f"prefill, {what}"))
+    mine = calibrate(tuple(r for _, r in points if r is not None), figures.ram, figures.compute)
+    print(f"all these runs as this machine's calibration: decode {mine.decode:.2f} + {mine.decode_overhead_s * 1e3:.1f} ms "
+          f"a token, prefill {mine.prefill:.2f} + {mine.prefill_overhead_s * 1e3:.2f} ms a token")
     for line in (*notes, *missing):
         print(f"not run: {line}" if line in missing else line)
 

@@ -27,6 +27,7 @@ from gguf_budget.core.machine.bandwidth import (
 )
 from gguf_budget.core.model.kv import kv_price
 from gguf_budget.core.plan.types import CtxPolicy
+from gguf_budget.core.speed.kernel_speed import type_speed
 from gguf_budget.core.speed.estimate import StreamSource, fit_speed, plan_speed, stream_source
 from gguf_budget.core.speed.token_bytes import TokenBytes, TokenPrices, layer_read_bytes, moe_fraction
 from gguf_budget.core.views.speed_view import decode_text, prefill_text, speed_dict, speed_text
@@ -109,11 +110,30 @@ def test_prefill_is_the_prompts_flops_over_the_calibrated_compute_rate(model):
     plan = plan_memory(spec, BudgetRequest(budget=Budget.unlimited()))
     speed = plan_speed(prices, plan, BANDWIDTHS, None, prompt_tokens=10)
     p = speed.prefill
-    assert p.flops == prices.prompt_flops(10) and p.compute_seconds == pytest.approx(p.flops / (10**6 * 0.25))
+    assert p.flops == prices.prompt_flops(10)
+    assert p.compute_seconds == pytest.approx(prices.prompt_work(10) / (10**6 * 0.25))
     assert p.read_seconds == pytest.approx(1 / speed.tok_s)  # one ubatch: the weights read once
     assert p.ttft_s == max(p.compute_seconds, p.read_seconds) and p.tok_s == pytest.approx(10 / p.ttft_s)
     longer = plan_speed(prices, plan, BANDWIDTHS, None, prompt_tokens=1000).prefill
     assert longer.ttft_s > p.ttft_s and prefill_text(speed).startswith("first token after ≈ ")
+
+
+def test_a_prompts_work_weighs_each_weight_type_by_its_kernel_speed(model):
+    """core.speed.kernel_speed Rule 1: the same FLOPs over Q8_0 blocks, F32 norms, a Q8_0 head and F16 attention."""
+    prices = TokenPrices.of(model(UNTIED))
+    block_q8, norms = 2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 128, 2 * 64
+    per_cached = 4 * 2 * 4 * 32
+    assert type_speed(T.Q8_0) == 1.0
+    assert prices.prompt_work(10) == pytest.approx(
+        2 * 10 * 4 * (block_q8 + norms / type_speed(T.F32)) + 2 * 64 * 2048 + per_cached * 55 / type_speed(T.F16))
+
+
+def test_a_slow_kernel_type_prefills_slower_than_a_fast_one_of_the_same_flops(model):
+    """A Q4_1 SmolLM2 prefilled at 398 tok/s where Q4_K_M models of the same FLOPs ran twice as fast."""
+    shape = ArchDesc(n_layer=4, n_embd=256, n_ff=512, n_vocab=2048)
+    slow, fast = (TokenPrices.of(model(replace(shape, weight_type=t))) for t in (T.Q4_1, T.Q4_K))
+    assert slow.prompt_flops(500) == fast.prompt_flops(500)
+    assert type_speed(T.Q4_1) < type_speed(T.Q4_K) and slow.prompt_work(500) > fast.prompt_work(500)
 
 
 def test_sliding_window_layers_attend_to_their_window_only(model):

@@ -51,26 +51,47 @@ def test_a_run_is_its_timings_and_the_bytes_and_flops_of_its_tokens(models):
     prices, model = TokenPrices.of(models["smollm2"]), models["smollm2"]
     assert run.decode_tok_s == 94.00 and run.prefill_tok_s == 339.92
     assert run.decode_bytes == prices.read_per_token(kv_price(model, "f16").at(35 + 4))
-    assert run.prefill_flops_per_token == prices.prompt_flops(35) / 35
+    assert run.prefill_work_per_token == prices.prompt_work(35) / 35
     assert run.decode_efficiency(RAM) == pytest.approx(94.00 * run.decode_bytes / (20 * GiB))
-    assert run.prefill_efficiency(COMPUTE) == pytest.approx(339.92 * run.prefill_flops_per_token / 1e11)
+    assert run.prefill_efficiency(COMPUTE) == pytest.approx(339.92 * run.prefill_work_per_token / 1e11)
 
 
-def test_the_defaults_are_the_median_of_the_recorded_runs_at_the_reference_figures(models):
+def test_the_defaults_are_the_recorded_runs_calibration_at_the_reference_figures(models):
     """Rule 3 of core.speed.calibration, recomputed: the shipped defaults are what the recorded logs give."""
     runs = tuple(_run(models, name) for name in TIMED_LOGS)
     ram = Bandwidth(REFERENCE_RAM, BandwidthSource.MEASURED, "reference", 1.0)
     compute = ComputeRate(REFERENCE_COMPUTE, BandwidthSource.MEASURED, "reference", 1.0)
     assert len(runs) == DEFAULT_CALIBRATION_RUNS
-    assert round(statistics.median(r.decode_efficiency(ram) for r in runs), 2) == DEFAULT_CALIBRATION.decode
-    assert round(statistics.median(r.prefill_efficiency(compute) for r in runs), 2) == DEFAULT_CALIBRATION.prefill
+    fitted = calibrate(runs, ram, compute)
+    assert (round(fitted.decode, 2), round(fitted.decode_overhead_s, 4)) == (DEFAULT_CALIBRATION.decode,
+                                                                          DEFAULT_CALIBRATION.decode_overhead_s)
+    assert (round(fitted.prefill, 2), fitted.prefill_overhead_s) == (DEFAULT_CALIBRATION.prefill,
+                                                                   DEFAULT_CALIBRATION.prefill_overhead_s)
 
 
-def test_the_calibration_is_the_median_of_the_runs_kept_here(models):
-    runs = tuple(_run(models, name) for name in TIMED_LOGS[:3])
+def test_runs_of_different_sizes_separate_a_fixed_time_from_the_rate():
+    """Rule 2: three runs on the line t = x / 0.8 + 5 ms give that line back; one size keeps the default fixed time."""
+    def run(n_bytes: int, tok_s: float) -> SpeedRun:
+        return SpeedRun(recorded_at=1.0, model="m", decode_tok_s=tok_s, decode_bytes=n_bytes, prefill_tok_s=None,
+                        prefill_work_per_token=0.0)
+
+    sizes = (100 << 20, 400 << 20, 4 << 30)
+    runs = tuple(run(n, 1 / (n / (20 * GiB) / 0.8 + 0.005)) for n in sizes)
+    fitted = calibrate(runs, RAM, COMPUTE)
+    assert fitted.decode == pytest.approx(0.8) and fitted.decode_overhead_s == pytest.approx(0.005)
+    one = calibrate(runs[:1], RAM, COMPUTE)
+    assert one.decode_overhead_s == DEFAULT_CALIBRATION.decode_overhead_s
+    assert 1 / (sizes[0] / (20 * GiB) / one.decode + one.decode_overhead_s) == pytest.approx(runs[0].decode_tok_s)
+
+
+def test_runs_of_one_size_calibrate_to_their_median_beside_the_default_fixed_time(models):
+    runs = tuple(_run(models, name) for name in TIMED_LOGS[:3])  # three Gemma-3 runs: one size
     calibration = calibrate(runs, RAM, COMPUTE)
     assert calibration.runs == 3 and calibration.text == "calibrated on 3 runs on this machine"
-    assert calibration.decode == pytest.approx(statistics.median(r.decode_efficiency(RAM) for r in runs))
+    fixed = DEFAULT_CALIBRATION.decode_overhead_s
+    assert calibration.decode_overhead_s == fixed
+    assert calibration.decode == pytest.approx(statistics.median(
+        r.decode_bytes / RAM.bytes_per_s / (1 / r.decode_tok_s - fixed) for r in runs))
     assert calibrate((), RAM, COMPUTE) == DEFAULT_CALIBRATION
     assert DEFAULT_CALIBRATION.text == f"default calibration from {DEFAULT_CALIBRATION_RUNS} real llama.cpp runs"
 
@@ -82,13 +103,15 @@ def test_importing_a_cpu_log_calibrates_every_later_estimate(models, private_dat
     kept = read_runs()
     assert len(kept) == 1 and kept[0].decode_tok_s == 94.00 and runs_path() == private_data_dir / "speed-runs.json"
     figures, _ = speed_figures(model.path, measure=False)
-    assert figures.calibration.runs == 1 and figures.calibration.decode == pytest.approx(
-        kept[0].decode_efficiency(figures.ram))
+    assert figures.calibration.runs == 1
     assert main(["plan", model.path, "--budget", "0", "--no-measure", "--json"]) == 0
     estimate = json.loads(capsys.readouterr().out)["tok_s_estimate"]
     assert estimate["text"].endswith("(estimate, calibrated on 1 run on this machine)")
-    # the run's own speed back, at its own read rate: eff × bandwidth / bytes at the start ≈ 94 tok/s
-    assert estimate["tok_s"] == pytest.approx(94.00 * kept[0].decode_bytes / estimate["bytes_per_token"]["total"])
+    # the run's own speed back at its own position (the start reads no KV, so a little faster than 94 tok/s)
+    c = figures.calibration
+    at_start = 1 / (estimate["bytes_per_token"]["total"] / figures.ram.bytes_per_s / c.decode + c.decode_overhead_s)
+    assert estimate["tok_s"] == pytest.approx(at_start)
+    assert 1 / (kept[0].decode_bytes / figures.ram.bytes_per_s / c.decode + c.decode_overhead_s) == pytest.approx(94.00)
 
 
 def test_a_gpu_run_or_a_dry_run_calibrates_nothing(models, tmp_path):

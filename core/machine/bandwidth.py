@@ -98,17 +98,23 @@ class ComputeRate:
 
 @dataclass(frozen=True)
 class Calibration:
-    """What share of the memory-bound rate llama.cpp reaches decoding (`decode`), and what share of the
-    probe's compute rate it reaches in prefill (`prefill`); `runs` on this machine, 0 for the defaults."""
+    """How llama.cpp's real runs on a machine relate to its probes (`core.speed.calibration`): a decode token
+    takes its reads at the probe's RAM rate / `decode`, plus `decode_overhead_s` of fixed work (graph, threads,
+    sampling) when it runs on the CPU; a prompt token its FLOPs at the probe's compute rate / `prefill`, plus
+    `prefill_overhead_s`. `runs` on this machine, 0 for the defaults."""
 
     decode: float
     prefill: float
     runs: int = 0
     default_runs: int = 0
+    decode_overhead_s: float = 0.0
+    prefill_overhead_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not (0 < self.decode <= 10 and 0 < self.prefill <= 10) or self.runs < 0:
             raise RequestError(f"a calibration's shares must lie in (0, 10], got {self.decode!r}, {self.prefill!r}")
+        if not (0 <= self.decode_overhead_s <= 1 and 0 <= self.prefill_overhead_s <= 1):
+            raise RequestError("a calibration's fixed time per token must lie in [0, 1] s")
 
     @property
     def text(self) -> str:
@@ -122,10 +128,13 @@ DEFAULT_RAM = Bandwidth(20 * GiB, BandwidthSource.ASSUMED, "a dual-channel deskt
 DEFAULT_DISK = Bandwidth(2 * GiB, BandwidthSource.ASSUMED, "an NVMe SSD's sequential read")
 DEFAULT_VRAM = Bandwidth(400 * GiB, BandwidthSource.ASSUMED, "a mid-range GDDR6 card")
 DEFAULT_COMPUTE = ComputeRate(100 * 10**9, BandwidthSource.ASSUMED, "a few desktop cores' float32 matrix multiply")
-DEFAULT_DECODE_EFFICIENCY = 0.31
-DEFAULT_PREFILL_EFFICIENCY = 0.35
+DEFAULT_DECODE_EFFICIENCY = 0.37
+DEFAULT_PREFILL_EFFICIENCY = 0.42
 DEFAULT_CALIBRATION_RUNS = 12
-DEFAULT_CALIBRATION = Calibration(DEFAULT_DECODE_EFFICIENCY, DEFAULT_PREFILL_EFFICIENCY, 0, DEFAULT_CALIBRATION_RUNS)
+DEFAULT_DECODE_OVERHEAD_S = 0.0035
+DEFAULT_PREFILL_OVERHEAD_S = 0.0
+DEFAULT_CALIBRATION = Calibration(DEFAULT_DECODE_EFFICIENCY, DEFAULT_PREFILL_EFFICIENCY, 0, DEFAULT_CALIBRATION_RUNS,
+                                  DEFAULT_DECODE_OVERHEAD_S, DEFAULT_PREFILL_OVERHEAD_S)
 """Derived from real llama.cpp runs (`core.speed.calibration`, Rule 3, shows how)."""
 
 

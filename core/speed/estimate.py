@@ -2,10 +2,14 @@
 
 Estimates, calibrated against real llama.cpp runs (`calibration.py`), never measurements.
 
-Rule 1: decode: tokens/s ≈ efficiency × 1 / Σ over tiers (bytes the token reads from the tier /
-        its bandwidth). The efficiency is the machine's `Calibration.decode`: the share of the
-        memory-bound rate llama.cpp reached in real runs (compute, thread synchronisation and
-        cache effects are in it). Not a bound: a run may beat it or fall short, and texts say so.
+Rule 1: decode: seconds per token ≈ Σ over tiers (bytes the token reads from the tier / its
+        bandwidth) / efficiency + the fixed time of a token run on the CPU; tokens/s = 1 / that.
+        Both come from the machine's `Calibration` (`decode`, `decode_overhead_s`): how real
+        llama.cpp runs relate to the probes (threads, caches and the probe's own reach are in
+        the efficiency; building the graph, waking threads and sampling in the fixed time). A
+        token with layers on a GPU has none: it was measured on CPU runs, and a GPU's own is
+        not known. Not a bound: a run may beat it or
+        fall short, and texts say so.
 Rule 2: a conversation reads the KV of the tokens so far: the estimate is given at the start
         (an empty cache) and at a full context (`ctx` tokens cached). More budget never slows the
         start: the start reads no KV, so a bigger ctx costs it nothing.
@@ -14,8 +18,10 @@ Rule 3: the stream tier reads from the page cache when the machine's available R
         streamed head, `streamed_file_bytes`), else from disk. A layer pinned takes its bytes
         out of the stream as it adds them to the peak, so more pinned layers never push the
         stream to disk. No machine known: disk.
-Rule 4: prefill: seconds ≈ max(prompt FLOPs / (compute rate × `Calibration.prefill`), the
-        weights read once per ubatch of ENGINE_UBATCH tokens at the decode rate); tokens/s =
+Rule 4: prefill: seconds ≈ max(prompt work (`TokenPrices.prompt_work`: FLOPs weighed by each
+        weight type's kernel speed) / (compute rate × `Calibration.prefill`) + the
+        prompt tokens × `Calibration.prefill_overhead_s`, the weights read once per ubatch of
+        ENGINE_UBATCH tokens at the memory-bound decode rate); tokens/s =
         prompt tokens / seconds; the time to the first token is that prefill time. A full load
         with layers on a GPU has no prefill estimate: no GPU compute rate is known.
 Rule 5: an impossible plan has no speed; a forced plan runs its minimum configuration; an
@@ -101,8 +107,9 @@ class SpeedEstimate:
 
     def tok_s_at(self, read: TokenBytes) -> float:
         """Rule 1."""
-        seconds = self.memory_seconds(read)
-        return self.calibration.decode / seconds if seconds > 0 else float("inf")
+        fixed = 0.0 if read.vram else self.calibration.decode_overhead_s
+        seconds = self.memory_seconds(read) / self.calibration.decode + fixed
+        return 1 / seconds if seconds > 0 else float("inf")
 
     @property
     def tok_s(self) -> float:
@@ -132,10 +139,12 @@ def stream_source(streamed: int, host_available: int | None, peak: int) -> Strea
 def _prefill(prices: TokenPrices, prompt_tokens: int, bandwidths: Bandwidths, weights_seconds: float) -> PrefillEstimate:
     """Rule 4; `weights_seconds` is one read of the weights at the decode rate."""
     flops = prices.prompt_flops(prompt_tokens)
+    work = prices.prompt_work(prompt_tokens)
     rate = bandwidths.compute.flops_per_s * bandwidths.calibration.prefill
     ubatches = -(-prompt_tokens // ENGINE_UBATCH)
+    fixed = prompt_tokens * bandwidths.calibration.prefill_overhead_s
     return PrefillEstimate(prompt_tokens=prompt_tokens, flops=flops, compute=bandwidths.compute,
-                           compute_seconds=flops / rate, read_seconds=ubatches * weights_seconds)
+                           compute_seconds=work / rate + fixed, read_seconds=ubatches * weights_seconds)
 
 
 def budget_plan_speed(prices: TokenPrices, n_pinned: int, stream_head: bool, kv: tuple[int, int], ctx: int,

@@ -19,6 +19,9 @@ Rule 6: a prompt of N tokens costs 2 FLOPs per weight of every block per token (
         only: `n_outputs` = 1), and attention: the token at position p of a layer with window w
         scores and mixes min(p, w) cached tokens, 2 · n_head · (k_dim + v_dim) FLOPs each
         (recurrent layers' state updates are not counted).
+Rule 7: a prompt's *work* is the same count weighed by how fast llama.cpp's CPU kernels run
+        each weight type (`kernel_speed` Rule 1: FLOPs / the type's speed relative to Q8_0;
+        attention at F16's): what prefill time is priced from. FLOPs stay what is shown.
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from gguf_budget.core.fit.gpu_split import Placement
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.roles import TensorRole
-from gguf_budget.core.model.spec import LayerKind, ModelSpec
+from gguf_budget.core.model.spec import LayerKind, ModelSpec, ModelTensor
+from gguf_budget.core.speed.kernel_speed import ATTENTION_TYPE, type_speed
 
 
 @dataclass(frozen=True)
@@ -77,22 +81,36 @@ def layer_read_bytes(model: ModelSpec) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _block_elements(model: ModelSpec, t: ModelTensor) -> int:
+    """Rule 6: the elements of a block tensor one token passes through, routed experts at their share."""
+    moe = moe_fraction(model)
+    experts = t.role is TensorRole.EXPERTS and moe is not None
+    return t.n_elements * moe.used // moe.count if experts and moe is not None else t.n_elements
+
+
 def block_weights(model: ModelSpec) -> int:
     """Rule 6: the weights (elements) of every block a token passes through, routed experts at their share."""
-    moe = moe_fraction(model)
-    total = 0
-    for t in model.tensors:
-        if t.layer is None:
-            continue
-        experts = t.role is TensorRole.EXPERTS and moe is not None
-        total += t.n_elements * moe.used // moe.count if experts and moe is not None else t.n_elements
-    return total
+    return sum(_block_elements(model, t) for t in model.tensors if t.layer is not None)
+
+
+def block_work(model: ModelSpec) -> float:
+    """Rule 7: `block_weights`, each tensor's weighed by its type's kernel speed."""
+    return sum(_block_elements(model, t) / type_speed(t.ggml_type) for t in model.tensors if t.layer is not None)
+
+
+def _head_tensors(model: ModelSpec) -> list[ModelTensor]:
+    output = [t for t in model.tensors if t.role is TensorRole.OUTPUT]
+    return output or [t for t in model.tensors if t.role is TensorRole.TOKEN_EMBD]
 
 
 def head_weights(model: ModelSpec) -> int:
     """The output table's elements (the embedding table's when tied)."""
-    output = [t.n_elements for t in model.tensors if t.role is TensorRole.OUTPUT]
-    return sum(output) or sum(t.n_elements for t in model.tensors if t.role is TensorRole.TOKEN_EMBD)
+    return sum(t.n_elements for t in _head_tensors(model))
+
+
+def head_work(model: ModelSpec) -> float:
+    """Rule 7: `head_weights` weighed by the table's kernel speed."""
+    return sum(t.n_elements / type_speed(t.ggml_type) for t in _head_tensors(model))
 
 
 def attention_flops(model: ModelSpec) -> tuple[tuple[int | None, int], ...]:
@@ -127,6 +145,8 @@ class TokenPrices:
     moe: MoeFraction | None
     block_weights: int = 0
     head_weights: int = 0
+    block_work: float = 0.0
+    head_work: float = 0.0
     attention: tuple[tuple[int | None, int], ...] = ()
     model: ModelSpec | None = field(default=None, compare=False, repr=False)
 
@@ -143,6 +163,8 @@ class TokenPrices:
             moe=moe_fraction(model),
             block_weights=block_weights(model),
             head_weights=head_weights(model),
+            block_work=block_work(model),
+            head_work=head_work(model),
             attention=attention_flops(model),
             model=model,
         )
@@ -153,6 +175,13 @@ class TokenPrices:
             return 0
         attention = sum(rate * _positions_seen(n, window) for window, rate in self.attention)
         return 2 * n * self.block_weights + 2 * self.head_weights + attention
+
+    def prompt_work(self, n: int) -> float:
+        """Rule 7: the work of a prompt of `n` tokens, in Q8_0-equivalent FLOPs."""
+        if n <= 0:
+            return 0.0
+        attention = sum(rate * _positions_seen(n, window) for window, rate in self.attention)
+        return 2 * n * self.block_work + 2 * self.head_work + attention / type_speed(ATTENTION_TYPE)
 
     def kv_split(self, kv_type: KVType, tokens: int, host_blocks: int, swa_full: bool = False) -> tuple[int, int] | None:
         """The KV of `tokens` cached tokens on the host's first `host_blocks` blocks and on the rest (sliding
