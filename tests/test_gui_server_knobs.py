@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.machine.snapshot import hypothetical_machine
+from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import fit_dict
 from gguf_budget.gui.cli import main
@@ -246,3 +247,64 @@ def test_adding_a_file_needs_a_model(make_window):
     w = make_window(probe_backend=machine)
     assert not child(w, "addVisionProjectorAction").isEnabled() and not child(w, "addDraftModelAction").isEnabled()
     assert not child(w, "addProjector").isEnabled() and not child(w, "addDraft").isEnabled()
+
+
+def test_how_a_projector_and_a_draft_run_has_a_knob_each_as_the_same_fit_flag(
+        qtbot, capsys, monkeypatch, make_window, gemma, tmp_path):
+    """--no-mmproj-offload, --image-size, -ngld, -devd none and -ctkd in the window, on a machine with a GPU so each
+    moves a byte; enabled only beside their file."""
+    gpu_machine = ("--host-available", "8G", "--gpu-total", "4G")
+    w = make_window(probe_backend=lambda: hypothetical_machine(8 * GIB, gpu_count=1, gpu_total=4 * GIB))
+    qtbot.waitUntil(lambda: w.snapshot() is not None)
+    open_model(qtbot, w, gemma)
+    knobs = ("projectorOffloadCheck", "imageSizeEdit", "draftLayersSpin", "draftOnGpuCheck", "draftKvCombo")
+    assert not any(child(w, name).isEnabled() for name in knobs)
+    mm = write_projector(tmp_path / "mmproj.gguf", ProjectorDesc(text_embd=GEMMA.n_embd))
+    draft = write_gguf(tmp_path / "draft.gguf", replace(GEMMA, n_layer=2), "header_only")[0]
+    add(qtbot, monkeypatch, w, "addVisionProjectorAction", mm)
+    add(qtbot, monkeypatch, w, "addDraftModelAction", draft)
+    assert all(child(w, name).isEnabled() for name in knobs)
+    files = ("--mmproj", str(mm), "--draft", str(draft))
+
+    def as_fit(*flags: str) -> None:
+        want = json.loads((main(["fit", str(gemma), "--json", *gpu_machine, *files, *flags]), capsys.readouterr().out)[1])
+        got = {**fit_dict(w.current_view().full_load.fit), "ctx": w.current_view().full_load.ctx}
+        assert {k: got[k] for k in ("ctx", "server", "verdict", "devices")} == \
+            {k: want[k] for k in ("ctx", "server", "verdict", "devices")}
+        main(["fit", str(gemma), "--print-command", *gpu_machine, *files, *flags])
+        assert w.body.hardware.command.command_line() == capsys.readouterr().out.strip()
+
+    as_fit()
+    on_gpu = w.current_fit().server.projector.device
+    child(w, "projectorOffloadCheck").setChecked(False)
+    settle(qtbot, w)
+    assert (on_gpu, w.current_fit().server.projector.device) == ("gpu0", "host")
+    as_fit("--no-mmproj-offload")
+    edit = child(w, "imageSizeEdit")
+    edit.setFocus()
+    qtbot.keyClicks(edit, "128x96")
+    qtbot.keyClick(edit, "\r")
+    settle(qtbot, w)
+    assert w.session.state.server.image.text == "128x96"
+    as_fit("--no-mmproj-offload", "--image-size", "128x96")
+    state = w.session.state
+    edit.selectAll()
+    qtbot.keyClicks(edit, "wide")
+    qtbot.keyClick(edit, "\r")
+    settle(qtbot, w)
+    message = child(w, "serverFileMessage")
+    assert w.session.state is state and edit.text() == "128x96"
+    assert message.isVisible() and "WIDTHxHEIGHT" in message.text() and "\n" not in message.text()
+    set_box(qtbot, w, "draftLayersSpin", "1")
+    set_box(qtbot, w, "draftKvCombo", [t.value for t in KVType].index("q8_0"))
+    draft_state = w.session.state.server.draft
+    assert (draft_state.gpu_layers, draft_state.kv_type) == (1, KVType.Q8_0)
+    as_fit("--no-mmproj-offload", "--image-size", "128x96", "--draft-gpu-layers", "1", "--draft-kv-type", "q8_0")
+    child(w, "draftOnGpuCheck").setChecked(False)
+    settle(qtbot, w)
+    assert not w.session.state.server.draft.on_gpu and "-devd none" in w.body.hardware.command.command_line()
+    as_fit("--no-mmproj-offload", "--image-size", "128x96", "--draft-gpu-layers", "1", "--draft-kv-type", "q8_0",
+           "--draft-device", "none")
+    child(w, "removeDraft").click()
+    settle(qtbot, w)
+    assert not child(w, "draftLayersSpin").isEnabled() and child(w, "projectorOffloadCheck").isEnabled()

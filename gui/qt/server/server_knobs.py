@@ -8,9 +8,12 @@ Rule 2: the widget holds no files: the projector and the draft shown are the ses
         (`show_state`); adding or removing one is asked for by a signal and done by
         `server_files.ServerFiles` off the GUI thread.
 Rule 3: the knobs are set from each published state without signals, so drawing changes nothing.
+Rule 4: how a projector or a draft runs (`--no-mmproj-offload`, `--image-size`, `-ngld`, `-devd
+        none`, `-ctkd/-ctvd`) has a knob beside its file, enabled while there is one; an image
+        size that does not read (`ImageSize.parse`) is one line and changes nothing.
 
 Signals:
-    changed(): a knob changed (program, slots, KV sharing, cache, checkpoints).
+    changed(): a knob changed (program, slots, KV sharing, cache, checkpoints, how a projector or draft runs).
     addProjector() / removeProjector() / addDraft() / removeDraft(): the person asked for that.
 """
 
@@ -21,14 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox, QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget,
+)
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
-from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, SLOTS, ServerSettings
+from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ImageSize, ServerSettings
 from gguf_budget.core.fit.slots import AUTO_SLOTS
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.server.worded_spin import WordedSpinBox
 from gguf_budget.gui.qt.theme import error_style
@@ -38,6 +45,8 @@ AUTO_SLOTS_VALUE = 0
 TOOL_CACHE_VALUE = NO_LIMIT - 1
 """The cache box's value for "sized by this tool" (`cache_ram_mib` None), below llama-server's -1."""
 KV_SHARING = (("auto", None), ("unified", True), ("split per slot", False))
+ALL_DRAFT_LAYERS = -1
+"""The draft-layers box's value for `-ngld auto` (every layer; `DraftModel.gpu_layers` None)."""
 NO_FILE = "none"
 
 
@@ -95,6 +104,25 @@ class ServerKnobs(QGroupBox):
         self.projector, self.add_projector, self.remove_projector, projector_row = _file_row(
             self, "projector", "a vision projector")
         self.draft, self.add_draft, self.remove_draft, draft_row = _file_row(self, "draft", "a draft model")
+        self.projector_offload = named(QCheckBox("on the GPU", self), "projectorOffloadCheck")
+        self.projector_offload.setChecked(True)
+        self.projector_offload.setToolTip("Put the projector on the first GPU, as llama-server does by default; "
+                                          "unchecked: --no-mmproj-offload, in host RAM")
+        self.image_size = named(QLineEdit(self), "imageSizeEdit")
+        self.image_size.setPlaceholderText("its own size")
+        self.image_size.setToolTip("The image to price the projector's compute and tokens for, WIDTHxHEIGHT "
+                                   "(--image-size); empty: the projector's own size")
+        self._image: ImageSize | None = None
+        self.draft_layers = named(WordedSpinBox(ALL_DRAFT_LAYERS, DRAFT_LAYERS.high, ALL_DRAFT_LAYERS,
+                                                {ALL_DRAFT_LAYERS: "all (auto)"}, self), "draftLayersSpin")
+        self.draft_layers.setToolTip("Draft layers on the GPUs (-ngld); 'all', llama-server's default, is every layer")
+        self.draft_on_gpu = named(QCheckBox("on the GPUs", self), "draftOnGpuCheck")
+        self.draft_on_gpu.setChecked(True)
+        self.draft_on_gpu.setToolTip("Unchecked: the draft stays in host RAM (-devd none)")
+        self.draft_kv = named(QComboBox(self), "draftKvCombo")
+        self.draft_kv.addItems([t.value for t in KVType])
+        self.draft_kv.setCurrentText(DEFAULT_KV_TYPE.value)
+        self.draft_kv.setToolTip(f"The draft's KV cache type (-ctkd/-ctvd; default {DEFAULT_KV_TYPE.value})")
         self.set_can_add(False)
         self.add_projector.clicked.connect(self.addProjector)
         self.remove_projector.clicked.connect(self.removeProjector)
@@ -112,35 +140,80 @@ class ServerKnobs(QGroupBox):
         form.addRow("Prompt cache (MiB)", self.cache_ram)
         form.addRow("Checkpoints per slot", self.checkpoints)
         form.addRow("Vision projector", projector_row)
+        form.addRow("", self.projector_offload)
+        form.addRow("Image", self.image_size)
         form.addRow("Draft model", draft_row)
+        form.addRow("", self.draft_on_gpu)
+        form.addRow("Draft layers", self.draft_layers)
+        form.addRow("Draft KV", self.draft_kv)
         form.addRow(self.message)
-        for box in (self.parallel, self.cache_ram, self.checkpoints):
+        for box in (self.parallel, self.cache_ram, self.checkpoints, self.draft_layers):
             box.valueChanged.connect(self.changed)
-        for combo in (self.runtime, self.kv_unified):
+        for combo in (self.runtime, self.kv_unified, self.draft_kv):
             combo.currentIndexChanged.connect(self.changed)
+        for check in (self.projector_offload, self.draft_on_gpu):
+            check.toggled.connect(self.changed)
+        self.image_size.editingFinished.connect(self._image_typed)
+        self._enable_runs(projector=False, draft=False)
 
     def values(self, current: ServerSettings) -> dict[str, Any]:
         """The knobs as explorer-state fields; the projector and draft stay `current`'s (Rule 2)."""
         slots, cache = self.parallel.value(), self.cache_ram.value()
+        layers = self.draft_layers.value()
+        draft = None if current.draft is None else replace(
+            current.draft, gpu_layers=None if layers == ALL_DRAFT_LAYERS else layers,
+            on_gpu=self.draft_on_gpu.isChecked(), kv_type=KVType(self.draft_kv.currentText()))
         server = replace(current, n_parallel=None if slots == AUTO_SLOTS_VALUE else slots,
                          kv_unified=KV_SHARING[self.kv_unified.currentIndex()][1],
                          cache_ram_mib=None if cache == TOOL_CACHE_VALUE else cache,
-                         ctx_checkpoints=self.checkpoints.value())
+                         ctx_checkpoints=self.checkpoints.value(), projector_offload=self.projector_offload.isChecked(),
+                         image=self._image, draft=draft)
         return {"runtime": Runtime(self.runtime.currentText()), "server": server}
 
     def show_state(self, state: ExplorerState) -> None:
         """Rule 3: the knobs and the files as the state has them, quietly."""
         s = state.server
         blockers = [QSignalBlocker(w) for w in (self.runtime, self.parallel, self.kv_unified, self.cache_ram,
-                                                self.checkpoints)]
+                                                self.checkpoints, self.projector_offload, self.draft_layers,
+                                                self.draft_on_gpu, self.draft_kv)]
         self.runtime.setCurrentText(state.runtime.value)
         self.parallel.setValue(AUTO_SLOTS_VALUE if s.n_parallel is None else s.n_parallel)
         self.kv_unified.setCurrentIndex([value for _, value in KV_SHARING].index(s.kv_unified))
         self.cache_ram.setValue(TOOL_CACHE_VALUE if s.cache_ram_mib is None else s.cache_ram_mib)
         self.checkpoints.setValue(s.ctx_checkpoints)
+        self.projector_offload.setChecked(s.projector_offload)
+        if s.image != self._image or not self.image_size.hasFocus():
+            self._image = s.image
+            self.image_size.setText("" if s.image is None else s.image.text)
+        d = s.draft
+        self.draft_layers.setValue(ALL_DRAFT_LAYERS if d is None or d.gpu_layers is None else d.gpu_layers)
+        self.draft_on_gpu.setChecked(True if d is None else d.on_gpu)
+        self.draft_kv.setCurrentText((DEFAULT_KV_TYPE if d is None else d.kv_type).value)
         del blockers
+        self._enable_runs(projector=s.projector is not None, draft=d is not None)
         self._show_file(self.projector, self.remove_projector, None if s.projector is None else s.projector.path)
         self._show_file(self.draft, self.remove_draft, None if s.draft is None else s.draft.spec.path)
+
+    def _enable_runs(self, *, projector: bool, draft: bool) -> None:
+        """Rule 4: a projector's or a draft's knobs only while there is one."""
+        for widget in (self.projector_offload, self.image_size):
+            widget.setEnabled(projector)
+        for widget in (self.draft_layers, self.draft_on_gpu, self.draft_kv):
+            widget.setEnabled(draft)
+
+    def _image_typed(self) -> None:
+        """Rule 4: a size that reads becomes the image priced; one that does not is one line, the old size kept."""
+        text = self.image_size.text().strip()
+        try:
+            image = ImageSize.parse(text) if text else None
+        except RequestError as e:
+            self.show_message(str(e))
+            self.image_size.setText("" if self._image is None else self._image.text)
+            return
+        self.show_message(None)
+        if image != self._image:
+            self._image = image
+            self.changed.emit()
 
     def show_message(self, message: str | None) -> None:
         """One line about the files: one refused, or removed with the model it was added beside (None: clear it)."""
