@@ -24,8 +24,12 @@ class ElidedLabel(QLabel):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
 
     def setText(self, text: str, tip: str | None = None) -> None:  # noqa: N802 - Qt's name
+        """A text and tooltip as they are already is no change: no new size, no repaint (a tick sets every line)."""
+        tip = text if tip is None else tip
+        if text == self.text() and tip == self.toolTip():
+            return
         super().setText(text)
-        self.setToolTip(text if tip is None else tip)
+        self.setToolTip(tip)
         self.updateGeometry()
 
     def is_elided(self) -> bool:

@@ -113,6 +113,7 @@ class ServerKnobs(QGroupBox):
         self.image_size.setToolTip("The image to price the projector's compute and tokens for, WIDTHxHEIGHT "
                                    "(--image-size); empty: the projector's own size")
         self._image: ImageSize | None = None
+        self._shown: tuple[Runtime, ServerSettings] | None = None
         self.draft_layers = named(WordedSpinBox(ALL_DRAFT_LAYERS, DRAFT_LAYERS.high, ALL_DRAFT_LAYERS,
                                                 {ALL_DRAFT_LAYERS: "all (auto)"}, self), "draftLayersSpin")
         self.draft_layers.setToolTip("Draft layers on the GPUs (-ngld); 'all', llama-server's default, is every layer")
@@ -171,8 +172,12 @@ class ServerKnobs(QGroupBox):
         return {"runtime": Runtime(self.runtime.currentText()), "server": server}
 
     def show_state(self, state: ExplorerState) -> None:
-        """Rule 3: the knobs and the files as the state has them, quietly."""
+        """Rule 3: the knobs and the files as the state has them, quietly; a state that changed neither is not
+        drawn again (every tick publishes one, and a spin box set to its own value still repaints)."""
         s = state.server
+        if (state.runtime, s) == self._shown:
+            return
+        self._shown = (state.runtime, s)
         blockers = [QSignalBlocker(w) for w in (self.runtime, self.parallel, self.kv_unified, self.cache_ram,
                                                 self.checkpoints, self.projector_offload, self.draft_layers,
                                                 self.draft_on_gpu, self.draft_kv)]

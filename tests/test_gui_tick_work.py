@@ -1,0 +1,68 @@
+"""A slider tick redraws what changed and nothing else (issue: the tick within one 60 Hz frame): a label set to the
+text it shows asks for no new layout, and the llama-server knobs are not touched by a state whose server did not
+change — a spin box set to its own value still repaints, and a tick used to repaint every knob."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from gui_support import child, open_model, settle
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QApplication, QSlider, QVBoxLayout, QWidget
+
+from gguf_budget.gui.qt.elided_label import ElidedLabel
+from gguf_budget.resources import demo_model_path
+
+
+class Events(QObject):
+    """Counts the events of some types each watched object receives."""
+
+    def __init__(self, *types: QEvent.Type):
+        super().__init__()
+        self.types, self.seen = types, Counter()
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() in self.types:
+            self.seen[obj] += 1
+        return False
+
+
+def test_an_elided_label_set_to_its_own_text_asks_for_no_layout(qtbot):
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    label = ElidedLabel(parent)
+    QVBoxLayout(parent).addWidget(label)
+    parent.show()
+    label.setText("llama-server -m model.gguf -c 4096")
+    QApplication.processEvents()
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    label.setText("llama-server -m model.gguf -c 4096")
+    QApplication.processEvents()
+    assert events.seen[parent] == 0
+    label.setText("llama-server -m model.gguf -c 8192")
+    QApplication.processEvents()
+    assert events.seen[parent] == 1 and label.toolTip() == "llama-server -m model.gguf -c 8192"
+
+
+def test_a_state_whose_server_did_not_change_repaints_no_server_knob(qtbot, make_window):
+    """Every tick publishes a state and the window shows it to the knobs; the knobs' own state is the same."""
+    window = make_window()
+    window.show()
+    open_model(qtbot, window, demo_model_path())
+    ctx = window.findChild(QSlider, "ctxSlider")
+    ctx.setValue(ctx.maximum())
+    settle(qtbot, window)
+    knobs = child(window, "serverKnobs")
+    watched = [w for w in knobs.findChildren(QWidget) if w.isVisible()]
+    assert len(watched) > 10
+    events = Events(QEvent.Type.Paint)
+    for widget in watched:
+        widget.installEventFilter(events)
+    for _ in range(3):
+        knobs.show_state(window.session.state)
+        QApplication.processEvents()
+    assert sum(events.seen.values()) == 0, {w.objectName() or type(w).__name__: n for w, n in events.seen.items()}
+    ctx.setValue(ctx.minimum())  # a tick changes ctx, not the server: the knobs stay as they are
+    settle(qtbot, window)
+    assert child(window, "parallelSpin").text() == "1"
