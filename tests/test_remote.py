@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -18,13 +19,14 @@ from gguf_factory import ArchDesc, write_gguf
 from http_models import DroppingServer, Served
 from werkzeug import Response
 
-from gguf_budget.core import load_model
+from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model
 from gguf_budget.core.errors import RemoteError
 from gguf_budget.core.remote.fetch import FetchCancelled
 from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.open import open_remote
 from gguf_budget.core.remote.refs import HubFile, HubQuant, PlainUrl, parse_ref, pick_quant_files
 from gguf_budget.core.views.inspect_report import inspect_dict
+from gguf_budget.core.views.remote_command import runnable
 
 KIB = 1 << 10
 # A real vocabulary makes the header ~400 KiB: more than one 64 KiB first chunk, less than the data.
@@ -340,6 +342,34 @@ def test_plan_and_fit_take_a_url_and_a_bad_one_exits_2(httpserver, model_file, c
     httpserver.expect_request("/missing.gguf").respond_with_data("gone", status=404)
     bad = cli("inspect", httpserver.url_for("/missing.gguf"), cache=cache)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not found" in bad.stderr
+
+
+def test_the_command_for_a_url_runs_the_url_not_the_header_kept_here(httpserver, model_file, cache):
+    """remote_command Rule 1: the header cache holds no weights, so `-m <cache file>` could not run."""
+    serve(httpserver, model_file)
+    url = httpserver.url_for("/m/model.gguf")
+    printed = cli("fit", url, "--host-available", "8G", "--no-gpu", "--print-command", cache=cache)
+    assert printed.returncode == 0, printed.stderr
+    argv = shlex.split(printed.stdout)
+    assert argv[:3] == ["llama-server", "-mu", url] and "-m" not in argv and str(cache) not in printed.stdout
+    fitted = json.loads(cli("fit", url, "--host-available", "8G", "--no-gpu", "--json", cache=cache).stdout)["command"]
+    assert fitted["argv"] == argv and fitted["ollama"]["modelfile"].startswith("FROM ./model.gguf\n")
+    assert any("Ollama cannot pull" in n for n in fitted["ollama"]["notes"])
+    local = shlex.split(cli("fit", str(model_file), "--host-available", "8G", "--no-gpu", "--print-command",
+                            cache=cache).stdout)
+    assert local[:3] == ["llama-server", "-m", str(model_file)] and local[3:] == argv[3:]
+
+
+def test_the_command_for_the_hub_shorthand_is_llama_servers_own(hub_env, model_file, cache):
+    hub_repo(hub_env, {"model-Q8_0.gguf": model_file})
+    spec, _ = open_remote(parse_ref("owner/repo:Q8_0"), cache_root=cache, limits=FAST)
+    fit = estimate_fit(spec, hypothetical_machine(8 << 30), FitRequest(ctx=2048))
+    run = runnable(fit.recommended)
+    assert run.argv[:3] == ("llama-server", "-hf", "owner/repo:Q8_0")
+    assert run.ollama_modelfile.startswith("FROM hf.co/owner/repo:Q8_0\n") and run.argv[3:] == fit.recommended.argv[3:]
+    single, _ = open_remote(parse_ref("hf://owner/repo/model-Q8_0.gguf"), cache_root=cache, limits=FAST)
+    assert runnable(estimate_fit(single, hypothetical_machine(8 << 30), FitRequest(ctx=2048)).recommended).argv[:5] == (
+        "llama-server", "-hfr", "owner/repo", "-hff", "model-Q8_0.gguf")
 
 
 def test_the_header_cap_is_an_option(httpserver, model_file, cache):

@@ -6,7 +6,8 @@ Rule 1: the Budget plan is realised by its layer-streaming runtime's own flags (
         budget is typed everywhere here), else plain bytes; `0` is unlimited — and N is the
         plan's ctx, so the runtime plans the ctx shown, not its own default.
 Rule 2: the full load is realised by `FitEstimate.recommended`: the llama-server line that
-        `fit --print-command` prints and the side panel shows (`fit.command` builds it).
+        `fit --print-command` prints and the side panel shows (`fit.command` builds it; a model
+        read over the network is named as llama-server fetches it, `remote_command`).
 Rule 3: never a command for a configuration that does not fit. Instead the line says what
         would: for an impossible Budget plan, the budget its minimum configuration needs; for
         a full load that does not fit, the largest ctx that fits with its GPU layers when there
@@ -27,6 +28,7 @@ from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import verdict_text
 from gguf_budget.core.views.quant_ladder import LadderRequest, quant_ladder
+from gguf_budget.core.views.remote_command import runnable
 
 FORCE_FLAG = "--ram-budget-force"
 NO_COMMAND = "no command"
@@ -69,7 +71,7 @@ def budget_plan_run(plan: MemoryPlan) -> RunIt:
 def full_load_run(choice: AutoFit, max_ctx: int | None, smaller_quant: str | None = None, priced: bool = False) -> RunIt:
     """Rules 2 and 3 for the full load; `priced`: the ladder was asked (`smaller_quant`), and this is its answer."""
     fit = choice.fit
-    command = fit.recommended
+    command = runnable(fit.recommended)
     if command is not None:
         return RunIt(command.shell, f"{verdict_text(fit).split(' — ')[0]} at ctx {choice.ctx:,}")
     if fit.verdict is FitVerdict.UNKNOWN:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, 
 
 from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.views.command_view import REALISES, command_text
+from gguf_budget.core.views.remote_command import runnable
 from gguf_budget.gui.qt.named import named
 
 
@@ -44,6 +45,7 @@ class CommandBox(QWidget):
         layout.addWidget(self.text)
 
     def show_command(self, command: RunCommand | None) -> None:
+        command = runnable(command)
         self._line = command.shell if command is not None else ""
         self.title.setText(f"Run it — {REALISES[command.realises]}" if command is not None else "Run it")
         self.text.setPlainText(command_text(command) if command is not None else "")

@@ -201,10 +201,11 @@ class ServerKnobs(QGroupBox):
 
     def _enable_runs(self, *, projector: bool, draft: bool) -> None:
         """Rule 4: a projector's or a draft's knobs only while there is one."""
-        for widget in (self.projector_offload, self.image_size):
-            widget.setEnabled(projector)
-        for widget in (self.draft_layers, self.draft_on_gpu, self.draft_kv):
-            widget.setEnabled(draft)
+        widgets: tuple[tuple[QWidget, bool], ...] = (
+            (self.projector_offload, projector), (self.image_size, projector), (self.draft_layers, draft),
+            (self.draft_on_gpu, draft), (self.draft_kv, draft))
+        for widget, enabled in widgets:
+            widget.setEnabled(enabled)
 
     def _image_typed(self) -> None:
         """Rule 4: a size that reads becomes the image priced; one that does not is one line, the old size kept."""
