@@ -135,11 +135,17 @@ def wait_for(condition, limit_s: float = LIMIT_S) -> None:
         time.sleep(0.05)
 
 
+def interruptible() -> None:
+    """The child's Ctrl-C as a terminal's: a suite started in the background (`cmd &`) inherits SIGINT ignored, and
+    Python then installs no KeyboardInterrupt handler, so the child would sleep through the signal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_measure_is_one_line_exit_130_and_stops_the_engine_tree(hostile, model, tmp_path):
     engine = hostile("sleep 600\n")
     child = subprocess.Popen([sys.executable, "-m", "gguf_budget.gui.cli", "measure", str(model), "--llama",
                               str(engine.path), "--ctx", "256", "--gpu-layers", "0"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=interruptible)
     wait_for(engine.started)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=LIMIT_S)
@@ -171,7 +177,7 @@ def test_ctrl_c_in_any_command_is_one_line_exit_130(command):
     assert command in COMMANDS
     args = ARGS.get(command, [str(demo_model_path())])
     done = subprocess.run([sys.executable, "-c", INTERRUPT_DURING_RUN, command, *args], capture_output=True, text=True,
-                          timeout=LIMIT_S)
+                          timeout=LIMIT_S, preexec_fn=interruptible)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "gguf-budget: interrupted\n")
 
 
