@@ -21,8 +21,8 @@ Rule 3: flash attention: per thread, a Q, KQ, mask, VKQ, V and K tile of 64 rows
 
 from __future__ import annotations
 
-from functools import lru_cache
 
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as Q
 
 from gguf_budget.core.model.spec import ModelSpec, ModelTensor
@@ -80,7 +80,7 @@ def work_bytes(model: ModelSpec, host_layers: int, rows: int, outputs: int, cell
                matmul_work(model, host_layers, rows, outputs, threads, repacked))
 
 
-@lru_cache(maxsize=256)
+@per_model(maxsize=256)
 def matmul_work(model: ModelSpec, host_layers: int, rows: int, outputs: int, threads: int,
                 repacked: frozenset[str]) -> int:
     """Rules 1–2: the largest matrix multiply's need over the weights the CPU runs. It walks every tensor and

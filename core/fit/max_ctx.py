@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import replace
-from functools import lru_cache
 
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.fit.estimate import fit_verdict
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -44,7 +44,7 @@ def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: F
     return _searched(model, snapshot, replace(request, gpu_layers=gpu_layers, ctx=None), cap)
 
 
-@lru_cache(maxsize=KEPT)
+@per_model(maxsize=KEPT)
 def _searched(model: ModelSpec, snapshot: HardwareSnapshot, held: FitRequest, cap: int) -> int | None:
     n = max(-(-cap // ENGINE_CELL_PAD), 1)
 

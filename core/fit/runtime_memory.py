@@ -51,8 +51,8 @@ Rule 10: the process (binary, libraries, threads, tokenizer tables, sampler arra
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.fit.checkpoints import CheckpointSettings, checkpoint_memory
 from gguf_budget.core.fit.compute_graph import GraphSettings, compute_nodes, k_rotation, v_rotation
 from gguf_budget.core.fit.compute_graph import approximate as approximate_graph
@@ -128,7 +128,7 @@ def _spanned(cells: int, tokens: int) -> int:
     return min(cells, max(ENGINE_CELL_PAD, -(-tokens // ENGINE_CELL_PAD) * ENGINE_CELL_PAD)) if cells else 0
 
 
-@lru_cache(maxsize=256)
+@per_model(maxsize=256)
 def compute_buffer(model: ModelSpec, settings: GraphSettings) -> tuple[int, int]:
     """Rule 5: the buffer for the whole graph on one device, and the host's share with GPU layers
     (the graph inputs and the embeddings lookup)."""

@@ -22,10 +22,10 @@ Rule 5: the engine-accurate variant is llama.cpp's allocation for one sequence (
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from types import MappingProxyType
 from typing import Mapping
 
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
@@ -89,7 +89,7 @@ def layer_kv(layer: LayerAttention, kv_type: KVType, state_bytes: int | None, *,
     return LayerKV(per_cell, (layer.window or 0) + swa_extra, 0, swa_pad) if sliding else LayerKV(per_cell, None, 0)
 
 
-@lru_cache(maxsize=64)
+@per_model(maxsize=64)
 def layer_kvs(model: ModelSpec, kv_type: KVType, *, swa_extra: int = 0, swa_pad: int = 1,
               swa_full: bool = False) -> tuple[LayerKV | None, ...]:
     """`layer_kv` of every layer; layers of one shape share one price, so 80 layers cost a few lookups. Kept by
