@@ -334,3 +334,23 @@ def test_an_engine_a_stop_already_reaped_has_an_unknown_exit_code_not_a_tracebac
     pid = int(subprocess.run(["sh", "-c", "sleep 0.3 & echo $!"], capture_output=True, text=True).stdout)
     family = type("Reaped", (), {"proc": psutil.Process(pid), "stop_all": lambda self: None})()
     assert runner._exit_code(family) == runner.UNKNOWN_EXIT
+
+
+def test_a_stopped_engine_is_reaped_through_its_own_popen():
+    """The engine carries the family's mark, so the stop found it twice: as its Popen and as a process found by the
+    mark; reaped through the second, the Popen never learnt its status and warned 'subprocess … is still running'
+    when collected (a CI failure of test_a_model_llama_cpp_refuses_is_a_one_line_error)."""
+    import psutil
+
+    from gguf_budget.core.measure import runner
+
+    token = "test-" + uuid.uuid4().hex
+    # it outlives the polite stop (a TERM it ignores), so the stop's kill and wait find it alive
+    proc = psutil.Popen(["sh", "-c", "trap '' TERM; while :; do sleep 0.1; done"],
+                        env={**os.environ, runner.FAMILY_MARK: token}, start_new_session=True)
+    deadline = time.monotonic() + LIMIT_S
+    while not proc.children() and time.monotonic() < deadline:  # its trap is set once its loop has started
+        time.sleep(0.01)
+    family = runner._Family(proc, token)
+    family.stop_all()
+    assert proc.returncode is not None and runner._exit_code(family) == proc.returncode != runner.UNKNOWN_EXIT

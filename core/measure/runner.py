@@ -175,7 +175,7 @@ class _Family:
     def _alive(self) -> list[psutil.Process]:
         self.look()
         members = {p.pid: p for p in (*self._seen.values(), *self._marked())}
-        members.setdefault(self.proc.pid, self.proc)
+        members[self.proc.pid] = self.proc  # the engine is reaped through its Popen, which then knows its status
         return [p for p in members.values() if _running(p)]
 
     def stop_engine(self, wrapped: bool) -> None:
