@@ -38,7 +38,8 @@ from gguf_budget.core.fit.moe import input_layer_bytes, output_slot_bytes
 from gguf_budget.core.fit.prompt_cache import NO_LIMIT, chosen_cache_ram_mib, full_cache_bytes
 from gguf_budget.core.fit.runtime_memory import LOGIT_BYTES, compute_buffer, flash_attn, graph_settings, reserved_outputs
 from gguf_budget.core.fit.runtime_types import EngineSettings
-from gguf_budget.core.fit.server_types import DraftLoad, ProjectorLoad, ServerLoad, ServerSettings
+from gguf_budget.core.fit.projector import ProjectorSpec
+from gguf_budget.core.fit.server_types import DraftLoad, ImageSize, ProjectorLoad, ServerLoad, ServerSettings
 from gguf_budget.core.fit.slots import SlotLayout, resolve_slots, slot_kv_table
 from gguf_budget.core.fit.types import DeviceLoad
 from gguf_budget.core.model.spec import ModelSpec
@@ -74,10 +75,14 @@ def _projector(settings: ServerSettings, setup: GpuSetup, flash_attn: bool) -> P
     if spec is None:
         return None
     device = f"gpu{setup.gpus[0].index}" if setup.gpus and settings.projector_offload else HOST
-    image = settings.image
-    w, h = spec.image_side(image.width if image else None, image.height if image else None)
+    w, h = priced_image(spec, settings.image)
     return ProjectorLoad(spec=spec, device=device, weights=spec.weight_bytes, compute=spec.compute_bytes(w, h, flash_attn),
                          image_width=w, image_height=h, image_tokens=spec.image_tokens(w, h))
+
+
+def priced_image(spec: ProjectorSpec, image: ImageSize | None) -> tuple[int, int]:
+    """The image the encoder sees for the one asked (None: the projector's own size)."""
+    return spec.image_side(image.width if image else None, image.height if image else None)
 
 
 def image_room(settings: ServerSettings) -> int:
@@ -85,9 +90,8 @@ def image_room(settings: ServerSettings) -> int:
     spec = settings.projector
     if spec is None:
         return 0
-    image = settings.image
-    w, h = spec.image_side(image.width if image else None, image.height if image else None)
-    return spec.image_tokens(w, h) * resolve_slots(settings.n_parallel, settings.kv_unified).n_seq
+    return spec.image_tokens(*priced_image(spec, settings.image)) * resolve_slots(settings.n_parallel,
+                                                                                  settings.kv_unified).n_seq
 
 
 def _draft(draft: DraftModel | None, setup: GpuSetup, ctx: int | None, layout: SlotLayout,

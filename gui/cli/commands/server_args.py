@@ -26,6 +26,7 @@ from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB
 from gguf_budget.core.fit.server_types import (
     CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ImageSize, ServerSettings,
 )
+from gguf_budget.core.fit.server import priced_image
 from gguf_budget.core.fit.server_inputs import open_projector, server_settings
 from gguf_budget.core.fit.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
@@ -113,8 +114,7 @@ def projector_beside_plan(args: argparse.Namespace, model: ModelSpec,
     if args.mmproj is None:
         return budget, None
     spec = open_projector(args.mmproj, model)
-    image = args.image_size
-    w, h = spec.image_side(image.width if image else None, image.height if image else None)
+    w, h = priced_image(spec, args.image_size)
     weights, compute = spec.weight_bytes, spec.compute_bytes(w, h)
     total = weights + compute
     limit = budget.limit
