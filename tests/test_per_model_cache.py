@@ -1,12 +1,16 @@
 """The caches a slider tick leans on are kept per model object (core/model/per_model_cache.py): a model opened again
-is never compared field by field with the one kept, and one object finds its own results."""
+is never compared field by field with the one kept, one object finds its own results, and a ctx tick walks no
+model's tensor list again (the block shapes and the CPU matmul need of every layer split are kept per model)."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model
 from gguf_budget.core.fit.auto_ctx import auto_fit, largest_ctx
+from gguf_budget.core.fit.cpu_work import _matmul, matmul_work
 from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.resources import resource_path
@@ -49,3 +53,52 @@ def test_one_object_finds_its_own_results_and_an_equal_one_its_own():
     assert layers(again, 1) == 81 and len(calls) == 2 and calls[1] is again
     with pytest.raises(TypeError):
         layers(first, 1, 2)
+
+
+def _walked_matmul_work(model, host_layers, rows, outputs, threads, repacked):
+    """The CPU matmul need as the rule says it, one tensor at a time (the old walk)."""
+    used = model.expert_used_count or 1
+    need = 0
+    for t in model.tensors:
+        if len(t.shape) < 2 or t.name.startswith(("token_embd.", "position_embd.", "per_layer_token_embd.")):
+            continue
+        if t.layer is None:
+            n = outputs
+        elif t.layer < host_layers:
+            n = rows
+        else:
+            continue
+        need = max(need, _matmul(t, n, threads, t.name in repacked, used))
+    return need
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-70b-instruct-q4_k_m", "qwen3-30b-a3b-instruct-2507-q4_k_m",
+                                  "gemma-3-4b-it-q4_k_m", "gpt-oss-20b-mxfp4_moe"])
+def test_the_matmul_need_of_every_split_is_the_walk_of_its_layers(name):
+    model = load_model(str(resource_path(f"catalogue/{name}.skeleton.gguf")))
+    repacked = frozenset(t.name for t in model.tensors[::7])
+    for rows, outputs in ((512, 1), (1, 1), (2048, 2048)):
+        for host_layers in range(-1, model.n_layer + 3):
+            assert matmul_work(model, host_layers, rows, outputs, 2, repacked) == \
+                _walked_matmul_work(model, host_layers, rows, outputs, 2, repacked), (rows, host_layers)
+
+
+class _CountedTensors(tuple):
+    """The model's tensors, counting every walk over them."""
+
+    walks = 0
+
+    def __iter__(self):
+        type(self).walks += 1
+        return super().__iter__()
+
+
+def test_a_ctx_tick_walks_no_tensor_list_again():
+    model = load_model(str(SEVENTY_B))
+    counted = dataclasses.replace(model, tensors=_CountedTensors(model.tensors))
+    machine = hypothetical_machine(128 << 30, gpu_count=1, gpu_total=24 << 30)
+    estimate_fit(counted, machine, FitRequest(ctx=4096))
+    before = _CountedTensors.walks
+    for ctx in (8192, 12288, 16384, 40960, 65536):  # new ctxs, new GPU splits: the graph and the CPU work re-priced
+        estimate_fit(counted, machine, FitRequest(ctx=ctx))
+    assert _CountedTensors.walks == before

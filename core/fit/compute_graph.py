@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from gguf_budget.core.fit.graph_alloc import Node
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
+from gguf_budget.core.model.per_model_cache import per_model
 
 F32 = 4
 F16 = 2
@@ -85,8 +86,10 @@ def v_rotation(head_dim: int | None, quantized: bool) -> int:
     return ROT_MIN if quantized and head_dim and head_dim % ROT_MIN == 0 else 0
 
 
+@per_model(maxsize=16)
 def block_shapes(model: ModelSpec) -> tuple[BlockShape, ...]:
-    """Each block's shape from the spec's facts and tensor names (blocks alike share one record)."""
+    """Each block's shape from the spec's facts and tensor names (blocks alike share one record). It walks every
+    tensor's name and depends on the model alone, so it is kept per model: a ctx tick builds a graph at a new ctx."""
     roles: dict[int, set[str]] = {}
     for t in model.tensors:
         if t.layer is not None:

@@ -21,6 +21,7 @@ Rule 3: flash attention: per thread, a Q, KQ, mask, VKQ, V and K tile of 64 rows
 
 from __future__ import annotations
 
+from itertools import accumulate
 
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType as Q
@@ -80,21 +81,29 @@ def work_bytes(model: ModelSpec, host_layers: int, rows: int, outputs: int, cell
                matmul_work(model, host_layers, rows, outputs, threads, repacked))
 
 
-@per_model(maxsize=256)
 def matmul_work(model: ModelSpec, host_layers: int, rows: int, outputs: int, threads: int,
                 repacked: frozenset[str]) -> int:
-    """Rules 1–2: the largest matrix multiply's need over the weights the CPU runs. It walks every tensor and
-    ignores the cache's cells, so it is kept by its inputs: a ctx tick that leaves the GPU layers reuses it."""
+    """Rules 1–2: the largest matrix multiply's need over the weights the CPU runs (the first `host_layers`
+    blocks and the output layer)."""
+    below, output = _layer_needs(model, rows, outputs, threads, repacked)
+    return max(below[min(max(host_layers, 0), len(below) - 1)], output)
+
+
+@per_model(maxsize=64)
+def _layer_needs(model: ModelSpec, rows: int, outputs: int, threads: int,
+                 repacked: frozenset[str]) -> tuple[tuple[int, ...], int]:
+    """(the largest need of the blocks below each layer count, the output layer's need). One walk of every tensor
+    serves every split of the layers: a ctx tick that moves the GPU layers only looks a number up."""
     used = model.expert_used_count or 1
-    need = 0
+    blocks: dict[int, int] = {}
+    output = 0
     for t in model.tensors:
         if len(t.shape) < 2 or t.name.startswith(("token_embd.", "position_embd.", "per_layer_token_embd.")):
             continue
         if t.layer is None:
-            n = outputs
-        elif t.layer < host_layers:
-            n = rows
+            output = max(output, _matmul(t, outputs, threads, t.name in repacked, used))
         else:
-            continue
-        need = max(need, _matmul(t, n, threads, t.name in repacked, used))
-    return need
+            blocks[t.layer] = max(blocks.get(t.layer, 0), _matmul(t, rows, threads, t.name in repacked, used))
+    per_layer = [0] + [blocks.get(il, 0) for il in range(max(blocks, default=-1) + 1)]
+    below = list(accumulate(per_layer, max))
+    return tuple(below), output
