@@ -89,3 +89,33 @@ def test_the_window_starts_without_the_remote_clients():
     names, done = imported(code="import gguf_budget.gui.qt.app")
     assert done.returncode == 0, done.stderr[-2000:]
     assert names & {"httpx", "huggingface_hub", "gguf"} == set()
+
+
+def test_the_window_draws_its_first_plan_without_pyqtgraph(tmp_path):
+    """The ledger chart is painted by the window itself and the sweep chart is built with the first sweep: the
+    plotting library (~350 ms of every launch) is imported only when the sweep dock is shown."""
+    code = f"""
+import sys
+from PySide6.QtCore import QEventLoop, QSettings
+from PySide6.QtWidgets import QApplication
+from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.gui.qt.app import application, compose
+from gguf_budget.resources import demo_model_path
+app = application()
+settings = QSettings({str(tmp_path / "s.ini")!r}, QSettings.Format.IniFormat)
+explorer = compose(settings, bandwidth_backend=lambda path: (Bandwidths(), ()), log_folder=__import__("pathlib").Path({str(tmp_path)!r}))
+window = explorer.window
+loop = QEventLoop()
+window.modelLoaded.connect(loop.quit)
+window.show()
+window.open_path(str(demo_model_path()))
+loop.exec()
+while window.current_plan() is None or window.plan_pending():
+    QApplication.processEvents()
+QApplication.processEvents()
+assert window.body.plan.chart.isVisible()
+print("drawn", "pyqtgraph" in sys.modules)
+"""
+    names, done = imported(code=code)
+    assert done.returncode == 0 and "drawn" in done.stdout, done.stderr[-2000:]
+    assert "PySide6" in names and "pyqtgraph" not in names

@@ -94,13 +94,14 @@ def test_zoom_to_the_plan_turns_a_sliver_into_a_bar(qtbot, make_window, write_mo
     window.apply_request(budget=Budget.of(64 << 30))
     chart = child(window, "ledgerChart")
     total = window.current_plan().total
-    assert chart.plot.vb.viewRange()[1][1] >= 64 << 30  # the plan is a sliver under the budget
+    assert chart.top() >= 64 << 30  # the plan is a sliver under the budget
     child(window, "ledgerZoom").setChecked(True)
-    top = chart.plot.vb.viewRange()[1][1]
+    top = chart.top()
     assert total <= top < 2 * total
-    assert chart._budget_line.value() == top and "↑" in chart._budget_line.label.toPlainText()
+    budget = chart.marks()[0]
+    assert budget.value == top and "↑" in budget.text
     child(window, "ledgerZoom").setChecked(False)
-    assert chart.plot.vb.viewRange()[1][1] >= 64 << 30 and chart._budget_line.value() == 64 << 30
+    assert chart.top() >= 64 << 30 and chart.marks()[0].value == 64 << 30
 
 
 def test_the_compare_tables_total_row_is_bold(tmp_path):
@@ -125,7 +126,7 @@ def test_a_budget_and_minimum_that_close_share_one_label(qtbot, minimum, shared)
     chart = LedgerChart(("Pinned layers",))
     qtbot.addWidget(chart)
     chart.show_ledgers([("This plan", (("Pinned layers", 27 << 30),))], 26 << 30, minimum)
-    budget_text, minimum_text = (line.label.toPlainText() for line in (chart._budget_line, chart._minimum_line))
+    budget_text, minimum_text = (mark.text for mark in chart.marks())
     if shared:
         assert budget_text == f"budget 26.00 GiB · minimum {human_bytes(minimum)}" and minimum_text == ""
     else:

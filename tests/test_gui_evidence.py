@@ -195,7 +195,7 @@ def test_the_measured_bar_says_its_runs_ctx_beside_a_plan_at_another_ctx(qtbot, 
     labels = [label for label, _ in chart._columns]
     assert labels[2] == "Measured (ctx 2,048)"
     assert chart._segment_text(2, "Measured: weights").startswith("Measured (ctx 2,048) · ")
-    assert dict(chart.plot.getAxis("bottom")._tickLevels[0])[2] == "Measured\n(ctx 2,048)"
+    assert chart.column_labels()[2][1] == "Measured\n(ctx 2,048)"
 
 
 def test_the_measure_dialog_shows_what_it_runs_on_separate_lines(qtbot):

@@ -113,14 +113,14 @@ def test_png_is_an_image_of_the_chart(qtbot, screen, tmp_path, kind):
     image = QImage(str(tmp_path / "chart.png"))
     chart = screen.chart if kind == "ledger-png" else screen.sweep.chart
     assert not image.isNull()
-    width, height = round(chart.ci.width()), round(chart.ci.height())
-    if kind == "ledger-png":  # the legend, a Qt list beside the chart on screen, is drawn to its right, whole
+    if kind == "ledger-png":
+        width, height = chart.width(), chart.height()  # the legend, a Qt list beside the chart on screen, is drawn to its right, whole
         beside, tall = chart.legend.whole_size()
         assert (image.width(), image.height()) == (width + beside, max(height, tall))
         legend_pixels = {image.pixel(x, y) for x in range(width, image.width()) for y in range(0, image.height(), 2)}
         assert {ledger_colour(line).rgb() for line in LEDGER_LINES} <= legend_pixels
     else:
-        assert (image.width(), image.height()) == (width, height)
+        assert (image.width(), image.height()) == (round(chart.ci.width()), round(chart.ci.height()))
     assert len({image.pixel(x, image.height() // 2) for x in range(0, image.width(), 4)}) > 2
 
 

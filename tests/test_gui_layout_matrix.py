@@ -36,6 +36,7 @@ from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.layout import SideColumn
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.resources import demo_model_path
 
 MIB = 1 << 20
@@ -166,6 +167,9 @@ def sideways_problems(window: QWidget) -> list[str]:
 def chart_problems(window: QWidget) -> list[str]:
     """Overlapping or escaping line labels, column labels cut, a legend squeezing the bars."""
     found = []
+    for ledger in window.findChildren(LedgerChart):
+        if shown(ledger):
+            found += ledger_problems(ledger)
     for chart in window.findChildren(pg.GraphicsLayoutWidget):
         if not shown(chart):
             continue
@@ -192,10 +196,22 @@ def chart_problems(window: QWidget) -> list[str]:
             found += [f"{name}: column label {t!r} cut" for r, _, t in texts if not box.contains(r)]
             found += [f"{name}: column labels {a!r} and {b!r} overlap" for (ra, _, a), (rb, _, b) in combinations(texts, 2)
                       if ra.intersects(rb)]
-        legend = getattr(chart, "legend", None)  # the ledger chart's: a Qt list beside the chart
-        if legend is not None:
-            found += legend_problems(chart, legend, name)
     return found
+
+
+def ledger_problems(chart: LedgerChart) -> list[str]:
+    """The ledger chart's line labels apart and inside it, its column labels whole and apart, its legend beside it."""
+    name = chart.objectName()
+    inside = QRectF(chart.rect())
+    found = [f"{name}: {a!r} overlaps {b!r}" for (ra, a), (rb, b) in combinations(chart.mark_labels(), 2)
+             if ra.intersects(rb)]
+    found += [f"{name}: {text!r} leaves the chart ({rect} outside {inside})"
+              for rect, text in chart.mark_labels() if not inside.contains(rect)]
+    columns = chart.column_labels()
+    found += [f"{name}: column label {text!r} cut" for rect, text in columns if not inside.contains(rect)]
+    found += [f"{name}: column labels {a!r} and {b!r} overlap" for (ra, a), (rb, b) in combinations(columns, 2)
+              if ra.intersects(rb)]
+    return found + legend_problems(chart, chart.legend, name)
 
 
 def legend_problems(chart, legend, name: str) -> list[str]:
@@ -211,7 +227,7 @@ def legend_problems(chart, legend, name: str) -> list[str]:
         found.append(f"{name}: the legend covers the chart")
     if legend.widget().height() > legend.viewport().height() and not legend.verticalScrollBar().isVisible():
         found.append(f"{name}: the legend's last entries are cut and cannot be scrolled to")
-    plot_rect = chart.mapFromScene(chart.plot.vb.sceneBoundingRect()).boundingRect()
+    plot_rect = chart.plot_rect()
     if plot_rect.width() < (chart.width() + legend.width()) / 3:
         found.append(f"{name}: the bars are squeezed to {plot_rect.width()} of {chart.width() + legend.width()} px")
     return found

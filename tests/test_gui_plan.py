@@ -13,10 +13,10 @@ from dataclasses import replace
 
 import pytest
 from gui_support import MIB, WIDE, child, open_model, settle, small_machine
-from PySide6.QtCore import QPointF, Qt
-from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtCore import QEvent, QPointF, Qt
+from PySide6.QtGui import QGuiApplication, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QGraphicsView, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider, QSpinBox, QWidget,
+    QApplication, QCheckBox, QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider, QSpinBox, QWidget,
 )
 
 from gguf_budget.core.plan.budget import Budget
@@ -28,6 +28,7 @@ from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.speed_view import plan_report_with_speed
 from gguf_budget.core.views.ledger_names import line_tooltip
 from gguf_budget.gui.qt.main_window import MainWindow
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 
 
 @pytest.fixture
@@ -126,12 +127,17 @@ def test_hovering_a_segment_names_its_exact_bytes(qtbot, loaded):
     chart = child(loaded, "ledgerChart")
     ledger = loaded.current_plan().ledger
     bottom, height = chart.segment(0, "kv")
-    scene = chart.plot.vb.mapViewToScene(QPointF(0.0, bottom + height / 2))
-    chart.scene().sigMouseMoved.emit(scene)
+    move_mouse(chart, chart.to_pixel(0.0, bottom + height / 2))  # a thin segment: between two pixels
     assert chart.hover_text.endswith(f"KV cache: {human_bytes(ledger.kv)} ({ledger.kv:,} bytes)\n{line_tooltip('kv')}")
     assert chart.tooltip("kv") == chart.hover_text and chart.tooltip("pinned") == ""
-    chart.scene().sigMouseMoved.emit(chart.plot.vb.mapViewToScene(QPointF(0.5, bottom)))
+    move_mouse(chart, chart.to_pixel(0.5, bottom))
     assert chart.hover_text == "" and chart.tooltip("kv") == ""
+
+
+def move_mouse(widget: QWidget, at: QPointF) -> None:
+    """The mouse moves over `widget` to `at` (a point between pixels, as a high-DPI screen has them)."""
+    QApplication.sendEvent(widget, QMouseEvent(QEvent.Type.MouseMove, at, widget.mapToGlobal(at), Qt.MouseButton.NoButton,
+                                               Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
 
 
 def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtbot, loaded, model):
@@ -237,7 +243,7 @@ def test_a_tied_model_cannot_ask_to_stream_its_head(qtbot, make_window, write_mo
 NAMED = {
     "budgetSlider": QSlider, "budgetEdit": QLineEdit, "ctxSlider": QSlider, "ctxAuto": QCheckBox,
     "buffersSpin": QSpinBox, "headMode": QComboBox, "kvType": QComboBox, "forceCheck": QCheckBox,
-    "ledgerChart": QGraphicsView, "pinnedLabel": QLabel, "layerStrip": QWidget, "banner": QLabel,
+    "ledgerChart": LedgerChart, "pinnedLabel": QLabel, "layerStrip": QWidget, "banner": QLabel,
     "reportView": QPlainTextEdit, "hardwarePanel": QWidget, "gpuLayersSpin": QSpinBox, "refreshHardware": QPushButton,
 }
 

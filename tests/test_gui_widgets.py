@@ -132,8 +132,13 @@ def test_the_chart_follows_a_dark_palette(qtbot):
     dark.setColor(QPalette.ColorRole.Base, QColor(DARK_BACKGROUND))
     dark.setColor(QPalette.ColorRole.WindowText, QColor("#E8E8E8"))
     chart.setPalette(dark)
-    assert chart.backgroundBrush().color().name().upper() == DARK_BACKGROUND
-    assert chart.plot.getAxis("left").textPen().color().name().upper() == "#E8E8E8"
+    chart.resize(400, 300)
+    chart.show_ledgers([("This plan", (("kv", 1 << 30),))], 2 << 30, None)
+    image = chart.grab().toImage()
+    assert image.pixelColor(2, 2).name().upper() == DARK_BACKGROUND
+    budget_y = round(chart.to_pixel(0, 2 << 30).y())
+    line = {image.pixelColor(chart.plot_rect().center().toPoint().x(), y).name().upper() for y in (budget_y - 1, budget_y)}
+    assert "#E8E8E8" in line  # the budget line is drawn in the palette's text colour
 
 
 @given(tallest=st.floats(1, 1 << 50))

@@ -28,14 +28,14 @@ def test_the_zoomed_chart_moves_its_budget_line_to_the_new_models_top(qtbot, mak
     settle(qtbot, window)
     child(window, "ledgerZoom").setChecked(True)
     chart = window.body.plan.chart
-    first_top = chart.plot.viewRange()[1][1]
-    assert chart._budget_line.value() == first_top and "↑" in chart._budget_line.label.format
+    first_top = chart.top()
+    assert chart.marks()[0].value == first_top and "↑" in chart.marks()[0].text
     open_model(qtbot, window, LLAMA_8B)
     type_into(qtbot, window, "budgetEdit", "64G")
     settle(qtbot, window)
-    top = chart.plot.viewRange()[1][1]
+    top = chart.top()
     assert top > first_top
-    assert chart._budget_line.value() == top and "↑" in chart._budget_line.label.format
+    assert chart.marks()[0].value == top and "↑" in chart.marks()[0].text
 
 
 def test_switching_back_to_auto_drops_a_rejected_ctx_and_its_error(qtbot, make_window, write_model):

@@ -38,7 +38,6 @@ import logging
 from dataclasses import replace
 from typing import Callable, Sequence
 
-import pyqtgraph as pg
 from PySide6.QtCore import QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgressBar, QVBoxLayout, QWidget
@@ -73,6 +72,7 @@ from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.plan.banner import Banner
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.run_it_line import RunItLine
 from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
 from gguf_budget.gui.qt.layout import build_body
@@ -356,7 +356,7 @@ class MainWindow(QMainWindow):
                 beside = ""
         self.body.hardware.show_measured(view.summary + (f" — {beside}" if beside else ""))
 
-    def ledger_chart(self) -> pg.GraphicsLayoutWidget:
+    def ledger_chart(self) -> LedgerChart:
         return self.body.plan.chart
 
     def show_status(self, message: str) -> None:

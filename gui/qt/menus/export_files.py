@@ -4,9 +4,12 @@ Rule 1: the contents come from the core — `plan_markdown`, `plan_payload` seri
         `gguf-budget plan --json` prints it, `sweep_csv` — or from drawing a whole chart
         (every plot, axis and legend of its layout; the ledger chart's legend, a Qt list beside it, is drawn
         to its right whole); nothing is recomputed here.
-Rule 3: PNG is pyqtgraph's `ImageExporter`. SVG is Qt's `QSvgGenerator` rendering the chart's
-        scene at the chart's own DPI: pyqtgraph 0.14.0's `SVGExporter` raises ValueError on the
-        closed clip paths ("… Z") current Qt writes for every ViewBox (pyqtgraph issue #3495).
+Rule 3: the ledger chart draws itself on any painter (`LedgerChart.paint`): a PNG is that drawing on an image, an
+        SVG on Qt's `QSvgGenerator`, its legend drawn to its right. The sweep chart is pyqtgraph's: PNG is its
+        `ImageExporter`; SVG is its scene rendered by `QSvgGenerator` at the chart's own DPI (pyqtgraph 0.14.0's
+        `SVGExporter` raises ValueError on the closed clip paths "… Z" current Qt writes for every ViewBox,
+        pyqtgraph issue #3495). pyqtgraph is imported when a sweep chart is exported, not with this module: the
+        window starts without it.
 Rule 2: a file is written whole or not at all: the bytes go to a new file beside the target,
         which then replaces the target. A failure (read-only folder, full disk, a chart not
         laid out yet) raises ExportError with one line and leaves any existing file as it was.
@@ -18,21 +21,23 @@ import contextlib
 import json
 import os
 from pathlib import Path
-from typing import Iterator
 
-import pyqtgraph as pg
-import pyqtgraph.exporters  # noqa: F401  (makes pg.exporters.ImageExporter available)
+from typing import TYPE_CHECKING, Callable
+
 from PySide6.QtCore import QBuffer, QIODevice, QRectF, QSize
 from PySide6.QtGui import QImage, QPainter, QPalette
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
 from gguf_budget.core.errors import ExportError
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.speed_view import plan_payload
 from gguf_budget.core.views.export import plan_markdown, sweep_csv
-from gguf_budget.gui.qt.plan.ledger_legend import LedgerLegend
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
+
+if TYPE_CHECKING:
+    from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
+
 
 
 def write_file(path: str | Path, data: bytes) -> None:
@@ -58,62 +63,74 @@ def plan_json(plan: MemoryPlan, speed: SpeedEstimate | None) -> str:
     return json.dumps(plan_payload(plan, speed), indent=2) + "\n"
 
 
-def chart_png(chart: pg.GraphicsLayoutWidget, legend: LedgerLegend | None = None) -> bytes:
-    try:
-        image = pg.exporters.ImageExporter(chart.ci).export(toBytes=True)
-    except Exception as e:  # noqa: BLE001 — pyqtgraph raises a bare Exception for a chart of size 0
-        raise ExportError(f"cannot render the chart: {e}") from None
-    if legend is not None:
-        width, height = legend.whole_size()
-        whole = QImage(image.width() + width, max(image.height(), height), QImage.Format.Format_ARGB32)
-        whole.fill(legend.palette().color(QPalette.ColorRole.Base))
-        painter = QPainter(whole)
-        painter.drawImage(0, 0, image)
-        legend.paint_beside(painter, image.width())
-        painter.end()
-        image = whole
+def chart_png(chart: LedgerChart | SweepChart) -> bytes:
+    """Rule 3: the chart (and the ledger's legend) as PNG bytes."""
+    image = _ledger_image(chart) if isinstance(chart, LedgerChart) else _sweep_image(chart)
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
+    if not image.save(buffer, b"PNG"):
         raise ExportError("cannot encode the chart as PNG")
     return bytes(buffer.data().data())
 
 
-def chart_svg(chart: pg.GraphicsLayoutWidget, legend: LedgerLegend | None = None) -> bytes:
-    source = chart.ci.sceneBoundingRect()
-    if source.isEmpty():
+def _ledger_image(chart: LedgerChart) -> QImage:
+    if chart.width() <= 0 or chart.height() <= 0:
         raise ExportError("cannot render the chart: it has no size yet")
-    extra_width, extra_height = legend.whole_size() if legend is not None else (0, 0)
+    legend_width, legend_height = chart.legend.whole_size()
+    image = QImage(chart.width() + legend_width, max(chart.height(), legend_height), QImage.Format.Format_ARGB32)
+    image.fill(chart.palette().color(QPalette.ColorRole.Base))
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    chart.paint(painter, chart.width(), chart.height())
+    chart.legend.paint_beside(painter, chart.width())
+    painter.end()
+    return image
+
+
+def _sweep_image(chart: SweepChart) -> QImage:
+    import pyqtgraph.exporters  # Rule 3: only a sweep chart's export needs it
+
+    try:
+        image: QImage = pyqtgraph.exporters.ImageExporter(chart.ci).export(toBytes=True)
+    except Exception as e:  # noqa: BLE001 — pyqtgraph raises a bare Exception for a chart of size 0
+        raise ExportError(f"cannot render the chart: {e}") from None
+    return image
+
+
+def chart_svg(chart: LedgerChart | SweepChart) -> bytes:
+    """Rule 3: the chart (and the ledger's legend) as an SVG document."""
+    if isinstance(chart, LedgerChart):
+        width, height = chart.width(), chart.height()
+        legend_width, legend_height = chart.legend.whole_size()
+
+        def draw(painter: QPainter) -> None:
+            chart.paint(painter, width, height)
+            chart.legend.paint_beside(painter, width)
+
+        return _svg(chart.logicalDpiX(), width + legend_width, max(height, legend_height), draw)
+    source = chart.ci.sceneBoundingRect()
+
+    def draw_scene(painter: QPainter) -> None:
+        chart.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+
+    return _svg(chart.logicalDpiX(), source.width(), source.height(), draw_scene)
+
+
+def _svg(dpi: int, width: float, height: float, draw: Callable[[QPainter], None]) -> bytes:
+    if width <= 0 or height <= 0:
+        raise ExportError("cannot render the chart: it has no size yet")
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     svg = QSvgGenerator()
     svg.setOutputDevice(buffer)
-    svg.setResolution(chart.logicalDpiX())
-    width, height = source.width() + extra_width, max(source.height(), extra_height)
+    svg.setResolution(dpi)
     svg.setSize(QSize(round(width), round(height)))
     svg.setViewBox(QRectF(0, 0, width, height))
     svg.setTitle("GGUF Budget Explorer chart")
     painter = QPainter(svg)
-    with _uncached(chart.scene()):
-        chart.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
-    if legend is not None:
-        legend.paint_beside(painter, round(source.width()))
+    draw(painter)
     painter.end()
     return bytes(buffer.data().data())
-
-
-@contextlib.contextmanager
-def _uncached(scene: QGraphicsScene) -> Iterator[None]:
-    """Items cached as pixmaps for speed (the ledger chart's axes) paint as vectors and text into an SVG."""
-    cached = [(item, item.cacheMode()) for item in scene.items()
-              if item.cacheMode() != QGraphicsItem.CacheMode.NoCache]
-    for item, _ in cached:
-        item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
-    try:
-        yield
-    finally:
-        for item, mode in cached:
-            item.setCacheMode(mode)
 
 
 def export_plan_markdown(path: str | Path, plan: MemoryPlan, model: ModelSpec) -> None:
@@ -124,12 +141,12 @@ def export_plan_json(path: str | Path, plan: MemoryPlan, speed: SpeedEstimate | 
     write_file(path, plan_json(plan, speed).encode("utf-8"))
 
 
-def export_chart_png(path: str | Path, chart: pg.GraphicsLayoutWidget, legend: LedgerLegend | None = None) -> None:
-    write_file(path, chart_png(chart, legend))
+def export_chart_png(path: str | Path, chart: LedgerChart | SweepChart) -> None:
+    write_file(path, chart_png(chart))
 
 
-def export_chart_svg(path: str | Path, chart: pg.GraphicsLayoutWidget, legend: LedgerLegend | None = None) -> None:
-    write_file(path, chart_svg(chart, legend))
+def export_chart_svg(path: str | Path, chart: LedgerChart | SweepChart) -> None:
+    write_file(path, chart_svg(chart))
 
 
 def export_sweep_csv(path: str | Path, result: SweepResult) -> None:

@@ -16,9 +16,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
@@ -30,6 +29,10 @@ from gguf_budget.core.vocab import TextEnum
 
 from gguf_budget.gui.qt.file_dialogs import Purpose, save_file
 from gguf_budget.gui.qt.menus import export_files as files
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
+
+if TYPE_CHECKING:
+    from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
 
 log = logging.getLogger(__name__)
 
@@ -40,9 +43,9 @@ class ExportSources:
 
     plan: Callable[[], MemoryPlan | None]
     model: Callable[[], ModelSpec | None]
-    ledger_chart: Callable[[], pg.GraphicsLayoutWidget]
+    ledger_chart: Callable[[], LedgerChart]
     sweep: Callable[[], SweepResult | None]
-    sweep_chart: Callable[[], pg.GraphicsLayoutWidget]
+    sweep_chart: Callable[[], SweepChart]
     speed: Callable[[], SpeedEstimate | None]
     sweep_chart_stale: Callable[[], str | None]
     """Why the sweep chart is not the current one (None: it is)."""
@@ -168,10 +171,9 @@ class ExportMenu(QMenu):
                 raise ExportError("the model on screen cannot be swept with these settings")
             files.export_sweep_csv(path, sweep)
         else:
-            ledger = kind in (Export.LEDGER_PNG, Export.LEDGER_SVG)
-            chart = s.ledger_chart() if ledger else s.sweep_chart()
+            chart = s.ledger_chart() if kind in (Export.LEDGER_PNG, Export.LEDGER_SVG) else s.sweep_chart()
             write = files.export_chart_png if kind in (Export.LEDGER_PNG, Export.SWEEP_PNG) else files.export_chart_svg
-            write(path, chart, chart.legend if ledger else None)
+            write(path, chart)
 
     def _fail(self, message: str) -> None:
         self.message = QMessageBox(QMessageBox.Icon.Warning, "Export failed", safe_text(message, 300),

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence
 
-import pyqtgraph as pg
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
 from gguf_budget.core.explorer.session import Session
+
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 
 
 class FileMenuHook(Protocol):
@@ -54,7 +55,7 @@ class WhatIfHost(Protocol):
 
     def open_path(self, path: str) -> None: ...
 
-    def ledger_chart(self) -> pg.GraphicsLayoutWidget: ...
+    def ledger_chart(self) -> LedgerChart: ...
 
     def show_status(self, message: str) -> None: ...
 

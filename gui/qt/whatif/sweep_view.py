@@ -13,9 +13,13 @@ Rule 5: the automatic range holds the window's budget (`automatic_range(…, bud
 Rule 4: the budget mark follows the window's budget at once, but while the budget keeps
         moving (a slider drag) it is redrawn at most every MARK_INTERVAL_MS: redrawing it
         repaints three plots (~3 ms), which would push a slider tick past one 60 Hz frame.
+Rule 6: the chart is built when first wanted (the first sweep, or a test or export asking for it): it is drawn
+        by pyqtgraph, whose import (~350 ms) a window that never shows the sweep does not pay at launch.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget
@@ -26,10 +30,12 @@ from gguf_budget.core import (
 )
 from gguf_budget.core.views.sweep_view import summary_text
 
-from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
 from gguf_budget.gui.qt.whatif.sweep_worker import SweepBackend, SweepSpeed, SweepWorker
 from gguf_budget.gui.qt.throttle import Throttle
 from gguf_budget.gui.qt.named import named
+
+if TYPE_CHECKING:
+    from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
 
 MARK_INTERVAL_MS = 100
 
@@ -77,8 +83,7 @@ class SweepView(QWidget):
         self.cancel_button.clicked.connect(self.worker.cancel)
         self.status = named(QLabel("Open a model to sweep budgets", self, wordWrap=True), "sweepStatus")
         self.status.setTextFormat(Qt.TextFormat.PlainText)
-        self.chart = SweepChart(self)
-        self.chart.budgetPicked.connect(self.budgetPicked)
+        self._chart: SweepChart | None = None
         row = QHBoxLayout()
         for w in (QLabel("Budgets", self), self.range_edit, self.run_button, self.progress, self.cancel_button):
             row.addWidget(w)
@@ -87,8 +92,19 @@ class SweepView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)
         layout.addWidget(self.status)
-        layout.addWidget(self.chart, 1)
+        self._layout = layout
         self._show_busy(False)
+
+    @property
+    def chart(self) -> SweepChart:
+        """Rule 6: the chart, built the first time it is wanted."""
+        if self._chart is None:
+            from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
+
+            self._chart = SweepChart(self)
+            self._chart.budgetPicked.connect(self.budgetPicked)
+            self._layout.addWidget(self._chart, 1)
+        return self._chart
 
     # -- public API -------------------------------------------------------------------
 
@@ -120,7 +136,7 @@ class SweepView(QWidget):
             self.run()
 
     def _off_the_range(self, budget: int | None) -> bool:
-        result = self.chart.result()
+        result = self.result()
         if budget is None or result is None or not result.rows or self._custom_range or self.worker.busy:
             return False
         return not result.rows[0].budget <= budget <= result.rows[-1].budget
@@ -132,7 +148,7 @@ class SweepView(QWidget):
 
     def result(self) -> SweepResult | None:
         """The sweep on the chart (None before the first one finishes)."""
-        return self.chart.result()
+        return None if self._chart is None else self._chart.result()
 
     def run(self) -> None:
         """Sweep the range in the box (or the default range) off the GUI thread."""
