@@ -1,16 +1,20 @@
 """A slider tick redraws what changed and nothing else (issue: the tick within one 60 Hz frame): a label set to the
 text it shows asks for no new layout, and the llama-server knobs are not touched by a state whose server did not
-change — a spin box set to its own value still repaints, and a tick used to repaint every knob."""
+change — a spin box set to its own value still repaints, and a tick used to repaint every knob. A label a tick
+gives a new text is laid out as a plain label (a selectable one goes through a text document, several times the
+cost), and becomes selectable when the mouse comes to it."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from gui_support import child, open_model, settle
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QSlider, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLabel, QSlider, QVBoxLayout, QWidget
 
 from gguf_budget.gui.qt.elided_label import ElidedLabel
+from gguf_budget.gui.qt.selectable_label import SelectableLabel
 from gguf_budget.resources import demo_model_path
 
 
@@ -68,3 +72,40 @@ def test_a_state_whose_server_did_not_change_repaints_no_server_knob(qtbot, make
     ctx.setValue(ctx.minimum())  # a tick changes ctx, not the server: the knobs stay as they are
     settle(qtbot, window)
     assert child(window, "parallelSpin").text() == "1"
+
+
+def test_the_labels_a_ctx_tick_rewrites_are_laid_out_as_plain_labels(qtbot, make_window):
+    """The side panel's rows and the banner: a new text each tick, and none of them through a text document."""
+    window = make_window()
+    window.show()
+    open_model(qtbot, window, demo_model_path())
+    ctx = window.findChild(QSlider, "ctxSlider")
+    before = {label: label.text() for label in window.findChildren(QLabel)}
+    ctx.setValue(ctx.minimum())
+    settle(qtbot, window)
+    rewritten = [label for label, text in before.items() if label.isVisible() and label.text() != text]
+    assert {"banner", "kvLowerBound", "kvEngine", "peakRssFull"} <= {label.objectName() for label in rewritten}
+    selectable = [label.objectName() for label in rewritten
+                  if label.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse]
+    assert selectable == []
+
+
+def test_a_panel_label_is_selected_with_the_mouse_as_before(qtbot):
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    label = SelectableLabel("KV engine row", parent)
+    QVBoxLayout(parent).addWidget(label)
+    parent.show()
+    qtbot.waitExposed(parent)
+    assert not label.is_selectable()
+    QTest.mouseMove(label, QPoint(5, 5))
+    qtbot.waitUntil(label.is_selectable)
+    end = QPoint(label.width() - 1, 5)
+    QTest.mousePress(label, Qt.MouseButton.LeftButton, pos=QPoint(1, 5))
+    QTest.mouseMove(label, end)
+    QTest.mouseRelease(label, Qt.MouseButton.LeftButton, pos=end)
+    assert label.selectedText() == "KV engine row"
+    QApplication.sendEvent(label, QEvent(QEvent.Type.Leave))  # offscreen, a move after a click may not leave
+    assert label.is_selectable() and label.selectedText() == "KV engine row"  # a selection made stays, to be copied
+    label.setText("KV engine row, new ctx")
+    assert not label.is_selectable() and label.selectedText() == ""
