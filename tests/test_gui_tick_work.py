@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from gui_support import child, open_model, settle
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLabel, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
 from gguf_budget.gui.qt.elided_label import ElidedLabel
+from gguf_budget.gui.qt.plan.report_view import ReportView
 from gguf_budget.gui.qt.selectable_label import SelectableLabel
+from gguf_budget.gui.qt.text_view import read_only_view, replace_text
 from gguf_budget.resources import demo_model_path
 
 
@@ -109,3 +112,56 @@ def test_a_panel_label_is_selected_with_the_mouse_as_before(qtbot):
     assert label.is_selectable() and label.selectedText() == "KV engine row"  # a selection made stays, to be copied
     label.setText("KV engine row, new ctx")
     assert not label.is_selectable() and label.selectedText() == ""
+
+
+def _report(ctx: int, lines: int = 40) -> str:
+    return "\n".join(f"row {i:2d}: ctx {ctx:>7,} tokens, KV {ctx * 320 >> 20:>6,} MiB of a long row" for i in range(lines))
+
+
+def test_a_new_report_of_the_same_shape_repaints_no_scroll_bar(qtbot):
+    """The text changed, so the view repaints; its scroll bars' range did not, so they do not."""
+    report = ReportView()
+    qtbot.addWidget(report)
+    report.resize(300, 120)
+    report.set_text(_report(4096))
+    report.show()
+    qtbot.waitExposed(report)
+    view = report.findChild(QPlainTextEdit, "reportView")
+    bars = (view.horizontalScrollBar(), view.verticalScrollBar())
+    assert all(bar.isVisible() for bar in bars)
+    qtbot.wait(50)  # the first paints done
+    events = Events(QEvent.Type.Paint)
+    for watched in (*bars, view.viewport()):
+        watched.installEventFilter(events)
+    report.set_text(_report(8192))
+    QApplication.processEvents()
+    assert report.text() == _report(8192)
+    assert events.seen[view.viewport()] >= 1 and [events.seen[bar] for bar in bars] == [0, 0]
+
+
+@pytest.mark.parametrize("lines", [40, 3, 80])
+def test_a_replaced_text_shows_what_set_plain_text_shows(qtbot, lines):
+    """Side by side with `setPlainText` after the person scrolled to the end: the same text, at its start."""
+    views = [QPlainTextEdit(), read_only_view(QPlainTextEdit())]
+    for view in views:
+        qtbot.addWidget(view)
+        view.setReadOnly(True)
+        view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        view.resize(300, 120)
+        view.setPlainText(_report(4096))
+        view.show()
+        qtbot.waitExposed(view)
+        for bar in (view.horizontalScrollBar(), view.verticalScrollBar()):
+            bar.setValue(bar.maximum())
+    old, new = views
+    old.setPlainText(_report(8192, lines))
+    replace_text(new, _report(8192, lines))
+    QApplication.processEvents()
+
+    def shown(view: QPlainTextEdit) -> tuple[object, ...]:
+        return (view.toPlainText(), view.horizontalScrollBar().value(), view.verticalScrollBar().value(),
+                view.verticalScrollBar().maximum(), view.textCursor().position(), view.textCursor().hasSelection())
+
+    assert shown(new) == shown(old)
+    assert new.viewport().grab().toImage() == old.viewport().grab().toImage()
+    assert not new.document().isUndoAvailable()
