@@ -1,16 +1,23 @@
 """A slider tick redraws what changed and nothing else (issue: the tick within one 60 Hz frame): a label set to the
 text it shows asks for no new layout, and the llama-server knobs are not touched by a state whose server did not
-change — a spin box set to its own value still repaints, and a tick used to repaint every knob."""
+change — a spin box set to its own value still repaints, and a tick used to repaint every knob. A label a tick
+gives a new text is laid out as a plain label (a selectable one goes through a text document, several times the
+cost), and becomes selectable when the mouse comes to it."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from gui_support import child, open_model, settle
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtWidgets import QApplication, QSlider, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
 from gguf_budget.gui.qt.elided_label import ElidedLabel
+from gguf_budget.gui.qt.plan.report_view import ReportView
+from gguf_budget.gui.qt.selectable_label import SelectableLabel
+from gguf_budget.gui.qt.text_view import read_only_view, replace_text
 from gguf_budget.resources import demo_model_path
 
 
@@ -53,6 +60,8 @@ def test_a_state_whose_server_did_not_change_repaints_no_server_knob(qtbot, make
     ctx = window.findChild(QSlider, "ctxSlider")
     ctx.setValue(ctx.maximum())
     settle(qtbot, window)
+    for _ in range(3):  # the tick's relayouts post more layouts and paints: all done before counting
+        QApplication.processEvents()
     knobs = child(window, "serverKnobs")
     watched = [w for w in knobs.findChildren(QWidget) if w.isVisible()]
     assert len(watched) > 10
@@ -67,3 +76,93 @@ def test_a_state_whose_server_did_not_change_repaints_no_server_knob(qtbot, make
     ctx.setValue(ctx.minimum())  # a tick changes ctx, not the server: the knobs stay as they are
     settle(qtbot, window)
     assert child(window, "parallelSpin").text() == "1"
+
+
+def test_the_labels_a_ctx_tick_rewrites_are_laid_out_as_plain_labels(qtbot, make_window):
+    """The side panel's rows and the banner: a new text each tick, and none of them through a text document."""
+    window = make_window()
+    window.show()
+    open_model(qtbot, window, demo_model_path())
+    ctx = window.findChild(QSlider, "ctxSlider")
+    before = {label: label.text() for label in window.findChildren(QLabel)}
+    ctx.setValue(ctx.minimum())
+    settle(qtbot, window)
+    rewritten = [label for label, text in before.items() if label.isVisible() and label.text() != text]
+    assert {"banner", "kvLowerBound", "kvEngine", "peakRssFull"} <= {label.objectName() for label in rewritten}
+    selectable = [label.objectName() for label in rewritten
+                  if label.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse]
+    assert selectable == []
+
+
+def test_a_panel_label_is_selected_with_the_mouse_as_before(qtbot):
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    label = SelectableLabel("KV engine row", parent)
+    QVBoxLayout(parent).addWidget(label)
+    parent.show()
+    qtbot.waitExposed(parent)
+    assert not label.is_selectable()
+    QTest.mouseMove(label, QPoint(5, 5))
+    qtbot.waitUntil(label.is_selectable)
+    end = QPoint(label.width() - 1, 5)
+    QTest.mousePress(label, Qt.MouseButton.LeftButton, pos=QPoint(1, 5))
+    QTest.mouseMove(label, end)
+    QTest.mouseRelease(label, Qt.MouseButton.LeftButton, pos=end)
+    assert label.selectedText() == "KV engine row"
+    QApplication.sendEvent(label, QEvent(QEvent.Type.Leave))  # offscreen, a move after a click may not leave
+    assert label.is_selectable() and label.selectedText() == "KV engine row"  # a selection made stays, to be copied
+    label.setText("KV engine row, new ctx")
+    assert not label.is_selectable() and label.selectedText() == ""
+
+
+def _report(ctx: int, lines: int = 40) -> str:
+    return "\n".join(f"row {i:2d}: ctx {ctx:>7,} tokens, KV {ctx * 320 >> 20:>6,} MiB of a long row" for i in range(lines))
+
+
+def test_a_new_report_of_the_same_shape_repaints_no_scroll_bar(qtbot):
+    """The text changed, so the view repaints; its scroll bars' range did not, so they do not."""
+    report = ReportView()
+    qtbot.addWidget(report)
+    report.resize(300, 120)
+    report.set_text(_report(4096))
+    report.show()
+    qtbot.waitExposed(report)
+    view = report.findChild(QPlainTextEdit, "reportView")
+    bars = (view.horizontalScrollBar(), view.verticalScrollBar())
+    assert all(bar.isVisible() for bar in bars)
+    qtbot.wait(50)  # the first paints done
+    events = Events(QEvent.Type.Paint)
+    for watched in (*bars, view.viewport()):
+        watched.installEventFilter(events)
+    report.set_text(_report(8192))
+    QApplication.processEvents()
+    assert report.text() == _report(8192)
+    assert events.seen[view.viewport()] >= 1 and [events.seen[bar] for bar in bars] == [0, 0]
+
+
+@pytest.mark.parametrize("lines", [40, 3, 80])
+def test_a_replaced_text_shows_what_set_plain_text_shows(qtbot, lines):
+    """Side by side with `setPlainText` after the person scrolled to the end: the same text, at its start."""
+    views = [QPlainTextEdit(), read_only_view(QPlainTextEdit())]
+    for view in views:
+        qtbot.addWidget(view)
+        view.setReadOnly(True)
+        view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        view.resize(300, 120)
+        view.setPlainText(_report(4096))
+        view.show()
+        qtbot.waitExposed(view)
+        for bar in (view.horizontalScrollBar(), view.verticalScrollBar()):
+            bar.setValue(bar.maximum())
+    old, new = views
+    old.setPlainText(_report(8192, lines))
+    replace_text(new, _report(8192, lines))
+    QApplication.processEvents()
+
+    def shown(view: QPlainTextEdit) -> tuple[object, ...]:
+        return (view.toPlainText(), view.horizontalScrollBar().value(), view.verticalScrollBar().value(),
+                view.verticalScrollBar().maximum(), view.textCursor().position(), view.textCursor().hasSelection())
+
+    assert shown(new) == shown(old)
+    assert new.viewport().grab().toImage() == old.viewport().grab().toImage()
+    assert not new.document().isUndoAvailable()

@@ -17,6 +17,7 @@ from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.views.command_view import REALISES, command_text
 from gguf_budget.core.views.remote_command import runnable
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.text_view import read_only_view, replace_text
 
 
 class CommandBox(QWidget):
@@ -28,7 +29,7 @@ class CommandBox(QWidget):
         super().__init__(parent)
         self.title = named(QLabel("Run it", self), "runCommandTitle")
         self.title.setWordWrap(True)  # "Run it — what it realises" on one line widened the side column past its view
-        self.text = named(QPlainTextEdit(self, readOnly=True), "runCommand")
+        self.text = named(read_only_view(QPlainTextEdit(self)), "runCommand")
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setMaximumHeight(96)
         self.copy = named(QPushButton("Copy", self), "copyCommand")
@@ -48,7 +49,7 @@ class CommandBox(QWidget):
         command = runnable(command)
         self._line = command.shell if command is not None else ""
         self.title.setText(f"Run it — {REALISES[command.realises]}" if command is not None else "Run it")
-        self.text.setPlainText(command_text(command) if command is not None else "")
+        replace_text(self.text, command_text(command) if command is not None else "")
         self.copy.setEnabled(command is not None)
 
     def command_line(self) -> str:

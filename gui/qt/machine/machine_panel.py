@@ -41,6 +41,7 @@ from gguf_budget.gui.qt.machine.command_box import CommandBox
 from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
 from gguf_budget.gui.qt.machine.memory_bar import MemoryBar, MemoryLegend
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.selectable_label import SelectableLabel
 from gguf_budget.gui.qt.server.server_knobs import ServerKnobs
 
 AUTO = -1
@@ -61,10 +62,9 @@ CLAIMS = {
 }
 
 
-def _label(parent: QWidget, name: str) -> QLabel:
-    label = named(QLabel("—", parent, wordWrap=True), name)
+def _label(parent: QWidget, name: str) -> SelectableLabel:
+    label = named(SelectableLabel("—", parent, wordWrap=True), name)
     label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QResizeEvent, QTextLayout
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core.views.plan_view import BannerState
+from gguf_budget.gui.qt.selectable_label import SelectableLabel
 from gguf_budget.gui.qt.theme import banner_style
 
 
-class Banner(QLabel):
+class Banner(SelectableLabel):
     """A coloured label whose `state` property selects its colour."""
 
     def __init__(self, parent: QWidget | None = None):
@@ -26,7 +27,6 @@ class Banner(QLabel):
         self.setObjectName("banner")
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setStyleSheet(banner_style())
         self.setFixedHeight(2 * self.fontMetrics().lineSpacing() + 14)  # 2 × 4 px padding, 2 × 3 px for the bold face
         self._whole = ""

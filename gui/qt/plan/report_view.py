@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
+from gguf_budget.gui.qt.text_view import read_only_view, replace_text
+
 
 MIN_HEIGHT = 48
 """Three lines: at 1280 × 720 with a dock open the report yields its height to the chart and scrolls."""
@@ -15,9 +17,8 @@ class ReportView(QWidget):
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
-        self._edit = QPlainTextEdit(self)
+        self._edit = read_only_view(QPlainTextEdit(self))
         self._edit.setObjectName("reportView")
-        self._edit.setReadOnly(True)
         self._edit.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self._edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self._edit.setMinimumHeight(MIN_HEIGHT)
@@ -34,8 +35,7 @@ class ReportView(QWidget):
         layout.addLayout(column)
 
     def set_text(self, text: str) -> None:
-        if text != self._edit.toPlainText():
-            self._edit.setPlainText(text)
+        replace_text(self._edit, text)
 
     def text(self) -> str:
         return self._edit.toPlainText()
