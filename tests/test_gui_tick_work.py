@@ -65,7 +65,6 @@ def test_a_state_whose_server_did_not_change_repaints_no_server_knob(qtbot, make
     knobs = child(window, "serverKnobs")
     watched = [w for w in knobs.findChildren(QWidget) if w.isVisible()]
     assert len(watched) > 10
-    QApplication.processEvents()  # what the settled tick left queued is drawn before the knobs are watched
     events = Events(QEvent.Type.Paint)
     for widget in watched:
         widget.installEventFilter(events)
