@@ -13,6 +13,10 @@ bandwidths while the window comes up):
   (the hardware probe and the bandwidth measurement may still run) and after an idle wait.
   A quit must exit 0 with nothing on stderr (no "Signal source has been deleted", no traceback).
 
+The runs load compiled bytecode, as an installed app does: PYTHONDONTWRITEBYTECODE (set in some build and
+CI shells, where every launch would compile the app's ~240 modules again, ~200 ms) is dropped for them, so
+the warm-up run writes the cache the others read.
+
 Medians of `--runs` runs; the load average is printed: on a busy machine these are upper figures.
 Run: `python benchmarks/bench_launch.py [--runs N] [--idle SECONDS] [--fresh]`.
 """
@@ -68,6 +72,7 @@ def run_once(idle_ms: int, scratch: Path) -> dict[str, float | str | int]:
            "XDG_STATE_HOME": str(scratch / "state"), "XDG_CACHE_HOME": str(scratch / "cache"),
            "XDG_DATA_HOME": str(scratch / "data"), "GGUF_BUDGET_CONFIG_DIR": str(scratch / "app-config"),
            "GGUF_BUDGET_CACHE_DIR": str(scratch / "app-cache"), "GGUF_BUDGET_DATA_DIR": str(scratch / "app-data")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     start = time.time()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(idle_ms)], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env)

@@ -68,7 +68,7 @@ def chart_png(chart: LedgerChart | SweepChart) -> bytes:
     image = _ledger_image(chart) if isinstance(chart, LedgerChart) else _sweep_image(chart)
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, b"PNG"):
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # the stubs say bytes; the binding takes str
         raise ExportError("cannot encode the chart as PNG")
     return bytes(buffer.data().data())
 
