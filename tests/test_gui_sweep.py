@@ -242,3 +242,17 @@ def test_hover_names_the_row_under_the_cursor(qtbot, view, wide):
         f"budget {human_bytes(row.budget)}: feasible; ctx 4,096; 8/8 pinned; peak {human_bytes(row.total)} "
         f"({row.total:,} B)")
     assert view.chart.text_at(QPointF(-50, -50)) == ""
+
+
+def test_a_budget_dragged_off_the_range_sweeps_again_once_it_is_still(qtbot, view, wide):
+    """Each sweep shares the GIL with the window: a drag that leaves the swept range tick after tick starts no
+    sweep until the budget has been still for RESWEEP_SETTLE_MS, then one sweep around where it stopped."""
+    swept(qtbot, view, wide)
+    top = view.result().rows[-1].budget
+    for step in range(1, 6):  # a drag, each tick off the swept range
+        view.set_budget(top + step * 64 * MIB)
+        assert not view.worker.busy and view.resweep_timer.isActive()
+    with qtbot.waitSignal(view.sweepFinished, timeout=10000):
+        pass
+    rows = view.result().rows
+    assert rows[0].budget <= top + 5 * 64 * MIB <= rows[-1].budget

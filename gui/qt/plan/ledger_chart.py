@@ -40,7 +40,9 @@ BOTTOM_AXIS_HEIGHT = 40
 PAD = 8
 """Pixels between the plot and the widget's top and right edges, and between an axis and its labels."""
 X_PADDING = 0.05
-GRID_ALPHA = 64
+GRID_SHARE = 0.25
+"""How much of the text colour the grid lines take, the rest being the background's: mixed here, so the lines are
+opaque (Qt's raster engine draws a translucent line ~20× slower, ~0.2 ms each)."""
 
 
 def _two_lines(label: str) -> str:
@@ -258,13 +260,12 @@ class LedgerChart(QWidget):
         painter.fillRect(QRectF(0, 0, width, height), base)
         plot = self.plot_rect(width, height)
         painter.setFont(self.font())
-        self._paint_axes(painter, plot, text)
+        self._paint_axes(painter, plot, text, base)
         self._paint_bars(painter, plot, base)
         self._paint_marks(painter, plot, text)
 
-    def _paint_axes(self, painter: QPainter, plot: QRectF, text: QColor) -> None:
-        grid = QColor(text)
-        grid.setAlpha(GRID_ALPHA)
+    def _paint_axes(self, painter: QPainter, plot: QRectF, text: QColor, base: QColor) -> None:
+        grid = _mixed(base, text, GRID_SHARE)
         metrics = QFontMetricsF(self.font())
         for value, label in y_ticks(self._top):
             y = self.to_pixel(0, value, plot).y()
@@ -359,3 +360,8 @@ class LedgerChart(QWidget):
             self.update()
         super().changeEvent(event)
 
+
+def _mixed(base: QColor, over: QColor, share: float) -> QColor:
+    """`share` of `over` on `base`, as one opaque colour."""
+    return QColor.fromRgbF(*(b + (o - b) * share for b, o in ((base.redF(), over.redF()), (base.greenF(), over.greenF()),
+                                                               (base.blueF(), over.blueF()))))

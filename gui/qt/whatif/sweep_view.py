@@ -9,7 +9,10 @@ Rule 2: a sweep is of a request with its budget and force dropped (the sweep var
 Rule 3: sweeps run on a `SweepWorker`. While one runs, a progress bar and Cancel show; a
         cancelled or failed sweep leaves the previous chart on screen and says why.
 Rule 5: the automatic range holds the window's budget (`automatic_range(…, budget)`): a budget
-        that leaves the swept range, while no one typed a range, sweeps again around it.
+        that leaves the swept range, while no one typed a range, sweeps again around it once the
+        budget has been still for RESWEEP_SETTLE_MS. A drag across the slider left the range again and
+        again, and each new sweep shares the GIL with the window (a tick that started one took ~100 ms,
+        the next ones twice their time, and the finished sweep's chart ~100 ms more).
 Rule 4: the budget mark follows the window's budget at once, but while the budget keeps
         moving (a slider drag) it is redrawn at most every MARK_INTERVAL_MS: redrawing it
         repaints three plots (~3 ms), which would push a slider tick past one 60 Hz frame.
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from gguf_budget.core.explorer.dock_inputs import sweep_request
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
 
 MARK_INTERVAL_MS = 100
+RESWEEP_SETTLE_MS = 300
 
 
 class SweepView(QWidget):
@@ -64,6 +68,8 @@ class SweepView(QWidget):
         self._mark: int | None = None
         self._mark_drawn: int | None = None
         self._mark_throttle = Throttle(MARK_INTERVAL_MS, self._draw_mark, self)
+        self.resweep_timer = QTimer(self, singleShot=True, interval=RESWEEP_SETTLE_MS)
+        self.resweep_timer.timeout.connect(self._resweep)
         self.worker = SweepWorker(backend, self)
         self._build()
         self.worker.progress.connect(self._progressed)
@@ -133,6 +139,10 @@ class SweepView(QWidget):
         self._mark = budget
         self._mark_throttle.request()
         if self._off_the_range(budget):  # Rule 5
+            self.resweep_timer.start()
+
+    def _resweep(self) -> None:
+        if self._off_the_range(self._mark):
             self.run()
 
     def _off_the_range(self, budget: int | None) -> bool:
@@ -190,7 +200,7 @@ class SweepView(QWidget):
         self.chart.show_result(result)
         self._idle(summary_text(result))
         if self._off_the_range(self._mark):  # Rule 5: the budget moved off the range while this one ran
-            self.run()
+            self.resweep_timer.start()
             return
         self.sweepFinished.emit()
 
