@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+import shiboken6
 from gui_support import child, open_model, settle
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
 from gguf_budget.gui.qt.elided_label import ElidedLabel
+from gguf_budget.gui.qt.layout import SideColumn
 from gguf_budget.gui.qt.plan.report_view import ReportView
 from gguf_budget.gui.qt.selectable_label import SelectableLabel
 from gguf_budget.gui.qt.text_view import read_only_view, replace_text
@@ -165,3 +167,17 @@ def test_a_replaced_text_shows_what_set_plain_text_shows(qtbot, lines):
     assert shown(new) == shown(old)
     assert new.viewport().grab().toImage() == old.viewport().grab().toImage()
     assert not new.document().isUndoAvailable()
+
+
+def test_a_side_column_gone_before_its_deferred_fit_runs_raises_nothing(qtbot):
+    """A relayout asks the column to fit its contents on the next turn of the event loop; a window closed
+    before then (a test's, or a dialog's) must not run it on a deleted column."""
+    parent = QWidget()
+    contents = QWidget()
+    QVBoxLayout(contents).addWidget(QLabel("a row\nof two lines", contents))
+    column = SideColumn(contents, parent)
+    QApplication.sendEvent(contents, QEvent(QEvent.Type.LayoutRequest))
+    parent.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QApplication.processEvents()  # pytest-qt fails the test on an exception raised in the event loop
+    assert not shiboken6.isValid(column)

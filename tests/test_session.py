@@ -179,3 +179,17 @@ def test_a_stored_row_that_is_not_valid_is_refused_whole(key, row):
     memory, refused = memory_from({key: row, "b" * 64: {"budget": "0", "used": "1"}})
     assert [r.key for r in refused] == [f"models/{key}"]
     assert memory.rows() == {"b" * 64: ModelChoice(Budget.unlimited())}
+
+
+@pytest.mark.parametrize("budget_set, follows_machine", [(True, False), (False, True)])
+def test_a_budget_set_to_the_provisional_one_is_kept_when_the_machine_answers(demo, budget_set, follows_machine):
+    """`gguf-budget MODEL --budget X` where X is the model's provisional budget (the probe not yet answered): the
+    budget is the person's and stays; the same value passed along with a ctx change is not a choice."""
+    session = Session()
+    provisional = session.apply(OpenModel(demo, "c" * 64)).state.budget
+    assert session.state.budget_origin is BudgetOrigin.PROVISIONAL
+    session.apply(Choose.of(budget=provisional, ctx=1024, budget_set=budget_set))
+    view = session.apply(SetMachine(MACHINE, Reserves(), None, None))
+    usable = Budget.of(usable_ram(MACHINE, Reserves().host))
+    assert view.state.budget == (usable if follows_machine else provisional)
+    assert view.state.budget_origin is (BudgetOrigin.MACHINE if follows_machine else BudgetOrigin.CHOSEN)

@@ -100,21 +100,27 @@ _CHOOSABLE = frozenset({"budget", "ctx", "ctx_cap", "prefer", "n_buffers", "head
 
 @dataclass(frozen=True)
 class Choose:
-    """The person set these controls (any of `_CHOOSABLE`); a budget set this way is CHOSEN (Rule 3)."""
+    """The person set these controls (any of `_CHOOSABLE`); a budget set this way is CHOSEN (Rule 3).
+
+    A budget equal to the one shown is the budget control passed along with another control's change, not a
+    choice, unless `budget_set` says the person set the budget itself (entered it, picked it on the sweep, gave
+    `--budget` at launch): a model's provisional budget can equal the one asked for, and it must not then follow
+    the machine when its probe answers."""
 
     values: tuple[tuple[str, Any], ...]
+    budget_set: bool = False
 
     @classmethod
-    def of(cls, **values: Any) -> Choose:
+    def of(cls, *, budget_set: bool = False, **values: Any) -> Choose:
         unknown = set(values) - _CHOOSABLE
         if unknown:
             raise RequestError(f"not a choice a person makes: {', '.join(sorted(unknown))}")
-        return cls(tuple(sorted(values.items())))
+        return cls(tuple(sorted(values.items())), budget_set)
 
     def next_state(self, session: Session) -> ExplorerState:
         values = dict(self.values)
         state = session.state
-        if "budget" in values and values["budget"] != state.budget:
+        if "budget" in values and (values["budget"] != state.budget or self.budget_set):
             values["budget_origin"] = BudgetOrigin.CHOSEN
         elif "budget" in values:
             del values["budget"]

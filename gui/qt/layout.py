@@ -63,7 +63,7 @@ class SideColumn(QScrollArea):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
-            QTimer.singleShot(0, self.fit_contents)  # once the contents have laid themselves out anew
+            QTimer.singleShot(0, self, self.fit_contents)  # once laid out anew; never after the column is gone
         return super().eventFilter(watched, event)
 
 

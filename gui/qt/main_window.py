@@ -268,7 +268,7 @@ class MainWindow(QMainWindow):
             values["budget"] = budget
         if ctx is not None:
             values["ctx"] = ctx
-        self._apply_controls(values)
+        self._apply_controls(values, budget_set=budget is not None)
 
     def current_model(self) -> ModelSpec | None:
         return self.session.state.model
@@ -413,9 +413,9 @@ class MainWindow(QMainWindow):
         """Rule 2: a control moved; its value goes into the session once the event loop is idle."""
         self._timer.start()
 
-    def _apply_controls(self, overrides: dict[str, object] | None = None) -> None:
+    def _apply_controls(self, overrides: dict[str, object] | None = None, budget_set: bool = False) -> None:
         """Rule 1: the budget, ctx and knob controls as they are now (`overrides` over them), into the session
-        as one change."""
+        as one change; `budget_set`: the budget among them was set itself (`Choose`)."""
         self._timer.stop()
         budget, context = self.body.plan.budget, self.body.plan.context
         chosen = budget.budget()
@@ -424,7 +424,7 @@ class MainWindow(QMainWindow):
             "ctx_cap": context.requested_cap(), "prefer": context.policy(), **self.body.knobs.values(),
             **self.body.hardware.server.values(self.session.state.server),
         }
-        self.session.apply(Choose.of(**{**values, **(overrides or {})}))
+        self.session.apply(Choose.of(budget_set=budget_set, **{**values, **(overrides or {})}))
 
     def _machine_changed(self) -> None:
         inputs = self.machine.inputs()

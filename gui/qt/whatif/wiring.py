@@ -191,7 +191,7 @@ def install_whatif(host: WhatIfHost, compare_backend: Callable[[str], ModelSpec]
     host.add_docks((sweep_dock, compare_dock), DOCK_HEIGHT)
     follower = _Follower(host, sweep, compare, sweep_dock, compare_dock)
     host.session.subscribe(lambda _view: follower.follow())
-    sweep.budgetPicked.connect(lambda budget: host.session.apply(Choose.of(budget=Budget.of(budget))))
+    sweep.budgetPicked.connect(lambda budget: host.session.apply(Choose.of(budget=Budget.of(budget), budget_set=True)))
     catalogue = CatalogueMenu(host.open_path, window)
     session = host.session
     export = ExportMenu(ExportSources(lambda: session.view.plan, lambda: session.state.model, host.ledger_chart,
