@@ -239,3 +239,26 @@ def test_a_huge_string_inside_a_skipped_array_is_seeked_over(tmp_path):
     path.write_bytes(_string_array_file([3] * 20 + [3 << 20] + [5] * 20))
     h = read_header(str(path), keep_array_max=0)
     assert dict(h.metadata) == {"tokens": SkippedArray(V.STRING, 41), "after": 42}
+
+
+def _outcome(path: Path) -> object:
+    """What reading the header gives: its tensors, or the error's words and offset."""
+    result = _read_or_format_error(path)
+    return (str(result), result.offset) if isinstance(result, GGUFFormatError) else result.tensors
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(chunk=st.integers(1, 96), flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), max_size=3))
+def test_a_tensor_entry_reads_alike_whole_in_the_buffer_and_across_its_boundary(tmp_path, monkeypatch,
+                                                                                small_valid_file, chunk, flips):
+    """A tensor's dims, type and offset are unpacked at once when the buffer holds them, and field by field when a
+    buffer boundary cuts them: the same tensors, or the same error at the same offset, either way."""
+    from gguf_budget.core.gguf import header as gguf_header
+
+    data = bytearray(small_valid_file)
+    for pos, value in flips:
+        data[pos % len(data)] = value
+    path = write_bytes(tmp_path / "flip.gguf", bytes(data))
+    whole = _outcome(path)
+    monkeypatch.setattr(gguf_header._Cursor, "CHUNK", chunk)
+    assert _outcome(path) == whole

@@ -35,6 +35,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from itertools import pairwise
+from math import prod
 from typing import Any, BinaryIO, Mapping
 
 from gguf_budget.core.gguf.constants import (
@@ -108,6 +109,8 @@ _SCALAR_FORMATS: dict[GGUFValueType, str] = {
 _SCALAR_STRUCTS = {t: struct.Struct("<" + f) for t, f in _SCALAR_FORMATS.items()}
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
+_TENSOR_FIELDS = {n: struct.Struct(f"<{n}QIQ") for n in range(1, GGML_MAX_DIMS + 1)}
+"""A tensor's dims, type and data offset, after its dims count (`_fields_in_buffer`)."""
 _VALUE_TYPES = {int(t): t for t in GGUFValueType}
 _GGML_TYPES = {int(t): t for t in GGMLQuantizationType if t in GGML_QUANT_SIZES}
 
@@ -430,34 +433,61 @@ def _skip_array(cur: _Cursor, etype: GGUFValueType, n: int, key: str, depth: int
 def _read_tensor_info(cur: _Cursor, index: int, alignment: int) -> TensorInfo:
     name = str(cur.string(f"name of tensor #{index}"))
     dims_at = cur.offset
-    n_dims = cur.u32(f"n_dims of {name!r}")
-    if not 1 <= n_dims <= GGML_MAX_DIMS:
-        raise GGUFFormatError(f"tensor {name!r} has {n_dims} dims (1..{GGML_MAX_DIMS} allowed)", dims_at)
-    shape = tuple(cur.u64(f"dims of {name!r}") for _ in range(n_dims))
-    n_elements = 1
-    for d in shape:
-        n_elements *= d
-    if n_elements > INT64_MAX:
+    fields = _fields_in_buffer(cur)
+    if fields is not None:
+        shape, raw_type, offset = fields
+        _check_dims(name, shape, dims_at)
+        ggml_type, block, type_size = _checked_type(name, raw_type, shape, dims_at)
+    else:  # field by field: reads on, or names the field the file cuts short
+        n_dims = cur.u32(f"n_dims of {name!r}")
+        if not 1 <= n_dims <= GGML_MAX_DIMS:
+            raise GGUFFormatError(f"tensor {name!r} has {n_dims} dims (1..{GGML_MAX_DIMS} allowed)", dims_at)
+        shape = tuple(cur.u64(f"dims of {name!r}") for _ in range(n_dims))
+        _check_dims(name, shape, dims_at)
+        raw_type = cur.u32(f"type of {name!r}")
+        ggml_type, block, type_size = _checked_type(name, raw_type, shape, dims_at)
+        offset = cur.u64(f"offset of {name!r}")
+    offset_at = dims_at + 4 + 8 * len(shape) + 4
+    if offset % alignment:
+        raise GGUFFormatError(f"tensor {name!r} offset {offset} is not aligned to {alignment}", offset_at)
+    nbytes = prod(shape) // block * type_size
+    if offset + nbytes > INT64_MAX:
+        raise GGUFFormatError(f"tensor {name!r} extends past 2^63 bytes", offset_at)
+    cur.keep(_KEPT_TENSOR_BYTES + len(name), f"tensor {name!r}")
+    return TensorInfo(name, shape, ggml_type, offset, nbytes)
+
+
+def _fields_in_buffer(cur: _Cursor) -> tuple[tuple[int, ...], int, int] | None:
+    """(shape, raw type, data offset) of the tensor whose name was just read, in one unpack when the buffer holds
+    them and the dims count is one the format allows; None: read them one by one. The hot loop of a large header
+    (~290 tensors in an 8B model's): one bounds check and one unpack instead of seven, and no error text made."""
+    buf, pos = cur.buf, cur.pos
+    if pos + 4 > len(buf):
+        return None
+    n_dims = _U32.unpack_from(buf, pos)[0]
+    if not 1 <= n_dims <= GGML_MAX_DIMS or pos + 16 + 8 * n_dims > len(buf):
+        return None
+    *shape, raw_type, offset = _TENSOR_FIELDS[n_dims].unpack_from(buf, pos + 4)
+    cur.pos = pos + 16 + 8 * n_dims
+    return tuple(shape), raw_type, offset
+
+
+def _check_dims(name: str, shape: tuple[int, ...], dims_at: int) -> None:
+    if prod(shape) > INT64_MAX:
         raise GGUFFormatError(f"tensor {name!r} dims {list(shape)} overflow 64 bits", dims_at)
-    type_at = cur.offset
-    raw_type = cur.u32(f"type of {name!r}")
+
+
+def _checked_type(name: str, raw_type: int, shape: tuple[int, ...], dims_at: int) -> tuple[GGMLQuantizationType, int, int]:
+    """(the type, its block, its block's bytes); an unknown type or a row off the block is refused."""
     ggml_type = _GGML_TYPES.get(raw_type)
     if ggml_type is None:
-        raise GGUFFormatError(f"tensor {name!r} has unknown ggml type {raw_type}", type_at)
+        raise GGUFFormatError(f"tensor {name!r} has unknown ggml type {raw_type}", dims_at + 4 + 8 * len(shape))
     block, type_size = GGML_QUANT_SIZES[ggml_type]
     if shape[0] % block:
         raise GGUFFormatError(
             f"tensor {name!r} row of {shape[0]} is not a multiple of the {ggml_type.name} block {block}", dims_at
         )
-    offset_at = cur.offset
-    offset = cur.u64(f"offset of {name!r}")
-    if offset % alignment:
-        raise GGUFFormatError(f"tensor {name!r} offset {offset} is not aligned to {alignment}", offset_at)
-    nbytes = n_elements // block * type_size
-    if offset + nbytes > INT64_MAX:
-        raise GGUFFormatError(f"tensor {name!r} extends past 2^63 bytes", offset_at)
-    cur.keep(_KEPT_TENSOR_BYTES + len(name), f"tensor {name!r}")
-    return TensorInfo(name, shape, ggml_type, offset, nbytes)
+    return ggml_type, block, type_size
 
 
 def _check_layout(entries: list[tuple[int, TensorInfo]]) -> None:
