@@ -19,7 +19,9 @@ Rule 3: a run ends with the engine's exit, or is stopped (terminate, then kill a
         A run that completes sends one last progress report from its whole log, so a run
         shorter than one poll still ends on the last stage it printed.
 Rule 4: llama-server is started on a free loopback port, asked once (POST /completion) when
-        /health answers, then stopped; its memory report comes out as it shuts down.
+        /health answers, then stopped; its memory report comes out as it shuts down. The HTTP client
+        (`urllib.request`, with http.client, ssl and email ~20 ms) is imported by the thread that asks,
+        not with this module: the window imports it at every launch.
 Rule 5: the engine runs in a session of its own (so the terminal's Ctrl-C reaches us, not it),
         with a mark in its environment that every descendant inherits. Its whole family is
         stopped on every way out — done, error, timeout, cancel, Ctrl-C (KeyboardInterrupt), a
@@ -42,8 +44,6 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -105,6 +105,8 @@ class _ServerDriver(threading.Thread):
         self.error: str | None = None
 
     def run(self) -> None:
+        import urllib.request  # Rule 4
+
         try:
             self._wait_healthy()
             body = json.dumps(completion_request()).encode()
@@ -116,6 +118,8 @@ class _ServerDriver(threading.Thread):
         self.done.set()
 
     def _wait_healthy(self) -> None:
+        import urllib.request  # Rule 4
+
         while time.monotonic() < self._deadline:
             try:
                 with urllib.request.urlopen(f"{self._base}/health", timeout=1.0) as reply:
