@@ -436,21 +436,21 @@ def _read_tensor_info(cur: _Cursor, index: int, alignment: int) -> TensorInfo:
     fields = _fields_in_buffer(cur)
     if fields is not None:
         shape, raw_type, offset = fields
-        _check_dims(name, shape, dims_at)
+        n_elements = _elements(name, shape, dims_at)
         ggml_type, block, type_size = _checked_type(name, raw_type, shape, dims_at)
     else:  # field by field: reads on, or names the field the file cuts short
         n_dims = cur.u32(f"n_dims of {name!r}")
         if not 1 <= n_dims <= GGML_MAX_DIMS:
             raise GGUFFormatError(f"tensor {name!r} has {n_dims} dims (1..{GGML_MAX_DIMS} allowed)", dims_at)
         shape = tuple(cur.u64(f"dims of {name!r}") for _ in range(n_dims))
-        _check_dims(name, shape, dims_at)
+        n_elements = _elements(name, shape, dims_at)
         raw_type = cur.u32(f"type of {name!r}")
         ggml_type, block, type_size = _checked_type(name, raw_type, shape, dims_at)
         offset = cur.u64(f"offset of {name!r}")
     offset_at = dims_at + 4 + 8 * len(shape) + 4
     if offset % alignment:
         raise GGUFFormatError(f"tensor {name!r} offset {offset} is not aligned to {alignment}", offset_at)
-    nbytes = prod(shape) // block * type_size
+    nbytes = n_elements // block * type_size
     if offset + nbytes > INT64_MAX:
         raise GGUFFormatError(f"tensor {name!r} extends past 2^63 bytes", offset_at)
     cur.keep(_KEPT_TENSOR_BYTES + len(name), f"tensor {name!r}")
@@ -472,9 +472,12 @@ def _fields_in_buffer(cur: _Cursor) -> tuple[tuple[int, ...], int, int] | None:
     return tuple(shape), raw_type, offset
 
 
-def _check_dims(name: str, shape: tuple[int, ...], dims_at: int) -> None:
-    if prod(shape) > INT64_MAX:
+def _elements(name: str, shape: tuple[int, ...], dims_at: int) -> int:
+    """The tensor's element count; one past 64 bits is refused."""
+    n = prod(shape)
+    if n > INT64_MAX:
         raise GGUFFormatError(f"tensor {name!r} dims {list(shape)} overflow 64 bits", dims_at)
+    return n
 
 
 def _checked_type(name: str, raw_type: int, shape: tuple[int, ...], dims_at: int) -> tuple[GGMLQuantizationType, int, int]:
