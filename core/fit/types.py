@@ -64,11 +64,16 @@ class Reserves:
 class FitRequest:
     """ctx None = the model's context length; gpu_layers None = the most that fit (auto);
     tensor_split None = llama.cpp's default split by free memory, else `-ts` shares per GPU;
-    `server` = what llama-server runs beside the model (slots, cache, checkpoints, projector, draft)."""
+    `server` = what llama-server runs beside the model (slots, cache, checkpoints, projector, draft);
+    `kv_type` is the K cache's type (`-ctk`) and `v_type` the V cache's (`-ctv`; None = the same as K);
+    `n_cpu_moe` keeps the routed experts of blocks 0 … N − 1 in host RAM as llama.cpp's `--n-cpu-moe N` does
+    (N ≥ the block count: every block, `--cpu-moe`); None = not asked (the expert offload is then searched)."""
 
     ctx: int | None = None
     gpu_layers: int | None = None
     kv_type: KVType = DEFAULT_KV_TYPE
+    v_type: KVType | None = None
+    n_cpu_moe: int | None = None
     reserves: Reserves = field(default_factory=Reserves)
     tensor_split: tuple[float, ...] | None = None
     engine: EngineSettings = field(default_factory=EngineSettings)
@@ -83,9 +88,13 @@ class FitRequest:
             raise RequestError("context must be from 1 to 2^63−1 tokens")
         if self.gpu_layers is not None and not 0 <= self.gpu_layers <= INT64_MAX:
             raise RequestError("GPU layers must be from 0 to 2^63−1")
-        if self.kv_type not in KV_TYPES:
+        if self.kv_type not in KV_TYPES or self.v_type is not None and self.v_type not in KV_TYPES:
             raise RequestError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
+        if self.n_cpu_moe is not None and not 0 <= self.n_cpu_moe <= INT64_MAX:
+            raise RequestError("--n-cpu-moe must be from 0 to 2^63−1")
         object.__setattr__(self, "kv_type", KVType(self.kv_type))
+        if self.v_type is not None:
+            object.__setattr__(self, "v_type", KVType(self.v_type))
 
 
 @dataclass(frozen=True)
