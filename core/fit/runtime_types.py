@@ -40,6 +40,8 @@ class SplitMode(TextEnum):
     """Each GPU holds a run of whole layers (llama.cpp's default)."""
     ROW = "row"
     """Each layer's matrices are split by rows across the GPUs (CUDA only)."""
+    TENSOR = "tensor"
+    """Each tensor is split across the GPUs (tensor parallelism)."""
 
 
 @dataclass(frozen=True)

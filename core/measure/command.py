@@ -25,7 +25,6 @@ from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 N_PREDICT = 8
 PROMPT = "The capital of France is"
 LOOPBACK = "127.0.0.1"
-_QUANTIZED = frozenset((KVType.Q8_0, KVType.Q4_0))
 
 _TAIL: dict[EngineKind, tuple[str, ...]] = {
     EngineKind.COMPLETION: ("-p", PROMPT, "-n", str(N_PREDICT), "--ignore-eos", "-no-cnv"),
@@ -77,7 +76,7 @@ def measure_command(engine: Engine, model_path: str, settings: MeasureSettings, 
     if settings.gpu_layers is not None:
         argv += ["-ngl", str(settings.gpu_layers)]
     argv += ["-ctk", str(settings.kv_type), "-ctv", str(settings.kv_type)]
-    if settings.kv_type in _QUANTIZED:
+    if KVType(settings.kv_type).quantized:
         argv += ["-fa", "on"]
     argv += [*_TAIL[engine.kind], "-v"]
     if engine.kind is EngineKind.SERVER:
