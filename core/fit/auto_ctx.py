@@ -28,12 +28,12 @@ Rule 5: the largest ctx that fits with the chosen GPU layers held (`largest_ctx`
         largest ctx is never below one that fits): for a ctx chosen by Rule 2 that ctx itself
         (the same candidates and test, so nothing is searched again); else
         `max_ctx.largest_fitting_ctx`. `fit`, the window and every quant row read it here.
+Rule 6: every device's KV cache grows with ctx, so "fits without giving anything up" holds up to
+        some ctx and no further: the largest candidate is bisected (log2 of the candidates).
 Rule 7: `-fit off` (common/common.cpp: `common_fit_params` runs only `if (params.fit_params)`) adjusts
         nothing: an unset ctx is the trained context (llama.cpp's n_ctx 0), unset GPU layers are
         every layer (src/llama-model.cpp `n_gpu_layers()`: −1 is n_layer + 1). `-fitc N` moves the
         floor of Rule 2 from 4096 to N.
-Rule 6: every device's KV cache grows with ctx, so "fits without giving anything up" holds up to
-        some ctx and no further: the largest candidate is bisected (log2 of the candidates).
 llama.cpp interpolates its own projection linearly between the floor and the trained context;
 this search is exact against this tool's placement, so its ctx can differ by a step of 256.
 """
