@@ -139,7 +139,7 @@ def _fail(spelling: str, why: str) -> LlamaArgsError:
 
 def _int(text: str, low: int = _INT32[0], high: int = _INT32[1]) -> int:
     t = text.strip()
-    if not re.fullmatch(r"[+-]?\d{1,12}", t):
+    if not re.fullmatch(r"[+-]?\d{1,20}", t):
         raise RequestError(f"not a whole number: {text[:40]!r}")
     value = int(t)
     if not low <= value <= high:
