@@ -344,3 +344,37 @@ def test_engine_options_print_only_what_differs_from_llama_cpps_defaults():
                     "-fit", "off"]
     q = ask(read_llama_args(argv), ExplorerState(), load_model(catalogue_path(find_entry("llama-3.2-1b-instruct"))))
     assert q.state.engine == replace(o)
+
+
+# Commands people published (tests/data/public-commands.tsv: the catalogue model nearest to each, its source, the
+# command as published): each is an answer, or one line saying what llama.cpp 0c1e570 would refuse.
+
+def _public_commands():
+    import csv
+
+    with open(Path(__file__).parent / "data" / "public-commands.tsv", newline="") as f:
+        rows = list(csv.reader(f, delimiter="\t"))
+    assert rows[0] == ["catalogue", "url", "command"]
+    return rows[1:]
+
+
+PUBLIC = _public_commands()
+
+
+def test_the_public_commands_are_many_and_cited():
+    assert len(PUBLIC) >= 10 and all(url.startswith("https://") for _, url, _ in PUBLIC)
+
+
+def test_every_published_command_gets_an_answer_or_one_clear_line(capsys):
+    answered = []
+    for catalogue, url, command in PUBLIC:
+        name = catalogue if catalogue != "none" else "llama-3.1-8b-instruct"
+        code = main(["fit", "--catalog", name, "--host-available", "64G", "--gpu-total", "24G", "--gpu-count", "2",
+                     "--command", command])
+        out, err = capsys.readouterr()
+        if code == 2:
+            assert err.count("\n") == 1 and err.startswith("gguf-budget fit: ") and "Traceback" not in err, (url, err)
+        else:
+            assert code in (0, 3) and out.startswith("Asked of llama-"), (url, code, err)
+            answered.append(url)
+    assert len(answered) >= 10

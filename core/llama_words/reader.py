@@ -16,6 +16,11 @@ Rule 3: priced options fill `LlamaSettings` by the value rules of common/arg.cpp
 Rule 4: a repeated option: the last value wins (llama.cpp warns the same), except `-ot`, which adds.
 Rule 5: an ignored or unpriced option is kept with its reason, listed once in the answer; a value
         that looks like a secret (`--api-key`, `-hft`) is never repeated.
+Rule 6: a command as people paste it: leading environment assignments (`CUDA_VISIBLE_DEVICES=0`)
+        and a wrapper before the program (`numactl …`, `nohup`, `taskset …`) are set aside and
+        named; older program names are read as today's (`main` → llama-completion, `server` →
+        llama-server); older llama.cpp's bare `-fa` (a flag then) is `-fa on`; a trailing `&` is
+        dropped. Each is said in the notes.
 """
 
 from __future__ import annotations
@@ -255,10 +260,37 @@ ADDING = frozenset({"override_tensor", "n_cpu_ffn"})
 """Rule 4: the priced options that add to a list; every other priced option is a flag or has a value parser."""
 
 
+ONCE_FLAGS = frozenset({"--flash-attn", "--color", "--log-colors", "--fit"})
+"""Rule 6: on/off options that older llama.cpp builds took as bare flags."""
+OLD_PROGRAMS: Mapping[str, Program] = MappingProxyType({"main": Program.COMPLETION, "server": Program.SERVER})
+"""Rule 6: `main` was what llama-completion is now (llama-cli became the chat program), `server` llama-server."""
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
 def program_of(token: str) -> Program | None:
-    """`./build/bin/llama-server`, `llama-cli.exe` → the program; anything else → None."""
+    """`./build/bin/llama-server`, `llama-cli.exe`, an older `./main` → the program; anything else → None."""
     name = PurePath(token.replace("\\", "/")).name.removesuffix(".exe")
-    return next((p for p in Program if p.value == name), None)
+    return next((p for p in Program if p.value == name), None) or OLD_PROGRAMS.get(name)
+
+
+def _pasted(tokens: list[str], notes: list[str]) -> list[str]:
+    """Rule 6: the program and its arguments out of a command as pasted."""
+    if tokens and tokens[-1] == "&":
+        tokens = tokens[:-1]
+    at = next((i for i, t in enumerate(tokens) if program_of(t) is not None), None)
+    if at:
+        env = [t for t in tokens[:at] if _ENV.match(t)]
+        rest = [t for t in tokens[:at] if not _ENV.match(t)]
+        if env:
+            notes.append(f"environment {' '.join(env)}: not priced (describe the GPUs it leaves with --gpu-total)")
+        if rest:
+            notes.append(f"{rest[0][:40]} runs before llama.cpp: not priced")
+        tokens = tokens[at:]
+    if tokens:
+        name = PurePath(tokens[0].replace("\\", "/")).name.removesuffix(".exe")
+        if name in OLD_PROGRAMS:
+            notes.append(f"{name} is an older llama.cpp's name: read as {OLD_PROGRAMS[name]}")
+    return tokens
 
 
 def read_llama_args(argv: Sequence[str], program: Program | None = None) -> LlamaCommand:
@@ -266,6 +298,8 @@ def read_llama_args(argv: Sequence[str], program: Program | None = None) -> Llam
     tokens = list(argv)
     if len(tokens) > MAX_TOKENS:
         raise LlamaArgsError(f"a command of {len(tokens):,} words is not a llama.cpp command line (at most {MAX_TOKENS:,})")
+    notes: list[str] = []
+    tokens = _pasted(tokens, notes)
     named = program_of(tokens[0]) if tokens else None
     if named is not None:
         tokens = tokens[1:]
@@ -278,7 +312,6 @@ def read_llama_args(argv: Sequence[str], program: Program | None = None) -> Llam
     priced: list[Given] = []
     unpriced: list[Given] = []
     ignored: list[Given] = []
-    notes: list[str] = []
     i = 0
     while i < len(tokens):
         spelling = tokens[i]
@@ -302,9 +335,13 @@ def read_llama_args(argv: Sequence[str], program: Program | None = None) -> Llam
         option, positive = SPELLINGS[spelling]
         wanted = program or Program.SERVER
         if wanted not in option.programs:
+            takers = sorted(option.programs)
             raise LlamaArgsError(f"error: invalid argument: {spelling} ({wanted} does not take it; "
-                                 f"{', '.join(sorted(option.programs))} do)")
+                                 f"{' and '.join(takers)} {'does' if len(takers) == 1 else 'do'})")
         value = None
+        if option.name in ONCE_FLAGS and (i + 1 >= len(tokens) or tokens[i + 1].startswith("-")):
+            notes.append(f"{spelling} without a value is an older llama.cpp's flag: read as {spelling} on")
+            tokens.insert(i + 1, "on")
         if option.values:
             if i + option.values >= len(tokens):
                 raise LlamaArgsError(f"error while handling argument \"{spelling}\": expected value for argument")
@@ -341,8 +378,20 @@ def read_llama_args(argv: Sequence[str], program: Program | None = None) -> Llam
                         tuple(priced), tuple(unpriced), tuple(ignored), tuple(notes))
 
 
+_WINDOWS = re.compile(r"(^|\s)(\.\\|%\w+%\\|[A-Za-z]:\\)|\.exe(\s|$)")
+
+
 def split_command(text: str) -> list[str]:
-    """A pasted command line → words, as a POSIX shell splits them (a trailing `\\` line break joins lines)."""
+    """A pasted command line → words, as its shell splits them: a POSIX shell's rules (a trailing `\\` joins
+    lines), or cmd.exe's where the command is a Windows one (`.\\llama-server.exe`, `C:\\…`; `^` joins lines),
+    whose backslashes are path separators."""
+    if _WINDOWS.search(text):
+        joined = re.sub(r"\^\r?\n", " ", text)
+        try:
+            words = shlex.split(joined, posix=False)
+        except ValueError as e:
+            raise LlamaArgsError(f"the command does not split into words as cmd.exe would: {e}") from None
+        return [w[1:-1] if len(w) > 1 and w[0] == w[-1] == '"' else w for w in words]
     joined = re.sub(r"\\\r?\n", " ", text)
     try:
         return shlex.split(joined)
