@@ -116,9 +116,10 @@ def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:
 
 def _cpu_features(args: argparse.Namespace) -> frozenset[str] | None:
     """A typed machine's CPU: `--cpu-features`, else this machine's (its repacked copies are priced as here)."""
-    if args.cpu_features is None:
+    typed = getattr(args, "cpu_features", None)  # commands that share the machine flags but not this one
+    if typed is None:
         return read_cpu_features()
-    words = {w.strip().upper() for w in args.cpu_features.split(",") if w.strip()}
+    words = {w.strip().upper() for w in typed.split(",") if w.strip()}
     if words == {"NONE"}:
         return frozenset()
     unknown = words - LLAMA_CPP_NAMES
