@@ -378,3 +378,33 @@ def test_every_published_command_gets_an_answer_or_one_clear_line(capsys):
             assert code in (0, 3) and out.startswith("Asked of llama-"), (url, code, err)
             answered.append(url)
     assert len(answered) >= 10
+
+
+def test_quants_and_library_take_the_same_words_as_fit(tmp_path, capsys, monkeypatch):
+    """One question everywhere: the file's own Quants row is fit's answer to the same llama.cpp options, and the
+    Library judges every model with them."""
+    import json
+    import shutil
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "models" / "llama-3.1-8b-instruct-q4_k_m.gguf"
+    path.parent.mkdir()
+    shutil.copy(catalogue_path(find_entry("llama-3.1-8b-instruct")), path)
+    machine = ["--host-available", "12G", "--gpu-total", "8G"]
+    words = ["--", "-ctk", "q8_0", "-ctv", "q8_0", "-ub", "256"]
+    assert main(["fit", str(path), *machine, "--json", *words]) == 0
+    fit = json.loads(capsys.readouterr().out)
+    main(["quants", str(path), *machine, "--json", *words])
+    (own,) = [r for r in json.loads(capsys.readouterr().out)["rows"] if r["source"]]
+    assert (own["ctx"], own["gpu_layers"], own["verdict"]) == (fit["ctx"], fit["gpu_layers"], fit["verdict"])
+    main(["quants", str(path), *machine, "--json"])
+    (plain,) = [r for r in json.loads(capsys.readouterr().out)["rows"] if r["source"]]
+    assert plain["ctx"] < own["ctx"]  # the q8_0 cache leaves room for more context on the 8 GiB GPU
+    for extra in ([], words):
+        assert main(["library", "--add", str(path.parent), "--host-available", "12G", "--no-gpu", "--json", *extra]) == 0
+        (entry,) = json.loads(capsys.readouterr().out)["entries"]
+        if extra:
+            assert entry["full_load"]["max_ctx"] > plain_max
+        plain_max = entry["full_load"]["max_ctx"]

@@ -39,6 +39,8 @@ from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 
 MiB = 1 << 20
+EVERY_LAYER = 2**31 - 1
+"""`-ngl all`, `--cpu-moe`: past any model's last layer (the placement and the expert offload clamp it)."""
 RUNTIME_OF = {Program.SERVER: Runtime.LLAMA_SERVER, Program.CLI: Runtime.LLAMA_CLI,
               Program.COMPLETION: Runtime.LLAMA_COMPLETION}
 PROGRAM_OF = {r: p for p, r in RUNTIME_OF.items()}
@@ -81,16 +83,18 @@ def question_dict(question: LlamaQuestion | None) -> dict[str, object] | None:
             "ignored": list(question.ignored), "notes": list(question.notes)}
 
 
-def _server(s: LlamaSettings, runtime: Runtime, model: ModelSpec, base: ServerSettings) -> ServerSettings:
+def _server(s: LlamaSettings, runtime: Runtime, model: ModelSpec | None, base: ServerSettings) -> ServerSettings:
     """Rules 2–3: llama-server's settings the command gives, else the program's own."""
     if s.parallel is not None:
         n_parallel: int | None = None if s.parallel == -1 else s.parallel
     else:
         n_parallel = None if runtime is Runtime.LLAMA_SERVER else 1
     quiet = runtime in _NO_SERVER
-    projector = open_projector(s.mmproj, model) if s.mmproj is not None else base.projector
+    if model is None and (s.mmproj is not None or s.draft_model is not None):
+        raise LlamaArgsError("--mmproj and --model-draft belong to one model: ask about that model")
+    projector = open_projector(s.mmproj, model) if s.mmproj is not None and model is not None else base.projector
     draft = base.draft
-    if s.draft_model is not None:
+    if s.draft_model is not None and model is not None:
         on_gpu = s.draft_device != ()
         draft = open_draft(s.draft_model, model, gpu_layers=_draft_layers(s.draft_gpu_layers), on_gpu=on_gpu,
                            kv_type=s.draft_type_k or s.draft_type_v or KVType.F16)
@@ -135,18 +139,20 @@ def _reserves(fit_target_mib: tuple[int, ...] | None, base: Reserves) -> Reserve
     return Reserves(base.host, per_gpu[0], per_gpu)
 
 
-def _gpu_layers(s: LlamaSettings, model: ModelSpec, base: int | None) -> int | None:
+def _gpu_layers(s: LlamaSettings, base: int | None) -> int | None:
+    """`-ngl auto` leaves it to `--fit`; `-ngl all` (llama.cpp's −2) and any number past the last layer are every
+    layer (the placement takes at most n_layer + 1, `gpu_split` Rule 1)."""
     if s.gpu_layers is None:
         return base
     if s.gpu_layers == -1:
         return None
-    if s.gpu_layers < -1:
-        return model.n_layer + 1
-    return min(s.gpu_layers, model.n_layer + 1)
+    return EVERY_LAYER if s.gpu_layers < -1 else s.gpu_layers
 
 
-def ask(command: LlamaCommand, state: ExplorerState, model: ModelSpec, runtime: Runtime | None = None) -> LlamaQuestion:
-    """Rules 1–4: the state the command asks about (`runtime` None: the command's program, else llama-server)."""
+def ask(command: LlamaCommand, state: ExplorerState, model: ModelSpec | None,
+        runtime: Runtime | None = None) -> LlamaQuestion:
+    """Rules 1–4: the state the command asks about (`runtime` None: the command's program, else llama-server);
+    `model` None asks for every model alike (the Library), so a projector or a draft cannot be given."""
     program = command.program or Program.SERVER
     runtime = runtime or RUNTIME_OF[program]
     s = command.settings
@@ -156,7 +162,7 @@ def ask(command: LlamaCommand, state: ExplorerState, model: ModelSpec, runtime: 
     else:
         notes = []
     notes += list(command.notes)
-    if (s.n_cpu_moe or s.cpu_moe) and not model.routed_expert_bytes:
+    if (s.n_cpu_moe or s.cpu_moe) and model is not None and not model.routed_expert_bytes:
         notes.append("--n-cpu-moe/--cpu-moe: this model has no routed experts, so nothing moves to the CPU")
     if s.draft_type_v is not None and s.draft_type_k is not None and s.draft_type_v != s.draft_type_k:
         notes.append(f"the draft's V cache is priced as its K cache's type ({s.draft_type_k})")
@@ -164,9 +170,9 @@ def ask(command: LlamaCommand, state: ExplorerState, model: ModelSpec, runtime: 
     v = s.cache_type_v or state.v_type or state.kv_type
     ctx = state.ctx if s.ctx is None else (s.ctx or None)
     new = replace(
-        state, runtime=runtime, ctx=ctx, gpu_layers=_gpu_layers(s, model, state.gpu_layers),
+        state, runtime=runtime, ctx=ctx, gpu_layers=_gpu_layers(s, state.gpu_layers),
         kv_type=k, v_type=None if v == k else v,
-        n_cpu_moe=model.n_layer if s.cpu_moe else (s.n_cpu_moe if s.n_cpu_moe is not None else state.n_cpu_moe),
+        n_cpu_moe=EVERY_LAYER if s.cpu_moe else (s.n_cpu_moe if s.n_cpu_moe is not None else state.n_cpu_moe),
         tensor_split=s.tensor_split if s.tensor_split is not None else state.tensor_split,
         reserves=_reserves(s.fit_target_mib, state.reserves),
         server=_server(s, runtime, model, state.server), engine=_engine(s, state.engine))
