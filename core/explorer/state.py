@@ -100,6 +100,8 @@ class ExplorerState:
     engine: EngineOptions = DEFAULT_ENGINE_OPTIONS
     v_type: KVType | None = None
     n_cpu_moe: int | None = None
+    asked: tuple[str, ...] = ()
+    """The last llama.cpp command asked about, in the answer's words (what it gave, what was not priced)."""
 
     def __post_init__(self) -> None:
         """The words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
