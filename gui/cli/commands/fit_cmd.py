@@ -31,7 +31,7 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.machine.snapshot import (
-    GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
+    GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, sized_gpus, what_if, without_gpus,
 )
 from gguf_budget.core.machine.cpu_features import LLAMA_CPP_NAMES, read_cpu_features
 from gguf_budget.core.machine.probe import probe_hardware
@@ -80,8 +80,10 @@ def add_machine_arguments(p: argparse.ArgumentParser) -> None:
                    help="KV cache type (default f16)")
     memory = ranged(MEMORY)
     p.add_argument("--host-available", type=memory, metavar="SIZE", help=f"hypothetical free host RAM, {MEMORY.text}")
-    p.add_argument("--gpu-total", type=memory, metavar="SIZE", help="hypothetical GPU memory, per GPU")
-    p.add_argument("--gpu-free", type=memory, metavar="SIZE", help="hypothetical free GPU memory, per GPU")
+    p.add_argument("--gpu-total", type=sizes_arg, metavar="SIZE[,SIZE…]",
+                   help="hypothetical GPU memory: one size for --gpu-count GPUs, or one size a GPU (24G,32G)")
+    p.add_argument("--gpu-free", type=sizes_arg, metavar="SIZE[,SIZE…]",
+                   help="hypothetical free GPU memory: one for every GPU, or one a GPU (default: all free)")
     p.add_argument("--gpu-count", type=ranged(GPU_COUNT), metavar="N",
                    help=f"hypothetical GPUs of that size, {GPU_COUNT.text} (default 1)")
     p.add_argument("--no-gpu", action="store_true", help="plan for the host only")
@@ -110,8 +112,15 @@ def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:
         if args.gpu_count is not None:
             raise CommandError("--gpu-count needs --gpu-total or --gpu-free")
         return None
-    total = args.gpu_total if args.gpu_total is not None else args.gpu_free
-    return hypothetical_gpus(args.gpu_count or 1, total, args.gpu_free)
+    totals = args.gpu_total if args.gpu_total is not None else args.gpu_free
+    if len(totals) > 1 or args.gpu_free is not None and len(args.gpu_free) > 1:
+        if args.gpu_count is not None and args.gpu_count != max(len(totals), len(args.gpu_free or ())):
+            raise CommandError(f"--gpu-count {args.gpu_count} but {len(totals)} GPU sizes: give one or the other")
+        if len(totals) == 1:
+            totals = totals * len(args.gpu_free)
+        return sized_gpus(totals, args.gpu_free)
+    free = None if args.gpu_free is None else args.gpu_free[0]
+    return hypothetical_gpus(args.gpu_count or 1, totals[0], free)
 
 
 def _cpu_features(args: argparse.Namespace) -> frozenset[str] | None:
