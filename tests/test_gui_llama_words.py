@@ -114,7 +114,7 @@ def test_the_llama_cpp_options_are_remembered_as_llama_cpp_spells_them(qtbot, wi
 
 @pytest.mark.parametrize("stored", ["-fa maybe", "--temp 0.3", "-m other.gguf", "--lora x.gguf", 3, "x" * 5000])
 def test_stored_options_that_do_not_read_are_refused_and_the_rest_kept(stored):
-    from gguf_budget.core.explorer.persist import ExplorerSettings, settings_from, state_from
+    from gguf_budget.core.explorer.persist import settings_from, state_from
 
     settings, refusals = settings_from({"llama_options": stored, "kv_type": "q8_0"})
     assert settings.llama_options == "" and [r.key for r in refusals] == ["llama_options"]

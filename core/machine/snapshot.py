@@ -155,7 +155,7 @@ def sized_gpus(totals: tuple[int, ...], frees: tuple[int, ...] | None = None) ->
     free = totals if frees is None else (frees * len(totals) if len(frees) == 1 else frees)
     if len(free) != len(totals):
         raise RequestError(f"{len(frees or ())} free sizes for {len(totals)} GPUs: give one, or one a GPU")
-    return tuple(replace(hypothetical_gpus(1, t, f)[0], index=i) for i, (t, f) in enumerate(zip(totals, free)))
+    return tuple(replace(hypothetical_gpus(1, t, f)[0], index=i) for i, (t, f) in enumerate(zip(totals, free, strict=True)))
 
 
 def hypothetical_machine(
