@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 
 from gguf_budget.core.errors import CommandError
+from gguf_budget.core.explorer.ctx_tiers import ctx_tiers, tiers_dicts, tiers_text
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.llama_question import ask, program_for, question_dict
 from gguf_budget.core.explorer.headline import max_ctx_text
@@ -67,6 +68,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_runtime_argument(p)
     add_server_arguments(p)
     add_llama_arguments(p)
+    p.add_argument("--tiers", action="store_true",
+                   help="also the full load at 4k, 8k, 16k, 32k, 64k and 128k tokens (up to the trained context) and at "
+                        "the largest that fits: memory, GPU layers, speed (JSON: always, as `tiers`)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of text")
     out.add_argument("--print-command", action="store_true",
@@ -176,10 +180,12 @@ def run(args: argparse.Namespace) -> int:
         emit_json({**fit_dict(estimate), "ctx": result.ctx, "ctx_reason": result.choice.reason.value,
                    "ctx_image_tokens": result.choice.image_room, "ctx_ceiling": result.choice.ceiling, "ctx_cap": args.ctx_cap, "max_ctx": result.max_ctx,
                    "tok_s_estimate": speed_dict(result.speed), **prefill_keys(result.speed),
-                   "bandwidth_notes": list(notes), "llama_command": question_dict(question)})
+                   "bandwidth_notes": list(notes), "llama_command": question_dict(question),
+                   "tiers": tiers_dicts(ctx_tiers(model, state, result))})
     else:
         say("\n".join([*(question.lines if question is not None else ()), fit_text(estimate, result.choice), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
-                       speed_text("Speed estimate (full load)", result.speed, NO_SPEED), *notes]))
+                       speed_text("Speed estimate (full load)", result.speed, NO_SPEED), *notes,
+                       *(["", tiers_text(ctx_tiers(model, state, result))] if args.tiers else [])]))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 
 
