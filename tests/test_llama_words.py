@@ -26,7 +26,7 @@ from gguf_budget.core.llama_words.options import OPTIONS, PRICED, SPELLINGS, Eff
 from gguf_budget.core.llama_words.reader import read_llama_args, split_command
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
-from gguf_budget.core.model.kv import KVType
+from gguf_budget.core.model.kv import KV_TYPES, KVType
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.gui.cli import main
@@ -424,3 +424,30 @@ def test_a_machine_of_different_gpus_is_typed_one_size_a_gpu(capsys):
     assert [g["available"] for g in d["devices"][1:]] == [10 * GiB, 16 * GiB]
     assert main([*base, "--gpu-total", "24G,16G", "--gpu-count", "3"]) == 2
     assert "--gpu-count 3 but 2 GPU sizes" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("runtime", list(Runtime))
+def test_the_command_printed_is_the_programs_own(capsys, runtime):
+    """What to run follows the program chosen: a llama-cli or llama-completion line llama.cpp's reader takes as
+    that program, a llama-cpp-python call whose keywords carry the same settings; what it cannot say is named."""
+    import ast
+    import json
+
+    path = str(catalogue_path(find_entry("gemma-3-4b-it")))
+    argv = ["fit", path, "--host-available", "16G", "--no-gpu", "--runtime", runtime.value, "--json", "--",
+            "-c", "8192", "-fa", "on", "-ub", "256", "-ctk", "q8_0", "-np", "2"]
+    assert main(argv) == 0
+    program = json.loads(capsys.readouterr().out)["command"]["program"]
+    assert program["runtime"] == runtime.value
+    if runtime is Runtime.LLAMA_CPP_PYTHON:
+        tree = ast.parse(program["text"])
+        (call,) = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
+        assert kwargs["n_ctx"] == 8192 and kwargs["flash_attn"] is True and kwargs["n_ubatch"] == 256
+        assert kwargs["type_k"] == int(KV_TYPES[KVType.Q8_0]) and "type_v" not in kwargs  # V stays f16
+        assert "-np 2" in program["not_said"]
+    else:
+        cmd = read_llama_args(split_command(program["text"]))
+        assert cmd.program.value == runtime.value and cmd.settings.ctx == 8192 and cmd.settings.ubatch == 256
+    assert main([*argv[:-12], "--print-command", *argv[-11:]]) == 0
+    assert capsys.readouterr().out.strip() == program["text"].strip()

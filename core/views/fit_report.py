@@ -127,7 +127,7 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
         "notes": list(e.notes),
         "moe_cpu_experts": _strategy_dict(e.moe),
         "moe_n_cpu": _strategy_dict(e.moe_offload),
-        "command": command_dict(e.recommended),
+        "command": command_dict(e.recommended, e.request.engine.runtime),
         "runtime": e.request.engine.runtime.value,
         "peak_rss_short": e.memory.peak_rss_short if e.memory else None,
         "peak_rss_full": e.memory.peak_rss if e.memory else None,

@@ -23,6 +23,7 @@ from gguf_budget.core.explorer.llama_question import ask, program_for, question_
 from gguf_budget.core.explorer.headline import max_ctx_text
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.views.command_view import program_command
 from gguf_budget.core.views.fit_report import ctx_choice_text, fit_dict, fit_text, verdict_text
 from gguf_budget.core.views.quant_ladder import LadderRequest
 from gguf_budget.core.views.run_it import full_load_run, smaller_quant, wants_smaller_quant
@@ -74,8 +75,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of text")
     out.add_argument("--print-command", action="store_true",
-                     help="print only the llama-server command that runs this fit (shell-quoted); "
-                          "nothing, and exit 3, when nothing fits")
+                     help="print only the command that runs this fit for --runtime's program (shell-quoted; "
+                          "llama-cpp-python: a Llama(...) call); nothing, and exit 3, when nothing fits")
 
 
 def add_machine_arguments(p: argparse.ArgumentParser) -> None:
@@ -198,8 +199,9 @@ def _print_command(load: FullLoad, model: ModelSpec, state: ExplorerState) -> No
         smaller = smaller_quant(model, state.machine, LadderRequest(ctx_cap=state.ctx_cap, kv_type=state.kv_type,
                                                                      reserves=state.reserves))
     run = full_load_run(load.choice, load.max_ctx, smaller, priced)
-    if run.command is not None:
-        say(run.command)
+    recommended = load.fit.recommended
+    if run.command is not None and recommended is not None:
+        say(program_command(recommended, state.runtime).text)
     else:
         complain(f"gguf-budget fit: no command to print — {verdict_text(load.fit)} at {ctx_choice_text(load.choice)}; "
                  f"{run.would_fit}")

@@ -232,7 +232,7 @@ class HardwarePanel(QGroupBox):
         offload = offload_rows(fit.moe_offload)
         self.offload.setText("\n".join(f"{k.strip()}: {v}" for k, v in offload))
         self.offload.setVisible(bool(offload))
-        self.command.show_command(fit.recommended)
+        self.command.show_command(fit.recommended, fit.request.engine.runtime)
         self.notes.setText("\n".join(f"• {n}" for n in fit.notes))
 
     def show_measured(self, summary: str | None) -> None:
