@@ -68,12 +68,15 @@ def test_a_runs_own_command_predicts_its_buffers_and_peak_rss(specs, name):
 @pytest.mark.parametrize("name", [n for n in ASKED if any(o in n for o in NEW_OPTIONS)])
 def test_the_compute_buffer_follows_the_commands_options(specs, name):
     _, c = _asked(specs, name)
-    assert abs(c.row("compute").error) <= 0.01, c.row("compute")
+    assert abs(c.row("compute").error) <= 0.02, c.row("compute")
 
 
 def test_the_command_and_the_printed_settings_agree(specs):
-    """The same run compared as its command asks and as its log's printed settings say: the same buffers."""
+    """The same run compared as its command asks and as its log's printed settings say: the same buffers (where the
+    log prints the settings: not the slot count, not --no-repack)."""
     for name in ASKED:
+        if "_np4" in name or "_no-repack" in name:
+            continue
         log = parse_llamacpp_log((RUNS / name).read_text())
         model = specs["llama8b" if name.startswith("llama8b") else model_of(name)]
         by_log = compare(log, model)
@@ -88,11 +91,11 @@ def test_an_options_effect_is_seen_in_the_runs_themselves(specs):
     def kv(name):
         return _asked(specs, name)[1].row("KV").measured
 
-    if (RUNS / "gemma3_cli_full_swa-full.log").exists():
-        assert kv("gemma3_cli_full_swa-full.log") > 3 * kv("gemma3_cli_full.log")
-        assert kv("smollm2_cli_short_ctk-q8.log") < kv("smollm2_cli_short.log")
-        assert _asked(specs, "gemma3_cli_short_no-repack.log")[1].row("repacked").measured in (0, None)
-    assert Path(RUNS / "README.md").read_text().count("issue 32") >= 1
+    assert kv("gemma3_cli_full_swa-full.log") > 2.5 * kv("gemma3_cli_full.log")
+    assert kv("smollm2_cli_short_ctk-q8.log") < kv("smollm2_cli_short.log")
+    assert _asked(specs, "gemma3_cli_short_no-repack.log")[1].row("repacked").measured == 0
+    assert _asked(specs, "gemma3_cli_short.log")[1].row("repacked").measured > 0
+    assert (RUNS / "README.md").read_text().count("issue 32") >= 1
 
 
 def _asked_python(specs, name: str):

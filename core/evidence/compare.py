@@ -105,13 +105,15 @@ def request_from_log(log: LlamaCppLog, run: LoadRecord) -> FitRequest:
     s = run.settings
     ubatch = s.n_ubatch or 512
     kv = KVType(s.type_k) if s.type_k in KV_TYPES else KVType.F16
+    v = KVType(s.type_v) if s.type_v in KV_TYPES else kv
     engine = EngineSettings(
         runtime=runtime_of(log), ubatch=ubatch, outputs=min(s.n_outputs_max or ubatch, ubatch), batch=s.n_batch,
         flash_attn=(s.flash_attn or "auto").lower() in FLASH_ON, swa_full=s.swa_full, mmap=run.mmap is not False,
         cpu_features=log.cpu_features or None, threads=log.n_threads or DEFAULT_THREADS, short=workload_of(log),
         ctx_checkpoints=log.checkpoints[0] if log.checkpoints else CTX_CHECKPOINTS,
     )
-    return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv, engine=engine)
+    return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv,
+                      v_type=None if v == kv else v, engine=engine)
 
 
 def as_run(asked: FitRequest, log: LlamaCppLog) -> FitRequest:

@@ -136,7 +136,7 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
                             _forced_cpu_moe(model, request) or None, server=flags, v_type=request.v_type,
                             engine_argv=request.engine_argv),
         memory=runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
-                              placement.host_blocks, not placement.output_on_gpu),
+                              placement.host_blocks, not placement.output_on_gpu, request.v_type),
         server=j.server,
     )
 
