@@ -10,12 +10,12 @@
 #         for the tools, 2-3 for the shared library, on 2 idle cores).
 # Rule 3: AMX stays off: -march=native enables it on this machine kind and llama-cli then dies
 #         with SIGILL at the first matrix multiply.
-# Rule 5: the tools are built with llama.cpp's RPC backend (-DGGML_RPC=ON) and its server,
-#         ggml-rpc-server: servers on 127.0.0.1 are extra devices, a real multi-device machine here.
 # Rule 4: llama-cpp-python lives in its own virtual environment in the cache (py/): its Python
 #         part is installed without building llama.cpp (LLAMA_BUILD=OFF), and the shared
 #         libllama/ggml built here from the same source go into its llama_cpp/lib folder, where
 #         the package loads them from.
+# Rule 5: the tools are built with llama.cpp's RPC backend (-DGGML_RPC=ON) and its server,
+#         ggml-rpc-server: servers on 127.0.0.1 are extra devices, a real multi-device machine here.
 # Prints the folder holding the binaries as its last line of stdout (the Python engine is
 # py/bin/python beside it); everything else goes to stderr (and to build.log in the cache folder).
 set -euo pipefail
