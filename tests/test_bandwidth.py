@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import replace
 
 import pytest
 from gguf_factory import ArchDesc, write_gguf

@@ -21,7 +21,7 @@ from recorded_models import LOGS, write_recorded_models
 from gguf_budget.core import load_model
 from gguf_budget.core.machine import bandwidth_store
 from gguf_budget.core.machine.bandwidth import (
-    DEFAULT_CALIBRATION, DEFAULT_COMPUTE, DEFAULT_RAM, Bandwidth, BandwidthSource, Bandwidths, ComputeRate,
+    DEFAULT_COMPUTE, DEFAULT_RAM, Bandwidth, BandwidthSource, Bandwidths, ComputeRate,
 )
 from gguf_budget.core.machine.bandwidth_store import (
     FAR_BELOW, MachineRecord, Measurement, Probes, Use, host_key, judged, machine_bandwidths, read_record,
