@@ -9,7 +9,8 @@ Rule 2: the record belongs to the machine it was made on (`host_key`: a hash of 
         machine (a data folder shared over the network, a copied home) is not read. A record that
         is not a regular file, is larger than MAX_RECORD_BYTES, is not JSON or is of another
         format is no record (the figures are measured again); an entry whose fields are not of
-        their type and physical band (`core.record_fields`, RATE_BANDS) is absent.
+        their type and physical band (`core.record_fields`, RATE_BANDS) is absent, and entries
+        past MAX_ENTRIES are not read.
 Rule 3: a measurement is busy when the load average while it ran was above its cores, or its
         figure is under FAR_BELOW × the best quiet one of its kind: a busy neighbour only ever
         makes a probe slower. The figure kept is the best quiet measurement; a busy one is kept
@@ -50,6 +51,8 @@ FAR_BELOW = 0.7
 """A measurement under this share of the best quiet one of its kind ran beside something else (Rule 3)."""
 RATE_BANDS = {"ram": (10**6, 10**14), "disk": (10**5, 10**13), "compute": (10**6, 10**17)}
 """Rule 2: bytes or FLOPs per second a probe of each kind can have measured (1 MB/s to 100 TB/s RAM)."""
+MAX_ENTRIES = 8 * MAX_MEASUREMENTS
+"""Rule 2: entries past this many are not read (a written record holds at most 2 × MAX_MEASUREMENTS + 2)."""
 MAX_LOAD = 1e6
 MAX_CORES = 1 << 16
 MAX_DETAIL = 500
@@ -229,10 +232,10 @@ def record_from_json(data: Any) -> MachineRecord:
     measurements, disks = data.get("measurements", []), data.get("disks", {})
     if not isinstance(measurements, list) or not isinstance(disks, dict):
         raise DamagedMachineRecord("measurements must be a list and disks an object")
-    by_device = _entries(disks.items(), lambda kv: (record_fields.text({"device": kv[0]}, "device", 40,
+    by_device = _entries(list(disks.items())[:MAX_ENTRIES], lambda kv: (record_fields.text({"device": kv[0]}, "device", 40,
                                                                        DamagedMachineRecord), _disk(kv[1])))
     record = MachineRecord(host=data["machine"], disks=tuple(sorted(by_device)))
-    for m in sorted(_entries(measurements, _measurement), key=lambda m: m.measured_at):
+    for m in sorted(_entries(measurements[:MAX_ENTRIES], _measurement), key=lambda m: m.measured_at):
         record = record.adding(m)
     return record
 

@@ -36,7 +36,7 @@ Rule 3: the defaults come from the 12 timed real llama.cpp runs shipped with the
         runs as soon as there is one (docs/speed-calibration.md, `benchmarks/speed_calibration.py`).
 Rule 4: the kept runs are one small JSON file, read through `core.regular_file.read_json` (a
         damaged or oversized file is no runs; an entry whose fields are not of their type and
-        band, `core.record_fields`, is absent) and added to under its lock, written whole and
+        band, `core.record_fields`, is absent; entries past 4 × MAX_RUNS are not read) and added to under its lock, written whole and
         renamed into place (`core.safe_write`), so two runs kept at once are both kept.
 Rule 5: a run carries where it ran: this machine's id (`bandwidth_store.host_key`; an imported
         log's machine is unknown, and it calibrates nothing until `adopt_imported` says it ran
@@ -374,7 +374,7 @@ def _runs_of(data: Any) -> list[SpeedRun]:
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("runs"), list):
         return []
     out = []
-    for item in data["runs"]:
+    for item in data["runs"][:4 * MAX_RUNS]:
         try:
             out.append(_run(item))
         except DamagedRuns:
