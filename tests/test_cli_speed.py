@@ -74,9 +74,8 @@ def test_plan_text_ends_with_the_decode_estimate(capsys):
 def test_measured_bandwidths_say_so_and_why_not(capsys):
     code, d = run_json(capsys, "plan", LLAMA8B, "--budget", "4G", "--host-available", "8G")
     assert code == 0 and d["tok_s_estimate"]["bandwidths"]["ram"]["source"] == "measured"
-    busy = [n for n in d["bandwidth_notes"] if "measured while busy" in n]  # when the test machine is busy
-    assert [n for n in d["bandwidth_notes"] if n not in busy] == [
-        "DISK not measured: llama-3.1-8b-instruct-q4_k_m.skeleton.gguf has no weights to read (header-only or sparse)"]
+    assert d["bandwidth_notes"] == ["DISK not measured: llama-3.1-8b-instruct-q4_k_m.skeleton.gguf has no weights to "
+                                    "read (header-only or sparse)"]
 
 
 @pytest.mark.parametrize("args", [["--ram-bw", "0"], ["--disk-bw", "fast"], ["--prefer", "both"], ["--ctx-cap", "0"]])
@@ -176,7 +175,7 @@ def test_hw_json_names_the_bandwidth_its_date_and_source_and_measures_again_when
     assert code == 0 and ram["source"] == "measured" and ram["bytes_per_s"] > 10**8
     assert ram["date"] == time.strftime("%Y-%m-%d", time.gmtime(ram["measured_at"]))
     assert d["speed"]["compute"]["source"] == "measured" and d["speed"]["record"].endswith("machine-speed.json")
-    assert {**run_json(capsys, "hw")[1]["speed"], "notes": []} == {**d["speed"], "notes": []}  # kept
+    assert run_json(capsys, "hw")[1]["speed"] == d["speed"]  # kept
     again = run_json(capsys, "hw", "--measure")[1]["speed"]["ram_bandwidth"]
     listed = run_json(capsys, "hw", "--calibration")[1]["measurements"]
     assert [m["tier"] for m in listed] == ["ram", "ram", "compute", "compute"]  # added, the best quiet one used

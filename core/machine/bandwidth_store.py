@@ -339,15 +339,13 @@ def _measure_missing(record: MachineRecord, model_path: str | Path | None, tiers
 
 
 def _busy_note(record: MachineRecord, found: Measurement) -> list[str]:
-    """Rule 3 said: why a new measurement does not replace the figure in use."""
+    """Rule 3 said: why a new measurement does not replace the figure in use (a note only when one is in use)."""
     word = dict(judged(record.measurements, found.tier)).get(found)
     what = "RAM bandwidth" if found.tier == "ram" else "compute rate"
     load = f"load average {found.load:.1f} on {found.cores} cores" if found.load is not None else "load unknown"
     if word in (Use.BUSY_LOAD, Use.BUSY_SLOW):
         return [f"the {what} just measured ({load}) is flagged busy ({word.value}) and not kept as this machine's"]
-    if word is Use.PROVISIONAL:
-        return [f"the {what} was measured while busy ({load}): used until a quiet measurement (hw --measure)"]
-    return []
+    return []  # a provisional figure says so in its own detail (`_said`)
 
 
 def machine_bandwidths(model_path: str | Path | None, tiers: tuple[str, ...] = TIERS, *, measure: bool = True,

@@ -43,7 +43,7 @@ Rule 5: a run carries where it ran: this machine's id (`bandwidth_store.host_key
         here), its tier (`run_tier`: every layer on the CPU, every layer on one GPU, or hybrid)
         with its backend and device, and the load average and cores at its end. Only this
         machine's CPU runs calibrate the CPU (`calibrate`); a GPU run calibrates only its own
-        device (`gpu_efficiency`); a hybrid run calibrates neither.
+        device (`gpu_line`); a hybrid run calibrates neither.
 Rule 6: a run calibrates only when it could have been measured: its read rate (bytes × tok/s) and
         work rate lie in PHYSICAL bands when kept (a log claiming 10⁶ tok/s is not kept); its
         efficiency alone against this machine's figures lies in (MIN_EFFICIENCY, MAX_DECODE] for
@@ -188,41 +188,39 @@ class Kind(TextEnum):
     PREFILL = "prefill"
 
 
-@dataclass(frozen=True)
-class Point:
-    """One run's point for one kind of token: x, its work at the probe's rate (s); t, the seconds it took."""
-
-    x: float
-    t: float
+Point = tuple[float, float]
+"""One run's point for one kind of token: (x, its work at the probe's rate in seconds; t, the seconds it took)."""
 
 
 def _point(run: SpeedRun, kind: Kind, ram: Bandwidth, compute: ComputeRate) -> Point | None:
     if kind is Kind.DECODE:
-        return Point(run.decode_bytes / ram.bytes_per_s, 1 / run.decode_tok_s) if run.decode_tok_s else None
+        return (run.decode_bytes / ram.bytes_per_s, 1 / run.decode_tok_s) if run.decode_tok_s else None
     if not run.prefill_tok_s or not run.prefill_work_per_token:
         return None
-    return Point(run.prefill_work_per_token / compute.flops_per_s, 1 / run.prefill_tok_s)
+    return run.prefill_work_per_token / compute.flops_per_s, 1 / run.prefill_tok_s
 
 
-def _line(points: list[Point], default_overhead: float, top: float) -> tuple[float, float] | None:
-    """Rule 2 for one kind of token: (efficiency, fixed seconds) from points; None without points."""
+def _line(points: list[Point], default_overhead: float, top: float = MAX_DECODE) -> tuple[float, float] | None:
+    """Rule 2 for one kind of token: (efficiency, fixed seconds) from points (seconds at the probe's rate, seconds
+    measured), the efficiency at most `top`; None without points."""
+    points = [(x, t) for x, t in points if x > 0 and t > 0]
     if not points:
         return None
-    xs = [p.x for p in points]
+    xs = [x for x, _ in points]
     if max(xs) >= MIN_SPREAD * min(xs):
-        w = [1 / (p.t * p.t) for p in points]  # relative errors: a tiny model's milliseconds count as much
+        w = [1 / (t * t) for _, t in points]  # relative errors: a tiny model's milliseconds count as much
         sw = sum(w)
-        mx = sum(wi * p.x for wi, p in zip(w, points, strict=True)) / sw
-        mt = sum(wi * p.t for wi, p in zip(w, points, strict=True)) / sw
-        sxx = sum(wi * (p.x - mx) ** 2 for wi, p in zip(w, points, strict=True))
-        k = sum(wi * (p.x - mx) * (p.t - mt) for wi, p in zip(w, points, strict=True)) / sxx
+        mx = sum(wi * x for wi, (x, _) in zip(w, points, strict=True)) / sw
+        mt = sum(wi * t for wi, (_, t) in zip(w, points, strict=True)) / sw
+        sxx = sum(wi * (x - mx) ** 2 for wi, (x, _) in zip(w, points, strict=True))
+        k = sum(wi * (x - mx) * (t - mt) for wi, (x, t) in zip(w, points, strict=True)) / sxx
         if k > 0:
             overhead = mt - k * mx
             if overhead >= 0:
                 return min(1 / k, top), min(overhead, MAX_OVERHEAD_S)
-            return min(statistics.median(p.x / p.t for p in points), top), 0.0
-    overhead = min(default_overhead, min(p.t for p in points) / 2)
-    return min(statistics.median(p.x / (p.t - overhead) for p in points), top), overhead
+            return min(statistics.median(x / t for x, t in points), top), 0.0
+    overhead = min(default_overhead, min(t for _, t in points) / 2)
+    return min(statistics.median(x / (t - overhead) for x, t in points), top), overhead
 
 
 KINDS: dict[Kind, tuple[float, float, float]] = {
@@ -233,7 +231,7 @@ KINDS: dict[Kind, tuple[float, float, float]] = {
 
 
 def _predicted(line: tuple[float, float], p: Point) -> float:
-    return p.x / line[0] + line[1]
+    return p[0] / line[0] + line[1]
 
 
 def _outside(t: float, predicted: float, factor: float) -> float | None:
@@ -267,8 +265,8 @@ def _judge_kind(runs: tuple[SpeedRun, ...], kind: Kind, ram: Bandwidth, compute:
         p = _point(run, kind, ram, compute)
         why = _why_not(run, machine) or ("no timing" if p is None else None)
         if why is None and p is not None:
-            e = p.x / p.t
-            off = _outside(p.t, _predicted((default_e, default_fixed), p), MODEL_FACTOR)
+            e = p[0] / p[1]
+            off = _outside(p[1], _predicted((default_e, default_fixed), p), MODEL_FACTOR)
             if not MIN_EFFICIENCY < e <= top:
                 why = f"outside the physical band: {e:.3g} of the probe's rate"
             elif off is not None:
@@ -279,9 +277,9 @@ def _judge_kind(runs: tuple[SpeedRun, ...], kind: Kind, ram: Bandwidth, compute:
     while True:
         offs = {}
         for i, p in points.items():
-            peers = [q for j, q in points.items() if j != i and max(q.x / p.x, p.x / q.x) <= SAME_SHAPE]
+            peers = [q for j, q in points.items() if j != i and max(q[0] / p[0], p[0] / q[0]) <= SAME_SHAPE]
             line = _line(peers, default_fixed, top) if len(peers) >= 2 else None
-            off = None if line is None else _outside(p.t, _predicted(line, p), OTHERS_FACTOR)
+            off = None if line is None else _outside(p[1], _predicted(line, p), OTHERS_FACTOR)
             if off is not None:
                 offs[i] = off
         if not offs:
@@ -322,13 +320,15 @@ def calibrate(runs: tuple[SpeedRun, ...], ram: Bandwidth, compute: ComputeRate,
     return judge_runs(runs, ram, compute, machine)[1]
 
 
-def gpu_efficiency(runs: tuple[SpeedRun, ...], device: str, vram: Bandwidth, machine: str) -> float | None:
-    """Rule 5: the decode efficiency this machine's quiet runs with every layer on `device` show against `vram`
-    (their median, each inside the physical band); None without such runs."""
-    found = [r.decode_efficiency(vram) for r in runs if r.machine == machine and r.tier is RunTier.GPU
-             and r.device == device and not r.busy]
-    inside = [e for e in found if e is not None and MIN_EFFICIENCY < e <= MAX_DECODE]
-    return statistics.median(inside) if inside else None
+def gpu_line(runs: tuple[SpeedRun, ...], device: str, vram: Bandwidth, machine: str,
+             default_fixed_s: float) -> tuple[float, float] | None:
+    """Rule 5: the GPU tier of `device` on this machine: (efficiency, fixed seconds a token) its quiet runs with every
+    layer there give against `vram` (Rule 2's line, the backend's fixed time `default_fixed_s` for one size of run;
+    each run's efficiency alone inside the physical band); None without such runs. CPU runs never enter it."""
+    points = [(r.decode_bytes / vram.bytes_per_s, 1 / r.decode_tok_s) for r in runs
+              if r.machine == machine and r.tier is RunTier.GPU and r.device == device and not r.busy
+              and r.decode_tok_s and MIN_EFFICIENCY < r.decode_tok_s * r.decode_bytes / vram.bytes_per_s <= MAX_DECODE]
+    return _line(points, default_fixed_s)
 
 
 def runs_path(folder: str | Path | None = None) -> Path:
