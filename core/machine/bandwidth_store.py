@@ -40,7 +40,7 @@ from gguf_budget.core.errors import BudgetError, DamagedMachineRecord
 from gguf_budget.core.regular_file import FileKind, is_missing, read_json
 from gguf_budget.core.safe_write import replace_atomically
 from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource, ComputeRate
-from gguf_budget.core.machine.load import load_average, usable_cpus
+from gguf_budget.core.machine.load import MAX_CORES, MAX_LOAD, load_average, usable_cpus
 from gguf_budget.core.vocab import TextEnum
 
 RECORD_NAME = "machine-speed.json"
@@ -53,8 +53,6 @@ RATE_BANDS = {"ram": (10**6, 10**14), "disk": (10**5, 10**13), "compute": (10**6
 """Rule 2: bytes or FLOPs per second a probe of each kind can have measured (1 MB/s to 100 TB/s RAM)."""
 MAX_ENTRIES = 8 * MAX_MEASUREMENTS
 """Rule 2: entries past this many are not read (a written record holds at most 2 × MAX_MEASUREMENTS + 2)."""
-MAX_LOAD = 1e6
-MAX_CORES = 1 << 16
 MAX_DETAIL = 500
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 
@@ -103,11 +101,6 @@ class Measurement:
     def loaded(self) -> bool:
         """Rule 3's first half: the load average was above the cores."""
         return self.load is not None and self.load > self.cores
-
-    def figure(self) -> Bandwidth | ComputeRate:
-        if self.tier == "compute":
-            return ComputeRate(self.rate, BandwidthSource.MEASURED, self.detail, self.measured_at)
-        return Bandwidth(self.rate, BandwidthSource.MEASURED, self.detail, self.measured_at)
 
 
 def judged(measurements: tuple[Measurement, ...], tier: str) -> tuple[tuple[Measurement, Use], ...]:
@@ -214,6 +207,14 @@ def _disk(data: Any) -> Bandwidth:
                      record_fields.number(data, "measured_at", 0, record_fields.LATEST_DATE, e))
 
 
+def _device_disk(item: tuple[Any, Any]) -> tuple[str, Bandwidth]:
+    """One file system's disk figure: its `st_dev` (digits) and the figure."""
+    device, figure = item
+    if not isinstance(device, str) or not device.isdigit() or len(device) > 40:
+        raise DamagedMachineRecord("a disk's device must be its st_dev")
+    return device, _disk(figure)
+
+
 def _entries(items: Any, read: Callable[[Any], Any]) -> list[Any]:
     """Rule 2: the entries that read; one that does not is absent."""
     out = []
@@ -232,8 +233,7 @@ def record_from_json(data: Any) -> MachineRecord:
     measurements, disks = data.get("measurements", []), data.get("disks", {})
     if not isinstance(measurements, list) or not isinstance(disks, dict):
         raise DamagedMachineRecord("measurements must be a list and disks an object")
-    by_device = _entries(list(disks.items())[:MAX_ENTRIES], lambda kv: (record_fields.text({"device": kv[0]}, "device", 40,
-                                                                       DamagedMachineRecord), _disk(kv[1])))
+    by_device = _entries(list(disks.items())[:MAX_ENTRIES], _device_disk)
     record = MachineRecord(host=data["machine"], disks=tuple(sorted(by_device)))
     for m in sorted(_entries(measurements[:MAX_ENTRIES], _measurement), key=lambda m: m.measured_at):
         record = record.adding(m)

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import os
 
+MAX_LOAD = 1e6
+MAX_CORES = 1 << 16
+"""The largest load average and core count a kept record may hold: a number past them is damage."""
+
 
 def load_average() -> float | None:
     """Rule 1."""

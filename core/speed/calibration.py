@@ -36,12 +36,14 @@ Rule 3: the defaults come from the 12 timed real llama.cpp runs shipped with the
         runs as soon as there is one (docs/speed-calibration.md, `benchmarks/speed_calibration.py`).
 Rule 4: the kept runs are one small JSON file, read through `core.regular_file.read_json` (a
         damaged or oversized file is no runs; an entry whose fields are not of their type and
-        band, `core.record_fields`, is absent; entries past 4 × MAX_RUNS are not read) and added to under its lock, written whole and
-        renamed into place (`core.safe_write`), so two runs kept at once are both kept.
+        band, `core.record_fields`, is absent; entries past 4 × MAX_RUNS are not read) and
+        added to under its lock, written whole and renamed into place (`core.safe_write`), so
+        two runs kept at once are both kept; no number that is not finite is written.
 Rule 5: a run carries where it ran: this machine's id (`bandwidth_store.host_key`; an imported
         log's machine is unknown, and it calibrates nothing until `adopt_imported` says it ran
         here), its tier (`run_tier`: every layer on the CPU, every layer on one GPU, or hybrid)
-        with its backend and device, and the load average and cores at its end. Only this
+        with its device (a GPU buffer's name: CUDA0, Vulkan0, Metal), and the load average and
+        cores at its end. Only this
         machine's CPU runs calibrate the CPU (`calibrate`); a GPU run calibrates only its own
         device (`gpu_line`); a hybrid run calibrates neither.
 Rule 6: a run calibrates only when it could have been measured: its read rate (bytes × tok/s) and
@@ -52,8 +54,8 @@ Rule 6: a run calibrates only when it could have been measured: its read rate (b
         (load average above its cores); its time lies within MODEL_FACTOR of what the default
         calibration predicts for it, and, beside two or more runs of its size (SAME_SHAPE),
         within OTHERS_FACTOR of what theirs give (the worst outlier is dropped first, then the
-        rest judged again). `judge_runs` says, per run and per kind of token, why it is used or not: the one
-        answer `calibrate`, `hw --calibration` and the window's dialog share.
+        rest judged again). `judge_runs` says, per run and per kind of token, why it is used or
+        not: the one answer `calibrate`, `hw --calibration` and the window's dialog share.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ from gguf_budget.core.machine.bandwidth import (
     DEFAULT_CALIBRATION, DEFAULT_CALIBRATION_RUNS, DEFAULT_DECODE_EFFICIENCY, DEFAULT_DECODE_OVERHEAD_S,
     DEFAULT_PREFILL_EFFICIENCY, DEFAULT_PREFILL_OVERHEAD_S, Bandwidth, Calibration, ComputeRate,
 )
+from gguf_budget.core.machine.load import MAX_CORES, MAX_LOAD
 from gguf_budget.core.model.kv import KV_TYPES, KVType, kv_price
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.token_bytes import TokenPrices
@@ -99,7 +102,6 @@ PHYSICAL = {"read": (1e6, 2e13), "work": (1e6, 1e17), "decode": (1e-3, 1e5), "pr
 prompt can take, the tokens/s a decode and a prefill can print."""
 MAX_BYTES = 1 << 50
 MAX_TEXT = 300
-MAX_CORES = 1 << 16
 
 
 class RunTier(TextEnum):
@@ -365,7 +367,7 @@ def _run(data: Any) -> SpeedRun:
                     model=record_fields.text(data, "model", MAX_TEXT, e), decode_tok_s=decode,
                     decode_bytes=decode_bytes, prefill_tok_s=prefill, prefill_work_per_token=work,
                     machine=machine, tier=RunTier(data["tier"]), device=record_fields.text(data, "device", MAX_TEXT, e),
-                    load=record_fields.optional_number(data, "load", 0, 1e6, e),
+                    load=record_fields.optional_number(data, "load", 0, MAX_LOAD, e),
                     cores=None if cores is None else record_fields.whole(data, "cores", 1, MAX_CORES, e))
 
 
