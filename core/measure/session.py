@@ -11,7 +11,8 @@ Rule 4: evidence is found again by the model's header fingerprint, newest first;
         that no longer parses is skipped, never shown as evidence.
 Rule 5: a stored log's decode and prefill timings are kept beside the evidence, in the same data
         folder, as a calibration run (`speed.calibration`) tagged with where it ran: a run
-        measured here is this machine's, with the load average and cores at its end; an
+        measured here is this machine's, with the load average before it started (what else
+        ran, before llama.cpp's own threads count in it) and the cores; an
         imported log's machine is unknown (it calibrates nothing until adopted); its tier (CPU,
         one GPU, hybrid) is read from its buffers.
 Rule 6: a finished run's log is never lost: when the store cannot be written (a file in its
@@ -81,13 +82,15 @@ def _timed(speed: EvalSpeed | None) -> Timed | None:
     return None if speed is None else (speed.tokens_per_second, speed.tokens)
 
 
-def remember_speed(model: ModelSpec, log: LlamaCppLog, store: EvidenceStore, at: float, *, here: bool) -> bool:
-    """Rule 5 (`here`: measured on this machine now); True when the run was kept as a calibration point."""
+def remember_speed(model: ModelSpec, log: LlamaCppLog, store: EvidenceStore, at: float, *, here: bool,
+                   load: float | None = None) -> bool:
+    """Rule 5 (`here`: measured on this machine now, beside `load`); True when the run was kept as a calibration
+    point."""
     run = log.run
     if run is None or run.dry_run:
         return False
     tier, device = run_tier(run)
-    where = {"machine": host_key(), "load": load_average(), "cores": usable_cpus()} if here else {}
+    where = {"machine": host_key(), "load": load, "cores": usable_cpus()} if here else {}
     timed = measured_run(model, run.settings.type_k, _timed(log.eval), _timed(log.prompt_eval), at, tier=tier,
                          device=device, **where)
     return timed is not None and remember_run(timed, store.root.parent)
@@ -107,6 +110,7 @@ def measure_model(
 ) -> RuntimeEvidence:
     """Run the model once with `engine` and store the log as evidence (MeasureError / EvidenceError)."""
     key = header_fingerprint(model_path)
+    load = load_average()  # Rule 5: what else ran, before llama.cpp's own threads count in the average
     run = run_measurement(engine, model_path, settings, timeout_s=timeout_s, cancel=cancel, progress=progress,
                           time_binary=time_binary)
     try:
@@ -124,7 +128,8 @@ def measure_model(
                             f"{kept_aside(log)}") from None
     evidence = RuntimeEvidence(saved, _parse(log, "the stored log"))
     try:
-        remember_speed(load_model(str(model_path)), evidence.log, store, record.recorded_at, here=True)
+        remember_speed(load_model(str(model_path)), evidence.log, store, record.recorded_at, here=True,
+                       load=load)
     except BudgetError:  # the file changed under the run: the evidence stands, it calibrates nothing
         pass
     return evidence

@@ -42,8 +42,8 @@ Rule 4: the kept runs are one small JSON file, read through `core.regular_file.r
 Rule 5: a run carries where it ran: this machine's id (`bandwidth_store.host_key`; an imported
         log's machine is unknown, and it calibrates nothing until `adopt_imported` says it ran
         here), its tier (`run_tier`: every layer on the CPU, every layer on one GPU, or hybrid)
-        with its device (a GPU buffer's name: CUDA0, Vulkan0, Metal), and the load average and
-        cores at its end. Only this
+        with its device (a GPU buffer's name: CUDA0, Vulkan0, Metal), and the load average beside
+        it and the cores. Only this
         machine's CPU runs calibrate the CPU (`calibrate`); a GPU run calibrates only its own
         device (`gpu_line`); a hybrid run calibrates neither.
 Rule 6: a run calibrates only when it could have been measured: its read rate (bytes × tok/s) and
@@ -141,7 +141,7 @@ class SpeedRun:
 
     @property
     def busy(self) -> bool:
-        """Rule 6: the load average at its end was above its cores."""
+        """Rule 6: the load average beside it was above its cores."""
         return self.load is not None and self.cores is not None and self.load > self.cores
 
 

@@ -64,7 +64,8 @@ def measurement_row(m: Measurement, use: Use) -> tuple[str, str, str, str, str]:
 def run_row(j: JudgedRun) -> tuple[str, str, str, str, str]:
     """Rule 1 for one run."""
     r = j.run
-    what = f"{safe_text(r.model, 60)} run ({r.tier.value} {safe_text(r.device, 40)}, {_machine(r)})"
+    where = r.tier.value if r.device == r.tier.value else f"{r.tier.value} {safe_text(r.device, 40)}"
+    what = f"{safe_text(r.model, 60)} run ({where}, {_machine(r)})"
     return (measured_date(r.recorded_at) or "", what, _speeds(r), _load(r.load, r.cores), _used(j))
 
 
