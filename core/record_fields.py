@@ -31,9 +31,10 @@ def whole(data: dict[str, Any], key: str, low: int, high: int, error: type[Damag
 def number(data: dict[str, Any], key: str, low: float, high: float, error: type[DamagedRecord]) -> float:
     """Rule 1 for a number, read as a float."""
     value = data.get(key)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (isinstance(value, float)
+                                                                         and not math.isfinite(value)):
         raise error(f"{key} must be a finite number")
-    if not low <= value <= high:
+    if not low <= value <= high:  # compared as it is: a 400-digit int never becomes a float
         raise error(f"{key} must lie from {low:g} to {high:g}")
     return float(value)
 

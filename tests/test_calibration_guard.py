@@ -205,19 +205,21 @@ def test_reset_restores_the_shipped_defaults(smollm2, capsys, private_data_dir):
 
 # ---- any bytes in the kept files ----
 
-JUNK = st.one_of(st.sampled_from([float("nan"), float("inf"), -float("inf"), 1e308, -1e308, 1e-308, 0, -1, 0.0,
-                                  True, False, "1", "", [], {}, [[[]]], {"a": {"b": []}}, 10**30, -(10**30)]),
+JUNK = st.one_of(st.sampled_from([float("nan"), float("inf"), -float("inf"), 1e308, -1e308, 1e-308, 5e-324, 0, -1,
+                                  0.0, True, False, "1", "", [], {}, [[[]]], {"a": {"b": []}}, 10**30, -(10**30),
+                                  10**400, -(10**400)]),
                  st.recursive(st.none() | st.integers() | st.floats() | st.text(max_size=5),
                               lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
                                                                                          max_size=3), max_leaves=8))
 """Values no field may hold: non-finite, huge, tiny, zero, negative, of the wrong type, nested."""
-ALWAYS_BAD = {"decode_bytes": [0, -1, 1.5, 10**30, True, "1", None, float("nan")],
-              "recorded_at": [float("nan"), float("inf"), -1, 1e308, None, "1", True],
-              "decode_tok_s": [float("nan"), float("inf"), 0, -1, 1e308, 1e-308, "1", True, 1e7],
-              "prefill_tok_s": [float("nan"), float("inf"), 0, -5, 1e308, 1e-308, "fast", [], 1e8],
-              "prefill_work_per_token": [float("nan"), -1, 1e308, "x", None, True],
+HUGE = 10**400
+ALWAYS_BAD = {"decode_bytes": [0, -1, 1.5, 10**30, HUGE, True, "1", None, float("nan")],
+              "recorded_at": [float("nan"), float("inf"), -1, 1e308, HUGE, -HUGE, None, "1", True],
+              "decode_tok_s": [float("nan"), float("inf"), 0, -1, 1e308, 1e-308, 5e-324, HUGE, "1", True, 1e7],
+              "prefill_tok_s": [float("nan"), float("inf"), 0, -5, 1e308, 1e-308, 5e-324, HUGE, "fast", [], 1e8],
+              "prefill_work_per_token": [float("nan"), -1, 1e308, HUGE, "x", None, True],
               "tier": ["gpu", 1, None], "model": [None, 5, "m" * 301], "device": [None, 1],
-              "load": [float("nan"), -1, 1e300, "1"], "cores": [0, -1, 1.5, 10**9, "2", True]}
+              "load": [float("nan"), -1, 1e300, HUGE, "1"], "cores": [0, -1, 1.5, 10**9, HUGE, "2", True]}
 """Per field, values that make the entry impossible (so the expected answer is the file without it)."""
 
 
@@ -284,9 +286,10 @@ def test_any_speed_runs_file_gives_the_answer_of_its_good_runs(tmp_path_factory,
                                                  calibrate(good, DEFAULT_RAM, DEFAULT_COMPUTE, host_key()))
 
 
-MEASUREMENT_BAD = {"rate": [0, -1, 1.5, 10**15, 10**30, float("nan"), "1", True, None, []],
-                   "measured_at": [float("nan"), float("inf"), -1, 1e308, None, "x", {}],
-                   "load": [float("nan"), -1, 1e300, "1", float("inf"), True], "cores": [0, -1, 1.5, 10**9, "2", True, None],
+MEASUREMENT_BAD = {"rate": [0, -1, 1.5, 10**15, HUGE, float("nan"), "1", True, None, []],
+                   "measured_at": [float("nan"), float("inf"), -1, 1e308, HUGE, -HUGE, None, "x", {}],
+                   "load": [float("nan"), -1, 1e300, HUGE, "1", float("inf"), True],
+                   "cores": [0, -1, 1.5, 10**9, HUGE, "2", True, None],
                    "tier": ["disk", "RAM", None, 1], "detail": [None, 5, "d" * 501]}
 """Per field of a measurement, values that make it impossible."""
 
@@ -337,20 +340,20 @@ def test_any_bytes_in_either_file_give_an_answer_or_the_answer_of_no_file(tmp_pa
 
 
 def _poisoned_files(poison: str, old: bool) -> None:
-    """Both kept files with `poison` in every number: in this format, or as the last version wrote them."""
+    """Both kept files with `poison` in every number (@): in this format, or as the last version wrote them."""
     if old:
-        figure = '{"bytes_per_s": P, "detail": "d", "measured_at": P}'
+        figure = '{"bytes_per_s": @, "detail": "d", "measured_at": @}'
         record = (f'{{"format": 1, "host": "{platform.node()}/{os.cpu_count() or 0} CPUs", "ram": {figure}, '
                   f'"compute": {figure.replace("bytes_per_s", "flops_per_s")}, "disks": {{}}}}')
     else:
-        entry = '{"tier": "ram", "rate": P, "detail": "d", "measured_at": P, "load": P, "cores": 2}'
+        entry = '{"tier": "ram", "rate": @, "detail": "d", "measured_at": @, "load": @, "cores": 2}'
         record = f'{{"format": 2, "machine": "{host_key()}", "measurements": [{entry}]}}'
-    run = ('{"recorded_at": P, "model": "m", "decode_tok_s": P, "decode_bytes": 100000000, "prefill_tok_s": P, '
-           '"prefill_work_per_token": P, "machine": "MACHINE", "tier": "CPU", "device": "CPU", "load": 0.1, '
+    run = ('{"recorded_at": @, "model": "m", "decode_tok_s": @, "decode_bytes": 100000000, "prefill_tok_s": @, '
+           '"prefill_work_per_token": @, "machine": "MACHINE", "tier": "CPU", "device": "CPU", "load": 0.1, '
            '"cores": 2}').replace("MACHINE", host_key())
     runs = f'{{"runs": [{run}]}}' if old else f'{{"format": 2, "runs": [{run}]}}'
-    record_path().write_text(record.replace("P", poison))
-    runs_path().write_text(runs.replace("P", poison))
+    record_path().write_text(record.replace("@", poison))
+    runs_path().write_text(runs.replace("@", poison))
 
 
 @pytest.mark.parametrize("old", [False, True], ids=["this format", "the last format"])
