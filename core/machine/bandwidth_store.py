@@ -5,10 +5,10 @@ Rule 1: one small JSON record, `RECORD_NAME` in the app's data folder (`core.pat
         cores it had (the newest MAX_MEASUREMENTS of each, and always the one in use), and one
         disk bandwidth per file system (the `st_dev` of the model files it was measured on).
 Rule 2: the record belongs to the machine it was made on (`host_key`: a hash of the system's
-        machine id, else its host name, with its CPU architecture and count): a record of another
-        machine (a data folder shared over the network, a copied home) is not read. A record that
-        is not a regular file, is larger than MAX_RECORD_BYTES, is not JSON or is of another
-        format is no record (the figures are measured again); an entry whose fields are not of
+        machine id, its host name, CPU architecture and count — containers built from one image
+        share a machine id, not a host name): a record of another machine (a data folder shared
+        over the network, a copied home) is not read. A record that is not a regular file, is
+        larger than `FileKind.RECORD`'s cap, is not JSON or is of another format is no record (the figures are measured again); an entry whose fields are not of
         their type and physical band (`core.record_fields`, RATE_BANDS) is absent, and entries
         past MAX_ENTRIES are not read.
 Rule 3: a measurement is busy when the load average while it ran was above its cores, or its
@@ -72,7 +72,7 @@ def _system_machine_id() -> str:
 
 def host_key() -> str:
     """Rule 2: which machine a record or a run is of (hashed: the system's id is not shown or kept)."""
-    raw = f"gguf-budget:{_system_machine_id() or platform.node()}:{platform.machine()}:{os.cpu_count() or 0}"
+    raw = f"gguf-budget:{_system_machine_id()}:{platform.node()}:{platform.machine()}:{os.cpu_count() or 0}"
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
