@@ -362,6 +362,12 @@ class MainWindow(QMainWindow):
         if view is not None and model is not None:  # a run kept here may calibrate the estimates
             self._bandwidth_probe.start(model.path)
 
+    def refresh_speed_figures(self) -> None:
+        """The kept figures or runs changed (View ▸ Reset speed calibration): read them again off the GUI thread."""
+        model = self.session.state.model
+        if model is not None:
+            self._bandwidth_probe.start(model.path)
+
     def _show_measured_row(self) -> None:
         """What llama.cpp measured, with its timings beside the estimates at its own settings (the core's words)."""
         view, model = self.session.state.measured, self.session.state.model
