@@ -22,6 +22,8 @@ Rule 6: a prompt of N tokens costs 2 FLOPs per weight of every block per token (
 Rule 7: a prompt's *work* is the same count weighed by how fast llama.cpp's CPU kernels run
         each weight type (`kernel_speed` Rule 1: FLOPs / the type's speed relative to Q8_0;
         attention at F16's): what prefill time is priced from. FLOPs stay what is shown.
+Rule 8: a model's main weight type is the type holding the most block weights (Q4_K in a Q4_K_M
+        file): a GPU backend's prefill speed is read for it (`backend_speed` Rule 2).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from gguf_budget.core.fit.gpu_split import Placement
+from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.roles import TensorRole
@@ -98,6 +101,15 @@ def block_work(model: ModelSpec) -> float:
     return sum(_block_elements(model, t) / type_speed(t.ggml_type) for t in model.tensors if t.layer is not None)
 
 
+def main_type(model: ModelSpec) -> Q | None:
+    """Rule 8; None for a model without blocks."""
+    elements: dict[Q, int] = {}
+    for t in model.tensors:
+        if t.layer is not None and len(t.shape) > 1:
+            elements[t.ggml_type] = elements.get(t.ggml_type, 0) + t.n_elements
+    return max(elements, key=lambda q: elements[q]) if elements else None
+
+
 def _head_tensors(model: ModelSpec) -> list[ModelTensor]:
     output = [t for t in model.tensors if t.role is TensorRole.OUTPUT]
     return output or [t for t in model.tensors if t.role is TensorRole.TOKEN_EMBD]
@@ -148,6 +160,7 @@ class TokenPrices:
     block_work: float = 0.0
     head_work: float = 0.0
     attention: tuple[tuple[int | None, int], ...] = ()
+    main_type: Q | None = None
     model: ModelSpec | None = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -166,6 +179,7 @@ class TokenPrices:
             block_work=block_work(model),
             head_work=head_work(model),
             attention=attention_flops(model),
+            main_type=main_type(model),
             model=model,
         )
 

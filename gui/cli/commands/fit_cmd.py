@@ -20,6 +20,7 @@ from gguf_budget.core.errors import CommandError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.headline import max_ctx_text
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.speed.server_speed import server_speed, server_speed_dict
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.fit_report import ctx_choice_text, fit_dict, fit_text, verdict_text
 from gguf_budget.core.views.quant_ladder import LadderRequest
@@ -134,16 +135,18 @@ def run(args: argparse.Namespace) -> int:
     result = full_load(model, state, TokenPrices.of(model))
     assert result is not None  # the state has a machine
     estimate = result.fit
+    served = server_speed(result.speed, estimate, args.draft_accept)
     if args.print_command:
         _print_command(result, model, state)
     elif args.json:
         emit_json({**fit_dict(estimate), "ctx": result.ctx, "ctx_reason": result.choice.reason.value,
                    "ctx_image_tokens": result.choice.image_room, "ctx_ceiling": result.choice.ceiling, "ctx_cap": args.ctx_cap, "max_ctx": result.max_ctx,
                    "tok_s_estimate": speed_dict(result.speed), **prefill_keys(result.speed),
-                   "bandwidth_notes": list(notes)})
+                   "server_tok_s_estimate": server_speed_dict(served), "bandwidth_notes": list(notes)})
     else:
         say("\n".join([fit_text(estimate, result.choice), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
-                       speed_text("Speed estimate (full load)", result.speed, NO_SPEED), *notes]))
+                       speed_text("Speed estimate (full load)", result.speed, NO_SPEED),
+                       *(f"  {line}" for line in (served.lines if served is not None else ())), *notes]))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 
 
