@@ -152,7 +152,7 @@ def page_cache_bandwidth(ram: Bandwidth) -> Bandwidth:
                    detail=f"page cache, {PAGE_CACHE_FACTOR:g} × RAM ({ram.detail})")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Bandwidths:
     """The machine's speed figures: one bandwidth per tier (the estimate reads the stream tier from `disk`
     or the page cache), the compute rate prefill is priced at, and the calibration of both; a typed GPU backend
@@ -172,13 +172,17 @@ def typed_compute(flops_per_s: int) -> ComputeRate:
 
 
 def with_typed(bandwidths: Bandwidths, ram: int | None = None, disk: int | None = None,
-               vram: int | None = None, *, backend: Backend | None = None, gpu_flops: int | None = None,
-               cpu_flops: int | None = None) -> Bandwidths:
-    """The figures a person typed replace the others (Rule 6); None keeps what is there."""
+               vram: int | None = None) -> Bandwidths:
+    """The figures a person typed replace the others; None keeps what is there."""
     return replace(bandwidths, ram=bandwidths.ram if ram is None else typed_bandwidth(ram),
                    disk=bandwidths.disk if disk is None else typed_bandwidth(disk),
-                   vram=bandwidths.vram if vram is None else typed_bandwidth(vram),
-                   compute=bandwidths.compute if cpu_flops is None else typed_compute(cpu_flops),
+                   vram=bandwidths.vram if vram is None else typed_bandwidth(vram))
+
+
+def with_typed_compute(bandwidths: Bandwidths, backend: Backend | None = None, gpu_flops: int | None = None,
+                       cpu_flops: int | None = None) -> Bandwidths:
+    """Rule 6: a typed backend and compute rates replace the others; None keeps what is there."""
+    return replace(bandwidths, compute=bandwidths.compute if cpu_flops is None else typed_compute(cpu_flops),
                    backend=bandwidths.backend if backend is None else backend,
                    gpu_compute=bandwidths.gpu_compute if gpu_flops is None else typed_compute(gpu_flops))
 

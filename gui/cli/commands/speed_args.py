@@ -12,7 +12,7 @@ Rule 2: the free host RAM that decides page cache vs disk for streamed layers is
         `--host-available`, else the probe's; with `--no-measure` and no flag it is unknown
         (streamed layers are read from disk).
 Rule 4: compute and backend are typed as the bandwidths are, and win the same way
-        (`bandwidth.with_typed`): `--gpu-tflops 82.6` (the GPU's dense FP16 matrix rate, else its
+        (`bandwidth.with_typed_compute`): `--gpu-tflops 82.6` (the GPU's dense FP16 matrix rate, else its
         preset's), `--backend cuda|rocm|vulkan|metal|sycl` (else the preset's or the maker's),
         `--cpu-gflops 400` (the CPU's rate, else the one measured here). `--draft-accept 0.6` is
         the acceptance rate a draft's speed-up is priced at (default: an assumed
@@ -25,7 +25,7 @@ import argparse
 from typing import Callable, Sequence
 
 from gguf_budget.core.machine.backend import GPU_BACKENDS, parse_backend
-from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
+from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed, with_typed_compute
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.speed.server_speed import DEFAULT_ACCEPTANCE
 from gguf_budget.core.speed.machine_speed import speed_figures
@@ -116,8 +116,8 @@ def bandwidths_from(args: argparse.Namespace, model: ModelSpec, tiers: Sequence[
             *(("compute",) if cpu_flops is None else ()))
     base, reasons = speed_figures(model.path, kept, measure=not args.no_measure)
     named = getattr(args, "backend", None)
-    return with_typed(base, **typed, backend=None if named is None else parse_backend(named),
-                      gpu_flops=getattr(args, "gpu_tflops", None), cpu_flops=cpu_flops), reasons
+    return with_typed_compute(with_typed(base, **typed), None if named is None else parse_backend(named),
+                              getattr(args, "gpu_tflops", None), cpu_flops), reasons
 
 
 def host_available_from(args: argparse.Namespace) -> int | None:
