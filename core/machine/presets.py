@@ -119,6 +119,9 @@ def _mac(name: str, gib: int, gb_s: float, source: str, cores: int, aliases: tup
 
 N, A, I = Vendor.NVIDIA, Vendor.AMD, Vendor.INTEL
 PRESETS: tuple[Preset, ...] = (
+    _gpu("RTX 2070", N, 8, 448, "https://www.nvidia.com/en-us/geforce/graphics-cards/rtx-2070/", "NVIDIA GeForce RTX 2070",
+         units=(36, 1.62, SM_GA10X), paper="https://images.nvidia.com/aem-dam/en-zz/Solutions/design-visualization/"
+         "technologies/turing-architecture/NVIDIA-Turing-Architecture-Whitepaper.pdf"),
     _gpu("RTX 3060", N, 12, 360, NVIDIA_30 + "rtx-3060-3060ti/", "NVIDIA GeForce RTX 3060", units=(28, 1.777, SM_GA10X),
          paper=NVIDIA_AMPERE, aliases=("RTX 3060 12GB",)),
     _gpu("RTX 3070", N, 8, 448, NVIDIA_30 + "rtx-3070-3070ti/", "NVIDIA GeForce RTX 3070", units=(46, 1.725, SM_GA10X),
