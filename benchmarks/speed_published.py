@@ -82,7 +82,7 @@ def main() -> None:
     print()
     for speed in sorted(fitted.speeds.values(), key=lambda s: s.backend.value):
         print(f"  {speed.text}; type speeds {dict((t.name, v) for t, v in speed.type_speed.items())}")
-    print(f"  pooled: {fitted.pooled.text}")
+    print(f"  pooled (a backend with fewer than two devices): {fitted.pooled.text.split(': ', 1)[1]}")
     print(f"  Apple per-core FP16 prefill rate (GFLOP/s): {dict((g, round(v / 1e9, 1)) for g, v in fitted.apple.items())}")
     if args.constants:
         print(repr(fitted))
