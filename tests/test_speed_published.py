@@ -15,7 +15,7 @@ from published_speeds import Published, decode_row, estimate, prefill_row, read_
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine
 from gguf_budget.core.machine.backend import Backend
 from gguf_budget.core.machine.bandwidth import Bandwidths
-from gguf_budget.core.machine.presets import PRESETS, with_presets
+from gguf_budget.core.machine.presets import PRESETS, find_preset, with_presets
 from gguf_budget.core.speed.backend_speed import SHIPPED, DecodeRow, PrefillRow, fit_backends
 from gguf_budget.core.speed.estimate import fit_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
@@ -81,5 +81,6 @@ def test_every_preset_says_its_backend_compute_and_sources():
         assert isinstance(p.backend, Backend) and p.backend is not Backend.CPU
         assert (p.fp16_flops or 0) > 0 or (p.gpu_cores and p.generation), p.name
         assert p.compute_source, p.name
+    assert find_preset("A100 80GB").name == "A100 SXM 80GB" and find_preset("m2 ultra 192gb").gpu_cores == 76  # old names
     h100 = {p.name: p for p in PRESETS if p.name.startswith("H100")}
     assert set(h100) == {"H100 SXM 80GB", "H100 PCIe 80GB"} and h100["H100 SXM 80GB"].bandwidth > h100["H100 PCIe 80GB"].bandwidth
