@@ -8,7 +8,8 @@ Rule 2: a GPU preset is one card (free = all of it, as a hypothetical machine is
         several may be combined (`"RTX 4090,RTX 3060"`, at most GPU_COUNT.high of them, as a
         typed machine), host RAM comes from the probe or the user. A machine preset is a whole unified-memory machine and stands alone: its RAM is
         the host, its GPU budget follows the machine's rule (Apple: the Metal working set of
-        `apple.py`; Ryzen AI Max: AMD's largest Variable Graphics Memory carve-out, 96 GB of 128).
+        `apple.py`; Ryzen AI Max: AMD's largest Variable Graphics Memory carve-out, 96 GB of 128; DGX
+        Spark: all of it, CUDA allocating from the one pool).
 Rule 3: a detected GPU without a driver-reported bandwidth takes the spec-sheet figure of the
         row whose reported names include its name; an Apple chip that ships with two memory
         buses (M3 Max, M4 Max) stays unknown, since sysctl does not say which.
@@ -73,7 +74,9 @@ class Preset:
         """What the GPU may use: all of a card; a machine's rule (Rule 2)."""
         if not self.unified:
             return self.memory
-        return self.carve_out or metal_working_set(self.memory, None)
+        if self.carve_out or self.vendor is not Vendor.APPLE:
+            return self.carve_out or self.memory
+        return metal_working_set(self.memory, None)
 
     @property
     def host_ram(self) -> int:
