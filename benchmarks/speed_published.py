@@ -29,7 +29,7 @@ import bench_shapes  # noqa: F401  (puts tests/ on sys.path)
 from published_speeds import Published, decode_row, estimate, prefill_row, read_rows
 
 from gguf_budget.core.machine.backend import Backend
-from gguf_budget.core.speed.backend_speed import DecodeRow, Fitted, PrefillRow, fit_backends
+from gguf_budget.core.speed.backend_speed import BackendSpeed, DecodeRow, Fitted, PrefillRow, fit_backends
 from gguf_budget.core.views.table import aligned_lines
 
 
@@ -42,6 +42,22 @@ def fit_on(rows: Sequence[Published]) -> Fitted:
         elif r.preset.fp16_flops or r.preset.gpu_cores:
             prefill[r.backend].append(prefill_row(r))
     return fit_backends(decode, prefill)
+
+
+def _speed_source(s: BackendSpeed, indent: str) -> str:
+    types = ", ".join(f"Q.{t.name}: {v}" for t, v in s.type_speed.items())
+    return (f"BackendSpeed(backend=Backend.{s.backend.name}, decode={s.decode}, decode_fixed_s={s.decode_fixed_s}, "
+            f"prefill={s.prefill}, devices={s.devices},\n{indent}hbm_decode=HBM_DECODE, type_speed={{{types}}})")
+
+
+def constants_source(fitted: Fitted) -> str:
+    """The fit as the Python `core/speed/backend_speed.py` ships (Rule 3)."""
+    hbm = next(iter(fitted.speeds.values())).hbm_decode
+    lines = [f"HBM_DECODE = {hbm}", f"POOLED = {_speed_source(fitted.pooled, '    ')}",
+             "BACKEND_SPEED: dict[Backend, BackendSpeed] = {"]
+    lines += [f"    Backend.{b.name}: {_speed_source(s, '        ')}," for b, s in sorted(fitted.speeds.items())]
+    lines += ["}", f"APPLE_CORE_FLOPS: dict[str, int] = {fitted.apple!r}"]
+    return "\n".join(lines)
 
 
 def summary(label: str, ratios: list[float]) -> str:
@@ -85,7 +101,7 @@ def main() -> None:
     print(f"  pooled (a backend with fewer than two devices): {fitted.pooled.text.split(': ', 1)[1]}")
     print(f"  Apple per-core FP16 prefill rate (GFLOP/s): {dict((g, round(v / 1e9, 1)) for g, v in fitted.apple.items())}")
     if args.constants:
-        print(repr(fitted))
+        print(constants_source(fitted))
     sys.stdout.flush()
 
 
