@@ -18,7 +18,7 @@ from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.speed.backend_speed import BACKEND_SPEED
 from gguf_budget.core.machine.backend import Backend
-from gguf_budget.core.speed.estimate import fit_speed
+from gguf_budget.core.speed.estimate import experts_on_cpu_speed, fit_speed
 from gguf_budget.core.speed.server_speed import DEFAULT_ACCEPTANCE, draft_speedup, slot_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.gui.cli import main
@@ -123,3 +123,19 @@ def test_a_bad_speed_flag_is_one_line(capsys, flag, value, words):
         main(["fit", LLAMA8B, "--preset", "RTX 4090", "--no-measure", flag, value])
     err = capsys.readouterr().err
     assert info.value.code == 2 and words in err and "Traceback" not in err
+
+
+def test_experts_on_the_cpu_read_their_share_from_ram_and_slow_decode_as_they_grow():
+    moe = load_model(str(catalogue_path(find_entry("qwen3-30b-a3b-instruct-2507"))))
+    fit = estimate_fit(moe, MACHINE, FitRequest(ctx=4096))
+    prices = TokenPrices.of(moe)
+    full = fit_speed(prices, fit, Bandwidths())
+    speeds = [experts_on_cpu_speed(prices, fit, n, Bandwidths()) for n in (0, 8, 24, moe.n_layer)]
+    assert speeds[0].start == full.start and speeds[0].tok_s == pytest.approx(full.tok_s)
+    for n, speed in zip((0, 8, 24, moe.n_layer), speeds):
+        assert speed.start.total == full.start.total  # the same bytes, moved between the tiers
+        assert speed.start.ram - full.start.ram == prices.expert_prefix[n]  # the first n blocks' experts, at 8/128
+    tok_s = [s.tok_s for s in speeds]
+    assert tok_s == sorted(tok_s, reverse=True) and tok_s[-1] < tok_s[0] / 3
+    assert experts_on_cpu_speed(TokenPrices.of(SPEC), estimate_fit(SPEC, MACHINE, FitRequest(ctx=4096)), 4,
+                                Bandwidths()) is None  # a dense model has no experts to move

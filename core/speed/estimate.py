@@ -27,8 +27,9 @@ Rule 4: prefill: seconds ≈ max(prompt work (`TokenPrices.prompt_work`: FLOPs w
         prompt tokens / seconds; the time to the first token is that prefill time. With layers
         on a GPU the GPU's share of the bytes is priced at its FP16 rate (`backend_speed` Rule 2:
         FLOPs / (rate × the backend's share × its speed on the model's main weight type)) and
-        the host's share as above; a GPU without a known rate (no preset, nothing typed) gives
-        no prefill estimate, and says so.
+        the host's share as above (conservative: llama.cpp may run a large batch's CPU-held
+        matrices on the GPU, copying them over); a GPU without a known rate (no preset, nothing
+        typed) gives no prefill estimate, and says so.
 Rule 5: an impossible plan has no speed; a forced plan runs its minimum configuration; an
         unlimited plan reads everything from RAM. A full load has a speed only when the fit
         admits it (fits on GPU, split or CPU only) and its KV is known.
@@ -45,7 +46,7 @@ from gguf_budget.core.machine.bandwidth import (
 from gguf_budget.core.model.kv import ENGINE_UBATCH, kv_price
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.speed.backend_speed import GpuFigures, gpu_figures
-from gguf_budget.core.speed.token_bytes import MoeFraction, TokenBytes, TokenPrices, fit_token_bytes
+from gguf_budget.core.speed.token_bytes import MoeFraction, TokenBytes, TokenPrices, experts_on_cpu, fit_token_bytes
 from gguf_budget.core.vocab import TextEnum
 
 DEFAULT_PROMPT_TOKENS = 1000
@@ -222,5 +223,26 @@ def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths,
     weights = speed.memory_seconds(start) / figures.calibration.decode
     if gpu is not None and speed.vram is not None and start.vram:
         weights += gpu.speed.decode_seconds(start.vram, speed.vram.bytes_per_s, 0.0, gpu.hbm)
+    share = start.vram / start.total if start.total else 0.0
+    return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights, gpu, share))
+
+
+def experts_on_cpu_speed(prices: TokenPrices, fit: FitEstimate, n_cpu_moe: int, bandwidths: Bandwidths,
+                         prompt_tokens: int = DEFAULT_PROMPT_TOKENS) -> SpeedEstimate | None:
+    """Rules 1, 2, 4 for the fit's model with every slot on the GPUs and the routed experts of the first `n_cpu_moe`
+    blocks in RAM (`token_bytes` Rule 9, `--n-cpu-moe`); None without a GPU, experts or a known KV."""
+    if not fit.snapshot.gpus or prices.expert_prefix[-1] == 0 or fit.kv.ctx is None:
+        return None
+    kv = [prices.kv_split(fit.kv.kv_type, tokens, 0, fit.request.engine.swa_full) for tokens in (0, fit.kv.ctx)]
+    if kv[0] is None or kv[1] is None:
+        return None
+    start, full = (experts_on_cpu(prices, n_cpu_moe, split[1]) for split in (kv[0], kv[1]))
+    figures = for_machine(bandwidths, fit.snapshot)
+    gpu = gpu_figures(figures, fit.snapshot)
+    speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
+                          stream_from=StreamSource.NONE, vram=figures.vram, moe=prices.moe,
+                          calibration=figures.calibration, prefill=None, gpu=gpu)
+    weights = speed.memory_seconds(start) / figures.calibration.decode
+    weights += gpu.speed.decode_seconds(start.vram, figures.vram.bytes_per_s, 0.0, gpu.hbm)
     share = start.vram / start.total if start.total else 0.0
     return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights, gpu, share))

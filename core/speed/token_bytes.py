@@ -22,6 +22,10 @@ Rule 6: a prompt of N tokens costs 2 FLOPs per weight of every block per token (
 Rule 7: a prompt's *work* is the same count weighed by how fast llama.cpp's CPU kernels run
         each weight type (`kernel_speed` Rule 1: FLOPs / the type's speed relative to Q8_0;
         attention at F16's): what prefill time is priced from. FLOPs stay what is shown.
+Rule 9: experts on the CPU (`--n-cpu-moe N`, `core.fit.moe` Rule 2; `--cpu-moe`: N = every
+        block): every slot is offloaded, and the routed experts of blocks 0 … N − 1 are read
+        from RAM at Rule 2's share, everything else from VRAM (the KV too: its layers are on the
+        GPUs).
 Rule 8: a model's main weight type is the type holding the most block weights (Q4_K in a Q4_K_M
         file): a GPU backend's prefill speed is read for it (`backend_speed` Rule 2).
 """
@@ -82,6 +86,14 @@ def layer_read_bytes(model: ModelSpec) -> tuple[int, ...]:
         experts = roles.get(TensorRole.EXPERTS, 0)
         out.append(total - experts + experts * moe.used // moe.count)
     return tuple(out)
+
+
+def expert_read_bytes(model: ModelSpec) -> tuple[int, ...]:
+    """Rule 9: each block's routed-expert bytes one token reads (0 for a dense model)."""
+    moe = moe_fraction(model)
+    if moe is None:
+        return tuple(0 for _ in model.layer_bytes)
+    return tuple(roles.get(TensorRole.EXPERTS, 0) * moe.used // moe.count for roles in model.layer_role_bytes)
 
 
 def _block_elements(model: ModelSpec, t: ModelTensor) -> int:
@@ -161,6 +173,7 @@ class TokenPrices:
     head_work: float = 0.0
     attention: tuple[tuple[int | None, int], ...] = ()
     main_type: Q | None = None
+    expert_prefix: tuple[int, ...] = (0,)
     model: ModelSpec | None = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -180,6 +193,7 @@ class TokenPrices:
             head_work=head_work(model),
             attention=attention_flops(model),
             main_type=main_type(model),
+            expert_prefix=tuple(accumulate(expert_read_bytes(model), initial=0)),
             model=model,
         )
 
@@ -235,6 +249,14 @@ class TokenPrices:
         if output_on_gpu:
             return TokenBytes(ram=host, stream=0, vram=gpu_blocks + output + kv_gpu)
         return TokenBytes(ram=host + output, stream=0, vram=gpu_blocks + kv_gpu)
+
+
+def experts_on_cpu(prices: TokenPrices, n_cpu_moe: int, kv_gpu: int) -> TokenBytes:
+    """Rule 9: every slot on the GPUs but the first `n_cpu_moe` blocks' routed experts, read from RAM."""
+    n = min(max(n_cpu_moe, 0), len(prices.expert_prefix) - 1)
+    full = prices.full_load(0, True, 0, kv_gpu)
+    experts = prices.expert_prefix[n]
+    return TokenBytes(ram=full.ram + experts, stream=0, vram=full.vram - experts)
 
 
 def fit_token_bytes(prices: TokenPrices, fit: FitEstimate, tokens: int) -> TokenBytes | None:
