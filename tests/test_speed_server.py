@@ -7,8 +7,10 @@ Real parts: the catalogue's Llama-3.1-8B Q4_K_M header, fitted on a preset machi
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
+from gguf_factory import ArchDesc, write_gguf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -139,3 +141,18 @@ def test_experts_on_the_cpu_read_their_share_from_ram_and_slow_decode_as_they_gr
     assert tok_s == sorted(tok_s, reverse=True) and tok_s[-1] < tok_s[0] / 3
     assert experts_on_cpu_speed(TokenPrices.of(SPEC), estimate_fit(SPEC, MACHINE, FitRequest(ctx=4096)), 4,
                                 Bandwidths()) is None  # a dense model has no experts to move
+
+
+def test_fit_with_a_draft_says_its_speed_up_at_the_typed_or_the_assumed_acceptance(capsys, tmp_path):
+    text = ArchDesc(n_layer=8, n_embd=512, n_ff=1536, tokens=300, context_length=4096)
+    target = write_gguf(tmp_path / "target.gguf", text, "header_only")[0]
+    draft = write_gguf(tmp_path / "draft.gguf", replace(text, n_layer=1), "header_only")[0]
+    args = ["fit", str(target), "--ctx", "2048", "--preset", "RTX 4090", "--no-measure", "--draft", str(draft)]
+    assert main([*args, "--json"]) == 0
+    assumed = json.loads(capsys.readouterr().out)["server_tok_s_estimate"]["draft"]
+    assert assumed["acceptance"] == DEFAULT_ACCEPTANCE and assumed["acceptance_assumed"] and assumed["draft_max"] == 3
+    assert main([*args, "--json", "--draft-accept", "0.2"]) == 0
+    typed = json.loads(capsys.readouterr().out)["server_tok_s_estimate"]["draft"]
+    assert typed["acceptance"] == 0.2 and not typed["acceptance_assumed"] and typed["speedup"] < assumed["speedup"]
+    main(args)
+    assert "at an assumed acceptance rate of 70%" in capsys.readouterr().out
