@@ -45,6 +45,8 @@ SHAPES: dict[str, ArchDesc] = {
                            n_vocab=32000, context_length=4096),
     "llama3-8b": ArchDesc(name="Llama-3-8B-shaped", n_layer=32, n_embd=4096, n_ff=14336, n_head=32, n_head_kv=8,
                           n_vocab=128256, context_length=8192),
+    "llama3.2-3b": ArchDesc(name="Llama-3.2-3B-shaped", n_layer=28, n_embd=3072, n_ff=8192, n_head=24, n_head_kv=8,
+                            n_vocab=128256, context_length=131072, tied=True),
     "llama3-70b": ArchDesc(name="Llama-3-70B-shaped", n_layer=80, n_embd=8192, n_ff=28672, n_head=64, n_head_kv=8,
                            n_vocab=128256, context_length=8192),
     "qwen2.5-7b": ArchDesc(arch="qwen2", name="Qwen2.5-7B-shaped", n_layer=28, n_embd=3584, n_ff=18944, n_head=28,

@@ -73,23 +73,21 @@ class BackendSpeed:
                 f"prefill {self.prefill:.2f} of FP16 ({fitted})")
 
 
-# Rule 3: fitted by benchmarks/speed_published.py on 150 rows of 38 devices (rounded as fitted).
+# Rule 3: fitted by benchmarks/speed_published.py on 152 rows of 39 devices (`--constants` prints this block).
 HBM_DECODE = 0.501
-POOLED = BackendSpeed(backend=Backend.VULKAN, decode=0.784, decode_fixed_s=0.00171, prefill=0.378, hbm_decode=HBM_DECODE,
-                      type_speed={Q.Q4_0: 1.04, Q.Q4_K: 0.89, Q.F16: 1.0, Q.Q2_K: 0.73, Q.Q3_K: 0.72, Q.Q6_K: 0.68})
+POOLED = BackendSpeed(backend=Backend.VULKAN, decode=0.783, decode_fixed_s=0.00171, prefill=0.369, devices=0,
+    hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 1.04, Q.Q4_K: 0.89, Q.F16: 1.0, Q.Q2_K: 0.73, Q.Q3_K: 0.72, Q.Q6_K: 0.68})
 BACKEND_SPEED: dict[Backend, BackendSpeed] = {
     Backend.CUDA: BackendSpeed(backend=Backend.CUDA, decode=0.819, decode_fixed_s=0.00149, prefill=0.38, devices=23,
-                               hbm_decode=HBM_DECODE,
-                               type_speed={Q.Q4_0: 0.96, Q.Q4_K: 0.91, Q.F16: 1.0, Q.Q2_K: 0.73, Q.Q3_K: 0.72}),
+        hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 0.96, Q.Q4_K: 0.91, Q.F16: 1.0, Q.Q2_K: 0.73, Q.Q3_K: 0.72}),
     Backend.METAL: BackendSpeed(backend=Backend.METAL, decode=0.773, decode_fixed_s=0.00415, prefill=1.0, devices=9,
-                                hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 0.84, Q.Q4_K: 0.85, Q.F16: 1.0}),
-    Backend.ROCM: BackendSpeed(backend=Backend.ROCM, decode=0.784, decode_fixed_s=0.00171, prefill=0.414, devices=2,
-                               hbm_decode=HBM_DECODE, type_speed={Q.Q4_K: 0.92, Q.Q4_0: 1.08}),
+        hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 0.84, Q.Q4_K: 0.85, Q.F16: 1.0}),
+    Backend.ROCM: BackendSpeed(backend=Backend.ROCM, decode=0.658, decode_fixed_s=0.00159, prefill=0.414, devices=3,
+        hbm_decode=HBM_DECODE, type_speed={Q.Q4_K: 0.92, Q.Q4_0: 1.08}),
     Backend.VULKAN: BackendSpeed(backend=Backend.VULKAN, decode=0.833, decode_fixed_s=0.00297, prefill=0.216, devices=5,
-                                 hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 1.26, Q.Q6_K: 0.74}),
+        hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 1.26, Q.Q6_K: 0.74}),
 }
-APPLE_CORE_FLOPS: dict[str, int] = {"M1": 223_825_501_340, "M2": 252_991_821_131, "M3": 285_254_334_768,
-                                    "M4": 343_937_091_169, "M5": 384_446_103_040}
+APPLE_CORE_FLOPS: dict[str, int] = {'M1': 223825501340, 'M2': 252991821131, 'M3': 285254334768, 'M4': 343937091169, 'M5': 384446103040}
 """Rule 2: effective FP16 prefill FLOP/s per Apple GPU core, by chip generation ('M1' … 'M5')."""
 def backend_speed(backend: Backend) -> BackendSpeed:
     """The backend's figures (Rules 1–3); POOLED, under the backend's name, where the rows were too few."""
