@@ -156,3 +156,13 @@ def test_fit_with_a_draft_says_its_speed_up_at_the_typed_or_the_assumed_acceptan
     assert typed["acceptance"] == 0.2 and not typed["acceptance_assumed"] and typed["speedup"] < assumed["speedup"]
     main(args)
     assert "at an assumed acceptance rate of 70%" in capsys.readouterr().out
+
+
+def test_a_fit_asked_for_experts_on_the_cpu_reads_them_from_ram():
+    moe = load_model(str(catalogue_path(find_entry("qwen3-30b-a3b-instruct-2507"))))
+    prices = TokenPrices.of(moe)
+    plain = fit_speed(prices, estimate_fit(moe, MACHINE, FitRequest(ctx=4096)), Bandwidths())
+    asked = fit_speed(prices, estimate_fit(moe, MACHINE, FitRequest(ctx=4096, n_cpu_moe=8)), Bandwidths())
+    offload = experts_on_cpu_speed(prices, estimate_fit(moe, MACHINE, FitRequest(ctx=4096)), 8, Bandwidths())
+    assert asked.start == offload.start and asked.start.ram - plain.start.ram == prices.expert_prefix[8]
+    assert asked.tok_s == pytest.approx(offload.tok_s) and asked.tok_s < plain.tok_s

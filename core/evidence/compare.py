@@ -25,12 +25,14 @@ Rule 5: speed: llama.cpp's `eval time` tokens/s (decode) and `prompt eval time` 
         decoding with the KV of its mean position cached (prompt tokens + half the generated
         ones). Both are calibrated estimates, judged like every row by their error, and each
         also by its `share` (measured / estimated).
+Rule 6: a request asked in a person's words (the run's own command, read by `llama_words`) is
+        compared as asked: only the CPU's features and the run's tokens come from the log.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.errors import EvidenceMismatch
 from gguf_budget.core.evidence.log_records import (
@@ -112,6 +114,12 @@ def request_from_log(log: LlamaCppLog, run: LoadRecord) -> FitRequest:
     return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv, engine=engine)
 
 
+def as_run(asked: FitRequest, log: LlamaCppLog) -> FitRequest:
+    """Rule 6: what a command cannot say — the machine's CPU features, the tokens the run took — from the log."""
+    engine = replace(asked.engine, cpu_features=log.cpu_features or None, short=workload_of(log))
+    return replace(asked, engine=engine)
+
+
 def runtime_of(log: LlamaCppLog) -> Runtime:
     """Rule 1: the program that made the log; llama-server (llama-cli's engine) when it cannot be told."""
     return Runtime(log.binary) if log.binary in RUNTIMES else DEFAULT_RUNTIME
@@ -147,13 +155,16 @@ def _repack(name: str) -> bool:
     return name.endswith("_REPACK") or name.endswith("_AARCH64")
 
 
-def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = None) -> Comparison:
-    """Rules 1–5 for the log's run on `model`; the decode bound at `bandwidths` (default: the assumed figures)."""
+def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = None,
+            asked: FitRequest | None = None) -> Comparison:
+    """Rules 1–5 for the log's run on `model`; the decode bound at `bandwidths` (default: the assumed figures).
+    `asked` is the request a person's own question makes of the run (its command read as llama.cpp reads it, Rule 6)
+    instead of the one the log's printed settings make."""
     run = log.run
     if run is None:
         raise EvidenceMismatch("the log holds no model load")
     check_model(run, model)
-    request = request_from_log(log, run)
+    request = request_from_log(log, run) if asked is None else as_run(asked, log)
     gpus = _gpu_buffers(run)
     machine = hypothetical_machine(ROOMY, gpu_count=gpus, gpu_total=ROOMY if gpus else 0)
     e = estimate_fit(model, machine, request)

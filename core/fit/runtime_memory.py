@@ -70,7 +70,6 @@ from gguf_budget.core.model.spec import ModelSpec
 KiB = 1024
 PROCESS_PER_TOKEN = 149
 LOGIT_BYTES = 4
-QUANTIZED_KV = frozenset({KVType.Q8_0, KVType.Q4_0})
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSetting
     layout = SlotLayout(s.n_seq, s.kv_unified)
     full = layout.ctx_seq(ctx)
     tokens = layout.reserve_tokens(ctx, s.ubatch)
-    quantized = kv_type in QUANTIZED_KV
+    quantized = KVType(kv_type).quantized
     return GraphSettings(ubatch=tokens, outputs=min(reserved_outputs(s), tokens), flash_attn=flash_attn(s), full_cells=full,
                          swa_cells=_swa_cells(model, ctx, layout, s), rot_k=k_rotation(model.head_dim_k, quantized),
                          rot_v=v_rotation(model.head_dim_v, quantized))

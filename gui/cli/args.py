@@ -67,6 +67,19 @@ def join_negative_values(args: Sequence[str]) -> list[str]:
     return out
 
 
+LLAMA_TAIL = "llama_tail"
+SEPARATOR = "--"
+
+
+def split_tail(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the tool's own arguments, what follows the first `--`: a llama.cpp program's own arguments, kept as typed)."""
+    words = list(args)
+    if SEPARATOR not in words:
+        return words, []
+    at = words.index(SEPARATOR)
+    return words[:at], words[at + 1:]
+
+
 def ranged(limits: Range) -> Callable[[str], int]:
     """argparse type for a number in `limits` (a size such as 512M, 1.5G, 2GiB for byte ranges)."""
 

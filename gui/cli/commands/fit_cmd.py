@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from gguf_budget.core.errors import CommandError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
+from gguf_budget.core.explorer.llama_question import ask, program_for, question_dict
 from gguf_budget.core.explorer.headline import max_ctx_text
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.speed.estimate import experts_on_cpu_speed
@@ -34,14 +35,16 @@ from gguf_budget.core.units import human_bytes
 from gguf_budget.core.machine.snapshot import (
     GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
 )
+from gguf_budget.core.machine.cpu_features import LLAMA_CPP_NAMES, read_cpu_features
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.ranges import GPU_COUNT, GPU_LAYERS, MEMORY
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
 
 from gguf_budget.gui.cli.commands.ctx_args import add_ctx_arguments
-from gguf_budget.gui.cli.commands.common import add_model_arguments, chosen_model, emit_json, listed_catalogue
+from gguf_budget.gui.cli.commands.common import add_model_arguments, emit_json, listed_catalogue
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
-from gguf_budget.gui.cli.commands.runtime_args import add_runtime_argument, runtime_from
+from gguf_budget.gui.cli.commands.llama_args import add_llama_arguments, llama_command, model_for
+from gguf_budget.gui.cli.commands.runtime_args import add_runtime_argument, asked_runtime, runtime_from
 from gguf_budget.gui.cli.commands.server_args import add_server_arguments, server_settings_from
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, add_prompt_argument, bandwidths_from
 from gguf_budget.gui.cli.gpu_args import preset_snapshot, sizes_arg, tensor_split_arg
@@ -65,6 +68,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_prompt_argument(p)
     add_runtime_argument(p)
     add_server_arguments(p)
+    add_llama_arguments(p)
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of text")
     out.add_argument("--print-command", action="store_true",
@@ -83,6 +87,9 @@ def add_machine_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpu-count", type=ranged(GPU_COUNT), metavar="N",
                    help=f"hypothetical GPUs of that size, {GPU_COUNT.text} (default 1)")
     p.add_argument("--no-gpu", action="store_true", help="plan for the host only")
+    p.add_argument("--cpu-features", metavar="LIST|none",
+                   help=f"a typed machine's CPU features in llama.cpp's names ({', '.join(sorted(LLAMA_CPP_NAMES))}), "
+                        "which decide the CPU's repacked weight copies (default: this machine's)")
     p.add_argument("--host-reserve", type=memory, default=DEFAULT_HOST_RESERVE, metavar="SIZE",
                    help=f"host RAM kept back (default {human_bytes(DEFAULT_HOST_RESERVE)})")
     p.add_argument("--gpu-reserve", type=memory, default=DEFAULT_GPU_RESERVE, metavar="SIZE",
@@ -109,12 +116,28 @@ def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:
     return hypothetical_gpus(args.gpu_count or 1, total, args.gpu_free)
 
 
+def _cpu_features(args: argparse.Namespace) -> frozenset[str] | None:
+    """A typed machine's CPU: `--cpu-features`, else this machine's (its repacked copies are priced as here)."""
+    typed = getattr(args, "cpu_features", None)  # commands that share the machine flags but not this one
+    if typed is None:
+        return read_cpu_features()
+    words = {w.strip().upper() for w in typed.split(",") if w.strip()}
+    if words == {"NONE"}:
+        return frozenset()
+    unknown = words - LLAMA_CPP_NAMES
+    if unknown:
+        raise CommandError(f"--cpu-features: {', '.join(sorted(unknown))} is not one of {', '.join(sorted(LLAMA_CPP_NAMES))} "
+                           "(or none)")
+    return frozenset(words)
+
+
 def machine(args: argparse.Namespace) -> HardwareSnapshot:
     if args.preset is not None:
         return preset_snapshot(args, probe_hardware)
     gpus = _typed_gpus(args)
     if args.host_available is not None and gpus is not None:
-        return what_if(hypothetical_machine(args.host_available, captured_at=time.time()), gpus=gpus)
+        typed = replace(hypothetical_machine(args.host_available, captured_at=time.time()), cpu_features=_cpu_features(args))
+        return what_if(typed, gpus=gpus)
     if args.no_gpu:
         return without_gpus(probe_hardware(), NO_GPU_REASON)
     return what_if(probe_hardware(), args.host_available, gpus)
@@ -123,16 +146,20 @@ def machine(args: argparse.Namespace) -> HardwareSnapshot:
 def run(args: argparse.Namespace) -> int:
     if listed_catalogue(args):
         return 0
-    model = chosen_model(args).spec
+    command = llama_command(args, program_for(asked_runtime(args)))
+    model = model_for(args, command)
     snapshot = machine(args)
     reserves = Reserves(args.host_reserve, args.gpu_reserve, args.gpu_reserves or ())
     state = ExplorerState(model=model, ctx_cap=args.ctx_cap, kv_type=args.kv_type, machine=snapshot,
                           reserves=reserves, gpu_layers=args.gpu_layers, tensor_split=args.tensor_split,
                           prompt_tokens=args.prompt_tokens, runtime=runtime_from(args),
-                          server=server_settings_from(args, model))
+                          server=server_settings_from(args, model), ctx=args.ctx)
+    question = None if command is None else ask(command, state, model, asked_runtime(args))
+    if question is not None:
+        state = question.state
     state.fit_request(None)  # a bad split or reserve is the one-line RequestError before anything is measured
     bandwidths, notes = bandwidths_from(args, model, FIT_TIERS if snapshot.gpus else ("ram",))
-    state = replace(state, bandwidths=bandwidths, ctx=args.ctx)
+    state = replace(state, bandwidths=bandwidths)
     result = full_load(model, state, TokenPrices.of(model))
     assert result is not None  # the state has a machine
     estimate = result.fit
@@ -147,9 +174,9 @@ def run(args: argparse.Namespace) -> int:
                    "ctx_image_tokens": result.choice.image_room, "ctx_ceiling": result.choice.ceiling, "ctx_cap": args.ctx_cap, "max_ctx": result.max_ctx,
                    "tok_s_estimate": speed_dict(result.speed), **prefill_keys(result.speed),
                    "server_tok_s_estimate": server_speed_dict(served), "moe_n_cpu_tok_s_estimate": speed_dict(experts),
-                   "bandwidth_notes": list(notes)})
+                   "bandwidth_notes": list(notes), "llama_command": question_dict(question)})
     else:
-        say("\n".join([fit_text(estimate, result.choice), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
+        say("\n".join([*(question.lines if question is not None else ()), fit_text(estimate, result.choice), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
                        speed_text("Speed estimate (full load)", result.speed, NO_SPEED),
                        *(f"  {line}" for line in (served.lines if served is not None else ())),
                        *([] if experts is None or offload is None else
