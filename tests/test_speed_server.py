@@ -134,7 +134,7 @@ def test_experts_on_the_cpu_read_their_share_from_ram_and_slow_decode_as_they_gr
     full = fit_speed(prices, fit, Bandwidths())
     speeds = [experts_on_cpu_speed(prices, fit, n, Bandwidths()) for n in (0, 8, 24, moe.n_layer)]
     assert speeds[0].start == full.start and speeds[0].tok_s == pytest.approx(full.tok_s)
-    for n, speed in zip((0, 8, 24, moe.n_layer), speeds):
+    for n, speed in zip((0, 8, 24, moe.n_layer), speeds, strict=True):
         assert speed.start.total == full.start.total  # the same bytes, moved between the tiers
         assert speed.start.ram - full.start.ram == prices.expert_prefix[n]  # the first n blocks' experts, at 8/128
     tok_s = [s.tok_s for s in speeds]
