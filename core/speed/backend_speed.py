@@ -14,10 +14,6 @@ Rule 2: prefill on a GPU: seconds per prompt token = its FLOPs (`TokenPrices.pro
         An Apple GPU's rate is its cores × APPLE_CORE_FLOPS of its chip generation (a rate per
         core, constant within a generation; a generation without rows takes the nearest older
         one's); Metal's `prefill` is 1, the share being in that rate.
-Rule 4: a machine's GPU tier (`gpu_figures`) is its first GPU's, or the one whose bandwidth the
-        VRAM figure is (the slowest): backend typed, else its preset's, else its maker's
-        (`machine.backend` Rule 2); FP16 rate typed, else its preset's (an Apple preset's cores ×
-        its generation's per-core rate), else unknown (no GPU prefill estimate).
 Rule 3: the constants below are fitted by `fit_backends` on benchmarks/data/llamacpp_published.csv
         (llama-bench pp512 and tg128/tg512 rows, each with its source URL) as
         `benchmarks/speed_published.py` prints them, rounded; tests/test_speed_published.py fits
@@ -26,6 +22,10 @@ Rule 3: the constants below are fitted by `fit_backends` on benchmarks/data/llam
         negative fixed time keeps none. Prefill: type speeds are each row's rate over the median of
         its own device's rows (so a GPU's own spec error cancels), the share the median of what is
         left. A backend with fewer than MIN_DEVICES devices takes the pooled GPU figures (POOLED).
+Rule 4: a machine's GPU tier (`gpu_figures`) is the GPU whose bandwidth the VRAM figure is (the
+        slowest that states one, else the first): backend typed, else its preset's, else its maker's
+        (`machine.backend` Rule 2); FP16 rate typed, else its preset's (an Apple preset's cores ×
+        its generation's per-core rate), else unknown (no GPU prefill estimate).
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.speed.calibration import _line
 
 MIN_DEVICES = 2
-PUBLISHED_ROWS = "benchmarks/data/llamacpp_published.csv"
 
 
 @dataclass(frozen=True, kw_only=True)
