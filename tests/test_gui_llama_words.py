@@ -101,3 +101,21 @@ def test_a_command_naming_another_model_opens_it_first(qtbot, capsys, window, tm
     got = drawn(window)
     assert {k: got[k] for k in COMPARED} == {k: want[k] for k in COMPARED}
     assert got["runtime"] == "llama-completion"
+
+
+def test_the_llama_cpp_options_are_remembered_as_llama_cpp_spells_them(qtbot, window, make_window, gemma):
+    ask(qtbot, window, "llama-server -c 4096 -fa off -ub 256 -ctv q8_0 -lm none")
+    assert window.settings().llama_options == "-fa off -ub 256 -lm none -ctv q8_0"
+    window.save_settings()
+    again = make_window(window.settings_store(), probe_backend=lambda: hypothetical_machine(8 * GIB))
+    state = again.session.state
+    assert " ".join(state.engine.argv()) == "-fa off -ub 256 -lm none" and state.v_type == "q8_0"
+
+
+@pytest.mark.parametrize("stored", ["-fa maybe", "--temp 0.3", "-m other.gguf", "--lora x.gguf", 3, "x" * 5000])
+def test_stored_options_that_do_not_read_are_refused_and_the_rest_kept(stored):
+    from gguf_budget.core.explorer.persist import settings_from, state_from
+
+    settings, refusals = settings_from({"llama_options": stored, "kv_type": "q8_0"})
+    assert settings.llama_options == "" and [r.key for r in refusals] == ["llama_options"]
+    assert state_from(settings).kv_type == "q8_0" and state_from(settings).engine.argv() == []

@@ -402,9 +402,25 @@ def test_quants_and_library_take_the_same_words_as_fit(tmp_path, capsys, monkeyp
     main(["quants", str(path), *machine, "--json"])
     (plain,) = [r for r in json.loads(capsys.readouterr().out)["rows"] if r["source"]]
     assert plain["ctx"] < own["ctx"]  # the q8_0 cache leaves room for more context on the 8 GiB GPU
+    largest = []
     for extra in ([], words):
         assert main(["library", "--add", str(path.parent), "--host-available", "12G", "--no-gpu", "--json", *extra]) == 0
         (entry,) = json.loads(capsys.readouterr().out)["entries"]
-        if extra:
-            assert entry["full_load"]["max_ctx"] > plain_max
-        plain_max = entry["full_load"]["max_ctx"]
+        largest.append(entry["full_load"]["max_ctx"])
+    assert largest[1] > largest[0]
+
+
+def test_a_machine_of_different_gpus_is_typed_one_size_a_gpu(capsys):
+    import json
+
+    base = ["fit", "--catalog", "llama-3.1-70b-instruct", "--host-available", "64G", "--json"]
+    assert main([*base, "--gpu-total", "24G,16G", "--", "-c", "8192"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    gpus = d["devices"][1:]
+    assert [g["available"] for g in gpus] == [24 * GiB, 16 * GiB]
+    assert gpus[0]["weights"] > gpus[1]["weights"]  # split by free memory, as llama.cpp splits
+    assert main([*base, "--gpu-total", "24G,16G", "--gpu-free", "10G,16G", "--", "-c", "8192", "-ts", "1,1"]) in (0, 3)
+    d = json.loads(capsys.readouterr().out)
+    assert [g["available"] for g in d["devices"][1:]] == [10 * GiB, 16 * GiB]
+    assert main([*base, "--gpu-total", "24G,16G", "--gpu-count", "3"]) == 2
+    assert "--gpu-count 3 but 2 GPU sizes" in capsys.readouterr().err

@@ -20,12 +20,14 @@ from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.llama_words.reader import read_llama_args, split_command
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.loader import load_model
 
 RUNS = LOGS.parent / "llamacpp-runs"
 ASKED = sorted(p.name for p in RUNS.glob("*.log") if "_python_" not in p.name)
+PYTHON = sorted(p.name for p in RUNS.glob("*_python_*.log"))
 NEW_OPTIONS = ("swa-full", "ub128", "ctk-q8", "ctv-q8", "no-repack", "np4", "ub256")
 ROOMY = 1 << 50
 
@@ -91,3 +93,48 @@ def test_an_options_effect_is_seen_in_the_runs_themselves(specs):
         assert kv("smollm2_cli_short_ctk-q8.log") < kv("smollm2_cli_short.log")
         assert _asked(specs, "gemma3_cli_short_no-repack.log")[1].row("repacked").measured in (0, None)
     assert Path(RUNS / "README.md").read_text().count("issue 32") >= 1
+
+
+def _asked_python(specs, name: str):
+    """A llama-cpp-python run is asked as `--runtime llama-cpp-python` with the context and load mode its script
+    set (`Llama(n_ctx=…, use_mmap=False)` is `-lm none`): its own defaults do the rest."""
+    text = (RUNS / name).read_text()
+    log = parse_llamacpp_log(text)
+    words = split_command(text.splitlines()[0].removeprefix("+ "))  # python llama_cpp_run.py MODEL CTX PROMPT N [none]
+    argv = ["-c", words[3], *(["-lm", "none"] if words[-1] == "none" else [])]
+    model = specs[model_of(name)]
+    question = ask(read_llama_args(argv), ExplorerState(model=model, machine=hypothetical_machine(ROOMY)), model,
+                   Runtime.LLAMA_CPP_PYTHON)
+    return compare(log, model, asked=question.state.fit_request(question.state.ctx))
+
+
+@pytest.mark.parametrize("name", PYTHON)
+def test_a_llama_cpp_python_run_is_predicted_from_its_own_defaults(specs, name):
+    """±10 % for llama-cpp-python (the interpreter's own allocations vary); its full-size sliding-window cache
+    (llama.cpp's library default) is what the run allocated."""
+    c = _asked_python(specs, name)
+    assert abs(c.row("peak RSS").error) <= 0.10, c.row("peak RSS")
+    for component in ("weights", "repacked", "KV", "output"):
+        assert c.row(component).error == 0.0, component
+
+
+def test_a_live_run_asked_in_its_own_words_is_priced_exactly(tmp_path):
+    """The CI build, now: a tiny model run with options this tool could not be asked before; every buffer it prints
+    is the one its command, read by the reader, prices."""
+    import subprocess
+
+    from llama_support import llama_engine
+    from runnable_model import write_runnable_model
+
+    model_path = write_runnable_model(tmp_path / "tiny.gguf")
+    cli = Path(llama_engine().executable).parent / "llama-cli"
+    argv = [str(cli), "-m", str(model_path), "-c", "1024", "-t", "2", "-p", "Hi", "-n", "4", "--ignore-eos", "-st",
+            "-v", "-fa", "off", "-ub", "128", "-b", "256", "-ctk", "q8_0", "--no-repack"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    log = parse_llamacpp_log(done.stdout + done.stderr)
+    model = load_model(model_path)
+    question = ask(read_llama_args(argv), ExplorerState(model=model, machine=hypothetical_machine(ROOMY)), model)
+    c = compare(log, model, asked=question.state.fit_request(question.state.ctx))
+    for component in ("weights", "repacked", "KV", "output", "compute"):
+        assert c.row(component).error == 0.0, c.row(component)

@@ -48,7 +48,7 @@ from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.model_key import model_key, spec_key
-from gguf_budget.core.explorer.persist import ExplorerSettings, server_words, state_from
+from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from
 from gguf_budget.core.explorer.session import (
     AskLlama, Choose, OpenModel, ResetToMachine, Session, SetBandwidths, SetMachine, SetMeasured,
 )
@@ -345,7 +345,7 @@ class MainWindow(QMainWindow):
             prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self.session.head_choice.value,
             kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed["ram"],
             disk_bw=typed["disk"], vram_bw=typed["vram"], recent=self._saved.recent, runtime=s.runtime.value,
-            **server_words(s.server),
+            **server_words(s.server), llama_options=llama_options(s),
         )
 
     # -- hooks for add-ons (gui.qt.whatif.host, gui.qt.evidence.host) -------------------

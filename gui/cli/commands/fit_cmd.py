@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 
 from gguf_budget.core.errors import CommandError
+from gguf_budget.core.explorer.ctx_tiers import ctx_tiers, tiers_dicts, tiers_text
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.llama_question import ask, program_for, question_dict
 from gguf_budget.core.explorer.headline import max_ctx_text
@@ -33,7 +34,7 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.machine.snapshot import (
-    GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, what_if, without_gpus,
+    GpuInfo, HardwareSnapshot, hypothetical_gpus, hypothetical_machine, sized_gpus, what_if, without_gpus,
 )
 from gguf_budget.core.machine.cpu_features import LLAMA_CPP_NAMES, read_cpu_features
 from gguf_budget.core.machine.probe import probe_hardware
@@ -69,6 +70,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_runtime_argument(p)
     add_server_arguments(p)
     add_llama_arguments(p)
+    p.add_argument("--tiers", action="store_true",
+                   help="also the full load at 4k, 8k, 16k, 32k, 64k and 128k tokens (up to the trained context) and at "
+                        "the largest that fits: memory, GPU layers, speed (JSON: always, as `tiers`)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print JSON instead of text")
     out.add_argument("--print-command", action="store_true",
@@ -82,8 +86,10 @@ def add_machine_arguments(p: argparse.ArgumentParser) -> None:
                    help="KV cache type (default f16)")
     memory = ranged(MEMORY)
     p.add_argument("--host-available", type=memory, metavar="SIZE", help=f"hypothetical free host RAM, {MEMORY.text}")
-    p.add_argument("--gpu-total", type=memory, metavar="SIZE", help="hypothetical GPU memory, per GPU")
-    p.add_argument("--gpu-free", type=memory, metavar="SIZE", help="hypothetical free GPU memory, per GPU")
+    p.add_argument("--gpu-total", type=sizes_arg, metavar="SIZE[,SIZE…]",
+                   help="hypothetical GPU memory: one size for --gpu-count GPUs, or one size a GPU (24G,32G)")
+    p.add_argument("--gpu-free", type=sizes_arg, metavar="SIZE[,SIZE…]",
+                   help="hypothetical free GPU memory: one for every GPU, or one a GPU (default: all free)")
     p.add_argument("--gpu-count", type=ranged(GPU_COUNT), metavar="N",
                    help=f"hypothetical GPUs of that size, {GPU_COUNT.text} (default 1)")
     p.add_argument("--no-gpu", action="store_true", help="plan for the host only")
@@ -112,8 +118,15 @@ def _typed_gpus(args: argparse.Namespace) -> tuple[GpuInfo, ...] | None:
         if args.gpu_count is not None:
             raise CommandError("--gpu-count needs --gpu-total or --gpu-free")
         return None
-    total = args.gpu_total if args.gpu_total is not None else args.gpu_free
-    return hypothetical_gpus(args.gpu_count or 1, total, args.gpu_free)
+    totals = args.gpu_total if args.gpu_total is not None else args.gpu_free
+    if len(totals) > 1 or args.gpu_free is not None and len(args.gpu_free) > 1:
+        if args.gpu_count is not None and args.gpu_count != max(len(totals), len(args.gpu_free or ())):
+            raise CommandError(f"--gpu-count {args.gpu_count} but {len(totals)} GPU sizes: give one or the other")
+        if len(totals) == 1:
+            totals = totals * len(args.gpu_free)
+        return sized_gpus(totals, args.gpu_free)
+    free = None if args.gpu_free is None else args.gpu_free[0]
+    return hypothetical_gpus(args.gpu_count or 1, totals[0], free)
 
 
 def _cpu_features(args: argparse.Namespace) -> frozenset[str] | None:
@@ -174,14 +187,16 @@ def run(args: argparse.Namespace) -> int:
                    "ctx_image_tokens": result.choice.image_room, "ctx_ceiling": result.choice.ceiling, "ctx_cap": args.ctx_cap, "max_ctx": result.max_ctx,
                    "tok_s_estimate": speed_dict(result.speed), **prefill_keys(result.speed),
                    "server_tok_s_estimate": server_speed_dict(served), "moe_n_cpu_tok_s_estimate": speed_dict(experts),
-                   "bandwidth_notes": list(notes), "llama_command": question_dict(question)})
+                   "bandwidth_notes": list(notes), "llama_command": question_dict(question),
+                   "tiers": tiers_dicts(ctx_tiers(model, state, result))})
     else:
         say("\n".join([*(question.lines if question is not None else ()), fit_text(estimate, result.choice), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
                        speed_text("Speed estimate (full load)", result.speed, NO_SPEED),
                        *(f"  {line}" for line in (served.lines if served is not None else ())),
                        *([] if experts is None or offload is None else
                          ["", speed_text(f"Speed estimate (--n-cpu-moe {offload.n_cpu_moe}: experts of "
-                                         f"{offload.n_cpu_moe} blocks in RAM)", experts, NO_SPEED)]), *notes]))
+                                         f"{offload.n_cpu_moe} blocks in RAM)", experts, NO_SPEED)]), *notes,
+                       *(["", tiers_text(ctx_tiers(model, state, result))] if args.tiers else [])]))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 
 

@@ -28,7 +28,7 @@ from gguf_budget.core.views.quant_report import ladder_dict, ladder_text
 from gguf_budget.gui.cli.commands.ctx_args import add_ctx_arguments
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, ranged, say
 from gguf_budget.gui.cli.commands.common import (
-    add_model_arguments, chosen_model, emit_json, listed_catalogue,
+    add_model_arguments, emit_json, listed_catalogue,
 )
 from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
 from gguf_budget.gui.cli.commands.llama_args import add_llama_arguments, llama_command, model_for
