@@ -61,7 +61,7 @@ def test_plan_text_is_the_report(capsys, path):
     (["--budget", "64M", "--buffers", "9"], "--buffers: a ring depth must be from 1 to 8 buffers, got 9"),
     (["--budget", "64M", "--ctx", "0"], "--ctx: a context must be from 1 to 16,777,216 tokens, got 0"),
     (["--budget", "lots"], "not a size"),
-    (["--budget", "64M", "--kv-type", "q5_1"], "invalid choice"),
+    (["--budget", "64M", "--kv-type", "q3_k"], "invalid choice"),
 ])
 def test_bad_plan_input_exits_2(capsys, path, args, message):
     try:

@@ -15,6 +15,7 @@ from machine_fixtures import (
 
 from gguf_budget.core.machine.apple import apple_gpu, apple_reading, metal_working_set
 from gguf_budget.core.machine.drm import DrmCardReading, anv_heap
+from gguf_budget.core.machine.presets import spec_bandwidth
 from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
 from gguf_budget.core.machine.gpus import NO_GPU, gpus_from_readings
 from gguf_budget.core.machine.probe import probe_hardware
@@ -71,8 +72,9 @@ def intel_arc(_total, _available):
                     reason="xe publishes no VRAM usage: free memory unknown", reader="sysfs"),)
 
 
-RX_6800_XT = GpuInfo(index=1, name="AMD Radeon RX 6800 XT", total=17163091968, free=17163091968 - 463814656,
-                     used=463814656, vendor=Vendor.AMD, reader="sysfs")
+RX_6800_XT = spec_bandwidth(GpuInfo(index=1, name="AMD Radeon RX 6800 XT", total=17163091968,
+                                   free=17163091968 - 463814656, used=463814656, vendor=Vendor.AMD, reader="sysfs"))
+"""The driver publishes no bandwidth for it; the preset table's spec sheet does (512 GB/s)."""
 
 
 def mixed(_total, _available):

@@ -3,10 +3,13 @@ the MoE offload, and the command with its Copy button. Every expected fit is `es
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gguf_factory import ArchDesc
 from gui_support import GIB, LLAMA70B, child, open_model
 from PySide6.QtGui import QGuiApplication
 
+from gguf_budget.core.machine.cpu_features import read_cpu_features
 from gguf_budget.core.fit.auto_ctx import auto_fit
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.presets import with_presets
@@ -15,6 +18,11 @@ from gguf_budget.core.views.machine_view import pool_bars
 
 MOE = ArchDesc(name="tiny-moe", arch="qwen2moe", n_layer=8, n_embd=256, n_ff=512, n_vocab=8000, n_expert=8,
                n_expert_used=2, context_length=4096)
+
+
+def here(machine):
+    """A typed machine as the window builds it: with this machine's CPU features (its repacked copies priced as here)."""
+    return replace(machine, cpu_features=read_cpu_features())
 
 
 def expected_fit(window, snapshot, **kw):
@@ -31,7 +39,7 @@ def test_two_gpu_presets_get_a_bar_each_showing_their_layers(qtbot, make_window,
     child(window, "machineEditor").set_preset("RTX 3090,RTX 3060")
     snapshot = window.snapshot()
     assert [(g.name, g.total) for g in snapshot.gpus] == [("RTX 3090", 24 * GIB), ("RTX 3060", 12 * GIB)]
-    assert snapshot == with_presets("RTX 3090,RTX 3060", hypothetical_machine(256 * GIB))
+    assert snapshot == here(with_presets("RTX 3090,RTX 3060", hypothetical_machine(256 * GIB)))
     fit = window.current_fit()
     assert fit == expected_fit(window, snapshot)
     bars = pool_bars(fit)

@@ -7,12 +7,15 @@ reports of itself; the probe is injected at its boundary (a callable returning a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import threading
 import time
 
 from gui_support import GIB, LLAMA70B, child, open_model, settle, small_machine
 from PySide6.QtCore import Qt
 
+from gguf_budget.core.machine.cpu_features import read_cpu_features
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.fit.estimate import estimate_fit
@@ -22,6 +25,11 @@ from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.machine_view import NO_GPU_WORDS, claim_rows, kv_rows, pool_bars, snapshot_when, weight_rows
 from gguf_budget.core.views.runtime_report import band_rows
+
+
+def here(machine):
+    """A typed machine as the window builds it: with this machine's CPU features (its repacked copies priced as here)."""
+    return replace(machine, cpu_features=read_cpu_features())
 
 
 def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, make_window, write_model):
@@ -108,7 +116,7 @@ def test_a_hypothetical_24_gib_gpu_changes_the_split(qtbot, make_window, write_m
 
     tick_hypothetical(window, "128G", 1, "24G")
     after = window.current_fit()
-    machine = hypothetical_machine(128 * GIB, gpu_count=1, gpu_total=24 * GIB)
+    machine = here(hypothetical_machine(128 * GIB, gpu_count=1, gpu_total=24 * GIB))
     assert window.snapshot() == machine
     assert after == expected_fit(model, machine, 8192)
     assert 0 < after.gpu_layers < model.n_layer
@@ -129,7 +137,7 @@ def test_the_gpu_layer_spin_overrides_the_auto_split(qtbot, make_window, write_m
     assert spin.text() == "auto" and spin.maximum() == model.n_layer + 1
     spin.setValue(10)
     fit = window.current_fit()
-    machine = hypothetical_machine(256 * GIB, gpu_count=2, gpu_total=80 * GIB)
+    machine = here(hypothetical_machine(256 * GIB, gpu_count=2, gpu_total=80 * GIB))
     assert fit == expected_fit(model, machine, 4096, gpu_layers=10)
     output_layer = model.output_table_bytes + model.global_bytes.output_norm
     assert fit.weights.gpu_exact == sum(model.layer_bytes[-9:]) + output_layer  # output first, then 9 blocks

@@ -48,12 +48,12 @@ def whatif(explorer: Explorer) -> WhatIf:
 def test_the_menus_and_docks_are_in_place(explorer, loaded, whatif):
     assert [a.text() for a in loaded.menuBar().actions()] == ["&File", "&View", "&Help"]
     titles = [a.text() for a in loaded.file_menu.menu.actions()]
-    assert titles == ["&Open…", "Open &Recent", "&Reload", "Add vision &projector…", "Remove vision projector",
+    assert titles == ["&Open…", "Open &Recent", "&Reload", "Ask about a llama.cpp &command…", "Add vision &projector…", "Remove vision projector",
                       "Add &draft model…", "Remove draft model", "", "&Catalogue", "", "&Export", "Open &URL…", "&Library…", "",
                       "Import llama.cpp &log…", "&Measure with llama.cpp…", "llama.cpp l&ocation…", "", "&Quit"]
     view = whatif.view_menu
-    assert [a.text() for a in view.actions()] == ["&Reset to this machine", "", "Budget sweep", "Compare models",
-                                                  "Quants"]
+    assert [a.text() for a in view.actions()] == ["&Reset to this machine", "", "Budget sweep", "Compare models", "Quants",
+                                                  "Speed &calibration…", "Reset speed calibration"]
     assert loaded.tabifiedDockWidgets(whatif.sweep_dock) == [whatif.compare_dock, explorer.quants.dock]
 
 

@@ -19,7 +19,8 @@ from gui_support import child, open_model, settle
 # Every value widget of the composed window (its docks included); the last test keeps this list whole.
 VALUE_WIDGETS = ("gpuLayersSpin", "hypoPreset", "hypoGpuCount", "buffersSpin", "headMode", "kvType",
                  "slowThreshold", "promptTokens", "budgetSlider", "ctxSlider", "runtimeCombo", "parallelSpin",
-                 "kvUnifiedCombo", "cacheRamSpin", "ctxCheckpointsSpin", "draftLayersSpin", "draftKvCombo")
+                 "kvUnifiedCombo", "cacheRamSpin", "ctxCheckpointsSpin", "draftLayersSpin", "draftKvCombo",
+                 "flashAttnCombo", "ubatchSpin", "batchSpin", "vTypeCombo", "swaFullCombo", "loadModeCombo", "nCpuMoeSpin")
 WAIT_FOR_A_FILE = ("draftLayersSpin", "draftKvCombo")
 UP, DOWN = 1, -1
 

@@ -33,7 +33,7 @@ def cheapest(ctx: int) -> int:
     ({"n_buffers": 0}, "n_buffers"),
     ({"n_buffers": 9}, "n_buffers"),
     ({"head_mode": "sometimes"}, "head_mode"),
-    ({"kv_type": "q5_1"}, "kv_type"),
+    ({"kv_type": "q3_k"}, "kv_type"),
     ({"force": "yes"}, "force"),
 ])
 def test_nonsense_requests_are_refused_on_construction(kwargs, message):

@@ -26,7 +26,7 @@ BAD_VALUES = {
     "slow_below_tok_s": "-1",
     "ram_bw": "0",
     "head_mode": "sometimes",
-    "kv_type": "q5_1",
+    "kv_type": "q3_k",
     "force": "2",
 }
 MODEL = "ab" * 32

@@ -47,7 +47,7 @@ def test_roles_are_words_from_one_vocabulary():
 
 
 def test_kv_types_keep_their_cli_spelling():
-    assert tuple(KV_TYPES) == ("f16", "f32", "bf16", "q8_0", "q4_0")
+    assert tuple(KV_TYPES) == ("f16", "f32", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1")  # llama.cpp's -ctk list
     assert all(isinstance(t, KVType) for t in KV_TYPES)
 
 

@@ -42,7 +42,8 @@ def for_program(argv: Sequence[str], runtime: Runtime) -> ProgramCommand:
     if runtime is Runtime.LLAMA_CPP_PYTHON:
         return _python(argv)
     program = Program(runtime.value)
-    kept, dropped = [program.value], []
+    kept: list[str] = [program.value]
+    dropped: list[str] = []
     words = list(argv[1:])
     i = 0
     while i < len(words):

@@ -48,7 +48,8 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.regular_file import FileKind, read_text
 from gguf_budget.core.machine.load import load_average, usable_cpus
 from gguf_budget.core.machine.bandwidth_store import host_key
-from gguf_budget.core.speed.calibration import Timed, measured_run, remember_run, run_tier
+from gguf_budget.core.evidence.run_tier import run_tier
+from gguf_budget.core.speed.calibration import Timed, measured_run, remember_run
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ Rule 4: the kept runs are one small JSON file, read through `core.regular_file.r
         two runs kept at once are both kept; no number that is not finite is written.
 Rule 5: a run carries where it ran: this machine's id (`bandwidth_store.host_key`; an imported
         log's machine is unknown, and it calibrates nothing until `adopt_imported` says it ran
-        here), its tier (`run_tier`: every layer on the CPU, every layer on one GPU, or hybrid)
+        here), its tier (`evidence.run_tier`: every layer on the CPU, every layer on one GPU, or hybrid)
         with its device (a GPU buffer's name: CUDA0, Vulkan0, Metal), and the load average beside
         it and the cores. Only this
         machine's CPU runs calibrate the CPU (`calibrate`); a GPU run calibrates only its own
@@ -69,7 +69,6 @@ from typing import Any, Callable
 
 from gguf_budget.core import paths, record_fields
 from gguf_budget.core.errors import BudgetError, DamagedRuns
-from gguf_budget.core.evidence.log_records import BufferKind, LoadRecord
 from gguf_budget.core.regular_file import FileKind, is_missing, read_json
 from gguf_budget.core.safe_write import locked, replace_atomically
 from gguf_budget.core.machine.bandwidth import (
@@ -147,22 +146,6 @@ class SpeedRun:
 
 Timed = tuple[float, int]
 """(tokens per second, tokens) as llama.cpp printed a timing line."""
-
-HOST_BUFFERS = ("CPU", "CPU_Mapped", "CPU_REPACK", "AMX")
-
-
-def run_tier(load: LoadRecord) -> tuple[RunTier, str]:
-    """Rule 5: (where a run's layers were, the device: 'CPU', the GPU buffer's name such as 'CUDA0', or the GPUs')
-    from its model buffers and its `offloaded N/M` line; a GPU named by its buffers counts even without that line."""
-    gpus = sorted({b.device for b in load.buffers if b.kind is BufferKind.MODEL and b.device not in HOST_BUFFERS
-                   and not b.device.endswith("_Host") and not b.device.startswith("CPU")})
-    offloaded = load.offloaded
-    if not gpus and (offloaded is None or offloaded[0] == 0):
-        return RunTier.CPU, "CPU"
-    if len(gpus) == 1 and offloaded is not None and offloaded[0] == offloaded[1]:
-        return RunTier.GPU, gpus[0]
-    return RunTier.HYBRID, "+".join(gpus) or "a GPU"
-
 
 def measured_run(model: ModelSpec, kv_type: str | None, decode: Timed | None, prefill: Timed | None,
                  recorded_at: float, **where: Any) -> SpeedRun | None:
