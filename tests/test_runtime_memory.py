@@ -121,12 +121,28 @@ def test_without_a_context_the_context_sized_items_are_unknown_not_zero(model):
 def test_gpu_layers_move_the_compute_buffer_to_the_gpu(specs):
     spec = specs["smollm2"]
     machine = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=24 * GiB)
-    cpu = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=0)).memory
+    cpu = estimate_fit(spec, hypothetical_machine(64 * GiB), FitRequest(ctx=2048)).memory
     gpu = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=31)).memory
     assert cpu is not None and gpu is not None
-    assert gpu.devices[1].compute == cpu.host.compute  # the graph runs where the layers are
-    assert gpu.host.compute < cpu.host.compute and gpu.compute_approximate and not cpu.compute_approximate
+    # the graph runs where the layers are: the GPU's buffer is the whole graph's but the host's inputs and the
+    # embeddings lookup, plus copies of the inputs it reads (sched Rule 5); CUDA's host buffer is CUDA_Host
+    assert gpu.host.compute < cpu.host.compute and gpu.devices[1].compute > gpu.host.compute
+    assert abs(gpu.devices[1].compute - cpu.host.compute) < 0.1 * cpu.host.compute
+    assert (gpu.host.buffer, gpu.devices[1].buffer, cpu.host.buffer) == ("CUDA_Host", "CUDA0", "CPU")
     assert gpu.devices[1].loaded_weights == gpu.devices[1].anonymous - gpu.devices[1].kv - gpu.devices[1].compute
+
+
+def test_a_gpu_with_no_layer_computes_large_batches_unless_op_offload_is_off(specs):
+    """llama.cpp's scheduler sends an op whose weight is in host memory to a GPU for a batch of 32 rows or more
+    (sched Rule 3): at -ngl 0 CUDA still allocates a compute buffer; `--no-op-offload` and RPC do not."""
+    spec = specs["smollm2"]
+    machine = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=24 * GiB)
+    cuda = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=0)).memory
+    off = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=0, engine=EngineSettings(op_offload=False))).memory
+    rpc = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=0, engine=EngineSettings(gpu_backend="rpc"))).memory
+    assert cuda is not None and off is not None and rpc is not None
+    assert cuda.devices[1].compute > 0 and cuda.host.compute < off.host.compute
+    assert off.devices[1].compute == rpc.devices[1].compute == 0
 
 
 REPACK_TABLE = [

@@ -130,7 +130,7 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split,
                             server=flags),
         memory=runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
-                              placement.host_blocks, not placement.output_on_gpu),
+                              placement.host_blocks, not placement.output_on_gpu, j.setup.gpus, placement.all_on_gpu),
         server=j.server,
     )
 
