@@ -180,7 +180,8 @@ class _Builder:
         self.nodes.append(Node(name=name, nbytes=nbytes, srcs=tuple(srcs), inplace=inplace, view_of=view_of,
                                is_input=is_input, is_output=is_output, weight=tensor,
                                weight_bytes=self.sizes.get(tensor, 0) if tensor else 0, op=op,
-                               rows=self.rows if rows is None else rows, cache=self.il if cache else None))
+                               rows=self.rows if rows is None else rows, cache=self.il if cache else None,
+                               layer=self.il if self.il >= 0 else None))
         return name
 
     def view(self, of: str, nbytes: int = 0) -> str:
@@ -228,7 +229,9 @@ def _tensor_sizes(model: ModelSpec) -> dict[str, int]:
 def compute_nodes(model: ModelSpec, s: GraphSettings, keys: tuple[object, ...] | None = None,
                   kv_on_cpu: bool = False) -> list[Node]:
     """The node list of one ubatch through the whole model (Rules 1–3, 6). `keys[il]` tells blocks placed differently
-    apart (Rule 5); `kv_on_cpu` (`-nkvo`) pins each attention's output to the CPU (llama-graph.cpp `build_attn_mha`)."""
+    apart (Rule 5); `kv_on_cpu` (`-nkvo`) pins each attention's output to the CPU without flash attention
+    (llama-graph.cpp `build_attn_mha`); with it the fused attention runs beside its neighbours, reading copies of
+    the cache."""
     shapes = block_shapes(model)
     blocks = replayed(shapes, keys)
     E = model.n_embd or 0
@@ -256,7 +259,7 @@ def _block(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, E: int,
     T = s.ubatch
     cur = _norm(b, F32 * E * T, resid, "attn_norm")
     attn = _attention(b, s, inp, blk, cur, gemma)
-    if kv_on_cpu:
+    if kv_on_cpu and not s.flash_attn:
         b.pin_cpu(attn)
     out_bytes = F32 * blk.n_head * blk.head_v * T
     cur = b.add(F32 * E * T, b.view(attn, out_bytes), weight="attn_output", op="mul_mat")

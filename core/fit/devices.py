@@ -53,6 +53,8 @@ class GpuSetup:
     reserves: tuple[int, ...]
     unreadable: tuple[GpuInfo, ...]
     tensor_split: tuple[float, ...] | None
+    kv_offload: bool = True
+    """False with `-nkvo`: every layer's KV stays in host RAM, so it weighs on no GPU."""
     held: tuple[int, ...] = ()
     """Per GPU, what llama-server's projector and draft hold there before the model is placed (`server` Rule 2)."""
 
@@ -61,7 +63,7 @@ class GpuSetup:
         gpus, unreadable = offload_gpus(snapshot.gpus)
         budgets = tuple(g.budget or 0 for g in gpus)
         reserves = tuple(request.reserves.for_gpu(g.index, i == 0) for i, g in enumerate(gpus))
-        return cls(gpus, budgets, reserves, unreadable, request.tensor_split)
+        return cls(gpus, budgets, reserves, unreadable, request.tensor_split, request.engine.kv_offload)
 
     @property
     def usable(self) -> tuple[int, ...]:
@@ -80,7 +82,7 @@ class GpuSetup:
         """Every GPU holds its run's weights and KV within its usable memory."""
         for (start, end), room in zip(placement.runs, self.usable, strict=True):
             w, kv = slots.load(start, end)
-            if w + (kv or 0) > room:
+            if w + (kv or 0 if self.kv_offload else 0) > room:
                 return False
         return True
 

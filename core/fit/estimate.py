@@ -38,6 +38,8 @@ Rule 9: beside the verdict, what llama.cpp would hold per device beyond weights 
 Rule 10: llama-server's own additions (`server`): its slots set the KV cells and the compute
         graph's outputs; its projector and draft are placed before the model's layers; what they,
         the checkpoints and the full prompt cache hold is part of each device's need.
+Rule 11: llama.cpp's placement options move bytes between devices after the layer split
+        (`placement`): `-ot` weights to the buffer it names, `-nkvo` every layer's KV to the host.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ from gguf_budget.core.fit.moe import cpu_experts, expert_offload, input_layer_by
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.fit.runtime_memory import runtime_memory
+from gguf_budget.core.fit.placement import device_weights
+from gguf_budget.core.fit.runtime_memory import backends_of, runtime_memory
 from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.server import (
     finish_server, server_engine, server_extras, server_flags, server_notes, server_unknowns,
@@ -100,11 +103,30 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     devices = device_loads(snapshot, setup, request.reserves.host, slots, placement, weights.host_exact, kv.host,
                            extras.host_held or 0)
     server, devices = finish_server(model, extras, devices, request.kv_type, engine, kv.engine)
+    devices = _placed(model, engine, devices, setup, placement)
+    if not engine.kv_offload and setup.gpus:
+        kv = replace(kv, host=kv.engine, gpu=0 if kv.engine is not None else None)
     unknowns = fit_unknowns(model, snapshot, ctx) + server_unknowns(model, ctx, server)
     verdict = verdict_of(devices, placement, bool(unknowns))
     return _Judgement(ctx=ctx, table=table, slots=slots, setup=setup, auto=auto, placement=placement, kv=kv,
                       weights=weights, devices=devices, unknowns=unknowns, verdict=verdict, engine=engine,
                       server=server)
+
+
+def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad, ...], setup: GpuSetup,
+            p: Placement) -> tuple[DeviceLoad, ...]:
+    """Rule 11: `-ot` moves weights between devices, `-nkvo` every layer's KV to the host (`placement`)."""
+    if not setup.gpus or (not engine.overrides and engine.kv_offload):
+        return devices
+    host, *gpus = devices
+    if not engine.kv_offload:
+        known = [d.kv for d in devices]
+        total = None if any(k is None for k in known) else sum(k or 0 for k in known)
+        host, gpus = replace(host, kv=total), [replace(d, kv=0) for d in gpus]
+    if engine.overrides:
+        held = device_weights(model, backends_of(model, engine, devices, setup.gpus, p.all_on_gpu).sched)
+        host, gpus = replace(host, weights=held[-1]), [replace(d, weights=w) for d, w in zip(gpus, held, strict=False)]
+    return (host, *gpus)
 
 
 def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitVerdict:

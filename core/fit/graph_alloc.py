@@ -49,6 +49,8 @@ class Node:
     """A view of layer `cache`'s KV cache (it lives where the cache does)."""
     on_cpu: bool = False
     """llama.cpp pins the op to the CPU (`-nkvo`: the attention output)."""
+    layer: int | None = None
+    """The block the op belongs to (None: the input or output layer)."""
 
 
 def _aligned(n: int, alignment: int) -> int:

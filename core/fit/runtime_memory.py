@@ -62,6 +62,7 @@ from gguf_budget.core.fit.compute_graph import approximate as approximate_graph
 from gguf_budget.core.fit.cpu_work import work_bytes
 from gguf_budget.core.fit.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, backend_of
 from gguf_budget.core.fit.graph_alloc import buffer_size
+from gguf_budget.core.fit.placement import host_span
 from gguf_budget.core.fit.sched import SCHED_MAX_COPIES, Scheduler, compute_buffers
 from gguf_budget.core.fit.repack import Repack, repack_buffer
 from gguf_budget.core.fit.runtime_types import (
@@ -197,7 +198,7 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
         slot_device=tuple(slot_device),
         kv_device=tuple(slot_device[il] if settings.kv_offload else cpu for il in range(L)),
         overrides=overrides, copies=SCHED_MAX_COPIES if pipeline else 1, kv_on_cpu=not settings.kv_offload,
-        matmul_only=tuple(r.matmul_only for r in rules),
+        matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded,
     )
     host = rules[0].host_buffer if rules else "CPU"
     return Backends(sched, (*names, host))
@@ -277,8 +278,9 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
         *on_gpus, on_host = device_compute(model, gs, backends.sched)
         computes = (on_host, *on_gpus)
     on_gpu = any(d.weights or d.kv for d in gpu_loads)
+    mapped = host_span(model, backends.sched) if backends is not None else host.weights
     out = [DeviceMemory(
-        name=host.name, mapped_weights=host.weights if settings.mmap else 0,
+        name=host.name, mapped_weights=mapped if settings.mmap else 0,
         loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
         output=LOGIT_BYTES * (model.n_vocab or 0) * settings.n_seq, compute=computes[0],
         buffer=backends.names[-1] if backends else "CPU",

@@ -9,21 +9,27 @@ Rule 1: graph inputs (tokens, positions, masks, cache row indices, output ids) l
         (`ggml_backend_sched_backend_id_from_cur`: `1.inp`, the last backend).
 Rule 2: an op that reads a weight runs where the weight is (`1.wgt`), except RoPE and flash
         attention, whose small weights do not choose; a write into or view of a layer's KV cache
-        runs where that cache is (`1.vsrc`); `-nkvo` pins each attention's output to the CPU
-        (src/llama-graph.cpp `build_attn_mha`: `ggml_backend_sched_set_tensor_backend`).
+        runs where that cache is (`1.vsrc`); `-nkvo` without flash attention pins each attention's
+        output to the CPU (src/llama-graph.cpp `build_attn_mha`: `ggml_backend_sched_set_tensor_backend`);
+        with it the fused attention stays on the GPU, which reads a copy of the layer's cache.
 Rule 3: op offload (`1.off`): an op whose weight is in host memory runs on the first GPU whose
         `offload_op` accepts it — CUDA/ROCm/SYCL/Vulkan: a batch of at least 32 rows, never
         `GET_ROWS` (ggml-cuda.cu `ggml_backend_cuda_device_offload_op`); RPC has no `offload_op`
         (ggml-rpc.cpp) — unless `--no-op-offload`. So a GPU holding no layer still computes a
         prompt's large batches, with a copy of each weight it borrows in its compute buffer.
-Rule 4: every other op takes a neighbour's device: GPUs expand down then up over ops not yet
+Rule 4: with every layer offloaded, or a batch under 32 tokens, each block's norms run on that
+        block's device (llama-context.cpp `graph_get_cb`: a `norm` tensor is pinned to
+        `dev_layer(il)`, so a device boundary copies the residual once, not the norm beside it).
+        Every other op takes a neighbour's device: GPUs expand down then up over ops not yet
         placed, ignoring the CPU; then any device down, then up (pass 2). Views follow their
         source (pass 4).
 Rule 5: the graph is cut where the device changes (pass 5), and where an op reads a weight
         from a device it cannot read (each borrowed weight its own split). A tensor a split
         reads from another device is copied into that device's compute buffer once per graph
         (`tensor_id_copy`): at its first split, after a dependency that keeps the source alive
-        until the copy is made; freed after its last reader.
+        until the copy is made; freed after its last reader. Copies of graph inputs come before
+        copies of computed tensors (the order the recorded runs' buffer sizes show: the other
+        order leaves a hole of one residual row block, tests/test_rpc_runs.py).
 Rule 6: pipeline parallelism (llama-context.cpp: more than one device, every layer offloaded
         (`n_gpu_layers > n_layer`), `-sm layer`, KV offloaded, no `-ot`, every GPU async with
         events — CUDA, RPC) keeps 4 copies (`GGML_SCHED_MAX_COPIES`) of every graph input and of
@@ -62,6 +68,8 @@ class Scheduler:
     kv_on_cpu: bool = False
     matmul_only: tuple[bool, ...] = ()
     """Per GPU: its `offload_op` takes matrix products only (Metal)."""
+    pin_norms: bool = False
+    """Rule 4's pinned norms: every layer offloaded (`n_gpu_layers > n_layer`); the reserved batch has ≥ 32 tokens."""
 
     @property
     def cpu(self) -> int:
@@ -88,6 +96,8 @@ def _pass1(n: Node, s: Scheduler) -> int | None:
     """Rules 1–3 for one op."""
     if n.is_input or n.on_cpu:
         return s.cpu
+    if s.pin_norms and n.op == "norm" and n.layer is not None:
+        return s.slot_device[n.layer]
     if n.cache is not None:
         return s.kv_device[n.cache]
     if n.weight is None or n.op in NO_WEIGHT_CHOICE:
@@ -197,8 +207,9 @@ def _graph_copy(nodes: list[Node], splits: list[tuple[int, list[str], list[Node]
                 name = state.copies[(src, dev)]
                 out += [Node(name=name if c == 0 else f"{name}@{c}", nbytes=state.sizes[src], buffer=dev,
                              is_input=True, is_output=True) for c in range(s.copies)]
+    graph_inputs = {n.name for n in nodes if n.is_input}
     for dev, inputs, body in splits:
-        for src in inputs:
+        for src in sorted(inputs, key=lambda name: name not in graph_inputs):
             if not src.startswith("w:"):
                 out.append(Node(name=f"dep{len(out)}", nbytes=0, srcs=(src,), buffer=state.where[src], dep=True))
             if not keep:
