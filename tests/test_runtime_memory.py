@@ -195,3 +195,20 @@ def test_a_load_mode_none_log_prices_the_weights_as_llama_cpp_holds_them(specs):
     assert c.run.load_mode == "none" and c.request.engine.mmap is False
     assert c.row("weights").measured == round(222.51 * MiB) and c.row("weights").error == 0.0
     assert c.row("repacked").error == 0.0
+
+
+def test_every_gpu_that_runs_a_split_gets_its_own_compute_buffer_and_fit_json_names_it(specs):
+    """Two CUDA GPUs sharing the layers: each reserves a compute buffer (the second got none before), with
+    pipeline parallelism's four copies of what crosses to it; `fit --json` names each buffer as llama.cpp prints it."""
+    from gguf_budget.core.views.runtime_report import runtime_dict
+    spec = specs["smollm2"]
+    machine = hypothetical_machine(64 * GiB, gpu_count=2, gpu_total=24 * GiB)
+    e = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=31))
+    one = estimate_fit(spec, hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=24 * GiB),
+                       FitRequest(ctx=2048, gpu_layers=31))
+    assert e.memory is not None and one.memory is not None
+    host, first, second = e.memory.devices
+    assert first.compute and second.compute and first.compute > host.compute
+    assert second.compute > one.memory.devices[1].compute  # the logits side, with the copies kept for pipelining
+    devices = runtime_dict(e)["devices"]
+    assert [d["compute_buffer"] for d in devices] == ["CUDA_Host", "CUDA0", "CUDA1"]

@@ -204,6 +204,19 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
     return Backends(sched, (*names, host))
 
 
+def device_computes(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
+                    devices: tuple[DeviceLoad, ...], gpus: tuple[GpuInfo, ...],
+                    all_offloaded: bool) -> tuple[int | None, ...]:
+    """Rule 5 per device, host first (as `devices`); None throughout when the context is unknown."""
+    if not ctx:
+        return (None,) * len(devices)
+    gs = graph_settings(model, ctx, kv_type, settings)
+    if not gpus:
+        return (compute_buffer(model, gs)[0],)
+    *on_gpus, on_host = device_compute(model, gs, backends_of(model, settings, devices, gpus, all_offloaded).sched)
+    return (on_host, *on_gpus)
+
+
 def process_bytes(model: ModelSpec, runtime: Runtime) -> int:
     """Rule 10."""
     return PROFILES[runtime].process + PROCESS_PER_TOKEN * (model.n_vocab or 0)
@@ -267,16 +280,9 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
     repack = (repack_buffer(model, features, host_blocks, output_on_host) if features is not None and settings.repack
               else Repack((), 0))
-    gs = graph_settings(model, ctx, kv_type, settings) if ctx else None
     host, *gpu_loads = devices
     backends = backends_of(model, settings, devices, gpus, all_offloaded) if gpus else None
-    if gs is None:
-        computes: tuple[int | None, ...] = (None,) * len(devices)
-    elif backends is None:
-        computes = (compute_buffer(model, gs)[0],)
-    else:
-        *on_gpus, on_host = device_compute(model, gs, backends.sched)
-        computes = (on_host, *on_gpus)
+    computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded)
     on_gpu = any(d.weights or d.kv for d in gpu_loads)
     mapped = host_span(model, backends.sched) if backends is not None else host.weights
     out = [DeviceMemory(
