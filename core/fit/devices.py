@@ -4,7 +4,8 @@ Rule 1: the GPUs are `gpu_split.offload_gpus` (Rule 6 there): discrete first, in
         without a discrete one, none whose memory is unknown. Each may hold its budget (free
         memory, or its total where the driver publishes no usage) less its reserve: the
         default GPU reserve on the first of them, per-device reserves where the user set them.
-Rule 2: layer shares are the user's tensor split, else the budgets (llama.cpp splits by free memory).
+Rule 2: layer shares are the user's tensor split, else the budgets (llama.cpp splits by free memory);
+        with `-sm none` the main GPU (`-mg`) takes every offloaded layer (llama-model.cpp `load_tensors`).
 Rule 3: one pool: a GPU whose budget is host RAM (GTT, Apple's unified memory) draws its
         weights and KV from the host's available RAM as well, so the host's need includes
         them (`DeviceLoad.shared`) — each byte is counted once, and never beyond the pool.
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from gguf_budget.core.fit.gpu_split import Placement, offload_gpus, place_layers, split_shares
+from gguf_budget.core.fit.runtime_types import SplitMode
 from gguf_budget.core.fit.types import DeviceLoad, FitRequest, FitVerdict
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.usable import usable
@@ -63,7 +65,10 @@ class GpuSetup:
         gpus, unreadable = offload_gpus(snapshot.gpus)
         budgets = tuple(g.budget or 0 for g in gpus)
         reserves = tuple(request.reserves.for_gpu(g.index, i == 0) for i, g in enumerate(gpus))
-        return cls(gpus, budgets, reserves, unreadable, request.tensor_split, request.engine.kv_offload)
+        split = request.tensor_split
+        if request.engine.split_mode is SplitMode.NONE and gpus:  # -sm none: every offloaded layer on -mg
+            split = tuple(1.0 if i == min(request.engine.main_gpu, len(gpus) - 1) else 0.0 for i in range(len(gpus)))
+        return cls(gpus, budgets, reserves, unreadable, split, request.engine.kv_offload)
 
     @property
     def usable(self) -> tuple[int, ...]:
