@@ -46,7 +46,7 @@ class Slots:
         return self.weights[end] - self.weights[start], kv
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GpuSetup:
     """The GPUs a fit places layers on, with what each may hold (Rules 1–2)."""
 
@@ -68,7 +68,8 @@ class GpuSetup:
         split = request.tensor_split
         if request.engine.split_mode is SplitMode.NONE and gpus:  # -sm none: every offloaded layer on -mg
             split = tuple(1.0 if i == min(request.engine.main_gpu, len(gpus) - 1) else 0.0 for i in range(len(gpus)))
-        return cls(gpus, budgets, reserves, unreadable, split, request.engine.kv_offload)
+        return cls(gpus=gpus, budgets=budgets, reserves=reserves, unreadable=unreadable, tensor_split=split,
+                   kv_offload=request.engine.kv_offload)
 
     @property
     def usable(self) -> tuple[int, ...]:
