@@ -16,6 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
+from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.model.spec import ModelSpec
+
 from gguf_budget.core.fit.backends import GpuBackend
 from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime, SplitMode, TensorOverride
 from gguf_budget.core.fit.server_types import ServerSettings
@@ -26,6 +30,8 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_mac
 PORTS = (50611, 50612)
 CTX = 4096
 GiB = 1024**3
+MiB = 1024**2
+EXACT = re.compile(r"~llama_context: +(?P<name>\S+) compute buffer size is +(?P<mib>\d+\.\d+) MiB")
 
 
 @dataclass(frozen=True)
@@ -38,8 +44,8 @@ class RpcRun:
     ngl: int
     flags: tuple[str, ...] = ()
 
-    def command(self) -> list[str]:
-        rpc = ",".join(f"127.0.0.1:{p}" for p in PORTS[:self.devices])
+    def command(self, ports: tuple[int, ...] = PORTS) -> list[str]:
+        rpc = ",".join(f"127.0.0.1:{p}" for p in ports[:self.devices])
         return ["llama-completion", "-m", f"models/{self.model}.gguf", "-c", str(CTX), "-t", "2", "-p",
                 "The capital of France is", "-n", "4", "-no-cnv", "-fit", "off", "-v", "--rpc", rpc,
                 "-ngl", str(self.ngl), *self.flags]
@@ -61,10 +67,10 @@ class RpcRun:
                           server=ServerSettings(n_parallel=int(self._flag("-np") or 1)),
                           tensor_split=tuple(float(x) for x in re.split(r"[,/]", ts)) if ts else None)
 
-    def machine(self) -> HardwareSnapshot:
+    def machine(self, ports: tuple[int, ...] = PORTS) -> HardwareSnapshot:
         """Rule 2: equal free memory on each server (llama.cpp splits by it when no -ts is given)."""
         base = hypothetical_machine(64 * GiB)
-        gpus = tuple(GpuInfo(index=i, name=f"127.0.0.1:{PORTS[i]}", total=20 * GiB, free=20 * GiB, used=0,
+        gpus = tuple(GpuInfo(index=i, name=f"127.0.0.1:{ports[i]}", total=20 * GiB, free=20 * GiB, used=0,
                              reader="hypothetical") for i in range(self.devices))
         return what_if(base, gpus=gpus)
 
@@ -87,3 +93,24 @@ RUNS = (
     RpcRun("tied12_2dev_all_nkvo", "tied12", 2, 99, ("-nkvo",)),
     RpcRun("tied12_1dev_all_np4", "tied12", 1, 99, ("-np", "4")),
 )
+
+
+def printed(text: str) -> dict[tuple[str, str], int]:
+    """(kind, buffer name) → bytes, as llama.cpp printed them in a run's log; compute from its exact re-check line."""
+    load = parse_llamacpp_log(text).loads[-1]
+    out = {(b.kind.value, b.device): b.nbytes for b in load.buffers}
+    for m in EXACT.finditer(text):
+        out[("compute", m["name"])] = round(float(m["mib"]) * MiB)
+    return {k: v for k, v in out.items() if k[0] != "compute" or v > 0}
+
+
+def predicted(run: RpcRun, spec: ModelSpec, ports: tuple[int, ...] = PORTS) -> dict[tuple[str, str], int]:
+    """The same buffers from the estimate: the host's mapped weights are `CPU_Mapped`, each device's own by name."""
+    e = estimate_fit(spec, run.machine(ports), run.request())
+    assert e.memory is not None
+    host, *gpus = e.memory.devices
+    out = {("model", "CPU_Mapped"): host.mapped_weights, ("KV", "CPU"): host.kv or 0, ("output", "CPU"): host.output,
+           ("compute", host.buffer): host.compute or 0}
+    for d in gpus:
+        out |= {("model", d.buffer): d.loaded_weights, ("KV", d.buffer): d.kv or 0, ("compute", d.buffer): d.compute or 0}
+    return out

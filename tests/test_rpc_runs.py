@@ -12,22 +12,18 @@ the middle device of a -ngl 5 split; 1 MiB short of 18.0 on the second device wi
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 from gguf_factory import write_gguf
-from rpc_runs import RUNS, RpcRun
+from rpc_runs import RUNS, printed, predicted
 from runnable_model import multi_device_descs
 
-from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
-from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
 
 DATA = Path(__file__).parent / "data" / "llamacpp-rpc"
 MiB = 1024 * 1024
-EXACT = re.compile(r"~llama_context: +(?P<name>\S+) compute buffer size is +(?P<mib>\d+\.\d+) MiB")
 TOLERANCE = 0.01
 NEAR = {"mid8_2dev_ngl5": ("compute", "RPC0[127.0.0.1:50611]"), "tied12_2dev_all_nkvo": ("compute", "RPC0[127.0.0.1:50612]")}
 NEAR_TOLERANCE = 0.10
@@ -41,28 +37,6 @@ def specs(tmp_path_factory) -> dict[str, ModelSpec]:
             for name, d in multi_device_descs().items()}
 
 
-def printed(run: RpcRun) -> dict[tuple[str, str], int]:
-    """(kind, buffer name) → bytes, as llama.cpp printed them; compute from its exact re-check line."""
-    text = (DATA / f"{run.name}.log").read_text()
-    load = parse_llamacpp_log(text).loads[-1]
-    out = {(b.kind.value, b.device): b.nbytes for b in load.buffers}
-    for m in EXACT.finditer(text):
-        out[("compute", m["name"])] = round(float(m["mib"]) * MiB)
-    return {k: v for k, v in out.items() if k[0] != "compute" or v > 0}
-
-
-def predicted(run: RpcRun, spec: ModelSpec) -> dict[tuple[str, str], int]:
-    """The same buffers from the estimate: the host's mapped weights are `CPU_Mapped`, each device's own by name."""
-    e = estimate_fit(spec, run.machine(), run.request())
-    assert e.memory is not None
-    host, *gpus = e.memory.devices
-    out = {("model", "CPU_Mapped"): host.mapped_weights, ("KV", "CPU"): host.kv or 0, ("output", "CPU"): host.output,
-           ("compute", host.buffer): host.compute or 0}
-    for d in gpus:
-        out |= {("model", d.buffer): d.loaded_weights, ("KV", d.buffer): d.kv or 0, ("compute", d.buffer): d.compute or 0}
-    return out
-
-
 def test_there_are_sixteen_runs_over_two_models_and_both_device_counts():
     """Fourteen of them hold every buffer to 1 % (the issue asks twelve)."""
     assert len(RUNS) == 16 and {r.model for r in RUNS} == {"mid8", "tied12"} and {r.devices for r in RUNS} == {1, 2}
@@ -71,7 +45,7 @@ def test_there_are_sixteen_runs_over_two_models_and_both_device_counts():
 
 @pytest.mark.parametrize("run", RUNS, ids=[r.name for r in RUNS])
 def test_every_printed_buffer_is_predicted_within_one_percent(specs, run):
-    want, got = printed(run), predicted(run, specs[run.model])
+    want, got = printed((DATA / f"{run.name}.log").read_text()), predicted(run, specs[run.model])
     for key, measured in want.items():
         guess = got.get(key, 0)
         bound = NEAR_TOLERANCE if NEAR.get(run.name) == key else TOLERANCE
