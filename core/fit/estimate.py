@@ -34,7 +34,8 @@ Rule 7: MoE: the CPU-experts strategy (`--cpu-moe`) and the expert offload (the 
 Rule 8: every placement carries the llama-server command that realises it (`command.py`).
 Rule 9: beside the verdict, what llama.cpp would hold per device beyond weights + KV — repacked
         copies, output and compute buffers, the process — and the predicted peak RSS
-        (`runtime_memory`); the verdict does not use it (`runtime_types.VERDICT_BASIS`).
+        (`runtime_memory`); the verdict does not use it (`runtime_types.VERDICT_BASIS`), but a note
+        names each GPU whose weights + KV fit while its compute buffer then does not.
 Rule 10: llama-server's own additions (`server`): its slots set the KV cells and the compute
         graph's outputs; its projector and draft are placed before the model's layers; what they,
         the checkpoints and the full prompt cache hold is part of each device's need.
@@ -55,7 +56,8 @@ from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitReque
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.fit.placement import device_weights
 from gguf_budget.core.fit.runtime_memory import backends_of, runtime_memory
-from gguf_budget.core.fit.runtime_types import EngineSettings
+from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
+from gguf_budget.core.units import human_bytes
 from gguf_budget.core.fit.server import (
     finish_server, server_engine, server_extras, server_flags, server_notes, server_unknowns,
 )
@@ -129,6 +131,22 @@ def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad,
     return (host, *gpus)
 
 
+def compute_notes(memory: RuntimeMemory, devices: tuple[DeviceLoad, ...] = ()) -> tuple[str, ...]:
+    """Rule 9's warning: a GPU whose weights + KV fit but whose compute buffer then does not (the verdict leaves
+    compute to the reserves; a second GPU has none by default, where llama.cpp still reserves one)."""
+    out = []
+    loads = {d.name: d for d in devices}
+    for d in memory.devices[1:]:
+        load = loads.get(d.name)
+        if load is None or load.need is None or d.compute is None or load.need > load.usable:
+            continue
+        if load.need + d.compute > load.usable:
+            out.append(f"{load.label}: llama.cpp also reserves a {human_bytes(d.compute)} compute buffer ({d.buffer}) "
+                       f"there, {human_bytes(load.need + d.compute - load.usable)} beyond its usable memory — "
+                       f"raise its reserve or offload less")
+    return tuple(out)
+
+
 def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitVerdict:
     """The verdict `estimate_fit` gives, without the figures only its report needs (a search asks it often)."""
     return _judge(model, snapshot, request).verdict
@@ -140,19 +158,20 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     ctx, placement, unknowns, verdict = j.ctx, j.placement, j.unknowns, j.verdict
     held = j.devices[0].server
     flags = server_flags(j.server, model, j.engine.swa_full)
+    memory = runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
+                            placement.host_blocks, not placement.output_on_gpu, j.setup.gpus, placement.all_on_gpu)
     return FitEstimate(
         snapshot=snapshot, reserves=request.reserves, request=request, n_layer=model.n_layer,
         gpu_layers=placement.gpu_layers, auto_gpu_layers=j.auto, output_on_gpu=placement.output_on_gpu,
         weights=j.weights, kv=j.kv, devices=j.devices, verdict=verdict, unknowns=unknowns,
-        notes=fit_notes(model, snapshot, request, placement, j.setup) + server_notes(j.server),
+        notes=fit_notes(model, snapshot, request, placement, j.setup) + server_notes(j.server) + compute_notes(memory, j.devices),
         claims=Claims(j.weights.file_bytes, model.header_only, verdict, snapshot.captured_at, snapshot.source),
         moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns), held),
         moe_offload=expert_offload(model, snapshot, j.setup, request, ctx, j.table, bool(unknowns),
                                    placement.gpu_layers, held, flags),
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split,
                             server=flags),
-        memory=runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
-                              placement.host_blocks, not placement.output_on_gpu, j.setup.gpus, placement.all_on_gpu),
+        memory=memory,
         server=j.server,
     )
 
