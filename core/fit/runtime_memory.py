@@ -72,6 +72,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.fit.slots import SlotLayout
 from gguf_budget.core.fit.types import DeviceLoad
+from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
 
@@ -126,9 +127,10 @@ def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSetting
     full = layout.ctx_seq(ctx)
     tokens = layout.reserve_tokens(ctx, s.ubatch)
     quantized = kv_type in QUANTIZED_KV
+    block, size = GGML_QUANT_SIZES[KV_TYPES[kv_type]]
     return GraphSettings(ubatch=tokens, outputs=min(reserved_outputs(s), tokens), flash_attn=flash_attn(s), full_cells=full,
                          swa_cells=_swa_cells(model, ctx, layout, s), rot_k=k_rotation(model.head_dim_k, quantized),
-                         rot_v=v_rotation(model.head_dim_v, quantized))
+                         rot_v=v_rotation(model.head_dim_v, quantized), k_size=size / block, v_size=size / block)
 
 
 def _spanned(cells: int, tokens: int) -> int:
