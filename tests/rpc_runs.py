@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 
 from gguf_budget.core.fit.backends import GpuBackend
@@ -62,8 +63,9 @@ class RpcRun:
             runtime=Runtime.LLAMA_COMPLETION, flash_attn=self._flag("-fa") != "off",
             kv_offload="-nkvo" not in self.flags, overrides=overrides, gpu_backend=GpuBackend.RPC,
             split_mode=SplitMode(self._flag("-sm") or "layer"), main_gpu=int(self._flag("-mg") or 0), mmap=True,
-            cpu_features=frozenset())
+            cpu_features=frozenset(), ubatch=int(self._flag("-ub") or 512))
         return FitRequest(ctx=CTX, gpu_layers=self.ngl, engine=engine, reserves=Reserves(gpu=0),
+                          kv_type=KVType(self._flag("-ctk") or "f16"),
                           server=ServerSettings(n_parallel=int(self._flag("-np") or 1)),
                           tensor_split=tuple(float(x) for x in re.split(r"[,/]", ts)) if ts else None)
 
@@ -92,6 +94,11 @@ RUNS = (
     RpcRun("tied12_2dev_ngl7_ts1-2_fa-off", "tied12", 2, 7, ("-ts", "1,2", "-fa", "off")),
     RpcRun("tied12_2dev_all_nkvo", "tied12", 2, 99, ("-nkvo",)),
     RpcRun("tied12_1dev_all_np4", "tied12", 1, 99, ("-np", "4")),
+    RpcRun("mid8_2dev_all_sm-none-mg1", "mid8", 2, 99, ("-sm", "none", "-mg", "1")),
+    RpcRun("mid8_2dev_all_q8", "mid8", 2, 99, ("-ctk", "q8_0", "-ctv", "q8_0")),
+    RpcRun("tied12_2dev_all_nkvo_q8", "tied12", 2, 99, ("-nkvo", "-ctk", "q8_0", "-ctv", "q8_0")),
+    RpcRun("mid8_2dev_all_ub256", "mid8", 2, 99, ("-ub", "256")),
+    RpcRun("tied12_2dev_ngl0", "tied12", 2, 0),
 )
 
 
