@@ -80,3 +80,26 @@ def write_llama31_8b_q4_k_m(path: str | Path) -> Path:
     mix = quant_mix(spec, find_file_type("Q4_K_M"), imatrix=False)
     q4 = replace(desc, file_type=15, tensor_types={t.name: t.ggml_type for t in mix.tensors})
     return write_gguf(path, q4, "sparse")[0]
+
+
+def _padded_vocabulary(size: int) -> dict[str, object]:
+    """Rule 1's vocabulary padded with unused pieces to `size` tokens (a real-sized output layer and logits)."""
+    tokens, kinds = _vocabulary()
+    pad = size - len(tokens)
+    return {"tokenizer.ggml.tokens": tokens + [f"<unused{i}>" for i in range(pad)],
+            "tokenizer.ggml.scores": [0.0] * size, "tokenizer.ggml.token_type": kinds + [UNUSED] * pad}
+
+
+def multi_device_descs() -> dict[str, ArchDesc]:
+    """Two shapes for the multi-device runs (tests/data/llamacpp-rpc): big enough that every buffer prints in MiB.
+
+    `mid8`: 8 blocks of 1024, GQA (16 heads / 4 KV heads of 64), FFN 2816, a 32,000-token vocabulary, Q8_0,
+    untied. `tied12`: 12 blocks of 512, 8 heads / 8 KV heads, FFN 1536, 8,192 tokens, F16, tied embeddings."""
+    base = runnable_desc()
+    return {
+        "mid8": replace(base, name="mid8 (zero weights)", n_layer=8, n_embd=1024, n_ff=2816, n_head=16, n_head_kv=4,
+                        n_vocab=32_000, extra_kv={**base.extra_kv, **_padded_vocabulary(32_000)}),
+        "tied12": replace(base, name="tied12 (zero weights)", n_layer=12, n_embd=512, n_ff=1536, n_head=8,
+                          n_head_kv=8, n_vocab=8192, tied=True, weight_type=T.F16, file_type=1,
+                          extra_kv={**base.extra_kv, **_padded_vocabulary(8192)}),
+    }

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
 from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.runtime_types import EngineSettings, SplitMode
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.apple import AppleReading, apple_gpu
 from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
@@ -113,3 +114,15 @@ def test_a_user_tensor_split_moves_layers_as_llama_cpp_does(spec):
 def test_bad_tensor_splits_are_refused(split):
     with pytest.raises(ValueError):
         FitRequest(tensor_split=split)
+
+
+def test_split_mode_none_puts_every_offloaded_layer_on_the_main_gpu(tmp_path):
+    """-sm none -mg 1: the second GPU holds every offloaded slot; the first is not one of the model's devices at all
+    (src/llama.cpp `llama_model_load_from_file_impl`: `model->devices = {devices[main_gpu]}`), so it holds nothing."""
+    spec = load_model(write_gguf(tmp_path / "m.gguf", ArchDesc(n_layer=4), "header_only")[0])
+    machine = hypothetical_machine(64 * 1024**3, gpu_count=2, gpu_total=24 * 1024**3)
+    e = estimate_fit(spec, machine, FitRequest(ctx=512, gpu_layers=5,
+                                               engine=EngineSettings(split_mode=SplitMode.NONE, main_gpu=1)))
+    host, second = e.devices
+    assert second.name == "gpu1" and second.slots == (0, 5) and second.weights > 0
+    assert e.memory is not None and e.memory.devices[1].compute

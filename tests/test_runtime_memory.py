@@ -18,8 +18,10 @@ from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
 from gguf_budget.core.fit.repack import repacked
 from gguf_budget.core.fit.runtime_types import EngineSettings
-from gguf_budget.core.machine.snapshot import hypothetical_machine
+from gguf_budget.core.machine.gpu import GpuInfo
+from gguf_budget.core.machine.snapshot import hypothetical_machine, what_if
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.units import human_bytes
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -121,12 +123,28 @@ def test_without_a_context_the_context_sized_items_are_unknown_not_zero(model):
 def test_gpu_layers_move_the_compute_buffer_to_the_gpu(specs):
     spec = specs["smollm2"]
     machine = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=24 * GiB)
-    cpu = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=0)).memory
+    cpu = estimate_fit(spec, hypothetical_machine(64 * GiB), FitRequest(ctx=2048)).memory
     gpu = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=31)).memory
     assert cpu is not None and gpu is not None
-    assert gpu.devices[1].compute == cpu.host.compute  # the graph runs where the layers are
-    assert gpu.host.compute < cpu.host.compute and gpu.compute_approximate and not cpu.compute_approximate
+    # the graph runs where the layers are: the GPU's buffer is the whole graph's but the host's inputs and the
+    # embeddings lookup, plus copies of the inputs it reads (sched Rule 5); CUDA's host buffer is CUDA_Host
+    assert gpu.host.compute < cpu.host.compute and gpu.devices[1].compute > gpu.host.compute
+    assert abs(gpu.devices[1].compute - cpu.host.compute) < 0.1 * cpu.host.compute
+    assert (gpu.host.buffer, gpu.devices[1].buffer, cpu.host.buffer) == ("CUDA_Host", "CUDA0", "CPU")
     assert gpu.devices[1].loaded_weights == gpu.devices[1].anonymous - gpu.devices[1].kv - gpu.devices[1].compute
+
+
+def test_a_gpu_with_no_layer_computes_large_batches_unless_op_offload_is_off(specs):
+    """llama.cpp's scheduler sends an op whose weight is in host memory to a GPU for a batch of 32 rows or more
+    (sched Rule 3): at -ngl 0 CUDA still allocates a compute buffer; `--no-op-offload` and RPC do not."""
+    spec = specs["smollm2"]
+    machine = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=24 * GiB)
+    cuda = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=0)).memory
+    off = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=0, engine=EngineSettings(op_offload=False))).memory
+    rpc = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=0, engine=EngineSettings(gpu_backend="rpc"))).memory
+    assert cuda is not None and off is not None and rpc is not None
+    assert cuda.devices[1].compute > 0 and cuda.host.compute < off.host.compute
+    assert off.devices[1].compute == rpc.devices[1].compute == 0
 
 
 REPACK_TABLE = [
@@ -179,3 +197,37 @@ def test_a_load_mode_none_log_prices_the_weights_as_llama_cpp_holds_them(specs):
     assert c.run.load_mode == "none" and c.request.engine.mmap is False
     assert c.row("weights").measured == round(222.51 * MiB) and c.row("weights").error == 0.0
     assert c.row("repacked").error == 0.0
+
+
+def test_every_gpu_that_runs_a_split_gets_its_own_compute_buffer_and_fit_json_names_it(specs):
+    """Two CUDA GPUs sharing the layers: each reserves a compute buffer (the second got none before), with
+    pipeline parallelism's four copies of what crosses to it; `fit --json` names each buffer as llama.cpp prints it."""
+    from gguf_budget.core.views.runtime_report import runtime_dict
+    spec = specs["smollm2"]
+    machine = hypothetical_machine(64 * GiB, gpu_count=2, gpu_total=24 * GiB)
+    e = estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=31))
+    one = estimate_fit(spec, hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=24 * GiB),
+                       FitRequest(ctx=2048, gpu_layers=31))
+    assert e.memory is not None and one.memory is not None
+    host, first, second = e.memory.devices
+    assert first.compute and second.compute and first.compute > host.compute
+    assert second.compute > one.memory.devices[1].compute  # the logits side, with the copies kept for pipelining
+    devices = runtime_dict(e)["devices"]
+    assert [d["compute_buffer"] for d in devices] == ["CUDA_Host", "CUDA0", "CUDA1"]
+
+
+def test_a_gpu_whose_compute_buffer_would_not_fit_is_named_in_the_notes(specs):
+    """The second GPU holds its weights + KV with 1 MiB to spare, so the verdict admits the load (compute is left
+    to the reserves, and the second GPU has none by default) — and a note names the compute buffer that does not fit."""
+    spec = specs["smollm2"]
+    request = FitRequest(ctx=2048, gpu_layers=31, tensor_split=(1.0, 1.0))
+    roomy = estimate_fit(spec, hypothetical_machine(64 * GiB, gpu_count=2, gpu_total=24 * GiB), request)
+    need = roomy.devices[2].need
+    gpus = (GpuInfo(index=0, name="big", total=24 * GiB, free=24 * GiB, used=0),
+            GpuInfo(index=1, name="small", total=need + MiB, free=need + MiB, used=0))
+    tight = estimate_fit(spec, what_if(hypothetical_machine(64 * GiB), gpus=gpus), request)
+    assert tight.verdict.admitted and not any("compute buffer" in n for n in roomy.notes)
+    assert [n for n in tight.notes if "compute buffer" in n] == [
+        f"GPU 1 (small): llama.cpp also reserves a {human_bytes(tight.memory.devices[2].compute)} compute buffer "
+        f"(CUDA1) there, {human_bytes(tight.memory.devices[2].compute - MiB)} beyond its usable memory — "
+        "raise its reserve or offload less"]

@@ -22,11 +22,16 @@ Rule 4: recurrent and MLA layers are priced as their FFN plus a standard attenti
 Rule 5: the buffer's high-water mark repeats from block to block, so the replay takes each
         distinct block shape twice, in order, and the last block (checked: 2 and 30 blocks of
         smollm2, all 18 of gemma3, reserve the same); a 200,000-block model costs a few blocks.
+        Blocks placed differently (another device, `sched`) are distinct: each run of blocks
+        alike on the same devices keeps its first two and its last.
+Rule 6: each node carries what llama.cpp's scheduler reads (`sched`): the weight an op
+        multiplies (by its tensor name, with its size), the op and its batch (`offload_op`),
+        which layer's KV cache a view belongs to, and a view's size (what a copy of it takes).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.fit.graph_alloc import Node
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
@@ -50,6 +55,9 @@ class GraphSettings:
     swa_cells: int
     rot_k: int
     rot_v: int
+    k_size: float = 2.0
+    """Bytes per element of the K cache (f16: 2; a view of it copied to another device takes that much)."""
+    v_size: float = 2.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -121,14 +129,19 @@ def _shape(model: ModelSpec, layer: LayerAttention, ff: int, names: frozenset[st
     )
 
 
-def replayed(blocks: tuple[BlockShape, ...]) -> list[BlockShape]:
-    """Rule 5: the blocks worth replaying — each distinct shape's first two, in order, and the last block."""
-    seen: dict[BlockShape, int] = {}
+def replayed(blocks: tuple[BlockShape, ...], keys: tuple[object, ...] | None = None) -> list[tuple[int, BlockShape]]:
+    """Rule 5: the blocks worth replaying, with their index — each distinct (shape, placement) first two, in order,
+    the last block of each run placed alike, and the last block."""
+    seen: dict[tuple[BlockShape, object], int] = {}
     picked = []
+    n = len(blocks)
+    key = (lambda il: keys[il]) if keys is not None else (lambda il: None)
     for il, blk in enumerate(blocks):
-        if seen.get(blk, 0) < 2 or il == len(blocks) - 1:
-            seen[blk] = seen.get(blk, 0) + 1
-            picked.append(blk)
+        run_ends = il == n - 1 or key(il + 1) != key(il)
+        k = (blk, key(il))
+        if seen.get(k, 0) < 2 or run_ends:
+            seen[k] = seen.get(k, 0) + 1
+            picked.append((il, blk))
     return picked
 
 
@@ -149,22 +162,34 @@ def approximate(model: ModelSpec) -> bool:
 
 
 class _Builder:
-    """Appends nodes with unique names; `last` is the name of the latest one."""
+    """Appends nodes with unique names; `il` is the block being built (weights are named after it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sizes: dict[str, int], rows: int) -> None:
         self.nodes: list[Node] = []
         self.count = 0
+        self.sizes = sizes
+        self.rows = rows
+        self.il = -1
 
     def add(self, nbytes: int, *srcs: str, inplace: bool = False, view_of: str | None = None,
-            is_input: bool = False, is_output: bool = False) -> str:
+            is_input: bool = False, is_output: bool = False, weight: str | None = None, op: str = "",
+            rows: int | None = None, cache: bool = False) -> str:
         self.count += 1
         name = f"n{self.count}"
+        tensor = None if weight is None else (weight if "." in weight else f"blk.{self.il}.{weight}.weight")
         self.nodes.append(Node(name=name, nbytes=nbytes, srcs=tuple(srcs), inplace=inplace, view_of=view_of,
-                               is_input=is_input, is_output=is_output))
+                               is_input=is_input, is_output=is_output, weight=tensor,
+                               weight_bytes=self.sizes.get(tensor, 0) if tensor else 0, op=op,
+                               rows=self.rows if rows is None else rows, cache=self.il if cache else None,
+                               layer=self.il if self.il >= 0 else None))
         return name
 
-    def view(self, of: str) -> str:
-        return self.add(0, of, view_of=of)
+    def view(self, of: str, nbytes: int = 0) -> str:
+        return self.add(nbytes, of, view_of=of)
+
+    def pin_cpu(self, name: str) -> None:
+        """The node runs on the CPU whatever its neighbours (llama.cpp's `ggml_backend_sched_set_tensor_backend`)."""
+        self.nodes = [replace(n, on_cpu=True) if n.name == name else n for n in self.nodes]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,118 +217,138 @@ def _inputs(b: _Builder, s: GraphSettings, n_embd: int, v_row: int, has_swa: boo
     rot_k = b.add(F32 * s.rot_k * s.rot_k, is_input=True) if s.rot_k else None
     rot_v = b.add(F32 * s.rot_v * s.rot_v, is_input=True) if s.rot_v else None
     return _Inputs(pos=pos, masks=masks, idxs=idxs, out_ids=out_ids, rot_k=rot_k, rot_v=rot_v,
-                   embd=b.add(F32 * n_embd * T, tokens))
+                   embd=b.add(F32 * n_embd * T, tokens, weight="token_embd.weight", op="get_rows"))
 
 
-def compute_nodes(model: ModelSpec, s: GraphSettings) -> list[Node]:
-    """The node list of one ubatch through the whole model (Rules 1–3)."""
-    blocks = replayed(block_shapes(model))
+def _tensor_sizes(model: ModelSpec) -> dict[str, int]:
+    sizes = {t.name: t.nbytes for t in model.tensors}
+    sizes.setdefault("output.weight", sizes.get("token_embd.weight", 0))  # tied: the duplicated table
+    return sizes
+
+
+def compute_nodes(model: ModelSpec, s: GraphSettings, keys: tuple[object, ...] | None = None,
+                  kv_on_cpu: bool = False) -> list[Node]:
+    """The node list of one ubatch through the whole model (Rules 1–3, 6). `keys[il]` tells blocks placed differently
+    apart (Rule 5); `kv_on_cpu` (`-nkvo`) pins each attention's output to the CPU without flash attention
+    (llama-graph.cpp `build_attn_mha`); with it the fused attention runs beside its neighbours, reading copies of
+    the cache."""
+    shapes = block_shapes(model)
+    blocks = replayed(shapes, keys)
     E = model.n_embd or 0
-    b = _Builder()
-    v_row = max((blk.v for blk in blocks), default=0)
-    inp = _inputs(b, s, E, v_row, any(blk.swa for blk in blocks))
+    b = _Builder(_tensor_sizes(model), s.ubatch)
+    v_row = max((blk.v for _, blk in blocks), default=0)
+    inp = _inputs(b, s, E, v_row, any(blk.swa for _, blk in blocks))
     gemma = model.architecture.startswith("gemma")
     resid = b.add(F32 * E * s.ubatch, inp.embd, inplace=True) if gemma else inp.embd
-    for il, blk in enumerate(blocks):
-        resid = _block(b, s, inp, blk, E, resid, gemma, last=il == len(blocks) - 1)
-    norm = b.add(F32 * E * s.outputs, resid, inplace=True)
-    norm = b.add(F32 * E * s.outputs, norm, inplace=True)
-    b.add(F32 * (model.n_vocab or 0) * s.outputs, norm, is_output=True)
+    for il, blk in blocks:
+        b.il = il
+        b.rows = s.ubatch
+        resid = _block(b, s, inp, blk, E, resid, gemma, last=il == len(shapes) - 1, kv_on_cpu=kv_on_cpu)
+    b.il = -1
+    norm = _norm(b, F32 * E * s.outputs, resid, "output_norm.weight")
+    b.add(F32 * (model.n_vocab or 0) * s.outputs, norm, is_output=True, weight="output.weight", op="mul_mat")
     return b.nodes
 
 
-def _norm(b: _Builder, nbytes: int, src: str) -> str:
-    return b.add(nbytes, b.add(nbytes, src, inplace=True), inplace=True)
+def _norm(b: _Builder, nbytes: int, src: str, weight: str) -> str:
+    return b.add(nbytes, b.add(nbytes, src, inplace=True, op="norm"), inplace=True, weight=weight, op="mul")
 
 
 def _block(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, E: int, resid: str, gemma: bool,
-           last: bool) -> str:
+           last: bool, kv_on_cpu: bool) -> str:
     T = s.ubatch
-    cur = _norm(b, F32 * E * T, resid)
+    cur = _norm(b, F32 * E * T, resid, "attn_norm")
     attn = _attention(b, s, inp, blk, cur, gemma)
-    cur = b.add(F32 * E * T, b.view(attn))
+    if kv_on_cpu and not s.flash_attn:
+        b.pin_cpu(attn)
+    out_bytes = F32 * blk.n_head * blk.head_v * T
+    cur = b.add(F32 * E * T, b.view(attn, out_bytes), weight="attn_output", op="mul_mat")
     if last:
         T = s.outputs
-        cur = b.add(F32 * E * T, cur, inp.out_ids)
-        resid = b.add(F32 * E * T, resid, inp.out_ids)
+        b.rows = T
+        cur = b.add(F32 * E * T, cur, inp.out_ids, op="get_rows", rows=0)
+        resid = b.add(F32 * E * T, resid, inp.out_ids, op="get_rows", rows=0)
     if blk.post_norms:
-        cur = _norm(b, F32 * E * T, cur)
-    ffn_inp = b.add(F32 * E * T, cur, resid, inplace=True)
-    cur = _ffn(b, blk, E, T, _norm(b, F32 * E * T, ffn_inp))
+        cur = _norm(b, F32 * E * T, cur, "post_attention_norm")
+    ffn_inp = b.add(F32 * E * T, cur, resid, inplace=True, op="add")
+    cur = _ffn(b, blk, E, T, _norm(b, F32 * E * T, ffn_inp, "ffn_norm"))
     if blk.post_norms:
-        cur = _norm(b, F32 * E * T, cur)
-    return b.add(F32 * E * T, cur, ffn_inp, inplace=True)
+        cur = _norm(b, F32 * E * T, cur, "post_ffw_norm")
+    return b.add(F32 * E * T, cur, ffn_inp, inplace=True, op="add")
 
 
 def _attention(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, x: str, gemma: bool) -> str:
     T = s.ubatch
-    q = b.add(F32 * blk.q * T, x)
+    q = b.add(F32 * blk.q * T, x, weight="attn_q", op="mul_mat")
     if blk.qk_norm:
-        q = _norm(b, F32 * blk.q * T, q)
-    q = b.add(F32 * blk.q * T, q, inp.pos, inplace=s.flash_attn)
+        q = _norm(b, F32 * blk.q * T, q, "attn_q_norm")
+    q = b.add(F32 * blk.q * T, q, inp.pos, inplace=s.flash_attn, op="rope")
     if gemma:
-        q = b.add(F32 * blk.q * T, q)
+        q = b.add(F32 * blk.q * T, q, op="scale")
     if inp.rot_k:
-        q = b.add(F32 * blk.q * T, q, inp.rot_k)
+        q = b.add(F32 * blk.q * T, q, inp.rot_k, op="mul_mat")
     v = "" if gemma else _value(b, inp, blk, x, T)
-    k = b.add(F32 * blk.k * T, x)
+    k = b.add(F32 * blk.k * T, x, weight="attn_k", op="mul_mat")
     if blk.qk_norm:
-        k = _norm(b, F32 * blk.k * T, k)
-    k = b.add(F32 * blk.k * T, k, inp.pos, inplace=True)
+        k = _norm(b, F32 * blk.k * T, k, "attn_k_norm")
+    k = b.add(F32 * blk.k * T, k, inp.pos, inplace=True, op="rope")
     if inp.rot_k:
-        k = b.add(F32 * blk.k * T, k, inp.rot_k)
+        k = b.add(F32 * blk.k * T, k, inp.rot_k, op="mul_mat")
     if gemma:
         v = _value(b, inp, blk, x, T)
     k_idx, v_idx = inp.idxs[blk.swa]
-    set_k = b.add(0, b.view(k), k_idx, view_of="cache")
-    set_v = b.add(0, b.view(v), v_idx, view_of="cache")
-    q_view = b.view(q)
+    cells = s.swa_cells if blk.swa else s.full_cells
+    set_k = b.add(int(cells * blk.k * s.k_size), b.view(k, F32 * blk.k * T), k_idx, view_of="cache", op="set_rows",
+                  cache=True)
+    set_v = b.add(int(cells * blk.v * s.v_size), b.view(v, F32 * blk.v * T), v_idx, view_of="cache", op="set_rows",
+                  cache=True)
+    q_view = b.view(q, F32 * blk.q * T)
     out_bytes = F32 * blk.n_head * blk.head_v * T
     if s.flash_attn:
-        out = b.add(out_bytes, q_view, inp.masks[blk.swa], set_k, set_v)
-        return b.add(out_bytes, b.view(out), inp.rot_v) if inp.rot_v else out
-    cells = s.swa_cells if blk.swa else s.full_cells
-    kq = b.add(F32 * cells * T * blk.n_head, set_k, q_view)
-    kq = b.add(F32 * cells * T * blk.n_head, kq, inp.masks[blk.swa], inplace=True)
-    kqv = b.add(out_bytes, set_v, kq)
-    return b.add(out_bytes, b.view(kqv))
+        out = b.add(out_bytes, q_view, inp.masks[blk.swa], set_k, set_v, op="flash_attn")
+        return b.add(out_bytes, b.view(out, out_bytes), inp.rot_v, op="mul_mat") if inp.rot_v else out
+    kq = b.add(F32 * cells * T * blk.n_head, set_k, q_view, op="mul_mat")
+    kq = b.add(F32 * cells * T * blk.n_head, kq, inp.masks[blk.swa], inplace=True, op="soft_max")
+    kqv = b.add(out_bytes, set_v, kq, op="mul_mat")
+    return b.add(out_bytes, b.view(kqv, out_bytes), op="cont")
 
 
 def _value(b: _Builder, inp: _Inputs, blk: BlockShape, x: str, T: int) -> str:
-    v = b.add(F32 * blk.v * T, x)
-    return b.add(F32 * blk.v * T, v, inp.rot_v) if inp.rot_v else v
+    v = b.add(F32 * blk.v * T, x, weight="attn_v", op="mul_mat")
+    return b.add(F32 * blk.v * T, v, inp.rot_v, op="mul_mat") if inp.rot_v else v
 
 
 def _ffn(b: _Builder, blk: BlockShape, E: int, T: int, x: str) -> str:
     if blk.experts_used:
         return _moe(b, blk, E, T, x)
     if not blk.gated:
-        up = b.add(F32 * blk.n_ff * T, x)
-        return b.add(F32 * E * T, b.add(F32 * blk.n_ff * T, up, inplace=True))
-    gate = b.add(F32 * blk.n_ff * T, x)
-    up = b.add(F32 * blk.n_ff * T, x)
-    return b.add(F32 * E * T, b.add(F32 * blk.n_ff * T, gate, up))
+        up = b.add(F32 * blk.n_ff * T, x, weight="ffn_up", op="mul_mat")
+        return b.add(F32 * E * T, b.add(F32 * blk.n_ff * T, up, inplace=True, op="unary"), weight="ffn_down",
+                     op="mul_mat")
+    gate = b.add(F32 * blk.n_ff * T, x, weight="ffn_gate", op="mul_mat")
+    up = b.add(F32 * blk.n_ff * T, x, weight="ffn_up", op="mul_mat")
+    return b.add(F32 * E * T, b.add(F32 * blk.n_ff * T, gate, up, op="glu"), weight="ffn_down", op="mul_mat")
 
 
 def _moe(b: _Builder, blk: BlockShape, E: int, T: int, x: str) -> str:
     k, ff = blk.experts_used, blk.expert_ff
-    logits = b.add(F32 * blk.n_expert * T, x)
-    probs = b.add(F32 * blk.n_expert * T, logits)
-    chosen = b.add(I32 * blk.n_expert * T, probs)
-    weights = b.add(F32 * k * T, probs, b.view(chosen))
-    up = b.add(F32 * ff * k * T, x, chosen)
-    gate = b.add(F32 * ff * k * T, x, chosen)
-    down = b.add(F32 * E * k * T, b.add(F32 * ff * k * T, gate, up), chosen)
-    down = b.add(F32 * E * k * T, down, weights, inplace=True)
-    parts = [b.view(down) for _ in range(k)]
-    out = b.add(F32 * E * T, *parts[:2])
+    logits = b.add(F32 * blk.n_expert * T, x, weight="ffn_gate_inp", op="mul_mat")
+    probs = b.add(F32 * blk.n_expert * T, logits, op="soft_max")
+    chosen = b.add(I32 * blk.n_expert * T, probs, op="argsort")
+    weights = b.add(F32 * k * T, probs, b.view(chosen, I32 * k * T), op="get_rows", rows=0)
+    up = b.add(F32 * ff * k * T, x, chosen, weight="ffn_up_exps", op="mul_mat_id")
+    gate = b.add(F32 * ff * k * T, x, chosen, weight="ffn_gate_exps", op="mul_mat_id")
+    down = b.add(F32 * E * k * T, b.add(F32 * ff * k * T, gate, up, op="glu"), chosen, weight="ffn_down_exps",
+                 op="mul_mat_id")
+    down = b.add(F32 * E * k * T, down, weights, inplace=True, op="mul")
+    parts = [b.view(down, F32 * E * T) for _ in range(k)]
+    out = b.add(F32 * E * T, *parts[:2], op="add")
     for part in parts[2:]:
-        out = b.add(F32 * E * T, out, part, inplace=True)
+        out = b.add(F32 * E * T, out, part, inplace=True, op="add")
     if blk.shared_ff:
-        sh_up = b.add(F32 * blk.shared_ff * T, x)
-        sh_gate = b.add(F32 * blk.shared_ff * T, x)
-        shared = b.add(F32 * E * T, b.add(F32 * blk.shared_ff * T, sh_gate, sh_up))
-        out = b.add(F32 * E * T, out, shared, inplace=True)
+        sh_up = b.add(F32 * blk.shared_ff * T, x, weight="ffn_up_shexp", op="mul_mat")
+        sh_gate = b.add(F32 * blk.shared_ff * T, x, weight="ffn_gate_shexp", op="mul_mat")
+        shared = b.add(F32 * E * T, b.add(F32 * blk.shared_ff * T, sh_gate, sh_up, op="glu"), weight="ffn_down_shexp",
+                       op="mul_mat")
+        out = b.add(F32 * E * T, out, shared, inplace=True, op="add")
     return out
-
-

@@ -4,7 +4,8 @@ Rule 1: the GPUs are `gpu_split.offload_gpus` (Rule 6 there): discrete first, in
         without a discrete one, none whose memory is unknown. Each may hold its budget (free
         memory, or its total where the driver publishes no usage) less its reserve: the
         default GPU reserve on the first of them, per-device reserves where the user set them.
-Rule 2: layer shares are the user's tensor split, else the budgets (llama.cpp splits by free memory).
+Rule 2: layer shares are the user's tensor split, else the budgets (llama.cpp splits by free memory);
+        with `-sm none` the main GPU (`-mg`) takes every offloaded layer (llama-model.cpp `load_tensors`).
 Rule 3: one pool: a GPU whose budget is host RAM (GTT, Apple's unified memory) draws its
         weights and KV from the host's available RAM as well, so the host's need includes
         them (`DeviceLoad.shared`) — each byte is counted once, and never beyond the pool.
@@ -44,7 +45,7 @@ class Slots:
         return self.weights[end] - self.weights[start], kv
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GpuSetup:
     """The GPUs a fit places layers on, with what each may hold (Rules 1–2)."""
 
@@ -53,6 +54,8 @@ class GpuSetup:
     reserves: tuple[int, ...]
     unreadable: tuple[GpuInfo, ...]
     tensor_split: tuple[float, ...] | None
+    kv_offload: bool = True
+    """False with `-nkvo`: every layer's KV stays in host RAM, so it weighs on no GPU."""
     held: tuple[int, ...] = ()
     """Per GPU, what llama-server's projector and draft hold there before the model is placed (`server` Rule 2)."""
 
@@ -63,7 +66,8 @@ class GpuSetup:
         gpus = chosen_gpus(gpus, e.devices, e.split_mode, e.main_gpu)
         budgets = tuple(g.budget or 0 for g in gpus)
         reserves = tuple(request.reserves.for_gpu(g.index, i == 0) for i, g in enumerate(gpus))
-        return cls(gpus, budgets, reserves, unreadable, request.tensor_split)
+        return cls(gpus=gpus, budgets=budgets, reserves=reserves, unreadable=unreadable,
+                   tensor_split=request.tensor_split, kv_offload=request.engine.kv_offload)
 
     @property
     def usable(self) -> tuple[int, ...]:
@@ -82,7 +86,7 @@ class GpuSetup:
         """Every GPU holds its run's weights and KV within its usable memory."""
         for (start, end), room in zip(placement.runs, self.usable, strict=True):
             w, kv = slots.load(start, end)
-            if w + (kv or 0) > room:
+            if w + (kv or 0 if self.kv_offload else 0) > room:
                 return False
         return True
 

@@ -34,10 +34,13 @@ Rule 7: MoE: the CPU-experts strategy (`--cpu-moe`) and the expert offload (the 
 Rule 8: every placement carries the llama-server command that realises it (`command.py`).
 Rule 9: beside the verdict, what llama.cpp would hold per device beyond weights + KV — repacked
         copies, output and compute buffers, the process — and the predicted peak RSS
-        (`runtime_memory`); the verdict does not use it (`runtime_types.VERDICT_BASIS`).
+        (`runtime_memory`); the verdict does not use it (`runtime_types.VERDICT_BASIS`), but a note
+        names each GPU whose weights + KV fit while its compute buffer then does not.
 Rule 10: llama-server's own additions (`server`): its slots set the KV cells and the compute
         graph's outputs; its projector and draft are placed before the model's layers; what they,
         the checkpoints and the full prompt cache hold is part of each device's need.
+Rule 11: llama.cpp's placement options move bytes between devices after the layer split
+        (`placement`): `-ot` weights to the buffer it names, `-nkvo` every layer's KV to the host.
 """
 
 from __future__ import annotations
@@ -53,8 +56,10 @@ from gguf_budget.core.fit.moe import (
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.fit.runtime_memory import runtime_memory
-from gguf_budget.core.fit.runtime_types import EngineSettings
+from gguf_budget.core.fit.placement import device_weights
+from gguf_budget.core.fit.runtime_memory import backends_of, runtime_memory
+from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
+from gguf_budget.core.units import human_bytes
 from gguf_budget.core.fit.server import (
     finish_server, server_engine, server_extras, server_flags, server_notes, server_unknowns,
 )
@@ -105,11 +110,46 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     devices = device_loads(snapshot, setup, request.reserves.host, slots, placement, weights.host_exact, kv.host,
                            extras.host_held or 0)
     server, devices = finish_server(model, extras, devices, request.kv_type, engine, kv.engine)
+    devices = _placed(model, engine, devices, setup, placement)
+    if not engine.kv_offload and setup.gpus:
+        kv = replace(kv, host=kv.engine, gpu=0 if kv.engine is not None else None)
     unknowns = fit_unknowns(model, snapshot, ctx) + server_unknowns(model, ctx, server)
     verdict = verdict_of(devices, placement, bool(unknowns))
     return _Judgement(ctx=ctx, table=table, slots=slots, setup=setup, auto=auto, placement=placement, kv=kv,
                       weights=weights, devices=devices, unknowns=unknowns, verdict=verdict, engine=engine,
                       server=server)
+
+
+def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad, ...], setup: GpuSetup,
+            p: Placement) -> tuple[DeviceLoad, ...]:
+    """Rule 11: `-ot` moves weights between devices, `-nkvo` every layer's KV to the host (`placement`)."""
+    if not setup.gpus or (not engine.overrides and engine.kv_offload):
+        return devices
+    host, *gpus = devices
+    if not engine.kv_offload:
+        known = [d.kv for d in devices]
+        total = None if any(k is None for k in known) else sum(k or 0 for k in known)
+        host, gpus = replace(host, kv=total), [replace(d, kv=0) for d in gpus]
+    if engine.overrides:
+        held = device_weights(model, backends_of(model, engine, devices, setup.gpus, p.all_on_gpu).sched)
+        host, gpus = replace(host, weights=held[-1]), [replace(d, weights=w) for d, w in zip(gpus, held, strict=False)]
+    return (host, *gpus)
+
+
+def compute_notes(memory: RuntimeMemory, devices: tuple[DeviceLoad, ...] = ()) -> tuple[str, ...]:
+    """Rule 9's warning: a GPU whose weights + KV fit but whose compute buffer then does not (the verdict leaves
+    compute to the reserves; a second GPU has none by default, where llama.cpp still reserves one)."""
+    out = []
+    loads = {d.name: d for d in devices}
+    for d in memory.devices[1:]:
+        load = loads.get(d.name)
+        if load is None or load.need is None or d.compute is None or load.need > load.usable:
+            continue
+        if load.need + d.compute > load.usable:
+            out.append(f"{load.label}: llama.cpp also reserves a {human_bytes(d.compute)} compute buffer ({d.buffer}) "
+                       f"there, {human_bytes(load.need + d.compute - load.usable)} beyond its usable memory — "
+                       f"raise its reserve or offload less")
+    return tuple(out)
 
 
 def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitVerdict:
@@ -123,11 +163,14 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     ctx, placement, unknowns, verdict = j.ctx, j.placement, j.unknowns, j.verdict
     held = j.devices[0].server
     flags = server_flags(j.server, model, j.engine.swa_full)
+    memory = runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
+                            placement.host_blocks, not placement.output_on_gpu, j.setup.gpus, placement.all_on_gpu,
+                            v_type=request.v_type)
     return FitEstimate(
         snapshot=snapshot, reserves=request.reserves, request=request, n_layer=model.n_layer,
         gpu_layers=placement.gpu_layers, auto_gpu_layers=j.auto, output_on_gpu=placement.output_on_gpu,
         weights=j.weights, kv=j.kv, devices=j.devices, verdict=verdict, unknowns=unknowns,
-        notes=fit_notes(model, snapshot, request, placement, j.setup) + server_notes(j.server),
+        notes=fit_notes(model, snapshot, request, placement, j.setup) + server_notes(j.server) + compute_notes(memory, j.devices),
         claims=Claims(j.weights.file_bytes, model.header_only, verdict, snapshot.captured_at, snapshot.source),
         moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns), held),
         moe_offload=expert_offload(model, snapshot, j.setup, request, ctx, j.table, bool(unknowns),
@@ -135,8 +178,7 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split,
                             _forced_cpu_moe(model, request) or None, server=flags, v_type=request.v_type,
                             engine_argv=request.engine_argv),
-        memory=runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
-                              placement.host_blocks, not placement.output_on_gpu, request.v_type),
+        memory=memory,
         server=j.server,
     )
 

@@ -12,6 +12,10 @@ Rule 3: otherwise the best-fitting free block (the smallest that fits, the last 
 Rule 4: after a node runs, each parent with no consumer and no view left is freed and merged
         with its free neighbours (a view's source when its last view goes); outputs never are.
 Rule 5: the buffer's size is the highest address ever used.
+Rule 6: one allocator serves every backend of a split graph (`ggml_gallocr` with one buffer
+        per backend): each node is placed in its backend's buffer, with that buffer's
+        alignment; a node takes over a parent's memory only in the same buffer; a dependency
+        node (`GGML_OP_NONE`, the scheduler's `input_dep`) reads its sources and takes nothing.
 """
 
 from __future__ import annotations
@@ -33,21 +37,36 @@ class Node:
     view_of: str | None = None
     is_input: bool = False
     is_output: bool = False
+    buffer: int = 0
+    dep: bool = False
+    weight: str | None = None
+    """The model tensor the op reads (its device places the op: `sched` Rule 2); `weight_bytes` its size."""
+    weight_bytes: int = 0
+    op: str = ""
+    rows: int = 0
+    """What a backend's `offload_op` measures: the batch the op works on (`sched` Rule 3)."""
+    cache: int | None = None
+    """A view of layer `cache`'s KV cache (it lives where the cache does)."""
+    on_cpu: bool = False
+    """llama.cpp pins the op to the CPU (`-nkvo`: the attention output)."""
+    layer: int | None = None
+    """The block the op belongs to (None: the input or output layer)."""
 
 
-def _aligned(n: int) -> int:
-    return -(-n // ALIGNMENT) * ALIGNMENT
+def _aligned(n: int, alignment: int) -> int:
+    return -(-n // alignment) * alignment
 
 
 class _FreeList:
     """ggml's `ggml_dyn_tallocr`: free blocks sorted by offset, the last one open-ended (Rules 3–5)."""
 
-    def __init__(self) -> None:
+    def __init__(self, alignment: int = ALIGNMENT) -> None:
         self.blocks: list[list[int]] = [[0, END]]
         self.high = 0
+        self.alignment = alignment
 
     def take(self, size: int) -> int:
-        size = _aligned(size)
+        size = _aligned(size, self.alignment)
         best, best_size = len(self.blocks) - 1, END
         for i, (_, free) in enumerate(self.blocks[:-1]):
             if size <= free <= best_size:
@@ -61,7 +80,7 @@ class _FreeList:
         return offset
 
     def give(self, offset: int, size: int) -> None:
-        size = _aligned(size)
+        size = _aligned(size, self.alignment)
         for i, (start, free) in enumerate(self.blocks):
             if start + free == offset:
                 self.blocks[i][1] += size
@@ -83,6 +102,11 @@ class _FreeList:
 
 def buffer_size(nodes: tuple[Node, ...] | list[Node]) -> int:
     """The compute buffer ggml-alloc reserves for `nodes` (Rules 1–5), in bytes."""
+    return buffer_sizes(nodes, (ALIGNMENT,))[0]
+
+
+def buffer_sizes(nodes: tuple[Node, ...] | list[Node], alignments: tuple[int, ...]) -> tuple[int, ...]:
+    """The compute buffer of each backend (Rules 1–6): `alignments[b]` is buffer b's, in bytes."""
     by_name = {n.name: n for n in nodes}
     consumers = dict.fromkeys(by_name, 0)
     views = dict.fromkeys(by_name, 0)
@@ -93,24 +117,25 @@ def buffer_size(nodes: tuple[Node, ...] | list[Node]) -> int:
             if s in consumers:
                 consumers[s] += 1
     placed: dict[str, int] = {}
-    free = _FreeList()
+    frees = [_FreeList(a) for a in alignments]
 
     def place(n: Node) -> None:
-        if n.view_of is not None or n.name in placed:
+        if n.view_of is not None or n.dep or n.name in placed:
             return
         if n.inplace:
             for p in n.srcs:
                 parent = by_name.get(p)
                 if (parent is not None and p in placed and not parent.is_output and parent.view_of is None
-                        and parent.nbytes == n.nbytes and consumers[p] == 1 and views[p] == 0):
+                        and parent.buffer == n.buffer and parent.nbytes == n.nbytes and consumers[p] == 1
+                        and views[p] == 0):
                     placed[n.name] = placed.pop(p)
                     return
-        placed[n.name] = free.take(n.nbytes)
+        placed[n.name] = frees[n.buffer].take(n.nbytes)
 
     def release(name: str) -> None:
         node = by_name[name]
         if name in placed and not node.is_output:
-            free.give(placed.pop(name), node.nbytes)
+            frees[node.buffer].give(placed.pop(name), node.nbytes)
 
     for n in nodes:
         if n.is_input:
@@ -130,4 +155,4 @@ def buffer_size(nodes: tuple[Node, ...] | list[Node]) -> int:
                 views[source] -= 1
                 if views[source] == 0 and consumers[source] == 0:
                     release(source)
-    return free.high
+    return tuple(f.high for f in frees)

@@ -16,8 +16,11 @@ Rule 4: output buffer: n_vocab × 4 bytes for each sequence's logits row (llama-
         until a batch asks for more).
 Rule 5: compute buffer: ggml's allocator replayed over the graph of one ubatch with the
         runtime's reserved output rows (`compute_graph`, `graph_alloc`): exact for the dense and
-        MoE transformer blocks it was checked on; with GPU layers the graph runs on the first GPU
-        holding layers and the host keeps the inputs and the embeddings lookup (an approximation).
+        MoE transformer blocks it was checked on. With GPUs, llama.cpp's scheduler places each op
+        and copies what a device reads from another (`sched`): every device that runs a part of
+        the graph gets its own compute buffer — each GPU holding layers, a GPU that computes a
+        prompt's large batches for host weights (op offload), and the host's, named after the
+        first GPU's host buffer type (`CUDA_Host`, …; `backends` Rule 2).
 
 Resident (the host's RSS at the end of a workload: a prompt of P tokens, G generated):
 Rule 6: llama.cpp clears the KV and output buffers when it makes them (`ggml_backend_buffer_clear`):
@@ -57,13 +60,19 @@ from gguf_budget.core.fit.checkpoints import CheckpointSettings, checkpoint_memo
 from gguf_budget.core.fit.compute_graph import GraphSettings, compute_nodes, k_rotation, v_rotation
 from gguf_budget.core.fit.compute_graph import approximate as approximate_graph
 from gguf_budget.core.fit.cpu_work import work_bytes
+from gguf_budget.core.fit.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, backend_of
 from gguf_budget.core.fit.graph_alloc import buffer_size
+from gguf_budget.core.fit.placement import host_span
+from gguf_budget.core.fit.sched import SCHED_MAX_COPIES, Scheduler, compute_buffers
 from gguf_budget.core.fit.repack import Repack, repack_buffer
 from gguf_budget.core.fit.runtime_types import (
-    DeviceMemory, EngineSettings, Resident, Runtime, RuntimeMemory, Workload,
+    DeviceMemory, EngineSettings, Resident, Runtime, RuntimeMemory, SplitMode, Workload,
 )
+from gguf_budget.core.errors import RequestError
+from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.fit.slots import SlotLayout
 from gguf_budget.core.fit.types import DeviceLoad
+from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
 
@@ -119,10 +128,12 @@ def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSetting
     full = layout.ctx_seq(ctx)
     tokens = layout.reserve_tokens(ctx, s.ubatch)
     v = KVType(v_type if v_type is not None else kv_type)
+    k_block, k_size = GGML_QUANT_SIZES[KV_TYPES[KVType(kv_type)]]
+    v_block, v_size = GGML_QUANT_SIZES[KV_TYPES[v]]
     return GraphSettings(ubatch=tokens, outputs=min(reserved_outputs(s), tokens), flash_attn=flash_attn(s), full_cells=full,
                          swa_cells=_swa_cells(model, ctx, layout, s),
                          rot_k=k_rotation(model.head_dim_k, KVType(kv_type).quantized),
-                         rot_v=v_rotation(model.head_dim_v, v.quantized))
+                         rot_v=v_rotation(model.head_dim_v, v.quantized), k_size=k_size / k_block, v_size=v_size / v_block)
 
 
 def _spanned(cells: int, tokens: int) -> int:
@@ -137,6 +148,78 @@ def compute_buffer(model: ModelSpec, settings: GraphSettings) -> tuple[int, int]
     nodes = compute_nodes(model, settings)
     inputs = sum(n.nbytes for n in nodes if n.is_input) + 4 * (model.n_embd or 0) * settings.ubatch
     return buffer_size(nodes), inputs
+
+
+@per_model(maxsize=256)
+def device_compute(model: ModelSpec, settings: GraphSettings, sched: Scheduler) -> tuple[int, ...]:
+    """Rule 5 with GPUs: each backend's compute buffer (GPUs in order, the host last)."""
+    names: dict[int, list[str]] = {}
+    if sched.overrides:
+        for t in model.tensors:
+            if t.layer is not None:
+                names.setdefault(t.layer, []).append(t.name)
+    keys = tuple(sched.block_key(il, tuple(names.get(il, ()))) + (sched.slot_device[il],)
+                 for il in range(model.n_layer))
+    return compute_buffers(compute_nodes(model, settings, keys, kv_on_cpu=sched.kv_on_cpu), sched)
+
+
+def _override_device(buffer: str, names: list[str], rules: list[BackendRules]) -> int:
+    """An `-ot` buffer name's backend index: a GPU's printed name or `PREFIXi`, else the host (CPU, CPU_REPACK, …)."""
+    for b, name in enumerate(names):
+        if buffer in (name, f"{rules[b].prefix}{b}"):
+            return b
+    if buffer.upper().startswith("CPU"):
+        return len(names)
+    raise RequestError(f"-ot names a buffer this machine has not: {buffer!r} (try CPU or {', '.join(names) or 'CPU'})")
+
+
+@dataclass(frozen=True)
+class Backends:
+    """The scheduler's view of the fit's devices and the name of each compute buffer (GPUs, then the host's)."""
+
+    sched: Scheduler
+    names: tuple[str, ...]
+
+
+def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[DeviceLoad, ...],
+                gpus: tuple[GpuInfo, ...], all_offloaded: bool) -> Backends:
+    """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`)."""
+    L = model.n_layer
+    rules = [BACKENDS[backend_of(g.vendor, settings.gpu_backend)] for g in gpus]
+    names = [r.device_name(g.index, g.name) for r, g in zip(rules, gpus, strict=True)]
+    cpu = len(gpus)
+    slot_device = [cpu] * (L + 1)
+    for b, d in enumerate(devices[1:]):
+        if d.slots is not None:
+            for slot in range(*d.slots):
+                slot_device[slot] = b
+    overrides = tuple((o.pattern, _override_device(o.buffer, names, rules)) for o in settings.overrides)
+    used = [b for b in range(cpu) if b in slot_device] if settings.split_mode is SplitMode.NONE else list(range(cpu))
+    pipeline = (len(used) > 1 and all_offloaded and settings.split_mode is SplitMode.LAYER and settings.kv_offload
+                and not overrides)
+    sched = Scheduler(
+        alignments=(*(r.alignment for r in rules), CPU_ALIGNMENT),
+        offload=(*(r.offload if settings.op_offload and b in used else None for b, r in enumerate(rules)), None),
+        slot_device=tuple(slot_device),
+        kv_device=tuple(slot_device[il] if settings.kv_offload else cpu for il in range(L)),
+        overrides=overrides, copies=SCHED_MAX_COPIES if pipeline else 1, kv_on_cpu=not settings.kv_offload,
+        matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded,
+    )
+    host = rules[0].host_buffer if rules else "CPU"
+    return Backends(sched, (*names, host))
+
+
+def device_computes(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
+                    devices: tuple[DeviceLoad, ...], gpus: tuple[GpuInfo, ...],
+                    all_offloaded: bool, v_type: KVType | None = None) -> tuple[int | None, ...]:
+    """Rule 5 per device, host first (as `devices`); None throughout when the context is unknown."""
+    if not ctx:
+        return (None,) * len(devices)
+    gs = graph_settings(model, ctx, kv_type, settings, v_type)
+    if not gpus:
+        return (compute_buffer(model, gs)[0],)
+    *on_gpus, on_host = device_compute(model, gs, backends_of(model, settings, devices, gpus, all_offloaded).sched)
+    return (on_host, *on_gpus)
 
 
 def process_bytes(model: ModelSpec, runtime: Runtime) -> int:
@@ -198,23 +281,26 @@ def resident(run: _Run, w: Workload) -> Resident:
 
 def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
                    snapshot_features: frozenset[str] | None, devices: tuple[DeviceLoad, ...], host_blocks: int,
-                   output_on_host: bool, v_type: KVType | None = None) -> RuntimeMemory:
-    """Rules 1–10 for the placement the fit chose (`devices[0]` is the host)."""
+                   output_on_host: bool, gpus: tuple[GpuInfo, ...] = (), all_offloaded: bool = False,
+                   v_type: KVType | None = None) -> RuntimeMemory:
+    """Rules 1–10 for the placement the fit chose (`devices[0]` is the host, then one per GPU of `gpus`)."""
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
     repack = (repack_buffer(model, features, host_blocks, output_on_host) if features is not None and settings.repack
               else Repack((), 0))
-    whole, inputs = compute_buffer(model, graph_settings(model, ctx, kv_type, settings, v_type)) if ctx else (None, None)
-    on_gpu = [i for i, d in enumerate(devices) if i and (d.weights or d.kv)]
-    host, *gpus = devices
+    host, *gpu_loads = devices
+    backends = backends_of(model, settings, devices, gpus, all_offloaded) if gpus else None
+    computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded, v_type)
+    on_gpu = any(d.weights or d.kv for d in gpu_loads)
+    mapped = host_span(model, backends.sched) if backends is not None else host.weights
     out = [DeviceMemory(
-        name=host.name, mapped_weights=host.weights if settings.mmap else 0,
+        name=host.name, mapped_weights=mapped if settings.mmap else 0,
         loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
-        output=LOGIT_BYTES * (model.n_vocab or 0) * settings.n_seq, compute=inputs if on_gpu else whole,
+        output=LOGIT_BYTES * (model.n_vocab or 0) * settings.n_seq, compute=computes[0],
+        buffer=backends.names[-1] if backends else "CPU",
     )]
-    for i, d in enumerate(gpus, start=1):
-        gpu_compute = (whole if on_gpu and i == on_gpu[0] else 0) if whole is not None else None
+    for i, d in enumerate(gpu_loads, start=1):
         out.append(DeviceMemory(name=d.name, mapped_weights=0, loaded_weights=d.weights, repack=0, kv=d.kv, output=0,
-                                compute=gpu_compute))
+                                compute=computes[i], buffer=backends.names[i - 1] if backends else d.name))
     short = full = None
     if ctx and out[0].kv is not None and out[0].compute is not None:
         run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), v_type=v_type, settings=settings, host=out[0],

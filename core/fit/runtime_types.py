@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
+from gguf_budget.core.fit.backends import GpuBackend
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.vocab import TextEnum
 
@@ -111,11 +112,15 @@ class EngineSettings:
     devices: tuple[str, ...] | None = None
     mlock: bool = False
     threads_batch: int | None = None
+    gpu_backend: GpuBackend | None = None
+    """Which llama.cpp backend drives the GPUs (None: each GPU's vendor's usual one, `backends.backend_of`)."""
 
     def __post_init__(self) -> None:
         if self.main_gpu < 0 or self.threads_batch is not None and self.threads_batch < 1:
             raise RequestError("the main GPU cannot be negative, and batch threads must be at least 1")
         object.__setattr__(self, "split_mode", SplitMode(self.split_mode))
+        if self.gpu_backend is not None:
+            object.__setattr__(self, "gpu_backend", GpuBackend(self.gpu_backend))
         if self.ubatch < 1 or self.outputs is not None and self.outputs < 1 or self.threads < 1 or (
                 self.batch is not None and self.batch < 1) or self.n_seq < 1:
             raise RequestError("ubatch, batch, outputs, threads and sequences must be at least 1")
@@ -135,6 +140,8 @@ class DeviceMemory:
     kv: int | None
     output: int
     compute: int | None
+    buffer: str = "CPU"
+    """The name llama.cpp prints for this device's compute buffer (`backends` Rules 1–2)."""
 
     @property
     def anonymous(self) -> int | None:

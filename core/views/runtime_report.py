@@ -1,7 +1,8 @@
 """What llama.cpp would hold, in words and JSON: one source for `fit`'s text, its JSON and the side panel.
 
 Rule 1: per device, what llama.cpp reserves: the mapped (file-backed) weights apart from the
-        anonymous buffers — loaded weights, repacked copies, KV, output, compute — and their sum.
+        anonymous buffers — loaded weights, repacked copies, KV, output, compute — and their sum;
+        each device's compute buffer under the name llama.cpp prints for it (`CUDA0`, `CUDA_Host`, …).
 Rule 2: the host's predicted peak RSS is a band for the runtime assumed (llama-server unless
         chosen): after a short prompt, and once the context has filled — the figure to plan on
         (`peak_rss_short`, `peak_rss_full`), each itemized by what is resident (the touched part
@@ -25,7 +26,7 @@ from gguf_budget.core.units import human_bytes
 
 def _device_dict(d: DeviceMemory, reserve: int) -> dict[str, Any]:
     return {"name": d.name, "mapped_weights": d.mapped_weights, "loaded_weights": d.loaded_weights,
-            "repack": d.repack, "kv": d.kv, "output": d.output, "compute": d.compute,
+            "repack": d.repack, "kv": d.kv, "output": d.output, "compute": d.compute, "compute_buffer": d.buffer,
             "anonymous": d.anonymous, "file_backed": d.mapped_weights, "total": d.total, "reserve": reserve}
 
 
@@ -68,7 +69,7 @@ def runtime_dict(fit: FitEstimate) -> dict[str, Any] | None:
 
 def _items(d: DeviceMemory) -> str:
     parts = [("loaded weights", d.loaded_weights), ("repacked", d.repack), ("KV", d.kv), ("output", d.output),
-             ("compute", d.compute)]
+             (f"compute ({d.buffer})", d.compute)]
     return ", ".join(f"{name} {human_bytes(v)}" for name, v in parts if v is None or v)
 
 

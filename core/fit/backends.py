@@ -1,0 +1,71 @@
+"""llama.cpp's GPU backends as its scheduler sees them: buffer names, alignment, op offload, pipelining.
+
+Pure; a table read off `core.llama_cpp.LLAMA_CPP_SOURCE` (ggml/src/ggml-*/).
+
+Rule 1: buffer names as llama.cpp prints them: `CUDA0`, `ROCm0`, `Vulkan0`, `MTL0`, `SYCL0`,
+        `RPC0[host:port]` (each RPC server's own device 0; ggml-rpc.cpp names it after its endpoint).
+Rule 2: the CPU backend's compute buffer is the first device's host buffer type where it has one
+        (llama-context.cpp `llama_context`: `ggml_backend_dev_host_buffer_type(model.devices[0])`):
+        `CUDA_Host`, `ROCm_Host`, `Vulkan_Host`, `SYCL_Host`; Metal and RPC have none: `CPU`.
+Rule 3: alignment of a compute buffer: CUDA/ROCm 128 (`ggml_backend_cuda_buffer_type_get_alignment`),
+        Metal 32, RPC the remote CPU's 32, Vulkan the device's `minStorageBufferOffsetAlignment`
+        (64 taken), SYCL 128, the CPU (and its host buffers) 32.
+Rule 4: `offload_op`: CUDA/ROCm (`ggml_backend_cuda_device_offload_op`), Vulkan, SYCL take any op of
+        a batch of 32 rows or more but `GET_ROWS`; Metal only matrix products
+        (`ggml_backend_metal_device_offload_op`); RPC none (ggml-rpc.cpp: `offload_op = NULL`).
+Rule 5: every one of them reports async compute and events (`caps`), so pipeline parallelism
+        is possible on all (`sched` Rule 6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gguf_budget.core.machine.gpu import Vendor
+from gguf_budget.core.vocab import TextEnum
+
+CPU_ALIGNMENT = 32
+OFFLOAD_MIN_BATCH = 32
+
+
+class GpuBackend(TextEnum):
+    """Which llama.cpp backend drives the GPUs; the value is the word the command line and JSON use."""
+
+    CUDA = "cuda"
+    ROCM = "rocm"
+    VULKAN = "vulkan"
+    METAL = "metal"
+    SYCL = "sycl"
+    RPC = "rpc"
+
+
+@dataclass(frozen=True)
+class BackendRules:
+    """Rules 1–4 for one backend."""
+
+    prefix: str
+    host_buffer: str
+    alignment: int
+    offload: int | None
+    matmul_only: bool = False
+
+    def device_name(self, i: int, gpu_name: str) -> str:
+        return f"{self.prefix}0[{gpu_name}]" if self.prefix == "RPC" else f"{self.prefix}{i}"
+
+
+BACKENDS: dict[GpuBackend, BackendRules] = {
+    GpuBackend.CUDA: BackendRules("CUDA", "CUDA_Host", 128, OFFLOAD_MIN_BATCH),
+    GpuBackend.ROCM: BackendRules("ROCm", "ROCm_Host", 128, OFFLOAD_MIN_BATCH),
+    GpuBackend.VULKAN: BackendRules("Vulkan", "Vulkan_Host", 64, OFFLOAD_MIN_BATCH),
+    GpuBackend.METAL: BackendRules("MTL", "CPU", 32, OFFLOAD_MIN_BATCH, matmul_only=True),
+    GpuBackend.SYCL: BackendRules("SYCL", "SYCL_Host", 128, OFFLOAD_MIN_BATCH),
+    GpuBackend.RPC: BackendRules("RPC", "CPU", CPU_ALIGNMENT, None),
+}
+
+BY_VENDOR = {Vendor.NVIDIA: GpuBackend.CUDA, Vendor.AMD: GpuBackend.ROCM, Vendor.APPLE: GpuBackend.METAL,
+             Vendor.INTEL: GpuBackend.SYCL, Vendor.UNKNOWN: GpuBackend.CUDA}
+
+
+def backend_of(vendor: Vendor, chosen: GpuBackend | None) -> GpuBackend:
+    """The request's backend, else the vendor's usual one (an unknown vendor: CUDA)."""
+    return chosen if chosen is not None else BY_VENDOR[vendor]

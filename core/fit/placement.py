@@ -1,0 +1,56 @@
+"""Which device holds each weight and each layer's KV when llama.cpp's placement options are set, and what the host maps.
+
+Pure. Source: `core.llama_cpp.LLAMA_CPP_SOURCE`, src/llama-model.cpp `llama_model_base::load_tensors` and
+src/llama-model-loader.cpp.
+
+Rule 1: `-ot PATTERN=BUFFER` keeps every tensor whose name the pattern finds (`std::regex_search`,
+        the first matching override wins) in that buffer — a GPU by its printed name, or the host
+        (`CPU`) — whatever its layer's slot (`sched.Scheduler.weight_device`); each device's weights
+        are the sum of what it then holds (the tied output table, duplicated onto the output slot's
+        device, counted there too).
+Rule 2: `-nkvo` keeps every layer's KV cache in host RAM (llama-kv-cache.cpp `llama_kv_cache`:
+        `offload ? model.dev_layer(il) : cpu`).
+Rule 3: with mmap the host's model buffer (`CPU_Mapped`) is the span of the file its tensors cover
+        (`llama_model_loader::get_mapping_range`: from the first host tensor's data to the end of
+        the last), so a GPU tensor lying between two host tensors is mapped too, and a trailing
+        output matrix on a GPU is not. Tensor data follow the directory order, each aligned to the
+        file's alignment (32 bytes unless `general.alignment` says otherwise).
+"""
+
+from __future__ import annotations
+
+from gguf_budget.core.fit.sched import Scheduler
+from gguf_budget.core.model.spec import ModelSpec
+
+GGUF_ALIGNMENT = 32
+
+
+def _padded(n: int, alignment: int = GGUF_ALIGNMENT) -> int:
+    return -(-n // alignment) * alignment
+
+
+def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
+    """Rule 1: the bytes each backend holds (GPUs in order, the host last)."""
+    out = [0] * (sched.cpu + 1)
+    names = {t.name for t in model.tensors}
+    for t in model.tensors:
+        out[sched.weight_device(t.name)] += t.nbytes
+    if "output.weight" not in names:  # tied: the output slot holds a copy of the embeddings table
+        table = next((t.nbytes for t in model.tensors if t.name == "token_embd.weight"), 0)
+        dev = sched.weight_device("output.weight")
+        if dev != sched.cpu:
+            out[dev] += table
+    return tuple(out)
+
+
+def host_span(model: ModelSpec, sched: Scheduler) -> int:
+    """Rule 3: the bytes of the file the host maps."""
+    offsets, offset = [], 0
+    for t in model.tensors:
+        offsets.append(offset)
+        offset += _padded(t.nbytes)
+    host = [i for i, t in enumerate(model.tensors) if sched.weight_device(t.name) == sched.cpu]
+    if not host:
+        return 0
+    last = model.tensors[host[-1]]
+    return offsets[host[-1]] + last.nbytes - offsets[host[0]]
