@@ -72,7 +72,7 @@ def assert_as_cli(capsys, window, path: Path, *flags: str) -> dict:
     printed = capsys.readouterr().out
     rows = child(window, "serverRows").text().splitlines()
     assert [row.split(": ", 1)[0] for row in rows] == [k for k in ("Slots", "Cache RAM", "Checkpoint", "Projector", "Draft",
-                                                                  "Server RSS") if re.search(f"^{k} ", printed, re.M)]
+                                                                  "Session", "Counted", "Worst case") if re.search(f"^{k} ", printed, re.M)]
     for row in rows:  # each line as `fit` prints it
         name, text = row.split(": ", 1)
         assert re.search(rf"^{name}\s+{re.escape(text)}$", printed, re.M), row
@@ -131,15 +131,19 @@ def test_each_knob_changes_the_full_load_as_the_same_fit_flag_does(qtbot, capsys
 
 
 def test_a_two_gib_cache_is_in_the_verdict_as_fit_counts_it(qtbot, capsys, make_window, gemma):
-    """On 7 GiB (1 GiB usable after the 6 GiB host reserve) a 2 GiB prompt cache turns the verdict, as in `fit`."""
+    """On 7 GiB (1 GiB usable after the 6 GiB host reserve) a 2 GiB prompt cache turns the verdict when it is judged
+    full (the worst case), as in `fit`; the typical chat fills little of it."""
     small = make_window(probe_backend=lambda: hypothetical_machine(7 * GIB))
     qtbot.waitUntil(lambda: small.snapshot() is not None)
     open_model(qtbot, small, gemma)
     assert small.current_fit().verdict.admitted
     set_box(qtbot, small, "cacheRamSpin", "2048")
+    assert small.current_fit().verdict.admitted
+    child(small, "worstCaseCheck").setChecked(True)
+    settle(qtbot, small)
     assert not small.current_fit().verdict.admitted
-    want = json.loads((main(["fit", str(gemma), "--json", "--host-available", "7G", "--no-gpu", "--cache-ram", "2048"]),
-                       capsys.readouterr().out)[1])
+    want = json.loads((main(["fit", str(gemma), "--json", "--host-available", "7G", "--no-gpu", "--cache-ram", "2048",
+                             "--worst-case"]), capsys.readouterr().out)[1])
     assert {k: drawn(small)[k] for k in COMPARED} == {k: want[k] for k in COMPARED}
 
 

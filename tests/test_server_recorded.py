@@ -129,7 +129,7 @@ def _flip(models: dict[str, ModelSpec], spec: ModelSpec, ctx: int, base: ServerS
     assert biggest_a is not None and biggest_a >= ctx and (biggest_b is None or biggest_b < ctx)
 
 
-QUIET = ServerSettings(cache_ram_mib=0, ctx_checkpoints=0)
+QUIET = ServerSettings(cache_ram_mib=0, ctx_checkpoints=0, worst_case=True)  # the worst case: every cache full
 
 
 def test_automatic_slots_change_the_verdict_by_the_kv_the_server_printed(models, projector):

@@ -56,6 +56,7 @@ from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.server import (
     finish_server, server_engine, server_extras, server_flags, server_notes, server_unknowns,
 )
+from gguf_budget.core.fit.server_band import server_band, session_workloads
 from gguf_budget.core.fit.server_types import ServerLoad
 from gguf_budget.core.fit.slots import SlotLayout, slot_kv_table
 from gguf_budget.core.model.kv import KVType, layer_kv_table
@@ -90,7 +91,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     table = slot_kv_table(model, ctx, request.kv_type, layout, ubatch=engine.ubatch, swa_full=engine.swa_full) if ctx else None
     slots = Slots.build([*model.layer_bytes, output_slot_bytes(model)], table)
     bare = GpuSetup.build(snapshot, request)
-    extras = server_extras(model, bare, request.server, ctx, layout, engine, request.kv_type)
+    extras = server_extras(model, bare, request.server, ctx, layout, engine, request.kv_type, snapshot.cpu_features)
     setup = replace(bare, held=extras.gpu_held)
     auto = most_layers_that_fit(L, lambda g: setup.fits(slots, setup.place(L, g))) if slots.kv is not None else None
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
@@ -129,8 +130,9 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
                                    placement.gpu_layers, held, flags),
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split,
                             server=flags),
-        memory=runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
-                              placement.host_blocks, not placement.output_on_gpu),
+        memory=server_band(runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
+                                          placement.host_blocks, not placement.output_on_gpu,
+                                          session_workloads(j.server)), j.server, model, request.kv_type, j.engine),
         server=j.server,
     )
 

@@ -195,8 +195,8 @@ def resident(run: _Run, w: Workload) -> Resident:
 
 def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
                    snapshot_features: frozenset[str] | None, devices: tuple[DeviceLoad, ...], host_blocks: int,
-                   output_on_host: bool) -> RuntimeMemory:
-    """Rules 1–10 for the placement the fit chose (`devices[0]` is the host)."""
+                   output_on_host: bool, workloads: tuple[Workload, ...] = ()) -> RuntimeMemory:
+    """Rules 1–10 for the placement the fit chose (`devices[0]` is the host), and for each of `workloads`."""
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
     repack = (repack_buffer(model, features, host_blocks, output_on_host) if features is not None and settings.repack
               else Repack((), 0))
@@ -213,10 +213,13 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
         out.append(DeviceMemory(name=d.name, mapped_weights=0, loaded_weights=d.weights, repack=0, kv=d.kv, output=0,
                                 compute=gpu_compute))
     short = full = None
+    along: tuple[Resident, ...] = ()
     if ctx and out[0].kv is not None and out[0].compute is not None:
         run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), settings=settings, host=out[0],
                    host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu))
         short, full = resident(run, settings.short), resident(run, Workload(prompt=ctx))
+        along = tuple(resident(run, w) for w in workloads)
     return RuntimeMemory(settings=settings, devices=tuple(out), repacked_tensors=repack.tensors, cpu_features=features,
-                         compute_approximate=approximate_graph(model) or bool(on_gpu), short=short, full=full)
+                         compute_approximate=approximate_graph(model) or bool(on_gpu), short=short, full=full,
+                         along=along)
 
