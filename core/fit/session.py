@@ -87,6 +87,8 @@ class SessionTrace:
 
     spec: SessionSpec
     steps: tuple[SessionStep, ...]
+    largest_state: int
+    """The whole state of the most tokens one slot held (a cache entry without its checkpoints)."""
 
     @property
     def peak(self) -> SessionStep:
@@ -208,4 +210,4 @@ def replay(m: SessionModel, spec: SessionSpec) -> SessionTrace:
             checkpoint_count=sum(len(s.checkpoints) for s in server.slots),
             checkpoint_bytes=sum(server.slot_checkpoints(s) for s in server.slots),
             largest_prompt=largest_prompt, largest_tokens=largest_tokens))
-    return SessionTrace(spec=spec, steps=tuple(steps))
+    return SessionTrace(spec=spec, steps=tuple(steps), largest_state=server.state(largest_tokens or m.slot_ctx))

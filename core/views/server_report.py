@@ -3,6 +3,8 @@
 Rule 1: one line per thing the server holds — slots, prompt cache, checkpoints, projector,
         draft — each with its bytes, where they sit, and the default it departs from.
 Rule 2: figures are estimates when full (the cache and checkpoint lists at their limits), and say so.
+Rule 4: when the worst case does not fit the host's room, the caps that would keep it in
+        (`server_caps`), each with its cost and the command with it.
 Rule 3: the session: its spelling (said as an assumption when the person gave none), what the
         server holds after each request (the trajectory, `server_band` Rule 3), its peak, and
         the worst case — "when every cache and checkpoint is full" — kept beside it; the line
@@ -15,6 +17,7 @@ from typing import Any
 
 from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
 from gguf_budget.core.fit.server_band import session_rss
+from gguf_budget.core.fit.server_caps import worst_case_caps
 from gguf_budget.core.fit.server_types import ServerLoad
 from gguf_budget.core.fit.slots import AUTO_SLOTS
 from gguf_budget.core.fit.types import FitEstimate
@@ -104,6 +107,8 @@ def _session_rows(e: FitEstimate) -> list[tuple[str, str]]:
                else f"the session's peak, {human_bytes(peak.held)}; the worst case, {WORST_CASE}, is "
                     f"{human_bytes(s.worst_held)} (--worst-case to judge on it)")
     rows.append(("Counted", f"the verdict counts {counted}"))
+    for cap in worst_case_caps(e):
+        rows.append(("Cap", f"{' '.join(cap.args)} keeps the worst case within the host's room; cost: {cap.cost}"))
     return rows
 
 
@@ -126,7 +131,9 @@ def session_dict(e: FitEstimate) -> dict[str, Any] | None:
     return {"spec": trace.spec.text, "assumed": trace.spec.assumed, "counted": "worst_case" if s.settings.worst_case
             else "session_peak", "peak_request": trace.steps.index(trace.peak) + 1, "peak_held": trace.peak.held,
             "peak_rss": max((r for r in rss if r is not None), default=None), "worst_case_held": s.worst_held,
-            "worst_case_rss": e.peak_rss_server, "worst_case": WORST_CASE, "trajectory": steps}
+            "worst_case_rss": e.peak_rss_server, "worst_case": WORST_CASE,
+            "caps": [{"flag": c.flag, "value": c.value, "cost": c.cost} for c in worst_case_caps(e)],
+            "trajectory": steps}
 
 
 def server_dict(e: FitEstimate) -> dict[str, Any] | None:
