@@ -18,6 +18,11 @@ Rule 4: rows: weights (model buffers but the repacked copies), repacked copies, 
         prints MiB with two decimals: a difference within that rounding is no error. A dry run
         measured no weights, copies or KV (its 0.00 MiB are no measurement): those rows have none,
         and the total sums the rows that were measured.
+Rule 6: a llama-server log: its slots and KV sharing are the request's (`n_slots`, `kv_unified`),
+        and what it printed holding beyond the model — the draft's buffers, the projector's
+        weights and compute, the most its prompt cache and its slots' checkpoints held — is added
+        to the estimated peak RSS in place of one prompt's checkpoints: the traffic that filled
+        them is not in the log, what they held is.
 Rule 5: speed: llama.cpp's `eval time` tokens/s (decode) and `prompt eval time` tokens/s
         (prefill) — measurements; a dry run and a run that timed nothing have none — beside the
         full load's estimates for the same request on the given figures, at the run's own
@@ -41,6 +46,7 @@ from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.runtime_types import (
     DEFAULT_RUNTIME, DEFAULT_THREADS, SHORT_WORKLOAD, EngineSettings, Runtime, Workload,
 )
+from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import hypothetical_machine
@@ -109,7 +115,18 @@ def request_from_log(log: LlamaCppLog, run: LoadRecord) -> FitRequest:
         cpu_features=log.cpu_features or None, threads=log.n_threads or DEFAULT_THREADS, short=workload_of(log),
         ctx_checkpoints=log.checkpoints[0] if log.checkpoints else CTX_CHECKPOINTS,
     )
-    return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv, engine=engine)
+    srv = log.server
+    server = ServerSettings(n_parallel=srv.slots or 1, kv_unified=srv.kv_unified, cache_ram_mib=0,
+                            ctx_checkpoints=engine.ctx_checkpoints)
+    return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv, engine=engine,
+                      server=server)
+
+
+def server_extras_held(log: LlamaCppLog) -> int:
+    """Rule 6: what a llama-server log printed holding beyond its model's own buffers."""
+    srv, draft = log.server, log.draft
+    printed = sum(b.nbytes for b in draft.buffers) if draft is not None else 0
+    return printed + srv.projector + srv.cache_held + srv.checkpoints_held
 
 
 def runtime_of(log: LlamaCppLog) -> Runtime:
@@ -179,7 +196,9 @@ def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = 
     rows.append(ComparisonRow("total buffers", _sum(measured[k][0] for k in taken), _sum(estimated[k] for k in taken),
                               resolution=sum(measured[k][1] for k in taken) * ROUNDING))
     if log.peak_rss is not None:
-        rows.append(ComparisonRow("peak RSS", log.peak_rss, m.peak_rss_short if m else None))
+        short = m.short if m else None
+        rows.append(ComparisonRow("peak RSS", log.peak_rss, None if short is None else short.total + (
+            server_extras_held(log) - short.checkpoints if log.server.checkpoints_held else server_extras_held(log))))
     speed = run_speed(log, model, e, bandwidths or Bandwidths())
     prefill = None if speed is None else speed.prefill
     rows.append(ComparisonRow("decode", log.eval.tokens_per_second if log.eval else None,
