@@ -9,21 +9,28 @@ Rule 2: before the model's layers are placed, the projector and the draft take t
         (`projector` Rule 2, `draft` Rule 3), as llama.cpp's fit counts them first: a GPU's room
         for the model is its usable memory less what they hold there.
 Rule 3: the verdict counts, per device: the projector's weights and one image's compute buffer,
-        the draft's weights and KV cache; on the host also every slot's checkpoints, full
-        (`checkpoints` Rules 3–4: each slot's list full), and the prompt cache, full (`prompt_cache` Rules 2–3). The
-        draft's compute and output buffers are itemized beside, like the model's own.
+        the draft's weights and KV cache; on the host also the prompt cache and every slot's
+        checkpoints as the session leaves them at its peak (`session` Rule 5), or — asked with
+        `worst_case` — full (`checkpoints` Rules 3–4: each slot's list full; `prompt_cache` Rules
+        2–3: the cache at its limit). The draft's compute and output buffers are itemized beside,
+        like the model's own.
 Rule 4: the prompt cache the person did not size holds one context's worth, within what the
         host has left once everything else is placed (`prompt_cache` Rule 5): it never turns a
         load that fits into one that does not; one the person sized is held, and may.
-Rule 5: the server's resident memory beyond the model's (`host_rss`): the full cache, the
-        checkpoints, whatever of the projector and the draft sits in host RAM (the draft's
-        weights mapped, as the model's), and the draft's output buffer.
+Rule 5: the server's resident memory beyond the model's in the worst case (`host_rss`): the full
+        cache, the checkpoints, whatever of the projector and the draft sits in host RAM (the
+        draft's weights mapped, as the model's), and the draft's output buffer; what the draft and
+        the projector hold in both ends of the band (`band_extra`, `band_mapped`: `server_band`).
 Rule 6: the command carries the settings that realise the load: `-np`, `--kv-unified` for
         shared slots, `--cache-ram`, `--ctx-checkpoints` where the model makes checkpoints or the
         number is not the default, `--mmproj` (`--no-mmproj-offload` when placed on the host
         beside a GPU), `-md … --spec-type draft-simple -ngld N` (`-devd none` on the host,
         `-ctkd/-ctvd` for a quantized draft cache). Ollama: `OLLAMA_NUM_PARALLEL`; what it cannot
         say (cache size, checkpoints, a draft) is a note.
+Rule 7: a draft beside a model that checkpoints adds its own state to each checkpoint
+        (`create_checkpoint`: `update_dft`), its whole state for a draft that makes none itself
+        (`checkpoints.partial_state_bytes`); its host weights are repacked for the CPU as the
+        model's are (`repack`).
 """
 
 from __future__ import annotations
@@ -227,13 +234,13 @@ def finish_server(model: ModelSpec, x: ServerExtras, devices: tuple[DeviceLoad, 
 
 
 def _band_mapped(x: ServerExtras) -> int:
-    """Rule 7: the draft's host weights, mapped as the model's."""
+    """Rule 5: the draft's host weights, mapped as the model's."""
     d = x.draft
     return 0 if d is None else dict(d.weights).get(HOST, 0)
 
 
 def _band_extra(x: ServerExtras) -> int:
-    """Rule 7: what the draft and the projector hold resident in host RAM beside the model's own, anonymous."""
+    """Rule 5: what the draft and the projector hold resident in host RAM beside the model's own, anonymous."""
     total = 0
     p = x.projector
     if p is not None and p.device == HOST:

@@ -60,7 +60,7 @@ def session_rss(memory: RuntimeMemory, load: ServerLoad) -> tuple[int | None, ..
     if load.session is None or short is None or len(memory.along) != len(load.session.steps):
         return ()
     fixed = short.total - short.compute - short.work - short.checkpoints
-    touched, out = 0, []
+    touched, out = 0, list[int | None]()
     for step, r in zip(load.session.steps, memory.along, strict=True):
         if step.refused:
             out.append(None)
