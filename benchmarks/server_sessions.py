@@ -10,7 +10,7 @@ resending its conversation with what the server generated) and reads VmRSS from 
 after each answer. Error = (predicted − measured) / measured, per request; the bound the issue
 asks is ±10 % at every sample.
 
-Run: .venv/bin/python benchmarks/server_sessions.py [NAME…] [--record DIR]
+Run: .venv/bin/python benchmarks/server_sessions.py [NAME…] [--record DIR | --from-recorded DIR]
 `--record` keeps each run's log (less its per-tensor noise) and samples as tests/data/server-sessions
 fixtures (tests/test_server_sessions.py reads them).
 """
@@ -82,16 +82,26 @@ HEADER = ["scenario", "req", "tokens", "cached", "cache MiB", "ckpts", "ckpt MiB
           "error"]
 
 
+def recorded(name: str, paths: dict[str, str], folder: Path) -> list[list[str]]:
+    """The table for a recorded run: today's prediction beside the samples kept."""
+    rec = json.loads((folder / f"{name}.json").read_text())
+    fit, _ = predicted(SCENARIOS[name], paths)
+    return rows(name, fit["server"]["session"]["trajectory"], [Sample(**x) for x in rec["samples"]])
+
+
 def main(argv: list[str]) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("names", nargs="*", metavar="NAME", help=f"scenarios (default all): {', '.join(SCENARIOS)}")
     p.add_argument("--record", type=Path, help="keep logs and samples here (tests/data/server-sessions)")
+    p.add_argument("--from-recorded", type=Path, metavar="DIR",
+                   help="no llama-server: today's prediction beside the samples recorded in DIR")
     args = p.parse_args(argv)
     table = []
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_models(Path(tmp))
         for name in args.names or list(SCENARIOS):
-            got = run(name, paths, args.record, Path(tmp))
+            got = (recorded(name, paths, args.from_recorded) if args.from_recorded
+                   else run(name, paths, args.record, Path(tmp)))
             table += got
             print("\n".join(aligned_lines([HEADER, *got])), flush=True)
     worst = max(table, key=lambda r: abs(float(r[-1].rstrip("%"))))

@@ -300,14 +300,17 @@ class Sample:
 def drive_session(url: str, pid: int, spec: SessionSpec, image: bytes | None = None) -> list[Sample]:
     """Send every request of `spec` in order (`session_spec` Rule 2) as token arrays — each turn resends its
     conversation, generated tokens included — and sample the server's RSS after each answer. A request with
-    images sends them with plain letters instead (`multimodal_data`)."""
+    images sends its own letters, then the images (`multimodal_data`), so that conversations share no prefix."""
     samples, history = [], {}
+    marker = None
     for r in spec.requests():
         rnd = random.Random(r.conversation * 7919 + r.turn)
         new = [rnd.randrange(3, 259) for _ in range(r.new)]
         tokens = history.get(r.conversation, []) + new
         if r.images:
-            text = "<__media__>" * r.images + ("abcdefghij" * (r.new // 10 + 1))[:r.new]
+            marker = marker or httpx.get(f"{url}/props", timeout=60).json()["media_marker"]  # random per server
+            letters = "".join(chr(97 + rnd.randrange(26)) for _ in range(r.new))  # its own text, then the images
+            text = letters + marker * r.images
             data = [base64.b64encode(image or png(224, 224)).decode()] * r.images
             prompt: object = {"prompt_string": text, "multimodal_data": data}
         else:

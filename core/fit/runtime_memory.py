@@ -39,9 +39,13 @@ Rule 9: llama-server and llama-cli (which runs the server in-process) keep conte
         4 + n_ubatch tokens).
 Rule 10: the process (binary, libraries, threads, tokenizer tables, sampler arrays, and for
         llama-cpp-python the interpreter): `PROFILES[runtime].process` + `PROCESS_PER_TOKEN` ·
-        n_vocab, fitted as peak RSS − every other resident item. llama-cli and llama-server
-        (one engine): 31,930 KiB + 149 bytes a vocabulary token, least squares on the 12
-        llama-cli runs of tests/data/llamacpp-logs (a copy of the shared logs) only;
+        n_vocab, fitted as peak RSS − every other resident item. llama-cli: 31,930 KiB + 149
+        bytes a vocabulary token, least squares on the 12 llama-cli runs of
+        tests/data/llamacpp-logs (a copy of the shared logs) only; llama-server (the same engine
+        without llama-cli's console) 19,445 KiB, the slope kept, the mean over its three idle
+        runs only: smollm2 of tests/data/server-logs (smollm2_ctx4096_np1) and the runnable
+        llama and gemma3 of tests/data/server-sessions (llama_idle, gemma_idle), 25.5 and
+        16.6/16.2 MiB — a 260-token byte vocabulary holds ~15 MiB less than the llama-cli fit said;
         llama-completion 24,411 KiB and llama-cpp-python 59,282 KiB (the interpreter), each on
         its one short smollm2 run of tests/data/llamacpp-runs only, the slope kept. The 31 other
         runs of tests/data/llamacpp-runs (gemma3, the 8B-shaped model, full contexts, `-fa off`,
@@ -86,7 +90,7 @@ class RuntimeProfile:
 
 
 PROFILES: dict[Runtime, RuntimeProfile] = {  # process: Rule 10's fits (tests/test_peak_rss_band.py redoes them)
-    Runtime.LLAMA_SERVER: RuntimeProfile(1, 2048, True, True, 31_930 * KiB),
+    Runtime.LLAMA_SERVER: RuntimeProfile(1, 2048, True, True, 19_445 * KiB),
     Runtime.LLAMA_CLI: RuntimeProfile(1, 2048, True, True, 31_930 * KiB),
     Runtime.LLAMA_COMPLETION: RuntimeProfile(None, 2048, True, False, 24_411 * KiB),
     Runtime.LLAMA_CPP_PYTHON: RuntimeProfile(None, 512, False, False, 59_282 * KiB),

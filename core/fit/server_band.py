@@ -13,7 +13,9 @@ Rule 2: the band's full end fills every slot: each slot's context leaves its pro
 Rule 3: after request i of a session the server holds: the band's fixed items (weights, KV,
         output, repack, the process, Rule 1's extras), the compute and work buffers touched by
         the widest of requests 1…i (`runtime_memory` Rule 7: allocated, never given back), and
-        the session's cache entries and every slot's checkpoints then (`session` Rule 5).
+        the most cache entries and checkpoints held after any of requests 1…i (`session` Rule
+        5): what llama-server frees — an erased checkpoint, an entry evicted or loaded back — stays
+        with the allocator (measured: a slot's erased checkpoints leave RSS where it was).
 """
 
 from __future__ import annotations
@@ -60,11 +62,12 @@ def session_rss(memory: RuntimeMemory, load: ServerLoad) -> tuple[int | None, ..
     if load.session is None or short is None or len(memory.along) != len(load.session.steps):
         return ()
     fixed = short.total - short.compute - short.work - short.checkpoints
-    touched, out = 0, list[int | None]()
+    touched = held = 0
+    out = list[int | None]()
     for step, r in zip(load.session.steps, memory.along, strict=True):
         if step.refused:
             out.append(None)
             continue
-        touched = max(touched, r.compute + r.work)
-        out.append(fixed + touched + step.held)
+        touched, held = max(touched, r.compute + r.work), max(held, step.held)
+        out.append(fixed + touched + held)
     return tuple(out)
