@@ -300,7 +300,7 @@ class Sample:
 def drive_session(url: str, pid: int, spec: SessionSpec, image: bytes | None = None) -> list[Sample]:
     """Send every request of `spec` in order (`session_spec` Rule 2) as token arrays — each turn resends its
     conversation, generated tokens included — and sample the server's RSS after each answer. A request with
-    images sends its own letters, then the images (`multimodal_data`), so that conversations share no prefix."""
+    images sends them amid its own letters (`multimodal_data`), so that conversations share no prefix."""
     samples, history = [], {}
     marker = None
     for r in spec.requests():
@@ -309,8 +309,9 @@ def drive_session(url: str, pid: int, spec: SessionSpec, image: bytes | None = N
         tokens = history.get(r.conversation, []) + new
         if r.images:
             marker = marker or httpx.get(f"{url}/props", timeout=60).json()["media_marker"]  # random per server
-            letters = "".join(chr(97 + rnd.randrange(26)) for _ in range(r.new))  # its own text, then the images
-            text = letters + marker * r.images
+            letters = "".join(chr(97 + rnd.randrange(26)) for _ in range(r.new))  # its own text around the images:
+            text = letters[:r.new // 2] + marker * r.images + letters[r.new // 2:]  # one ending in an image aborts
+            # llama-server 0c1e570 (server-context.cpp: GGML_ASSERT(batch.size() > 0))
             data = [base64.b64encode(image or png(224, 224)).decode()] * r.images
             prompt: object = {"prompt_string": text, "multimodal_data": data}
         else:
