@@ -71,8 +71,8 @@ def assert_as_cli(capsys, window, path: Path, *flags: str) -> dict:
     main(["fit", str(path), *MACHINE, *flags])
     printed = capsys.readouterr().out
     rows = child(window, "serverRows").text().splitlines()
-    assert [row.split(": ", 1)[0] for row in rows] == [k for k in ("Slots", "Cache RAM", "Checkpoint", "Projector", "Draft",
-                                                                  "Session", "Counted", "Worst case") if re.search(f"^{k} ", printed, re.M)]
+    names = "|".join(("Slots", "Cache RAM", "Checkpoint", "Projector", "Draft", "Session", "Counted", "Cap", "Worst case"))
+    assert [row.split(": ", 1)[0] for row in rows] == re.findall(rf"^({names}) ", printed, re.M)
     for row in rows:  # each line as `fit` prints it
         name, text = row.split(": ", 1)
         assert re.search(rf"^{name}\s+{re.escape(text)}$", printed, re.M), row
@@ -312,3 +312,18 @@ def test_how_a_projector_and_a_draft_run_has_a_knob_each_as_the_same_fit_flag(
     child(w, "removeDraft").click()
     settle(qtbot, w)
     assert not child(w, "draftLayersSpin").isEnabled() and child(w, "projectorOffloadCheck").isEnabled()
+
+
+def test_the_session_chart_draws_fits_trajectory_and_its_worst_case(qtbot, capsys, window, gemma):
+    """The small chart under the server lines holds what `fit --json` predicts after each request of the assumed
+    typical chat, and the worst case; it follows a knob as fit does."""
+    chart = child(window, "sessionChart")
+    for flags in ((), ("-np", "2", "--kv-unified")):
+        if flags:
+            set_box(qtbot, window, "parallelSpin", "2")
+            set_box(qtbot, window, "kvUnifiedCombo", 1)
+        session = cli(capsys, gemma, *flags)["server"]["session"]
+        assert chart.isVisible()
+        assert list(child(window, "sessionPlot").chart.rss) == [t["rss"] for t in session["trajectory"]]
+        assert child(window, "sessionPlot").chart.worst == session["worst_case_rss"]
+        assert human_bytes(session["worst_case_rss"]) in child(window, "sessionCaption").text()

@@ -13,6 +13,7 @@ Rule 3: the session: its spelling (said as an assumption when the person gave no
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
@@ -114,6 +115,27 @@ def _session_rows(e: FitEstimate) -> list[tuple[str, str]]:
 
 def _rss(e: FitEstimate) -> tuple[int | None, ...]:
     return session_rss(e.memory, e.server) if e.memory is not None and e.server is not None else ()
+
+
+@dataclass(frozen=True)
+class SessionChart:
+    """What the window's small trajectory chart draws: the resident memory after each request (None: refused),
+    and the worst case as a line above it."""
+
+    rss: tuple[int | None, ...]
+    worst: int | None
+    caption: str
+
+
+def session_chart(e: FitEstimate) -> SessionChart | None:
+    """Rule 3 as a chart; None without a session (no context, or a fact missing)."""
+    s, rss = e.server, _rss(e)
+    if s is None or s.session is None or not any(r is not None for r in rss):
+        return None
+    top = max(r for r in rss if r is not None)
+    return SessionChart(rss=rss, worst=e.peak_rss_server,
+                        caption=f"resident after each of {len(rss)} requests ({s.session.spec.text}): at most "
+                                f"{human_bytes(top)}; the worst case {human_bytes(e.peak_rss_server)}")
 
 
 def session_dict(e: FitEstimate) -> dict[str, Any] | None:
