@@ -221,6 +221,7 @@ def test_the_draft_and_the_projector_are_in_both_ends_of_the_band(capsys, models
         moved = sum(b[end][k] - a[end][k] for k in ("kv", "compute", "checkpoints"))  # the image's 256 cells of ctx
         assert b[end]["total"] - a[end]["total"] == extra + draft["weights"]["host"] + moved
         assert b[end]["total"] > a[end]["total"] + extra
+        assert (b[end]["server"], b[end]["server_mapped"]) == (extra, draft["weights"]["host"])
 
 
 def test_every_slot_fills_its_checkpoints_at_the_bands_full_end(capsys, models):
