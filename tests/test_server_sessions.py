@@ -66,15 +66,16 @@ def models(tmp_path_factory) -> dict[str, str]:
 
 
 def _session(spec: str, model: str, layout: SlotLayout, cache_mib: int, ckpts: int = 32) -> tuple:
-    m = SessionModel(model=load_model(model), kv_type="f16", layout=layout, slot_ctx=8192 // layout.streams,
-                     n_ctx=8192, cache_ram_mib=cache_mib, checkpoints=CheckpointSettings(max_checkpoints=ckpts))
-    return m, replay(m, SessionSpec.parse(spec))
+    spec_ = load_model(model)
+    m = SessionModel(kv_type="f16", layout=layout, slot_ctx=8192 // layout.streams, n_ctx=8192, cache_ram_mib=cache_mib,
+                     checkpoints=CheckpointSettings(max_checkpoints=ckpts))
+    return spec_, replay(spec_, m, SessionSpec.parse(spec))
 
 
 def test_each_new_conversation_saves_the_last_one_and_the_oldest_go_at_the_limit(models):
     # one slot: request i saves request i-1's 1,519 tokens (1,500 + 20 generated but the last) of 8 layers × 16 KiB
-    m, trace = _session("7x(1500+20)", models["llama"], SlotLayout(), 100)
-    entry = seq_state_bytes(m.model, "f16", 1519)
+    model, trace = _session("7x(1500+20)", models["llama"], SlotLayout(), 100)
+    entry = seq_state_bytes(model, "f16", 1519)
     assert f"{entry / MiB:.3f}" == "23.752"  # what llama-server printed: "total state size = 23.752 MiB"
     assert [s.cache_entries for s in trace.steps] == [0, 1, 2, 3, 4, 4, 4]  # 5 × 23.75 MiB > 100 MiB
     assert trace.steps[-1].cache_bytes == 4 * entry and trace.peak.held == 4 * entry

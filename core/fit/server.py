@@ -197,9 +197,9 @@ def _replay(model: ModelSpec, x: ServerExtras, kv_type: KVType, engine: EngineSe
     cp = CheckpointSettings(max_checkpoints=s.ctx_checkpoints, n_batch=engine.batch or DEFAULT_BATCH,
                             n_ubatch=engine.ubatch, swa_full=engine.swa_full)
     image = x.projector.image_tokens if x.projector is not None else 0
-    return replay(SessionModel(model=model, kv_type=kv_type, layout=layout, slot_ctx=layout.slot_ctx(x.ctx, model.context_length),
-                               n_ctx=layout.total_cells(x.ctx), cache_ram_mib=mib, checkpoints=cp, draft=s.draft,
-                               image_tokens=image), s.session)
+    return replay(model, SessionModel(kv_type=kv_type, layout=layout, slot_ctx=layout.slot_ctx(x.ctx, model.context_length),
+                                      n_ctx=layout.total_cells(x.ctx), cache_ram_mib=mib, checkpoints=cp, draft=s.draft,
+                                      image_tokens=image), s.session)
 
 
 def finish_server(model: ModelSpec, x: ServerExtras, devices: tuple[DeviceLoad, ...], kv_type: KVType,

@@ -39,6 +39,7 @@ from gguf_budget.core.fit.prompt_cache import MiB
 from gguf_budget.core.fit.session_spec import Request, SessionSpec
 from gguf_budget.core.fit.slots import SlotLayout
 from gguf_budget.core.model.kv import KVType
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 
 SLOT_SIMILARITY = 0.1  # common/common.h slot_prompt_similarity
@@ -46,9 +47,8 @@ SLOT_SIMILARITY = 0.1  # common/common.h slot_prompt_similarity
 
 @dataclass(frozen=True, kw_only=True)
 class SessionModel:
-    """What the replay needs: the model (and draft), the slots, the cache limit, how checkpoints are made."""
+    """What the replay needs beside the model: the draft, the slots, the cache limit, how checkpoints are made."""
 
-    model: ModelSpec
     kv_type: KVType
     layout: SlotLayout
     slot_ctx: int
@@ -113,24 +113,30 @@ class _Entry:
 class _Server:
     """The replay's mutable state (Rules 1–3)."""
 
-    def __init__(self, m: SessionModel):
-        self.m = m
+    def __init__(self, model: ModelSpec, m: SessionModel):
+        self.model, self.m = model, m
         self.slots = [_Slot() for _ in range(m.layout.n_seq)]
         self.cache: list[_Entry] = []
         self.limit = max(m.cache_ram_mib, 0) * MiB
-        self.swa = makes_checkpoints(m.model, m.checkpoints)
+        self.swa = makes_checkpoints(model, m.checkpoints)
+        self.states: dict[int, int] = {}
+        self.checkpoints: dict[int, int] = {}
 
     def state(self, tokens: int) -> int:
-        s = self.m
-        own = seq_state_bytes(s.model, s.kv_type, tokens, s.layout.streams) or 0
-        draft = seq_state_bytes(s.draft.spec, s.draft.kv_type, tokens, s.layout.streams) or 0 if s.draft else 0
-        return own + draft
+        if tokens not in self.states:
+            s = self.m
+            own = seq_state_bytes(self.model, s.kv_type, tokens, s.layout.streams) or 0
+            draft = seq_state_bytes(s.draft.spec, s.draft.kv_type, tokens, s.layout.streams) or 0 if s.draft else 0
+            self.states[tokens] = own + draft
+        return self.states[tokens]
 
     def checkpoint(self, tokens: int) -> int:
-        s = self.m
-        own = checkpoint_bytes(s.model, s.kv_type, tokens, s.layout.streams) or 0
-        draft = partial_state_bytes(s.draft.spec, s.draft.kv_type, tokens, s.layout.streams) or 0 if s.draft else 0
-        return own + draft
+        if tokens not in self.checkpoints:
+            s = self.m
+            own = checkpoint_bytes(self.model, s.kv_type, tokens, s.layout.streams) or 0
+            draft = partial_state_bytes(s.draft.spec, s.draft.kv_type, tokens, s.layout.streams) or 0 if s.draft else 0
+            self.checkpoints[tokens] = own + draft
+        return self.checkpoints[tokens]
 
     def slot_checkpoints(self, slot: _Slot) -> int:
         return sum(self.checkpoint(n) for n, _ in slot.checkpoints)
@@ -193,9 +199,10 @@ class _Server:
         return i, prompt, prompt - held
 
 
-def replay(m: SessionModel, spec: SessionSpec) -> SessionTrace:
-    """Rules 1–5 over every request of `spec`."""
-    server = _Server(m)
+@per_model(maxsize=256)
+def replay(model: ModelSpec, m: SessionModel, spec: SessionSpec) -> SessionTrace:
+    """Rules 1–5 over every request of `spec` (kept per model: a search asks again at the same context)."""
+    server = _Server(model, m)
     steps = []
     largest_prompt = largest_tokens = 0
     for index, r in enumerate(spec.requests()):
