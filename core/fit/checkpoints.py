@@ -44,6 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.model.kv import KVType, row_bytes
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
 
 CTX_CHECKPOINTS = 32  # common/common.h n_ctx_checkpoints (-ctxcp, --ctx-checkpoints)
@@ -105,6 +106,7 @@ def keep_checkpoints(kept: list[tuple[int, int]], at: int, task: int, s: Checkpo
     return [c for c in out if c[0] != at] + [(at, task)]
 
 
+@per_model(maxsize=4096)
 def checkpoint_bytes(model: ModelSpec, kv_type: KVType, tokens: int, streams: int = 1) -> int | None:
     """Rule 4: one checkpoint with `tokens` in the cache (of `streams` KV streams); None when a layer's facts are
     unknown."""
@@ -134,6 +136,7 @@ def _cache_part(layers: list[LayerAttention], kv_type: KVType, cells: int, strea
     return head + cells * CELL_META + DATA_HEAD + 2 * LAYER_HEAD * len(layers) + cells * rows
 
 
+@per_model(maxsize=4096)
 def seq_state_bytes(model: ModelSpec, kv_type: KVType, tokens: int, streams: int = 1) -> int | None:
     """Rule 5: one slot's whole state with `tokens` in the cache (what a prompt-cache entry holds beside its
     checkpoints); None when a layer's facts are unknown."""

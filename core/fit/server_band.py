@@ -32,10 +32,11 @@ from gguf_budget.core.model.spec import ModelSpec
 
 
 def session_workloads(load: ServerLoad) -> tuple[Workload, ...]:
-    """Rule 3's graphs: each request's prompt (every token the slot then spans) and what it generates."""
+    """Rule 3's graphs: each request's prompt (every token the slot then spans) and what it generates, once each."""
     if load.session is None:
         return ()
-    return tuple(Workload(prompt=s.prompt_tokens, generated=s.request.generated) for s in load.session.steps)
+    return tuple(dict.fromkeys(Workload(prompt=s.prompt_tokens, generated=s.request.generated)
+                               for s in load.session.steps))
 
 
 def _extras(r: Resident, load: ServerLoad, checkpoints: int) -> Resident:
@@ -59,15 +60,17 @@ def server_band(memory: RuntimeMemory, load: ServerLoad, model: ModelSpec, kv_ty
 def session_rss(memory: RuntimeMemory, load: ServerLoad) -> tuple[int | None, ...]:
     """Rule 3: the predicted resident memory after each request (None for one llama-server refuses)."""
     short = memory.short
-    if load.session is None or short is None or len(memory.along) != len(load.session.steps):
+    along = {r.workload: r for r in memory.along}
+    if load.session is None or short is None or not along:
         return ()
     fixed = short.total - short.compute - short.work - short.checkpoints
     touched = held = 0
     out = list[int | None]()
-    for step, r in zip(load.session.steps, memory.along, strict=True):
+    for step in load.session.steps:
         if step.refused:
             out.append(None)
             continue
+        r = along[Workload(prompt=step.prompt_tokens, generated=step.request.generated)]
         touched, held = max(touched, r.compute + r.work), max(held, step.held)
         out.append(fixed + touched + held)
     return tuple(out)
