@@ -264,3 +264,17 @@ def test_no_session_holds_more_than_the_worst_case(models, spec, slots, cache, c
     rss = [t["rss"] for t in session["trajectory"] if t["rss"] is not None]
     assert all(t["held"] <= worst for t in session["trajectory"])
     assert rss == sorted(rss) and (not rss or max(rss) <= session["worst_case_rss"])
+
+
+@pytest.mark.parametrize(("slots", "cache"), [("2", "200"), ("4", "200"), ("2", "512")])
+def test_each_cap_offered_alone_keeps_the_worst_case_in(capsys, models, slots, cache):
+    """`server_caps` Rule 5: every cap fit offers, added to the same command, turns the worst case into a fit."""
+    machine = ["--ctx", "8192", "--host-available", "6.3G", "--no-gpu", "--worst-case"]
+    asked = {"-np": slots, "--cache-ram": cache}  # 512: the cache alone overruns the room, only its cap can help
+    assert main(["fit", models["gemma"], *machine, *[x for kv in asked.items() for x in kv], "--json"]) == 3
+    caps = json.loads(capsys.readouterr().out)["server"]["session"]["caps"]
+    assert caps
+    for cap in caps:
+        capped = asked | {cap["flag"]: str(cap["value"])}
+        assert main(["fit", models["gemma"], *machine, *[x for kv in capped.items() for x in kv]]) == 0, cap
+        capsys.readouterr()

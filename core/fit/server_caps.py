@@ -13,8 +13,8 @@ Rule 3: `--ctx-checkpoints C`: the most per slot that fit beside the cache at it
         further than the oldest kept checkpoint re-reads its prompt from the start.
 Rule 4: `-np N`: the most slots whose checkpoints fit beside the cache (each slot keeps its own
         list). Its cost: fewer requests served at once (the KV cache itself does not shrink).
-Rule 5: a cap that would be 0 slots, or no cache and no checkpoints both, is left out: the load
-        does not fit as asked, and the verdict says so.
+Rule 5: each cap is offered only if it alone keeps the worst case in: none when the cache alone
+        overruns the room (then only a smaller `--cache-ram` can), and never 0 slots or a 0 MiB cache.
 """
 
 from __future__ import annotations
@@ -62,15 +62,15 @@ def worst_case_caps(e: FitEstimate) -> tuple[Cap, ...]:
         caps.append(Cap(flag="--cache-ram", value=mib,
                         cost=f"fewer cached prompts: it holds {held}; a conversation whose state was evicted re-reads "
                              "its prompt when it returns"))
-    per_slot = (s.checkpoint or 0) * s.layout.n_seq
-    if per_slot:
-        n = max((room - s.prompt_cache) // per_slot, 0)
-        if n < s.settings.ctx_checkpoints and (n or mib >= 1):
+    per_slot, spare = (s.checkpoint or 0) * s.layout.n_seq, room - s.prompt_cache
+    if per_slot and spare >= 0:
+        n = spare // per_slot
+        if n < s.settings.ctx_checkpoints:
             caps.append(Cap(flag="--ctx-checkpoints", value=n,
                             cost="a turn that goes back further than the oldest kept checkpoint re-reads its prompt "
                                  "from the start" + (" (0: every edit re-reads it)" if n == 0 else "")))
         one = (s.checkpoint or 0) * s.settings.ctx_checkpoints
-        slots = (room - s.prompt_cache) // one if one else 0
+        slots = spare // one if one else 0
         if s.layout.n_seq > 1 and 1 <= slots < s.layout.n_seq:
             caps.append(Cap(flag="-np", value=slots, cost=f"{slots} request(s) served at once instead of "
                                                           f"{s.layout.n_seq}"))
