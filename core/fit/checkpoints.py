@@ -34,7 +34,7 @@ Rule 6: a later turn of a conversation feeds only what its slot does not hold, f
         Rule 2's batches start there, and a checkpoint is taken before any of them (the cache
         holds tokens) that ends the prompt or ends within n_ubatch tokens of its end.
 Rule 7: when a slot's list is full (`--ctx-checkpoints` − 1 or more), adding one first erases
-        every checkpoint of an earlier request that lies within `--ctx-checkpoint-min-step`
+        every checkpoint of an earlier request that lies within `--checkpoint-min-step`
         (8192) tokens after the last one kept, then the oldest until there is room, and one at
         the same token count is replaced (`create_checkpoint`).
 """
@@ -51,7 +51,7 @@ CTX_CHECKPOINTS = 32  # common/common.h n_ctx_checkpoints (-ctxcp, --ctx-checkpo
 CHECKPOINT_TAIL = 4  # server-context.cpp checkpoint_offsets {4 + n_ubatch, 4}
 DEFAULT_BATCH = 2048  # common/common.h n_batch
 DEFAULT_UBATCH = 512
-MIN_STEP = 8192  # common/common.h checkpoint_min_step
+MIN_STEP = 8192  # common/common.h checkpoint_min_step (-cms, --checkpoint-min-step)
 CELL_META = 4 + 4 + 4  # pos, n_seq_id, one seq_id (state_write_meta)
 STATE_HEAD = 4 + 4 + 4 + 4  # magic, seq_id (state_seq_get_data), n_stream, cell_count (state_write)
 DATA_HEAD = 4 + 4  # v_trans, n_layer (state_write_data)
