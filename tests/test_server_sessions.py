@@ -46,7 +46,7 @@ def test_the_spelling_reads_requests_chats_and_images():
 
 
 @pytest.mark.parametrize("bad", ["", "8x", "2000+300*4", "(1+2", "0+3", "x(1+2)", "1+2+", "5000x(1+1)*5000",
-                                 "(1+1+999img)"])
+                                 "(1+1+999img)", "1+1," * 100_000, "(" * 100_000])
 def test_a_spelling_that_is_not_one_is_one_line(bad):
     with pytest.raises(RequestError):
         SessionSpec.parse(bad)

@@ -90,8 +90,11 @@ class SessionSpec:
     @classmethod
     def parse(cls, text: str) -> SessionSpec:
         """Rule 1's spelling, or one line saying how to spell it (Rule 4)."""
+        parts = text.split(",", MAX_REQUESTS)
+        if len(parts) > MAX_REQUESTS:
+            raise RequestError(f"a session is at most {MAX_REQUESTS:,} requests")
         groups = []
-        for part in text.split(","):
+        for part in parts:
             m = _GROUP.match(part)
             if not m or bool(m["open"]) != bool(m["close"]) or m["t"] and not m["open"]:
                 raise RequestError(f"a session is {SPELLING}: {part.strip()[:40]!r} is not one")
