@@ -177,7 +177,9 @@ def test_hw_json_names_the_bandwidth_its_date_and_source_and_measures_again_when
     assert d["speed"]["compute"]["source"] == "measured" and d["speed"]["record"].endswith("machine-speed.json")
     assert run_json(capsys, "hw")[1]["speed"] == d["speed"]  # kept
     again = run_json(capsys, "hw", "--measure")[1]["speed"]["ram_bandwidth"]
-    assert again["measured_at"] > ram["measured_at"]
+    listed = run_json(capsys, "hw", "--calibration")[1]["measurements"]
+    assert [m["tier"] for m in listed] == ["ram", "ram", "compute", "compute"]  # added, the best quiet one used
+    assert again["bytes_per_s"] in [m["rate"] for m in listed if m["used"]]
     main(["hw"])
     assert "RAM bandwidth" in capsys.readouterr().out
 
@@ -216,4 +218,9 @@ def test_fit_json_has_the_prefill_keys_and_text_the_first_token(capsys):
     out = capsys.readouterr().out
     assert "first token after ≈ " in out and "decode ≈ " in out and "at a full 8,192-token context" in out
     _, gpu = run_json(capsys, "fit", LLAMA8B, "--preset", "RTX 4090", "--ctx", "8192", "--no-measure")
-    assert gpu["ttft_s_estimate"] is None and gpu["tok_s_estimate"]["prefill"] is None  # no GPU compute rate
+    assert gpu["ttft_s_estimate"] > 0 and gpu["tok_s_estimate"]["gpu"]["backend"] == "CUDA"  # the preset's FP16 rate
+    _, unknown = run_json(capsys, "fit", LLAMA8B, "--gpu-free", "24G", "--ctx", "8192", "--no-measure")
+    assert unknown["ttft_s_estimate"] is None and unknown["tok_s_estimate"]["prefill"] is None  # no GPU compute rate
+    _, typed = run_json(capsys, "fit", LLAMA8B, "--gpu-free", "24G", "--ctx", "8192", "--no-measure",
+                        "--gpu-tflops", "330.3", "--backend", "cuda", "--vram-bw", "1008G")
+    assert typed["ttft_s_estimate"] > 0 and typed["tok_s_estimate"]["gpu"]["compute"]["source"] == "typed"

@@ -18,11 +18,6 @@ Rule 4: rows: weights (model buffers but the repacked copies), repacked copies, 
         prints MiB with two decimals: a difference within that rounding is no error. A dry run
         measured no weights, copies or KV (its 0.00 MiB are no measurement): those rows have none,
         and the total sums the rows that were measured.
-Rule 6: a llama-server log: its slots and KV sharing are the request's (`n_slots`, `kv_unified`),
-        and what it printed holding beyond the model — the draft's buffers, the projector's
-        weights and compute, the most its prompt cache and its slots' checkpoints held — is added
-        to the estimated peak RSS in place of one prompt's checkpoints: the traffic that filled
-        them is not in the log, what they held is.
 Rule 5: speed: llama.cpp's `eval time` tokens/s (decode) and `prompt eval time` tokens/s
         (prefill) — measurements; a dry run and a run that timed nothing have none — beside the
         full load's estimates for the same request on the given figures, at the run's own
@@ -30,12 +25,19 @@ Rule 5: speed: llama.cpp's `eval time` tokens/s (decode) and `prompt eval time` 
         decoding with the KV of its mean position cached (prompt tokens + half the generated
         ones). Both are calibrated estimates, judged like every row by their error, and each
         also by its `share` (measured / estimated).
+Rule 6: a request asked in a person's words (the run's own command, read by `llama_words`) is
+        compared as asked: only the CPU's features and the run's tokens come from the log.
+Rule 7: a llama-server log: its slots and KV sharing are the request's (`n_slots`, `kv_unified`),
+        and what it printed holding beyond the model — the draft's buffers, the projector's
+        weights and compute, the most its prompt cache and its slots' checkpoints held — is added
+        to the estimated peak RSS in place of one prompt's checkpoints: the traffic that filled
+        them is not in the log, what they held is.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.errors import EvidenceMismatch
 from gguf_budget.core.evidence.log_records import (
@@ -109,6 +111,7 @@ def request_from_log(log: LlamaCppLog, run: LoadRecord) -> FitRequest:
     s = run.settings
     ubatch = s.n_ubatch or 512
     kv = KVType(s.type_k) if s.type_k in KV_TYPES else KVType.F16
+    v = KVType(s.type_v) if s.type_v in KV_TYPES else kv
     engine = EngineSettings(
         runtime=runtime_of(log), ubatch=ubatch, outputs=min(s.n_outputs_max or ubatch, ubatch), batch=s.n_batch,
         flash_attn=(s.flash_attn or "auto").lower() in FLASH_ON, swa_full=s.swa_full, mmap=run.mmap is not False,
@@ -118,15 +121,21 @@ def request_from_log(log: LlamaCppLog, run: LoadRecord) -> FitRequest:
     srv = log.server
     server = ServerSettings(n_parallel=srv.slots or 1, kv_unified=srv.kv_unified, cache_ram_mib=0,
                             ctx_checkpoints=engine.ctx_checkpoints)
-    return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv, engine=engine,
-                      server=server)
+    return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv,
+                      v_type=None if v == kv else v, engine=engine, server=server)
 
 
 def server_extras_held(log: LlamaCppLog) -> int:
-    """Rule 6: what a llama-server log printed holding beyond its model's own buffers."""
+    """Rule 7: what a llama-server log printed holding beyond its model's own buffers."""
     srv, draft = log.server, log.draft
     printed = sum(b.nbytes for b in draft.buffers) if draft is not None else 0
     return printed + srv.projector + srv.cache_held + srv.checkpoints_held
+
+
+def as_run(asked: FitRequest, log: LlamaCppLog) -> FitRequest:
+    """Rule 6: what a command cannot say — the machine's CPU features, the tokens the run took — from the log."""
+    engine = replace(asked.engine, cpu_features=log.cpu_features or None, short=workload_of(log))
+    return replace(asked, engine=engine)
 
 
 def runtime_of(log: LlamaCppLog) -> Runtime:
@@ -164,13 +173,16 @@ def _repack(name: str) -> bool:
     return name.endswith("_REPACK") or name.endswith("_AARCH64")
 
 
-def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = None) -> Comparison:
-    """Rules 1–5 for the log's run on `model`; the decode bound at `bandwidths` (default: the assumed figures)."""
+def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = None,
+            asked: FitRequest | None = None) -> Comparison:
+    """Rules 1–5 for the log's run on `model`; the decode bound at `bandwidths` (default: the assumed figures).
+    `asked` is the request a person's own question makes of the run (its command read as llama.cpp reads it, Rule 6)
+    instead of the one the log's printed settings make."""
     run = log.run
     if run is None:
         raise EvidenceMismatch("the log holds no model load")
     check_model(run, model)
-    request = request_from_log(log, run)
+    request = request_from_log(log, run) if asked is None else as_run(asked, log)
     gpus = _gpu_buffers(run)
     machine = hypothetical_machine(ROOMY, gpu_count=gpus, gpu_total=ROOMY if gpus else 0)
     e = estimate_fit(model, machine, request)
