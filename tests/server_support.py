@@ -29,6 +29,7 @@ import httpx
 from gguf_factory import ProjectorDesc
 from llama_support import llama_engine
 
+from gguf_budget.core.fit.session_spec import SessionSpec
 from gguf_budget.core.measure.engine import EngineKind
 
 ENV_LOCK = "GGUF_BUDGET_LLAMA_LOCK"
@@ -128,20 +129,29 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _vm_hwm(pid: int) -> int:
+def _vm(pid: int, key: str) -> int:
     status = Path(f"/proc/{pid}/status").read_text()
-    kib = re.search(r"VmHWM:\s+(\d+) kB", status)
+    kib = re.search(rf"{key}:\s+(\d+) kB", status)
     assert kib, status
     return int(kib[1]) * 1024
+
+
+def _vm_hwm(pid: int) -> int:
+    return _vm(pid, "VmHWM")
+
+
+def rss_now(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of the process now, in bytes."""
+    return _vm(pid, "VmRSS"), _vm(pid, "VmHWM")
 
 
 NOISE = ("llama_graph_n_input_tensors: input tensor", "create_tensor: loading tensor")
 """Per-tensor debug lines (thousands a load, no buffer figures): dropped from the logs kept as fixtures."""
 
 
-def run_server(command: str, log_path: Path, drive: Callable[[str], None] = lambda url: None,
-               start_timeout: float = 180.0) -> ServerRun:
-    """Start `command` (as the tool printed it) on the real llama-server, drive it, stop it (module doc)."""
+@contextlib.contextmanager
+def serving(command: str, log_path: Path, start_timeout: float = 180.0) -> Iterator[tuple[str, int]]:
+    """Start `command` (as the tool printed it) on the real llama-server; yield its URL and pid; stop it."""
     argv = shlex.split(command)
     assert argv[0] == "llama-server", command
     binary = llama_engine(EngineKind.SERVER).executable
@@ -154,8 +164,7 @@ def run_server(command: str, log_path: Path, drive: Callable[[str], None] = lamb
         proc = subprocess.Popen(full, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             _wait_healthy(proc, url, start_timeout, log_path)
-            drive(url)
-            peak = _vm_hwm(proc.pid)
+            yield url, proc.pid
         finally:
             proc.terminate()
             try:
@@ -163,6 +172,14 @@ def run_server(command: str, log_path: Path, drive: Callable[[str], None] = lamb
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def run_server(command: str, log_path: Path, drive: Callable[[str], None] = lambda url: None,
+               start_timeout: float = 180.0) -> ServerRun:
+    """Start `command` on the real llama-server, drive it, read its peak RSS, stop it (module doc)."""
+    with serving(command, log_path, start_timeout) as (url, pid):
+        drive(url)
+        peak = _vm_hwm(pid)
     with open(log_path, "a") as log:
         log.write(f"# printed: {command}\n# VmHWM: {peak // 1024} kB\n")
     return ServerRun(command, ServerLog(log_path.read_text(errors="replace")), peak)
@@ -268,3 +285,42 @@ def png(width: int, height: int) -> bytes:
 
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The server's memory right after one request was answered."""
+
+    rss: int
+    hwm: int
+    prompt_tokens: int
+    generated: int
+
+
+def drive_session(url: str, pid: int, spec: SessionSpec, image: bytes | None = None) -> list[Sample]:
+    """Send every request of `spec` in order (`session_spec` Rule 2) as token arrays — each turn resends its
+    conversation, generated tokens included — and sample the server's RSS after each answer. A request with
+    images sends them amid its own letters (`multimodal_data`), so that conversations share no prefix."""
+    samples, history = [], {}
+    marker = None
+    for r in spec.requests():
+        rnd = random.Random(r.conversation * 7919 + r.turn)
+        new = [rnd.randrange(3, 259) for _ in range(r.new)]
+        tokens = history.get(r.conversation, []) + new
+        if r.images:
+            marker = marker or httpx.get(f"{url}/props", timeout=60).json()["media_marker"]  # random per server
+            letters = "".join(chr(97 + rnd.randrange(26)) for _ in range(r.new))  # its own text around the images:
+            text = letters[:r.new // 2] + marker * r.images + letters[r.new // 2:]  # one ending in an image aborts
+            # llama-server 0c1e570 (server-context.cpp: GGML_ASSERT(batch.size() > 0))
+            data = [base64.b64encode(image or png(224, 224)).decode()] * r.images
+            prompt: object = {"prompt_string": text, "multimodal_data": data}
+        else:
+            prompt = tokens
+        answer = httpx.post(f"{url}/completion", timeout=600, json={
+            "prompt": prompt, "n_predict": r.generated, "cache_prompt": True, "ignore_eos": True,
+            "return_tokens": True, "temperature": 0.0}).raise_for_status().json()
+        generated = list(answer.get("tokens") or [])
+        history[r.conversation] = tokens + generated
+        rss, hwm = rss_now(pid)
+        samples.append(Sample(rss, hwm, int(answer.get("tokens_evaluated", 0)), len(generated)))
+    return samples

@@ -71,8 +71,8 @@ def assert_as_cli(capsys, window, path: Path, *flags: str) -> dict:
     main(["fit", str(path), *MACHINE, *flags])
     printed = capsys.readouterr().out
     rows = child(window, "serverRows").text().splitlines()
-    assert [row.split(": ", 1)[0] for row in rows] == [k for k in ("Slots", "Cache RAM", "Checkpoint", "Projector", "Draft",
-                                                                  "Server RSS") if re.search(f"^{k} ", printed, re.M)]
+    names = "|".join(("Slots", "Cache RAM", "Checkpoint", "Projector", "Draft", "Session", "Counted", "Cap", "Worst case"))
+    assert [row.split(": ", 1)[0] for row in rows] == re.findall(rf"^({names}) ", printed, re.M)
     for row in rows:  # each line as `fit` prints it
         name, text = row.split(": ", 1)
         assert re.search(rf"^{name}\s+{re.escape(text)}$", printed, re.M), row
@@ -131,15 +131,19 @@ def test_each_knob_changes_the_full_load_as_the_same_fit_flag_does(qtbot, capsys
 
 
 def test_a_two_gib_cache_is_in_the_verdict_as_fit_counts_it(qtbot, capsys, make_window, gemma):
-    """On 7 GiB (1 GiB usable after the 6 GiB host reserve) a 2 GiB prompt cache turns the verdict, as in `fit`."""
+    """On 7 GiB (1 GiB usable after the 6 GiB host reserve) a 2 GiB prompt cache turns the verdict when it is judged
+    full (the worst case), as in `fit`; the typical chat fills little of it."""
     small = make_window(probe_backend=lambda: hypothetical_machine(7 * GIB))
     qtbot.waitUntil(lambda: small.snapshot() is not None)
     open_model(qtbot, small, gemma)
     assert small.current_fit().verdict.admitted
     set_box(qtbot, small, "cacheRamSpin", "2048")
+    assert small.current_fit().verdict.admitted
+    child(small, "worstCaseCheck").setChecked(True)
+    settle(qtbot, small)
     assert not small.current_fit().verdict.admitted
-    want = json.loads((main(["fit", str(gemma), "--json", "--host-available", "7G", "--no-gpu", "--cache-ram", "2048"]),
-                       capsys.readouterr().out)[1])
+    want = json.loads((main(["fit", str(gemma), "--json", "--host-available", "7G", "--no-gpu", "--cache-ram", "2048",
+                             "--worst-case"]), capsys.readouterr().out)[1])
     assert {k: drawn(small)[k] for k in COMPARED} == {k: want[k] for k in COMPARED}
 
 
@@ -308,3 +312,18 @@ def test_how_a_projector_and_a_draft_run_has_a_knob_each_as_the_same_fit_flag(
     child(w, "removeDraft").click()
     settle(qtbot, w)
     assert not child(w, "draftLayersSpin").isEnabled() and child(w, "projectorOffloadCheck").isEnabled()
+
+
+def test_the_session_chart_draws_fits_trajectory_and_its_worst_case(qtbot, capsys, window, gemma):
+    """The small chart under the server lines holds what `fit --json` predicts after each request of the assumed
+    typical chat, and the worst case; it follows a knob as fit does."""
+    chart = child(window, "sessionChart")
+    for flags in ((), ("-np", "2", "--kv-unified")):
+        if flags:
+            set_box(qtbot, window, "parallelSpin", "2")
+            set_box(qtbot, window, "kvUnifiedCombo", 1)
+        session = cli(capsys, gemma, *flags)["server"]["session"]
+        assert chart.isVisible()
+        assert list(child(window, "sessionPlot").chart.rss) == [t["rss"] for t in session["trajectory"]]
+        assert child(window, "sessionPlot").chart.worst == session["worst_case_rss"]
+        assert human_bytes(session["worst_case_rss"]) in child(window, "sessionCaption").text()

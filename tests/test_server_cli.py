@@ -74,7 +74,8 @@ def test_fit_prints_each_server_line_its_json_and_the_flags(capsys, tmp_path, te
             *MACHINE]
     assert main(["fit", *args]) == 0
     text = capsys.readouterr().out
-    for label in ("Slots ", "Cache RAM ", "Checkpoint ", "Projector ", "Draft ", "Server RSS "):
+    for label in ("Slots ", "Cache RAM ", "Checkpoint ", "Projector ", "Draft ", "Session ", "Counted ",
+                  "Worst case "):
         assert f"\n{label}" in text
     assert "4 slots sharing one unified KV cache of 2304 cells" in text and "--cache-ram 64" in text
     assert "ctx 2,304 (2,048 as asked + 256 for one image in each slot)" in text
@@ -120,5 +121,5 @@ def test_plan_takes_the_projector_out_of_the_budget_and_quants_carries_the_serve
     tight = ("--host-available", "1G", "--host-reserve", "0", "--no-gpu", "--no-measure", "--json")
     assert main(["quants", str(text_model), *tight]) == 0
     assert {r["verdict"] for r in json.loads(capsys.readouterr().out)["rows"]} == {"cpu_only"}
-    assert main(["quants", str(text_model), *tight, "--cache-ram", "2048", "--mmproj", str(mm)]) == 3
+    assert main(["quants", str(text_model), *tight, "--cache-ram", "2048", "--worst-case", "--mmproj", str(mm)]) == 3
     assert {r["verdict"] for r in json.loads(capsys.readouterr().out)["rows"]} == {"does_not_fit"}

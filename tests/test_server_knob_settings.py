@@ -25,6 +25,7 @@ knobs = st.builds(
     kv_unified=st.sampled_from((None, True, False)),
     cache_ram_mib=st.none() | st.integers(CACHE_RAM.low, CACHE_RAM.high),
     ctx_checkpoints=st.integers(CHECKPOINTS.low, CHECKPOINTS.high),
+    worst_case=st.booleans(),
 )
 
 
@@ -39,7 +40,8 @@ def test_every_server_knob_and_program_comes_back_as_it_was_stored(server, runti
 
 
 def test_stored_server_knobs_that_are_not_valid_fall_back_to_fits_defaults():
-    raw = {"parallel": "0", "kv_unified": "maybe", "cache_ram": "-2", "ctx_checkpoints": "-1", "runtime": "ollama"}
+    raw = {"parallel": "0", "kv_unified": "maybe", "cache_ram": "-2", "ctx_checkpoints": "-1", "runtime": "ollama",
+           "worst_case": "perhaps"}
     settings, refused = settings_from(raw)
     assert {r.key for r in refused} == set(raw)
     assert server_from(settings) == ServerSettings() and state_from(settings).runtime is Runtime.LLAMA_SERVER

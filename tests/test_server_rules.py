@@ -105,8 +105,9 @@ def test_the_cache_the_tool_sizes_holds_one_context_and_never_more_than_the_host
 def test_a_cache_the_person_did_not_size_never_turns_a_fit_into_a_misfit(spec_dense, host, ctx):
     machine = hypothetical_machine(host)
     off = estimate_fit(spec_dense, machine, FitRequest(ctx=ctx, reserves=NO_RESERVE,
-                                                       server=ServerSettings(cache_ram_mib=0)))
-    chosen = estimate_fit(spec_dense, machine, FitRequest(ctx=ctx, reserves=NO_RESERVE))
+                                                       server=ServerSettings(cache_ram_mib=0, worst_case=True)))
+    chosen = estimate_fit(spec_dense, machine, FitRequest(ctx=ctx, reserves=NO_RESERVE,
+                                                          server=ServerSettings(worst_case=True)))
     assert chosen.verdict == off.verdict
     host_load = chosen.devices[0]
     assert host_load.server == chosen.server.prompt_cache
@@ -118,7 +119,8 @@ def test_a_sized_cache_is_counted_full_and_can_turn_the_verdict(spec_dense):
     base = estimate_fit(spec_dense, hypothetical_machine(GiB), FitRequest(ctx=2048, reserves=NO_RESERVE))
     assert base.verdict == "cpu_only"
     two = estimate_fit(spec_dense, hypothetical_machine(GiB),
-                       FitRequest(ctx=2048, reserves=NO_RESERVE, server=ServerSettings(cache_ram_mib=2048)))
+                       FitRequest(ctx=2048, reserves=NO_RESERVE, server=ServerSettings(cache_ram_mib=2048,
+                                                                                       worst_case=True)))
     assert two.verdict == "does_not_fit" and two.devices[0].server == 2 * GiB
     assert two.shortfall["host"] == two.devices[0].need - GiB
 

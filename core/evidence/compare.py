@@ -27,6 +27,11 @@ Rule 5: speed: llama.cpp's `eval time` tokens/s (decode) and `prompt eval time` 
         also by its `share` (measured / estimated).
 Rule 6: a request asked in a person's words (the run's own command, read by `llama_words`) is
         compared as asked: only the CPU's features and the run's tokens come from the log.
+Rule 7: a llama-server log: its slots and KV sharing are the request's (`n_slots`, `kv_unified`),
+        and what it printed holding beyond the model — the draft's buffers, the projector's
+        weights and compute, the most its prompt cache and its slots' checkpoints held — is added
+        to the estimated peak RSS in place of one prompt's checkpoints: the traffic that filled
+        them is not in the log, what they held is.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.runtime_types import (
     DEFAULT_RUNTIME, DEFAULT_THREADS, SHORT_WORKLOAD, EngineSettings, Runtime, Workload,
 )
+from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import hypothetical_machine
@@ -112,8 +118,18 @@ def request_from_log(log: LlamaCppLog, run: LoadRecord) -> FitRequest:
         cpu_features=log.cpu_features or None, threads=log.n_threads or DEFAULT_THREADS, short=workload_of(log),
         ctx_checkpoints=log.checkpoints[0] if log.checkpoints else CTX_CHECKPOINTS,
     )
+    srv = log.server
+    server = ServerSettings(n_parallel=srv.slots or 1, kv_unified=srv.kv_unified, cache_ram_mib=0,
+                            ctx_checkpoints=engine.ctx_checkpoints)
     return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv,
-                      v_type=None if v == kv else v, engine=engine)
+                      v_type=None if v == kv else v, engine=engine, server=server)
+
+
+def server_extras_held(log: LlamaCppLog) -> int:
+    """Rule 7: what a llama-server log printed holding beyond its model's own buffers."""
+    srv, draft = log.server, log.draft
+    printed = sum(b.nbytes for b in draft.buffers) if draft is not None else 0
+    return printed + srv.projector + srv.cache_held + srv.checkpoints_held
 
 
 def as_run(asked: FitRequest, log: LlamaCppLog) -> FitRequest:
@@ -192,7 +208,9 @@ def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = 
     rows.append(ComparisonRow("total buffers", _sum(measured[k][0] for k in taken), _sum(estimated[k] for k in taken),
                               resolution=sum(measured[k][1] for k in taken) * ROUNDING))
     if log.peak_rss is not None:
-        rows.append(ComparisonRow("peak RSS", log.peak_rss, m.peak_rss_short if m else None))
+        short = m.short if m else None
+        rows.append(ComparisonRow("peak RSS", log.peak_rss, None if short is None else short.total + (
+            server_extras_held(log) - short.checkpoints if log.server.checkpoints_held else server_extras_held(log))))
     speed = run_speed(log, model, e, bandwidths or Bandwidths())
     prefill = None if speed is None else speed.prefill
     rows.append(ComparisonRow("decode", log.eval.tokens_per_second if log.eval else None,

@@ -39,6 +39,14 @@ Rule 9: a line that quotes text the log's author did not write — the command l
         `print_info:`) — is matched first and read for its own fact only, so a file name or a
         model's `general.name` holding "buffer size = 1 MiB" or "Maximum resident set size"
         forges nothing. /usr/bin/time's lines and the peak-RSS line count only at a line's start.
+Rule 11: llama-server's extras: its slots and KV sharing (`initializing, n_slots = N, …,
+        kv_unified = 'true'`), its prompt-cache limit (`size limit: N MiB`, `no limit`, `disabled`),
+        the most its cache held (`cache state: N prompts, X MiB`), the most every slot's context
+        checkpoints held at once (`created context checkpoint K of M (…, size = X MiB)` per slot
+        id: K of that size live; `erasing` lines are the oldest going), the projector's weights
+        and compute buffer (`load_hparams: model size`, `reserve_compute_meta: … compute buffer
+        size`), and the draft model: the load after `loading draft model` is kept apart
+        (`LlamaCppLog.draft`), never taken for the run.
 Rule 10: the program: the one `Command being timed` names (llama-cli, llama-server,
         llama-completion), else llama-cpp-python when the features came bare, else the one its
         timing lines show (`BINARY_MARKERS`; a llama-server slot can be llama-cli's); the prompt's
@@ -58,7 +66,7 @@ from gguf_budget.core.gguf.constants import Keys
 from gguf_budget.core.errors import LlamaCppLogError
 from gguf_budget.core.evidence.log_records import (
     BreakdownRow, BufferKind, BufferLine, BuildInfo, CacheLine, CachePart, ContextSettings, EvalSpeed,
-    LlamaCppLog, LoadRecord, ModelFacts, PrintedSize,
+    LlamaCppLog, LoadRecord, ModelFacts, PrintedSize, ServerFacts, mib_bytes,
 )
 
 PROGRAMS = ("llama-cli", "llama-server", "llama-completion")
@@ -160,6 +168,15 @@ class _Reader:
     binary: str | None = None
     features_bare: bool = False
     checkpoints: tuple[int, int] | None = None
+    draft_at: int | None = None
+    slots: int | None = None
+    kv_unified: bool | None = None
+    cache_ram_mib: int | None = None
+    cache_held: int = 0
+    slot_checkpoints: dict[int, list[int]] = field(default_factory=dict)
+    checkpoints_held: int = 0
+    projector_weights: int = 0
+    projector_compute: int = 0
 
     @property
     def load(self) -> _Load:
@@ -237,6 +254,30 @@ class _Reader:
         self.features_bare = True
         self.system_info(m)
 
+    def draft_line(self, m: re.Match[str]) -> None:
+        self.draft_at = len(self.loads)
+
+    def slots_line(self, m: re.Match[str]) -> None:
+        self.slots, self.kv_unified = int(m["n"]), m["unified"] == "true"
+
+    def cache_limit(self, m: re.Match[str]) -> None:
+        self.cache_ram_mib = 0 if m["off"] else -1 if m["none"] else _int(m["mib"] or "")
+
+    def cache_state(self, m: re.Match[str]) -> None:
+        self.cache_held = max(self.cache_held, mib_bytes(m["mib"]))
+
+    def checkpoint_made(self, m: re.Match[str]) -> None:
+        slot, k = int(m["slot"]), int(m["k"])
+        kept = self.slot_checkpoints.get(slot, [])
+        self.slot_checkpoints[slot] = (kept[len(kept) - k + 1:] if k > 1 else []) + [mib_bytes(m["mib"])]
+        self.checkpoints_held = max(self.checkpoints_held, sum(sum(v) for v in self.slot_checkpoints.values()))
+
+    def projector_size_line(self, m: re.Match[str]) -> None:
+        self.projector_weights = mib_bytes(m["mib"])
+
+    def projector_compute_line(self, m: re.Match[str]) -> None:
+        self.projector_compute = max(self.projector_compute, mib_bytes(m["mib"]))
+
     def checkpoints_line(self, m: re.Match[str]) -> None:
         self.binary = self.binary or "llama-server"
         self.checkpoints = (int(m["max"]), int(m["step"])) if m["max"] else (0, 0)
@@ -269,11 +310,16 @@ class _Reader:
         self.program = program if program in PROGRAMS else self.program
 
     def freeze(self) -> LlamaCppLog:
+        loads = [ld.freeze() for ld in self.loads]
+        draft = loads.pop(self.draft_at) if self.draft_at is not None and self.draft_at < len(loads) else None
+        server = ServerFacts(slots=self.slots, kv_unified=self.kv_unified, cache_ram_mib=self.cache_ram_mib,
+                             cache_held=self.cache_held, checkpoints_held=self.checkpoints_held,
+                             projector=self.projector_weights + self.projector_compute)
         return LlamaCppLog(
             build=self.build, cpu_features=frozenset(self.features), n_threads=self.n_threads,
-            loads=tuple(ld.freeze() for ld in self.loads), eval=self.eval, peak_rss=self.peak_rss,
+            loads=tuple(loads), eval=self.eval, peak_rss=self.peak_rss,
             peak_rss_source=self.peak_rss_source, command=self.command, prompt_eval=self.prompt_eval,
-            binary=self._binary(), checkpoints=self.checkpoints,
+            binary=self._binary(), checkpoints=self.checkpoints, server=server, draft=draft,
         )
 
     def _binary(self) -> str | None:
@@ -350,6 +396,18 @@ RULES: tuple[tuple[str, At, str, Callable[[_Reader, re.Match[str]], None]], ...]
      _Reader.build_line),
     ("system_info: ", At.NEEDLE, rf"system_info: (?:n_threads = (?P<threads>{_INT}))?(?P<rest>.*)$", _Reader.system_info),
     ("CPU : ", At.START, r"[ \t]*(?P<threads>)(?P<rest>CPU : .*)$", _Reader.bare_features),
+    ("loading draft model", At.NEEDLE, r"loading draft model", _Reader.draft_line),
+    ("initializing, n_slots = ", At.NEEDLE, rf"initializing, n_slots = (?P<n>{_INT}), n_ctx_slot = {_INT}, "
+                                            r"kv_unified = '(?P<unified>true|false)'", _Reader.slots_line),
+    ("prompt cache is ", At.NEEDLE, rf"prompt cache is (?:(?P<off>disabled)|enabled, size limit: (?:(?P<none>no limit)|"
+                                    rf"(?P<mib>{_INT}) MiB))", _Reader.cache_limit),
+    (" - cache state: ", At.NEEDLE, rf" - cache state: {_INT} prompts, (?P<mib>{_NUM}) MiB", _Reader.cache_state),
+    ("created context checkpoint ", At.ANYWHERE, rf"(?<!\w)id +(?P<slot>{_INT}) \| task {_INT} \| created context "
+                                                 rf"checkpoint (?P<k>{_INT}) of {_INT} \([^()]*size = (?P<mib>{_NUM}) MiB\)",
+     _Reader.checkpoint_made),
+    ("load_hparams: model size:", At.NEEDLE, rf"load_hparams: model size: +(?P<mib>{_NUM}) MiB", _Reader.projector_size_line),
+    ("reserve_compute_meta: ", At.NEEDLE, rf"reserve_compute_meta: +\S+ compute buffer size = +(?P<mib>{_NUM}) MiB",
+     _Reader.projector_compute_line),
     ("context checkpoints ", At.NEEDLE, rf"context checkpoints (?:enabled|disabled)(?:, max = (?P<max>{_INT}), "
                                         rf"min spacing = (?P<step>{_INT}))?", _Reader.checkpoints_line),
     ("eval time = ", At.ANYWHERE, rf"(?<!\w)(?P<prompt>prompt )?eval time = +(?P<ms>{_NUM}) ms / +(?P<n>{_INT}) "

@@ -14,7 +14,7 @@ Rule 4: the loader's `file size = 4.58 GiB` keeps its figure and unit (`PrintedS
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gguf_budget.core.vocab import TextEnum
 
@@ -229,6 +229,22 @@ class EvalSpeed:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ServerFacts:
+    """What a llama-server log says beyond the model's load: its slots, and every extra it held (bytes)."""
+
+    slots: int | None = None
+    kv_unified: bool | None = None
+    cache_ram_mib: int | None = None
+    """The prompt cache's limit: -1 no limit, 0 off; None when the log does not say."""
+    cache_held: int = 0
+    """The most the prompt cache held, as its `cache state` lines printed it."""
+    checkpoints_held: int = 0
+    """The most every slot's checkpoints held at once, from the `created context checkpoint` lines."""
+    projector: int = 0
+    """The projector's weights and compute buffer (`load_hparams: model size`, `reserve_compute_meta`)."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class LlamaCppLog:
     """Everything read from one log; `run` is the load that really allocated memory."""
 
@@ -243,6 +259,9 @@ class LlamaCppLog:
     prompt_eval: EvalSpeed | None = None
     binary: str | None = None
     checkpoints: tuple[int, int] | None = None
+    server: ServerFacts = field(default_factory=ServerFacts)
+    draft: LoadRecord | None = None
+    """A llama-server's draft model (the load after `loading draft model`), apart from `loads`."""
 
     @property
     def run(self) -> LoadRecord | None:

@@ -11,7 +11,8 @@ Rule 2: the knobs are global (ring depth, head mode, KV type, ctx policy, slow t
         CLI spells it), `ctx`, `ctx_cap` and `used` (the order of use, oldest first).
 Rule 3: llama-server's knobs are stored as the CLI spells them: `parallel` a slot count or
         `auto`, `kv_unified` `auto`/`unified`/`split`, `cache_ram` MiB (-1 no limit, 0 off) or
-        `auto` (sized by this tool), `ctx_checkpoints` a count. A vision projector or a draft
+        `auto` (sized by this tool), `ctx_checkpoints` a count, `worst_case` whether the verdict
+        counts every cache and checkpoint full. A vision projector or a draft
         model is not remembered: each was checked against one model and goes with it
         (`session` Rule 6).
 Rule 4: llama.cpp's engine options, a V cache type apart from K's and a forced `--n-cpu-moe` are stored
@@ -68,6 +69,7 @@ class ExplorerSettings:
     kv_unified: str = AUTO
     cache_ram: str = AUTO
     ctx_checkpoints: int = CTX_CHECKPOINTS
+    worst_case: bool = False
     llama_options: str = ""
 
 
@@ -141,6 +143,7 @@ RESTORE: dict[str, Callable[[Any], Any]] = {
     "kv_unified": _word(tuple(KV_SHARING)),
     "cache_ram": _count_or_auto(CACHE_RAM.low, CACHE_RAM.high),
     "ctx_checkpoints": _int_in(CHECKPOINTS.low, CHECKPOINTS.high),
+    "worst_case": _bool,
     "llama_options": lambda value: _llama_options(value),
 }
 """Rule 1: each global key and the check that turns what came back into a value (None: invalid)."""
@@ -220,7 +223,8 @@ def _auto_or_int(text: str) -> int | None:
 def server_from(settings: ExplorerSettings) -> ServerSettings:
     """Rule 3: llama-server's knobs as remembered (no projector, no draft)."""
     return ServerSettings(n_parallel=_auto_or_int(settings.parallel), kv_unified=KV_SHARING[settings.kv_unified],
-                          cache_ram_mib=_auto_or_int(settings.cache_ram), ctx_checkpoints=settings.ctx_checkpoints)
+                          cache_ram_mib=_auto_or_int(settings.cache_ram), ctx_checkpoints=settings.ctx_checkpoints,
+                          worst_case=settings.worst_case)
 
 
 def server_words(server: ServerSettings) -> dict[str, Any]:
@@ -228,7 +232,7 @@ def server_words(server: ServerSettings) -> dict[str, Any]:
     sharing = next(word for word, value in KV_SHARING.items() if value is server.kv_unified)
     return {"parallel": AUTO if server.n_parallel is None else str(server.n_parallel), "kv_unified": sharing,
             "cache_ram": AUTO if server.cache_ram_mib is None else str(server.cache_ram_mib),
-            "ctx_checkpoints": server.ctx_checkpoints}
+            "ctx_checkpoints": server.ctx_checkpoints, "worst_case": server.worst_case}
 
 
 STORED_WORDS = frozenset({"flash_attn", "ubatch", "batch", "swa_full", "load_mode", "threads", "threads_batch", "repack",

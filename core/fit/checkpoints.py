@@ -26,6 +26,17 @@ Rule 4: a checkpoint is `llama_state_seq_get_data_ext(…, LLAMA_STATE_SEQ_FLAGS
         sequence (src/llama-memory-hybrid.cpp `state_write`). A cache split into one stream per
         slot (llama-server's `-np N` without `--kv-unified`) writes each stream's cell count: 4
         bytes more for every stream beyond the first.
+Rule 5: a prompt-cache entry is the slot's whole state (`llama_state_seq_get_data_ext(…, 0)`,
+        tools/server/server-context.cpp `prompt_save`): for a sliding-window model the full
+        cache's cells (every token held) and then the SWA cache's as in Rule 4; for any other
+        attention model every token's cell in every layer; each cache with Rule 4's headers.
+Rule 6: a later turn of a conversation feeds only what its slot does not hold, from n_past on:
+        Rule 2's batches start there, and a checkpoint is taken before any of them (the cache
+        holds tokens) that ends the prompt or ends within n_ubatch tokens of its end.
+Rule 7: when a slot's list is full (`--ctx-checkpoints` − 1 or more), adding one first erases
+        every checkpoint of an earlier request that lies within `--checkpoint-min-step`
+        (8192) tokens after the last one kept, then the oldest until there is room, and one at
+        the same token count is replaced (`create_checkpoint`).
 """
 
 from __future__ import annotations
@@ -33,12 +44,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.model.kv import KVType, row_bytes
-from gguf_budget.core.model.spec import LayerKind, ModelSpec
+from gguf_budget.core.model.per_model_cache import per_model
+from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
 
 CTX_CHECKPOINTS = 32  # common/common.h n_ctx_checkpoints (-ctxcp, --ctx-checkpoints)
 CHECKPOINT_TAIL = 4  # server-context.cpp checkpoint_offsets {4 + n_ubatch, 4}
 DEFAULT_BATCH = 2048  # common/common.h n_batch
 DEFAULT_UBATCH = 512
+MIN_STEP = 8192  # common/common.h checkpoint_min_step (-cms, --checkpoint-min-step)
 CELL_META = 4 + 4 + 4  # pos, n_seq_id, one seq_id (state_write_meta)
 STATE_HEAD = 4 + 4 + 4 + 4  # magic, seq_id (state_seq_get_data), n_stream, cell_count (state_write)
 DATA_HEAD = 4 + 4  # v_trans, n_layer (state_write_data)
@@ -61,12 +74,13 @@ def makes_checkpoints(model: ModelSpec, s: CheckpointSettings) -> bool:
     return s.max_checkpoints > 0 and (LayerKind.RECURRENT in kinds or LayerKind.SWA in kinds and not s.swa_full)
 
 
-def checkpoint_positions(prompt_tokens: int, s: CheckpointSettings) -> tuple[int, ...]:
-    """Rules 2–3: the tokens the cache holds at each checkpoint one prompt leaves, oldest first."""
+def checkpoint_positions(prompt_tokens: int, s: CheckpointSettings, held: int = 0) -> tuple[int, ...]:
+    """Rules 2–3 and 6: the tokens the cache holds at each checkpoint a prompt leaves when its slot already
+    holds `held` of them, oldest first."""
     n, ubatch = prompt_tokens, min(s.n_ubatch, s.n_batch)  # llama.cpp: n_ubatch = min(n_batch, n_ubatch)
     ends = {n - min(s.n_batch, CHECKPOINT_TAIL + ubatch), n - min(s.n_batch, CHECKPOINT_TAIL)}
     taken: list[int] = []
-    start = 0
+    start = held
     while start < n:
         end = min(start + s.n_batch, n)
         end = min((e for e in ends if start < e <= end), default=end)
@@ -76,6 +90,23 @@ def checkpoint_positions(prompt_tokens: int, s: CheckpointSettings) -> tuple[int
     return tuple(taken[-s.max_checkpoints:]) if s.max_checkpoints > 0 else ()
 
 
+def keep_checkpoints(kept: list[tuple[int, int]], at: int, task: int, s: CheckpointSettings) -> list[tuple[int, int]]:
+    """Rule 7: a slot's list of (tokens, request) once a checkpoint at `at` tokens is added by request `task`."""
+    out = list(kept)
+    if len(out) + 1 >= s.max_checkpoints:
+        last, pruned = -1, []
+        for n, t in out:
+            if t != task and last >= 0 and n <= last + MIN_STEP:
+                continue
+            pruned.append((n, t))
+            last = n
+        out = pruned
+    while out and len(out) >= s.max_checkpoints:
+        out.pop(0)
+    return [c for c in out if c[0] != at] + [(at, task)]
+
+
+@per_model(maxsize=4096)
 def checkpoint_bytes(model: ModelSpec, kv_type: KVType, tokens: int, streams: int = 1) -> int | None:
     """Rule 4: one checkpoint with `tokens` in the cache (of `streams` KV streams); None when a layer's facts are
     unknown."""
@@ -93,6 +124,46 @@ def checkpoint_bytes(model: ModelSpec, kv_type: KVType, tokens: int, streams: in
     rows = sum(row_bytes(kv_type, (layer.n_head_kv or 0) * (layer.k_dim or 0))
                + row_bytes(kv_type, (layer.n_head_kv or 0) * (layer.v_dim or 0)) for layer in swa)
     return head + cells * CELL_META + DATA_HEAD + 2 * LAYER_HEAD * len(swa) + cells * rows
+
+
+def _cache_part(layers: list[LayerAttention], kv_type: KVType, cells: int, streams: int) -> int:
+    """One KV cache's share of a state (Rule 4's layout): its headers, and `cells` cells of its layers."""
+    head = 4 + 4 * streams  # n_stream, every stream's cell_count
+    if cells <= 0 or not layers:
+        return head
+    rows = sum(row_bytes(kv_type, (layer.n_head_kv or 0) * (layer.k_dim or 0))
+               + row_bytes(kv_type, (layer.n_head_kv or 0) * (layer.v_dim or 0)) for layer in layers)
+    return head + cells * CELL_META + DATA_HEAD + 2 * LAYER_HEAD * len(layers) + cells * rows
+
+
+@per_model(maxsize=4096)
+def seq_state_bytes(model: ModelSpec, kv_type: KVType, tokens: int, streams: int = 1) -> int | None:
+    """Rule 5: one slot's whole state with `tokens` in the cache (what a prompt-cache entry holds beside its
+    checkpoints); None when a layer's facts are unknown."""
+    if any(layer.kind is LayerKind.RECURRENT for layer in model.layers):
+        return checkpoint_bytes(model, kv_type, tokens, streams)
+    attention = [layer for layer in model.layers if layer.kind in (LayerKind.FULL, LayerKind.SWA)]
+    if len(attention) < len(model.layers) or any(layer.n_head_kv is None or layer.k_dim is None or layer.v_dim is None
+                                                  for layer in attention):
+        return None
+    full = [layer for layer in attention if layer.kind is LayerKind.FULL]
+    swa = [layer for layer in attention if layer.kind is LayerKind.SWA]
+    if not swa:
+        return 8 + _cache_part(full, kv_type, tokens, streams)
+    if any(layer.window is None for layer in swa):
+        return None
+    window = max(layer.window or 0 for layer in swa)
+    return 8 + _cache_part(full, kv_type, tokens, streams) + _cache_part(swa, kv_type, min(tokens, window), streams)
+
+
+def partial_state_bytes(model: ModelSpec, kv_type: KVType, tokens: int, streams: int = 1) -> int | None:
+    """Rule 4 for a draft beside a target that checkpoints (`create_checkpoint`: `update_dft`): a model without
+    sliding-window or recurrent layers writes its whole state (src/llama-kv-cache.cpp `state_write` ignores the
+    partial flag), Rule 5's."""
+    kinds = {layer.kind for layer in model.layers}
+    if LayerKind.SWA in kinds or LayerKind.RECURRENT in kinds:
+        return checkpoint_bytes(model, kv_type, tokens, streams)
+    return seq_state_bytes(model, kv_type, tokens, streams)
 
 
 def checkpoint_memory(model: ModelSpec, kv_type: KVType, prompt_tokens: int, s: CheckpointSettings) -> int | None:

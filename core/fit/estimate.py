@@ -63,6 +63,7 @@ from gguf_budget.core.units import human_bytes
 from gguf_budget.core.fit.server import (
     finish_server, server_engine, server_extras, server_flags, server_notes, server_unknowns,
 )
+from gguf_budget.core.fit.server_band import server_band, session_workloads
 from gguf_budget.core.fit.server_types import ServerLoad
 from gguf_budget.core.fit.slots import SlotLayout, slot_kv_table
 from gguf_budget.core.model.kv import KVType, layer_kv_table
@@ -100,7 +101,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     slots = (slots_with_cpu_experts(model, table)(forced) if forced else
              Slots.build([*model.layer_bytes, output_slot_bytes(model)], table))
     bare = GpuSetup.build(snapshot, request)
-    extras = server_extras(model, bare, request.server, ctx, layout, engine, request.kv_type)
+    extras = server_extras(model, bare, request.server, ctx, layout, engine, request.kv_type, snapshot.cpu_features)
     setup = replace(bare, held=extras.gpu_held)
     auto = most_layers_that_fit(L, lambda g: setup.fits(slots, setup.place(L, g))) if slots.kv is not None else None
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
@@ -163,9 +164,11 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     ctx, placement, unknowns, verdict = j.ctx, j.placement, j.unknowns, j.verdict
     held = j.devices[0].server
     flags = server_flags(j.server, model, j.engine.swa_full)
-    memory = runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
-                            placement.host_blocks, not placement.output_on_gpu, j.setup.gpus, placement.all_on_gpu,
-                            v_type=request.v_type)
+    memory = server_band(runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
+                                        placement.host_blocks, not placement.output_on_gpu, j.setup.gpus,
+                                        placement.all_on_gpu, v_type=request.v_type,
+                                        workloads=session_workloads(j.server)),
+                         j.server, model, request.kv_type, j.engine)
     return FitEstimate(
         snapshot=snapshot, reserves=request.reserves, request=request, n_layer=model.n_layer,
         gpu_layers=placement.gpu_layers, auto_gpu_layers=j.auto, output_on_gpu=placement.output_on_gpu,

@@ -42,9 +42,13 @@ Rule 9: llama-server and llama-cli (which runs the server in-process) keep conte
         4 + n_ubatch tokens).
 Rule 10: the process (binary, libraries, threads, tokenizer tables, sampler arrays, and for
         llama-cpp-python the interpreter): `PROFILES[runtime].process` + `PROCESS_PER_TOKEN` ·
-        n_vocab, fitted as peak RSS − every other resident item. llama-cli and llama-server
-        (one engine): 31,930 KiB + 149 bytes a vocabulary token, least squares on the 12
-        llama-cli runs of tests/data/llamacpp-logs (a copy of the shared logs) only;
+        n_vocab, fitted as peak RSS − every other resident item. llama-cli: 31,930 KiB + 149
+        bytes a vocabulary token, least squares on the 12 llama-cli runs of
+        tests/data/llamacpp-logs (a copy of the shared logs) only; llama-server (the same engine
+        without llama-cli's console) 19,445 KiB, the slope kept, the mean over its three idle
+        runs only: smollm2 of tests/data/server-logs (smollm2_ctx4096_np1) and the runnable
+        llama and gemma3 of tests/data/server-sessions (llama_idle, gemma_idle), 25.5 and
+        16.6/16.2 MiB — a 260-token byte vocabulary holds ~15 MiB less than the llama-cli fit said;
         llama-completion 24,411 KiB and llama-cpp-python 59,282 KiB (the interpreter), each on
         its one short smollm2 run of tests/data/llamacpp-runs only, the slope kept. The 31 other
         runs of tests/data/llamacpp-runs (gemma3, the 8B-shaped model, full contexts, `-fa off`,
@@ -94,7 +98,7 @@ class RuntimeProfile:
 
 
 PROFILES: dict[Runtime, RuntimeProfile] = {  # process: Rule 10's fits (tests/test_peak_rss_band.py redoes them)
-    Runtime.LLAMA_SERVER: RuntimeProfile(1, 2048, True, True, 31_930 * KiB),
+    Runtime.LLAMA_SERVER: RuntimeProfile(1, 2048, True, True, 19_445 * KiB),
     Runtime.LLAMA_CLI: RuntimeProfile(1, 2048, True, True, 31_930 * KiB),
     Runtime.LLAMA_COMPLETION: RuntimeProfile(None, 2048, True, False, 24_411 * KiB),
     Runtime.LLAMA_CPP_PYTHON: RuntimeProfile(None, 512, False, False, 59_282 * KiB),
@@ -282,8 +286,9 @@ def resident(run: _Run, w: Workload) -> Resident:
 def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
                    snapshot_features: frozenset[str] | None, devices: tuple[DeviceLoad, ...], host_blocks: int,
                    output_on_host: bool, gpus: tuple[GpuInfo, ...] = (), all_offloaded: bool = False,
-                   v_type: KVType | None = None) -> RuntimeMemory:
-    """Rules 1–10 for the placement the fit chose (`devices[0]` is the host, then one per GPU of `gpus`)."""
+                   v_type: KVType | None = None, workloads: tuple[Workload, ...] = ()) -> RuntimeMemory:
+    """Rules 1–10 for the placement the fit chose (`devices[0]` is the host, then one per GPU of `gpus`), and for
+    each of `workloads`."""
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
     repack = (repack_buffer(model, features, host_blocks, output_on_host) if features is not None and settings.repack
               else Repack((), 0))
@@ -302,10 +307,13 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
         out.append(DeviceMemory(name=d.name, mapped_weights=0, loaded_weights=d.weights, repack=0, kv=d.kv, output=0,
                                 compute=computes[i], buffer=backends.names[i - 1] if backends else d.name))
     short = full = None
+    along: tuple[Resident, ...] = ()
     if ctx and out[0].kv is not None and out[0].compute is not None:
         run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), v_type=v_type, settings=settings, host=out[0],
                    host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu))
         short, full = resident(run, settings.short), resident(run, Workload(prompt=ctx))
+        along = tuple(resident(run, w) for w in workloads)
     return RuntimeMemory(settings=settings, devices=tuple(out), repacked_tensors=repack.tensors, cpu_features=features,
-                         compute_approximate=approximate_graph(model) or bool(on_gpu), short=short, full=full)
+                         compute_approximate=approximate_graph(model) or bool(on_gpu), short=short, full=full,
+                         along=along)
 

@@ -161,7 +161,9 @@ class Resident:
     """What the llama.cpp process has resident in host RAM at the end of a workload, by item.
 
     `compute` is the touched part of the compute buffer, `work` the CPU backend's work buffer,
-    `checkpoints` llama-server's context checkpoints, `process` the runtime's own constant."""
+    `checkpoints` llama-server's context checkpoints (every slot's), `process` the runtime's own constant;
+    `server` what llama-server's draft and projector hold in host RAM (anonymous), `server_mapped` the draft's
+    mapped weights."""
 
     workload: Workload
     mapped_weights: int
@@ -173,17 +175,19 @@ class Resident:
     work: int
     checkpoints: int
     process: int
+    server: int = 0
+    server_mapped: int = 0
 
     @property
     def anonymous(self) -> int:
-        """What the machine must really have: everything but the mapped file's pages."""
+        """What the machine must really have: everything but the mapped files' pages."""
         return (self.loaded_weights + self.repack + self.kv + self.output + self.compute + self.work
-                + self.checkpoints + self.process)
+                + self.checkpoints + self.process + self.server)
 
     @property
     def total(self) -> int:
         """The predicted peak RSS for this workload."""
-        return self.anonymous + self.mapped_weights
+        return self.anonymous + self.mapped_weights + self.server_mapped
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +201,8 @@ class RuntimeMemory:
     compute_approximate: bool
     short: Resident | None = None
     full: Resident | None = None
+    along: tuple[Resident, ...] = ()
+    """The resident figures after each of the workloads asked for beside the band (a session's requests)."""
 
     @property
     def host(self) -> DeviceMemory:

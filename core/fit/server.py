@@ -9,21 +9,28 @@ Rule 2: before the model's layers are placed, the projector and the draft take t
         (`projector` Rule 2, `draft` Rule 3), as llama.cpp's fit counts them first: a GPU's room
         for the model is its usable memory less what they hold there.
 Rule 3: the verdict counts, per device: the projector's weights and one image's compute buffer,
-        the draft's weights and KV cache; on the host also every slot's checkpoints, full
-        (`checkpoints` Rules 3–4: each slot's list full), and the prompt cache, full (`prompt_cache` Rules 2–3). The
-        draft's compute and output buffers are itemized beside, like the model's own.
+        the draft's weights and KV cache; on the host also the prompt cache and every slot's
+        checkpoints as the session leaves them at its peak (`session` Rule 5), or — asked with
+        `worst_case` — full (`checkpoints` Rules 3–4: each slot's list full; `prompt_cache` Rules
+        2–3: the cache at its limit). The draft's compute and output buffers are itemized beside,
+        like the model's own.
 Rule 4: the prompt cache the person did not size holds one context's worth, within what the
         host has left once everything else is placed (`prompt_cache` Rule 5): it never turns a
         load that fits into one that does not; one the person sized is held, and may.
-Rule 5: the server's resident memory beyond the model's (`host_rss`): the full cache, the
-        checkpoints, whatever of the projector and the draft sits in host RAM (the draft's
-        weights mapped, as the model's), and the draft's output buffer.
+Rule 5: the server's resident memory beyond the model's in the worst case (`host_rss`): the full
+        cache, the checkpoints, whatever of the projector and the draft sits in host RAM (the
+        draft's weights mapped, as the model's), and the draft's output buffer; what the draft and
+        the projector hold in both ends of the band (`band_extra`, `band_mapped`: `server_band`).
 Rule 6: the command carries the settings that realise the load: `-np`, `--kv-unified` for
         shared slots, `--cache-ram`, `--ctx-checkpoints` where the model makes checkpoints or the
         number is not the default, `--mmproj` (`--no-mmproj-offload` when placed on the host
         beside a GPU), `-md … --spec-type draft-simple -ngld N` (`-devd none` on the host,
         `-ctkd/-ctvd` for a quantized draft cache). Ollama: `OLLAMA_NUM_PARALLEL`; what it cannot
         say (cache size, checkpoints, a draft) is a note.
+Rule 7: a draft beside a model that checkpoints adds its own state to each checkpoint
+        (`create_checkpoint`: `update_dft`), its whole state for a draft that makes none itself
+        (`checkpoints.partial_state_bytes`); its host weights are repacked for the CPU as the
+        model's are (`repack`).
 """
 
 from __future__ import annotations
@@ -31,7 +38,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.fit.command import ServerFlags
-from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS, CheckpointSettings, checkpoint_bytes, makes_checkpoints
+from gguf_budget.core.fit.checkpoints import (
+    CTX_CHECKPOINTS, DEFAULT_BATCH, CheckpointSettings, checkpoint_bytes, makes_checkpoints, partial_state_bytes,
+)
 from gguf_budget.core.fit.devices import GpuSetup, Slots
 from gguf_budget.core.fit.draft import DRAFT_N_MAX, SPEC_TYPE, DraftModel
 from gguf_budget.core.fit.moe import input_layer_bytes, output_slot_bytes
@@ -39,6 +48,8 @@ from gguf_budget.core.fit.prompt_cache import NO_LIMIT, chosen_cache_ram_mib, fu
 from gguf_budget.core.fit.runtime_memory import LOGIT_BYTES, compute_buffer, flash_attn, graph_settings, reserved_outputs
 from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.projector import ProjectorSpec
+from gguf_budget.core.fit.repack import repack_buffer
+from gguf_budget.core.fit.session import SessionModel, SessionTrace, replay
 from gguf_budget.core.fit.server_types import DraftLoad, ImageSize, ProjectorLoad, ServerLoad, ServerSettings
 from gguf_budget.core.fit.slots import SlotLayout, resolve_slots, slot_kv_table
 from gguf_budget.core.fit.types import DeviceLoad
@@ -95,7 +106,7 @@ def image_room(settings: ServerSettings) -> int:
 
 
 def _draft(draft: DraftModel | None, setup: GpuSetup, ctx: int | None, layout: SlotLayout,
-           engine: EngineSettings) -> DraftLoad | None:
+           engine: EngineSettings, features: frozenset[str] | None) -> DraftLoad | None:
     if draft is None:
         return None
     spec = draft.spec
@@ -116,9 +127,12 @@ def _draft(draft: DraftModel | None, setup: GpuSetup, ctx: int | None, layout: S
             compute_device = f"gpu{gpu.index}"
     draft_engine = replace(engine, outputs=layout.n_seq)
     compute = compute_buffer(spec, graph_settings(spec, ctx, draft.kv_type, draft_engine))[0] if ctx else None
+    chosen = engine.cpu_features if engine.cpu_features is not None else features
+    repack = (repack_buffer(spec, chosen, p.host_blocks, not p.output_on_gpu).nbytes
+              if chosen is not None and engine.repack else 0)
     return DraftLoad(path=spec.path, gpu_layers=p.gpu_layers, n_layer=L, kv_type=draft.kv_type, weights=tuple(weights),
                      kv=tuple(kv), compute_device=compute_device, compute=compute,
-                     output=LOGIT_BYTES * (spec.n_vocab or 0) * layout.n_seq)
+                     output=LOGIT_BYTES * (spec.n_vocab or 0) * layout.n_seq, repack=repack)
 
 
 def _checkpoint(model: ModelSpec, kv_type: KVType, ctx: int | None, layout: SlotLayout, engine: EngineSettings) -> int | None:
@@ -130,13 +144,14 @@ def _checkpoint(model: ModelSpec, kv_type: KVType, ctx: int | None, layout: Slot
 
 
 def server_extras(model: ModelSpec, setup: GpuSetup, settings: ServerSettings, ctx: int | None, layout: SlotLayout,
-                  engine: EngineSettings, kv_type: KVType) -> ServerExtras:
+                  engine: EngineSettings, kv_type: KVType, features: frozenset[str] | None = None) -> ServerExtras:
     """Rule 2: the projector and the draft placed before the model; the checkpoints priced."""
     projector = _projector(settings, setup, flash_attn(engine))
-    draft = _draft(settings.draft, setup, ctx, layout, engine)
+    draft = _draft(settings.draft, setup, ctx, layout, engine, features)
     one = _checkpoint(model, kv_type, ctx, layout, engine) if settings.ctx_checkpoints else 0
-    if one and settings.draft is not None:  # the draft's own state rides along (`update_dft`)
-        extra = _checkpoint(settings.draft.spec, settings.draft.kv_type, ctx, layout, engine)
+    if one and settings.draft is not None and ctx:  # the draft's own state rides along (`update_dft`)
+        d = settings.draft.spec
+        extra = partial_state_bytes(d, settings.draft.kv_type, layout.slot_ctx(ctx, model.context_length), layout.streams)
         one = None if extra is None else one + extra
     every = None if one is None else one * settings.ctx_checkpoints * layout.n_seq
     gpu_held = []
@@ -144,7 +159,7 @@ def server_extras(model: ModelSpec, setup: GpuSetup, settings: ServerSettings, c
         name = f"gpu{gpu.index}"
         held = (projector.total if projector is not None and projector.device == name else 0)
         gpu_held.append(held + ((draft.on(name) or 0) if draft is not None else 0))
-    host = (projector.total if projector is not None and projector.device == HOST else 0) + (every or 0)
+    host = projector.total if projector is not None and projector.device == HOST else 0
     host_draft = draft.on(HOST) if draft is not None else 0
     host_held = None if every is None or host_draft is None else host + host_draft
     return ServerExtras(settings=settings, layout=layout, ctx=ctx, projector=projector, draft=draft, checkpoint=one,
@@ -174,9 +189,23 @@ def _unlimited_cache(model: ModelSpec, x: ServerExtras, kv_type: KVType, engine:
     return sum(b for b in table if b is not None) + x.checkpoints
 
 
+def _replay(model: ModelSpec, x: ServerExtras, kv_type: KVType, engine: EngineSettings, mib: int) -> SessionTrace | None:
+    """Rule 3's session: `session` replayed with the cache limit the command sets."""
+    if x.ctx is None or x.checkpoints is None:
+        return None
+    s, layout = x.settings, x.layout
+    cp = CheckpointSettings(max_checkpoints=s.ctx_checkpoints, n_batch=engine.batch or DEFAULT_BATCH,
+                            n_ubatch=engine.ubatch, swa_full=engine.swa_full)
+    image = x.projector.image_tokens if x.projector is not None else 0
+    return replay(model, SessionModel(kv_type=kv_type, layout=layout, slot_ctx=layout.slot_ctx(x.ctx, model.context_length),
+                                      n_ctx=layout.total_cells(x.ctx), cache_ram_mib=mib, checkpoints=cp, draft=s.draft,
+                                      image_tokens=image), s.session)
+
+
 def finish_server(model: ModelSpec, x: ServerExtras, devices: tuple[DeviceLoad, ...], kv_type: KVType,
                   engine: EngineSettings, kv_total: int | None) -> tuple[ServerLoad, tuple[DeviceLoad, ...]]:
-    """Rules 3–5: the prompt cache sized and added to the host's need; the load as the fit reports it."""
+    """Rules 3–5: the prompt cache sized, the session replayed, what the verdict counts added to the host's need;
+    the load as the fit reports it."""
     host, *gpus = devices
     asked = x.settings.cache_ram_mib
     one_context = _one_context(model, x, kv_type, engine, kv_total)
@@ -185,19 +214,41 @@ def finish_server(model: ModelSpec, x: ServerExtras, devices: tuple[DeviceLoad, 
     elif host.need is None or one_context is None:
         mib = 0
     else:
-        mib = chosen_cache_ram_mib(one_context, host.usable - host.need)
+        room = host.usable - host.need - (x.checkpoints or 0 if x.settings.worst_case else 0)
+        mib = chosen_cache_ram_mib(one_context, room)
     cache = full_cache_bytes(mib, _unlimited_cache(model, x, kv_type, engine) if mib == NO_LIMIT else None)
-    host = replace(host, server=host.server + (cache or 0))
+    worst = None if cache is None or x.checkpoints is None else cache + x.checkpoints
+    session = _replay(model, x, kv_type, engine, mib)
     load = ServerLoad(
         settings=x.settings, layout=x.layout, n_ctx=x.layout.total_cells(x.ctx) if x.ctx else None,
         ctx_seq=x.layout.ctx_seq(x.ctx) if x.ctx else None,
         slot_ctx=x.layout.slot_ctx(x.ctx, model.context_length) if x.ctx else None,
         outputs=reserved_outputs(engine), cache_ram_mib=mib, cache_chosen=asked is None, prompt_cache=cache,
         checkpoint=x.checkpoint, checkpoints=x.checkpoints, projector=x.projector, draft=x.draft,
-        held=((host.name, None if host.kv is None else host.server), *((d.name, d.server) for d in gpus)),
-        host_rss=_host_rss(x, cache),
+        held=(), host_rss=_host_rss(x, cache), session=session, worst_held=worst,
+        band_extra=_band_extra(x), band_mapped=_band_mapped(x),
     )
+    host = replace(host, server=host.server + (load.counted or 0))
+    load = replace(load, held=((host.name, None if host.kv is None else host.server), *((d.name, d.server) for d in gpus)))
     return load, (host, *gpus)
+
+
+def _band_mapped(x: ServerExtras) -> int:
+    """Rule 5: the draft's host weights, mapped as the model's."""
+    d = x.draft
+    return 0 if d is None else dict(d.weights).get(HOST, 0)
+
+
+def _band_extra(x: ServerExtras) -> int:
+    """Rule 5: what the draft and the projector hold resident in host RAM beside the model's own, anonymous."""
+    total = 0
+    p = x.projector
+    if p is not None and p.device == HOST:
+        total += p.total
+    d = x.draft
+    if d is not None:
+        total += (dict(d.kv).get(HOST) or 0) + d.output + d.repack + (d.compute or 0 if d.compute_device == HOST else 0)
+    return total
 
 
 def _host_rss(x: ServerExtras, cache: int | None) -> int | None:

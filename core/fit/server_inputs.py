@@ -17,6 +17,7 @@ from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.draft import DraftModel, read_draft
 from gguf_budget.core.fit.projector import ProjectorSpec, check_projector, read_projector
 from gguf_budget.core.fit.server_types import ImageSize, ServerSettings
+from gguf_budget.core.fit.session_spec import TYPICAL_CHAT, SessionSpec
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.core.model.spec import ModelSpec
 
@@ -38,11 +39,12 @@ def server_settings(model: ModelSpec, *, n_parallel: int | None = 1, kv_unified:
                     cache_ram_mib: int | None = None, ctx_checkpoints: int = CTX_CHECKPOINTS,
                     mmproj: str | None = None, projector_offload: bool = True, image: ImageSize | None = None,
                     draft: str | None = None, draft_gpu_layers: int | None = None, draft_on_gpu: bool = True,
-                    draft_kv_type: KVType = DEFAULT_KV_TYPE) -> ServerSettings:
+                    draft_kv_type: KVType = DEFAULT_KV_TYPE, session: SessionSpec = TYPICAL_CHAT,
+                    worst_case: bool = False) -> ServerSettings:
     """The settings these name, the projector and draft files read and checked (Rule 1); defaults are `ServerSettings`'s."""
     projector = None if mmproj is None else open_projector(mmproj, model)
     drafted = None if draft is None else open_draft(draft, model, gpu_layers=draft_gpu_layers, on_gpu=draft_on_gpu,
                                                     kv_type=draft_kv_type)
     return ServerSettings(n_parallel=n_parallel, kv_unified=kv_unified, cache_ram_mib=cache_ram_mib,
                           ctx_checkpoints=ctx_checkpoints, projector=projector, projector_offload=projector_offload,
-                          image=image, draft=drafted)
+                          image=image, draft=drafted, session=session, worst_case=worst_case)

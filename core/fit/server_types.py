@@ -3,7 +3,8 @@
 Defaults: one slot (`-np 1`; llama-server's own default is automatic — 4 slots sharing one
 unified KV cache, `slots` Rule 1), the prompt cache sized by the tool (one context's worth,
 within what the host has left, `prompt_cache` Rule 5), 32 context checkpoints per slot
-(llama-server's default, `checkpoints` Rule 3), no projector, no draft.
+(llama-server's default, `checkpoints` Rule 3), no projector, no draft, the typical chat session
+(`session_spec.TYPICAL_CHAT`) and the verdict on its peak rather than the worst case.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.draft import DraftModel
 from gguf_budget.core.fit.projector import MAX_IMAGE_SIDE, ProjectorSpec
 from gguf_budget.core.fit.prompt_cache import check_cache_ram
+from gguf_budget.core.fit.session import SessionTrace
+from gguf_budget.core.fit.session_spec import TYPICAL_CHAT, SessionSpec
 from gguf_budget.core.fit.slots import MAX_SLOTS, SlotLayout
 from gguf_budget.core.ranges import Range
 from gguf_budget.core.model.kv import KVType
@@ -64,6 +67,9 @@ class ServerSettings:
     projector_offload: bool = True
     image: ImageSize | None = None
     draft: DraftModel | None = None
+    session: SessionSpec = TYPICAL_CHAT
+    worst_case: bool = False
+    """Judge on every cache and checkpoint full instead of the session's peak."""
 
     def __post_init__(self) -> None:
         if self.n_parallel is not None and not 1 <= self.n_parallel <= MAX_SLOTS:
@@ -103,6 +109,8 @@ class DraftLoad:
     compute_device: str
     compute: int | None
     output: int
+    repack: int = 0
+    """The CPU's repacked copies of its host weights (`repack`), beside the mapped ones."""
 
     def on(self, device: str) -> int | None:
         """Weights + KV the draft holds on `device` (what the verdict counts)."""
@@ -134,6 +142,22 @@ class ServerLoad:
     draft: DraftLoad | None
     held: tuple[tuple[str, int | None], ...]
     host_rss: int | None
+    session: SessionTrace | None = None
+    """The session replayed (`session`); None when the context or a layer's facts are unknown."""
+    worst_held: int | None = None
+    """The cache and every slot's checkpoints full: the worst case, in host RAM."""
+    band_extra: int = 0
+    """What the server holds resident beside the model's own in both ends of the band, anonymous: the draft's
+    repack, KV, output and compute, the projector's weights and compute."""
+    band_mapped: int = 0
+    """The draft's mapped weights: resident, file-backed."""
+
+    @property
+    def counted(self) -> int | None:
+        """The cache and checkpoints the verdict counts: the session's peak, or the worst case when asked."""
+        if self.settings.worst_case or self.session is None:
+            return self.worst_held
+        return self.session.peak.held
 
     def held_on(self, device: str) -> int | None:
         return dict(self.held).get(device, 0)

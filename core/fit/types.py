@@ -229,11 +229,11 @@ class FitEstimate:
 
     @property
     def peak_rss_server(self) -> int | None:
-        """Predicted peak RSS of llama-server once its context has filled and its prompt cache and every slot's
-        checkpoints are full: the band's top with the server's full lists in place of one prompt's checkpoints."""
+        """Predicted peak RSS of llama-server in the worst case: its context filled, its prompt cache and every
+        slot's checkpoints full (the band's top with the server's full lists in place of its slots' checkpoints)."""
         full = self.memory.full if self.memory is not None else None
-        extra = self.server.host_rss if self.server is not None else 0
-        return None if full is None or extra is None else full.total - full.checkpoints + extra
+        worst = self.server.worst_held if self.server is not None else 0
+        return None if full is None or worst is None else full.total - full.checkpoints + worst
 
     @property
     def recommended(self) -> RunCommand | None:

@@ -37,7 +37,8 @@ def resident_dict(r: Resident | None) -> dict[str, Any] | None:
     return {"prompt_tokens": r.workload.prompt, "generated_tokens": r.workload.generated,
             "mapped_weights": r.mapped_weights, "loaded_weights": r.loaded_weights, "repack": r.repack, "kv": r.kv,
             "output": r.output, "compute": r.compute, "work": r.work, "checkpoints": r.checkpoints,
-            "process": r.process, "anonymous": r.anonymous, "total": r.total}
+            "process": r.process, "server": r.server, "server_mapped": r.server_mapped, "anonymous": r.anonymous,
+            "total": r.total}
 
 
 def runtime_dict(fit: FitEstimate) -> dict[str, Any] | None:

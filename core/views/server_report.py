@@ -3,13 +3,22 @@
 Rule 1: one line per thing the server holds — slots, prompt cache, checkpoints, projector,
         draft — each with its bytes, where they sit, and the default it departs from.
 Rule 2: figures are estimates when full (the cache and checkpoint lists at their limits), and say so.
+Rule 4: when the worst case does not fit the host's room, the caps that would keep it in
+        (`server_caps`), each with its cost and the command with it.
+Rule 3: the session: its spelling (said as an assumption when the person gave none), what the
+        server holds after each request (the trajectory, `server_band` Rule 3), its peak, and
+        the worst case — "when every cache and checkpoint is full" — kept beside it; the line
+        says which of the two the verdict counts.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
+from gguf_budget.core.fit.server_band import session_rss
+from gguf_budget.core.fit.server_caps import worst_case_caps
 from gguf_budget.core.fit.server_types import ServerLoad
 from gguf_budget.core.fit.slots import AUTO_SLOTS
 from gguf_budget.core.fit.types import FitEstimate
@@ -71,12 +80,82 @@ def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
         rows.append(("Draft", f"{d.path}: {d.gpu_layers} of {d.n_layer + 1} layers on GPU (-ngld); {where}; "
                               f"compute {human_bytes(d.compute)} on {d.compute_device}, output "
                               f"{human_bytes(d.output)}"))
+    rows += _session_rows(e)
     rss = e.peak_rss_server
     if rss is not None and s.host_rss:
-        rows.append(("Server RSS", f"≈ {human_bytes(rss)} predicted once the context has filled and the prompt cache "
-                                   f"and every slot's checkpoints are full ({human_bytes(s.host_rss)} of it the "
-                                   "server's own, in host RAM)"))
+        rows.append(("Worst case", f"≈ {human_bytes(rss)} resident when every cache and checkpoint is full: the "
+                                   f"context filled, the prompt cache and every slot's checkpoints at their limits "
+                                   f"({human_bytes(s.host_rss)} of it the server's own, in host RAM)"))
     return rows
+
+
+WORST_CASE = "when every cache and checkpoint is full"
+
+
+def _session_rows(e: FitEstimate) -> list[tuple[str, str]]:
+    s = e.server
+    if s is None or s.session is None:
+        return []
+    spec, peak = s.session.spec, s.session.peak
+    rss = [r for r in _rss(e) if r is not None]
+    said = f"{spec.text} (assumed: a typical chat; --session to describe yours)" if spec.assumed else spec.text
+    refused = sum(step.refused for step in s.session.steps)
+    rows = [("Session", f"{said}: {len(s.session.steps)} requests, cache and checkpoints {human_bytes(peak.held)} at "
+                        f"most (after request {s.session.steps.index(peak) + 1})"
+                        + (f", resident ≈ {human_bytes(max(rss))} at most" if rss else "")
+                        + (f"; {refused} request(s) exceed a slot's context and are refused" if refused else ""))]
+    counted = ("the worst case (--worst-case), " + WORST_CASE if s.settings.worst_case
+               else f"the session's peak, {human_bytes(peak.held)}; the worst case, {WORST_CASE}, is "
+                    f"{human_bytes(s.worst_held)} (--worst-case to judge on it)")
+    rows.append(("Counted", f"the verdict counts {counted}"))
+    for cap in worst_case_caps(e):
+        rows.append(("Cap", f"{' '.join(cap.args)} keeps the worst case within the host's room; cost: {cap.cost}"))
+    return rows
+
+
+def _rss(e: FitEstimate) -> tuple[int | None, ...]:
+    return session_rss(e.memory, e.server) if e.memory is not None and e.server is not None else ()
+
+
+@dataclass(frozen=True)
+class SessionChart:
+    """What the window's small trajectory chart draws: the resident memory after each request (None: refused),
+    and the worst case as a line above it."""
+
+    rss: tuple[int | None, ...]
+    worst: int | None
+    caption: str
+
+
+def session_chart(e: FitEstimate) -> SessionChart | None:
+    """Rule 3 as a chart; None without a session (no context, or a fact missing)."""
+    s, rss = e.server, _rss(e)
+    if s is None or s.session is None or not any(r is not None for r in rss):
+        return None
+    top = max(r for r in rss if r is not None)
+    return SessionChart(rss=rss, worst=e.peak_rss_server,
+                        caption=f"resident after each of {len(rss)} requests ({s.session.spec.text}): at most "
+                                f"{human_bytes(top)}; the worst case {human_bytes(e.peak_rss_server)}")
+
+
+def session_dict(e: FitEstimate) -> dict[str, Any] | None:
+    """Rule 3 in JSON: the `server.session` key of `fit --json`."""
+    s = e.server
+    if s is None or s.session is None:
+        return None
+    trace, rss = s.session, _rss(e)
+    steps = [{"request": i + 1, "conversation": st.request.conversation + 1, "turn": st.request.turn + 1,
+              "prompt_tokens": st.prompt_tokens, "generated_tokens": st.request.generated, "images": st.request.images,
+              "slot": None if st.refused else st.slot, "refused": st.refused, "cache_entries": st.cache_entries,
+              "cache_bytes": st.cache_bytes, "checkpoints": st.checkpoint_count, "checkpoint_bytes": st.checkpoint_bytes,
+              "held": st.held, "rss": rss[i] if i < len(rss) else None}
+             for i, st in enumerate(trace.steps)]
+    return {"spec": trace.spec.text, "assumed": trace.spec.assumed, "counted": "worst_case" if s.settings.worst_case
+            else "session_peak", "peak_request": trace.steps.index(trace.peak) + 1, "peak_held": trace.peak.held,
+            "peak_rss": max((r for r in rss if r is not None), default=None), "worst_case_held": s.worst_held,
+            "worst_case_rss": e.peak_rss_server, "worst_case": WORST_CASE,
+            "caps": [{"flag": c.flag, "value": c.value, "cost": c.cost} for c in worst_case_caps(e)],
+            "trajectory": steps}
 
 
 def server_dict(e: FitEstimate) -> dict[str, Any] | None:
@@ -102,4 +181,5 @@ def server_dict(e: FitEstimate) -> dict[str, Any] | None:
         "held": dict(s.held),
         "host_rss": s.host_rss,
         "peak_rss_server": e.peak_rss_server,
+        "session": session_dict(e),
     }

@@ -4,7 +4,8 @@ Rule 1: every option is llama-server's own, under the same meaning (`core.fit.se
         sources): `--parallel N|auto` (-np), `--kv-unified`/`--no-kv-unified`, `--cache-ram MiB`
         (-1 no limit, 0 off), `--ctx-checkpoints N`, `--mmproj FILE`, `--no-mmproj-offload`,
         `--draft FILE` (-md), `--draft-gpu-layers N|auto` (-ngld), `--draft-device auto|none` (-devd),
-        `--draft-kv-type` (-ctkd/-ctvd); `--image-size WxH` is this tool's: the image to price.
+        `--draft-kv-type` (-ctkd/-ctvd); `--image-size WxH` is this tool's: the image to price, as are
+        `--session SPEC` (the traffic: `session_spec` Rule 1) and `--worst-case`.
 Rule 2: defaults are stated in --help: one slot (llama-server's own is auto: 4 slots, unified KV),
         the cache sized by the tool, 32 checkpoints, no projector, no draft.
 Rule 3: `plan` takes `--mmproj` and `--image-size` only: the projector runs in RAM beside the
@@ -28,6 +29,7 @@ from gguf_budget.core.fit.server_types import (
 )
 from gguf_budget.core.fit.server import priced_image
 from gguf_budget.core.fit.server_inputs import open_projector, server_settings
+from gguf_budget.core.fit.session_spec import SPELLING, TYPICAL_CHAT, SessionSpec
 from gguf_budget.core.fit.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
@@ -49,6 +51,13 @@ def _draft_layers(text: str) -> int | None:
     if text.strip().lower() == AUTO:
         return None
     return ranged(DRAFT_LAYERS)(text)
+
+
+def _session(text: str) -> SessionSpec:
+    try:
+        return SessionSpec.parse(text)
+    except RequestError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _image(text: str) -> ImageSize:
@@ -87,6 +96,12 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
                    help="'none' keeps the draft in host RAM, as -devd none (default: the GPUs)")
     g.add_argument("--draft-kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value,
                    help="the draft's KV cache type, as -ctkd/-ctvd (default f16)")
+    g.add_argument("--session", type=_session, metavar="SPEC",
+                   help=f"the traffic to plan for, {SPELLING}; each turn resends its chat, 'k' is 1000 (default: a "
+                        f"typical chat, {TYPICAL_CHAT.text}, said as an assumption): the server's memory is predicted "
+                        "after each request and the verdict counts the session's peak")
+    g.add_argument("--worst-case", action="store_true",
+                   help="judge on the worst case instead: the prompt cache and every slot's checkpoints full")
 
 
 def server_settings_from(args: argparse.Namespace, model: ModelSpec) -> ServerSettings:
@@ -95,7 +110,9 @@ def server_settings_from(args: argparse.Namespace, model: ModelSpec) -> ServerSe
                            ctx_checkpoints=args.ctx_checkpoints, mmproj=args.mmproj,
                            projector_offload=not args.no_mmproj_offload, image=args.image_size, draft=args.draft,
                            draft_gpu_layers=args.draft_gpu_layers, draft_on_gpu=args.draft_device != "none",
-                           draft_kv_type=KVType(args.draft_kv_type))
+                           draft_kv_type=KVType(args.draft_kv_type),
+                           session=args.session if args.session is not None else TYPICAL_CHAT,
+                           worst_case=args.worst_case)
 
 
 def add_projector_arguments(p: argparse.ArgumentParser) -> None:

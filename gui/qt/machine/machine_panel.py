@@ -33,7 +33,7 @@ from gguf_budget.core.views.machine_view import (
 )
 
 from gguf_budget.core.views.runtime_report import BAND_FULL, BAND_SHORT, band_rows
-from gguf_budget.core.views.server_report import server_rows
+from gguf_budget.core.views.server_report import server_rows, session_chart
 from gguf_budget.core.views.speed_view import speed_summary
 
 from gguf_budget.gui.qt.machine.bandwidth_editor import BandwidthEditor
@@ -44,6 +44,7 @@ from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.selectable_label import SelectableLabel
 from gguf_budget.gui.qt.server.engine_knobs import EngineKnobs
 from gguf_budget.gui.qt.server.server_knobs import ServerKnobs
+from gguf_budget.gui.qt.server.session_chart import SessionChartView
 
 AUTO = -1
 ROWS = {  # the row titles `machine_view` gives → the label's objectName
@@ -110,6 +111,7 @@ class HardwarePanel(QGroupBox):
         self.server = ServerKnobs(self)
         self.engine = EngineKnobs(self)
         self.server_rows = _label(self, "serverRows")
+        self.session_chart = named(SessionChartView(self), "sessionChart")
         self.offload = _label(self, "moeOffload")
         self.offload.hide()
         self.command = CommandBox(self)
@@ -158,6 +160,7 @@ class HardwarePanel(QGroupBox):
         layout.addWidget(self.server)
         layout.addWidget(self.engine)
         layout.addWidget(self.server_rows)
+        layout.addWidget(self.session_chart)
         layout.addLayout(form)
         layout.addWidget(self.offload)
         layout.addWidget(self.command)
@@ -228,6 +231,7 @@ class HardwarePanel(QGroupBox):
         for name, text in claim_rows(fit, snapshot_when(fit.snapshot, time.time())):
             self.claims[name].setText(text)
         self.server_rows.setText("\n".join(f"{name}: {text}" for name, text in server_rows(fit)))
+        self.session_chart.set_chart(session_chart(fit))
         self.verdict.setText(verdict_text(fit))
         offload = offload_rows(fit.moe_offload)
         self.offload.setText("\n".join(f"{k.strip()}: {v}" for k, v in offload))

@@ -101,6 +101,9 @@ class ServerKnobs(QGroupBox):
                                  "ctxCheckpointsSpin")
         self.checkpoints.setToolTip(f"Context checkpoints kept per slot by sliding-window and recurrent models "
                                     f"(--ctx-checkpoints; default {CTX_CHECKPOINTS}, llama-server's)")
+        self.worst_case = named(QCheckBox("judge on the worst case", self), "worstCaseCheck")
+        self.worst_case.setToolTip("Count the prompt cache and every slot's checkpoints full (--worst-case) instead of "
+                                   "the peak of the session fit assumes")
         self.projector, self.add_projector, self.remove_projector, projector_row = _file_row(
             self, "projector", "a vision projector")
         self.draft, self.add_draft, self.remove_draft, draft_row = _file_row(self, "draft", "a draft model")
@@ -140,6 +143,7 @@ class ServerKnobs(QGroupBox):
         form.addRow("KV sharing", self.kv_unified)
         form.addRow("Prompt cache (MiB)", self.cache_ram)
         form.addRow("Checkpoints per slot", self.checkpoints)
+        form.addRow("", self.worst_case)
         form.addRow("Vision projector", projector_row)
         form.addRow("", self.projector_offload)
         form.addRow("Image", self.image_size)
@@ -152,7 +156,7 @@ class ServerKnobs(QGroupBox):
             box.valueChanged.connect(self.changed)
         for combo in (self.runtime, self.kv_unified, self.draft_kv):
             combo.currentIndexChanged.connect(self.changed)
-        for check in (self.projector_offload, self.draft_on_gpu):
+        for check in (self.projector_offload, self.draft_on_gpu, self.worst_case):
             check.toggled.connect(self.changed)
         self.image_size.editingFinished.connect(self._image_typed)
         self._enable_runs(projector=False, draft=False)
@@ -168,7 +172,7 @@ class ServerKnobs(QGroupBox):
                          kv_unified=KV_SHARING[self.kv_unified.currentIndex()][1],
                          cache_ram_mib=None if cache == TOOL_CACHE_VALUE else cache,
                          ctx_checkpoints=self.checkpoints.value(), projector_offload=self.projector_offload.isChecked(),
-                         image=self._image, draft=draft)
+                         image=self._image, draft=draft, worst_case=self.worst_case.isChecked())
         return {"runtime": Runtime(self.runtime.currentText()), "server": server}
 
     def show_state(self, state: ExplorerState) -> None:
@@ -180,12 +184,13 @@ class ServerKnobs(QGroupBox):
         self._shown = (state.runtime, s)
         blockers = [QSignalBlocker(w) for w in (self.runtime, self.parallel, self.kv_unified, self.cache_ram,
                                                 self.checkpoints, self.projector_offload, self.draft_layers,
-                                                self.draft_on_gpu, self.draft_kv)]
+                                                self.draft_on_gpu, self.draft_kv, self.worst_case)]
         self.runtime.setCurrentText(state.runtime.value)
         self.parallel.setValue(AUTO_SLOTS_VALUE if s.n_parallel is None else s.n_parallel)
         self.kv_unified.setCurrentIndex([value for _, value in KV_SHARING].index(s.kv_unified))
         self.cache_ram.setValue(TOOL_CACHE_VALUE if s.cache_ram_mib is None else s.cache_ram_mib)
         self.checkpoints.setValue(s.ctx_checkpoints)
+        self.worst_case.setChecked(s.worst_case)
         self.projector_offload.setChecked(s.projector_offload)
         if s.image != self._image or not self.image_size.hasFocus():
             self._image = s.image
