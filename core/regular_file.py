@@ -148,12 +148,26 @@ def open_regular(path: str, kind: type[BudgetError] = ModelLoadError, kernel: bo
     return os.fdopen(fd, "rb")
 
 
+def _read_upto(f: BinaryIO, most: int) -> bytes:
+    """Rule 4: at most `most` bytes, a chunk at a time: one `read(most)` sets aside `most` bytes however
+    short the file (512 MiB for the library's index)."""
+    chunks: list[bytes] = []
+    left = most
+    while left > 0:
+        chunk = f.read(min(left, MiB))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_bytes(path: str | os.PathLike[str], kind: FileKind) -> bytes:
     """The whole file, at most `kind.cap` bytes of it (Rules 1–5); `UnreadableFile` otherwise."""
     name = os.fspath(path)
     try:
         with open_regular(name, UnreadableFile, kind is FileKind.SYSTEM) as f:
-            data = f.read(kind.cap + 1)
+            data = _read_upto(f, kind.cap + 1)
     except OSError as e:
         raise os_error(name, e, UnreadableFile) from None
     if len(data) > kind.cap:
