@@ -27,6 +27,8 @@ Rule 7: a file unchanged since the last scan is not read: its facts and spec com
 Rule 8: the walk knows the real path of every folder it lists, so it resolves only the links it
         crosses (`os.path.realpath` on every path costs an lstat per path component: most of a
         rescan's time before).
+Rule 9: the workers die with the process that scans (`core.family`): a scan ended by a signal, or a
+        window that ends without waiting for its pool, leaves none behind.
 The one impure module of the library: it lists folders and reads headers.
 """
 
@@ -41,6 +43,7 @@ from pathlib import Path, PurePath
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
 from gguf_budget.core.errors import ModelLoadError, UnreadableFile
+from gguf_budget.core.family import die_with_parent
 from gguf_budget.core.gguf.shards import read_shards, shard_paths
 from gguf_budget.core.library.discover import hf_name, is_listed, ollama_model_blob, ollama_name
 from gguf_budget.core.library.index import (FileKey, IndexedFile, file_key, index_file, kept_headers, load_index,
@@ -177,7 +180,8 @@ def _read_all(to_read: list[tuple[int, Candidate, FileKey | None]], workers: int
                 return
             yield i, candidate, read_file(candidate.path, key)
         return
-    pool = ProcessPoolExecutor(min(workers, len(to_read)), mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(min(workers, len(to_read)), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=die_with_parent, initargs=(os.getpid(),))
     stopped = False
     try:
         futures: dict[Future[IndexedFile[Any]], int] = {

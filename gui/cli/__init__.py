@@ -12,7 +12,8 @@ Rule 5: start-up is lazy: `--version`, `help` and a bad argument import no comma
         heavy; a command imports its own module only (`commands` Rule 1).
 Rule 6: Ctrl-C (KeyboardInterrupt) ends any command with one line, "gguf-budget: interrupted", and
         exit code 130 (128 + SIGINT, as a shell reports it); what the command started is stopped
-        on the way out (`measure` stops llama.cpp and everything it started).
+        on the way out (`measure` stops llama.cpp and everything it started). SIGTERM and SIGHUP
+        stop a command the same way (`stop_signals`): "gguf-budget: stopped by SIGTERM", exit 143.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, EXIT_INTERRUPTED, OneLinePa
 from gguf_budget.gui.cli.commands import COMMANDS
 from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
+from gguf_budget.gui.cli.stop_signals import Stopped, stop_signals_raise
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +90,14 @@ def _help_asked(args: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Rule 6: Ctrl-C anywhere in a command (or the launcher) is one line and exit 130."""
+    """Rule 6: Ctrl-C anywhere in a command (or the launcher) is one line and exit 130; SIGTERM and SIGHUP
+    the same, with their own line and code (`stop_signals`)."""
     try:
-        return _main(argv)
+        with stop_signals_raise():
+            return _main(argv)
+    except Stopped as e:
+        complain(e.words)
+        return e.exit_code
     except KeyboardInterrupt:
         complain("gguf-budget: interrupted")
         return EXIT_INTERRUPTED
