@@ -34,6 +34,7 @@ from typing import Any, BinaryIO, Mapping
 
 from gguf_budget.core.vocab import TextEnum
 from gguf_budget.core.errors import BudgetError, MissingFile, ModelLoadError, UnreadableFile
+from gguf_budget.core.safe_text import safe_text
 
 MiB = 1 << 20
 
@@ -93,6 +94,30 @@ def os_error(path: str, error: OSError, kind: type[BudgetError] = ModelLoadError
         return kind(f"no such file: {path}")
     reason = _REASONS.get(error.errno or 0) or error.strerror or type(error).__name__
     return kind(f"cannot read {path}: {reason}")
+
+
+def os_words(error: OSError) -> str:
+    """An `OSError` met outside the readers (a folder to create, a file to write), as one line: why, and where
+    (escaped and cut: a path may be 5,000 characters of anything)."""
+    reason = _REASONS.get(error.errno or 0) or error.strerror or type(error).__name__
+    where = error.filename
+    return f"{reason}: {safe_text(os.fsdecode(where), 200)}" if isinstance(where, (str, bytes)) else reason
+
+
+def is_regular_file(path: str | os.PathLike[str]) -> bool:
+    """True when a regular file is at `path`; a path that cannot be looked at (too long, no permission) is none."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def is_folder(path: str | os.PathLike[str]) -> bool:
+    """True when a folder is at `path`; a path that cannot be looked at is none."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def is_missing(path: str) -> bool:

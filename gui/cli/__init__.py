@@ -14,6 +14,8 @@ Rule 6: Ctrl-C (KeyboardInterrupt) ends any command with one line, "gguf-budget:
         exit code 130 (128 + SIGINT, as a shell reports it); what the command started is stopped
         on the way out (`measure` stops llama.cpp and everything it started). SIGTERM and SIGHUP
         stop a command the same way (`stop_signals`): "gguf-budget: stopped by SIGTERM", exit 143.
+Rule 7: a disk that refuses (a config folder that is a file or read-only, a name too long, a full
+        disk) is one line naming why and where, exit 2 — an `OSError` from the disk is not a bug.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.version import __version__
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.ranges import HEADER_CAP
@@ -125,4 +128,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
+    except OSError as e:  # Rule 7: the disk's answer, not a bug
+        log.debug("%s met a disk error", parsed.command, exc_info=True)
+        complain(f"gguf-budget {parsed.command}: {os_words(e)}")
+        return EXIT_BAD_INPUT
 
