@@ -207,7 +207,18 @@ def test_a_huge_content_length_on_a_whole_file_answer_is_one_line(raw, cache, mo
         server.send(conn, head("200 OK", Content_Length=2**62) + model_file.read_bytes())
         time.sleep(1)
 
-    assert "cannot be" in one_line_error(raw(answer).url(), cache)
+    assert "bytes, more than any file can be" in one_line_error(raw(answer).url(), cache)
+
+
+def test_a_server_that_falls_silent_is_said_to_be_silent_not_late(raw, cache):
+    """A request may take 16 s for its bytes at `min_rate`; a server silent for `timeout_s` is cut first, and
+    the message says so ("no complete answer within 84 s" was said after 21 s of silence)."""
+    def silent(server, conn, request):
+        time.sleep(3)
+
+    limits = FetchLimits(first_chunk=16 * KIB, cap=4 << 20, timeout_s=0.3, file_s=30, retries=0, min_rate=KIB)
+    message = one_line_error(raw(silent).url(), cache, limits)
+    assert message.endswith("the server sent nothing for 0.3 s"), message
 
 
 @pytest.mark.parametrize("text", [
@@ -267,8 +278,8 @@ def test_a_listing_that_hangs_is_cut_at_the_deadline(hub_env, cache):
         return Response(json.dumps([]), 200)
 
     hub_env.expect_request("/api/models/owner/repo/tree/main").respond_with_handler(slow)
-    limits = FetchLimits(first_chunk=16 * KIB, timeout_s=0.3, file_s=1, retries=0, min_rate=1 << 30)
-    assert "within" in one_line_error("owner/repo:Q4_K_M", cache, limits)
+    limits = FetchLimits(first_chunk=16 * KIB, timeout_s=0.3, file_s=1, retries=0, min_rate=1 << 20)
+    assert one_line_error("owner/repo:Q4_K_M", cache, limits).endswith("the server sent nothing for 0.3 s")
 
 
 def test_a_listing_of_endless_pages_is_cut(hub_env, cache):
