@@ -125,3 +125,25 @@ def test_the_window_ends_on_a_stop_signal_with_one_line_and_leaves_no_scratch(tm
     assert child.returncode == 128 + sig and out == ""
     assert [line for line in err.splitlines() if "propagateSizeHints" not in line and "settings" not in line] == [words]
     assert [p.name for p in scratch.iterdir()] == []
+
+
+def test_a_disk_full_everywhere_leaves_no_cut_copy_of_the_log(tmp_path):
+    """The store, the temporary folder, the current folder and home all on one small tmpfs with 16 KiB left,
+    and a log of 100 KB: no copy can be kept whole, and none is left cut (three truncated copies were)."""
+    from test_hostile_children import _full_tmpfs_prefix
+
+    engine = HostileEngine(tmp_path / "engine", "head -c 100000 /dev/zero | tr '\\0' x; echo\n")
+    model = write_runnable_model(tmp_path / "tiny.gguf")
+    full = tmp_path / "full"
+    full.mkdir()
+    prefix = _full_tmpfs_prefix(full)
+    inside = (f'rm "{full}/fill"; head -c 49152 /dev/zero > "{full}/fill"; cd "{full}" && "$0" -m gguf_budget.gui.cli '
+              f'measure "$1" --llama "$2" --ctx 256 --gpu-layers 0; echo "exit $?"; cd "{full}" && find . -type f -size +0')
+    env = {**os.environ, "GGUF_BUDGET_DATA_DIR": str(full), "TMPDIR": str(full), "HOME": str(full)}
+    try:
+        done = subprocess.run([*prefix, "sh", "-c", inside, sys.executable, str(model), str(engine.path)],
+                              capture_output=True, text=True, timeout=LIMIT_S, env=env)
+    finally:
+        engine.cleanup()
+    assert "the log could not be kept either" in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stdout.split() == ["exit", "2", "./fill"]

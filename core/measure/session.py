@@ -15,7 +15,7 @@ Rule 5: a stored log of a run that kept every layer on the CPU also calibrates t
 Rule 6: a finished run's log is never lost: when the store cannot be written (a file in its
         place, a read-only folder, a full disk) or the log does not read as llama.cpp's, it is
         kept in a file of its own (the temporary folder, else the current one, else home) and
-        the one-line error says where.
+        the one-line error says where; a copy a folder cannot hold whole is removed, not left cut.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.regular_file import FileKind, read_text
+from gguf_budget.core.safe_write import create_exclusive
 from gguf_budget.core.speed.calibration import Timed, measured_run, remember_run
 
 
@@ -126,11 +127,10 @@ def measure_model(
 def kept_aside(log: str) -> str:
     """Rule 6: the run's log in a file of its own where the store could not take it; says where (or why not)."""
     reasons = []
+    stem = f"gguf-budget-measure-{time.strftime('%Y%m%d-%H%M%S')}"
     for folder in (tempfile.gettempdir(), os.getcwd(), str(Path.home())):
-        try:
-            fd, path = tempfile.mkstemp(prefix="gguf-budget-measure-", suffix=".log", dir=folder)
-            with os.fdopen(fd, "wb") as f:
-                f.write(log.encode("utf-8", errors="surrogateescape"))
+        try:  # a copy the disk cannot hold whole is removed (a full disk left three cut copies)
+            path = create_exclusive(Path(folder), stem, ".log", log.encode("utf-8", errors="surrogateescape"))
         except OSError as e:
             reasons.append(f"{folder}: {e.strerror or e}")
             continue
