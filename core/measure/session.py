@@ -26,7 +26,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from gguf_budget.core.errors import BudgetError, EvidenceError, LlamaCppLogError, UnreadableFile
 from gguf_budget.core.evidence.compare import check_model
@@ -154,12 +154,21 @@ def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,
     return evidence
 
 
-def stored_evidence(model_path: str, store: EvidenceStore) -> tuple[RuntimeEvidence, ...]:
-    """Rule 4: the model's evidence, newest first."""
-    found = []
+def _each_evidence(model_path: str, store: EvidenceStore) -> Iterator[RuntimeEvidence]:
+    """Rule 4: the model's evidence, newest first, each log parsed only when it is asked for."""
     for record in store.records(header_fingerprint(model_path)):
         try:
-            found.append(RuntimeEvidence(record, parse_llamacpp_log(store.log(record))))
+            yield RuntimeEvidence(record, parse_llamacpp_log(store.log(record)))
         except (OSError, UnreadableFile, LlamaCppLogError):
             continue
-    return tuple(found)
+
+
+def stored_evidence(model_path: str, store: EvidenceStore) -> tuple[RuntimeEvidence, ...]:
+    """Rule 4: all the model's evidence, newest first."""
+    return tuple(_each_evidence(model_path, store))
+
+
+def newest_evidence(model_path: str, store: EvidenceStore) -> RuntimeEvidence | None:
+    """Rule 4: the model's newest evidence that still parses — what opening a model shows. It parses logs
+    until one reads (every open parsed every stored log: 201 logs, 3.9 s of CPU)."""
+    return next(_each_evidence(model_path, store), None)
