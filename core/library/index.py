@@ -16,6 +16,8 @@ Rule 3: the index is one file in the app's cache folder (`core.paths.cache_dir()
         512 MiB). A missing, damaged or foreign index (another format, app version or reader code)
         is ignored — one log line, no traceback — and the headers are read again; the scan then
         replaces it. A failure to write it is logged. Neither is ever an error: the index only saves time.
+        It is the stamp's pickle, then one pickle per `CHUNK` entries, so neither writing nor reading it
+        holds the interpreter lock for long in one call (a scan runs beside the window's thread).
 Rule 4: it is pickled (no second description of every record to keep in step) and read back as
         data anyone may have written: its opcodes are walked first (`kept_pickle`: bounded depth and
         references, no callable that takes a size or an iterable, only the core's own records, enums
@@ -61,6 +63,8 @@ INDEX_FORMAT = 2
 INDEX_NAME = f"library-index-{INDEX_FORMAT}.pickle"
 READER_PACKAGES = ("gguf_budget.core.gguf", "gguf_budget.core.model")
 ALLOWED_MODULES = ("gguf_budget.core.", "gguf.constants")
+CHUNK = 1000
+"""Rule 3: entries per pickle in the file (`kept_pickle` Rule 5)."""
 DAMAGED = (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, KeyError, TypeError,
            ValueError, MemoryError, RecursionError, OverflowError)
 """What reading a damaged index may raise (Rule 3): each means "read the headers again"."""
@@ -161,21 +165,25 @@ def load_index(path: Path) -> dict[str, IndexedFile[Any]]:
         log.warning("cannot read the library index: %s", e)
         return {}
     try:
-        stamp, entries = kept_pickle.loads(data, _allowed)
+        stamp, *chunks = kept_pickle.loads_each(data, _allowed)
     except DAMAGED as e:
         log.warning("the library index %s is damaged (%s: %s); reading every header again", path,
                     type(e).__name__, safe_text(e))
         return {}
-    if stamp != _stamp() or not isinstance(entries, dict):
+    if stamp != _stamp() or not all(isinstance(chunk, dict) for chunk in chunks):
         log.info("the library index %s is from another version; reading every header again", path)
         return {}
-    return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, IndexedFile) and v.well_formed()}
+    return {k: v for chunk in chunks for k, v in chunk.items()
+            if isinstance(k, str) and isinstance(v, IndexedFile) and v.well_formed()}
 
 
 def save_index(path: Path, entries: Mapping[str, IndexedFile[Any]]) -> None:
     """Rule 3: replace the index at `path` whole; a failure is logged, never raised."""
     try:
-        data = pickle.dumps((_stamp(), dict(entries)), protocol=pickle.HIGHEST_PROTOCOL)
+        items = list(entries.items())
+        data = b"".join([pickle.dumps(_stamp(), protocol=pickle.HIGHEST_PROTOCOL),
+                         *(pickle.dumps(dict(items[at:at + CHUNK]), protocol=pickle.HIGHEST_PROTOCOL)
+                           for at in range(0, len(items), CHUNK))])
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:
