@@ -345,7 +345,8 @@ class _Unpickler(pickle.Unpickler):
 def loads_each(data: bytes, allowed: Allowed) -> list[Any]:
     """Rule 5: the objects of the pickles `data` holds one after another, each built once its opcodes keep
     Rules 1–4; `pickle.UnpicklingError` otherwise."""
-    found, at = [], 0
+    found: list[Any] = []
+    at = 0
     while at < len(data) or not found:
         end = _Walk(data, allowed, at).run()
         found.append(_Unpickler(data[at:end], allowed).load())
