@@ -46,6 +46,7 @@ _REASONS: dict[int, str] = {
     errno.EACCES: "permission denied",
     errno.EPERM: "operation not permitted",
     errno.EISDIR: "it is a folder, not a file",
+    errno.EEXIST: "a file is where a folder should be",
 }
 
 _KINDS: tuple[tuple[int, str], ...] = (

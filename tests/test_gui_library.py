@@ -135,3 +135,13 @@ def test_file_menu_has_open_url_and_library(make_explorer):
     window = make_explorer().window
     names = [a.objectName() for a in window.file_menu.menu.actions()]
     assert "openUrlAction" in names and "libraryAction" in names
+
+
+def test_adding_a_folder_where_the_folder_list_cannot_be_written_is_one_line(make_explorer, tmp_path):
+    """The config folder is a file: `library --add` was a traceback, the window's Add an internal error."""
+    library = make_explorer().library
+    (tmp_path / "not-a-folder").write_text("a file")
+    library.view._config_file = tmp_path / "not-a-folder" / "library.json"
+    library.view.add_folder(tmp_path)
+    assert library.view.status.text() == (f"Cannot add {tmp_path}: a file is where a folder should be: "
+                                          f"{tmp_path / 'not-a-folder'}")

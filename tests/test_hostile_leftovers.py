@@ -30,6 +30,7 @@ def test_a_config_folder_that_is_a_file_is_one_line(capsys, tmp_path, monkeypatc
     monkeypatch.setenv("GGUF_BUDGET_CONFIG_DIR", str(tmp_path / where))
     err = one_line(capsys, ["library", "--add", str(tmp_path)])
     assert str(tmp_path / "file") in err
+    assert ("a file is where a folder should be" if where == "file" else "a part of the path is not a folder") in err
 
 
 def test_evidence_on_a_log_naming_a_5000_character_path_is_one_line(capsys, tmp_path):
