@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -147,3 +148,31 @@ def test_a_disk_full_everywhere_leaves_no_cut_copy_of_the_log(tmp_path):
         engine.cleanup()
     assert "the log could not be kept either" in done.stderr and len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stdout.split() == ["exit", "2", "./fill"]
+
+
+def test_sigterm_mid_download_leaves_no_partial_folder(tmp_path):
+    """The header arrives a byte at a time; the command is stopped while its scratch folder exists."""
+    from http_models import RawServer
+
+    def drip(server, conn, request):
+        if not server.send(conn, b"HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-1048575/4000000\r\n"
+                                 b"Content-Length: 1048576\r\n\r\n"):
+            return
+        for _ in range(100_000):
+            if not server.send(conn, b"\0"):
+                return
+            time.sleep(0.01)
+
+    server = RawServer(drip)
+    cache = tmp_path / "cache"
+    try:
+        child = subprocess.Popen([sys.executable, "-m", "gguf_budget.gui.cli", "inspect", server.url()],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env={**command_env(tmp_path), "GGUF_BUDGET_CACHE_DIR": str(cache)})
+        wait_for(lambda: any(".partial-" in str(p) for p in cache.rglob("*")) or child.poll() is not None)
+        child.send_signal(signal.SIGTERM)
+        out, err = child.communicate(timeout=LIMIT_S)
+    finally:
+        server.close()
+    assert (child.returncode, out, err) == (143, "", "gguf-budget: stopped by SIGTERM\n")
+    assert [p for p in cache.rglob("*") if ".partial-" in str(p)] == []
