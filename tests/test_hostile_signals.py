@@ -176,3 +176,31 @@ def test_sigterm_mid_download_leaves_no_partial_folder(tmp_path):
         server.close()
     assert (child.returncode, out, err) == (143, "", "gguf-budget: stopped by SIGTERM\n")
     assert [p for p in cache.rglob("*") if ".partial-" in str(p)] == []
+
+
+def test_a_measure_killed_outright_takes_its_engine_with_it(tmp_path):
+    """SIGKILL leaves the command no way out: the engine (and /usr/bin/time around it) must die with it."""
+    engine = HostileEngine(tmp_path / "engine", "sleep 600\n")
+    model = write_runnable_model(tmp_path / "tiny.gguf")
+
+    def engines() -> list[psutil.Process]:
+        found = []
+        for p in psutil.process_iter(["cmdline"]):
+            if str(engine.path) in " ".join(p.info["cmdline"] or ()) and p.pid != os.getpid():
+                found.append(p)
+        return found
+
+    try:
+        child = subprocess.Popen([sys.executable, "-m", "gguf_budget.gui.cli", "measure", str(model), "--llama",
+                                  str(engine.path), "--ctx", "256", "--gpu-layers", "0"], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, env=command_env(tmp_path))
+        wait_for(engine.started)
+        running = [p for p in engines() if p.pid != child.pid]
+        assert running
+        child.kill()
+        child.wait(timeout=LIMIT_S)
+        wait_for(lambda: _gone(running), GONE_S)
+    finally:
+        for p in engines():
+            p.kill()
+        engine.cleanup()
