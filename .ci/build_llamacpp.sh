@@ -14,6 +14,8 @@
 #         part is installed without building llama.cpp (LLAMA_BUILD=OFF), and the shared
 #         libllama/ggml built here from the same source go into its llama_cpp/lib folder, where
 #         the package loads them from.
+# Rule 5: the tools are built with llama.cpp's RPC backend (-DGGML_RPC=ON) and its server,
+#         ggml-rpc-server: servers on 127.0.0.1 are extra devices, a real multi-device machine here.
 # Prints the folder holding the binaries as its last line of stdout (the Python engine is
 # py/bin/python beside it); everything else goes to stderr (and to build.log in the cache folder).
 set -euo pipefail
@@ -24,7 +26,7 @@ CACHE="${GGUF_BUDGET_CACHE:-$HOME/.cache/gguf-budget-ci}"
 PREFIX="$CACHE/llama.cpp-$REVISION"
 BIN="$PREFIX/bin"
 PY="$PREFIX/py"
-TARGETS=(llama-cli llama-completion llama-server llama-fit-params)
+TARGETS=(llama-cli llama-completion llama-server llama-fit-params ggml-rpc-server)
 JOBS="${GGUF_BUDGET_BUILD_JOBS:-2}"
 NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 
@@ -92,7 +94,7 @@ failed() {
 
 build_binaries() {
     {
-        configure "$WORK/build" -DBUILD_SHARED_LIBS=OFF
+        configure "$WORK/build" -DBUILD_SHARED_LIBS=OFF -DGGML_RPC=ON
         cmake --build "$WORK/build" -j "$JOBS" --target "${TARGETS[@]}"
     } >"$PREFIX/build.log" 2>&1 || failed "the tools"
     mkdir -p "$BIN.tmp"

@@ -23,6 +23,7 @@ Rule 3: every member is declared in this module (the modules that raise one impo
         │   ├── DamagedMachineRecord    the kept machine measurement (it is measured again)
         │   └── DamagedRuns             the kept speed runs (no calibration from them)
         ├── RequestError                a request, size, range or machine figure is out of bounds
+        │   └── LlamaArgsError          a llama.cpp command line llama.cpp itself would refuse
         ├── PlanError                   the model cannot be planned as asked (missing facts, a head
         │   │                           mode it cannot honour)
         │   └── QuantMixError           llama.cpp cannot write this file type for this model
@@ -105,6 +106,10 @@ class DamagedRuns(DamagedRecord):
 
 class RequestError(BudgetError):
     """A value given to the core is out of bounds: a request knob, a size, a range, a machine figure."""
+
+
+class LlamaArgsError(RequestError):
+    """A llama.cpp command line that llama.cpp itself would refuse: an unknown option, a missing or malformed value."""
 
 
 class PlanError(BudgetError):

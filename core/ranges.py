@@ -9,7 +9,7 @@ Rule 2: the highs lie far above any real machine or model (a 1 PiB budget, 16M t
         quick: a slider in MiB fits Qt's 32-bit int, a float never overflows, a loop over GPUs
         ends at once.
 Rule 3: sizes are read by `units.parse_size` (512M, 1.5G, 2GiB, bytes) and shown by
-        `units.human_bytes`; counts by `units.parse_count` (8192, 8,192, 8_192; tokens also 8k).
+        `units.human_bytes`; rates by `units.parse_rate` (1008GB/s decimal, 20GiB/s or 20G binary); counts by `units.parse_count` (8192, 8,192, 8_192; tokens also 8k).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.units import human_bytes, parse_count, parse_size
+from gguf_budget.core.units import human_bytes, parse_count, parse_rate, parse_size
 
 PIB = 1 << 50
 
@@ -36,6 +36,8 @@ class Range:
         """'from 1 to 16,777,216 tokens' — what a message and a --help line say."""
         if self.unit == "bytes":
             return f"from {human_bytes(self.low)} to {human_bytes(self.high)}"
+        if self.unit == "bytes/s":
+            return f"from {human_bytes(self.low)}/s to {human_bytes(self.high)}/s"
         return f"from {self.low:,} to {self.high:,}{' ' + self.unit if self.unit else ''}"
 
     def contains(self, value: object) -> bool:
@@ -49,9 +51,12 @@ class Range:
         return value
 
     def parse(self, text: str) -> int:
-        """Read a typed value (a size for byte ranges, else a whole number, `8,192` or for tokens `8k`) and check it."""
+        """Read a typed value (a size for byte ranges, a rate for bytes/s, else a whole number, `8,192` or for
+        tokens `8k`) and check it."""
         if self.unit == "bytes":
             return self.check(parse_size(text))
+        if self.unit == "bytes/s":
+            return self.check(parse_rate(text))
         return self.check(parse_count(text, self.what, thousands=self.unit == "tokens"))
 
 
@@ -76,7 +81,7 @@ CONTEXT = Range("a context", 1, 1 << 24, "tokens")
 BUFFERS = Range("a ring depth", 1, 8, "buffers")
 """A deeper prefetch ring only costs memory once one layer is in flight while the next is read."""
 
-BANDWIDTH = Range("a bandwidth", 1, PIB, "bytes")
+BANDWIDTH = Range("a bandwidth", 1, PIB, "bytes/s")
 """Bytes per second a memory tier reads; a GPU's HBM is a few TB/s."""
 
 GPU_LAYERS = Range("the GPU layers", 0, 1 << 16, "layers")

@@ -6,6 +6,10 @@ Rule 1: one reading of sizes for the CLI and the window — binary units through
 Rule 2: a size written with a decimal-looking unit (KB, MB, GB, TB, PB) is read by Rule 1, and
         `binary_unit_note` says so in one line, so "5GB" is never silently 5·10^9 or 5·2^30.
 Rule 3: `round_step` gives the round numbers (1, 2 or 5 × 10^k) ranges and steps are made of.
+Rule 4: a rate (a bandwidth) is read as spec sheets print it (`parse_rate`): KB/MB/GB/TB/PB, with or
+        without `/s`, are decimal (`1008GB/s` and `1008 GB/s` are 1.008·10¹² bytes per second);
+        KiB/MiB/GiB/TiB/PiB are binary; a bare K/M/G/T/P (`20G`) is binary as in a size (Rule 1);
+        plain digits are bytes per second. `rate_reading` says back what was read, in one line.
 """
 
 from __future__ import annotations
@@ -81,6 +85,44 @@ def binary_unit_note(text: str) -> str | None:
     letter = m.group(2).lower()
     power = "¹²³⁴⁵"[_SCALE[letter] - 1] if _SCALE[letter] > 1 else ""
     return f"read {text.strip()} as binary units: {human_bytes(parse_size(text))} (1 {letter.upper()}B = 1024{power} bytes)"
+
+
+_RATE = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:([kmgtp])(i?)(b?)|(b?))\s*(/\s*s)?\s*$", re.IGNORECASE)
+_DECIMAL_UNITS = ("B", "KB", "MB", "GB", "TB", "PB")
+_DECIMAL_POWERS = ("³", "⁶", "⁹", "¹²", "¹⁵")
+
+
+def _rate_parts(text: str) -> tuple[float, int, bool]:
+    """Rule 4: (the number, the power of the unit, whether it is decimal); RequestError when not a rate."""
+    m = _RATE.match(text or "")
+    if not m:
+        raise RequestError(f"not a rate: {text[:40]!r} (try 1008GB/s, 1008 GB/s, 20GiB/s, 20G or plain bytes per second)")
+    letter = (m.group(2) or "").lower()
+    decimal = bool(letter) and not m.group(3) and bool(m.group(4))
+    return float(m.group(1)), _SCALE[letter], decimal
+
+
+def parse_rate(text: str) -> int:
+    """Rule 4: '1008GB/s', '1008 GB/s' → 1_008_000_000_000; '20GiB/s', '20G' → 20 × 1024³; '1000' → 1000."""
+    number, power, decimal = _rate_parts(text)
+    value = number * (1000 if decimal else 1024) ** power
+    if not math.isfinite(value) or value > INT64_MAX:
+        raise RequestError(f"rate too large: {text[:40]!r}")
+    return int(round(value))
+
+
+def rate_reading(text: str) -> str:
+    """Rule 4 said back: '1008GB/s read as 1,008,000,000,000 bytes/s (decimal GB: 10⁹ bytes, as spec sheets print)'."""
+    _, power, decimal = _rate_parts(text)
+    value = parse_rate(text)
+    said = f"read {text.strip()} as {value:,} bytes/s"
+    if power == 0:
+        return said
+    if decimal:
+        unit = _DECIMAL_UNITS[power]
+        return f"{said} (decimal {unit}: 1 {unit} = 10{_DECIMAL_POWERS[power - 1]} bytes, as spec sheets print)"
+    exponent = "¹²³⁴⁵"[power - 1] if power > 1 else ""
+    return f"{said} = {human_bytes(value)}/s (binary: 1 {_UNITS[power]} = 1024{exponent} bytes)"
 
 
 def round_step(x: float) -> int:

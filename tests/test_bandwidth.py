@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import replace
 
 import pytest
 from gguf_factory import ArchDesc, write_gguf
@@ -19,7 +18,7 @@ from gguf_budget.core.machine.bandwidth_probe import (
     DISK_CHUNK, llama_threads, measure_compute, measure_disk, measure_ram,
 )
 from gguf_budget.core.machine.bandwidth_store import (
-    MachineRecord, Probes, host_key, machine_bandwidths, read_record, record_path, write_record,
+    MachineRecord, Measurement, Probes, host_key, machine_bandwidths, read_record, record_path, write_record,
 )
 from gguf_budget.core.machine.presets import parse_presets, preset_machine, with_presets
 from gguf_budget.core.machine.snapshot import gpu_from_nvml, hypothetical_machine, what_if
@@ -123,10 +122,12 @@ def test_the_disk_probe_has_nothing_to_read_in_a_header_only_or_sparse_file(tmp_
 # ---- measured once, kept, read by every caller ----
 
 class CountingProbes:
-    """The real probes (small, so a test stays quick), counted: a kept figure must not be measured again."""
+    """The real probes (small, so a test stays quick), counted: a kept figure must not be measured again. The load
+    beside them reads quiet (`load`): how a busy machine is judged is tested on its own."""
 
-    def __init__(self):
+    def __init__(self, load: float | None = 0.0):
         self.calls: list[str] = []
+        self.load = load
 
     def probes(self) -> Probes:
         def ram():
@@ -141,7 +142,7 @@ class CountingProbes:
             self.calls.append("disk")
             return measure_disk(path)
 
-        return Probes(ram, compute, disk)
+        return Probes(ram, compute, disk, lambda: self.load, lambda: 2)
 
 
 @pytest.fixture
@@ -161,12 +162,14 @@ def test_figures_are_measured_once_then_read_back_the_same(private_data_dir, wei
     assert record_path() == private_data_dir / "machine-speed.json" and read_record().ram == first.ram
 
 
-def test_measuring_again_replaces_the_figures_and_forgets_the_disks(weights):
+def test_measuring_again_adds_a_measurement_keeps_the_best_quiet_one_and_forgets_the_disks(weights):
     counted = CountingProbes()
-    first, _ = machine_bandwidths(weights, probes=counted.probes())
+    machine_bandwidths(weights, probes=counted.probes())
     redone, _ = machine_bandwidths(None, ("ram", "compute"), again=True, probes=counted.probes())
     assert counted.calls == ["ram", "compute", "disk", "ram", "compute"]
-    assert redone.ram.measured_at > first.ram.measured_at and read_record().disks == ()
+    record = read_record()
+    assert record.disks == () and [m.tier for m in record.measurements] == ["ram", "ram", "compute", "compute"]
+    assert redone.ram.bytes_per_s == max(m.rate for m in record.measurements if m.tier == "ram")
 
 
 def test_no_measuring_reads_the_kept_figures_else_the_assumed_ones(weights):
@@ -193,16 +196,18 @@ def _write_raw(text: str | bytes) -> None:
 
 
 @pytest.mark.parametrize("damage", [
-    "not json", "[]", '{"format": 2, "host": "x"}', "{}", b"\xff\xfe",
-    json.dumps({"format": 1, "host": "HOST", "ram": {"bytes_per_s": -5, "detail": "d", "measured_at": 1}}),
-    json.dumps({"format": 1, "host": "HOST", "ram": {"bytes_per_s": "fast"}}),
-    json.dumps({"format": 1, "host": "HOST", "disks": []}),
-    json.dumps({"format": 1, "host": "HOST", "pad": "x" * FileKind.RECORD.cap}),
+    "not json", "[]", '{"format": 3, "machine": "x"}', "{}", b"\xff\xfe",
+    json.dumps({"format": 1, "host": "HOST", "ram": {"bytes_per_s": 10**10, "detail": "d", "measured_at": 1}}),
+    json.dumps({"format": 2, "machine": "HOST", "measurements": [{"tier": "ram", "rate": -5, "detail": "d",
+                                                                  "measured_at": 1, "load": 0.1, "cores": 2}]}),
+    json.dumps({"format": 2, "machine": "HOST", "measurements": [{"tier": "ram", "rate": "fast"}]}),
+    json.dumps({"format": 2, "machine": "HOST", "disks": []}),
+    json.dumps({"format": 2, "machine": "HOST", "pad": "x" * FileKind.RECORD.cap}),
 ])
 def test_a_damaged_record_is_no_record_and_is_measured_again(damage):
     text = damage.replace("HOST", host_key()) if isinstance(damage, str) else damage
     _write_raw(text)
-    assert read_record() is None
+    assert (read_record() or MachineRecord(host_key())).ram is None  # no record, or a record with no figure
     counted = CountingProbes()
     figures, _ = machine_bandwidths(None, ("ram",), probes=counted.probes())
     assert counted.calls == ["ram"] and figures.ram.source is BandwidthSource.MEASURED
@@ -210,11 +215,12 @@ def test_a_damaged_record_is_no_record_and_is_measured_again(damage):
 
 
 def test_another_machines_record_is_not_read():
-    ram = Bandwidth(99 * GB, BandwidthSource.MEASURED, "elsewhere", 1.0)
-    assert write_record(MachineRecord("another-host/64 CPUs", ram=ram)) is None
+    ram = Measurement(tier="ram", rate=99 * GB, detail="elsewhere", measured_at=1.0, load=0.5, cores=64)
+    assert write_record(MachineRecord("0123456789abcdef", (ram,))) is None
     assert read_record() is None
-    assert write_record(replace(MachineRecord(host_key(), ram=ram))) is None
-    assert read_record().ram == ram
+    assert write_record(MachineRecord(host_key(), (ram,))) is None
+    assert read_record().ram == Bandwidth(99 * GB, BandwidthSource.MEASURED, "elsewhere", 1.0)
+    assert len(host_key()) == 16 and host_key() == host_key()  # a hash, the same every time
 
 
 def test_a_record_that_is_not_a_regular_file_is_refused_without_blocking():

@@ -25,9 +25,13 @@ def test_the_script_builds_the_revision_the_rules_follow():
 
 
 def test_the_script_builds_every_tool_the_evidence_is_recorded_with():
-    """llama-fit-params is llama.cpp's own dry-run projection (the `fitparams_*` logs); the others run."""
-    targets = re.search(r"^TARGETS=\((.*)\)$", SCRIPT.read_text(), re.M)
-    assert targets and targets[1].split() == ["llama-cli", "llama-completion", "llama-server", "llama-fit-params"]
+    """llama-fit-params is llama.cpp's own dry-run projection (the `fitparams_*` logs); ggml-rpc-server makes extra
+    devices on 127.0.0.1 (the RPC backend is built in: -DGGML_RPC=ON); the others run."""
+    text = SCRIPT.read_text()
+    targets = re.search(r"^TARGETS=\((.*)\)$", text, re.M)
+    assert targets and targets[1].split() == ["llama-cli", "llama-completion", "llama-server", "llama-fit-params",
+                                              "ggml-rpc-server"]
+    assert "-DGGML_RPC=ON" in text
 
 
 def test_a_cached_build_is_reused_without_building(tmp_path: Path):
@@ -35,7 +39,7 @@ def test_a_cached_build_is_reused_without_building(tmp_path: Path):
     bin_dir.mkdir(parents=True)
     python = bin_dir.parent / "py" / "bin" / "python"  # llama-cpp-python's venv: "import llama_cpp" succeeds
     python.parent.mkdir(parents=True)
-    tools = ("llama-cli", "llama-completion", "llama-server", "llama-fit-params")
+    tools = ("llama-cli", "llama-completion", "llama-server", "llama-fit-params", "ggml-rpc-server")
     for exe in (*(bin_dir / tool for tool in tools), python):
         exe.write_text("#!/bin/sh\n")
         exe.chmod(0o755)

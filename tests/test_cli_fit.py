@@ -141,7 +141,7 @@ def test_contradictory_machine_flags_exit_2_with_one_line(gguf_file, capsys, fla
 
 
 @pytest.mark.parametrize("flags", [["--ctx", "0"], ["--gpu-layers", "-1"], ["--host-available", "lots"],
-                                   ["--kv-type", "q5_1"]])
+                                   ["--kv-type", "q3_k"]])
 def test_bad_values_are_refused_by_the_parser(gguf_file, capsys, flags):
     path = gguf_file(MODEL, "header_only")
     with pytest.raises(SystemExit) as exc:

@@ -177,7 +177,9 @@ def test_hw_json_names_the_bandwidth_its_date_and_source_and_measures_again_when
     assert d["speed"]["compute"]["source"] == "measured" and d["speed"]["record"].endswith("machine-speed.json")
     assert run_json(capsys, "hw")[1]["speed"] == d["speed"]  # kept
     again = run_json(capsys, "hw", "--measure")[1]["speed"]["ram_bandwidth"]
-    assert again["measured_at"] > ram["measured_at"]
+    listed = run_json(capsys, "hw", "--calibration")[1]["measurements"]
+    assert [m["tier"] for m in listed] == ["ram", "ram", "compute", "compute"]  # added, the best quiet one used
+    assert again["bytes_per_s"] in [m["rate"] for m in listed if m["used"]]
     main(["hw"])
     assert "RAM bandwidth" in capsys.readouterr().out
 

@@ -173,7 +173,7 @@ def test_requests_beyond_the_model_are_clamped_and_noted(model):
     assert no_gpu.gpu_layers == 0 and no_gpu.verdict == "cpu_only"
 
 
-@pytest.mark.parametrize("kwargs", [dict(ctx=0), dict(gpu_layers=-1), dict(kv_type="q5_1")])
+@pytest.mark.parametrize("kwargs", [dict(ctx=0), dict(gpu_layers=-1), dict(kv_type="q3_k")])
 def test_bad_requests_are_refused(kwargs):
     with pytest.raises(ValueError):
         FitRequest(**kwargs)

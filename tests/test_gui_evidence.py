@@ -14,6 +14,9 @@ from recorded_models import LOGS, SMOLLM2
 from gui_support import child, open_model
 
 from gguf_budget.core.evidence.compare import compare
+from gguf_budget.core.machine.bandwidth import DEFAULT_CALIBRATION
+from gguf_budget.core.speed.machine_speed import speed_figures
+from gguf_budget.core.views.calibration_view import HEADERS
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.views.evidence_report import speed_beside
 from gguf_budget.core.measure.engine import ENV_BIN, HOW_TO_GET_ONE
@@ -21,7 +24,6 @@ from gguf_budget.core.views.evidence_view import (
     MEASURED_LINES, evidence_claim, measured_column, measured_items, measured_summary,
 )
 from gguf_budget.gui.qt.machine.machine_panel import NOT_MEASURED
-from gguf_budget.gui.qt.main_window import measure_bandwidths
 
 SMOLLM2_LOG = LOGS / "smollm2-135m-instruct-q4_1_ctx2048_f16.log"
 SMOLLM2_Q8_LOG = LOGS / "smollm2-135m-instruct-q4_1_ctx512_q8_0.log"
@@ -101,16 +103,34 @@ def test_the_measured_row_sets_the_runs_timings_beside_the_estimates_at_its_sett
     assert "; prefill ≈ " in text and text.endswith("% of it")
 
 
-def test_an_imported_cpu_run_calibrates_the_estimates_at_once(qtbot, make_explorer, write_model):
-    window_app = make_explorer(bandwidth_backend=measure_bandwidths)  # this machine's kept figures, for real
+def test_an_imported_run_calibrates_once_adopted_and_the_reset_goes_back_to_the_defaults(qtbot, make_explorer,
+                                                                                      write_model):
+    """View ▸ Speed calibration… lists the imported run as not this machine's; its "Imported runs ran here" adopts
+    it (the estimates are calibrated at once); View ▸ Reset speed calibration goes back to the shipped defaults.
+    The figures are the kept ones without measuring (the assumed RAM figure: this machine's own may be too slow for
+    the recorded run, which the physical band then refuses)."""
+    window_app = make_explorer(bandwidth_backend=lambda path: speed_figures(path, measure=False))
     window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
     qtbot.waitUntil(window.bandwidths_measured, timeout=20000)
-    assert window.current_speed().calibration.runs == 0
     with qtbot.waitSignal(window.bandwidthsMeasured, timeout=20000):
         imported(qtbot, window_app, SMOLLM2_LOG)
-    speed = window.current_speed()
-    assert speed.calibration.runs == 1 and "calibrated on 1 run on this machine" in child(window, "banner").text()
+    assert window.current_speed().calibration == DEFAULT_CALIBRATION  # an imported log's machine is not known
+    child(window, "calibrationAction").trigger()
+    dialog = child(window, "calibrationDialog")
+    table = child(dialog, "calibrationTable")
+    cells = [table.item(r, c).text() for r in range(table.rowCount()) for c in range(table.columnCount())]
+    assert any(cell.startswith("imported, machine unknown") for cell in cells)
+    assert [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())] == list(HEADERS)
+    with qtbot.waitSignal(window.bandwidthsMeasured, timeout=20000):
+        child(dialog, "adoptImported").click()
+    assert window.current_speed().calibration.runs == 1
+    assert "calibrated on 1 run on this machine" in child(window, "banner").text()
+    with qtbot.waitSignal(window.bandwidthsMeasured, timeout=20000):
+        child(window, "resetCalibrationAction").trigger()
+    assert window.current_speed().calibration == DEFAULT_CALIBRATION
+    assert not any("run (" in table.item(r, 1).text() for r in range(table.rowCount()))  # redrawn: no run kept
+    dialog.close()
 
 
 def test_reopening_the_model_brings_its_evidence_back_even_renamed(qtbot, make_explorer, write_model, settings_store):

@@ -18,6 +18,7 @@ from gguf_factory import ArchDesc, write_gguf
 from llama_support import llama_cpp_python_engine, llama_engine, printed_buffers
 from runnable_model import write_runnable_model
 
+from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.gguf.fingerprint import header_fingerprint
 from gguf_budget.core.measure.command import MeasureSettings
 from gguf_budget.core.measure.engine import EngineKind
@@ -149,3 +150,21 @@ def test_cli_without_weights_or_without_llama_cpp_says_why(tmp_path: Path):
                           capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 2 and done.stderr.startswith("gguf-budget measure: no llama.cpp found")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_measure_runs_the_llama_cpp_options_asked_and_says_so(tiny: Path, private_data_dir: Path):
+    """llama.cpp's own options after `--` reach the run (issue 32): the log's settings are the ones asked."""
+    llama_engine()
+    done = subprocess.run([sys.executable, "-m", "gguf_budget.gui.cli", "measure", str(tiny), "--ctx", "512", "--json",
+                           "--", "-ub", "128", "-b", "256", "-fa", "off", "-ctv", "q8_0", "--temp", "0.1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "-ctv q8_0" not in done.stdout  # llama.cpp refuses a quantized V without -fa
+    done = subprocess.run([sys.executable, "-m", "gguf_budget.gui.cli", "measure", str(tiny), "--ctx", "512", "--json",
+                           "--", "-ub", "128", "-b", "256", "-fa", "off", "-ctk", "q8_0"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["settings"]["type_k"], report["settings"]["type_v"]) == ("q8_0", "f16")
+    assert report["settings"]["flash_attn"] == "disabled"
+    run = parse_llamacpp_log(Path(report["log"]).read_text()).run
+    assert (run.settings.n_ubatch, run.settings.n_batch) == (128, 256)

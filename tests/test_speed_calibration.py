@@ -11,6 +11,7 @@ from recorded_models import LOGS, model_of, write_recorded_models
 
 from gguf_budget.core import load_model
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
+from gguf_budget.core.machine.bandwidth_store import host_key
 from gguf_budget.core.machine.bandwidth import (
     DEFAULT_CALIBRATION, DEFAULT_CALIBRATION_RUNS, Bandwidth, BandwidthSource, ComputeRate,
 )
@@ -19,11 +20,12 @@ from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.kv import kv_price
 from gguf_budget.core.regular_file import FileKind
 from gguf_budget.core.speed.calibration import (
-    MAX_RUNS, REFERENCE_COMPUTE, REFERENCE_RAM, SpeedRun, calibrate, measured_run, read_runs, remember_run, runs_path,
+    MAX_RUNS, REFERENCE_COMPUTE, REFERENCE_RAM, RunTier, SpeedRun, calibrate, gpu_line, measured_run, read_runs, remember_run, runs_path,
 )
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.gui.cli import main
+from test_cli_evidence import SMOLLM2_ON_A_GPU
 
 GiB = 1 << 30
 RAM = Bandwidth(20 * GiB, BandwidthSource.MEASURED, "test", 1.0)
@@ -96,12 +98,15 @@ def test_runs_of_one_size_calibrate_to_their_median_beside_the_default_fixed_tim
     assert DEFAULT_CALIBRATION.text == f"default calibration from {DEFAULT_CALIBRATION_RUNS} real llama.cpp runs"
 
 
-def test_importing_a_cpu_log_calibrates_every_later_estimate(models, private_data_dir, capsys):
+def test_an_imported_cpu_log_calibrates_every_later_estimate_once_adopted(models, private_data_dir, capsys):
     model = models["smollm2"]
     assert read_runs() == () and speed_figures(model.path, measure=False)[0].calibration == DEFAULT_CALIBRATION
     import_log(model, LOGS / "smollm2-135m-instruct-q4_1_ctx2048_f16.log", EvidenceStore())
     kept = read_runs()
     assert len(kept) == 1 and kept[0].decode_tok_s == 94.00 and runs_path() == private_data_dir / "speed-runs.json"
+    assert kept[0].machine is None and kept[0].tier is RunTier.CPU  # where it ran is not known: not this machine's
+    assert speed_figures(model.path, measure=False)[0].calibration == DEFAULT_CALIBRATION
+    assert main(["hw", "--adopt-imported"]) == 0 and "1 imported run(s)" in capsys.readouterr().out
     figures, _ = speed_figures(model.path, measure=False)
     assert figures.calibration.runs == 1
     assert main(["plan", model.path, "--budget", "0", "--no-measure", "--json"]) == 0
@@ -114,14 +119,36 @@ def test_importing_a_cpu_log_calibrates_every_later_estimate(models, private_dat
     assert 1 / (kept[0].decode_bytes / figures.ram.bytes_per_s / c.decode + c.decode_overhead_s) == pytest.approx(94.00)
 
 
-def test_a_gpu_run_or_a_dry_run_calibrates_nothing(models, tmp_path):
-    from test_cli_evidence import SMOLLM2_ON_A_GPU
+GPU_ONLY = (SMOLLM2_ON_A_GPU.replace("offloaded 20/31", "offloaded 31/31")
+            .replace("load_tensors:   CPU_Mapped model buffer size =    32.10 MiB\n", "")
+            .replace("llama_kv_cache:        CPU KV buffer size =    15.00 MiB\n", ""))
+"""The recorded GPU log with every layer on CUDA0."""
+NO_OFFLOAD_LINE = GPU_ONLY.replace("load_tensors: offloading 19 repeating layers to GPU\n", "").replace(
+    "load_tensors: offloaded 31/31 layers to GPU\n", "")
+"""The same run as a build that prints no `offloaded N/M` line: only its buffers say it ran on a GPU."""
 
-    gpu = tmp_path / "gpu.log"
-    gpu.write_text(SMOLLM2_ON_A_GPU)
-    import_log(models["smollm2"], gpu, EvidenceStore())
-    import_log(models["smollm2"], LOGS / "fitparams_smollm2-135m-instruct-q4_1_ctx2048_f16.log", EvidenceStore())
-    assert read_runs() == ()
+
+def test_an_imported_gpu_log_changes_no_cpu_estimate_even_adopted(models, tmp_path, capsys):
+    """Rule 5: a GPU or hybrid run is kept with its device and calibrates only that device; a dry run is not kept."""
+    model = models["smollm2"]
+    plan = ["plan", model.path, "--budget", "0", "--no-measure", "--json"]
+    assert main(plan) == 0
+    before = json.loads(capsys.readouterr().out)
+    for name, text in (("partial.log", SMOLLM2_ON_A_GPU), ("gpu.log", GPU_ONLY), ("bare.log", NO_OFFLOAD_LINE)):
+        (tmp_path / name).write_text(text)
+        import_log(model, tmp_path / name, EvidenceStore())
+    import_log(model, LOGS / "fitparams_smollm2-135m-instruct-q4_1_ctx2048_f16.log", EvidenceStore())
+    assert main(["hw", "--adopt-imported"]) == 0 and "3 imported run(s)" in capsys.readouterr().out
+    kept = read_runs()
+    # newest first; without an `offloaded` line how many layers the GPU held is not known: hybrid
+    assert [(r.tier, r.device) for r in kept] == [(RunTier.HYBRID, "CUDA0"), (RunTier.GPU, "CUDA0"),
+                                                 (RunTier.HYBRID, "CUDA0")]
+    assert main(plan) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert after["tok_s_estimate"] == before["tok_s_estimate"] and after["ttft_s_estimate"] == before["ttft_s_estimate"]
+    vram = Bandwidth(1008 * 10**9, BandwidthSource.CITED, "RTX 4090", None)
+    assert gpu_line(kept, "CUDA0", vram, host_key(), 0.0) == pytest.approx((119.05 * kept[1].decode_bytes / 1008e9, 0))
+    assert gpu_line(kept, "CUDA1", vram, host_key(), 0.0) is None
 
 
 @pytest.mark.parametrize("damage", ["not json", "[]", '{"runs": 5}', '{"runs": [{"model": "m"}]}',

@@ -25,12 +25,14 @@ Rule 5: speed: llama.cpp's `eval time` tokens/s (decode) and `prompt eval time` 
         decoding with the KV of its mean position cached (prompt tokens + half the generated
         ones). Both are calibrated estimates, judged like every row by their error, and each
         also by its `share` (measured / estimated).
+Rule 6: a request asked in a person's words (the run's own command, read by `llama_words`) is
+        compared as asked: only the CPU's features and the run's tokens come from the log.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.errors import EvidenceMismatch
 from gguf_budget.core.evidence.log_records import (
@@ -103,13 +105,21 @@ def request_from_log(log: LlamaCppLog, run: LoadRecord) -> FitRequest:
     s = run.settings
     ubatch = s.n_ubatch or 512
     kv = KVType(s.type_k) if s.type_k in KV_TYPES else KVType.F16
+    v = KVType(s.type_v) if s.type_v in KV_TYPES else kv
     engine = EngineSettings(
         runtime=runtime_of(log), ubatch=ubatch, outputs=min(s.n_outputs_max or ubatch, ubatch), batch=s.n_batch,
         flash_attn=(s.flash_attn or "auto").lower() in FLASH_ON, swa_full=s.swa_full, mmap=run.mmap is not False,
         cpu_features=log.cpu_features or None, threads=log.n_threads or DEFAULT_THREADS, short=workload_of(log),
         ctx_checkpoints=log.checkpoints[0] if log.checkpoints else CTX_CHECKPOINTS,
     )
-    return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv, engine=engine)
+    return FitRequest(ctx=s.n_ctx, gpu_layers=run.offloaded[0] if run.offloaded else 0, kv_type=kv,
+                      v_type=None if v == kv else v, engine=engine)
+
+
+def as_run(asked: FitRequest, log: LlamaCppLog) -> FitRequest:
+    """Rule 6: what a command cannot say — the machine's CPU features, the tokens the run took — from the log."""
+    engine = replace(asked.engine, cpu_features=log.cpu_features or None, short=workload_of(log))
+    return replace(asked, engine=engine)
 
 
 def runtime_of(log: LlamaCppLog) -> Runtime:
@@ -147,13 +157,16 @@ def _repack(name: str) -> bool:
     return name.endswith("_REPACK") or name.endswith("_AARCH64")
 
 
-def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = None) -> Comparison:
-    """Rules 1–5 for the log's run on `model`; the decode bound at `bandwidths` (default: the assumed figures)."""
+def compare(log: LlamaCppLog, model: ModelSpec, bandwidths: Bandwidths | None = None,
+            asked: FitRequest | None = None) -> Comparison:
+    """Rules 1–5 for the log's run on `model`; the decode bound at `bandwidths` (default: the assumed figures).
+    `asked` is the request a person's own question makes of the run (its command read as llama.cpp reads it, Rule 6)
+    instead of the one the log's printed settings make."""
     run = log.run
     if run is None:
         raise EvidenceMismatch("the log holds no model load")
     check_model(run, model)
-    request = request_from_log(log, run)
+    request = request_from_log(log, run) if asked is None else as_run(asked, log)
     gpus = _gpu_buffers(run)
     machine = hypothetical_machine(ROOMY, gpu_count=gpus, gpu_total=ROOMY if gpus else 0)
     e = estimate_fit(model, machine, request)

@@ -72,7 +72,7 @@ def ladder_request(state: ExplorerState) -> LadderRequest:
     """Rule 3."""
     return LadderRequest(ctx=state.ctx, ctx_cap=state.ctx_cap, kv_type=state.kv_type, reserves=state.reserves,
                          budget=state.request(), bandwidths=state.bandwidths, prompt_tokens=state.prompt_tokens,
-                         server=state.server)
+                         server=state.server, like=state.fit_request(state.ctx))
 
 
 def library_settings(state: ExplorerState) -> LibrarySettings | None:

@@ -14,15 +14,22 @@ Rule 3: llama-server's knobs are stored as the CLI spells them: `parallel` a slo
         `auto` (sized by this tool), `ctx_checkpoints` a count. A vision projector or a draft
         model is not remembered: each was checked against one model and goes with it
         (`session` Rule 6).
+Rule 4: llama.cpp's engine options, a V cache type apart from K's and a forced `--n-cpu-moe` are stored
+        as llama.cpp spells them (`llama_options`, e.g. `-fa off -ub 256 -ctv q8_0`) and read back by the
+        one reader of llama.cpp's words: text it would refuse, or that sets anything else, is refused.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+import shlex
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Mapping
 
+from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.session import ModelChoice, ModelMemory
+from gguf_budget.core.llama_words.reader import read_llama_args, split_command
 from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE, ExplorerState
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
@@ -61,6 +68,7 @@ class ExplorerSettings:
     kv_unified: str = AUTO
     cache_ram: str = AUTO
     ctx_checkpoints: int = CTX_CHECKPOINTS
+    llama_options: str = ""
 
 
 def _int_in(low: int, high: int) -> Callable[[Any], int | None]:
@@ -133,6 +141,7 @@ RESTORE: dict[str, Callable[[Any], Any]] = {
     "kv_unified": _word(tuple(KV_SHARING)),
     "cache_ram": _count_or_auto(CACHE_RAM.low, CACHE_RAM.high),
     "ctx_checkpoints": _int_in(CHECKPOINTS.low, CHECKPOINTS.high),
+    "llama_options": lambda value: _llama_options(value),
 }
 """Rule 1: each global key and the check that turns what came back into a value (None: invalid)."""
 
@@ -222,11 +231,39 @@ def server_words(server: ServerSettings) -> dict[str, Any]:
             "ctx_checkpoints": server.ctx_checkpoints}
 
 
+STORED_WORDS = frozenset({"flash_attn", "ubatch", "batch", "swa_full", "load_mode", "threads", "threads_batch", "repack",
+                          "kv_offload", "op_offload", "split_mode", "main_gpu", "fit", "fit_ctx", "override_tensor",
+                          "n_cpu_ffn", "device", "cache_type_v", "n_cpu_moe", "cpu_moe"})
+"""Rule 4: the settings `llama_options` may give (the engine's, the V cache type, the forced expert offload)."""
+
+
+def _llama_options(value: Any) -> str | None:
+    """Rule 4: text the reader reads, giving only what `llama_options` stores."""
+    if not isinstance(value, str) or len(value) > 4000:
+        return None
+    try:
+        command = read_llama_args(split_command(value))
+    except BudgetError:
+        return None
+    return value if command.set_names() <= STORED_WORDS and not command.ignored and not command.unpriced else None
+
+
+def llama_options(state: ExplorerState) -> str:
+    """Rule 4: what `state_from` reads back."""
+    argv = state.engine.argv() + (["-ctv", state.v_type.value] if state.v_type is not None else [])
+    argv += ["--n-cpu-moe", str(state.n_cpu_moe)] if state.n_cpu_moe is not None else []
+    return shlex.join(argv)
+
+
 def state_from(settings: ExplorerSettings) -> ExplorerState:
     """The state a session starts from: the global knobs; budget, ctx and cap come with each model."""
-    return ExplorerState(
+    state = ExplorerState(
         prefer=CtxPolicy(settings.prefer), n_buffers=settings.n_buffers, head_mode=HeadMode(settings.head_mode),
         kv_type=KVType(settings.kv_type), force=settings.force, slow_below_tok_s=settings.slow_below_tok_s,
         bandwidths=with_typed(Bandwidths(), settings.ram_bw, settings.disk_bw, settings.vram_bw),
         runtime=Runtime(settings.runtime), server=server_from(settings),
     )
+    if not settings.llama_options:
+        return state
+    asked = ask(read_llama_args(split_command(settings.llama_options)), state, None, state.runtime).state
+    return replace(state, engine=asked.engine, v_type=asked.v_type, n_cpu_moe=asked.n_cpu_moe)

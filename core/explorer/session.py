@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
+from gguf_budget.core.explorer.llama_question import ask
+from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
@@ -95,7 +97,7 @@ class Change(Protocol):
 
 
 _CHOOSABLE = frozenset({"budget", "ctx", "ctx_cap", "prefer", "n_buffers", "head_mode", "kv_type", "force",
-                        "slow_below_tok_s", "prompt_tokens", "runtime", "server"})
+                        "slow_below_tok_s", "prompt_tokens", "runtime", "server", "engine", "v_type", "n_cpu_moe"})
 
 
 @dataclass(frozen=True)
@@ -127,6 +129,21 @@ class Choose:
         if "head_mode" in values:
             values["head_mode"] = session.choose_head(HeadMode(values["head_mode"]))
         return replace(state, **values)
+
+
+@dataclass(frozen=True)
+class AskLlama:
+    """A llama.cpp command as the question over the open model (`llama_question.ask`): every setting it gives,
+    the program's defaults for the rest, and what it did not price kept in `asked` for the screen."""
+
+    command: LlamaCommand
+
+    def next_state(self, session: Session) -> ExplorerState:
+        state = session.state
+        if state.model is None:
+            raise RequestError("open a model first (or give the command's -m)")
+        question = ask(self.command, state, state.model)
+        return replace(question.state, asked=question.lines)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,10 @@ Rule 7: `prompt_tokens` is the prompt whose prefill and time to the first token 
 Rule 8: `runtime` is the llama.cpp program the full load's peak-RSS band is for (llama-server).
 Rule 9: `server` is what llama-server runs beside the model in the full load (slots, prompt
         cache, checkpoints, a projector, a draft); its defaults are `ServerSettings`'s.
+Rule 10: `engine` is what the person set of llama.cpp's engine in its own options (`-fa`, `-ub`,
+        `--swa-full`, `-lm`, `-ot`, …; `fit.engine_options`), None where the program's own default
+        applies; `v_type` is the V cache's type where it differs from `kv_type` (K's, `-ctk`), and
+        `n_cpu_moe` a forced `--n-cpu-moe N`.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from typing import TYPE_CHECKING
 from dataclasses import dataclass, field
 
 from gguf_budget.core.errors import RequestError
+from gguf_budget.core.fit.engine_options import DEFAULT_ENGINE_OPTIONS, EngineOptions
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, EngineSettings, Runtime
 from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
@@ -92,6 +97,11 @@ class ExplorerState:
     prompt_tokens: int = DEFAULT_PROMPT_TOKENS
     runtime: Runtime = DEFAULT_RUNTIME
     server: ServerSettings = field(default_factory=ServerSettings)
+    engine: EngineOptions = DEFAULT_ENGINE_OPTIONS
+    v_type: KVType | None = None
+    n_cpu_moe: int | None = None
+    asked: tuple[str, ...] = ()
+    """The last llama.cpp command asked about, in the answer's words (what it gave, what was not priced)."""
 
     def __post_init__(self) -> None:
         """The words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
@@ -116,6 +126,8 @@ class ExplorerState:
 
     def fit_request(self, ctx: int | None) -> FitRequest:
         """The full load's request at `ctx` (None: the model's context length); RequestError for a bad split."""
-        return FitRequest(ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv_type, reserves=self.reserves,
-                          tensor_split=self.tensor_split, engine=EngineSettings(runtime=self.runtime, ctx_checkpoints=self.server.ctx_checkpoints),
-                          server=self.server)
+        engine = self.engine.settings(self.runtime, EngineSettings(ctx_checkpoints=self.server.ctx_checkpoints))
+        return FitRequest(ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv_type, v_type=self.v_type,
+                          n_cpu_moe=self.n_cpu_moe, reserves=self.reserves, tensor_split=self.tensor_split, engine=engine,
+                          server=self.server, fit=self.engine.fit, fit_ctx=self.engine.fit_ctx,
+                          engine_argv=tuple(self.engine.argv()))

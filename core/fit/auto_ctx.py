@@ -30,6 +30,10 @@ Rule 5: the largest ctx that fits with the chosen GPU layers held (`largest_ctx`
         `max_ctx.largest_fitting_ctx`. `fit`, the window and every quant row read it here.
 Rule 6: every device's KV cache grows with ctx, so "fits without giving anything up" holds up to
         some ctx and no further: the largest candidate is bisected (log2 of the candidates).
+Rule 7: `-fit off` (common/common.cpp: `common_fit_params` runs only `if (params.fit_params)`) adjusts
+        nothing: an unset ctx is the trained context (llama.cpp's n_ctx 0), unset GPU layers are
+        every layer (src/llama-model.cpp `n_gpu_layers()`: −1 is n_layer + 1). `-fitc N` moves the
+        floor of Rule 2 from 4096 to N.
 llama.cpp interpolates its own projection linearly between the floor and the trained context;
 this search is exact against this tool's placement, so its ctx can differ by a step of 256.
 """
@@ -121,14 +125,18 @@ def _whole(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, ct
 
 
 def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, cap: int | None = None) -> AutoFit:
-    """Rules 1–4, 6: `request.ctx` None asks for llama.cpp's default; `cap` lowers the ceiling."""
+    """Rules 1–4, 6: `request.ctx` None asks for llama.cpp's default; `cap` lowers the ceiling. With `-fit off`
+    (Rule 7) nothing is adjusted: an unset ctx is the ceiling, unset GPU layers are every layer."""
     ceiling = ctx_ceiling(model.context_length, cap)
+    if not request.fit:
+        layers = request.gpu_layers if request.gpu_layers is not None else model.n_layer + 1
+        request = replace(request, gpu_layers=layers, ctx=request.ctx if request.ctx is not None else ceiling)
     if request.ctx is not None:
         room = image_room(request.server)
         ctx = request.ctx + room
         return AutoFit(estimate_fit(model, snapshot, replace(request, ctx=ctx)), ctx, ceiling, FitCtxReason.ASKED,
                        model.context_length, room)
-    candidates = _Candidates(min(DEFAULT_CTX, ceiling), ceiling)
+    candidates = _Candidates(min(request.fit_ctx or DEFAULT_CTX, ceiling), ceiling)
     last = bisect_left(range(len(candidates)), True,
                        key=lambda i: not _whole(model, snapshot, request, candidates[i])) - 1
     if last < 0:

@@ -29,7 +29,6 @@ from pathlib import PurePath
 from gguf_budget.core.model.kv import KVType
 
 SERVER = "llama-server"
-QUANTIZED_CACHES = ("q8_0", "q4_0")
 OLLAMA_CACHES = ("f16", "q8_0", "q4_0")
 
 
@@ -84,21 +83,26 @@ def _split_text(shares: tuple[float, ...]) -> str:
 
 def run_command(realises: str, model_path: str, ctx: int | None, gpu_layers: int, kv_type: KVType,
                 tensor_split: tuple[float, ...] | None = None, n_cpu_moe: int | None = None,
-                ollama_gpu_layers: int | None = None, server: ServerFlags = NO_SERVER_FLAGS) -> RunCommand:
+                ollama_gpu_layers: int | None = None, server: ServerFlags = NO_SERVER_FLAGS,
+                v_type: KVType | None = None, engine_argv: tuple[str, ...] = ()) -> RunCommand:
     """The command for one placement (Rules 1–3); `ollama_gpu_layers` is Ollama's nearest layer count
-    where it cannot express the placement (the plain split beside an expert offload)."""
+    where it cannot express the placement (the plain split beside an expert offload). `engine_argv` is what the
+    person set of llama.cpp's engine (`EngineOptions.argv`), repeated as given."""
     ollama_gpu = gpu_layers if ollama_gpu_layers is None else ollama_gpu_layers
+    v = KVType(v_type if v_type is not None else kv_type)
     argv = [SERVER, "-m", model_path]
     argv += ["-c", str(ctx)] if ctx else []
     argv += ["-ngl", str(gpu_layers)]
     argv += ["-ts", _split_text(tensor_split)] if tensor_split else []
     argv += ["--n-cpu-moe", str(n_cpu_moe)] if n_cpu_moe else []
-    quantized = kv_type in QUANTIZED_CACHES
-    argv += ["-ctk", kv_type, "-ctv", kv_type] if kv_type != "f16" else []
-    argv += ["-fa", "on"] if quantized else []
+    argv += ["-ctk", kv_type] if kv_type != "f16" else []
+    argv += ["-ctv", v] if v != "f16" else []
+    argv += ["-fa", "on"] if v.quantized and "-fa" not in engine_argv else []
+    argv += engine_argv
     argv += server.argv
     lines = [f"FROM {_modelfile_value(model_path)}", *([f"PARAMETER num_ctx {ctx}"] if ctx else []),
              f"PARAMETER num_gpu {ollama_gpu}"]
+    quantized = KVType(kv_type).quantized or v.quantized
     env = ((("OLLAMA_FLASH_ATTENTION", "1"), ("OLLAMA_KV_CACHE_TYPE", kv_type)) if quantized else ()) + server.ollama_env
     notes = list(server.ollama_notes)
     if tensor_split:
@@ -108,4 +112,8 @@ def run_command(realises: str, model_path: str, ctx: int | None, gpu_layers: int
                      f"layer split, num_gpu {ollama_gpu}")
     if kv_type not in OLLAMA_CACHES:
         notes.append(f"Ollama's cache types are f16, q8_0 and q4_0: {kv_type} has no equivalent")
+    if v != kv_type:
+        notes.append(f"Ollama has one cache type for K and V: -ctk {kv_type} -ctv {v} has no equivalent")
+    if engine_argv:
+        notes.append(f"Ollama chooses these itself: {shlex.join(engine_argv)}")
     return RunCommand(realises, tuple(argv), "\n".join(lines) + "\n", env, tuple(notes))

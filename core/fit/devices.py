@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate
 
-from gguf_budget.core.fit.gpu_split import Placement, offload_gpus, place_layers, split_shares
+from gguf_budget.core.fit.gpu_split import Placement, chosen_gpus, offload_gpus, place_layers, split_shares
 from gguf_budget.core.fit.types import DeviceLoad, FitRequest, FitVerdict
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.usable import usable
@@ -59,6 +59,8 @@ class GpuSetup:
     @classmethod
     def build(cls, snapshot: HardwareSnapshot, request: FitRequest) -> "GpuSetup":
         gpus, unreadable = offload_gpus(snapshot.gpus)
+        e = request.engine
+        gpus = chosen_gpus(gpus, e.devices, e.split_mode, e.main_gpu)
         budgets = tuple(g.budget or 0 for g in gpus)
         reserves = tuple(request.reserves.for_gpu(g.index, i == 0) for i, g in enumerate(gpus))
         return cls(gpus, budgets, reserves, unreadable, request.tensor_split)

@@ -47,7 +47,9 @@ from dataclasses import dataclass, replace
 from gguf_budget.core.fit.command import run_command
 from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, verdict_of
 from gguf_budget.core.fit.gpu_split import Placement, most_layers_that_fit
-from gguf_budget.core.fit.moe import cpu_experts, expert_offload, input_layer_bytes, output_slot_bytes
+from gguf_budget.core.fit.moe import (
+    cpu_experts, expert_offload, experts_on_host, input_layer_bytes, output_slot_bytes, slots_with_cpu_experts,
+)
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -87,8 +89,11 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
     layout, engine = server_engine(request.engine, request.server)
-    table = slot_kv_table(model, ctx, request.kv_type, layout, ubatch=engine.ubatch, swa_full=engine.swa_full) if ctx else None
-    slots = Slots.build([*model.layer_bytes, output_slot_bytes(model)], table)
+    table = slot_kv_table(model, ctx, request.kv_type, layout, ubatch=engine.ubatch, swa_full=engine.swa_full,
+                          v_type=request.v_type) if ctx else None
+    forced = _forced_cpu_moe(model, request)
+    slots = (slots_with_cpu_experts(model, table)(forced) if forced else
+             Slots.build([*model.layer_bytes, output_slot_bytes(model)], table))
     bare = GpuSetup.build(snapshot, request)
     extras = server_extras(model, bare, request.server, ctx, layout, engine, request.kv_type)
     setup = replace(bare, held=extras.gpu_held)
@@ -96,7 +101,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
     kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)
-    weights = _weights(model, placement)
+    weights = _weights(model, placement, forced)
     devices = device_loads(snapshot, setup, request.reserves.host, slots, placement, weights.host_exact, kv.host,
                            extras.host_held or 0)
     server, devices = finish_server(model, extras, devices, request.kv_type, engine, kv.engine)
@@ -128,9 +133,10 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
         moe_offload=expert_offload(model, snapshot, j.setup, request, ctx, j.table, bool(unknowns),
                                    placement.gpu_layers, held, flags),
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split,
-                            server=flags),
+                            _forced_cpu_moe(model, request) or None, server=flags, v_type=request.v_type,
+                            engine_argv=request.engine_argv),
         memory=runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
-                              placement.host_blocks, not placement.output_on_gpu),
+                              placement.host_blocks, not placement.output_on_gpu, request.v_type),
         server=j.server,
     )
 
@@ -150,15 +156,23 @@ def _host_weights(model: ModelSpec, p: Placement) -> int:
     return input_layer_bytes(model) + sum(model.layer_bytes[:p.host_blocks]) + output
 
 
-def _weights(model: ModelSpec, p: Placement) -> WeightSplit:
+def _forced_cpu_moe(model: ModelSpec, request: FitRequest) -> int:
+    """`--n-cpu-moe N` as asked (N past the last block: every block, `--cpu-moe`); 0 without experts or without it."""
+    n = request.n_cpu_moe
+    return min(n, model.n_layer) if n and model.routed_expert_bytes else 0
+
+
+def _weights(model: ModelSpec, p: Placement, cpu_moe: int = 0) -> WeightSplit:
+    """Rules 2–3; `cpu_moe` blocks keep their routed experts on the host even where the block is offloaded."""
     L = model.n_layer
     file_bytes = complete_file_bytes(model)
     gpu_coarse = file_bytes * min(p.gpu_layers, L) // L if L else 0
-    gpu_blocks = sum(model.layer_bytes[p.host_blocks:])
+    kept = experts_on_host(model, p.host_blocks, cpu_moe)
+    gpu_blocks = sum(model.layer_bytes[p.host_blocks:]) - kept
     return WeightSplit(
         file_bytes=file_bytes, gpu_coarse=gpu_coarse, host_coarse=file_bytes - gpu_coarse,
         gpu_exact=gpu_blocks + (output_slot_bytes(model) if p.output_on_gpu else 0),
-        host_exact=_host_weights(model, p),
+        host_exact=_host_weights(model, p) + kept,
     )
 
 

@@ -31,6 +31,10 @@ Rule 7: `--n-cpu-moe N` (common/arg.cpp, `llm_add_n_cpu_ffn_overrides`) keeps th
         experts (`blk.i.ffn_{up,down,gate,gate_up}_{ch,}exps`) of blocks 0 … N − 1 in host RAM;
         every other tensor stays where the placement puts it. With every slot offloaded, each
         GPU's load only falls as N grows, so the smallest N that fits is bisected too.
+Rule 8: `-dev A,B` (common/arg.cpp `parse_device_list`) offloads to the devices named, counted in
+        llama.cpp's order of its GPUs (CUDA0 is the first); `-dev none` to none. `-sm none`
+        (src/llama.cpp `llama_model_load_from_file_impl`: `model->devices = {devices[main_gpu]}`)
+        keeps one GPU, the `-mg` one.
 """
 
 from __future__ import annotations
@@ -165,6 +169,25 @@ def offload_gpus(gpus: Sequence[GpuInfo]) -> tuple[tuple[GpuInfo, ...], tuple[Gp
     discrete = [g for g in gpus if not g.integrated]
     used = discrete or list(gpus)
     return tuple(g for g in used if g.budget is not None), tuple(g for g in used if g.budget is None)
+
+
+def chosen_gpus(gpus: tuple[GpuInfo, ...], devices: tuple[str, ...] | None, split_mode: str,
+                main_gpu: int) -> tuple[GpuInfo, ...]:
+    """Rule 8: the GPUs `-dev` names (all when None, none for `-dev none`), and with `-sm none` only `-mg`'s."""
+    if devices is not None:
+        wanted = set()
+        for name in devices:
+            m = re.search(r"(\d+)$", name.split("[")[0])
+            if m is None:
+                raise RequestError(f"-dev {name}: a device is named by its backend and number, such as CUDA0 or Vulkan1")
+            wanted.add(int(m[1]))
+        gpus = tuple(g for i, g in enumerate(gpus) if i in wanted)
+    if split_mode == "none" and gpus:
+        if not 0 <= main_gpu < len(gpus):
+            raise RequestError(f"-mg {main_gpu}: this machine has {len(gpus)} GPU{'s' if len(gpus) != 1 else ''} "
+                               f"(0 … {len(gpus) - 1})")
+        gpus = (gpus[main_gpu],)
+    return gpus
 
 
 def fewest_cpu_moe_layers(n_layer: int, fits: Callable[[int], bool]) -> int | None:

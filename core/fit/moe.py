@@ -66,7 +66,13 @@ def cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, r
     )
 
 
-def _slots_with_cpu_experts(model: ModelSpec, table: KVTable | None) -> Callable[[int], Slots]:
+def experts_on_host(model: ModelSpec, host_blocks: int, n_cpu_moe: int) -> int:
+    """The routed experts `--n-cpu-moe N` keeps on the host of blocks the placement offloads (host_blocks … N − 1)."""
+    return sum(_experts(model)[host_blocks:n_cpu_moe])
+
+
+def slots_with_cpu_experts(model: ModelSpec, table: KVTable | None) -> Callable[[int], Slots]:
+    """The slots' weights on the GPUs with the routed experts of blocks 0 … n − 1 kept on the host."""
     experts, output = _experts(model), output_slot_bytes(model)
 
     def slots(n: int) -> Slots:
@@ -83,7 +89,7 @@ def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup
     if not model.routed_expert_bytes or not setup.gpus:
         return None
     L = model.n_layer
-    slots_for = _slots_with_cpu_experts(model, table)
+    slots_for = slots_with_cpu_experts(model, table)
     p = setup.place(L, L + 1)
     found = fewest_cpu_moe_layers(L, lambda n: setup.fits(slots_for(n), p)) if table is not None else None
     n = L if found is None else found
@@ -102,5 +108,5 @@ def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup
         gpu_layers=p.gpu_layers,
         n_cpu_moe=n,
         command=run_command("n_cpu_moe", model.path, ctx, p.gpu_layers, request.kv_type, request.tensor_split, n,
-                            plain_gpu_layers, server),
+                            plain_gpu_layers, server, v_type=request.v_type, engine_argv=request.engine_argv),
     )

@@ -82,7 +82,7 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
     notes += gpu_notes(snapshot, setup)
     if snapshot.swap_total:
         notes.append(f"swap ({human_bytes(snapshot.swap_total)}) is not counted: paging to SSD is no substitute for RAM")
-    if request.kv_type in ("q8_0", "q4_0"):
+    if (request.v_type or request.kv_type).quantized:
         notes.append("a quantized V cache needs flash attention in llama.cpp (-fa)")
     if p.output_on_gpu and model.tied_embeddings:
         notes.append("tied embeddings: the GPU holds a copy of token_embd as the output layer; the host keeps its own")

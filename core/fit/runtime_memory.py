@@ -70,7 +70,6 @@ from gguf_budget.core.model.spec import ModelSpec
 KiB = 1024
 PROCESS_PER_TOKEN = 149
 LOGIT_BYTES = 4
-QUANTIZED_KV = frozenset({KVType.Q8_0, KVType.Q4_0})
 
 
 @dataclass(frozen=True)
@@ -111,16 +110,19 @@ def _swa_cells(model: ModelSpec, ctx: int, layout: SlotLayout, s: EngineSettings
     return layout.ctx_seq(ctx) if s.swa_full else layout.swa_cells(ctx, window, s.ubatch)
 
 
-def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSettings) -> GraphSettings:
+def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSettings,
+                   v_type: KVType | None = None) -> GraphSettings:
     """The worst-case ubatch llama.cpp reserves for: min(ubatch, cells) tokens (a multiple of the sequences), its
-    caches' cells per stream (`slots` Rules 2, 4 and 5: one stream, or one per sequence)."""
+    caches' cells per stream (`slots` Rules 2, 4 and 5: one stream, or one per sequence). K and V are rotated each
+    by its own cache's type (src/llama-kv-cache.cpp: `attn_rot_k` for a quantized type_k, `attn_rot_v` for type_v)."""
     layout = SlotLayout(s.n_seq, s.kv_unified)
     full = layout.ctx_seq(ctx)
     tokens = layout.reserve_tokens(ctx, s.ubatch)
-    quantized = kv_type in QUANTIZED_KV
+    v = KVType(v_type if v_type is not None else kv_type)
     return GraphSettings(ubatch=tokens, outputs=min(reserved_outputs(s), tokens), flash_attn=flash_attn(s), full_cells=full,
-                         swa_cells=_swa_cells(model, ctx, layout, s), rot_k=k_rotation(model.head_dim_k, quantized),
-                         rot_v=v_rotation(model.head_dim_v, quantized))
+                         swa_cells=_swa_cells(model, ctx, layout, s),
+                         rot_k=k_rotation(model.head_dim_k, KVType(kv_type).quantized),
+                         rot_v=v_rotation(model.head_dim_v, v.quantized))
 
 
 def _spanned(cells: int, tokens: int) -> int:
@@ -149,6 +151,7 @@ class _Run:
     model: ModelSpec
     ctx: int
     kv_type: KVType
+    v_type: KVType | None
     settings: EngineSettings
     host: DeviceMemory
     host_layers: int
@@ -166,7 +169,7 @@ def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
 
 
 def _touched_compute(run: _Run, rows: int, tokens: int) -> int:
-    base = graph_settings(run.model, run.ctx, run.kv_type, run.settings)
+    base = graph_settings(run.model, run.ctx, run.kv_type, run.settings, run.v_type)
     g = GraphSettings(ubatch=rows, outputs=1, flash_attn=base.flash_attn, full_cells=_spanned(base.full_cells, tokens),
                       swa_cells=_spanned(base.swa_cells, tokens), rot_k=base.rot_k, rot_v=base.rot_v)
     whole, inputs = compute_buffer(run.model, g)
@@ -178,7 +181,7 @@ def resident(run: _Run, w: Workload) -> Resident:
     s, model = run.settings, run.model
     profile = PROFILES[s.runtime]
     graphs = _graphs(run, w)
-    base = graph_settings(model, run.ctx, run.kv_type, s)
+    base = graph_settings(model, run.ctx, run.kv_type, s, run.v_type)
     compute = max(_touched_compute(run, rows, tokens) for rows, tokens in graphs)
     work = max(work_bytes(model, run.host_layers, rows, 1, _spanned(base.full_cells, tokens), base.flash_attn,
                           s.threads, run.repacked, KV_TYPES[run.kv_type]) for rows, tokens in graphs)
@@ -195,12 +198,12 @@ def resident(run: _Run, w: Workload) -> Resident:
 
 def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
                    snapshot_features: frozenset[str] | None, devices: tuple[DeviceLoad, ...], host_blocks: int,
-                   output_on_host: bool) -> RuntimeMemory:
+                   output_on_host: bool, v_type: KVType | None = None) -> RuntimeMemory:
     """Rules 1–10 for the placement the fit chose (`devices[0]` is the host)."""
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
     repack = (repack_buffer(model, features, host_blocks, output_on_host) if features is not None and settings.repack
               else Repack((), 0))
-    whole, inputs = compute_buffer(model, graph_settings(model, ctx, kv_type, settings)) if ctx else (None, None)
+    whole, inputs = compute_buffer(model, graph_settings(model, ctx, kv_type, settings, v_type)) if ctx else (None, None)
     on_gpu = [i for i, d in enumerate(devices) if i and (d.weights or d.kv)]
     host, *gpus = devices
     out = [DeviceMemory(
@@ -214,7 +217,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
                                 compute=gpu_compute))
     short = full = None
     if ctx and out[0].kv is not None and out[0].compute is not None:
-        run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), settings=settings, host=out[0],
+        run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), v_type=v_type, settings=settings, host=out[0],
                    host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu))
         short, full = resident(run, settings.short), resident(run, Workload(prompt=ctx))
     return RuntimeMemory(settings=settings, devices=tuple(out), repacked_tensors=repack.tensors, cpu_features=features,

@@ -31,6 +31,28 @@ class Runtime(TextEnum):
     LLAMA_CPP_PYTHON = "llama-cpp-python"
 
 
+class SplitMode(TextEnum):
+    """llama.cpp's `-sm`: how the model is split over several GPUs (common/arg.cpp `--split-mode`)."""
+
+    NONE = "none"
+    """One GPU (`-mg`) holds every offloaded layer."""
+    LAYER = "layer"
+    """Each GPU holds a run of whole layers (llama.cpp's default)."""
+    ROW = "row"
+    """Each layer's matrices are split by rows across the GPUs (CUDA only)."""
+    TENSOR = "tensor"
+    """Each tensor is split across the GPUs (tensor parallelism)."""
+
+
+@dataclass(frozen=True)
+class TensorOverride:
+    """`-ot PATTERN=BUFFER`: every tensor whose name the regex PATTERN finds (llama-model.cpp: `std::regex_search`)
+    is kept in BUFFER, a buffer type as llama.cpp names it (`CPU`, `CUDA0`, `Vulkan0`, `RPC0[127.0.0.1:50052]`)."""
+
+    pattern: str
+    buffer: str
+
+
 DEFAULT_RUNTIME = Runtime.LLAMA_SERVER
 DEFAULT_THREADS = 8  # llama.cpp starts one per physical core; only the work buffer's per-thread tiles (≤ 1 MiB each) use it
 
@@ -60,6 +82,11 @@ class EngineSettings:
     the snapshot's. `short` is the band's short end (a log's own prompt and generated tokens when a
     log is compared). `ctx_checkpoints`: llama-server's `--ctx-checkpoints`. `n_seq` sequences share the
     context, in one KV stream when `kv_unified` (llama-server's slots, `slots`).
+    The placement options are llama.cpp's own, at its defaults: `kv_offload` (False: `-nkvo`, the KV cache in host
+    RAM), `op_offload` (False: `--no-op-offload`, large batches are not sent to a GPU that holds no weights of the
+    op), `split_mode` (`-sm`), `main_gpu` (`-mg`), `overrides` (`-ot`, in the order given: the first match wins),
+    `devices` (`-dev`: the devices to use by name; None = all, () = none), `mlock` (`--mlock`: the mapped weights
+    are locked, so they count as memory the machine must have), `threads_batch` (`-tb`; None = `threads`).
     """
 
     runtime: Runtime = DEFAULT_RUNTIME
@@ -76,8 +103,19 @@ class EngineSettings:
     ctx_checkpoints: int = CTX_CHECKPOINTS
     n_seq: int = 1
     kv_unified: bool = False
+    kv_offload: bool = True
+    op_offload: bool = True
+    split_mode: SplitMode = SplitMode.LAYER
+    main_gpu: int = 0
+    overrides: tuple[TensorOverride, ...] = ()
+    devices: tuple[str, ...] | None = None
+    mlock: bool = False
+    threads_batch: int | None = None
 
     def __post_init__(self) -> None:
+        if self.main_gpu < 0 or self.threads_batch is not None and self.threads_batch < 1:
+            raise RequestError("the main GPU cannot be negative, and batch threads must be at least 1")
+        object.__setattr__(self, "split_mode", SplitMode(self.split_mode))
         if self.ubatch < 1 or self.outputs is not None and self.outputs < 1 or self.threads < 1 or (
                 self.batch is not None and self.batch < 1) or self.n_seq < 1:
             raise RequestError("ubatch, batch, outputs, threads and sequences must be at least 1")

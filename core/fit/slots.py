@@ -98,11 +98,11 @@ def resolve_slots(n_parallel: int | None, kv_unified: bool | None) -> SlotLayout
 
 
 def slot_kv_table(model: ModelSpec, ctx: int, kv_type: KVType, layout: SlotLayout, *, ubatch: int,
-                  swa_full: bool) -> tuple[int | None, ...]:
+                  swa_full: bool, v_type: KVType | None = None) -> tuple[int | None, ...]:
     """Bytes each layer's cache holds for `ctx` under `layout` (Rules 2 and 4); None where unknown."""
     seq = layout.ctx_seq(ctx)
     out: list[int | None] = []
-    for price in layer_kvs(model, kv_type, swa_full=swa_full):
+    for price in layer_kvs(model, kv_type, swa_full=swa_full, v_type=v_type):
         if price is None:
             out.append(None)
             continue

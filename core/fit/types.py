@@ -18,6 +18,7 @@ from gguf_budget.core.fit.server_types import ServerLoad, ServerSettings
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
 from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, usable
 from gguf_budget.core.units import INT64_MAX
+from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.vocab import TextEnum
 
@@ -64,11 +65,22 @@ class Reserves:
 class FitRequest:
     """ctx None = the model's context length; gpu_layers None = the most that fit (auto);
     tensor_split None = llama.cpp's default split by free memory, else `-ts` shares per GPU;
-    `server` = what llama-server runs beside the model (slots, cache, checkpoints, projector, draft)."""
+    `server` = what llama-server runs beside the model (slots, cache, checkpoints, projector, draft);
+    `kv_type` is the K cache's type (`-ctk`) and `v_type` the V cache's (`-ctv`; None = the same as K);
+    `n_cpu_moe` keeps the routed experts of blocks 0 … N − 1 in host RAM as llama.cpp's `--n-cpu-moe N` does
+    (N ≥ the block count: every block, `--cpu-moe`); None = not asked (the expert offload is then searched);
+    `fit` False is llama.cpp's `-fit off` (an unset ctx is the trained context, unset GPU layers are all of them) and
+    `fit_ctx` its `-fitc` floor; `engine_argv` is what the person set of the engine in llama.cpp's words
+    (`EngineOptions.argv`), which the printed command repeats."""
 
     ctx: int | None = None
     gpu_layers: int | None = None
     kv_type: KVType = DEFAULT_KV_TYPE
+    v_type: KVType | None = None
+    n_cpu_moe: int | None = None
+    fit: bool = True
+    fit_ctx: int = DEFAULT_CTX
+    engine_argv: tuple[str, ...] = ()
     reserves: Reserves = field(default_factory=Reserves)
     tensor_split: tuple[float, ...] | None = None
     engine: EngineSettings = field(default_factory=EngineSettings)
@@ -83,9 +95,13 @@ class FitRequest:
             raise RequestError("context must be from 1 to 2^63−1 tokens")
         if self.gpu_layers is not None and not 0 <= self.gpu_layers <= INT64_MAX:
             raise RequestError("GPU layers must be from 0 to 2^63−1")
-        if self.kv_type not in KV_TYPES:
+        if self.kv_type not in KV_TYPES or self.v_type is not None and self.v_type not in KV_TYPES:
             raise RequestError(f"KV cache type must be one of {', '.join(KV_TYPES)}")
+        if self.n_cpu_moe is not None and not 0 <= self.n_cpu_moe <= INT64_MAX:
+            raise RequestError("--n-cpu-moe must be from 0 to 2^63−1")
         object.__setattr__(self, "kv_type", KVType(self.kv_type))
+        if self.v_type is not None:
+            object.__setattr__(self, "v_type", KVType(self.v_type))
 
 
 @dataclass(frozen=True)

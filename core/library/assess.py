@@ -14,7 +14,7 @@ Rule 4: `assessment_key(settings)` names what a verdict was made with (the rules
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, replace, fields
 from typing import Any
 
 from gguf_budget.core.errors import BudgetError
@@ -38,6 +38,8 @@ class LibrarySettings:
     budget: Budget
     ctx_cap: int | None = None
     reserves: Reserves = Reserves()
+    like: FitRequest | None = None
+    """llama.cpp's options every model is judged with (engine, cache types, program); None: the defaults."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +68,8 @@ class Assessment:
 
 def assess(spec: ModelSpec, settings: LibrarySettings) -> Assessment:
     try:
-        choice = auto_fit(spec, settings.machine, FitRequest(reserves=settings.reserves), settings.ctx_cap)
+        base = FitRequest() if settings.like is None else replace(settings.like, ctx=None, gpu_layers=None)
+        choice = auto_fit(spec, settings.machine, replace(base, reserves=settings.reserves), settings.ctx_cap)
         max_ctx = largest_ctx(spec, settings.machine, choice)
         plan = plan_memory(spec, BudgetRequest(budget=settings.budget, ctx_cap=settings.ctx_cap))
     except BudgetError as e:

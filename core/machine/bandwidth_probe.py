@@ -21,7 +21,8 @@ Rule 4: disk: a sequential read of the model file itself, from the middle of its
         finds none) has nothing to measure; neither has a platform without `posix_fadvise`
         (the read would come from the cache).
 Rule 5: a RAM or compute figure's detail names the load average while it was measured: a busy
-        machine reads slower, and the person can see when to measure again.
+        machine reads slower, and the person can see when to measure again; the kept record
+        (`bandwidth_store`) holds it against the CPUs this process may use (`core.machine.load`).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from typing import Any, Callable, Sequence
 import psutil
 
 from gguf_budget.core.machine.bandwidth import Bandwidth, BandwidthSource, ComputeRate
+from gguf_budget.core.machine.load import load_average, usable_cpus
 from gguf_budget.core.units import human_bytes
 
 MiB = 1024 * 1024
@@ -53,19 +55,14 @@ Clock = Callable[[], float]
 
 def _load() -> str:
     """Rule 5: ', load average 0.4' (nothing where the platform has no load average)."""
-    getloadavg = getattr(os, "getloadavg", None)
-    try:
-        return "" if getloadavg is None else f", load average {getloadavg()[0]:.1f}"
-    except OSError:
-        return ""
+    load = load_average()
+    return "" if load is None else f", load average {load:.1f}"
 
 
 def llama_threads() -> int:
     """Rule 1: the threads llama.cpp would decode with on this machine."""
     physical = psutil.cpu_count(logical=False) or os.cpu_count() or 1
-    affinity = getattr(os, "sched_getaffinity", None)
-    allowed = len(affinity(0)) if affinity is not None else physical
-    return max(1, min(physical, allowed))
+    return max(1, min(physical, usable_cpus()))
 
 
 def ram_probe_bytes() -> int:

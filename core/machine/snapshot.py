@@ -147,6 +147,17 @@ def hypothetical_gpus(gpu_count: int, gpu_total: int, gpu_free: int | None = Non
                  for i in range(gpu_count))
 
 
+def sized_gpus(totals: tuple[int, ...], frees: tuple[int, ...] | None = None) -> tuple[GpuInfo, ...]:
+    """GPUs of the sizes given, one a size, in llama.cpp's device order (`--gpu-total 24G,32G`); `frees` one free
+    figure for all, or one a GPU (None: all free)."""
+    if not 1 <= len(totals) <= GPU_COUNT.high:
+        raise RequestError(f"give 1 to {GPU_COUNT.high} GPU sizes")
+    free = totals if frees is None else (frees * len(totals) if len(frees) == 1 else frees)
+    if len(free) != len(totals):
+        raise RequestError(f"{len(frees or ())} free sizes for {len(totals)} GPUs: give one, or one a GPU")
+    return tuple(replace(hypothetical_gpus(1, t, f)[0], index=i) for i, (t, f) in enumerate(zip(totals, free, strict=True)))
+
+
 def hypothetical_machine(
     host_available: int,
     host_total: int | None = None,

@@ -10,6 +10,9 @@ Rule 2: it decodes N_PREDICT tokens of a fixed prompt with `-v` (without it llam
 Rule 3: one table per engine kind adds what that tool needs to run once and exit:
         llama-completion `-no-cnv`, llama-cli `-st` (stdin is closed), llama-server a loopback
         port (the runner asks it once and stops it), llama-cpp-python a short script.
+Rule 4: llama.cpp's own engine options the person asked for (`-fa`, `-ub`, `--swa-full`, `-lm`, …)
+        and a V cache type apart from K's are passed to the binary as given, after the tool's own
+        tail, so the run measures what was asked; llama-cpp-python takes none of them (one line).
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 N_PREDICT = 8
 PROMPT = "The capital of France is"
 LOOPBACK = "127.0.0.1"
-_QUANTIZED = frozenset((KVType.Q8_0, KVType.Q4_0))
 
 _TAIL: dict[EngineKind, tuple[str, ...]] = {
     EngineKind.COMPLETION: ("-p", PROMPT, "-n", str(N_PREDICT), "--ignore-eos", "-no-cnv"),
@@ -51,6 +53,9 @@ class MeasureSettings:
     ctx: int
     gpu_layers: int | None = None
     kv_type: KVType = DEFAULT_KV_TYPE
+    v_type: KVType | None = None
+    engine_argv: tuple[str, ...] = ()
+    """llama.cpp's own engine options the person asked for (`EngineOptions.argv`), passed as given (Rule 4)."""
 
     def __post_init__(self) -> None:
         if self.ctx < 1:
@@ -63,12 +68,18 @@ class MeasureSettings:
 
     def describe(self) -> str:
         gpu = "engine's default" if self.gpu_layers is None else str(self.gpu_layers)
-        return f"ctx {self.ctx:,}, GPU layers {gpu}, KV {self.kv_type}"
+        v = f", V {self.v_type}" if self.v_type is not None and self.v_type != self.kv_type else ""
+        extra = f", {' '.join(self.engine_argv)}" if self.engine_argv else ""
+        return f"ctx {self.ctx:,}, GPU layers {gpu}, KV {self.kv_type}{v}{extra}"
 
 
 def measure_command(engine: Engine, model_path: str, settings: MeasureSettings, port: int | None = None) -> tuple[str, ...]:
     """The argv that runs `model_path` once under Rule 1–3 (`port` only for llama-server)."""
     if engine.kind is EngineKind.PYTHON:
+        if settings.engine_argv or settings.v_type not in (None, settings.kv_type):
+            raise RequestError("llama-cpp-python takes its settings as Python arguments: measure passes llama.cpp's "
+                               "engine options and a separate V cache type to llama-cli, llama-completion and "
+                               "llama-server only")
         ngl = -1 if settings.gpu_layers is None else settings.gpu_layers
         kv = int(KV_TYPES[settings.kv_type])
         return (engine.executable, "-c", PYTHON_SCRIPT, model_path, str(settings.ctx), str(ngl), str(kv),
@@ -76,10 +87,11 @@ def measure_command(engine: Engine, model_path: str, settings: MeasureSettings, 
     argv = [engine.executable, "-m", model_path, "-c", str(settings.ctx)]
     if settings.gpu_layers is not None:
         argv += ["-ngl", str(settings.gpu_layers)]
-    argv += ["-ctk", str(settings.kv_type), "-ctv", str(settings.kv_type)]
-    if settings.kv_type in _QUANTIZED:
+    v = KVType(settings.v_type if settings.v_type is not None else settings.kv_type)
+    argv += ["-ctk", str(settings.kv_type), "-ctv", str(v)]
+    if v.quantized and "-fa" not in settings.engine_argv:
         argv += ["-fa", "on"]
-    argv += [*_TAIL[engine.kind], "-v"]
+    argv += [*_TAIL[engine.kind], *settings.engine_argv, "-v"]
     if engine.kind is EngineKind.SERVER:
         if port is None:
             raise RequestError("llama-server needs a port")
@@ -99,5 +111,6 @@ def default_measure_ctx(context_length: int | None) -> int:
 
 
 def settings_from_fit(fit: FitEstimate) -> MeasureSettings:
-    """Rule 1: the settings of a full-load estimate (its ctx, GPU layers and KV type)."""
-    return MeasureSettings(fit.kv.ctx or DEFAULT_CTX, fit.gpu_layers, fit.request.kv_type)
+    """Rules 1 and 4: the settings of a full-load estimate (its ctx, GPU layers, cache types and engine options)."""
+    r = fit.request
+    return MeasureSettings(fit.kv.ctx or DEFAULT_CTX, fit.gpu_layers, r.kv_type, r.v_type, r.engine_argv)

@@ -9,9 +9,12 @@ Rule 3: an imported log must describe the model it is stored for: `evidence.comp
         (the same tensor count and tensor bytes as the model's header; llama.cpp prints both).
 Rule 4: evidence is found again by the model's header fingerprint, newest first; a stored log
         that no longer parses is skipped, never shown as evidence.
-Rule 5: a stored log of a run that kept every layer on the CPU also calibrates this machine's
-        speed estimates (`speed.calibration`): its decode and prefill timings are kept beside
-        the evidence, in the same data folder.
+Rule 5: a stored log's decode and prefill timings are kept beside the evidence, in the same data
+        folder, as a calibration run (`speed.calibration`) tagged with where it ran: a run
+        measured here is this machine's, with the load average before it started (what else
+        ran, before llama.cpp's own threads count in it) and the cores; an
+        imported log's machine is unknown (it calibrates nothing until adopted); its tier (CPU,
+        one GPU, hybrid) is read from its buffers.
 Rule 6: a finished run's log is never lost: when the store cannot be written (a file in its
         place, a read-only folder, a full disk) or the log does not read as llama.cpp's, it is
         kept in a file of its own (the temporary folder, else the current one, else home) and
@@ -44,7 +47,9 @@ from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.regular_file import FileKind, read_text
 from gguf_budget.core.safe_write import create_exclusive
-from gguf_budget.core.speed.calibration import Timed, measured_run, remember_run
+from gguf_budget.core.machine.load import load_average, usable_cpus
+from gguf_budget.core.machine.bandwidth_store import host_key
+from gguf_budget.core.speed.calibration import Timed, measured_run, remember_run, run_tier
 
 
 @dataclass(frozen=True)
@@ -78,12 +83,17 @@ def _timed(speed: EvalSpeed | None) -> Timed | None:
     return None if speed is None else (speed.tokens_per_second, speed.tokens)
 
 
-def remember_speed(model: ModelSpec, log: LlamaCppLog, store: EvidenceStore, at: float) -> bool:
-    """Rule 5; True when the run was kept as a calibration point."""
+def remember_speed(model: ModelSpec, log: LlamaCppLog, store: EvidenceStore, at: float, *, here: bool,
+                   load: float | None = None) -> bool:
+    """Rule 5 (`here`: measured on this machine now, beside `load`); True when the run was kept as a calibration
+    point."""
     run = log.run
-    if run is None or run.dry_run or (run.offloaded is not None and run.offloaded[0] > 0):
+    if run is None or run.dry_run:
         return False
-    timed = measured_run(model, run.settings.type_k, _timed(log.eval), _timed(log.prompt_eval), at)
+    tier, device = run_tier(run)
+    where = {"machine": host_key(), "load": load, "cores": usable_cpus()} if here else {}
+    timed = measured_run(model, run.settings.type_k, _timed(log.eval), _timed(log.prompt_eval), at, tier=tier,
+                         device=device, **where)
     return timed is not None and remember_run(timed, store.root.parent)
 
 
@@ -101,6 +111,7 @@ def measure_model(
 ) -> RuntimeEvidence:
     """Run the model once with `engine` and store the log as evidence (MeasureError / EvidenceError)."""
     key = header_fingerprint(model_path)
+    load = load_average()  # Rule 5: what else ran, before llama.cpp's own threads count in the average
     run = run_measurement(engine, model_path, settings, timeout_s=timeout_s, cancel=cancel, progress=progress,
                           time_binary=time_binary)
     try:
@@ -118,7 +129,8 @@ def measure_model(
                             f"{kept_aside(log)}") from None
     evidence = RuntimeEvidence(saved, _parse(log, "the stored log"))
     try:
-        remember_speed(load_model(str(model_path)), evidence.log, store, record.recorded_at)
+        remember_speed(load_model(str(model_path)), evidence.log, store, record.recorded_at, here=True,
+                       load=load)
     except BudgetError:  # the file changed under the run: the evidence stands, it calibrates nothing
         pass
     return evidence
@@ -150,7 +162,7 @@ def import_log(model: ModelSpec, log_path: str | Path, store: EvidenceStore,
     record = EvidenceRecord(model_key=header_fingerprint(model.path), model_path=model.path, origin=Origin.IMPORTED,
                             recorded_at=clock(), log_name="pending", source=str(path), peak_rss_polled=None)
     evidence = RuntimeEvidence(store.save(record, text), parsed)
-    remember_speed(model, parsed, store, record.recorded_at)
+    remember_speed(model, parsed, store, record.recorded_at, here=False)
     return evidence
 
 

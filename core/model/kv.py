@@ -33,13 +33,22 @@ from gguf_budget.core.vocab import TextEnum
 
 
 class KVType(TextEnum):
-    """The cache element types llama.cpp's `--cache-type-k/-v` accept that we price."""
+    """The cache element types llama.cpp's `--cache-type-k/-v` accept (common/arg.cpp `kv_cache_types`)."""
 
     F16 = "f16"
     F32 = "f32"
     BF16 = "bf16"
     Q8_0 = "q8_0"
     Q4_0 = "q4_0"
+    Q4_1 = "q4_1"
+    IQ4_NL = "iq4_nl"
+    Q5_0 = "q5_0"
+    Q5_1 = "q5_1"
+
+    @property
+    def quantized(self) -> bool:
+        """A block-quantized cache: llama.cpp needs flash attention for such a V cache, and rotates K and V for it."""
+        return self not in (KVType.F16, KVType.F32, KVType.BF16)
 
 
 KV_TYPES: Mapping[KVType, GGMLQuantizationType] = MappingProxyType({
@@ -48,6 +57,10 @@ KV_TYPES: Mapping[KVType, GGMLQuantizationType] = MappingProxyType({
     KVType.BF16: GGMLQuantizationType.BF16,
     KVType.Q8_0: GGMLQuantizationType.Q8_0,
     KVType.Q4_0: GGMLQuantizationType.Q4_0,
+    KVType.Q4_1: GGMLQuantizationType.Q4_1,
+    KVType.IQ4_NL: GGMLQuantizationType.IQ4_NL,
+    KVType.Q5_0: GGMLQuantizationType.Q5_0,
+    KVType.Q5_1: GGMLQuantizationType.Q5_1,
 })
 DEFAULT_KV_TYPE = KVType.F16
 
@@ -77,28 +90,30 @@ class LayerKV:
 
 
 def layer_kv(layer: LayerAttention, kv_type: KVType, state_bytes: int | None, *, swa_extra: int = 0, swa_pad: int = 1,
-             swa_full: bool = False) -> LayerKV | None:
-    """Rules 1–5 for one layer: what it caches, or None when its facts are unknown."""
+             swa_full: bool = False, v_type: KVType | None = None) -> LayerKV | None:
+    """Rules 1–5 for one layer: what it caches, or None when its facts are unknown. `v_type` is the V cache's
+    type where it differs from K's (llama.cpp's `-ctv` beside `-ctk`)."""
     if layer.kind is LayerKind.RECURRENT:
         return None if state_bytes is None else LayerKV(0, None, state_bytes)
     if layer.kind is LayerKind.UNKNOWN:
         return None
     n_kv = layer.n_head_kv or 0
-    per_cell = row_bytes(kv_type, n_kv * (layer.k_dim or 0)) + row_bytes(kv_type, n_kv * (layer.v_dim or 0))
+    per_cell = (row_bytes(kv_type, n_kv * (layer.k_dim or 0))
+                + row_bytes(v_type if v_type is not None else kv_type, n_kv * (layer.v_dim or 0)))
     sliding = layer.kind is LayerKind.SWA and layer.window is not None and not swa_full
     return LayerKV(per_cell, (layer.window or 0) + swa_extra, 0, swa_pad) if sliding else LayerKV(per_cell, None, 0)
 
 
 @per_model(maxsize=64)
 def layer_kvs(model: ModelSpec, kv_type: KVType, *, swa_extra: int = 0, swa_pad: int = 1,
-              swa_full: bool = False) -> tuple[LayerKV | None, ...]:
+              swa_full: bool = False, v_type: KVType | None = None) -> tuple[LayerKV | None, ...]:
     """`layer_kv` of every layer; layers of one shape share one price, so 80 layers cost a few lookups. Kept by
     its inputs: a full load asks it a dozen times per slider tick, and each ask hashed all 80 layers."""
     seen: dict[LayerAttention, LayerKV | None] = {}
     for layer in model.layers:
         if layer not in seen:
             seen[layer] = layer_kv(layer, kv_type, model.recurrent_state_bytes, swa_extra=swa_extra, swa_pad=swa_pad,
-                                   swa_full=swa_full)
+                                   swa_full=swa_full, v_type=v_type)
     return tuple(seen[layer] for layer in model.layers)
 
 

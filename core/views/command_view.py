@@ -4,6 +4,9 @@ Rule 1: the llama-server line is shown exactly as a shell takes it (already quot
         person can copy it whole; Ollama's equivalents follow, with what Ollama cannot express.
 Rule 2: every view shows the command as it runs (`remote_command.runnable`): a model read over
         the network by where it came from, never by the header this tool keeps.
+Rule 3: the command is the program's the full load is for (`llama_words.programs.for_program`): llama-cli,
+        llama-completion or a llama-cpp-python `Llama(...)` call, with what it cannot say named; the
+        llama-server line stays beside it in JSON.
 """
 
 from __future__ import annotations
@@ -11,40 +14,58 @@ from __future__ import annotations
 from typing import Any
 
 from gguf_budget.core.fit.command import RunCommand
+from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
 from gguf_budget.core.fit.types import FitEstimate
+from gguf_budget.core.llama_words.programs import ProgramCommand, for_program
 from gguf_budget.core.views.remote_command import runnable
 
 REALISES = {"layers": "the layer split above", "n_cpu_moe": "the MoE expert offload (--n-cpu-moe)"}
 
 
-def command_dict(c: RunCommand | None) -> dict[str, Any] | None:
+def program_command(c: RunCommand, runtime: Runtime) -> ProgramCommand:
+    """Rule 3: what to run for `runtime`."""
+    return for_program((runnable(c) or c).argv, runtime)
+
+
+def command_dict(c: RunCommand | None, runtime: Runtime = DEFAULT_RUNTIME) -> dict[str, Any] | None:
     c = runnable(c)
     if c is None:
         return None
+    program = program_command(c, runtime)
     return {
         "realises": c.realises,
         "llama_server": c.shell,
         "argv": list(c.argv),
+        "program": {"runtime": runtime.value, "text": program.text, "not_said": list(program.dropped)},
         "ollama": {"modelfile": c.ollama_modelfile, "env": dict(c.ollama_env), "create": c.ollama_create,
                    "notes": list(c.ollama_notes)},
     }
 
 
-def command_text(c: RunCommand) -> str:
-    """The block the side panel shows (its Copy button copies the first line): the command, then Ollama's way."""
+def command_text(c: RunCommand, runtime: Runtime = DEFAULT_RUNTIME) -> str:
+    """The block the side panel shows (its Copy button copies `program_command`'s text): the chosen program's
+    command, then Ollama's way."""
     c = runnable(c) or c
+    program = program_command(c, runtime)
+    unsaid = f"\n# {runtime} takes no: {' '.join(program.dropped)}" if program.dropped else ""
     ollama = "\n".join(f"#   {line}" for line in c.ollama_modelfile.splitlines())
     env = "".join(f"\n# Ollama server: {k}={v}" for k, v in c.ollama_env)
     notes = "".join(f"\n# note: {n}" for n in c.ollama_notes)
-    return f"{c.shell}\n# Ollama (Modelfile):\n{ollama}{env}{notes}"
+    return f"{program.text}{unsaid}\n# Ollama (Modelfile):\n{ollama}{env}{notes}"
 
 
 def command_rows(e: FitEstimate) -> list[tuple[str, str]]:
     c = runnable(e.recommended)
     if c is None:
         return []
-    rows = [("Command", f"{c.shell}  (realises {REALISES[c.realises]})"),
-            ("Ollama", " · ".join(c.ollama_modelfile.splitlines()))]
+    rows = [("Command", f"{c.shell}  (realises {REALISES[c.realises]})")]
+    runtime = e.request.engine.runtime
+    if runtime is not Runtime.LLAMA_SERVER:
+        program = program_command(c, runtime)
+        rows += [(str(runtime), line) for line in program.text.splitlines()[:1]]
+        rows += [("", line) for line in program.text.splitlines()[1:]]
+        rows += [("", f"{runtime} takes no: {' '.join(program.dropped)}")] if program.dropped else []
+    rows.append(("Ollama", " · ".join(c.ollama_modelfile.splitlines())))
     rows += [("", f"server: {k}={v}") for k, v in c.ollama_env]
     rows += [("", n) for n in c.ollama_notes]
     if e.claims.header_only:

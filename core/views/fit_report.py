@@ -113,7 +113,7 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
                      "per_device": {d.name: d.reserve for d in e.devices}},
         "tensor_split": list(e.request.tensor_split) if e.request.tensor_split else None,
         "ctx": e.kv.ctx,
-        "kv_type": e.kv.kv_type,
+        "kv_type": e.kv.kv_type, "v_type": (e.request.v_type or e.kv.kv_type).value,
         "n_layer": e.n_layer,
         "gpu_layers": e.gpu_layers,
         "auto_gpu_layers": e.auto_gpu_layers,
@@ -127,7 +127,7 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
         "notes": list(e.notes),
         "moe_cpu_experts": _strategy_dict(e.moe),
         "moe_n_cpu": _strategy_dict(e.moe_offload),
-        "command": command_dict(e.recommended),
+        "command": command_dict(e.recommended, e.request.engine.runtime),
         "runtime": e.request.engine.runtime.value,
         "peak_rss_short": e.memory.peak_rss_short if e.memory else None,
         "peak_rss_full": e.memory.peak_rss if e.memory else None,
@@ -214,6 +214,12 @@ def offload_rows(m: Strategy | None) -> list[tuple[str, str]]:
     return rows + [(f"  {d.name}", f"needs {human_bytes(d.need)} of {human_bytes(d.usable)} usable") for d in m.devices]
 
 
+def _cache_types(e: FitEstimate) -> str:
+    """`q8_0`, or `K q8_0, V f16` where -ctv differs from -ctk."""
+    v = e.request.v_type
+    return str(e.kv.kv_type) if v is None or v == e.kv.kv_type else f"K {e.kv.kv_type}, V {v}"
+
+
 def fit_text(e: FitEstimate, choice: AutoFit | None = None) -> str:
     """The fit as an aligned table; with `choice` (`fit.auto_ctx`), the verdict says at which ctx and why."""
     w, kv, L = e.weights, e.kv, e.n_layer
@@ -221,7 +227,7 @@ def fit_text(e: FitEstimate, choice: AutoFit | None = None) -> str:
     out_where = "output layer on GPU" if e.output_on_gpu else "output layer in host RAM"
     rows = _snapshot_rows(e.snapshot) + [
         ("Reserves", "; ".join(f"{d.name} {human_bytes(d.reserve)}" for d in e.devices) + " (assumptions)"),
-        ("Context", f"{kv.ctx} tokens → {kv.cells} cells, {kv.kv_type} cache"),
+        ("Context", f"{kv.ctx} tokens → {kv.cells} cells, {_cache_types(e)} cache"),
         ("GPU layers", f"{e.gpu_layers} (-ngl; {L} blocks + output layer = {L + 1}; auto {auto}); {out_where}"),
         ("Weights", f"by file share (file size × GPU layers / blocks): GPU {human_bytes(w.gpu_coarse)}, "
                     f"host {human_bytes(w.host_coarse)}"),

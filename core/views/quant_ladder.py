@@ -87,6 +87,9 @@ class LadderRequest:
     prompt_tokens: int = DEFAULT_PROMPT_TOKENS
     server: ServerSettings = field(default_factory=ServerSettings)
     """What llama-server runs beside each type's full load (slots, cache, checkpoints, a projector, a draft)."""
+    like: FitRequest | None = None
+    """The full load's own request, whose llama.cpp options (engine, V cache type, a forced `--n-cpu-moe`, the
+    program, the split) every row keeps, so the file's own row is the full load `fit` shows; None: the defaults."""
 
     def __post_init__(self) -> None:
         if self.ctx is not None and self.ctx < 1:
@@ -218,7 +221,10 @@ def _plan(model: ModelSpec, budget: BudgetRequest | None) -> tuple[MemoryPlan | 
 
 def _row(source: ModelSpec, mix: QuantMix, model: ModelSpec, prices: TokenPrices, snapshot: HardwareSnapshot,
          request: LadderRequest) -> QuantRow:
-    base = FitRequest(ctx=request.ctx, kv_type=request.kv_type, reserves=request.reserves, server=request.server)
+    base = (FitRequest(ctx=request.ctx, kv_type=request.kv_type, reserves=request.reserves, server=request.server)
+            if request.like is None else
+            replace(request.like, ctx=request.ctx, gpu_layers=None, kv_type=request.kv_type, reserves=request.reserves,
+                    server=request.server))
     choice = auto_fit(model, snapshot, base, request.ctx_cap)
     ceiling = ctx_ceiling(source.context_length, request.ctx_cap)
     in_ram_at = request.ctx or min(DEFAULT_CTX, ceiling)

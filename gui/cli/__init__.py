@@ -31,7 +31,9 @@ from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.version import __version__
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.ranges import HEADER_CAP
-from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, EXIT_INTERRUPTED, OneLineParser, complain, join_negative_values, ranged
+from gguf_budget.gui.cli.args import (
+    EXIT_BAD_INPUT, EXIT_INTERRUPTED, LLAMA_TAIL, OneLineParser, complain, join_negative_values, ranged, split_tail,
+)
 from gguf_budget.gui.cli.commands import COMMANDS
 from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
@@ -107,14 +109,23 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    level, args = split_log_level(_help_asked(join_negative_values(sys.argv[1:] if argv is None else argv)))
+    own, tail = split_tail(sys.argv[1:] if argv is None else argv)
+    level, args = split_log_level(_help_asked(join_negative_values(own)))
     log_to_stderr(level)
     word = _command_word(args)
     if word is None and not args or (word not in COMMANDS and word not in ("-h", "--help", "--version")):
         from gguf_budget.gui.cli.launch import launch
 
+        if tail:
+            complain("gguf-budget: the window takes no llama.cpp arguments after -- (File ▸ Ask about a llama.cpp "
+                     "command… takes a whole command)")
+            return EXIT_BAD_INPUT
         return launch(args)
     parsed = _subcommand_parser(word).parse_args(args)
+    if tail and not hasattr(parsed, LLAMA_TAIL):
+        complain(f"gguf-budget {parsed.command}: takes no llama.cpp arguments after --")
+        return EXIT_BAD_INPUT
+    setattr(parsed, LLAMA_TAIL, tail)
     log.debug("running %s", parsed.command)
     try:
         RemoteOptions.limits = replace(RemoteOptions.limits, cap=parsed.max_header,

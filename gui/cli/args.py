@@ -8,7 +8,8 @@ Rule 3: a value that starts with a minus and a digit (`--budget -1G`, `-ts -1,2`
         value, so its error is the value's ("a size cannot be negative"), not argparse's "expected one
         argument".
 Rule 5: a size with a decimal-looking unit (`--budget 5GB`) is read as binary units, as the
-        window reads it, and one line on stderr says so (`units.binary_unit_note`).
+        window reads it, and one line on stderr says so (`units.binary_unit_note`); a rate
+        (`--vram-bw 1008GB/s`) is read as spec sheets print it and said back (`units.rate_reading`).
 Rule 4: everything printed goes through the core's one escaping function: reports line by
         line (`say`), messages as one line (`complain`, the parser's errors), because a model's
         name, architecture and path are written by strangers and may hold terminal escapes,
@@ -25,7 +26,7 @@ from typing import Callable, NoReturn, Sequence
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.ranges import Range
 from gguf_budget.core.safe_text import safe_lines, safe_text
-from gguf_budget.core.units import binary_unit_note
+from gguf_budget.core.units import binary_unit_note, rate_reading
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -67,17 +68,32 @@ def join_negative_values(args: Sequence[str]) -> list[str]:
     return out
 
 
+LLAMA_TAIL = "llama_tail"
+SEPARATOR = "--"
+
+
+def split_tail(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(the tool's own arguments, what follows the first `--`: a llama.cpp program's own arguments, kept as typed)."""
+    words = list(args)
+    if SEPARATOR not in words:
+        return words, []
+    at = words.index(SEPARATOR)
+    return words[:at], words[at + 1:]
+
+
 def ranged(limits: Range) -> Callable[[str], int]:
     """argparse type for a number in `limits` (a size such as 512M, 1.5G, 2GiB for byte ranges)."""
 
     def parse(text: str) -> int:
-        if limits.unit == "bytes" and text.strip().startswith("-"):
+        if limits.unit in ("bytes", "bytes/s") and text.strip().startswith("-"):
             raise argparse.ArgumentTypeError(f"a size cannot be negative: {text!r}")
         try:
             value = limits.parse(text)
         except RequestError as e:
             raise argparse.ArgumentTypeError(str(e)) from None
         note = binary_unit_note(text) if limits.unit == "bytes" else None
+        if limits.unit == "bytes/s" and not text.strip().isdigit():
+            note = rate_reading(text)
         if note:
             complain(f"note: {note}")
         return value

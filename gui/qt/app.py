@@ -40,6 +40,7 @@ from gguf_budget.gui.qt.error_report import ErrorReport
 from gguf_budget.gui.qt.log_file import LOG_NAME, UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
 from gguf_budget.gui.qt.file_watch import install_file_watch
 from gguf_budget.gui.qt.glossary_dialog import add_glossary
+from gguf_budget.gui.qt.machine.calibration_dialog import add_calibration
 from gguf_budget.gui.qt.library.wiring import Library, install_library
 from gguf_budget.gui.qt.main_window import BandwidthBackend, MainWindow, measure_bandwidths
 from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
@@ -90,6 +91,7 @@ def compose(
     folder = log_folder or default_log_folder()
     add_show_log_folder(window.help_menu, folder, open_url)
     add_glossary(window.help_menu)
+    add_calibration(window.view_menu, window.refresh_speed_figures, window.show_status)
     install_file_watch(window, window.file_menu.menu, window.file_menu.recent_menu.menuAction())
     return Explorer(window, whatif, library, quants, evidence, ErrorReport(window, folder / LOG_NAME))
 

@@ -35,6 +35,7 @@ Rule 8: before any model is open the plan area is an empty state offering File �
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from dataclasses import replace
 from typing import Callable, Sequence
 
@@ -47,10 +48,11 @@ from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.model_key import model_key, spec_key
-from gguf_budget.core.explorer.persist import ExplorerSettings, server_words, state_from
+from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from
 from gguf_budget.core.explorer.session import (
-    Choose, OpenModel, ResetToMachine, Session, SetBandwidths, SetMachine, SetMeasured,
+    AskLlama, Choose, OpenModel, ResetToMachine, Session, SetBandwidths, SetMachine, SetMeasured,
 )
+from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.window_size import dock_height, opening_size
 from gguf_budget.core.fit.types import FitEstimate, Reserves
@@ -74,6 +76,7 @@ from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.plan.banner import Banner
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.run_it_line import RunItLine
+from gguf_budget.gui.qt.menus.ask_command import AskCommand
 from gguf_budget.gui.qt.menus.file_menu import FileMenu, gguf_paths
 from gguf_budget.gui.qt.layout import build_body
 from gguf_budget.gui.qt.machine.machine_link import MachineLink
@@ -222,8 +225,11 @@ class MainWindow(QMainWindow):
         self.reset_action.triggered.connect(lambda: self.session.apply(ResetToMachine()))
         self.view_menu.addSeparator()
         panel = self.body.plan
-        for control in (panel.budget, panel.context, self.body.knobs, self.body.hardware.server):
+        for control in (panel.budget, panel.context, self.body.knobs, self.body.hardware.server,
+                        self.body.hardware.engine):
             control.changed.connect(self._controls_changed)
+        self.ask_command = AskCommand(self, self.file_menu, self.ask_llama)
+        self._pending_command: LlamaCommand | None = None
         self.body.hardware.bandwidthsChanged.connect(self._bandwidths_typed)
         self.body.hardware.bandwidths.measureAgain.connect(self._measure_again)
 
@@ -248,6 +254,20 @@ class MainWindow(QMainWindow):
         self.busy.show()
         self.statusBar().showMessage(f"Loading {safe_text(path, 200)}…")
         self._loader.start(str(path))
+
+    def ask_llama(self, command: LlamaCommand) -> None:
+        """A llama.cpp command as the question (`menus.ask_command` Rule 2): its model opened first when it names
+        another one; a command llama.cpp would run but this model cannot take is one line in the status bar."""
+        source = command.model_source
+        model = self.session.state.model
+        if source is not None and (model is None or Path(source).expanduser() != Path(model.path)):
+            self._pending_command = command
+            self.open_path(str(Path(source).expanduser()) if not names_remote(source) else source)
+            return
+        try:
+            self.session.apply(AskLlama(command))
+        except BudgetError as e:
+            self.show_status(f"Could not ask that command: {safe_text(str(e), 300)}")
 
     def state(self) -> ExplorerState:
         """What the person chose, as the core's explorer state (the session's)."""
@@ -325,7 +345,7 @@ class MainWindow(QMainWindow):
             prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self.session.head_choice.value,
             kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed["ram"],
             disk_bw=typed["disk"], vram_bw=typed["vram"], recent=self._saved.recent, runtime=s.runtime.value,
-            **server_words(s.server),
+            **server_words(s.server), llama_options=llama_options(s),
         )
 
     # -- hooks for add-ons (gui.qt.whatif.host, gui.qt.evidence.host) -------------------
@@ -340,6 +360,12 @@ class MainWindow(QMainWindow):
         self._show_measured_row()
         model = self.session.state.model
         if view is not None and model is not None:  # a run kept here may calibrate the estimates
+            self._bandwidth_probe.start(model.path)
+
+    def refresh_speed_figures(self) -> None:
+        """The kept figures or runs changed (View ▸ Reset speed calibration): read them again off the GUI thread."""
+        model = self.session.state.model
+        if model is not None:
             self._bandwidth_probe.start(model.path)
 
     def _show_measured_row(self) -> None:
@@ -397,9 +423,14 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Loaded {safe_text(spec.path, 200)}", STATUS_MS)
         self.save_settings()
         self._bandwidth_probe.start(spec.path)
+        pending, self._pending_command = self._pending_command, None
+        if pending is not None:
+            self.ask_llama(replace(pending, settings=replace(pending.settings, model=None, model_url=None, hf_repo=None,
+                                                             hf_file=None)))
         self.modelLoaded.emit()
 
     def _load_failed(self, message: str) -> None:
+        self._pending_command = None
         self.busy.hide()
         self.load_error.setText(f"Could not open the model: {safe_text(message, 300)}")
         self.load_error.show()
@@ -423,6 +454,7 @@ class MainWindow(QMainWindow):
             **({} if chosen is None else {"budget": chosen}), "ctx": context.requested_ctx(),
             "ctx_cap": context.requested_cap(), "prefer": context.policy(), **self.body.knobs.values(),
             **self.body.hardware.server.values(self.session.state.server),
+            **self.body.hardware.engine.values(self.session.state),
         }
         self.session.apply(Choose.of(budget_set=budget_set, **{**values, **(overrides or {})}))
 
@@ -490,7 +522,11 @@ class MainWindow(QMainWindow):
             context.set_request(state.ctx, state.ctx_cap, state.prefer)
         if knobs.values()["head_mode"] != state.head_mode:
             knobs.show_head_mode(state.head_mode)
+        if knobs.values()["kv_type"] != state.kv_type:  # a llama.cpp command asked (-ctk) sets it
+            k = knobs.values()
+            knobs.set_values(k["n_buffers"], k["head_mode"], state.kv_type, k["force"], k["slow_below_tok_s"])
         self.body.hardware.server.show_state(state)
+        self.body.hardware.engine.show_state(state)
 
     def _show(self, view: ExplorerView) -> None:
         """Draw `view`: nothing here computes a number (Rule 1)."""

@@ -24,6 +24,8 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.machine.usable import DEFAULT_HOST_RESERVE, usable_ram
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.library import config
+from gguf_budget.core.explorer.llama_question import ask
+from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess, assessment_key
 from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
@@ -32,6 +34,7 @@ from gguf_budget.core.ranges import BUDGET, CONTEXT, MEMORY
 from gguf_budget.core.regular_file import is_folder
 from gguf_budget.gui.cli.args import ranged, say
 from gguf_budget.gui.cli.commands.common import emit_json
+from gguf_budget.gui.cli.commands.llama_args import add_llama_arguments, llama_command
 from gguf_budget.gui.cli.commands.fit_cmd import machine
 
 
@@ -53,6 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", metavar="NAME[,NAME…]", help="a hypothetical machine from the preset table, as for fit")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.set_defaults(gpu_total=None, gpu_free=None, gpu_count=None)
+    add_llama_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,7 +71,16 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"--add: not a folder: {folder}")
         change(folder)
     snapshot = machine(args)
-    settings = LibrarySettings(snapshot, _budget(args, snapshot), args.ctx_cap, Reserves(host=args.host_reserve))
+    reserves = Reserves(host=args.host_reserve)
+    command = llama_command(args)
+    like = None
+    if command is not None:
+        if command.model_source is not None:
+            raise CommandError("library judges every model: give the llama.cpp options without -m/-mu/-hf")
+        question = ask(command, ExplorerState(machine=snapshot, reserves=reserves), None)
+        like = question.state.fit_request(None)
+        reserves = question.state.reserves
+    settings = LibrarySettings(snapshot, _budget(args, snapshot), args.ctx_cap, reserves, like)
     roots = store_roots(Path.home(), os.environ, config.read_folders())
     result: Scan[Assessment] = scan(roots, partial(assess, settings=settings), progress=_progress(args.json),
                                     assess_key=assessment_key(settings))

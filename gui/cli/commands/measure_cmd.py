@@ -2,7 +2,8 @@
 
 The run uses the full-load settings: the ctx given (default: the trained context, at most
 4096), the GPU layers the fit estimate picks for this machine unless `--gpu-layers` says,
-and the KV type. The log is stored as the model's runtime evidence (the window shows it when
+the KV type, and llama.cpp's own engine options given as llama.cpp spells them (or after `--`),
+which the run passes to llama.cpp as given. The log is stored as the model's runtime evidence (the window shows it when
 the model is opened) and summarised: llama.cpp's buffers per component and the peak RSS.
 Exit codes: 0 measured, 2 bad input, no llama.cpp, or the run failed (one line).
 """
@@ -14,8 +15,9 @@ import sys
 
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.errors import CommandError
+from gguf_budget.core.explorer.llama_question import ask
+from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.measure.command import default_measure_ctx, settings_from_fit
 from gguf_budget.core.measure.engine import find_engine
@@ -29,6 +31,7 @@ from gguf_budget.core.views.evidence_view import evidence_dict, evidence_text
 from gguf_budget.core.ranges import CONTEXT, GPU_LAYERS
 from gguf_budget.gui.cli.args import ranged, say
 from gguf_budget.gui.cli.commands.common import emit_json, load
+from gguf_budget.gui.cli.commands.llama_args import add_llama_arguments, llama_command
 
 
 
@@ -54,6 +57,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"stop llama.cpp after this long (default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    add_llama_arguments(p)
 
 
 def _say(report: Progress) -> None:
@@ -66,7 +70,15 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"{args.file} has no weights (header only): llama.cpp needs the complete file")
     engine = find_engine(args.llama)
     ctx = args.ctx or default_measure_ctx(model.context_length)
-    fit = estimate_fit(model, probe_hardware(), FitRequest(ctx=ctx, gpu_layers=args.gpu_layers, kv_type=args.kv_type))
+    state = ExplorerState(model=model, machine=probe_hardware(), ctx=ctx, gpu_layers=args.gpu_layers,
+                          kv_type=args.kv_type)
+    command = llama_command(args)
+    if command is not None:
+        if command.model_source is not None:
+            raise CommandError("measure runs FILE: give the llama.cpp options without -m/-mu/-hf")
+        state = ask(command, state, model).state
+    assert state.machine is not None
+    fit = estimate_fit(model, state.machine, state.fit_request(state.ctx or ctx))
     store = EvidenceStore()
     try:
         evidence = measure_model(model.path, settings_from_fit(fit), engine, store, timeout_s=args.timeout,

@@ -41,7 +41,7 @@ PLAN_TIERS = ("ram", "disk")
 def add_request_arguments(p: argparse.ArgumentParser) -> None:
     """The knobs `plan` and `sweep` share."""
     add_model_arguments(p)
-    p.add_argument("--ctx", type=ranged(CONTEXT), help=f"context to honour exactly, {CONTEXT.text} "
+    p.add_argument("--ctx", "-c", "--ctx-size", type=ranged(CONTEXT), help=f"context to honour exactly, {CONTEXT.text} "
                                                      "(default: chosen by --prefer)")
     p.add_argument("--ctx-cap", type=ranged(CONTEXT), metavar="N",
                    help=f"the most context an auto ctx may take, {CONTEXT.text} (default: the model's context length)")
@@ -51,7 +51,8 @@ def add_request_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--buffers", type=ranged(BUFFERS), default=2, help=f"ring depth, {BUFFERS.text} (default 2)")
     p.add_argument("--head", choices=[m.value for m in HEAD_MODES], default=HeadMode.AUTO.value,
                    help="LM head resident, streamed, or either")
-    p.add_argument("--kv-type", choices=[t.value for t in KV_TYPES], default=DEFAULT_KV_TYPE.value, help="KV cache type")
+    p.add_argument("--kv-type", "-ctk", "--cache-type-k", choices=[t.value for t in KV_TYPES],
+                   default=DEFAULT_KV_TYPE.value, help="KV cache type (llama.cpp's -ctk; the plan prices K and V alike)")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     add_bandwidth_arguments(p, PLAN_TIERS, host_available=True)
 

@@ -19,6 +19,8 @@ from gguf_budget.core import BudgetRequest
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
+from gguf_budget.core.explorer.llama_question import ask
+from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.views.quant_ladder import LadderRequest, quant_ladder
 from gguf_budget.core.ranges import BUDGET
 from gguf_budget.core.views.quant_report import ladder_dict, ladder_text
@@ -26,9 +28,11 @@ from gguf_budget.core.views.quant_report import ladder_dict, ladder_text
 from gguf_budget.gui.cli.commands.ctx_args import add_ctx_arguments
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, ranged, say
 from gguf_budget.gui.cli.commands.common import (
-    add_model_arguments, chosen_model, emit_json, listed_catalogue,
+    add_model_arguments, emit_json, listed_catalogue,
 )
 from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
+from gguf_budget.gui.cli.commands.llama_args import add_llama_arguments, llama_command, model_for
+from gguf_budget.gui.cli.commands.runtime_args import add_runtime_argument, asked_runtime, runtime_from
 from gguf_budget.gui.cli.commands.server_args import add_server_arguments, server_settings_from
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, add_prompt_argument, bandwidths_from
 
@@ -46,6 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_bandwidth_arguments(p, QUANTS_TIERS, host_available=False)
     add_prompt_argument(p)
     add_server_arguments(p)
+    add_runtime_argument(p)
+    add_llama_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
@@ -67,8 +73,19 @@ def run(args: argparse.Namespace) -> int:
     if listed_catalogue(args):
         return 0
     request = _request(args)
-    model, snapshot = chosen_model(args).spec, machine(args)
+    command = llama_command(args)
+    model, snapshot = model_for(args, command), machine(args)
     request = replace(request, server=server_settings_from(args, model))
+    asked = ExplorerState(model=model, machine=snapshot, ctx=request.ctx, ctx_cap=request.ctx_cap,
+                          kv_type=request.kv_type, reserves=request.reserves, server=request.server,
+                          runtime=runtime_from(args))
+    if command is not None:
+        question = ask(command, asked, model, asked_runtime(args))
+        asked = question.state
+        if not args.json:
+            say("\n".join(question.lines))
+    request = replace(request, ctx=asked.ctx, kv_type=asked.kv_type, reserves=asked.reserves, server=asked.server,
+                      like=asked.fit_request(asked.ctx))
     bandwidths, notes = bandwidths_from(args, model, _tiers(snapshot, request))
     ladder = quant_ladder(model, snapshot, replace(request, bandwidths=bandwidths))
     if args.json:

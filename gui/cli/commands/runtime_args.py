@@ -15,8 +15,14 @@ RUNTIME_HELP = (f"the llama.cpp program the peak RSS band is for: {', '.join(r.v
 
 
 def add_runtime_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--runtime", choices=[r.value for r in Runtime], default=DEFAULT_RUNTIME.value, help=RUNTIME_HELP)
+    p.add_argument("--runtime", choices=[r.value for r in Runtime], help=RUNTIME_HELP)
 
 
 def runtime_from(args: argparse.Namespace) -> Runtime:
-    return Runtime(args.runtime)
+    """The program asked for; a llama.cpp command's own program when only it names one; else llama-server."""
+    return Runtime(args.runtime) if args.runtime is not None else DEFAULT_RUNTIME
+
+
+def asked_runtime(args: argparse.Namespace) -> Runtime | None:
+    """`--runtime` only when given (a llama.cpp command's program stands otherwise)."""
+    return Runtime(args.runtime) if args.runtime is not None else None

@@ -1,6 +1,8 @@
 """The options `plan`, `sweep` and `fit` share for the decode estimate: tier bandwidths and free RAM.
 
-Rule 1: a typed bandwidth (`--ram-bw 20G` = 20 GiB per second) wins; otherwise RAM and disk
+Rule 1: a typed bandwidth wins, read as spec sheets print rates (`units.parse_rate`: `--vram-bw
+        1008GB/s` is 1.008·10¹² bytes per second, `--ram-bw 20G` or `20GiB/s` 20 GiB per second; one
+        line on stderr says what was read); otherwise RAM and disk
         take this machine's figures, measured once and kept (`machine.bandwidth_store`: the
         first command measures what is missing, every later one reads the same figures);
         VRAM takes the GPUs' own figures (driver or spec sheet) inside the estimate; what
@@ -28,11 +30,11 @@ from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.gui.cli.args import ranged
 
 TIER_HELP = {
-    "ram": "RAM read bandwidth per second, e.g. 20G (default: this machine's, measured once by all cores "
+    "ram": "RAM read bandwidth, e.g. 20GiB/s or 64GB/s (default: this machine's, measured once by all cores "
            "and kept; `hw --measure` measures again)",
-    "disk": "disk read bandwidth per second, e.g. 2G (default: measured once per disk by reading the model file; "
+    "disk": "disk read bandwidth, e.g. 2GiB/s or 3.5GB/s (default: measured once per disk by reading the model file; "
             "assumed 2 GiB/s when the file has no weights)",
-    "vram": "GPU memory bandwidth per second, e.g. 900G (default: the GPU's driver or spec sheet, "
+    "vram": "GPU memory bandwidth, e.g. 1008GB/s (decimal, as spec sheets print) (default: the GPU's driver or spec sheet, "
             "else assumed 400 GiB/s)",
 }
 
@@ -40,7 +42,7 @@ TIER_HELP = {
 def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], host_available: bool) -> None:
     for tier in tiers:
         p.add_argument(f"--{tier}-bw", type=ranged(BANDWIDTH), metavar="RATE",
-                       help=f"{TIER_HELP[tier]}; {BANDWIDTH.text} per second")
+                       help=f"{TIER_HELP[tier]}; {BANDWIDTH.text}")
     p.add_argument("--no-measure", action="store_true",
                    help="measure nothing now: typed figures, those measured here before, else assumed ones")
     if host_available:

@@ -1,8 +1,10 @@
 """The tier bandwidths the decode estimates use: measured or assumed unless a person types one.
 
 Rule 1: each box is empty for "measured (or assumed)"; its placeholder shows the figure in use
-        and where it came from. Typed text is a size per second (`20G` = 20 GiB/s), read by the
-        core's `BANDWIDTH` range; text that does not parse shows an inline error and changes nothing.
+        and where it came from. Typed text is a rate as spec sheets print it (`1008GB/s` decimal,
+        `20GiB/s` or `20G` binary), read by the core's `BANDWIDTH` range, and the line below says
+        back what was read (`units.rate_reading`); text that does not parse shows an inline error
+        and changes nothing.
 Rule 2: the widget only holds what was typed; the window merges it over the measured figures
         (`machine.bandwidth.with_typed`).
 Rule 3: "Measure again" asks the window to measure this machine again (the figures are measured
@@ -17,7 +19,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QLineEdit, QPushButton, QWidg
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.bandwidth import Bandwidths, measured_date
 from gguf_budget.core.ranges import BANDWIDTH
-from gguf_budget.core.units import human_bytes
+from gguf_budget.core.units import human_bytes, rate_reading
 
 from gguf_budget.gui.qt.theme import error_style
 from gguf_budget.gui.qt.named import named
@@ -44,13 +46,18 @@ class BandwidthEditor(QWidget):
         self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet(error_style())
         self.error.hide()
+        self.reading = named(QLabel(self, wordWrap=True), "bandwidthReading")
+        self.reading.setTextFormat(Qt.TextFormat.PlainText)
+        self.reading.hide()
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         for tier, edit in self.edits.items():
-            edit.setToolTip(f"{TIERS[tier][0]} read bandwidth per second, e.g. 20G (empty: measured or assumed)")
+            edit.setToolTip(f"{TIERS[tier][0]} read bandwidth, e.g. 1008GB/s (decimal, as spec sheets print) or 20GiB/s "
+                            "(empty: measured or assumed)")
             edit.editingFinished.connect(lambda t=tier: self._edited(t))
             form.addRow(f"{TIERS[tier][0]} bandwidth", edit)
         form.addRow("", self.error)
+        form.addRow("", self.reading)
         self.again = named(QPushButton("Measure again", self), "measureAgain")
         self.again.setToolTip("Measure this machine's RAM bandwidth, compute rate and this model's disk again "
                               "(about a second) and keep them for every estimate")
@@ -67,7 +74,7 @@ class BandwidthEditor(QWidget):
             self._typed[tier] = value
             edit = self.edits[tier]
             edit.blockSignals(True)
-            edit.setText("" if value is None else f"{human_bytes(value)}")
+            edit.setText("" if value is None else f"{human_bytes(value)}/s")
             edit.setModified(False)
             edit.blockSignals(False)
 
@@ -87,12 +94,14 @@ class BandwidthEditor(QWidget):
         edit.setModified(False)
         text = edit.text().strip()
         try:
-            value = BANDWIDTH.parse(text.removesuffix("/s")) if text else None
+            value = BANDWIDTH.parse(text) if text else None
         except RequestError as e:
             self.error.setText(f"{TIERS[tier][0]}: {e}")
             self.error.show()
             return
         self.error.hide()
+        self.reading.setText(f"{TIERS[tier][0]}: {rate_reading(text)}" if text else "")
+        self.reading.setVisible(bool(text))
         if value != self._typed[tier]:
             self._typed[tier] = value
             self.changed.emit()

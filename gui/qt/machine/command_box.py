@@ -14,7 +14,8 @@ from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from gguf_budget.core.fit.command import RunCommand
-from gguf_budget.core.views.command_view import REALISES, command_text
+from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
+from gguf_budget.core.views.command_view import REALISES, command_text, program_command
 from gguf_budget.core.views.remote_command import runnable
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.text_view import read_only_view, replace_text
@@ -33,7 +34,7 @@ class CommandBox(QWidget):
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setMaximumHeight(96)
         self.copy = named(QPushButton("Copy", self), "copyCommand")
-        self.copy.setToolTip("Copy the llama-server command (shell-quoted) to the clipboard")
+        self.copy.setToolTip("Copy the command for the program chosen under Run with (shell-quoted) to the clipboard")
         self.copy.clicked.connect(self._copy)
         self.copy.setEnabled(False)
         self._line = ""
@@ -45,11 +46,12 @@ class CommandBox(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.text)
 
-    def show_command(self, command: RunCommand | None) -> None:
+    def show_command(self, command: RunCommand | None, runtime: Runtime = DEFAULT_RUNTIME) -> None:
+        """The chosen program's command (`views.command_view` Rule 3); Copy copies it."""
         command = runnable(command)
-        self._line = command.shell if command is not None else ""
+        self._line = program_command(command, runtime).text if command is not None else ""
         self.title.setText(f"Run it — {REALISES[command.realises]}" if command is not None else "Run it")
-        replace_text(self.text, command_text(command) if command is not None else "")
+        replace_text(self.text, command_text(command, runtime) if command is not None else "")
         self.copy.setEnabled(command is not None)
 
     def command_line(self) -> str:

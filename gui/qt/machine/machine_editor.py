@@ -12,12 +12,15 @@ Rule 4: per-GPU reserves, where typed (`1.5G,0`), replace the first-GPU reserve 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.presets import parse_presets, preset_names, with_presets
 from gguf_budget.core.views.presets_view import presets_text
+from gguf_budget.core.machine.cpu_features import read_cpu_features
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
 from gguf_budget.core.units import human_bytes, parse_size, parse_size_list
 
@@ -146,6 +149,10 @@ class MachineEditor(QWidget):
             self._edited()
 
     def _build(self) -> HardwareSnapshot:
+        """The typed machine, with this machine's CPU features (its repacked weight copies priced as here)."""
+        return replace(self._typed(), cpu_features=read_cpu_features())
+
+    def _typed(self) -> HardwareSnapshot:
         text = self.preset.currentText()
         if text.strip():
             host = hypothetical_machine(parse_size(self.host_available.text()), _optional_size(self.host_total))

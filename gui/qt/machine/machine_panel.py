@@ -42,6 +42,7 @@ from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
 from gguf_budget.gui.qt.machine.memory_bar import MemoryBar, MemoryLegend
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.selectable_label import SelectableLabel
+from gguf_budget.gui.qt.server.engine_knobs import EngineKnobs
 from gguf_budget.gui.qt.server.server_knobs import ServerKnobs
 
 AUTO = -1
@@ -107,6 +108,7 @@ class HardwarePanel(QGroupBox):
         self.split_error.hide()
         self.split = _label(self, "gpuSplit")
         self.server = ServerKnobs(self)
+        self.engine = EngineKnobs(self)
         self.server_rows = _label(self, "serverRows")
         self.offload = _label(self, "moeOffload")
         self.offload.hide()
@@ -154,6 +156,7 @@ class HardwarePanel(QGroupBox):
         layout.addWidget(self.split_error)
         layout.addWidget(self.split)
         layout.addWidget(self.server)
+        layout.addWidget(self.engine)
         layout.addWidget(self.server_rows)
         layout.addLayout(form)
         layout.addWidget(self.offload)
@@ -229,7 +232,7 @@ class HardwarePanel(QGroupBox):
         offload = offload_rows(fit.moe_offload)
         self.offload.setText("\n".join(f"{k.strip()}: {v}" for k, v in offload))
         self.offload.setVisible(bool(offload))
-        self.command.show_command(fit.recommended)
+        self.command.show_command(fit.recommended, fit.request.engine.runtime)
         self.notes.setText("\n".join(f"• {n}" for n in fit.notes))
 
     def show_measured(self, summary: str | None) -> None:

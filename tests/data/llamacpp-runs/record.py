@@ -78,6 +78,16 @@ def _runs() -> list[Run]:
                         extra=("-fa", "off")))
         runs.append(Run(f"{tag}_completion_short_ctx16384", "llama-completion", model, ctx=16384))
         runs.append(Run(f"{tag}_python_short_lm-none", "llama-cpp-python", model, extra=("none",)))
+        # llama.cpp's own options, each asked through this tool's reader of a llama.cpp command (issue 32)
+        runs.append(Run(f"{tag}_cli_full_swa-full", "llama-cli", model, prompt="prompt_long.txt", extra=("--swa-full",)))
+        runs.append(Run(f"{tag}_cli_full_ub128", "llama-cli", model, prompt="prompt_long.txt",
+                        extra=("-ub", "128", "-b", "256")))
+        runs.append(Run(f"{tag}_cli_short_ctk-q8", "llama-cli", model, extra=("-ctk", "q8_0")))
+        runs.append(Run(f"{tag}_cli_short_ctv-q8", "llama-cli", model, extra=("-ctv", "q8_0", "-fa", "on")))
+        runs.append(Run(f"{tag}_cli_short_no-repack", "llama-cli", model, extra=("--no-repack",)))
+        runs.append(Run(f"{tag}_server_short_np4", "llama-server", model, extra=("-np", "4")))
+        runs.append(Run(f"{tag}_completion_full_ub256-fa-off", "llama-completion", model, prompt="prompt_long.txt",
+                        extra=("-ub", "256", "-fa", "off")))
     runs.append(Run("llama8b_cli_short", "llama-cli", LLAMA8B))
     runs.append(Run("llama8b_cli_full", "llama-cli", LLAMA8B, prompt="prompt_long_bytes.txt"))
     runs.append(Run("llama8b_completion_short", "llama-completion", LLAMA8B))

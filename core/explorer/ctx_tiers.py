@@ -1,0 +1,113 @@
+"""Context tiers: the full load at 4k, 8k, 16k, 32k, 64k and 128k tokens (up to the trained context) and at the
+largest context that fits — memory, GPU layers and speed each, so a person sees what context costs.
+
+Rule 1: each tier is `full_load` at that ctx asked (the same call `fit --ctx N` makes), so a tier's figures are
+        exactly `fit --ctx N`'s; the largest-that-fits tier is the full load's own `max_ctx` (None when nothing fits).
+Rule 2: tiers run from 4,096 tokens by doublings up to the trained context (never past it), the trained context
+        itself when it is not a power-of-two step, then the largest that fits when it is none of those.
+Rule 3: a tier's memory is the peak RSS once its context has filled (`RuntimeMemory.peak_rss`, the figure verdicts
+        are told) and each device's need (weights + KV + what the server holds); its speed the decode at the start
+        and the time to the first token for the state's prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from gguf_budget.core.explorer.full_load import FullLoad, full_load
+from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.fit.types import FitVerdict
+from gguf_budget.core.model.context import DEFAULT_CTX
+from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.units import human_bytes
+
+TIER_TOP = 131_072
+
+
+@dataclass(frozen=True, kw_only=True)
+class CtxTier:
+    """One tier (Rule 3)."""
+
+    ctx: int
+    largest: bool
+    chosen: bool
+    verdict: FitVerdict
+    gpu_layers: int
+    peak_rss: int | None
+    needs: tuple[tuple[str, int | None], ...]
+    tok_s: float | None
+    ttft_s: float | None
+
+
+def tier_ctxs(context_length: int | None) -> tuple[int, ...]:
+    """Rule 2's fixed tiers for a model trained on `context_length` tokens (4096 … 131072)."""
+    top = min(context_length or DEFAULT_CTX, TIER_TOP)
+    out, ctx = [], DEFAULT_CTX
+    while ctx <= top:
+        out.append(ctx)
+        ctx *= 2
+    if context_length and context_length <= TIER_TOP and context_length not in out:
+        out.append(context_length)
+    return tuple(out or [top])
+
+
+def _tier(load: FullLoad, chosen_ctx: int, largest: bool) -> CtxTier:
+    fit, speed = load.fit, load.speed
+    prefill = None if speed is None else speed.prefill
+    return CtxTier(ctx=load.ctx, largest=largest, chosen=load.ctx == chosen_ctx, verdict=fit.verdict,
+                   gpu_layers=fit.gpu_layers, peak_rss=fit.memory.peak_rss if fit.memory else None,
+                   needs=tuple((d.name, d.need) for d in fit.devices), tok_s=None if speed is None else speed.tok_s,
+                   ttft_s=None if prefill is None else prefill.ttft_s)
+
+
+def ctx_tiers(model: ModelSpec, state: ExplorerState, chosen: FullLoad) -> tuple[CtxTier, ...]:
+    """Rules 1–3 beside `chosen`, the full load on screen (its ctx is marked)."""
+    prices = TokenPrices.of(model)
+    ctxs = list(tier_ctxs(model.context_length))
+    largest = chosen.max_ctx
+    out = []
+    for ctx in ctxs:
+        load = full_load(model, replace(state, ctx=ctx), prices)
+        assert load is not None
+        out.append(_tier(load, chosen.ctx, ctx == largest))
+    if largest is not None and largest not in ctxs:
+        load = full_load(model, replace(state, ctx=largest), prices)
+        assert load is not None
+        out.append(_tier(load, chosen.ctx, True))
+    return tuple(sorted(out, key=lambda t: t.ctx))
+
+
+def _rate(tok_s: float | None) -> str:
+    """Decode speed as a person reads it: tokens a second, or seconds a token below one."""
+    if tok_s is None:
+        return "—"
+    return f"≈ {tok_s:.1f} tok/s" if tok_s >= 1 else f"≈ {1 / tok_s:.1f} s/token"
+
+
+def tiers_text(tiers: tuple[CtxTier, ...]) -> str:
+    """`fit --tiers`: one row a tier, the chosen ctx and the largest that fits marked."""
+    rows = ["Context tiers (each as fit --ctx N; host: peak RSS once the context has filled; GPUs: weights + KV + "
+            "server, all GPUs)",
+            f"  {'ctx':>9}  {'full load':<14} {'GPU layers':>10}  {'host':>10}  {'GPUs':>10}  {'decode':>16}  "
+            f"{'first token':>11}"]
+    for t in tiers:
+        marks = " ".join(m for m, on in (("◀ chosen", t.chosen), ("largest that fits", t.largest)) if on)
+        peak = human_bytes(t.peak_rss) if t.peak_rss is not None else "—"
+        gpu_needs = [n for name, n in t.needs if name != "host"]
+        gpus = "—" if not gpu_needs or None in gpu_needs else human_bytes(sum(n or 0 for n in gpu_needs))
+        ttft = f"≈ {t.ttft_s:.2f} s" if t.ttft_s is not None else "—"
+        rows.append(f"  {t.ctx:>9,}  {VERDICT_SHORT[t.verdict]:<14} {t.gpu_layers:>10}  {peak:>10}  {gpus:>10}  "
+                    f"{_rate(t.tok_s):>16}  {ttft:>11}  {marks}".rstrip())
+    return "\n".join(rows)
+
+
+def tiers_dicts(tiers: tuple[CtxTier, ...]) -> list[dict[str, object]]:
+    """`fit --json`'s `tiers`."""
+    return [{"ctx": t.ctx, "verdict": t.verdict.value, "gpu_layers": t.gpu_layers, "peak_rss": t.peak_rss,
+             "needs": dict(t.needs), "tok_s": t.tok_s, "ttft_s": t.ttft_s, "chosen": t.chosen, "largest": t.largest}
+            for t in tiers]
+
+
+VERDICT_SHORT = {FitVerdict.FITS_GPU: "fits on GPU", FitVerdict.FITS_SPLIT: "fits split", FitVerdict.CPU_ONLY: "CPU only",
+                 FitVerdict.DOES_NOT_FIT: "does not fit", FitVerdict.UNKNOWN: "unknown"}

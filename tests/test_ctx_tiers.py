@@ -1,0 +1,45 @@
+"""Context tiers: the full load at 4k … 128k tokens and at the largest that fits, each exactly `fit --ctx N`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gguf_budget.core.explorer.ctx_tiers import tier_ctxs
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry
+from gguf_budget.gui.cli import main
+
+MACHINE = ["--host-available", "32G", "--gpu-total", "12G", "--cpu-features", "none"]
+
+
+@pytest.mark.parametrize("trained, tiers", [
+    (2048, (2048,)), (4096, (4096,)), (32768, (4096, 8192, 16384, 32768)), (40960, (4096, 8192, 16384, 32768, 40960)),
+    (1 << 20, (4096, 8192, 16384, 32768, 65536, 131072)), (None, (4096,)),
+])
+def test_the_tiers_run_by_doublings_up_to_the_trained_context(trained, tiers):
+    assert tier_ctxs(trained) == tiers
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b-instruct", "gemma-3-12b-it"])
+def test_each_tier_is_fit_at_that_ctx(capsys, name):
+    path = str(catalogue_path(find_entry(name)))
+    assert main(["fit", path, *MACHINE, "--json"]) in (0, 3)
+    whole = json.loads(capsys.readouterr().out)
+    tiers = whole["tiers"]
+    assert [t["chosen"] for t in tiers].count(True) == 1
+    assert [t for t in tiers if t["largest"]][0]["ctx"] == whole["max_ctx"]
+    for tier in tiers:
+        assert main(["fit", path, *MACHINE, "--json", "--ctx", str(tier["ctx"])]) in (0, 3)
+        one = json.loads(capsys.readouterr().out)
+        assert (tier["verdict"], tier["gpu_layers"], tier["peak_rss"], tier["tok_s"]) == (
+            one["verdict"], one["gpu_layers"], one["runtime_memory"]["peak_rss"], one["tok_s_estimate"]["tok_s"]
+            if one["tok_s_estimate"] else None)
+
+
+def test_fit_tiers_prints_one_row_a_tier(capsys):
+    path = str(catalogue_path(find_entry("llama-3.1-8b-instruct")))
+    assert main(["fit", path, *MACHINE, "--tiers"]) == 0
+    out = capsys.readouterr().out.split("Context tiers", 1)[1].splitlines()
+    rows = [line for line in out[2:] if line.strip()]
+    assert len(rows) >= 6 and sum("◀ chosen" in r for r in rows) == 1 and sum("largest that fits" in r for r in rows) == 1
