@@ -43,11 +43,14 @@ MAX_NODES_SLACK = 4096
 
 Allowed = Callable[[str, str], "type | None"]
 
-_BINGET, _MEMOIZE = pickle.BINGET[0], pickle.MEMOIZE[0]
+_BINGET, _MEMOIZE, _MARK, _LONG1 = pickle.BINGET[0], pickle.MEMOIZE[0], pickle.MARK[0], pickle.LONG1[0]
 _SMALL_SCALARS = {pickle.NONE[0]: 0, pickle.NEWTRUE[0]: 0, pickle.NEWFALSE[0]: 0, pickle.BININT1[0]: 1,
                   pickle.BININT2[0]: 2, pickle.BININT[0]: 4, pickle.BINFLOAT[0]: 8}
 """Opcodes that push a number or None from a fixed-size argument (walked inline)."""
 _SCALAR, _STR, _TUPLE, _LIST, _DICT, _SET, _FROZENSET, _CLASS, _OBJECT = range(9)
+_EMPTY = {pickle.EMPTY_TUPLE[0]: _TUPLE, pickle.EMPTY_LIST[0]: _LIST, pickle.EMPTY_DICT[0]: _DICT,
+          pickle.EMPTY_SET[0]: _SET}
+"""Opcodes that push a new empty container (walked inline)."""
 
 
 class _Walk:
@@ -147,6 +150,13 @@ class _Walk:
             elif op in _SMALL_SCALARS and self.pos + _SMALL_SCALARS[op] <= size:
                 self.pos += _SMALL_SCALARS[op]
                 stack.append(0)
+            elif op == _MARK:
+                self.marks.append(len(stack))
+            elif op == _LONG1 and self.pos < size and self.pos + 1 + data[self.pos] <= size:
+                self.pos += 1 + data[self.pos]
+                stack.append(0)
+            elif op in _EMPTY:
+                stack.append(self.new(_EMPTY[op], 1, 1))
             else:
                 handler = handlers.get(op)
                 if handler is None:
