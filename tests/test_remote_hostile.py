@@ -26,6 +26,7 @@ from werkzeug import Request, Response
 
 from gguf_budget.core import load_model
 from gguf_budget.core.errors import RemoteError
+from gguf_budget.core.remote.cache import entry_dir
 from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.open import open_remote
 from gguf_budget.core.remote.refs import HubFile, PlainUrl, parse_ref
@@ -430,3 +431,18 @@ def test_six_concurrent_reads_of_one_url_all_succeed_and_agree(httpserver, model
 
 def test_hub_references_parse_with_a_slash_revision():
     assert parse_ref("hf://owner/repo@refs%2Fpr%2F1/m.gguf") == HubFile("owner/repo", "m.gguf", "refs/pr/1")
+
+
+def test_a_partial_folder_of_a_process_that_is_gone_is_removed_by_the_next_read(httpserver, model_file, cache):
+    """A download killed outright (or a window ended before its read saw the cancel) left its .partial folder."""
+    url = httpserver.url_for("/m/model.gguf")
+    httpserver.expect_request("/m/model.gguf").respond_with_data(model_file.read_bytes())
+    folder = entry_dir(cache, parse_ref(url).describe())
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = folder.parent / f"{folder.name}.partial-{int(gone.stdout)}-x1"
+    live = folder.parent / f"{folder.name}.partial-{os.getpid()}-x2"
+    for scratch in (stale, live):
+        scratch.mkdir(parents=True)
+        (scratch / "model.gguf").write_bytes(b"GGUF")
+    read(url, cache)
+    assert not stale.exists() and live.exists()
