@@ -19,7 +19,6 @@ Rule 3: the kernel sends the signal when the *thread* that started the child end
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
 import shutil
 import signal
@@ -37,7 +36,7 @@ def _parent_death_signal() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # the process's own symbols: libc's prctl among them
         return bool(libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
