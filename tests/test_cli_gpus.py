@@ -108,7 +108,7 @@ def test_per_gpu_reserves(gguf_file, capsys):
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--preset", "RTX 9999"], "no preset 'RTX 9999'; choose one of: RTX 3060, "),
+        (["--preset", "RTX 9999"], "no preset 'RTX 9999'; choose one of: RTX 2070, RTX 3060, "),
         (["--preset", "RTX 4090", "--gpu-total", "8G"], "--preset cannot be combined with"),
         (["--preset", "M2 Max 96GB,RTX 4090"], "a machine preset (Apple, Ryzen AI Max) is a whole machine"),
         (["-ts", "1,x"], "not a list of shares: '1,x'"),
@@ -141,6 +141,6 @@ def test_hw_lists_the_presets_with_their_sources(capsys):
     assert all(p.name in text and p.source in text for p in PRESETS)
     assert main(["hw", "--presets", "--json"]) == 0
     table = json.loads(capsys.readouterr().out)
-    assert {"RTX 4090", "A100 80GB", "RX 7900 XTX", "Arc A770 16GB", "M2 Ultra 192GB", "Ryzen AI Max+ 395 128GB"} <= {
+    assert {"RTX 4090", "A100 SXM 80GB", "RX 7900 XTX", "Arc A770 16GB", "M2 Ultra 76-core 192GB", "Ryzen AI Max+ 395 128GB"} <= {
         t["name"] for t in table}
     assert next(t for t in table if t["name"] == "RTX 4090")["bandwidth"] == 1008 * 10**9

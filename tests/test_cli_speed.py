@@ -218,4 +218,9 @@ def test_fit_json_has_the_prefill_keys_and_text_the_first_token(capsys):
     out = capsys.readouterr().out
     assert "first token after ≈ " in out and "decode ≈ " in out and "at a full 8,192-token context" in out
     _, gpu = run_json(capsys, "fit", LLAMA8B, "--preset", "RTX 4090", "--ctx", "8192", "--no-measure")
-    assert gpu["ttft_s_estimate"] is None and gpu["tok_s_estimate"]["prefill"] is None  # no GPU compute rate
+    assert gpu["ttft_s_estimate"] > 0 and gpu["tok_s_estimate"]["gpu"]["backend"] == "CUDA"  # the preset's FP16 rate
+    _, unknown = run_json(capsys, "fit", LLAMA8B, "--gpu-free", "24G", "--ctx", "8192", "--no-measure")
+    assert unknown["ttft_s_estimate"] is None and unknown["tok_s_estimate"]["prefill"] is None  # no GPU compute rate
+    _, typed = run_json(capsys, "fit", LLAMA8B, "--gpu-free", "24G", "--ctx", "8192", "--no-measure",
+                        "--gpu-tflops", "330.3", "--backend", "cuda", "--vram-bw", "1008G")
+    assert typed["ttft_s_estimate"] > 0 and typed["tok_s_estimate"]["gpu"]["compute"]["source"] == "typed"

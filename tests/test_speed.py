@@ -22,6 +22,8 @@ from test_planner_properties import arch_descs, budgets_around, requests
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, hypothetical_machine, load_model, plan_memory
+from gguf_budget.core.machine.backend import Backend
+from gguf_budget.core.speed.backend_speed import BACKEND_SPEED
 from gguf_budget.core.machine.bandwidth import (
     Bandwidth, Bandwidths, BandwidthSource, Calibration, ComputeRate, page_cache_bandwidth,
 )
@@ -166,7 +168,12 @@ def test_full_load_on_a_gpu_reads_the_offloaded_slots_from_vram(model):
     speed = fit_speed(TokenPrices.of(spec), fit, BANDWIDTHS)
     assert speed.start == TokenBytes(ram=ROW, stream=0, vram=4 * LAYER + HEAD + NORM)
     assert speed.full == TokenBytes(ram=ROW, stream=0, vram=4 * LAYER + HEAD + NORM + 2048 * KV_PER_TOKEN)
-    assert speed.tok_s == pytest.approx(0.5 / (ROW / 1000 + speed.start.vram / 10_000))
+    # the host's row at the machine's calibration (no fixed time: 0 here), the VRAM at the GPU backend's line
+    gpu = speed.gpu.speed  # a GPU of unknown make runs Vulkan
+    assert gpu == BACKEND_SPEED[Backend.VULKAN]
+    vram = speed.start.vram
+    assert speed.tok_s == pytest.approx(1 / (ROW / 1000 / 0.5 + vram / (10_000 * gpu.decode)
+                                             + gpu.decode_fixed_s * vram / speed.start.total))
     assert speed.prefill is None  # no GPU compute rate is known
     split = fit_speed(TokenPrices.of(spec), estimate_fit(spec, machine, FitRequest(ctx=2048, gpu_layers=2)),
                       BANDWIDTHS)

@@ -22,6 +22,9 @@ Rule 4: a machine's GPUs give the VRAM figure unless one was typed: the slowest 
 Rule 5: a hypothetical unified-memory machine (an Apple or Ryzen AI Max preset) reads its RAM at
         the bandwidth its spec sheet cites for that memory, unless a RAM figure was typed; a
         detected machine keeps the figure measured here.
+Rule 6: a GPU's backend and FP16 rate and the CPU's compute rate may be typed (`--backend`,
+        `--gpu-tflops`, `--cpu-gflops`); a typed figure wins over the preset's or the probe's, as a
+        typed bandwidth does (`core.speed.backend_speed.gpu_figures` reads the GPU's).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import time
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.errors import RequestError
+from gguf_budget.core.machine.backend import Backend
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.units import human_bytes
@@ -148,16 +152,23 @@ def page_cache_bandwidth(ram: Bandwidth) -> Bandwidth:
                    detail=f"page cache, {PAGE_CACHE_FACTOR:g} × RAM ({ram.detail})")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Bandwidths:
     """The machine's speed figures: one bandwidth per tier (the estimate reads the stream tier from `disk`
-    or the page cache), the compute rate prefill is priced at, and the calibration of both."""
+    or the page cache), the compute rate prefill is priced at, and the calibration of both; a typed GPU backend
+    and FP16 rate (Rule 6), None when not typed."""
 
     ram: Bandwidth = DEFAULT_RAM
     disk: Bandwidth = DEFAULT_DISK
     vram: Bandwidth = DEFAULT_VRAM
     compute: ComputeRate = DEFAULT_COMPUTE
     calibration: Calibration = DEFAULT_CALIBRATION
+    backend: Backend | None = None
+    gpu_compute: ComputeRate | None = None
+
+
+def typed_compute(flops_per_s: int) -> ComputeRate:
+    return ComputeRate(flops_per_s, BandwidthSource.TYPED, "entered by hand")
 
 
 def with_typed(bandwidths: Bandwidths, ram: int | None = None, disk: int | None = None,
@@ -166,6 +177,14 @@ def with_typed(bandwidths: Bandwidths, ram: int | None = None, disk: int | None 
     return replace(bandwidths, ram=bandwidths.ram if ram is None else typed_bandwidth(ram),
                    disk=bandwidths.disk if disk is None else typed_bandwidth(disk),
                    vram=bandwidths.vram if vram is None else typed_bandwidth(vram))
+
+
+def with_typed_compute(bandwidths: Bandwidths, backend: Backend | None = None, gpu_flops: int | None = None,
+                       cpu_flops: int | None = None) -> Bandwidths:
+    """Rule 6: a typed backend and compute rates replace the others; None keeps what is there."""
+    return replace(bandwidths, compute=bandwidths.compute if cpu_flops is None else typed_compute(cpu_flops),
+                   backend=bandwidths.backend if backend is None else backend,
+                   gpu_compute=bandwidths.gpu_compute if gpu_flops is None else typed_compute(gpu_flops))
 
 
 def _gpu_bandwidth(gpu: GpuInfo) -> Bandwidth | None:

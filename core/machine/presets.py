@@ -8,10 +8,18 @@ Rule 2: a GPU preset is one card (free = all of it, as a hypothetical machine is
         several may be combined (`"RTX 4090,RTX 3060"`, at most GPU_COUNT.high of them, as a
         typed machine), host RAM comes from the probe or the user. A machine preset is a whole unified-memory machine and stands alone: its RAM is
         the host, its GPU budget follows the machine's rule (Apple: the Metal working set of
-        `apple.py`; Ryzen AI Max: AMD's largest Variable Graphics Memory carve-out, 96 GB of 128).
+        `apple.py`; Ryzen AI Max: AMD's largest Variable Graphics Memory carve-out, 96 GB of 128; DGX
+        Spark: all of it, CUDA allocating from the one pool).
 Rule 3: a detected GPU without a driver-reported bandwidth takes the spec-sheet figure of the
         row whose reported names include its name; an Apple chip that ships with two memory
         buses (M3 Max, M4 Max) stays unknown, since sysctl does not say which.
+Rule 4: every row carries the llama.cpp backend its maker's GPUs usually run (`backend.Backend`)
+        and its compute: a discrete GPU's dense FP16 matrix rate (`fp16_flops`: units × boost
+        clock × FP16 FLOPs a unit does a clock, from the maker's pages and architecture papers,
+        `compute_source` says which), an Apple GPU its cores and chip generation (the per-core
+        rate is `core.speed.backend_speed`'s). Variants are rows of their own, named apart (H100
+        SXM and PCIe, M4 Max 32- and 40-core); an older name stays an alias. `hbm` marks stacked
+        memory (A100, H100): a token's reads reach a smaller share of it (`backend_speed` Rule 1).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.apple import metal_working_set
+from gguf_budget.core.machine.backend import Backend, vendor_backend
 from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource, what_if
 from gguf_budget.core.ranges import GPU_COUNT
@@ -48,6 +57,13 @@ class Preset:
     source: str
     reported_as: tuple[str, ...] = ()
     carve_out: int = 0
+    backend: Backend = Backend.CUDA
+    fp16_flops: int | None = None
+    gpu_cores: int | None = None
+    generation: str | None = None
+    compute_source: str = ""
+    aliases: tuple[str, ...] = ()
+    hbm: bool = False
 
     @property
     def gpu_memory(self) -> GpuMemory:
@@ -58,7 +74,9 @@ class Preset:
         """What the GPU may use: all of a card; a machine's rule (Rule 2)."""
         if not self.unified:
             return self.memory
-        return self.carve_out or metal_working_set(self.memory, None)
+        if self.carve_out or self.vendor is not Vendor.APPLE:
+            return self.carve_out or self.memory
+        return metal_working_set(self.memory, None)
 
     @property
     def host_ram(self) -> int:
@@ -66,43 +84,122 @@ class Preset:
         return self.memory - self.carve_out
 
 
-def _gpu(name: str, vendor: Vendor, gib: int, gb_s: float, source: str, *reported: str) -> Preset:
+Units = tuple[int, float, int]
+"""(units, boost clock in GHz, dense FP16 FLOPs a unit does a clock): Rule 4's compute."""
+SM_GA10X = 1024  # GA10x, AD10x, GB20x, TU10x SM: 4 tensor cores × 128 FP16 FMA a clock (FP16 accumulate)
+SM_GA100 = 2048  # GA100 and GA10B (Jetson Orin) SM: 4 tensor cores × 256 FP16 FMA
+SM_GH100 = 2048  # GH100 SM as llama.cpp uses it: its mma.sync kernels run at GA100's rate a clock (wgmma's half)
+CU_RDNA2 = 256  # RDNA 2 CU: 64 lanes × packed FP16 FMA (no matrix units)
+CU_RDNA3 = 512  # RDNA 3 CU: WMMA FP16
+CU_RDNA4 = 1024  # RDNA 4 CU: WMMA FP16
+XE_CORE = 2048  # Xe-HPG / Xe2 core: 16 XMX engines × 64 FP16 FMA
+NVIDIA_AMPERE = "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf"
+NVIDIA_ADA = "https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf"
+NVIDIA_BLACKWELL = "https://images.nvidia.com/aem-dam/Solutions/geforce/blackwell/nvidia-rtx-blackwell-gpu-architecture.pdf"
+NVIDIA_A100 = "https://images.nvidia.com/aem-dam/en-zz/Solutions/data-center/nvidia-ampere-architecture-whitepaper.pdf"
+NVIDIA_H100 = "https://www.nvidia.com/en-us/data-center/h100/"
+NVIDIA_PRO = "https://www.nvidia.com/en-us/design-visualization/"
+AMD_RADEON = "https://www.amd.com/en/products/graphics/desktops/radeon.html"
+INTEL_ARC = "https://www.intel.com/content/www/us/en/products/details/discrete-gpus/arc.html"
+APPLE_SPECS = "https://support.apple.com/specs"
+
+
+def _gpu(name: str, vendor: Vendor, gib: int, gb_s: float, source: str, *reported: str, units: Units,
+         paper: str, aliases: tuple[str, ...] = (), hbm: bool = False) -> Preset:
+    count, ghz, per_clock = units
     return Preset(name=name, vendor=vendor, memory=gib * GiB, bandwidth=int(gb_s * GB_S), unified=False, source=source,
-                  reported_as=reported)
+                  reported_as=reported, backend=vendor_backend(vendor), fp16_flops=int(count * ghz * 1e9 * per_clock),
+                  compute_source=f"{count} units × {ghz:g} GHz × {per_clock} FP16 FLOPs a clock ({paper})",
+                  aliases=aliases, hbm=hbm)
 
 
-def _mac(name: str, gib: int, gb_s: float, source: str) -> Preset:
-    return Preset(name=name, vendor=Vendor.APPLE, memory=gib * GiB, bandwidth=int(gb_s * GB_S), unified=True, source=source)
+def _mac(name: str, gib: int, gb_s: float, source: str, cores: int, aliases: tuple[str, ...] = ()) -> Preset:
+    generation = name.split()[0]
+    return Preset(name=name, vendor=Vendor.APPLE, memory=gib * GiB, bandwidth=int(gb_s * GB_S), unified=True,
+                  source=source, backend=Backend.METAL, gpu_cores=cores, generation=generation,
+                  compute_source=f"{cores} GPU cores of the {generation} generation ({APPLE_SPECS})", aliases=aliases)
 
 
+N, A, I = Vendor.NVIDIA, Vendor.AMD, Vendor.INTEL
 PRESETS: tuple[Preset, ...] = (
-    _gpu("RTX 3060", Vendor.NVIDIA, 12, 360, NVIDIA_30 + "rtx-3060-3060ti/", "NVIDIA GeForce RTX 3060"),
-    _gpu("RTX 3090", Vendor.NVIDIA, 24, 936, NVIDIA_30 + "rtx-3090-3090ti/", "NVIDIA GeForce RTX 3090"),
-    _gpu("RTX 4060 Ti 16GB", Vendor.NVIDIA, 16, 288, NVIDIA_40 + "rtx-4060-4060ti/"),
-    _gpu("RTX 4090", Vendor.NVIDIA, 24, 1008, NVIDIA_40 + "rtx-4090/", "NVIDIA GeForce RTX 4090"),
-    _gpu("RTX 5090", Vendor.NVIDIA, 32, 1792, "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5090/",
-         "NVIDIA GeForce RTX 5090"),
-    _gpu("A100 80GB", Vendor.NVIDIA, 80, 2039, "https://www.nvidia.com/en-us/data-center/a100/ (SXM)",
-         "NVIDIA A100-SXM4-80GB"),
-    _gpu("H100 80GB", Vendor.NVIDIA, 80, 3350, "https://www.nvidia.com/en-us/data-center/h100/ (SXM)",
-         "NVIDIA H100 80GB HBM3"),
-    _gpu("RX 7900 XTX", Vendor.AMD, 24, 960,
+    _gpu("RTX 2070", N, 8, 448, "https://www.nvidia.com/en-us/geforce/graphics-cards/rtx-2070/", "NVIDIA GeForce RTX 2070",
+         units=(36, 1.62, SM_GA10X), paper="https://images.nvidia.com/aem-dam/en-zz/Solutions/design-visualization/"
+         "technologies/turing-architecture/NVIDIA-Turing-Architecture-Whitepaper.pdf"),
+    _gpu("RTX 3060", N, 12, 360, NVIDIA_30 + "rtx-3060-3060ti/", "NVIDIA GeForce RTX 3060", units=(28, 1.777, SM_GA10X),
+         paper=NVIDIA_AMPERE, aliases=("RTX 3060 12GB",)),
+    _gpu("RTX 3070", N, 8, 448, NVIDIA_30 + "rtx-3070-3070ti/", "NVIDIA GeForce RTX 3070", units=(46, 1.725, SM_GA10X),
+         paper=NVIDIA_AMPERE),
+    _gpu("RTX 3080 10GB", N, 10, 760, NVIDIA_30 + "rtx-3080/", "NVIDIA GeForce RTX 3080", units=(68, 1.71, SM_GA10X),
+         paper=NVIDIA_AMPERE),
+    _gpu("RTX 3080 Ti", N, 12, 912, NVIDIA_30 + "rtx-3080/", "NVIDIA GeForce RTX 3080 Ti", units=(80, 1.665, SM_GA10X),
+         paper=NVIDIA_AMPERE),
+    _gpu("RTX 3090", N, 24, 936, NVIDIA_30 + "rtx-3090-3090ti/", "NVIDIA GeForce RTX 3090", units=(82, 1.695, SM_GA10X),
+         paper=NVIDIA_AMPERE),
+    _gpu("RTX 4060 Ti 16GB", N, 16, 288, NVIDIA_40 + "rtx-4060-4060ti/", units=(34, 2.535, SM_GA10X), paper=NVIDIA_ADA),
+    _gpu("RTX 4070 Ti", N, 12, 504, NVIDIA_40 + "rtx-4070-family/", "NVIDIA GeForce RTX 4070 Ti", units=(60, 2.61, SM_GA10X),
+         paper=NVIDIA_ADA),
+    _gpu("RTX 4080", N, 16, 716.8, NVIDIA_40 + "rtx-4080-family/", "NVIDIA GeForce RTX 4080", units=(76, 2.505, SM_GA10X),
+         paper=NVIDIA_ADA),
+    _gpu("RTX 4090", N, 24, 1008, NVIDIA_40 + "rtx-4090/", "NVIDIA GeForce RTX 4090", units=(128, 2.52, SM_GA10X),
+         paper=NVIDIA_ADA),
+    _gpu("RTX 5080", N, 16, 960, "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5080/",
+         "NVIDIA GeForce RTX 5080", units=(84, 2.617, SM_GA10X), paper=NVIDIA_BLACKWELL),
+    _gpu("RTX 5090", N, 32, 1792, "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5090/",
+         "NVIDIA GeForce RTX 5090", units=(170, 2.407, SM_GA10X), paper=NVIDIA_BLACKWELL),
+    _gpu("RTX 4000 Ada", N, 20, 360, NVIDIA_PRO + "rtx-4000/", "NVIDIA RTX 4000 Ada Generation", units=(48, 2.175, SM_GA10X),
+         paper=NVIDIA_ADA),
+    _gpu("RTX 5000 Ada", N, 32, 576, NVIDIA_PRO + "rtx-5000/", "NVIDIA RTX 5000 Ada Generation", units=(100, 2.55, SM_GA10X),
+         paper=NVIDIA_ADA),
+    _gpu("RTX 6000 Ada", N, 48, 960, NVIDIA_PRO + "rtx-6000/", "NVIDIA RTX 6000 Ada Generation", units=(142, 2.505, SM_GA10X),
+         paper=NVIDIA_ADA),
+    _gpu("RTX A6000", N, 48, 768, NVIDIA_PRO + "rtx-a6000/", "NVIDIA RTX A6000", units=(84, 1.8, SM_GA10X),
+         paper=NVIDIA_AMPERE),
+    _gpu("RTX PRO 6000 Blackwell", N, 96, 1792, NVIDIA_PRO + "rtx-pro-6000/",
+         "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", units=(188, 2.617, SM_GA10X), paper=NVIDIA_BLACKWELL),
+    _gpu("A40", N, 48, 696, "https://www.nvidia.com/en-us/data-center/a40/", "NVIDIA A40", units=(84, 1.74, SM_GA10X),
+         paper=NVIDIA_AMPERE),
+    _gpu("L40S", N, 48, 864, "https://www.nvidia.com/en-us/data-center/l40s/", "NVIDIA L40S", units=(142, 2.52, SM_GA10X),
+         paper=NVIDIA_ADA),
+    _gpu("A100 SXM 80GB", N, 80, 2039, "https://www.nvidia.com/en-us/data-center/a100/ (SXM)", "NVIDIA A100-SXM4-80GB",
+         units=(108, 1.41, SM_GA100), paper=NVIDIA_A100, aliases=("A100 80GB",), hbm=True),
+    _gpu("A100 PCIe 80GB", N, 80, 1935, "https://www.nvidia.com/en-us/data-center/a100/ (PCIe)", "NVIDIA A100 80GB PCIe",
+         units=(108, 1.41, SM_GA100), paper=NVIDIA_A100, hbm=True),
+    _gpu("H100 SXM 80GB", N, 80, 3350, NVIDIA_H100 + " (SXM)", "NVIDIA H100 80GB HBM3", units=(132, 1.83, SM_GH100),
+         paper=NVIDIA_H100, aliases=("H100 80GB",), hbm=True),
+    _gpu("H100 PCIe 80GB", N, 80, 2000, NVIDIA_H100 + " (PCIe)", "NVIDIA H100 PCIe", units=(114, 1.62, SM_GH100),
+         paper=NVIDIA_H100, hbm=True),
+    _gpu("Jetson AGX Orin 64GB", N, 64, 204.8, "https://www.nvidia.com/en-us/autonomous-machines/embedded-systems/jetson-orin/",
+         "Orin", units=(16, 1.3, SM_GA100), paper="Jetson AGX Orin series technical brief"),
+    _gpu("RX 6800 XT", A, 16, 512, AMD_RADEON, "AMD Radeon RX 6800 XT", units=(72, 2.25, CU_RDNA2), paper=AMD_RADEON),
+    _gpu("RX 7900 XTX", A, 24, 960,
          "https://www.amd.com/en/products/graphics/desktops/radeon/7000-series/amd-radeon-rx-7900xtx.html",
-         "AMD Radeon RX 7900 XTX", "Radeon RX 7900 XTX"),
-    _gpu("Arc A770 16GB", Vendor.INTEL, 16, 560,
+         "AMD Radeon RX 7900 XTX", "Radeon RX 7900 XTX", units=(96, 2.5, CU_RDNA3), paper=AMD_RADEON),
+    _gpu("RX 9070 XT", A, 16, 640, AMD_RADEON, "AMD Radeon RX 9070 XT", units=(64, 2.97, CU_RDNA4), paper=AMD_RADEON),
+    _gpu("Arc A770 16GB", I, 16, 560,
          "https://www.intel.com/content/www/us/en/products/sku/229151/intel-arc-a770-graphics-16gb/specifications.html",
-         "Intel(R) Arc(TM) A770 Graphics"),
-    _mac("M2 Pro 32GB", 32, 200, APPLE_M2),
-    _mac("M2 Max 96GB", 96, 400, APPLE_M2),
-    _mac("M2 Ultra 192GB", 192, 800, APPLE_M2_ULTRA),
-    _mac("M3 Pro 36GB", 36, 150, APPLE_M3),
-    _mac("M3 Max 128GB", 128, 400, APPLE_M3),
-    _mac("M3 Ultra 512GB", 512, 819, APPLE_M3_ULTRA),
-    _mac("M4 Pro 64GB", 64, 273, APPLE_M4),
-    _mac("M4 Max 128GB", 128, 546, APPLE_M4),
+         "Intel(R) Arc(TM) A770 Graphics", units=(32, 2.1, XE_CORE), paper=INTEL_ARC),
+    _gpu("Arc B580", I, 12, 456, INTEL_ARC, "Intel(R) Arc(TM) B580 Graphics", units=(20, 2.67, XE_CORE), paper=INTEL_ARC),
+    _mac("M1 8GB", 8, 68.25, APPLE_SPECS, 7),
+    _mac("M1 Max 32-core 64GB", 64, 400, APPLE_SPECS, 32),
+    _mac("M1 Ultra 64-core 128GB", 128, 800, APPLE_SPECS, 64),
+    _mac("M2 Pro 32GB", 32, 200, APPLE_M2, 19),
+    _mac("M2 Max 96GB", 96, 400, APPLE_M2, 38),
+    _mac("M2 Ultra 76-core 192GB", 192, 800, APPLE_M2_ULTRA, 76, ("M2 Ultra 192GB",)),
+    _mac("M3 Pro 36GB", 36, 150, APPLE_M3, 18),
+    _mac("M3 Max 40-core 64GB", 64, 400, APPLE_M3, 40),
+    _mac("M3 Max 128GB", 128, 400, APPLE_M3, 40),
+    _mac("M3 Ultra 80-core 512GB", 512, 819, APPLE_M3_ULTRA, 80, ("M3 Ultra 512GB",)),
+    _mac("M4 Pro 20-core 64GB", 64, 273, APPLE_M4, 20, ("M4 Pro 64GB",)),
+    _mac("M4 Max 40-core 128GB", 128, 546, APPLE_M4, 40, ("M4 Max 128GB",)),
+    _mac("M5 Max 40-core 128GB", 128, 614, APPLE_SPECS, 40),
+    Preset(name="DGX Spark GB10 128GB", vendor=Vendor.NVIDIA, memory=128 * GiB, bandwidth=273 * GB_S, unified=True,
+           source="https://www.nvidia.com/en-us/products/workstations/dgx-spark/ (LPDDR5x, 256-bit, 273 GB/s)",
+           backend=Backend.CUDA, fp16_flops=125 * 10**12,
+           compute_source="1 PFLOP FP4 with sparsity ÷ 2 (dense) ÷ 4 (FP16) (the product page)"),
     Preset(name="Ryzen AI Max+ 395 128GB", vendor=Vendor.AMD, memory=128 * GiB, bandwidth=256 * GB_S, unified=True,
            source="https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-plus-395.html "
-           "(LPDDR5X-8000, 256-bit; Variable Graphics Memory up to 96 GB)", carve_out=96 * GiB),
+           "(LPDDR5X-8000, 256-bit; Variable Graphics Memory up to 96 GB)", carve_out=96 * GiB, backend=Backend.ROCM,
+           fp16_flops=int(40 * 2.9e9 * CU_RDNA3), compute_source=f"40 units × 2.9 GHz × {CU_RDNA3} FP16 FLOPs a clock"),
 )
 
 # Apple chips by `machdep.cpu.brand_string`: one memory bus each, or None where two variants ship (Rule 3).
@@ -122,7 +219,7 @@ def find_preset(name: str) -> Preset:
     """The row called `name` (case and spacing ignored); a RequestError naming the choices otherwise."""
     key = " ".join(name.split()).lower()
     for preset in PRESETS:
-        if preset.name.lower() == key:
+        if key in (n.lower() for n in (preset.name, *preset.aliases)):
             return preset
     raise RequestError(f"no preset {name.strip()!r}; choose one of: {', '.join(preset_names())}")
 
@@ -159,7 +256,9 @@ def preset_machine(preset: Preset, captured_at: float = 0.0) -> HardwareSnapshot
 def preset_dict(p: Preset) -> dict[str, object]:
     """One row as JSON (`hw --presets --json`)."""
     return {"name": p.name, "vendor": p.vendor.value, "memory": p.memory, "bandwidth": p.bandwidth,
-            "machine": p.unified, "gpu_budget": p.gpu_budget, "gpu_memory": p.gpu_memory.value, "source": p.source}
+            "machine": p.unified, "gpu_budget": p.gpu_budget, "gpu_memory": p.gpu_memory.value, "source": p.source,
+            "backend": p.backend.value, "fp16_flops": p.fp16_flops, "gpu_cores": p.gpu_cores, "generation": p.generation,
+            "compute_source": p.compute_source}
 
 
 def with_presets(text: str, host: HardwareSnapshot) -> HardwareSnapshot:
@@ -168,6 +267,14 @@ def with_presets(text: str, host: HardwareSnapshot) -> HardwareSnapshot:
     if presets[0].unified:
         return preset_machine(presets[0], host.captured_at)
     return what_if(host, gpus=preset_gpus(presets))
+
+
+def preset_of(gpu: GpuInfo) -> Preset | None:
+    """The row a GPU is: a preset's own GPU by its name, a detected one by the name its driver reports."""
+    for p in PRESETS:
+        if gpu.name == p.name or gpu.name in p.reported_as:
+            return p
+    return None
 
 
 def spec_bandwidth(gpu: GpuInfo) -> GpuInfo:

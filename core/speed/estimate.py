@@ -2,14 +2,16 @@
 
 Estimates, calibrated against real llama.cpp runs (`calibration.py`), never measurements.
 
-Rule 1: decode: seconds per token ≈ Σ over tiers (bytes the token reads from the tier / its
-        bandwidth) / efficiency + the fixed time of a token run on the CPU; tokens/s = 1 / that.
-        Both come from the machine's `Calibration` (`decode`, `decode_overhead_s`): how real
-        llama.cpp runs relate to the probes (threads, caches and the probe's own reach are in
-        the efficiency; building the graph, waking threads and sampling in the fixed time). A
-        token with layers on a GPU has none: it was measured on CPU runs, and a GPU's own is
-        not known. Not a bound: a run may beat it or
-        fall short, and texts say so.
+Rule 1: decode: seconds per token ≈ the host's part + the GPU's part; tokens/s = 1 / that. The
+        host's: its bytes (RAM and stream tiers) / their bandwidths / the machine's
+        `Calibration.decode` + its fixed time (`decode_overhead_s`: building the graph, waking
+        threads, sampling) × the host's share of the token's bytes — the machine's own runs,
+        measured on the CPU. The GPU's: its backend's line (`backend_speed` Rule 1: VRAM bytes /
+        (bandwidth × that backend's share) + its fixed time × the GPU's share of the bytes),
+        fitted on published llama.cpp runs; the CPU's efficiency is never applied to VRAM. A
+        hybrid load (layers or MoE experts on the CPU) adds both, so moving layers to the CPU
+        slows it by their bytes at the CPU's rate. Not a bound: a run may beat it or fall short,
+        and texts say so.
 Rule 2: a conversation reads the KV of the tokens so far: the estimate is given at the start
         (an empty cache) and at a full context (`ctx` tokens cached). More budget never slows the
         start: the start reads no KV, so a bigger ctx costs it nothing.
@@ -22,8 +24,12 @@ Rule 4: prefill: seconds ≈ max(prompt work (`TokenPrices.prompt_work`: FLOPs w
         weight type's kernel speed) / (compute rate × `Calibration.prefill`) + the
         prompt tokens × `Calibration.prefill_overhead_s`, the weights read once per ubatch of
         ENGINE_UBATCH tokens at the memory-bound decode rate); tokens/s =
-        prompt tokens / seconds; the time to the first token is that prefill time. A full load
-        with layers on a GPU has no prefill estimate: no GPU compute rate is known.
+        prompt tokens / seconds; the time to the first token is that prefill time. With layers
+        on a GPU the GPU's share of the bytes is priced at its FP16 rate (`backend_speed` Rule 2:
+        FLOPs / (rate × the backend's share × its speed on the model's main weight type)) and
+        the host's share as above (conservative: llama.cpp may run a large batch's CPU-held
+        matrices on the GPU, copying them over); a GPU without a known rate (no preset, nothing
+        typed) gives no prefill estimate, and says so.
 Rule 5: an impossible plan has no speed; a forced plan runs its minimum configuration; an
         unlimited plan reads everything from RAM. A full load has a speed only when the fit
         admits it (fits on GPU, split or CPU only) and its KV is known.
@@ -39,11 +45,12 @@ from gguf_budget.core.machine.bandwidth import (
 )
 from gguf_budget.core.model.kv import ENGINE_UBATCH, kv_price
 from gguf_budget.core.plan.types import MemoryPlan
-from gguf_budget.core.speed.token_bytes import MoeFraction, TokenBytes, TokenPrices, fit_token_bytes
+from gguf_budget.core.speed.backend_speed import GpuFigures, gpu_figures
+from gguf_budget.core.speed.token_bytes import MoeFraction, TokenBytes, TokenPrices, experts_on_cpu, fit_token_bytes
 from gguf_budget.core.vocab import TextEnum
 
 DEFAULT_PROMPT_TOKENS = 1000
-NO_GPU_PREFILL = "no prefill estimate: layers run on a GPU, whose compute rate is not known"
+NO_GPU_PREFILL = "no prefill estimate: layers run on a GPU whose compute rate is not known (--gpu-tflops gives it)"
 
 
 class StreamSource(TextEnum):
@@ -94,6 +101,7 @@ class SpeedEstimate:
     moe: MoeFraction | None
     calibration: Calibration
     prefill: PrefillEstimate | None
+    gpu: GpuFigures | None = None
 
     @property
     def bytes(self) -> TokenBytes:
@@ -101,14 +109,28 @@ class SpeedEstimate:
         return self.start
 
     def memory_seconds(self, read: TokenBytes) -> float:
-        """Σ bytes / bandwidth over the tiers: the time the reads alone take."""
-        tiers = ((read.ram, self.ram), (read.stream, self.stream), (read.vram, self.vram))
+        """Σ bytes / bandwidth over the host's tiers: the time the host's reads alone take."""
+        tiers = ((read.ram, self.ram), (read.stream, self.stream))
         return sum(n / bw.bytes_per_s for n, bw in tiers if n and bw is not None)
+
+    def host_seconds(self, read: TokenBytes) -> float:
+        """Rule 1: the host's part of a token."""
+        share = (read.ram + read.stream) / read.total if read.total else 1.0
+        return self.memory_seconds(read) / self.calibration.decode + self.calibration.decode_overhead_s * share
+
+    def gpu_seconds(self, read: TokenBytes) -> float:
+        """Rule 1: the GPU's part of a token (0 without VRAM reads)."""
+        if not read.vram or self.vram is None or self.gpu is None:
+            return 0.0
+        return self.gpu.speed.decode_seconds(read.vram, self.vram.bytes_per_s, read.vram / read.total, self.gpu.hbm)
+
+    def seconds_at(self, read: TokenBytes) -> float:
+        """Rule 1: seconds per token."""
+        return self.host_seconds(read) + self.gpu_seconds(read)
 
     def tok_s_at(self, read: TokenBytes) -> float:
         """Rule 1."""
-        fixed = 0.0 if read.vram else self.calibration.decode_overhead_s
-        seconds = self.memory_seconds(read) / self.calibration.decode + fixed
+        seconds = self.seconds_at(read)
         return 1 / seconds if seconds > 0 else float("inf")
 
     @property
@@ -136,15 +158,26 @@ def stream_source(streamed: int, host_available: int | None, peak: int) -> Strea
     return StreamSource.DISK
 
 
-def _prefill(prices: TokenPrices, prompt_tokens: int, bandwidths: Bandwidths, weights_seconds: float) -> PrefillEstimate:
-    """Rule 4; `weights_seconds` is one read of the weights at the decode rate."""
+def _prefill(prices: TokenPrices, prompt_tokens: int, bandwidths: Bandwidths, weights_seconds: float,
+             gpu: GpuFigures | None = None, gpu_share: float = 0.0) -> PrefillEstimate | None:
+    """Rule 4; `weights_seconds` is one read of the weights at the decode rate, `gpu_share` the GPU's share of the
+    token's bytes (its layers); None when that share runs on a GPU of unknown rate."""
     flops = prices.prompt_flops(prompt_tokens)
-    work = prices.prompt_work(prompt_tokens)
+    host_share = 1.0 - gpu_share
+    work = prices.prompt_work(prompt_tokens) * host_share
     rate = bandwidths.compute.flops_per_s * bandwidths.calibration.prefill
     ubatches = -(-prompt_tokens // ENGINE_UBATCH)
-    fixed = prompt_tokens * bandwidths.calibration.prefill_overhead_s
-    return PrefillEstimate(prompt_tokens=prompt_tokens, flops=flops, compute=bandwidths.compute,
-                           compute_seconds=work / rate + fixed, read_seconds=ubatches * weights_seconds)
+    fixed = prompt_tokens * bandwidths.calibration.prefill_overhead_s * host_share
+    seconds = work / rate + fixed
+    compute = bandwidths.compute
+    if gpu_share > 0:
+        if gpu is None or gpu.compute is None:
+            return None
+        speed = gpu.speed
+        seconds += flops * gpu_share / (gpu.compute.flops_per_s * speed.prefill * speed.speed_of(prices.main_type))
+        compute = gpu.compute
+    return PrefillEstimate(prompt_tokens=prompt_tokens, flops=flops, compute=compute, compute_seconds=seconds,
+                           read_seconds=ubatches * weights_seconds)
 
 
 def budget_plan_speed(prices: TokenPrices, n_pinned: int, stream_head: bool, kv: tuple[int, int], ctx: int,
@@ -183,10 +216,33 @@ def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths,
     if start is None or full is None:
         return None
     figures = for_machine(bandwidths, fit.snapshot)
+    gpu = gpu_figures(figures, fit.snapshot) if full.vram else None
     speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
                           stream_from=StreamSource.NONE, vram=figures.vram if full.vram else None, moe=prices.moe,
-                          calibration=figures.calibration, prefill=None)
-    if full.vram:
-        return speed
+                          calibration=figures.calibration, prefill=None, gpu=gpu)
     weights = speed.memory_seconds(start) / figures.calibration.decode
-    return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights))
+    if gpu is not None and speed.vram is not None and start.vram:
+        weights += gpu.speed.decode_seconds(start.vram, speed.vram.bytes_per_s, 0.0, gpu.hbm)
+    share = start.vram / start.total if start.total else 0.0
+    return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights, gpu, share))
+
+
+def experts_on_cpu_speed(prices: TokenPrices, fit: FitEstimate, n_cpu_moe: int, bandwidths: Bandwidths,
+                         prompt_tokens: int = DEFAULT_PROMPT_TOKENS) -> SpeedEstimate | None:
+    """Rules 1, 2, 4 for the fit's model with every slot on the GPUs and the routed experts of the first `n_cpu_moe`
+    blocks in RAM (`token_bytes` Rule 9, `--n-cpu-moe`); None without a GPU, experts or a known KV."""
+    if not fit.snapshot.gpus or prices.expert_prefix[-1] == 0 or fit.kv.ctx is None:
+        return None
+    kv = [prices.kv_split(fit.kv.kv_type, tokens, 0, fit.request.engine.swa_full) for tokens in (0, fit.kv.ctx)]
+    if kv[0] is None or kv[1] is None:
+        return None
+    start, full = (experts_on_cpu(prices, n_cpu_moe, split[1]) for split in (kv[0], kv[1]))
+    figures = for_machine(bandwidths, fit.snapshot)
+    gpu = gpu_figures(figures, fit.snapshot)
+    speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
+                          stream_from=StreamSource.NONE, vram=figures.vram, moe=prices.moe,
+                          calibration=figures.calibration, prefill=None, gpu=gpu)
+    weights = speed.memory_seconds(start) / figures.calibration.decode
+    weights += gpu.speed.decode_seconds(start.vram, figures.vram.bytes_per_s, 0.0, gpu.hbm)
+    share = start.vram / start.total if start.total else 0.0
+    return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights, gpu, share))

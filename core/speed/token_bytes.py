@@ -11,8 +11,9 @@ Rule 2: MoE: a block's routed-expert tensors (`*_exps`) are read at expert_used_
 Rule 3: budget plan: RAM holds the pinned layers, a resident head, the globals, the embedding
         row and the KV cache; the stream tier carries the unpinned layers and a streamed head
         (all of its table passes through the window each token). No VRAM.
-Rule 4: full load: the GPUs hold the offloaded blocks, the output layer when offloaded, and
-        their layers' KV; the host the rest. The KV split is the fit's (unknown KV: None).
+Rule 4: full load: the GPUs hold the offloaded blocks (less the experts Rule 9 keeps on the
+        host), the output layer when offloaded, and their layers' KV; the host the rest. The KV
+        split is the fit's (unknown KV: None).
 Rule 5: the tiers always add up to `read_per_token` (Rule 1) for the same KV.
 Rule 6: a prompt of N tokens costs 2 FLOPs per weight of every block per token (routed experts
         at Rule 2's share), the head once (llama.cpp computes logits for the last prompt token
@@ -22,6 +23,13 @@ Rule 6: a prompt of N tokens costs 2 FLOPs per weight of every block per token (
 Rule 7: a prompt's *work* is the same count weighed by how fast llama.cpp's CPU kernels run
         each weight type (`kernel_speed` Rule 1: FLOPs / the type's speed relative to Q8_0;
         attention at F16's): what prefill time is priced from. FLOPs stay what is shown.
+Rule 9: experts on the CPU (`--n-cpu-moe N`, `core.fit.moe`; `--cpu-moe`: N = every block):
+        the routed experts of the offloaded blocks among 0 … N − 1 are read from RAM at Rule 2's
+        share instead of VRAM, as the fit keeps them (`fit.moe.experts_on_host`), whether the fit
+        was asked for them or is the expert-offload placement shown beside it (every slot
+        offloaded).
+Rule 8: a model's main weight type is the type holding the most block weights (Q4_K in a Q4_K_M
+        file): a GPU backend's prefill speed is read for it (`backend_speed` Rule 2).
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 
 from gguf_budget.core.fit.gpu_split import Placement
+from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.roles import TensorRole
@@ -81,6 +90,14 @@ def layer_read_bytes(model: ModelSpec) -> tuple[int, ...]:
     return tuple(out)
 
 
+def expert_read_bytes(model: ModelSpec) -> tuple[int, ...]:
+    """Rule 9: each block's routed-expert bytes one token reads (0 for a dense model)."""
+    moe = moe_fraction(model)
+    if moe is None:
+        return tuple(0 for _ in model.layer_bytes)
+    return tuple(roles.get(TensorRole.EXPERTS, 0) * moe.used // moe.count for roles in model.layer_role_bytes)
+
+
 def _block_elements(model: ModelSpec, t: ModelTensor) -> int:
     """Rule 6: the elements of a block tensor one token passes through, routed experts at their share."""
     moe = moe_fraction(model)
@@ -96,6 +113,15 @@ def block_weights(model: ModelSpec) -> int:
 def block_work(model: ModelSpec) -> float:
     """Rule 7: `block_weights`, each tensor's weighed by its type's kernel speed."""
     return sum(_block_elements(model, t) / type_speed(t.ggml_type) for t in model.tensors if t.layer is not None)
+
+
+def main_type(model: ModelSpec) -> Q | None:
+    """Rule 8; None for a model without blocks."""
+    elements: dict[Q, int] = {}
+    for t in model.tensors:
+        if t.layer is not None and len(t.shape) > 1:
+            elements[t.ggml_type] = elements.get(t.ggml_type, 0) + t.n_elements
+    return max(elements, key=lambda q: elements[q]) if elements else None
 
 
 def _head_tensors(model: ModelSpec) -> list[ModelTensor]:
@@ -148,6 +174,8 @@ class TokenPrices:
     block_work: float = 0.0
     head_work: float = 0.0
     attention: tuple[tuple[int | None, int], ...] = ()
+    main_type: Q | None = None
+    expert_prefix: tuple[int, ...] = (0,)
     model: ModelSpec | None = field(default=None, compare=False, repr=False)
 
     @classmethod
@@ -166,6 +194,8 @@ class TokenPrices:
             block_work=block_work(model),
             head_work=head_work(model),
             attention=attention_flops(model),
+            main_type=main_type(model),
+            expert_prefix=tuple(accumulate(expert_read_bytes(model), initial=0)),
             model=model,
         )
 
@@ -223,6 +253,18 @@ class TokenPrices:
         return TokenBytes(ram=host + output, stream=0, vram=gpu_blocks + kv_gpu)
 
 
+def experts_on_host(prices: TokenPrices, read: TokenBytes, host_blocks: int, n_cpu_moe: int | None) -> TokenBytes:
+    """Rule 9: `read` with the routed experts of the offloaded blocks host_blocks … n_cpu_moe − 1 moved to RAM."""
+    n = min(max(n_cpu_moe or 0, 0), len(prices.expert_prefix) - 1)
+    moved = prices.expert_prefix[n] - prices.expert_prefix[host_blocks] if n > host_blocks else 0
+    return TokenBytes(ram=read.ram + moved, stream=read.stream, vram=read.vram - moved)
+
+
+def experts_on_cpu(prices: TokenPrices, n_cpu_moe: int, kv_gpu: int) -> TokenBytes:
+    """Rule 9 for the expert-offload placement: every slot on the GPUs, the first `n_cpu_moe` blocks' experts in RAM."""
+    return experts_on_host(prices, prices.full_load(0, True, 0, kv_gpu), 0, n_cpu_moe)
+
+
 def fit_token_bytes(prices: TokenPrices, fit: FitEstimate, tokens: int) -> TokenBytes | None:
     """Rule 4 with `tokens` cached; None when the KV cache cannot be priced."""
     if fit.kv.host is None or fit.kv.gpu is None:
@@ -231,4 +273,5 @@ def fit_token_bytes(prices: TokenPrices, fit: FitEstimate, tokens: int) -> Token
     split = prices.kv_split(fit.kv.kv_type, tokens, host_blocks, fit.request.engine.swa_full)
     if split is None:
         return None
-    return prices.full_load(host_blocks, fit.output_on_gpu, *split)
+    return experts_on_host(prices, prices.full_load(host_blocks, fit.output_on_gpu, *split), host_blocks,
+                           fit.request.n_cpu_moe)

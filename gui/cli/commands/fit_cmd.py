@@ -22,6 +22,8 @@ from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.llama_question import ask, program_for, question_dict
 from gguf_budget.core.explorer.headline import max_ctx_text
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.speed.estimate import experts_on_cpu_speed
+from gguf_budget.core.speed.server_speed import server_speed, server_speed_dict
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.command_view import program_command
 from gguf_budget.core.views.fit_report import ctx_choice_text, fit_dict, fit_text, verdict_text
@@ -175,17 +177,26 @@ def run(args: argparse.Namespace) -> int:
     result = full_load(model, state, TokenPrices.of(model))
     assert result is not None  # the state has a machine
     estimate = result.fit
+    served = server_speed(result.speed, estimate, args.draft_accept)
+    offload = estimate.moe_offload
+    experts = None if offload is None or not offload.n_cpu_moe else experts_on_cpu_speed(
+        TokenPrices.of(model), estimate, offload.n_cpu_moe, bandwidths, args.prompt_tokens)
     if args.print_command:
         _print_command(result, model, state)
     elif args.json:
         emit_json({**fit_dict(estimate), "ctx": result.ctx, "ctx_reason": result.choice.reason.value,
                    "ctx_image_tokens": result.choice.image_room, "ctx_ceiling": result.choice.ceiling, "ctx_cap": args.ctx_cap, "max_ctx": result.max_ctx,
                    "tok_s_estimate": speed_dict(result.speed), **prefill_keys(result.speed),
+                   "server_tok_s_estimate": server_speed_dict(served), "moe_n_cpu_tok_s_estimate": speed_dict(experts),
                    "bandwidth_notes": list(notes), "llama_command": question_dict(question),
                    "tiers": tiers_dicts(ctx_tiers(model, state, result))})
     else:
         say("\n".join([*(question.lines if question is not None else ()), fit_text(estimate, result.choice), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
-                       speed_text("Speed estimate (full load)", result.speed, NO_SPEED), *notes,
+                       speed_text("Speed estimate (full load)", result.speed, NO_SPEED),
+                       *(f"  {line}" for line in (served.lines if served is not None else ())),
+                       *([] if experts is None or offload is None else
+                         ["", speed_text(f"Speed estimate (--n-cpu-moe {offload.n_cpu_moe}: experts of "
+                                         f"{offload.n_cpu_moe} blocks in RAM)", experts, NO_SPEED)]), *notes,
                        *(["", tiers_text(ctx_tiers(model, state, result))] if args.tiers else [])]))
     return 0 if estimate.verdict.admitted else EXIT_IMPOSSIBLE
 

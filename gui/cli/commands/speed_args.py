@@ -13,14 +13,23 @@ Rule 3: `--prompt-tokens N` is the prompt whose prefill and time to the first to
 Rule 2: the free host RAM that decides page cache vs disk for streamed layers is
         `--host-available`, else the probe's; with `--no-measure` and no flag it is unknown
         (streamed layers are read from disk).
+Rule 4: compute and backend are typed as the bandwidths are, and win the same way
+        (`bandwidth.with_typed_compute`): `--gpu-tflops 82.6` (the GPU's dense FP16 matrix rate, else its
+        preset's), `--backend cuda|rocm|vulkan|metal|sycl` (else the preset's or the maker's),
+        `--cpu-gflops 400` (the CPU's rate, else the one measured here). `--draft-accept 0.6` is
+        the acceptance rate a draft's speed-up is priced at (default: an assumed
+        `server_speed.DEFAULT_ACCEPTANCE`, said as such).
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Sequence
+from typing import Callable, Sequence
 
-from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
+from gguf_budget.core.machine.backend import GPU_BACKENDS, parse_backend
+from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed, with_typed_compute
+from gguf_budget.core.errors import RequestError
+from gguf_budget.core.speed.server_speed import DEFAULT_ACCEPTANCE
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.model.spec import ModelSpec
@@ -39,10 +48,54 @@ TIER_HELP = {
 }
 
 
+def rate(what: str, low: float, high: float, scale: float) -> Callable[[str], int]:
+    """argparse type for a rate typed in `scale` units (82.6 → 82.6 × scale), from `low` to `high` of them."""
+
+    def parse(text: str) -> int:
+        try:
+            value = float(text.strip().replace(",", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{what} must be from {low:g} to {high:g}, got {text!r}")
+        return int(value * scale)
+
+    return parse
+
+
+def acceptance(text: str) -> float:
+    """argparse type for a draft acceptance rate, 0 ≤ a < 1."""
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a draft acceptance rate must be a number, got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"a draft acceptance rate must be from 0 up to (not including) 1, got {text!r}")
+    return value
+
+
+def backend(text: str) -> str:
+    try:
+        return parse_backend(text).value
+    except RequestError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], host_available: bool) -> None:
     for tier in tiers:
         p.add_argument(f"--{tier}-bw", type=ranged(BANDWIDTH), metavar="RATE",
                        help=f"{TIER_HELP[tier]}; {BANDWIDTH.text}")
+    p.add_argument("--cpu-gflops", type=rate("a CPU compute rate", 0.1, 1e6, 1e9), metavar="GFLOPS",
+                   help="the CPU's matrix-multiply rate in GFLOP/s (default: this machine's, measured once and kept)")
+    if "vram" in tiers:
+        p.add_argument("--gpu-tflops", type=rate("a GPU FP16 rate", 0.01, 1e5, 1e12), metavar="TFLOPS",
+                       help="the GPU's dense FP16 matrix rate in TFLOP/s (default: its preset's; unknown otherwise)")
+        p.add_argument("--backend", type=backend, metavar="NAME",
+                       help=f"the llama.cpp backend running the GPU layers: {', '.join(b.value for b in GPU_BACKENDS)} "
+                            "(default: the preset's, else the GPU maker's usual one)")
+        p.add_argument("--draft-accept", type=acceptance, metavar="RATE",
+                       help=f"the share of drafted tokens the target accepts, pricing a --draft's speed-up "
+                            f"(default: an assumed {DEFAULT_ACCEPTANCE:g})")
     p.add_argument("--no-measure", action="store_true",
                    help="measure nothing now: typed figures, those measured here before, else assumed ones")
     if host_available:
@@ -60,9 +113,13 @@ def add_prompt_argument(p: argparse.ArgumentParser) -> None:
 def bandwidths_from(args: argparse.Namespace, model: ModelSpec, tiers: Sequence[str]) -> tuple[Bandwidths, tuple[str, ...]]:
     """Rule 1: (the figures, why some tiers were not measured)."""
     typed = {tier: getattr(args, f"{tier}_bw") for tier in tiers}
-    kept = (*(tier for tier, value in typed.items() if value is None and tier != "vram"), "compute")
+    cpu_flops = getattr(args, "cpu_gflops", None)
+    kept = (*(tier for tier, value in typed.items() if value is None and tier != "vram"),
+            *(("compute",) if cpu_flops is None else ()))
     base, reasons = speed_figures(model.path, kept, measure=not args.no_measure)
-    return with_typed(base, **typed), reasons
+    named = getattr(args, "backend", None)
+    return with_typed_compute(with_typed(base, **typed), None if named is None else parse_backend(named),
+                              getattr(args, "gpu_tflops", None), cpu_flops), reasons
 
 
 def host_available_from(args: argparse.Namespace) -> int | None:
