@@ -34,6 +34,7 @@ from typing import Any, BinaryIO, Mapping
 
 from gguf_budget.core.vocab import TextEnum
 from gguf_budget.core.errors import BudgetError, MissingFile, ModelLoadError, UnreadableFile
+from gguf_budget.core.safe_text import safe_text
 
 MiB = 1 << 20
 
@@ -45,6 +46,7 @@ _REASONS: dict[int, str] = {
     errno.EACCES: "permission denied",
     errno.EPERM: "operation not permitted",
     errno.EISDIR: "it is a folder, not a file",
+    errno.EEXIST: "a file is where a folder should be",
 }
 
 _KINDS: tuple[tuple[int, str], ...] = (
@@ -93,6 +95,30 @@ def os_error(path: str, error: OSError, kind: type[BudgetError] = ModelLoadError
         return kind(f"no such file: {path}")
     reason = _REASONS.get(error.errno or 0) or error.strerror or type(error).__name__
     return kind(f"cannot read {path}: {reason}")
+
+
+def os_words(error: OSError) -> str:
+    """An `OSError` met outside the readers (a folder to create, a file to write), as one line: why, and where
+    (escaped and cut: a path may be 5,000 characters of anything)."""
+    reason = _REASONS.get(error.errno or 0) or error.strerror or type(error).__name__
+    where = error.filename
+    return f"{reason}: {safe_text(os.fsdecode(where), 200)}" if isinstance(where, (str, bytes)) else reason
+
+
+def is_regular_file(path: str | os.PathLike[str]) -> bool:
+    """True when a regular file is at `path`; a path that cannot be looked at (too long, no permission) is none."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def is_folder(path: str | os.PathLike[str]) -> bool:
+    """True when a folder is at `path`; a path that cannot be looked at is none."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def is_missing(path: str) -> bool:
@@ -148,12 +174,26 @@ def open_regular(path: str, kind: type[BudgetError] = ModelLoadError, kernel: bo
     return os.fdopen(fd, "rb")
 
 
+def _read_upto(f: BinaryIO, most: int) -> bytes:
+    """Rule 4: at most `most` bytes, a chunk at a time: one `read(most)` sets aside `most` bytes however
+    short the file (512 MiB for the library's index)."""
+    chunks: list[bytes] = []
+    left = most
+    while left > 0:
+        chunk = f.read(min(left, MiB))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_bytes(path: str | os.PathLike[str], kind: FileKind) -> bytes:
     """The whole file, at most `kind.cap` bytes of it (Rules 1–5); `UnreadableFile` otherwise."""
     name = os.fspath(path)
     try:
         with open_regular(name, UnreadableFile, kind is FileKind.SYSTEM) as f:
-            data = f.read(kind.cap + 1)
+            data = _read_upto(f, kind.cap + 1)
     except OSError as e:
         raise os_error(name, e, UnreadableFile) from None
     if len(data) > kind.cap:

@@ -178,7 +178,8 @@ def test_the_real_command_prints_no_traceback(files):
 
 
 # Control flow inside one module, never raised past it: not errors a person sees.
-PRIVATE_SIGNALS = {("core/library/scan.py", "_WalkLimit"), ("core/remote/fetch.py", "_Retry")}
+PRIVATE_SIGNALS = {("core/library/scan.py", "_WalkLimit"), ("core/remote/fetch.py", "_Retry"),
+                   ("gui/cli/stop_signals.py", "Stopped")}  # SIGTERM/SIGHUP raised as Ctrl-C's KeyboardInterrupt
 EXCEPTION_BASES = {name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)}
 
 

@@ -135,3 +135,31 @@ def test_file_menu_has_open_url_and_library(make_explorer):
     window = make_explorer().window
     names = [a.objectName() for a in window.file_menu.menu.actions()]
     assert "openUrlAction" in names and "libraryAction" in names
+
+
+def test_adding_a_folder_where_the_folder_list_cannot_be_written_is_one_line(make_explorer, tmp_path):
+    """The config folder is a file: `library --add` was a traceback, the window's Add an internal error."""
+    library = make_explorer().library
+    (tmp_path / "not-a-folder").write_text("a file")
+    library.view._config_file = tmp_path / "not-a-folder" / "library.json"
+    library.view.add_folder(tmp_path)
+    assert library.view.status.text() == (f"Cannot add {tmp_path}: a file is where a folder should be: "
+                                          f"{tmp_path / 'not-a-folder'}")
+
+
+def test_a_scan_of_50000_files_sends_the_window_a_few_hundred_progress_reports(qtbot):
+    """Every file's report crossed to the window's thread: 50,000 queued events for a first scan."""
+    from gguf_budget.gui.qt.workers.progress_call import PROGRESS_STEPS, ProgressCall
+
+    def work(progress, cancelled):
+        for done in range(50_001):
+            progress(done, 50_000)
+        return "scanned"
+
+    call = ProgressCall("scanning")
+    seen: list[tuple[int, int]] = []
+    call.progress.connect(lambda done, total: seen.append((done, total)))
+    with qtbot.waitSignal(call.succeeded, timeout=20000):
+        call.start(work)
+    assert len(seen) <= PROGRESS_STEPS + 2 and seen[0] == (0, 50_000) and seen[-1] == (50_000, 50_000)
+    assert all(b[0] > a[0] for a, b in zip(seen, seen[1:], strict=False))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from gguf_factory import ArchDesc, ProjectorDesc, write_gguf, write_projector
 from gui_support import child, open_model, settle
+from test_hostile_projector import with_u32
 from PySide6.QtWidgets import QFileDialog
 
 from gguf_budget.core.fit.runtime_types import Runtime
@@ -189,7 +190,10 @@ def bad_files(tmp_path: Path) -> list[tuple[str, Path, str]]:
     junk.write_bytes(b"not a gguf at all" * 10)
     vocab = write_gguf(tmp_path / "vocab.gguf", replace(GEMMA, n_layer=1, tokens=600), "header_only")[0]
     mm = write_projector(tmp_path / "mm.gguf", ProjectorDesc(text_embd=GEMMA.n_embd))
+    blocks = with_u32(write_projector(tmp_path / "blocks.gguf", ProjectorDesc(text_embd=GEMMA.n_embd)),
+                      "clip.vision.block_count", 10**6)  # its full load once took the GUI thread 93 s
     return [("addVisionProjectorAction", text, "is not a vision projector (architecture 'llama'"),
+            ("addVisionProjectorAction", blocks, "block_count is 1000000 but block 2 has no tensors"),
             ("addVisionProjectorAction", wide, "feeds a model 256 wide"),
             ("addVisionProjectorAction", junk, "junk.gguf"),
             ("addDraftModelAction", vocab, "its vocabulary has 600 tokens"),

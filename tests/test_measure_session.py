@@ -129,3 +129,20 @@ def test_an_older_arm_repack_buffer_is_a_repack_segment_too(tmp_path: Path):
     source.write_text(older)
     items = measured_parts(import_log(gemma, source, EvidenceStore(tmp_path / "data")))
     assert items["repack"] == round(12.66 * MIB) and items["weights"] == round(235.16 * MIB)
+
+
+def test_opening_a_model_parses_its_newest_log_only(smollm2, tmp_path: Path, monkeypatch):
+    """The window asks for the newest evidence at every open; it parsed every stored log (201: 3.9 s of CPU)."""
+    import gguf_budget.core.measure.session as session
+    from gguf_budget.gui.qt.evidence.evidence_link import EvidenceLink
+
+    store = EvidenceStore(tmp_path / "data")
+    for n in range(6):
+        newest = import_log(smollm2, SMOLLM2_LOG, store, clock=lambda n=n: 1_700_000_000.0 + n)
+    parsed: list[int] = []
+    real = session.parse_llamacpp_log
+    monkeypatch.setattr(session, "parse_llamacpp_log", lambda text: parsed.append(1) or real(text))
+    link = EvidenceLink.__new__(EvidenceLink)
+    link.store = store
+    assert link._newest(smollm2) == (smollm2, newest)
+    assert len(parsed) == 1

@@ -26,6 +26,7 @@ from werkzeug import Request, Response
 
 from gguf_budget.core import load_model
 from gguf_budget.core.errors import RemoteError
+from gguf_budget.core.remote.cache import entry_dir
 from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.open import open_remote
 from gguf_budget.core.remote.refs import HubFile, PlainUrl, parse_ref
@@ -207,7 +208,18 @@ def test_a_huge_content_length_on_a_whole_file_answer_is_one_line(raw, cache, mo
         server.send(conn, head("200 OK", Content_Length=2**62) + model_file.read_bytes())
         time.sleep(1)
 
-    assert "cannot be" in one_line_error(raw(answer).url(), cache)
+    assert "bytes, more than any file can be" in one_line_error(raw(answer).url(), cache)
+
+
+def test_a_server_that_falls_silent_is_said_to_be_silent_not_late(raw, cache):
+    """A request may take 16 s for its bytes at `min_rate`; a server silent for `timeout_s` is cut first, and
+    the message says so ("no complete answer within 84 s" was said after 21 s of silence)."""
+    def silent(server, conn, request):
+        time.sleep(3)
+
+    limits = FetchLimits(first_chunk=16 * KIB, cap=4 << 20, timeout_s=0.3, file_s=30, retries=0, min_rate=KIB)
+    message = one_line_error(raw(silent).url(), cache, limits)
+    assert message.endswith("the server sent nothing for 0.3 s"), message
 
 
 @pytest.mark.parametrize("text", [
@@ -267,8 +279,8 @@ def test_a_listing_that_hangs_is_cut_at_the_deadline(hub_env, cache):
         return Response(json.dumps([]), 200)
 
     hub_env.expect_request("/api/models/owner/repo/tree/main").respond_with_handler(slow)
-    limits = FetchLimits(first_chunk=16 * KIB, timeout_s=0.3, file_s=1, retries=0, min_rate=1 << 30)
-    assert "within" in one_line_error("owner/repo:Q4_K_M", cache, limits)
+    limits = FetchLimits(first_chunk=16 * KIB, timeout_s=0.3, file_s=1, retries=0, min_rate=1 << 20)
+    assert one_line_error("owner/repo:Q4_K_M", cache, limits).endswith("the server sent nothing for 0.3 s")
 
 
 def test_a_listing_of_endless_pages_is_cut(hub_env, cache):
@@ -419,3 +431,18 @@ def test_six_concurrent_reads_of_one_url_all_succeed_and_agree(httpserver, model
 
 def test_hub_references_parse_with_a_slash_revision():
     assert parse_ref("hf://owner/repo@refs%2Fpr%2F1/m.gguf") == HubFile("owner/repo", "m.gguf", "refs/pr/1")
+
+
+def test_a_partial_folder_of_a_process_that_is_gone_is_removed_by_the_next_read(httpserver, model_file, cache):
+    """A download killed outright (or a window ended before its read saw the cancel) left its .partial folder."""
+    url = httpserver.url_for("/m/model.gguf")
+    httpserver.expect_request("/m/model.gguf").respond_with_data(model_file.read_bytes())
+    folder = entry_dir(cache, parse_ref(url).describe())
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = folder.parent / f"{folder.name}.partial-{int(gone.stdout)}-x1"
+    live = folder.parent / f"{folder.name}.partial-{os.getpid()}-x2"
+    for scratch in (stale, live):
+        scratch.mkdir(parents=True)
+        (scratch / "model.gguf").write_bytes(b"GGUF")
+    read(url, cache)
+    assert not stale.exists() and live.exists()

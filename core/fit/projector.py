@@ -23,16 +23,24 @@ Rule 4: fixed-size projectors (the LLaVA MLP family, LDP, Gemma 3, Idefics 3, In
         as the MLP at their patch count — approximate, and said so.
 Rule 5: an image's tokens take cells of the slot's context like text does (mtmd chunks are
         decoded into the KV cache), so a context smaller than one image cannot hold it.
+Rule 6: the header's counts are checked against its tensor directory, as a text model's are
+        (`model.fact_relations`): every block below `clip.vision.block_count` has its attention
+        output (clip.cpp `load_tensors`: `attn_out` is required, "unable to find tensor"); the
+        embedding width is that tensor's rows and the patch embedding's channels, and the head
+        count divides it (clip.cpp: `d_head = n_embd / n_head`); the FFN width is the FFN's own
+        tensor (the one `ne[0] == n_embd`, as clip.cpp's legacy up/down swap finds it), or, without
+        one, a width some tensor has. A count the weights cannot hold is refused in one line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Mapping
 
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError, RequestError
 from gguf_budget.core.fit.projector_graph import VitShape, projector_compute_bytes
 from gguf_budget.core.gguf.constants import Keys
-from gguf_budget.core.gguf.header import GGUFHeader, read_header
+from gguf_budget.core.gguf.header import GGUFHeader, TensorInfo, read_header
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.safe_text import safe_text
 
@@ -127,18 +135,50 @@ def read_projector(path: str) -> ProjectorSpec:
     patch = _u32(h, Keys.ClipVision.PATCH_SIZE)
     if not 0 < patch <= image_size <= MAX_IMAGE_SIDE:
         raise ModelLoadError(f"{path}: image size {image_size} and patch size {patch} do not make a projector")
-    n_embd = _u32(h, Keys.ClipVision.EMBEDDING_LENGTH)
+    n_layer, n_embd, n_head, n_ff = _checked_counts(h, tensors)
     mm0, mm2 = tensors.get("mm.0.weight"), tensors.get("mm.2.weight")
     out = mm2.shape[1] if mm2 is not None and len(mm2.shape) >= 2 else h.metadata.get(Keys.ClipVision.PROJECTION_DIM)
     return ProjectorSpec(
-        path=path, projector_type=safe_text(kind, 40), n_embd=n_embd, n_ff=_u32(h, Keys.ClipVision.FEED_FORWARD_LENGTH),
-        n_head=_u32(h, Keys.ClipVision.Attention.HEAD_COUNT), n_layer=_u32(h, Keys.ClipVision.BLOCK_COUNT),
+        path=path, projector_type=safe_text(kind, 40), n_embd=n_embd, n_ff=n_ff, n_head=n_head, n_layer=n_layer,
         image_size=image_size, patch_size=patch, out_embd=out if isinstance(out, int) and not isinstance(out, bool) else None,
         mm_hidden=mm0.shape[1] if mm0 is not None and len(mm0.shape) >= 2 else n_embd,
         class_embd="v.class_embd" in tensors,
         scale_factor=_u32(h, Keys.ClipVision.Projector.SCALE_FACTOR, 1) or 1,
         weight_bytes=sum(t.nbytes for t in h.tensors), file_bytes=h.file_bytes,
     )
+
+
+def _checked_counts(h: GGUFHeader, tensors: Mapping[str, TensorInfo]) -> tuple[int, int, int, int]:
+    """Rule 6: (blocks, embedding width, heads, FFN width), each as the tensor directory bears it out."""
+    n_layer = _u32(h, Keys.ClipVision.BLOCK_COUNT)
+    missing = next((il for il in range(n_layer) if f"v.blk.{il}.attn_out.weight" not in tensors), None)
+    if missing is not None:
+        raise GGUFFormatError(f"{Keys.ClipVision.BLOCK_COUNT} is {n_layer} but block {missing} has no tensors",
+                              h.key_offsets.get(Keys.ClipVision.BLOCK_COUNT), h.path)
+    n_embd = _u32(h, Keys.ClipVision.EMBEDDING_LENGTH)
+    widths = [t.shape[1] for t in (tensors.get("v.blk.0.attn_out.weight"),) if t is not None and len(t.shape) >= 2]
+    widths += [t.shape[3] for t in (tensors.get("v.patch_embd.weight"),) if t is not None and len(t.shape) == 4]
+    if any(w != n_embd for w in widths):
+        raise GGUFFormatError(f"{Keys.ClipVision.EMBEDDING_LENGTH} is {n_embd} but the tensors are {widths[0]} wide",
+                              h.key_offsets.get(Keys.ClipVision.EMBEDDING_LENGTH), h.path)
+    n_head = _u32(h, Keys.ClipVision.Attention.HEAD_COUNT)
+    if n_embd and (not 0 < n_head <= n_embd or n_embd % n_head):
+        raise GGUFFormatError(f"{Keys.ClipVision.Attention.HEAD_COUNT} {n_head} does not divide the width {n_embd}",
+                              h.key_offsets.get(Keys.ClipVision.Attention.HEAD_COUNT), h.path)
+    return n_layer, n_embd, n_head, _ffn_width(h, tensors, n_embd)
+
+
+def _ffn_width(h: GGUFHeader, tensors: Mapping[str, TensorInfo], n_embd: int) -> int:
+    """Rule 6: the FFN's width as its first block's tensors have it, else the header's if some tensor is that wide."""
+    for name in ("v.blk.0.ffn_up.weight", "v.blk.0.ffn_down.weight"):
+        t = tensors.get(name)
+        if t is not None and len(t.shape) >= 2 and t.shape[0] == n_embd:
+            return t.shape[1]
+    n_ff = _u32(h, Keys.ClipVision.FEED_FORWARD_LENGTH)
+    if n_ff > max((d for t in h.tensors for d in t.shape), default=0):
+        raise GGUFFormatError(f"{Keys.ClipVision.FEED_FORWARD_LENGTH} is {n_ff}, wider than any tensor",
+                              h.key_offsets.get(Keys.ClipVision.FEED_FORWARD_LENGTH), h.path)
+    return n_ff
 
 
 def check_projector(model: ModelSpec, projector: ProjectorSpec) -> None:

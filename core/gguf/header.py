@@ -32,6 +32,7 @@ Rules, enforced before anything is allocated:
 
 from __future__ import annotations
 
+import io
 import struct
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -552,6 +553,16 @@ def _bounded_count(cur: _Cursor, what: str, min_item_bytes: int, limit: int) -> 
     if n > limit:
         raise GGUFFormatError(f"{what} {n} is over the reader's limit of {limit}", at)
     return n
+
+
+def parse_header(data: bytes, path: str) -> GGUFHeader:
+    """A header held in memory (`core.gguf.kept`), read as `read_header` reads a file of those bytes."""
+    try:
+        return _parse(_Cursor(io.BytesIO(data), len(data)), path, KEEP_ARRAY_MAX)
+    except GGUFFormatError as e:
+        raise e.in_file(path) from None
+    except (struct.error, OverflowError, MemoryError, RecursionError) as e:
+        raise GGUFFormatError(f"malformed header ({type(e).__name__}: {e})", None, path) from None
 
 
 def read_header(path: str, keep_array_max: int = KEEP_ARRAY_MAX) -> GGUFHeader:

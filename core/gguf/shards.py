@@ -45,9 +45,13 @@ def read_shards(path: str | Path) -> list[GGUFHeader]:
     if missing:
         shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
         raise ModelLoadError(f"missing shard {shown} of {len(paths)} (looked in {paths[0].parent})")
-    headers = [read_header(str(p)) for p in paths]
+    return check_shards([read_header(str(p)) for p in paths])
+
+
+def check_shards(headers: list[GGUFHeader]) -> list[GGUFHeader]:
+    """Rules 2–3: the headers of one model's shards, in order, checked as one model (and returned)."""
     for i, h in enumerate(headers):
-        _check_split_keys(h, i, len(paths))
+        _check_split_keys(h, i, len(headers))
     _check_unique_tensors(headers)
     return headers
 

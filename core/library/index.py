@@ -5,19 +5,25 @@ Rule 1: a file is known by what changes when it is replaced or edited: for every
         since the last scan is not read again; any difference, or a file that cannot be stat'ed,
         means reading it.
 Rule 2: an entry keeps what the header gave — shards, size, architecture, file type, parameters,
-        or the one-line reason it could not be read — and the `ModelSpec` every verdict is computed
-        from (compressed), plus the last verdict with the key of the settings it was made with:
-        a scan with the same settings reuses it, other settings judge the kept spec again.
+        or the one-line reason it could not be read — and the header itself, as GGUF bytes
+        (`core.gguf.kept`), plus the last verdict with the key of the settings it was made with:
+        a scan with the same settings reuses it, other settings judge the model again, read back
+        from the kept header by the header reader with every check a file gets — a kept header
+        the reader refuses means reading the file again.
 Rule 3: the index is one file in the app's cache folder (`core.paths.cache_dir()`), replaced whole:
         written to a temporary file beside it, then renamed over it, so no reader sees half an
         index. It is read like every file (`core.regular_file`: never a FIFO or a device, at most
         512 MiB). A missing, damaged or foreign index (another format, app version or reader code)
-        is ignored and the headers are read again; a failure to write it is logged. Neither is
-        ever an error: the index only saves time.
-Rule 4: it is pickled (a `ModelSpec` holds ~300 tensor records; pickle round-trips them in
-        ~0.3 ms, with no second description of every record to keep in step), and read back with
-        a restricted unpickler: only the core's own records (dataclasses, enums, `FrozenMap`),
-        gguf-py's enums and plain builtins can be built from it; anything else marks it damaged.
+        is ignored — one log line, no traceback — and the headers are read again; the scan then
+        replaces it. A failure to write it is logged. Neither is ever an error: the index only saves time.
+        It is the stamp's pickle, then one pickle per `CHUNK` entries, so neither writing nor reading it
+        holds the interpreter lock for long in one call (a scan runs beside the window's thread).
+Rule 4: it is pickled (no second description of every record to keep in step) and read back as
+        data anyone may have written: its opcodes are walked first (`kept_pickle`: bounded depth and
+        references, no callable that takes a size or an iterable, only the core's own records, enums
+        and `FrozenMap`s), and an entry whose fields do not hold their annotations
+        (`core.typed_record`: a NaN, a string for a count) is absent, as is one whose header is not
+        kept for each of its shards.
 Rule 5: the stamp that makes an index foreign includes a digest of the reader's source (the
         `core/gguf` and `core/model` packages), so a changed reader never serves facts it would no
         longer produce; where the source cannot be read (a frozen bundle) the app version stands in.
@@ -25,42 +31,49 @@ Rule 5: the stamp that makes an index foreign includes a digest of the reader's 
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
 import hashlib
-import io
 import logging
 import os
 import pickle
 import tempfile
-import zlib
 from dataclasses import dataclass
 from enum import Enum
 from importlib import import_module
 from pathlib import Path
 from typing import Any, Generic, Mapping, Sequence, TypeVar
 
-from gguf_budget.core.errors import MissingFile, UnreadableFile
+from gguf_budget.core.errors import MissingFile, ModelLoadError, UnreadableFile
 from gguf_budget.core.frozen import FrozenMap
+from gguf_budget.core.gguf.header import GGUFHeader
+from gguf_budget.core.gguf.kept import keep, read_kept
+from gguf_budget.core.gguf.shards import MAX_SHARDS, check_shards
+from gguf_budget.core.library import kept_pickle
+from gguf_budget.core.model.loader import model_of
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.paths import cache_dir
 from gguf_budget.core.regular_file import FileKind, read_bytes
+from gguf_budget.core.safe_text import safe_text
+from gguf_budget.core.typed_record import holds
 from gguf_budget.core.version import __version__
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
 INDEX_NAME = f"library-index-{INDEX_FORMAT}.pickle"
 READER_PACKAGES = ("gguf_budget.core.gguf", "gguf_budget.core.model")
 ALLOWED_MODULES = ("gguf_budget.core.", "gguf.constants")
-ALLOWED_BUILTINS = frozenset({"frozenset", "set", "complex", "bytearray", "slice", "range"})
+CHUNK = 1000
+"""Rule 3: entries per pickle in the file (`kept_pickle` Rule 5)."""
 DAMAGED = (pickle.UnpicklingError, EOFError, AttributeError, ImportError, IndexError, KeyError, TypeError,
-           ValueError, zlib.error, MemoryError, RecursionError, OverflowError)
+           ValueError, MemoryError, RecursionError, OverflowError)
 """What reading a damaged index may raise (Rule 3): each means "read the headers again"."""
 
 A = TypeVar("A")
 FileKey = tuple[tuple[str, int, int, int, int], ...]
 """Rule 1: (path, size, mtime_ns, inode, device) for every shard."""
+KeptHeaders = tuple[tuple[int, bytes], ...]
+"""Rule 2: for every shard, where its data starts and its header's bytes (`core.gguf.kept.keep`)."""
 
 
 def index_file() -> Path:
@@ -91,41 +104,38 @@ class IndexedFile(Generic[A]):
     architecture: str | None = None
     file_type: str | None = None
     n_params: int | None = None
-    spec_blob: bytes | None = None
+    headers: KeptHeaders | None = None
     assess_key: str | None = None
     assessment: A | None = None
 
     def spec(self) -> ModelSpec | None:
-        """The kept `ModelSpec`, or None when the file could not be read or the blob is damaged."""
-        if self.spec_blob is None:
+        """Rule 2: the model read back from the kept headers, or None when they are not a model the reader accepts."""
+        if self.headers is None:
             return None
         try:
-            spec = _loads(zlib.decompress(self.spec_blob))
-        except DAMAGED:
-            log.warning("a damaged model in the library index; the file will be read again", exc_info=True)
+            kept = [read_kept(header, path, size) for header, (path, size, *_) in zip(self.headers, self.key, strict=True)]
+            return model_of(check_shards(kept), self.key[0][0])
+        except ModelLoadError as e:
+            log.warning("a model in the library index is damaged (%s); the file will be read again", e)
             return None
-        return spec if isinstance(spec, ModelSpec) else None
+
+    def well_formed(self) -> bool:
+        """Rule 4: every field holds its annotation, and a header is kept for every shard or for none."""
+        return (holds(self) and 1 <= self.shards <= MAX_SHARDS
+                and (self.headers is None or len(self.headers) == len(self.key) >= 1))
 
 
-def pack_spec(spec: ModelSpec) -> bytes:
-    return zlib.compress(pickle.dumps(spec, protocol=pickle.HIGHEST_PROTOCOL), 1)
+def kept_headers(headers: list[GGUFHeader]) -> KeptHeaders:
+    return tuple(keep(h) for h in headers)
 
 
-class _Unpickler(pickle.Unpickler):
-    """Rule 4: builds only the core's records, gguf-py's enums and plain builtins."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if module == "builtins" and name in ALLOWED_BUILTINS:
-            return getattr(builtins, name)
-        if module.startswith(ALLOWED_MODULES):
-            found = getattr(import_module(module), name, None)
-            if isinstance(found, type) and (dataclasses.is_dataclass(found) or issubclass(found, (Enum, FrozenMap))):
-                return found
-        raise pickle.UnpicklingError(f"{module}.{name} does not belong in the library index")
-
-
-def _loads(data: bytes) -> Any:
-    return _Unpickler(io.BytesIO(data)).load()
+def _allowed(module: str, name: str) -> type | None:
+    """Rule 4: the classes the index may name: the core's records, enums and FrozenMaps, gguf-py's enums."""
+    if module.startswith(ALLOWED_MODULES):
+        found = getattr(import_module(module), name, None)
+        if isinstance(found, type) and (dataclasses.is_dataclass(found) or issubclass(found, (Enum, FrozenMap))):
+            return found
+    return None
 
 
 def _reader_digest() -> str:
@@ -155,20 +165,25 @@ def load_index(path: Path) -> dict[str, IndexedFile[Any]]:
         log.warning("cannot read the library index: %s", e)
         return {}
     try:
-        stamp, entries = _loads(data)
-    except DAMAGED:
-        log.warning("the library index %s is damaged; reading every header again", path, exc_info=True)
+        stamp, *chunks = kept_pickle.loads_each(data, _allowed)
+    except DAMAGED as e:
+        log.warning("the library index %s is damaged (%s: %s); reading every header again", path,
+                    type(e).__name__, safe_text(e))
         return {}
-    if stamp != _stamp() or not isinstance(entries, dict):
+    if stamp != _stamp() or not all(isinstance(chunk, dict) for chunk in chunks):
         log.info("the library index %s is from another version; reading every header again", path)
         return {}
-    return {k: v for k, v in entries.items() if isinstance(k, str) and isinstance(v, IndexedFile)}
+    return {k: v for chunk in chunks for k, v in chunk.items()
+            if isinstance(k, str) and isinstance(v, IndexedFile) and v.well_formed()}
 
 
 def save_index(path: Path, entries: Mapping[str, IndexedFile[Any]]) -> None:
     """Rule 3: replace the index at `path` whole; a failure is logged, never raised."""
     try:
-        data = pickle.dumps((_stamp(), dict(entries)), protocol=pickle.HIGHEST_PROTOCOL)
+        items = list(entries.items())
+        data = b"".join([pickle.dumps(_stamp(), protocol=pickle.HIGHEST_PROTOCOL),
+                         *(pickle.dumps(dict(items[at:at + CHUNK]), protocol=pickle.HIGHEST_PROTOCOL)
+                           for at in range(0, len(items), CHUNK))])
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:

@@ -27,6 +27,8 @@ Rule 7: a file unchanged since the last scan is not read: its facts and spec com
 Rule 8: the walk knows the real path of every folder it lists, so it resolves only the links it
         crosses (`os.path.realpath` on every path costs an lstat per path component: most of a
         rescan's time before).
+Rule 9: the workers die with the process that scans (`core.family`): a scan ended by a signal, or a
+        window that ends without waiting for its pool, leaves none behind.
 The one impure module of the library: it lists folders and reads headers.
 """
 
@@ -41,11 +43,13 @@ from pathlib import Path, PurePath
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
 from gguf_budget.core.errors import ModelLoadError, UnreadableFile
-from gguf_budget.core.gguf.shards import shard_paths
+from gguf_budget.core.family import die_with_parent
+from gguf_budget.core.gguf.shards import read_shards, shard_paths
 from gguf_budget.core.library.discover import hf_name, is_listed, ollama_model_blob, ollama_name
-from gguf_budget.core.library.index import FileKey, IndexedFile, file_key, index_file, load_index, pack_spec, save_index
+from gguf_budget.core.library.index import (FileKey, IndexedFile, file_key, index_file, kept_headers, load_index,
+                                            save_index)
 from gguf_budget.core.library.stores import StoreKind, StoreRoot
-from gguf_budget.core.model.loader import load_model
+from gguf_budget.core.model.loader import model_of
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.regular_file import KERNEL_FOLDERS, FileKind, read_text
 from gguf_budget.core.safe_text import safe_text
@@ -176,7 +180,8 @@ def _read_all(to_read: list[tuple[int, Candidate, FileKey | None]], workers: int
                 return
             yield i, candidate, read_file(candidate.path, key)
         return
-    pool = ProcessPoolExecutor(min(workers, len(to_read)), mp_context=multiprocessing.get_context("spawn"))
+    pool = ProcessPoolExecutor(min(workers, len(to_read)), mp_context=multiprocessing.get_context("spawn"),
+                               initializer=die_with_parent, initargs=(os.getpid(),))
     stopped = False
     try:
         futures: dict[Future[IndexedFile[Any]], int] = {
@@ -202,12 +207,13 @@ def read_file(path: Path, key: FileKey | None) -> IndexedFile[Any]:
     """Read one model's header(s) into an index entry (run in a worker process, so it takes and returns plain data)."""
     shards = _shard_paths(path)
     try:
-        spec = load_model(path)
+        headers = read_shards(path)
+        spec = model_of(headers, path)
     except ModelLoadError as e:
         return IndexedFile(key=key or (), shards=len(shards), size_bytes=_size(shards), error=str(e))
     return IndexedFile(key=key or (), shards=len(spec.shards) or 1, size_bytes=spec.file_bytes, error=None,
                        architecture=spec.architecture, file_type=spec.file_type_name, n_params=spec.n_params,
-                       spec_blob=pack_spec(spec))
+                       headers=kept_headers(headers))
 
 
 def _judged(indexed: IndexedFile[Any], assess: Callable[[ModelSpec], A],

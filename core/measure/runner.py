@@ -28,6 +28,10 @@ Rule 5: the engine runs in a session of its own (so the terminal's Ctrl-C reache
         closed window (which cancels) — terminate, then kill after STOP_GRACE_S: the session's
         process group, every descendant seen while it ran, and every process still carrying the
         mark (a `( setsid sleep 777 & )` inside the engine has left both the group and the tree).
+        A SIGTERM or SIGHUP to the command is its Ctrl-C (`gui.cli` raises it as one), so the same
+        stop runs and the temporary folder goes.
+Rule 6: the engine, and /usr/bin/time around it, die with the thread that started them (`core.family`
+        Rule 2): a measuring process killed outright leaves no llama.cpp behind.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from typing import Callable
 import psutil
 
 from gguf_budget.core.errors import MeasureError
+from gguf_budget.core.family import tied_to_parent
 from gguf_budget.core.measure.capture import OutputCapture
 from gguf_budget.core.measure.command import LOOPBACK, MeasureSettings, completion_request, measure_command
 from gguf_budget.core.measure.engine import Engine, EngineKind
@@ -81,11 +86,16 @@ class RunOutput:
     seconds: float
 
 
+def _timed(time_binary: str | None) -> bool:
+    """Rule 2: whether the engine runs under GNU time -v (Linux, where it exists)."""
+    return bool(time_binary and sys.platform.startswith("linux") and os.access(time_binary, os.X_OK))
+
+
 def _wrapped(command: tuple[str, ...], time_binary: str | None) -> tuple[str, ...]:
-    """Rule 2: under GNU time -v where it exists (Linux)."""
-    if time_binary and sys.platform.startswith("linux") and os.access(time_binary, os.X_OK):
-        return (time_binary, "-v", *command)
-    return command
+    """Rules 2 and 6: under GNU time -v where it exists, each process tied to its parent's life."""
+    if time_binary and _timed(time_binary):
+        return tied_to_parent((time_binary, "-v", *tied_to_parent(command)))
+    return tied_to_parent(command)
 
 
 def _free_port() -> int:
@@ -281,7 +291,7 @@ def run_measurement(
         capture.start()
         family = _Family(proc, token)
         try:
-            output = _watch(family, argv[0] != command[0], capture, timeout_s, cancel, progress, port)
+            output = _watch(family, _timed(time_binary), capture, timeout_s, cancel, progress, port)
         finally:
             family.stop_all()
             capture.join(STOP_GRACE_S)

@@ -8,6 +8,7 @@ from pathlib import Path
 from gguf_budget.core.errors import GGUFFormatError
 from gguf_budget.core.model.facts import build_model_spec
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.gguf.header import GGUFHeader
 from gguf_budget.core.gguf.shards import read_shards
 
 log = logging.getLogger(__name__)
@@ -15,7 +16,11 @@ log = logging.getLogger(__name__)
 
 def load_model(path: str | Path) -> ModelSpec:
     """Read the header(s) only. Raises `ModelLoadError` (one line) on any bad input."""
-    headers = read_shards(path)
+    return model_of(read_shards(path), path)
+
+
+def model_of(headers: list[GGUFHeader], path: str | Path) -> ModelSpec:
+    """The model the shards' headers describe (read from `path`, or kept). Raises `ModelLoadError` (one line)."""
     try:
         spec = build_model_spec(headers)
     except GGUFFormatError as e:

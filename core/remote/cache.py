@@ -13,6 +13,9 @@ Rule 3: every read writes into its own scratch folder, then `publish` moves it i
         later): six concurrent reads of one URL all succeed and agree.
 Rule 4: a damaged entry — missing files, a `source.json` that is not a regular file, larger than
         `MAX_SOURCE_BYTES`, not JSON or not the expected record — is ignored, never an error.
+Rule 5: a scratch folder carries the pid of the process reading into it; one whose process is gone
+        (killed, or a window that ended before its read saw the cancel) is removed by the next read
+        of that source, so a download stopped any way leaves no `.partial` folder for long.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import os
 import re
 import shutil
 import tempfile
+from glob import escape as glob_escape
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -111,9 +115,25 @@ def _one_name(name: object) -> bool:
 
 
 def new_scratch(folder: Path) -> Path:
-    """Rule 3: a folder of this read's own beside the entry's."""
+    """Rule 3: a folder of this read's own beside the entry's, named by this process; Rule 5 first."""
     folder.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f"{folder.name}.partial-", dir=folder.parent))
+    for stale in folder.parent.glob(f"{glob_escape(folder.name)}.partial-*"):
+        if not _alive(stale.name.rsplit(".partial-", 1)[1].split("-", 1)[0]):
+            discard(stale)
+    return Path(tempfile.mkdtemp(prefix=f"{folder.name}.partial-{os.getpid()}-", dir=folder.parent))
+
+
+def _alive(pid: str) -> bool:
+    """Rule 5: whether the process that named a scratch folder still runs (a name without a pid: yes, leave it)."""
+    if not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True
+    return True
 
 
 def discard(scratch: Path) -> None:

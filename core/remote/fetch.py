@@ -31,7 +31,7 @@ from typing import Callable, Mapping
 import httpx
 
 from gguf_budget.core.errors import FetchCancelled, RemoteError, Unreachable
-from gguf_budget.core.remote.http import deadline, deadline_passed, identity_body, network_error
+from gguf_budget.core.remote.http import deadline, deadline_passed, identity_body, network_error, too_late
 from gguf_budget.core.remote.urls import redacted
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.safe_text import safe_text
@@ -106,11 +106,11 @@ class PrefixReader:
         with deadline(self.limits.file_deadline):
             return self._read_until(enough)
 
-    def _late(self, asked: int) -> Unreachable:
-        """Rule 4: which deadline passed — the file's, or this request's."""
+    def _late(self, asked: int, started: float) -> Unreachable:
+        """Rule 4: which deadline passed — the file's, this request's, or the server fell silent."""
         if deadline_passed():
             return Unreachable(f"{self.where}: the header did not arrive within {self.limits.file_deadline:.3g} s")
-        return Unreachable(f"{self.where}: no complete answer within {self.limits.request_deadline(asked):.3g} s")
+        return too_late(self.where, self.limits, asked, started)
 
     def _read_until(self, enough: Enough) -> Prefix:
         data = b""
@@ -147,6 +147,7 @@ class PrefixReader:
 
     def _get(self, start: int, end: int, enough: Enough) -> _Answer:
         headers = {**self.headers, "Range": f"bytes={start}-{end - 1}"}
+        started = time.monotonic()
         try:
             with deadline(self.limits.request_deadline(end - start)), \
                     self.client.stream("GET", self.url, headers=headers) as response:
@@ -167,10 +168,10 @@ class PrefixReader:
                 self._check_progress(body, end - start, first, last, total)
                 return _Answer(body, 206, total, etag, commit, modified)
         except httpx.TimeoutException:
-            raise self._late(end - start) from None
+            raise self._late(end - start, started) from None
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
             if deadline_passed():
-                raise self._late(end - start) from None
+                raise self._late(end - start, started) from None
             raise _Retry(f"the connection failed or dropped ({type(e).__name__})") from None
         except (httpx.HTTPError, httpx.InvalidURL) as e:
             raise network_error(e, self.url, self.limits, self.hub) from None
@@ -184,8 +185,10 @@ class PrefixReader:
         total = None if match[3] == "*" else int(match[3])
         if first != start or last < first:
             raise RemoteError(f"{self.where}: the server sent a range other than the one asked for")
-        if total is not None and (total > MAX_FILE_BYTES or last >= total):
-            raise RemoteError(f"{self.where}: the server claims a file of {total:,} bytes, which cannot be")
+        if total is not None and total > MAX_FILE_BYTES:
+            raise RemoteError(f"{self.where}: the server claims a file of {total:,} bytes, more than any file can be")
+        if total is not None and last >= total:
+            raise RemoteError(f"{self.where}: the server sent bytes up to {last:,} of a file it says has {total:,}")
         return first, last, total
 
     def _check_progress(self, body: bytes, asked: int, first: int, last: int, total: int | None) -> None:
@@ -202,7 +205,7 @@ class PrefixReader:
         length = response.headers.get("content-length", "").strip()
         total = int(length) if _DIGITS.fullmatch(length) else None
         if total is not None and total > MAX_FILE_BYTES:
-            raise RemoteError(f"{self.where}: the server claims a file of {total:,} bytes, which cannot be")
+            raise RemoteError(f"{self.where}: the server claims a file of {total:,} bytes, more than any file can be")
         data = bytearray()
         check_at = self.limits.first_chunk
         for piece in identity_body(response):

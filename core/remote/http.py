@@ -131,6 +131,14 @@ def identity_body(response: httpx.Response) -> Iterator[bytes]:
     return response.iter_raw()
 
 
+def too_late(where: str, limits: FetchLimits, asked: int, started: float) -> Unreachable:
+    """Rule 5 for a request that timed out: its own deadline passed, or the server fell silent for `timeout_s`
+    first (said so: "no complete answer within 84 s" was said after 21 s of silence)."""
+    if time.monotonic() - started >= limits.request_deadline(asked):
+        return Unreachable(f"{where}: no complete answer within {limits.request_deadline(asked):.3g} s")
+    return Unreachable(f"{where}: the server sent nothing for {limits.timeout_s:.3g} s")
+
+
 def network_error(error: httpx.HTTPError | httpx.InvalidURL, url: str, limits: FetchLimits, hub: bool = False) -> RemoteError:
     """Rule 5: one line for whatever httpx raised while reading `url`."""
     where = safe_text(redacted(url), 200)

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from urllib.parse import quote, urljoin, urlsplit
 
 import httpx
 from huggingface_hub import hf_hub_url
 from huggingface_hub.utils import build_hf_headers  # type: ignore[attr-defined]  # exported lazily
 
-from gguf_budget.core.errors import RemoteError, Unreachable
-from gguf_budget.core.remote.http import deadline, identity_body, network_error
+from gguf_budget.core.errors import RemoteError
+from gguf_budget.core.remote.http import deadline, identity_body, network_error, too_late
 from gguf_budget.core.remote.urls import checked_url, redacted
 from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.refs import HubFile, HubQuant, hub_file, pick_quant_files
@@ -82,6 +83,7 @@ def list_files(client: httpx.Client, ref: HubQuant, limits: FetchLimits) -> list
 
 
 def _page(client: httpx.Client, url: str, ref: HubQuant, limits: FetchLimits) -> tuple[list[str], str | None]:
+    started = time.monotonic()
     try:
         with deadline(limits.request_deadline(limits.listing_cap)), \
                 client.stream("GET", url, headers=headers()) as response:
@@ -94,8 +96,7 @@ def _page(client: httpx.Client, url: str, ref: HubQuant, limits: FetchLimits) ->
                                       f"{limits.listing_cap:,} bytes")
             following = response.links.get("next", {}).get("url")
     except httpx.TimeoutException:
-        raise Unreachable(f"listing {ref.repo}: no complete answer within "
-                          f"{limits.request_deadline(limits.listing_cap):.3g} s") from None
+        raise too_late(f"listing {ref.repo}", limits, limits.listing_cap, started) from None
     except (httpx.HTTPError, httpx.InvalidURL) as e:
         raise network_error(e, url, limits, hub=True) from None
     return _paths(bytes(body), ref), _next_page(url, following)

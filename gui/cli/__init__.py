@@ -12,7 +12,10 @@ Rule 5: start-up is lazy: `--version`, `help` and a bad argument import no comma
         heavy; a command imports its own module only (`commands` Rule 1).
 Rule 6: Ctrl-C (KeyboardInterrupt) ends any command with one line, "gguf-budget: interrupted", and
         exit code 130 (128 + SIGINT, as a shell reports it); what the command started is stopped
-        on the way out (`measure` stops llama.cpp and everything it started).
+        on the way out (`measure` stops llama.cpp and everything it started). SIGTERM and SIGHUP
+        stop a command the same way (`stop_signals`): "gguf-budget: stopped by SIGTERM", exit 143.
+Rule 7: a disk that refuses (a config folder that is a file or read-only, a name too long, a full
+        disk) is one line naming why and where, exit 2 — an `OSError` from the disk is not a bug.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.version import __version__
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.ranges import HEADER_CAP
@@ -33,6 +37,7 @@ from gguf_budget.gui.cli.args import (
 from gguf_budget.gui.cli.commands import COMMANDS
 from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
+from gguf_budget.gui.cli.stop_signals import Stopped, stop_signals_raise
 
 log = logging.getLogger(__name__)
 
@@ -90,9 +95,14 @@ def _help_asked(args: list[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Rule 6: Ctrl-C anywhere in a command (or the launcher) is one line and exit 130."""
+    """Rule 6: Ctrl-C anywhere in a command (or the launcher) is one line and exit 130; SIGTERM and SIGHUP
+    the same, with their own line and code (`stop_signals`)."""
     try:
-        return _main(argv)
+        with stop_signals_raise():
+            return _main(argv)
+    except Stopped as e:
+        complain(e.words)
+        return e.exit_code
     except KeyboardInterrupt:
         complain("gguf-budget: interrupted")
         return EXIT_INTERRUPTED
@@ -129,4 +139,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return 0
+    except OSError as e:  # Rule 7: the disk's answer, not a bug
+        log.debug("%s met a disk error", parsed.command, exc_info=True)
+        complain(f"gguf-budget {parsed.command}: {os_words(e)}")
+        return EXIT_BAD_INPUT
 

@@ -13,6 +13,7 @@ Rule 3: kept apart from `launch.py` so argument errors are reported without impo
 Rule 4: the interactive run quits in well under a second: on close every worker is told to stop
         and none is waited on for long, then the process ends without the interpreter's teardown
         (`workers.quitting`); `run_window` does not return.
+Rule 5: SIGTERM, SIGHUP and Ctrl-C in the terminal end the interactive run as closing it does (`stop_signals`).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
 from gguf_budget.gui.qt.whatif.screens import prepare_view
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
 from gguf_budget.gui.qt.evidence.evidence_link import EvidenceLink, install_evidence
+from gguf_budget.gui.qt.stop_signals import install_stop_signals
 from gguf_budget.gui.qt.wheel_guard import install_wheel_guard
 from gguf_budget.gui.qt.workers.quitting import end_process, stop_workers
 
@@ -129,6 +131,7 @@ def run_window(options: argparse.Namespace) -> NoReturn:
     """The interactive app: runs until the window is closed, logging to the platform's state folder;
     then ends the process (Rule 4) with the event loop's exit code."""
     app = application()
+    install_stop_signals(app)
     folder = default_log_folder()
     handler = start_log_file(folder)
     try:

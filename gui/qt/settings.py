@@ -25,7 +25,6 @@ Rule 5: we read it first, and Qt never reads what it could choke on (`core.ini_s
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import re
@@ -33,6 +32,7 @@ import shutil
 import stat
 import tempfile
 from dataclasses import fields
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from gguf_budget.core.explorer.persist import (
 )
 from gguf_budget.core.explorer.session import ModelMemory
 from gguf_budget.core.safe_text import safe_text
+from gguf_budget.gui.qt.workers.at_end import at_end
 
 MAX_GEOMETRY_BYTES = 4096
 MAX_SETTINGS_BYTES = 1 << 20
@@ -151,7 +152,7 @@ def _qt_can_name(path: Path) -> bool:
 def _scratch(path: Path, why: str) -> QSettings:
     log.warning("settings: %s cannot be used (%s); settings are not remembered this run", safe_text(path, 300), why)
     scratch = tempfile.mkdtemp(prefix="gguf-budget-settings-")
-    atexit.register(shutil.rmtree, scratch, True)
+    at_end(partial(shutil.rmtree, scratch, True))
     return QSettings(str(Path(scratch) / SETTINGS_FILE), QSettings.Format.IniFormat)
 
 

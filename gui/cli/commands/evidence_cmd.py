@@ -15,7 +15,8 @@ from gguf_budget.core.errors import CommandError, LlamaCppLogError
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.evidence.log_records import LlamaCppLog
-from gguf_budget.core.regular_file import FileKind, read_text
+from gguf_budget.core.regular_file import FileKind, is_regular_file, read_text
+from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.evidence_report import evidence_dict, evidence_text
 from gguf_budget.gui.cli.args import say
 from gguf_budget.gui.cli.commands.common import emit_json, load_local
@@ -47,9 +48,9 @@ def _model_path(args: argparse.Namespace, log: LlamaCppLog) -> str:
         raise CommandError("the log does not name its model: pass --model FILE")
     beside = Path(args.log).parent / logged
     for candidate in (Path(logged), beside, Path(args.log).parent / Path(logged).name):
-        if candidate.is_file():
+        if is_regular_file(candidate):
             return str(candidate)
-    raise CommandError(f"the log names {logged}, which is not here: pass --model FILE")
+    raise CommandError(f"the log names {safe_text(logged, 200)}, which is not here: pass --model FILE")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -31,6 +31,7 @@ from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.views.library_view import library_dict, library_text
 from gguf_budget.core.ranges import BUDGET, CONTEXT, MEMORY
+from gguf_budget.core.regular_file import is_folder
 from gguf_budget.gui.cli.args import ranged, say
 from gguf_budget.gui.cli.commands.common import emit_json
 from gguf_budget.gui.cli.commands.llama_args import add_llama_arguments, llama_command
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         if not folder.strip():
             raise CommandError(f"{flag}: the folder name is empty (write . for the current folder)")
-        if change is config.add_folder and not Path(folder).is_dir():
+        if change is config.add_folder and not is_folder(folder):
             raise CommandError(f"--add: not a folder: {folder}")
         change(folder)
     snapshot = machine(args)

@@ -29,7 +29,7 @@ from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.measure.command import MeasureSettings, default_measure_ctx, settings_from_fit
 from gguf_budget.core.measure.engine import Engine, Lookups, find_engine
 from gguf_budget.core.measure.runner import DEFAULT_TIMEOUT_S
-from gguf_budget.core.measure.session import RuntimeEvidence, import_log, measure_model, stored_evidence
+from gguf_budget.core.measure.session import RuntimeEvidence, import_log, measure_model, newest_evidence
 from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.safe_text import safe_text
@@ -205,8 +205,7 @@ class EvidenceLink(QObject):
     # -- answers ----------------------------------------------------------------------
 
     def _newest(self, model: ModelSpec) -> tuple[ModelSpec, RuntimeEvidence | None]:
-        found = stored_evidence(model.path, self.store)
-        return model, found[0] if found else None
+        return model, newest_evidence(model.path, self.store)
 
     def _found(self, answer: tuple[ModelSpec, RuntimeEvidence | None]) -> None:
         model, evidence = answer

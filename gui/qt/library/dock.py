@@ -28,6 +28,7 @@ from gguf_budget.core.library import config
 from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess, assessment_key
 from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
+from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.gui.qt.file_dialogs import Purpose, existing_folder
 from gguf_budget.gui.qt.library.table import LibraryTable, TableRows, table_rows
@@ -120,7 +121,13 @@ class LibraryView(QWidget):
         self.worker.start(scan_work(settings, self._home, self._config_file))
 
     def add_folder(self, folder: Path) -> None:
-        config.add_folder(folder, self._config_file)
+        """Remember `folder` and scan; a folder list that cannot be written (its folder is a file, or read-only)
+        is one line in the status, not an internal error."""
+        try:
+            config.add_folder(folder, self._config_file)
+        except OSError as e:
+            self.status.setText(f"Cannot add {safe_text(folder, 200)}: {os_words(e)}")
+            return
         self.rescan()
 
     def _choose_folder(self) -> None:

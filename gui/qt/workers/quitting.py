@@ -26,6 +26,7 @@ from typing import NoReturn
 from PySide6.QtCore import QObject, QThreadPool
 
 from gguf_budget.core.measure.runner import STOP_GRACE_S
+from gguf_budget.gui.qt.workers.at_end import run_at_end
 from gguf_budget.gui.qt.workers.measure_job import MeasureJob
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall
 
@@ -52,7 +53,8 @@ def stop_workers(root: QObject) -> None:
 
 
 def end_process(code: int) -> NoReturn:
-    """Rule 3: flush what the process wrote and end it now."""
+    """Rule 3: remove what this run leaves (`at_end`), flush what the process wrote and end it now."""
+    run_at_end()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
