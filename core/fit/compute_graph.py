@@ -32,6 +32,8 @@ Rule 6: each node carries what llama.cpp's scheduler reads (`sched`): the weight
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from types import MappingProxyType
+from typing import Mapping
 
 from gguf_budget.core.fit.graph_alloc import Node
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
@@ -220,10 +222,12 @@ def _inputs(b: _Builder, s: GraphSettings, n_embd: int, v_row: int, has_swa: boo
                    embd=b.add(F32 * n_embd * T, tokens, weight="token_embd.weight", op="get_rows"))
 
 
-def _tensor_sizes(model: ModelSpec) -> dict[str, int]:
+@per_model(maxsize=16)
+def _tensor_sizes(model: ModelSpec) -> Mapping[str, int]:
+    """Each weight's bytes by name, walked once per model (a tick builds graphs at many ctxs and splits)."""
     sizes = {t.name: t.nbytes for t in model.tensors}
     sizes.setdefault("output.weight", sizes.get("token_embd.weight", 0))  # tied: the duplicated table
-    return sizes
+    return MappingProxyType(sizes)
 
 
 def compute_nodes(model: ModelSpec, s: GraphSettings, keys: tuple[object, ...] | None = None,

@@ -20,6 +20,7 @@ Rule 3: with mmap the host's model buffer (`CPU_Mapped`) is the span of the file
 from __future__ import annotations
 
 from gguf_budget.core.fit.sched import Scheduler
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 
 GGUF_ALIGNMENT = 32
@@ -29,14 +30,26 @@ def _padded(n: int, alignment: int = GGUF_ALIGNMENT) -> int:
     return -(-n // alignment) * alignment
 
 
+@per_model(maxsize=16)
+def _layout(model: ModelSpec) -> tuple[tuple[str, int, int], ...]:
+    """(name, data offset, bytes) of every tensor in file order, walked once per model: a slider tick re-places
+    the model many times, and each walk of an 80-layer model's 700 tensors showed in the tick."""
+    out, offset = [], 0
+    for t in model.tensors:
+        out.append((t.name, offset, t.nbytes))
+        offset += _padded(t.nbytes)
+    return tuple(out)
+
+
 def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
     """Rule 1: the bytes each backend holds (GPUs in order, the host last)."""
     out = [0] * (sched.cpu + 1)
-    names = {t.name for t in model.tensors}
-    for t in model.tensors:
-        out[sched.weight_device(t.name)] += t.nbytes
+    layout = _layout(model)
+    names = {name for name, _, _ in layout}
+    for name, _, nbytes in layout:
+        out[sched.weight_device(name)] += nbytes
     if "output.weight" not in names:  # tied: the output slot holds a copy of the embeddings table
-        table = next((t.nbytes for t in model.tensors if t.name == "token_embd.weight"), 0)
+        table = next((nbytes for name, _, nbytes in layout if name == "token_embd.weight"), 0)
         dev = sched.weight_device("output.weight")
         if dev != sched.cpu:
             out[dev] += table
@@ -45,12 +58,7 @@ def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
 
 def host_span(model: ModelSpec, sched: Scheduler) -> int:
     """Rule 3: the bytes of the file the host maps."""
-    offsets, offset = [], 0
-    for t in model.tensors:
-        offsets.append(offset)
-        offset += _padded(t.nbytes)
-    host = [i for i, t in enumerate(model.tensors) if sched.weight_device(t.name) == sched.cpu]
+    host = [(offset, nbytes) for name, offset, nbytes in _layout(model) if sched.weight_device(name) == sched.cpu]
     if not host:
         return 0
-    last = model.tensors[host[-1]]
-    return offsets[host[-1]] + last.nbytes - offsets[host[0]]
+    return host[-1][0] + host[-1][1] - host[0][0]

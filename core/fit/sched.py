@@ -84,7 +84,9 @@ class Scheduler:
         if name.startswith("output"):
             return self.slot_device[-1]
         if name.startswith("blk."):
-            return self.slot_device[int(name.split(".", 2)[1])]
+            il = name.split(".", 2)[1]
+            if il.isdigit() and int(il) < len(self.slot_device) - 1:  # a block the header does not count: the host's
+                return self.slot_device[int(il)]
         return self.cpu
 
     def block_key(self, il: int, names: tuple[str, ...]) -> tuple[int, ...]:
