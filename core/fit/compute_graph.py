@@ -166,7 +166,7 @@ def approximate(model: ModelSpec) -> bool:
 class _Builder:
     """Appends nodes with unique names; `il` is the block being built (weights are named after it)."""
 
-    def __init__(self, sizes: dict[str, int], rows: int) -> None:
+    def __init__(self, sizes: Mapping[str, int], rows: int) -> None:
         self.nodes: list[Node] = []
         self.count = 0
         self.sizes = sizes
