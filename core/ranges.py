@@ -87,6 +87,9 @@ BANDWIDTH = Range("a bandwidth", 1, PIB, "bytes/s")
 GPU_LAYERS = Range("the GPU layers", 0, 1 << 16, "layers")
 """llama.cpp's -ngl; more than the model has means all of them (a header holds at most 2^16 tensors)."""
 
+N_CPU_MOE = Range("--n-cpu-moe", 0, 1 << 16, "layers")
+"""Layers whose experts stay on the CPU; more than the model has means all of them, as for -ngl."""
+
 GPU_COUNT = Range("a GPU count", 1, 64, "GPUs")
 """Hypothetical GPUs of one size."""
 
