@@ -34,7 +34,7 @@ Rule 11: every field is checked where a state is made (`check_field`, one table 
 
 from __future__ import annotations
 
-import math
+import sys
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -49,7 +49,7 @@ from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import HEAD_MODES, BudgetRequest, CtxPolicy, HeadMode
-from gguf_budget.core.ranges import BUFFERS, CONTEXT, GPU_LAYERS, N_CPU_MOE, PROMPT_TOKENS, Range
+from gguf_budget.core.ranges import BUFFERS, CONTEXT, GPU_COUNT, LAYERS_ASKED, PROMPT_TOKENS, shown
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.core.vocab import TextEnum
 
@@ -134,7 +134,7 @@ class ExplorerState:
 def _enum(kind: type[TextEnum], name: str) -> Callable[[object], object]:
     def check(value: object) -> object:
         if not isinstance(value, str) or value not in tuple(kind):
-            raise RequestError(f"{name} must be one of {', '.join(tuple(kind))}, got {_shown(value)}")
+            raise RequestError(f"{name} must be one of {', '.join(tuple(kind))}, got {shown(value)}")
         return kind(value)
     return check
 
@@ -142,7 +142,7 @@ def _enum(kind: type[TextEnum], name: str) -> Callable[[object], object]:
 def _kind(kind: type, what: str) -> Callable[[object], object]:
     def check(value: object) -> object:
         if not isinstance(value, kind):
-            raise RequestError(f"{what} must be a {kind.__name__}, got {_shown(value)}")
+            raise RequestError(f"{what} must be a {kind.__name__}, got {shown(value)}")
         return value
     return check
 
@@ -151,34 +151,29 @@ def _optional(check: Callable[[object], object]) -> Callable[[object], object]:
     return lambda value: None if value is None else check(value)
 
 
-def _in(r: Range) -> Callable[[object], object]:
-    return r.check
-
-
 def _flag(value: object) -> object:
     if not isinstance(value, bool):
-        raise RequestError(f"force must be true or false, got {_shown(value)}")
+        raise RequestError(f"force must be true or false, got {shown(value)}")
     return value
 
 
 def _slow(value: object) -> object:
     low, high = SLOW_RANGE
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value)
-                                                                              and low <= value <= high):
-        raise RequestError(f"the slow threshold must be from {low:g} to {high:,g} tok/s, got {_shown(value)}")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:  # NaN compares false
+        raise RequestError(f"the slow threshold must be from {low:g} to {high:,g} tok/s, got {shown(value)}")
     return float(value)
 
 
 def _split(value: object) -> object:
-    if not isinstance(value, tuple) or not 0 < len(value) <= 64 or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and x >= 0 for x in value):
-        raise RequestError(f"a tensor split is 1 to 64 shares, each 0 or more, got {_shown(value)}")
+    if not isinstance(value, tuple) or not 0 < len(value) <= GPU_COUNT.high or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= sys.float_info.max for x in value):
+        raise RequestError(f"a tensor split is 1 to {GPU_COUNT.high} shares, each 0 or more, got {shown(value)}")
     return tuple(float(x) for x in value)
 
 
 def _lines(value: object) -> object:
     if not isinstance(value, tuple) or not all(isinstance(x, str) for x in value):
-        raise RequestError(f"the asked lines must be text, got {_shown(value)}")
+        raise RequestError(f"the asked lines must be text, got {shown(value)}")
     return value
 
 
@@ -187,35 +182,30 @@ def _measured(value: object) -> object:
     return _kind(MeasuredView, "a measured run")(value)
 
 
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else f"{text[:24]}… ({len(text)} characters)"
-
-
 _CHECKS: dict[str, Callable[[object], object]] = {
     "model": _optional(_kind(ModelSpec, "a model")),
     "budget": _kind(Budget, "a RAM budget"),
     "budget_origin": _enum(BudgetOrigin, "budget_origin"),
-    "ctx": _optional(_in(CONTEXT)),
-    "ctx_cap": _optional(_in(CONTEXT)),
+    "ctx": _optional(CONTEXT.check),
+    "ctx_cap": _optional(CONTEXT.check),
     "prefer": _enum(CtxPolicy, "prefer"),
-    "n_buffers": _in(BUFFERS),
+    "n_buffers": BUFFERS.check,
     "head_mode": _enum(HeadMode, "head_mode"),
     "kv_type": _enum(KVType, "kv_type"),
     "force": _flag,
     "machine": _optional(_kind(HardwareSnapshot, "a machine")),
     "reserves": _kind(Reserves, "the reserves"),
-    "gpu_layers": _optional(_in(GPU_LAYERS)),
+    "gpu_layers": _optional(LAYERS_ASKED.check),
     "tensor_split": _optional(_split),
     "bandwidths": _kind(Bandwidths, "the bandwidths"),
     "slow_below_tok_s": _slow,
     "measured": _optional(_measured),
-    "prompt_tokens": _in(PROMPT_TOKENS),
+    "prompt_tokens": PROMPT_TOKENS.check,
     "runtime": _enum(Runtime, "runtime"),
     "server": _kind(ServerSettings, "the server settings"),
     "engine": _kind(EngineOptions, "the engine options"),
     "v_type": _optional(_enum(KVType, "v_type")),
-    "n_cpu_moe": _optional(_in(N_CPU_MOE)),
+    "n_cpu_moe": _optional(LAYERS_ASKED.check),
     "asked": _lines,
 }
 
