@@ -46,7 +46,7 @@ class Range:
     def check(self, value: object) -> int:
         """`value` when inside the range; a ValueError stating the range otherwise."""
         if not self.contains(value):
-            raise RequestError(f"{self.what} must be {self.text}, got {_shown(value)}")
+            raise RequestError(f"{self.what} must be {self.text}, got {shown(value)}")
         assert isinstance(value, int)
         return value
 
@@ -60,9 +60,15 @@ class Range:
         return self.check(parse_count(text, self.what, thousands=self.unit == "tokens"))
 
 
-def _shown(value: object) -> str:
-    """A value as a message quotes it: long ones are cut (a 300-digit number says how long it is)."""
-    text = repr(value) if isinstance(value, str) else str(value)
+def shown(value: object) -> str:
+    """A value as a message quotes it: long ones are cut (a 300-digit number says how long it is; one of thousands
+    of digits, which Python will not print, its size in bits)."""
+    if isinstance(value, int) and value.bit_length() > 4096:
+        return f"an integer of {value.bit_length():,} bits"
+    try:
+        text = repr(value) if isinstance(value, str) else str(value)
+    except ValueError:  # such an integer inside a tuple or a record
+        return f"a {type(value).__name__} too long to print"
     return text if len(text) <= 24 else f"{text[:12]}… ({len(text)} characters)"
 
 
@@ -86,6 +92,10 @@ BANDWIDTH = Range("a bandwidth", 1, PIB, "bytes/s")
 
 GPU_LAYERS = Range("the GPU layers", 0, 1 << 16, "layers")
 """llama.cpp's -ngl; more than the model has means all of them (a header holds at most 2^16 tensors)."""
+
+LAYERS_ASKED = Range("a layer count", 0, (1 << 31) - 1, "layers")
+"""-ngl and --n-cpu-moe as a llama.cpp command gives them: any int of its; `all` is the largest (past any model's last
+layer, which the placement clamps)."""
 
 GPU_COUNT = Range("a GPU count", 1, 64, "GPUs")
 """Hypothetical GPUs of one size."""

@@ -11,6 +11,7 @@ from gguf_factory import ArchDesc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, hypothetical_machine, load_model, plan_memory, plan_text
@@ -184,6 +185,6 @@ def test_empty_state():
 
 
 def test_knobs_out_of_range_are_an_error_not_a_crash(llama8b):
-    view = derive(ExplorerState(model=llama8b, budget=Budget.of(GiB), n_buffers=9))
-    assert view.error == "n_buffers must be 1 to 8, got 9" and view.plan is None
+    with pytest.raises(RequestError, match="^a ring depth must be from 1 to 8 buffers, got 9$"):
+        ExplorerState(model=llama8b, budget=Budget.of(GiB), n_buffers=9)  # refused at the state's door
     assert plan_memory(llama8b, BudgetRequest(budget=Budget.of(GiB))).feasible

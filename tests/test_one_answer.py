@@ -24,7 +24,9 @@ from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
 from gguf_budget.core.explorer.model_key import model_key
-from gguf_budget.core.explorer.session import Choose, OpenModel, Session, SetBandwidths, SetMachine
+from gguf_budget.core.explorer.session import (
+    Controls, OpenModel, Session, SetBandwidths, SetBudget, SetCtx, SetCtxCap, SetMachine,
+)
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.bandwidth import with_typed
 from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
@@ -104,8 +106,8 @@ def session_for(path: Path, m: dict, a: dict) -> Session:
     base, _ = speed_figures(model.path, ("compute",), measure=False)
     session.apply(SetBandwidths(with_typed(base, ram=RAM_BW, disk=DISK_BW, vram=VRAM_BW)))
     session.apply(OpenModel(model, model_key(model)))
-    chosen = {} if a["budget"] is None else {"budget": Budget.of(a["budget"])}
-    session.apply(Choose.of(**chosen, ctx=a["ctx"], ctx_cap=a["cap"]))
+    chosen = () if a["budget"] is None else (SetBudget(Budget.of(a["budget"])),)
+    session.apply(Controls((*chosen, SetCtx(a["ctx"]), SetCtxCap(a["cap"]))))
     return session
 
 

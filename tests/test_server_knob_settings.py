@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gguf_budget.core.explorer.persist import ExplorerSettings, server_from, server_words, settings_dict, settings_from, \
     state_from
-from gguf_budget.core.explorer.session import Choose, OpenModel, Session
+from gguf_budget.core.explorer.session import OpenModel, Session, SetServer
 from gguf_budget.core.fit.server_inputs import open_draft, open_projector, server_settings
 from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, SLOTS, ServerSettings
 from gguf_budget.core.fit.runtime_types import Runtime
@@ -64,7 +64,7 @@ def test_another_model_opens_without_the_projector_and_draft_but_keeps_the_slots
     mm = open_projector(str(write_projector(tmp_path / "mm.gguf", ProjectorDesc(text_embd=128))), model)
     session = Session()
     session.apply(OpenModel(model, "a" * 64))
-    session.apply(Choose.of(server=ServerSettings(n_parallel=3, projector=mm)))
+    session.apply(SetServer(ServerSettings(n_parallel=3, projector=mm)))
     assert session.state.server.projector is mm
     session.apply(OpenModel(other, "b" * 64))
     assert session.state.server == ServerSettings(n_parallel=3)

@@ -15,7 +15,8 @@ from gguf_budget.core.explorer.derive import derive, initial_budget
 from gguf_budget.core.explorer.model_key import model_key, spec_key
 from gguf_budget.core.explorer.persist import memory_dict, memory_from
 from gguf_budget.core.explorer.session import (
-    MEMORY_LIMIT, Choose, ModelChoice, ModelMemory, OpenModel, ResetToMachine, Session, SetMachine,
+    MEMORY_LIMIT, Controls, ModelChoice, ModelMemory, OpenModel, ResetToMachine, Session, SetBudget, SetCtx, SetCtxCap,
+    SetKnobs, SetMachine,
 )
 from gguf_budget.core.explorer.state import BudgetOrigin
 from gguf_budget.core.fit.types import Reserves
@@ -52,20 +53,28 @@ def test_a_model_opens_at_this_machines_usable_ram_and_not_at_the_last_models_bu
     """The issue's case: the demo's 384 MiB followed the person to an 8B (FEASIBLE — SLOW at ctx 640)."""
     session = on_machine()
     session.apply(OpenModel(demo, "a" * 64))
-    session.apply(Choose.of(budget=Budget.of(DEMO_BUDGET)))
+    session.apply(SetBudget(Budget.of(DEMO_BUDGET)))
     view = session.apply(OpenModel(llama8b, "b" * 64))
     usable = usable_ram(MACHINE, Reserves().host)
     assert view.state.budget == Budget.of(usable) and view.state.budget_origin is BudgetOrigin.MACHINE
     assert view.plan is not None and view.plan.budget == Budget.of(usable)
 
 
+def knobs(session: Session, **values: object) -> SetKnobs:
+    """The knobs as they are in `session`, `values` over them."""
+    s = session.state
+    now = {"n_buffers": s.n_buffers, "head_mode": s.head_mode, "kv_type": s.kv_type, "force": s.force,
+           "slow_below_tok_s": s.slow_below_tok_s, "prompt_tokens": s.prompt_tokens}
+    return SetKnobs(**{**now, **values})
+
+
 def test_budget_ctx_and_cap_are_remembered_per_model(demo, llama8b):
     session = on_machine()
     session.apply(OpenModel(demo, "a" * 64))
-    session.apply(Choose.of(budget=Budget.of(DEMO_BUDGET), ctx_cap=1024))
+    session.apply(Controls((SetBudget(Budget.of(DEMO_BUDGET)), SetCtxCap(1024))))
     session.apply(OpenModel(llama8b, "b" * 64))
     assert (session.state.ctx_cap, session.state.ctx) == (None, None)  # the demo's cap stays with the demo
-    session.apply(Choose.of(ctx=8192))
+    session.apply(SetCtx(8192))
     view = session.apply(OpenModel(demo, "a" * 64))
     assert (view.state.budget, view.state.ctx_cap, view.state.ctx) == (Budget.of(DEMO_BUDGET), 1024, None)
     assert view.state.budget_origin is BudgetOrigin.CHOSEN
@@ -79,7 +88,7 @@ def test_a_machine_budget_follows_the_machine_and_its_reserve_a_chosen_one_stays
     bigger = hypothetical_machine(60 * GiB, host_total=64 * GiB)
     session.apply(SetMachine(bigger, Reserves(host=2 * GiB), None, None))
     assert session.state.budget == Budget.of(58 * GiB)
-    session.apply(Choose.of(budget=Budget.of(300 * MiB)))
+    session.apply(SetBudget(Budget.of(300 * MiB)))
     session.apply(SetMachine(MACHINE, Reserves(), None, None))
     assert session.state.budget == Budget.of(300 * MiB)
 
@@ -96,7 +105,7 @@ def test_without_a_machine_the_budget_is_provisional_until_one_answers(demo):
 def test_reset_to_this_machine_forgets_what_was_set_for_this_model(demo):
     session = on_machine()
     session.apply(OpenModel(demo, "a" * 64))
-    session.apply(Choose.of(budget=Budget.of(DEMO_BUDGET), ctx=512, ctx_cap=1024))
+    session.apply(Controls((SetBudget(Budget.of(DEMO_BUDGET)), SetCtx(512), SetCtxCap(1024))))
     view = session.apply(ResetToMachine())
     assert view.state.budget_origin is BudgetOrigin.MACHINE and (view.state.ctx, view.state.ctx_cap) == (None, None)
     assert session.memory.recall("a" * 64) is None
@@ -109,7 +118,7 @@ def test_a_change_that_cannot_be_made_leaves_the_state_and_view(demo):
     seen = []
     session.subscribe(seen.append)
     with pytest.raises(RequestError):
-        session.apply(Choose.of(kv_type="q9_9"))
+        session.apply(knobs(session, kv_type="q9_9"))
     assert (session.state, session.view, seen) == (before_state, before_view, [])
 
 
@@ -118,8 +127,8 @@ def test_observers_hear_every_change_that_moved_the_state_and_nothing_else(demo)
     seen = []
     session.subscribe(seen.append)
     session.apply(OpenModel(demo, "a" * 64))
-    session.apply(Choose.of(ctx=512))
-    session.apply(Choose.of(ctx=512))
+    session.apply(SetCtx(512))
+    session.apply(SetCtx(512))
     assert [v.state.ctx for v in seen] == [None, 512] and seen[-1] is session.view
 
 
@@ -129,16 +138,16 @@ def test_a_tied_model_shows_auto_and_the_streamed_head_comes_back_with_the_next_
     tied = load_model(write_gguf(tmp_path / "tied.gguf", ArchDesc(tied=True), mode="header_only")[0])
     session = on_machine()
     session.apply(OpenModel(llama8b, "b" * 64))
-    session.apply(Choose.of(head_mode=HeadMode.STREAM))
+    session.apply(knobs(session, head_mode=HeadMode.STREAM))
     assert session.apply(OpenModel(tied, "c" * 64)).state.head_mode is HeadMode.AUTO
-    session.apply(Choose.of(head_mode=HeadMode.AUTO))  # the tied model's combo says auto: not a new choice
+    session.apply(knobs(session, head_mode=HeadMode.AUTO))  # the tied model's combo says auto: not a new choice
     assert session.apply(OpenModel(llama8b, "b" * 64)).state.head_mode is HeadMode.STREAM
 
 
 def test_the_session_view_is_derive_of_its_state(demo):
     session = on_machine()
     session.apply(OpenModel(demo, "a" * 64))
-    view = session.apply(Choose.of(budget=Budget.of(200 * MiB), ctx=1024))
+    view = session.apply(Controls((SetBudget(Budget.of(200 * MiB)), SetCtx(1024))))
     fresh = derive(session.state)
     assert (view.plan, view.headline, view.full_load.fit) == (fresh.plan, fresh.headline, fresh.full_load.fit)
 
@@ -188,7 +197,7 @@ def test_a_budget_set_to_the_provisional_one_is_kept_when_the_machine_answers(de
     session = Session()
     provisional = session.apply(OpenModel(demo, "c" * 64)).state.budget
     assert session.state.budget_origin is BudgetOrigin.PROVISIONAL
-    session.apply(Choose.of(budget=provisional, ctx=1024, budget_set=budget_set))
+    session.apply(Controls(((SetBudget(provisional),) if budget_set else ()) + (SetCtx(1024),)))
     view = session.apply(SetMachine(MACHINE, Reserves(), None, None))
     usable = Budget.of(usable_ram(MACHINE, Reserves().host))
     assert view.state.budget == (usable if follows_machine else provisional)

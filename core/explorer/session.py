@@ -24,26 +24,34 @@ Rule 5: opening a model is the heavy change (thresholds, spans, the full load's 
 Rule 6: a vision projector or draft model was read and checked against the model it was added
         beside (`fit.server_inputs`): opening another model removes both; the other server knobs
         (slots, cache, checkpoints) stay, like the other global knobs.
+Rule 7: a control's change is typed (`SetBudget`, `SetCtx`, `SetKnobs`, …) and checked when it
+        is made, by the state's own table (`state.check_field`: `core.ranges` and the enums), so a
+        bad value is refused before the session is asked; only `SetBudget` makes a budget CHOSEN,
+        so nothing is guessed from a value. `Controls` carries several of them as one change.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.llama_words.reader import LlamaCommand
-from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState
+from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, check_field
+from gguf_budget.core.fit.engine_options import EngineOptions
+from gguf_budget.core.fit.runtime_types import Runtime
+from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.usable import usable_ram
+from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
-from gguf_budget.core.plan.types import HeadMode
+from gguf_budget.core.plan.types import CtxPolicy, HeadMode
 from gguf_budget.core.views.model_summary import summary_rows
 
 if TYPE_CHECKING:  # a view of a run imports the measuring code (psutil): not for a CLI refusal
@@ -96,39 +104,101 @@ class Change(Protocol):
     def next_state(self, session: Session) -> ExplorerState: ...
 
 
-_CHOOSABLE = frozenset({"budget", "ctx", "ctx_cap", "prefer", "n_buffers", "head_mode", "kv_type", "force",
-                        "slow_below_tok_s", "prompt_tokens", "runtime", "server", "engine", "v_type", "n_cpu_moe"})
+class _Controls:
+    """Rule 7: a typed change of some controls; its fields are checked on construction (`state.check_field`)."""
+
+    def __post_init__(self) -> None:
+        for f in fields(self):  # type: ignore[arg-type]  # every subclass is a dataclass
+            object.__setattr__(self, f.name, check_field(f.name, getattr(self, f.name)))
+
+    def writes(self, session: Session) -> dict[str, Any]:
+        """The state's fields this change sets."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}  # type: ignore[arg-type]
+
+    def next_state(self, session: Session) -> ExplorerState:
+        return replace(session.state, **self.writes(session))
 
 
 @dataclass(frozen=True)
-class Choose:
-    """The person set these controls (any of `_CHOOSABLE`); a budget set this way is CHOSEN (Rule 3).
+class SetBudget(_Controls):
+    """The person set the budget (entered it, picked it on the sweep, gave `--budget`): it is CHOSEN (Rule 3)."""
 
-    A budget equal to the one shown is the budget control passed along with another control's change, not a
-    choice, unless `budget_set` says the person set the budget itself (entered it, picked it on the sweep, gave
-    `--budget` at launch): a model's provisional budget can equal the one asked for, and it must not then follow
-    the machine when its probe answers."""
+    budget: Budget
 
-    values: tuple[tuple[str, Any], ...]
-    budget_set: bool = False
+    def writes(self, session: Session) -> dict[str, Any]:
+        return {"budget": self.budget, "budget_origin": BudgetOrigin.CHOSEN}
 
-    @classmethod
-    def of(cls, *, budget_set: bool = False, **values: Any) -> Choose:
-        unknown = set(values) - _CHOOSABLE
-        if unknown:
-            raise RequestError(f"not a choice a person makes: {', '.join(sorted(unknown))}")
-        return cls(tuple(sorted(values.items())), budget_set)
+
+@dataclass(frozen=True)
+class SetCtx(_Controls):
+    """An exact ctx, planned as it is (None: the planner chooses under the cap)."""
+
+    ctx: int | None
+
+
+@dataclass(frozen=True)
+class SetCtxCap(_Controls):
+    """The most ctx the planner may choose (None: the model's context length)."""
+
+    ctx_cap: int | None
+
+
+@dataclass(frozen=True)
+class SetPrefer(_Controls):
+    """How the planner ranks ctx against speed."""
+
+    prefer: CtxPolicy
+
+
+@dataclass(frozen=True, kw_only=True)
+class SetKnobs(_Controls):
+    """The planner's other knobs, the slow threshold and the prompt (Rule 4: the head mode is a choice kept apart)."""
+
+    n_buffers: int
+    head_mode: HeadMode
+    kv_type: KVType
+    force: bool
+    slow_below_tok_s: float
+    prompt_tokens: int
+
+    def writes(self, session: Session) -> dict[str, Any]:
+        return {**super().writes(session), "head_mode": session.choose_head(self.head_mode)}
+
+
+@dataclass(frozen=True)
+class SetRuntime(_Controls):
+    """The llama.cpp program the full load is for."""
+
+    runtime: Runtime
+
+
+@dataclass(frozen=True)
+class SetServer(_Controls):
+    """What llama-server runs beside the model (slots, cache, checkpoints, projector, draft)."""
+
+    server: ServerSettings
+
+
+@dataclass(frozen=True)
+class SetEngine(_Controls):
+    """llama.cpp's engine options, the V cache's own type (None: K's) and a forced `--n-cpu-moe`."""
+
+    engine: EngineOptions
+    v_type: KVType | None = None
+    n_cpu_moe: int | None = None
+
+
+@dataclass(frozen=True)
+class Controls:
+    """Rule 7: several controls that moved together (one tick of the window's timer), as one change and one view."""
+
+    changes: tuple[_Controls, ...]
 
     def next_state(self, session: Session) -> ExplorerState:
-        values = dict(self.values)
-        state = session.state
-        if "budget" in values and (values["budget"] != state.budget or self.budget_set):
-            values["budget_origin"] = BudgetOrigin.CHOSEN
-        elif "budget" in values:
-            del values["budget"]
-        if "head_mode" in values:
-            values["head_mode"] = session.choose_head(HeadMode(values["head_mode"]))
-        return replace(state, **values)
+        written: dict[str, Any] = {}
+        for change in self.changes:
+            written.update(change.writes(session))
+        return replace(session.state, **written)
 
 
 @dataclass(frozen=True)

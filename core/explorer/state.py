@@ -27,13 +27,16 @@ Rule 10: `engine` is what the person set of llama.cpp's engine in its own option
         `--swa-full`, `-lm`, `-ot`, …; `fit.engine_options`), None where the program's own default
         applies; `v_type` is the V cache's type where it differs from `kv_type` (K's, `-ctk`), and
         `n_cpu_moe` a forced `--n-cpu-moe N`.
+Rule 11: every field is checked where a state is made (`check_field`, one table for the state
+        and for the session's typed changes): a value of the wrong kind or out of its range
+        (`core.ranges`, the enums) is a RequestError, so no state holds a value `derive` cannot read.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from dataclasses import dataclass, field
+import sys
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Callable
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.engine_options import DEFAULT_ENGINE_OPTIONS, EngineOptions
@@ -46,7 +49,7 @@ from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import HEAD_MODES, BudgetRequest, CtxPolicy, HeadMode
-from gguf_budget.core.ranges import BUFFERS, PROMPT_TOKENS
+from gguf_budget.core.ranges import BUFFERS, CONTEXT, GPU_COUNT, LAYERS_ASKED, PROMPT_TOKENS, shown
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.core.vocab import TextEnum
 
@@ -104,14 +107,9 @@ class ExplorerState:
     """The last llama.cpp command asked about, in the answer's words (what it gave, what was not priced)."""
 
     def __post_init__(self) -> None:
-        """The words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
-        PROMPT_TOKENS.check(self.prompt_tokens)
-        for name, kind in (("head_mode", HeadMode), ("kv_type", KVType), ("prefer", CtxPolicy), ("runtime", Runtime),
-                           ("budget_origin", BudgetOrigin)):
-            value = getattr(self, name)
-            if value not in tuple(kind):
-                raise RequestError(f"{name} must be one of {', '.join(tuple(kind))}, got {value!r}")
-            object.__setattr__(self, name, kind(value))
+        """Rule 11: the words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
+        for f in fields(self):
+            object.__setattr__(self, f.name, check_field(f.name, getattr(self, f.name)))
 
     @property
     def evidence(self) -> str | None:
@@ -131,3 +129,87 @@ class ExplorerState:
                           n_cpu_moe=self.n_cpu_moe, reserves=self.reserves, tensor_split=self.tensor_split, engine=engine,
                           server=self.server, fit=self.engine.fit, fit_ctx=self.engine.fit_ctx,
                           engine_argv=tuple(self.engine.argv()))
+
+
+def _enum(kind: type[TextEnum], name: str) -> Callable[[object], object]:
+    def check(value: object) -> object:
+        if not isinstance(value, str) or value not in tuple(kind):
+            raise RequestError(f"{name} must be one of {', '.join(tuple(kind))}, got {shown(value)}")
+        return kind(value)
+    return check
+
+
+def _kind(kind: type, what: str) -> Callable[[object], object]:
+    def check(value: object) -> object:
+        if not isinstance(value, kind):
+            raise RequestError(f"{what} must be a {kind.__name__}, got {shown(value)}")
+        return value
+    return check
+
+
+def _optional(check: Callable[[object], object]) -> Callable[[object], object]:
+    return lambda value: None if value is None else check(value)
+
+
+def _flag(value: object) -> object:
+    if not isinstance(value, bool):
+        raise RequestError(f"force must be true or false, got {shown(value)}")
+    return value
+
+
+def _slow(value: object) -> object:
+    low, high = SLOW_RANGE
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:  # NaN compares false
+        raise RequestError(f"the slow threshold must be from {low:g} to {high:,g} tok/s, got {shown(value)}")
+    return float(value)
+
+
+def _split(value: object) -> object:
+    if not isinstance(value, tuple) or not 0 < len(value) <= GPU_COUNT.high or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and 0 <= x <= sys.float_info.max for x in value):
+        raise RequestError(f"a tensor split is 1 to {GPU_COUNT.high} shares, each 0 or more, got {shown(value)}")
+    return tuple(float(x) for x in value)
+
+
+def _lines(value: object) -> object:
+    if not isinstance(value, tuple) or not all(isinstance(x, str) for x in value):
+        raise RequestError(f"the asked lines must be text, got {shown(value)}")
+    return value
+
+
+def _measured(value: object) -> object:
+    from gguf_budget.core.views.evidence_view import MeasuredView  # only when a run was shown (psutil)
+    return _kind(MeasuredView, "a measured run")(value)
+
+
+_CHECKS: dict[str, Callable[[object], object]] = {
+    "model": _optional(_kind(ModelSpec, "a model")),
+    "budget": _kind(Budget, "a RAM budget"),
+    "budget_origin": _enum(BudgetOrigin, "budget_origin"),
+    "ctx": _optional(CONTEXT.check),
+    "ctx_cap": _optional(CONTEXT.check),
+    "prefer": _enum(CtxPolicy, "prefer"),
+    "n_buffers": BUFFERS.check,
+    "head_mode": _enum(HeadMode, "head_mode"),
+    "kv_type": _enum(KVType, "kv_type"),
+    "force": _flag,
+    "machine": _optional(_kind(HardwareSnapshot, "a machine")),
+    "reserves": _kind(Reserves, "the reserves"),
+    "gpu_layers": _optional(LAYERS_ASKED.check),
+    "tensor_split": _optional(_split),
+    "bandwidths": _kind(Bandwidths, "the bandwidths"),
+    "slow_below_tok_s": _slow,
+    "measured": _optional(_measured),
+    "prompt_tokens": PROMPT_TOKENS.check,
+    "runtime": _enum(Runtime, "runtime"),
+    "server": _kind(ServerSettings, "the server settings"),
+    "engine": _kind(EngineOptions, "the engine options"),
+    "v_type": _optional(_enum(KVType, "v_type")),
+    "n_cpu_moe": _optional(LAYERS_ASKED.check),
+    "asked": _lines,
+}
+
+
+def check_field(name: str, value: Any) -> Any:
+    """Rule 11: `value` as the state holds field `name` (text → its enum), or a RequestError in one line."""
+    return _CHECKS[name](value)

@@ -50,7 +50,8 @@ from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.model_key import model_key, spec_key
 from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from
 from gguf_budget.core.explorer.session import (
-    AskLlama, Choose, OpenModel, ResetToMachine, Session, SetBandwidths, SetMachine, SetMeasured,
+    AskLlama, Controls, OpenModel, ResetToMachine, Session, SetBandwidths, SetBudget, SetCtx, SetCtxCap, SetEngine,
+    SetKnobs, SetMachine, SetMeasured, SetPrefer, SetRuntime, SetServer,
 )
 from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import ExplorerState
@@ -165,6 +166,7 @@ class MainWindow(QMainWindow):
         self._offered = False
         self.remote_opener: Callable[[str], None] | None = None
         """Set by the library add-on: opens a URL, `hf://…` or `owner/repo:QUANT` (Open Recent keeps them)."""
+        self._budget_touched = False
         self._build()
         self.server_files = ServerFiles(self, self.session, self.body.hardware.server, self.file_menu, self.show_status)
         self._loader = BackgroundCall(lambda path: _prepared(self.session, load_backend(path)), parent=self)
@@ -225,7 +227,8 @@ class MainWindow(QMainWindow):
         self.reset_action.triggered.connect(lambda: self.session.apply(ResetToMachine()))
         self.view_menu.addSeparator()
         panel = self.body.plan
-        for control in (panel.budget, panel.context, self.body.knobs, self.body.hardware.server,
+        panel.budget.changed.connect(self._budget_set)
+        for control in (panel.context, self.body.knobs, self.body.hardware.server,
                         self.body.hardware.engine):
             control.changed.connect(self._controls_changed)
         self.ask_command = AskCommand(self, self.file_menu, self.ask_llama)
@@ -283,12 +286,7 @@ class MainWindow(QMainWindow):
 
     def apply_request(self, budget: Budget | None = None, ctx: int | None = None) -> None:
         """Set the budget and/or an exact ctx as if typed, and replan now."""
-        values: dict[str, object] = {}
-        if budget is not None:
-            values["budget"] = budget
-        if ctx is not None:
-            values["ctx"] = ctx
-        self._apply_controls(values, budget_set=budget is not None)
+        self._apply_controls(budget, ctx)
 
     def current_model(self) -> ModelSpec | None:
         return self.session.state.model
@@ -444,19 +442,25 @@ class MainWindow(QMainWindow):
         """Rule 2: a control moved; its value goes into the session once the event loop is idle."""
         self._timer.start()
 
-    def _apply_controls(self, overrides: dict[str, object] | None = None, budget_set: bool = False) -> None:
-        """Rule 1: the budget, ctx and knob controls as they are now (`overrides` over them), into the session
-        as one change; `budget_set`: the budget among them was set itself (`Choose`)."""
+    def _budget_set(self) -> None:
+        """The person moved the budget control itself: the next change carries it as `SetBudget` (chosen)."""
+        self._budget_touched = True
+        self._controls_changed()
+
+    def _apply_controls(self, budget: Budget | None = None, ctx: int | None = None) -> None:
+        """Rule 1: the ctx and knob controls as they are now (`ctx` over the typed one), into the session as one
+        change of typed parts; the budget only where it was set (`budget`, or the budget control moved)."""
         self._timer.stop()
-        budget, context = self.body.plan.budget, self.body.plan.context
-        chosen = budget.budget()
-        values: dict[str, object] = {
-            **({} if chosen is None else {"budget": chosen}), "ctx": context.requested_ctx(),
-            "ctx_cap": context.requested_cap(), "prefer": context.policy(), **self.body.knobs.values(),
-            **self.body.hardware.server.values(self.session.state.server),
-            **self.body.hardware.engine.values(self.session.state),
-        }
-        self.session.apply(Choose.of(budget_set=budget_set, **{**values, **(overrides or {})}))
+        if budget is None and self._budget_touched:
+            budget = self.body.plan.budget.budget()
+        self._budget_touched = False
+        context, hardware, state = self.body.plan.context, self.body.hardware, self.session.state
+        server, engine = hardware.server.values(state.server), hardware.engine.values(state)
+        changes = (() if budget is None else (SetBudget(budget),)) + (
+            SetCtx(context.requested_ctx() if ctx is None else ctx), SetCtxCap(context.requested_cap()),
+            SetPrefer(context.policy()), SetKnobs(**self.body.knobs.values()), SetRuntime(server["runtime"]),
+            SetServer(server["server"]), SetEngine(**engine))
+        self.session.apply(Controls(changes))
 
     def _machine_changed(self) -> None:
         inputs = self.machine.inputs()

@@ -2,7 +2,7 @@
 
 Rule 1: a chosen file is read and checked by the core's builder (`fit.server_inputs`:
         `open_projector`, `open_draft`) on a worker thread (`BackgroundCall`); the answer goes into
-        the session as `Choose.of(server=…)` with only that file changed.
+        the session as `SetServer(…)` with only that file changed.
 Rule 2: a file that is not one (a text model as projector, a projector of another width, a draft
         whose vocabulary llama.cpp would refuse, not a GGUF at all) is one line in the panel and the
         status bar, and changes nothing: the previous projector, draft and full load stay.
@@ -25,7 +25,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core.explorer.derive import ExplorerView
-from gguf_budget.core.explorer.session import Choose, Session
+from gguf_budget.core.explorer.session import Session, SetServer
 from gguf_budget.core.fit.server_inputs import open_draft, open_projector
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.safe_text import safe_text
@@ -111,7 +111,7 @@ class ServerFiles(QObject):
     def _set(self, kind: str, value: Any) -> None:
         server = self._session.state.server
         server = replace(server, projector=value) if kind == "projector" else replace(server, draft=value)
-        self._session.apply(Choose.of(server=server))
+        self._session.apply(SetServer(server))
 
     def _refused(self, kind: str, message: str) -> None:
         line = f"Not added: {safe_text(message, 300)} (the {KINDS[kind]} is unchanged)"

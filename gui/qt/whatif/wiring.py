@@ -32,7 +32,7 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 from gguf_budget.core import ModelSpec, SweepResult, load_model
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.explorer.dock_inputs import SweepInputs, sweep_inputs, sweep_of
-from gguf_budget.core.explorer.session import Choose
+from gguf_budget.core.explorer.session import SetBudget
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.safe_text import safe_text
 
@@ -191,7 +191,7 @@ def install_whatif(host: WhatIfHost, compare_backend: Callable[[str], ModelSpec]
     host.add_docks((sweep_dock, compare_dock), DOCK_HEIGHT)
     follower = _Follower(host, sweep, compare, sweep_dock, compare_dock)
     host.session.subscribe(lambda _view: follower.follow())
-    sweep.budgetPicked.connect(lambda budget: host.session.apply(Choose.of(budget=Budget.of(budget), budget_set=True)))
+    sweep.budgetPicked.connect(lambda budget: host.session.apply(SetBudget(Budget.of(budget))))
     catalogue = CatalogueMenu(host.open_path, window)
     session = host.session
     export = ExportMenu(ExportSources(lambda: session.view.plan, lambda: session.state.model, host.ledger_chart,
