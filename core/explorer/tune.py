@@ -229,9 +229,9 @@ def _trades(best: Candidate, other: Candidate) -> str:
     changed = [f"{flag} {value}" for flag, value in mine.items() if theirs.get(flag) != value]
     changed += [f"no {flag}" for flag in theirs if flag not in mine]
     figures = []
-    for name, mine, theirs, unit in (("ctx", other.ctx, best.ctx, ""), ("slots", other.slots, best.slots, "")):
-        if mine != theirs:
-            figures.append(f"{name} {mine:,}{unit} ({mine - theirs:+,})")
+    for name, have, had in (("ctx", other.ctx, best.ctx), ("slots", other.slots, best.slots)):
+        if have != had:
+            figures.append(f"{name} {have:,} ({have - had:+,})")
     figures.append(f"{other.tok_s:.1f} tok/s ({other.tok_s - best.tok_s:+.1f})")
     figures.append(f"memory {other.memory / 2**30:.2f} GiB ({(other.memory - best.memory) / 2**30:+.2f})")
     return f"{', '.join(changed) or 'same settings'}: {'; '.join(figures)}"
