@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from gguf_budget.core import load_model
 from gguf_budget.core.explorer.full_load import full_load
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.explorer.tune import Constraints, Goal, TuneAnswer, tune
+from gguf_budget.core.explorer.tune import CTX_STEP, Constraints, Goal, TuneAnswer, tune
+from gguf_budget.core.fit.slots import MAX_SLOTS
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.model.kv import KVType
@@ -69,6 +70,23 @@ def test_the_answer_fits_by_the_full_loads_own_pricing_and_meets_its_floors(name
     assert a.best.ctx >= 4096 * a.best.slots
     assert again.fit.command == a.best.load.fit.command and "-c" in again.fit.command.argv
     assert all(u.candidate.load.fit.verdict.admitted for u in a.runners_up) and len(a.runners_up) <= 2
+    _one_step_more_fails(name, goal, gpu, floor, a)
+
+
+def _one_step_more_fails(name: str, goal: Goal, gpu: int, floor: float, a: TuneAnswer) -> None:
+    """The bisection's answer is the largest: one ctx step (or one slot) more with the same settings fails a floor."""
+    b = a.best
+    assert b is not None
+    model = _model(name)
+    if goal is Goal.MAX_CTX and b.ctx < (model.context_length or 0):
+        ctx, slots = b.ctx + CTX_STEP, 1
+    elif goal is Goal.MAX_SLOTS and b.slots < MAX_SLOTS:
+        ctx, slots = 4096 * (b.slots + 1), b.slots + 1
+    else:
+        return
+    more = full_load(model, b.knobs.apply(_state(name, 16, gpu), ctx, slots), TokenPrices.of(model))
+    assert more is not None
+    assert not more.fit.verdict.admitted or more.speed is None or more.speed.tok_s < floor
 
 
 @settings(max_examples=10, deadline=None)
@@ -139,3 +157,11 @@ def test_cli_goal_nothing_meets_exits_3_with_the_binding_constraint(capsys):
     assert main(["tune", "--catalog", "qwen3-8b", "--host-available", "2G", "--no-gpu", "--cpu-features", "none",
                  "--goal", "max-speed"]) == 3
     assert "nothing meets it — memory:" in capsys.readouterr().out
+
+
+def test_a_speed_floor_that_binds_inside_the_context_is_met_at_the_largest_ctx():
+    """qwen3-8b on 16 GiB + one 8 GiB GPU at 20 tok/s: the floor caps the context below the trained 40,960 (layers
+    leave the GPU as the cache grows), and the bisection lands on the last step that still decodes at 20."""
+    a = _tune("qwen3-8b", Goal.MAX_CTX, 16, 8, min_tok_s=20.0)
+    assert a.best is not None and 4096 < a.best.ctx < 40960 and a.best.tok_s >= 20.0
+    _one_step_more_fails("qwen3-8b", Goal.MAX_CTX, 8, 20.0, a)
