@@ -16,7 +16,8 @@ Rule 4: search, not brute force. With the other knobs fixed, admission and decod
         cache only adds bytes, and fewer layers then fit) and in slots, so ctx and slots are bisected: about
         log2(ceiling / 256) full loads per candidate. Not monotone, so enumerated: the KV type (q8_0 shrinks the cache
         but reads differently), `-ub` (compute buffers against prefill), `--n-cpu-moe` (experts in RAM free VRAM for
-        layers, but are read from RAM); these are few.
+        layers, but are read from RAM); these are few. The runners-up are the best of what the search priced: a knob
+        that cannot reach the best so far is dropped after one load, not bisected for a runner-up's figure.
 Rule 5: a goal nothing meets names the binding constraint: memory (no candidate fits at the smallest ctx asked; by
         the smallest shortfall over the devices) or speed (the fastest candidate that fits, and how far under the
         floor it is).
@@ -169,8 +170,12 @@ class _Pricer:
 def _bisect(low: int, high: int, test: Callable[[int], Candidate | None]) -> Candidate | None:
     """Rule 4: the candidate at the largest n in [low, high] that passes `test` (monotone), None when low fails."""
     best = test(low)
-    if best is None:
-        return None
+    if best is None or high == low:
+        return best
+    step = test(low + 1)  # a knob that only ties the best so far stops here, one load later
+    if step is None:
+        return best
+    low, best = low + 1, step
     top = test(high) if high > low else None
     if top is not None:
         return top
@@ -184,7 +189,8 @@ def _bisect(low: int, high: int, test: Callable[[int], Candidate | None]) -> Can
 def _best_for(goal: Goal, p: _Pricer, knobs: Knobs, c: Constraints, ceiling: int,
               sofar: Candidate | None) -> Candidate | None:
     """The candidate these knobs give for the goal (Rule 3), None when they meet no floor or cannot reach `sofar`'s
-    ctx or slots (Rule 4: the bisection starts at the best so far, so a losing knob costs one full load)."""
+    ctx or slots (Rule 4: the bisection starts at the best so far and tries one step more first, so a knob
+    that loses or ties costs one or two full loads)."""
     def at_ctx(steps: int) -> Candidate | None:
         cand = p.price(knobs, min(steps * CTX_STEP, ceiling))
         return cand if p.ok(cand) else None
