@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
 from gguf_budget.core.explorer.full_load import full_load
+from gguf_budget.core.explorer.llama_question import ask
+from gguf_budget.core.llama_words.reader import read_llama_args
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.tune import CTX_STEP, Constraints, Goal, TuneAnswer, tune
 from gguf_budget.core.fit.slots import MAX_SLOTS
@@ -165,3 +167,22 @@ def test_a_speed_floor_that_binds_inside_the_context_is_met_at_the_largest_ctx()
     a = _tune("qwen3-8b", Goal.MAX_CTX, 16, 8, min_tok_s=20.0)
     assert a.best is not None and 4096 < a.best.ctx < 40960 and a.best.tok_s >= 20.0
     _one_step_more_fails("qwen3-8b", Goal.MAX_CTX, 8, 20.0, a)
+
+
+@settings(max_examples=8, deadline=None)
+@given(models, goals, gpu_gib, st.booleans())
+def test_the_printed_command_read_back_prices_the_same(name, goal, gpu, allow_q4):
+    """The answer's command is the answer: read as llama.cpp's words (`ask`) over the same machine it gives the
+    same ctx, KV types, -ub, slots and the same fit and speed — nothing the search chose is left off the line."""
+    a = tune(_model(name), _state(name, 16, gpu), goal, Constraints(allow_q4_kv=allow_q4))
+    if a.best is None:
+        return
+    argv = [w for w in a.best.load.fit.command.argv]
+    asked = ask(read_llama_args(argv), _state(name, 16, gpu), _model(name)).state
+    again = full_load(_model(name), asked, TokenPrices.of(_model(name)))
+    assert again is not None and asked.kv_type is a.best.knobs.kv and (asked.v_type or asked.kv_type) is a.best.knobs.kv
+    assert (again.ctx, again.fit.verdict, again.fit.gpu_layers) == (a.best.ctx, a.best.load.fit.verdict,
+                                                                     a.best.load.fit.gpu_layers)
+    assert again.fit.devices == a.best.load.fit.devices
+    assert again.speed is not None and a.best.load.speed is not None
+    assert again.speed.tok_s == a.best.load.speed.tok_s
