@@ -3,7 +3,7 @@
 Two runnable zero-weight llamas (`tests/runnable_model.py`: 2 and 8 layers) on this machine, CPU only. For each
 model and ctx, every combination of the knobs `tune` searches that llama-completion takes — `-ctk/-ctv` f16 and q8_0
 (with `-fa on`, which a quantized V cache needs) × `-ub` 256, 512 and 1024 — is run (`-n 512`, one thread, the median
-of five runs): its decode tokens/s (llama.cpp's `eval time`) and its peak RSS (the child's own rusage). For the goals
+of five rounds, each running every combination once): its decode tokens/s (llama.cpp's `eval time`) and its peak RSS (the child's own rusage). For the goals
 `max-speed` and `least-memory` at that ctx, `tune` (on a hypothetical 8 GiB CPU-only machine) chooses one
 combination; its measured objective is compared with the sweep's best. `-np` and `--cache-ram` are llama-server's
 alone and stay at their defaults; `max-ctx` and `max-slots` are not measured here (a CPU-only run has no memory
@@ -62,15 +62,17 @@ def _once(argv: list[str], tries: int = 3) -> tuple[str, int]:
     raise SystemExit(f"no decode timing from {' '.join(argv)} (exit {child.returncode}):\n{text[-2000:]}")
 
 
-def _run(binary: Path, model: Path, ctx: int, kv: KVType, ubatch: int) -> tuple[float, int]:
-    """(decode tok/s, peak RSS bytes), the medians of REPEATS runs."""
-    speeds, peaks = [], []
+def _sweep(binary: Path, model: Path, ctx: int) -> dict[tuple[KVType, int], tuple[float, int]]:
+    """Every combination's (decode tok/s, peak RSS bytes), the medians of REPEATS rounds; each round runs every
+    combination once, so a swing in the machine's load falls on all of them alike."""
+    combos = [(kv, ub) for kv in (KVType.F16, KVType.Q8_0) for ub in UBATCHES]
+    runs: dict[tuple[KVType, int], list[tuple[float, int]]] = {c: [] for c in combos}
     for _ in range(REPEATS):
-        text, peak = _once([str(binary), "-m", str(model), "-c", str(ctx), *_flags(kv, ubatch), "-n", "512", "-p",
-                            "hello", "-no-cnv", "--temp", "0", "-t", "1", "--no-warmup", "--ignore-eos"])
-        speeds.append(float(EVAL.findall(text)[-1]))
-        peaks.append(peak)
-    return statistics.median(speeds), int(statistics.median(peaks))
+        for kv, ub in combos:
+            text, peak = _once([str(binary), "-m", str(model), "-c", str(ctx), *_flags(kv, ub), "-n", "512", "-p",
+                                "hello", "-no-cnv", "--temp", "0", "-t", "1", "--no-warmup", "--ignore-eos"])
+            runs[(kv, ub)].append((float(EVAL.findall(text)[-1]), peak))
+    return {c: (statistics.median(r[0] for r in rs), int(statistics.median(r[1] for r in rs))) for c, rs in runs.items()}
 
 
 def main() -> int:
@@ -87,7 +89,7 @@ def main() -> int:
             model = load_model(path)
             state = ExplorerState(model=model, machine=machine)
             for ctx in CTXS:
-                sweep = {(kv, ub): _run(binary, path, ctx, kv, ub) for kv in (KVType.F16, KVType.Q8_0) for ub in UBATCHES}
+                sweep = _sweep(binary, path, ctx)
                 for goal, index, better in ((Goal.MAX_SPEED, 0, max), (Goal.LEAST_MEMORY, 1, min)):
                     best = tune(model, state, goal, Constraints(min_ctx=ctx)).best
                     assert best is not None
