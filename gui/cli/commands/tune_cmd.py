@@ -28,7 +28,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--goal", required=True, choices=[g.value for g in Goal],
                    help="max-ctx: the longest context; max-speed: the fastest at --min-ctx; max-slots: the most "
                         "server slots of --min-ctx each; least-memory: the least memory at --min-ctx")
-    p.add_argument("--min-tok-s", type=float, default=0.0, metavar="X", help="decode speed floor, tokens/s (default 0)")
+    p.add_argument("--min-tok-s", type=float, default=0.0, metavar="X", help="decode speed floor, tokens/s: one stream, an empty cache, as fit's estimate (default 0)")
     p.add_argument("--min-ctx", type=ranged(CONTEXT), default=DEFAULT_CTX, metavar="N",
                    help=f"context floor (per slot for max-slots), {CONTEXT.text} (default {DEFAULT_CTX})")
     p.add_argument("--allow-q4-kv", action="store_true", help="let the search choose a q4_0 KV cache (costs quality)")
