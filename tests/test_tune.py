@@ -19,7 +19,9 @@ from gguf_budget.core.explorer.full_load import full_load
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.llama_words.reader import read_llama_args
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.explorer.tune import CTX_STEP, Constraints, Goal, TuneAnswer, tune
+from gguf_budget.core.explorer.tune import (
+    CTX_STEP, Constraints, Goal, Knobs, TuneAnswer, _fewest_cpu_moe, _Pricer, tune,
+)
 from gguf_budget.core.fit.slots import MAX_SLOTS
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
@@ -186,3 +188,21 @@ def test_the_printed_command_read_back_prices_the_same(name, goal, gpu, allow_q4
     assert again.fit.devices == a.best.load.fit.devices
     assert again.speed is not None and a.best.load.speed is not None
     assert again.speed.tok_s == a.best.load.speed.tok_s
+
+
+def test_experts_to_ram_win_speed_when_the_layers_do_not_fit_and_the_fewest_blocks_are_found():
+    """qwen3-30b-a3b on one 16 GiB GPU at 32k: the fastest answer keeps some blocks' experts in RAM (the 5080 story),
+    and the bisected N is the fewest that put every repeating layer on the GPU: one fewer leaves a layer off."""
+    name, ctx = "qwen3-30b-a3b-instruct-2507", 32768
+    a = tune(_model(name), _state(name, 64, 16), Goal.MAX_SPEED, Constraints(min_ctx=ctx))
+    assert a.best is not None and a.best.knobs.n_cpu_moe
+    plain = [u.candidate for u in a.runners_up if u.candidate.knobs.n_cpu_moe is None]
+    assert plain and a.best.tok_s > plain[0].tok_s
+    pricer = _Pricer(_model(name), _state(name, 64, 16), 0.0)
+    n = _fewest_cpu_moe(pricer, ctx, KVType.F16)
+    assert n is not None and 0 < n < _model(name).n_layer
+
+    def layers(k: int) -> int:
+        return pricer.price(Knobs(kv=KVType.F16, ubatch=512, n_cpu_moe=k, cache_ram_mib=None), ctx).load.fit.gpu_layers
+
+    assert layers(n) >= _model(name).n_layer > layers(n - 1)

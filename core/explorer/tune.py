@@ -1,10 +1,11 @@
 """What should I run: a goal-driven search over llama.cpp's settings, each candidate priced as the full load.
 
 Rule 1: a candidate is the person's state with some of llama.cpp's options replaced — `-ctk/-ctv` (f16, q8_0; q4_0
-        only when `allow_q4_kv`), `-ub` (256, 512, 1024), `--n-cpu-moe` (MoE models: not set, then a quarter, half,
-        three quarters and all of the blocks), `--cache-ram` (the server's default, or 0 for `least-memory`), `-np`
-        and `-c`. `-ngl` stays llama.cpp's own choice (auto): at an asked ctx `auto_fit` already gives up layers until
-        the ctx fits, so fewer layers are searched by the fit itself, and a fixed lower count never decodes faster.
+        only when `allow_q4_kv`), `-ub` (256, 512, 1024), `--n-cpu-moe` (MoE models: not set, the fewest blocks
+        that put every layer on the GPUs at the ctx floor, bisected per KV type, and a quarter, half, three
+        quarters and all), `--cache-ram` (the server's default, or 0 for `least-memory`), `-np` and `-c`.
+        `-ngl` stays llama.cpp's own choice (auto): at an asked ctx `auto_fit` already gives up layers until the ctx
+        fits, so fewer layers are searched by the fit itself, and a fixed lower count never decodes faster.
         `-fa` is left to llama.cpp (auto) for an f16 cache and set on for a quantized V cache, which needs it.
 Rule 2: every candidate is priced by `full_load` (fit + speed) — the one pricing path `fit` and the window use — and
         is admissible when its verdict is admitted and its decode (`SpeedEstimate.tok_s`, an empty cache) meets the
@@ -134,15 +135,37 @@ class TuneAnswer:
     priced: int
 
 
-def _knobs(model: ModelSpec, goal: Goal, allow_q4: bool) -> Iterator[Knobs]:
-    """Rule 1's candidates, defaults first."""
-    kvs = KV_CHOICES + ((KVType.Q4_0,) if allow_q4 else ())
+def _fewest_cpu_moe(p: _Pricer, ctx: int, kv: KVType) -> int | None:
+    """Rule 1: the fewest blocks whose experts go to RAM for every repeating layer to reach the GPUs at `ctx` with a
+    `kv` cache (-ub 512; the output layer may stay on the host), bisected — more blocks in RAM only free VRAM, so
+    "every layer fits" is monotone in N. None when 0 already does, or when all blocks in RAM still leave layers off."""
+    blocks = p.model.n_layer
+
+    def all_on_gpu(n: int) -> bool:
+        load = p.price(Knobs(kv=kv, ubatch=512, n_cpu_moe=n, cache_ram_mib=None), ctx).load
+        return load.fit.verdict.admitted and load.fit.gpu_layers >= blocks
+
+    if all_on_gpu(0) or not all_on_gpu(blocks):
+        return None
+    low, high = 0, blocks
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if all_on_gpu(mid) else (mid, high)
+    return high
+
+
+def _kv_types(allow_q4: bool) -> tuple[KVType, ...]:
+    return KV_CHOICES + ((KVType.Q4_0,) if allow_q4 else ())
+
+
+def _knobs(model: ModelSpec, goal: Goal, allow_q4: bool, fewest: dict[KVType, int | None]) -> Iterator[Knobs]:
+    """Rule 1's candidates, defaults first; `fewest` is `_fewest_cpu_moe`'s N per KV type (MoE models)."""
     blocks = model.n_layer
-    moes: tuple[int | None, ...] = (None,)
-    if model.is_moe and blocks:
-        moes += tuple(sorted({max(1, blocks * q // 4) for q in (1, 2, 3)} | {blocks}))
+    grid = {max(1, blocks * q // 4) for q in (1, 2, 3)} | {blocks} if model.is_moe and blocks else set()
     caches = (None, 0) if goal is Goal.LEAST_MEMORY else (None,)
-    for kv in kvs:
+    for kv in _kv_types(allow_q4):
+        found = fewest.get(kv)
+        moes: tuple[int | None, ...] = (None, *sorted(grid | ({found} if found is not None and grid else set())))
         for ubatch in UBATCHES:
             for moe in moes:
                 for cache in caches:
@@ -263,7 +286,10 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
     goal = Goal(goal)
     p = _Pricer(model, state, constraints.min_tok_s)
     ceiling = ctx_ceiling(model.context_length, state.ctx_cap)
-    knobs = list(_knobs(model, goal, constraints.allow_q4_kv))
+    floor_ctx = min(constraints.min_ctx, ceiling)
+    fewest = ({kv: _fewest_cpu_moe(p, floor_ctx, kv) for kv in _kv_types(constraints.allow_q4_kv)}
+              if model.is_moe and model.n_layer else {})
+    knobs = list(_knobs(model, goal, constraints.allow_q4_kv, fewest))
     found: list[Candidate] = []
     for k in knobs:
         sofar = max(found, key=lambda x: _key(goal, x)) if found else None
@@ -271,7 +297,6 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
         found += [cand] if cand is not None else []
     ranked = _distinct(sorted(found, key=lambda x: _key(goal, x), reverse=True))
     if not ranked:
-        floor_ctx = min(constraints.min_ctx, ceiling)
         return TuneAnswer(goal=goal, constraints=constraints, best=None, runners_up=(), notes=(),
                           binding=_binding(p, [p.price(k, floor_ctx) for k in knobs], constraints), priced=p.count)
     best = ranked[0]
