@@ -7,7 +7,7 @@ OTHER.gguf catalogue skeletons, LOG a recorded llama.cpp log, whose model — a 
 tests/recorded_models.py — sits where the log says it loaded it), optional `[…]` parts are left out,
 and a line a reader could not run here is excluded with its reason (EXCLUDED: each names the test
 that covers it instead). `a && b` lines are run segment by segment. Exit codes are the documented
-ones ("0 ok, 2 bad input, 3 plan impossible"; `fit` and `quants` exit 3 when nothing fits, which
+ones ("0 ok, 2 bad input, 3 plan impossible"; `fit`, `quants` and `tune` exit 3 when nothing fits, which
 depends on this machine); stderr never carries a traceback. The app's folders and HOME are private
 to the run (pip keeps the real HOME: its configuration lives there).
 """
@@ -47,7 +47,7 @@ EXCLUDED = {  # a segment's start → why it is not run here
 }
 WINDOW = ".venv/bin/gguf-budget"  # alone, it opens the window and waits for a person: tests/test_gui_launch.py
 SETUP = ("python3 -m venv", ".venv/bin/pip ")
-EXITS = {"fit": {0, 3}, "plan": {0, 3}, "quants": {0, 3}}
+EXITS = {"fit": {0, 3}, "plan": {0, 3}, "quants": {0, 3}, "tune": {0, 3}}
 
 
 def sh_lines(text: str) -> list[str]:

@@ -33,6 +33,9 @@ COMMANDS: dict[str, Command] = {
                                   "pinned"),
     "fit": Command("fit_cmd", "estimate whether a model fits this machine's RAM and VRAM (or a hypothetical one), and "
                               "the GPU layer split"),
+    "tune": Command("tune_cmd", "search llama.cpp's settings for a goal (longest context at a speed floor, fastest, "
+                                "most slots, least memory) and print one command, its memory and speed, and the "
+                                "runners-up"),
     "hw": Command("hw_cmd", "show this machine's RAM, container memory limit and GPUs (NVIDIA, AMD, Intel, Apple) as "
                             "the fit estimate sees them, and the RAM bandwidth and compute rate the speed estimates "
                             "use"),
