@@ -169,13 +169,13 @@ ARGS = {"evidence": ["run.log"], "hw": [], "library": []}
 
 
 @pytest.mark.parametrize("command", ["inspect", "plan", "sweep", "fit", "hw", "quants", "library", "evidence",
-                                     "measure"])
+                                     "measure", "tune"])
 def test_ctrl_c_in_any_command_is_one_line_exit_130(command):
     from gguf_budget.gui.cli.commands import COMMANDS
     from gguf_budget.resources import demo_model_path
 
     assert command in COMMANDS
-    args = ARGS.get(command, [str(demo_model_path())])
+    args = ARGS.get(command, [str(demo_model_path())]) + (["--goal", "max-ctx"] if command == "tune" else [])
     done = subprocess.run([sys.executable, "-c", INTERRUPT_DURING_RUN, command, *args], capture_output=True, text=True,
                           timeout=LIMIT_S, preexec_fn=interruptible)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "gguf-budget: interrupted\n")

@@ -145,6 +145,8 @@ WRITERS = {
     "gui/cli/commands/library_cmd.py": "a CLI run is a session of one question, with no window",
     "gui/cli/commands/quants_cmd.py": "a CLI run is a session of one question, with no window",
     "gui/cli/commands/measure_cmd.py": "a CLI run is a session of one question, with no window",
+    "core/explorer/tune.py": "a what-if state per candidate setting, priced and never published",
+    "gui/cli/commands/tune_cmd.py": "a CLI run is a session of one question, with no window",
 }
 """The modules that make or replace an `ExplorerState` with fields set, and why; a window or dock is never one."""
 
