@@ -11,19 +11,23 @@ Rule 3: the command is the program's the full load is for (`llama_words.programs
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
 from gguf_budget.core.fit.types import FitEstimate
-from gguf_budget.core.llama_words.programs import ProgramCommand, for_program
 from gguf_budget.core.views.remote_command import runnable
+
+if TYPE_CHECKING:  # the option table and its reader: only when a command is printed for another program
+    from gguf_budget.core.llama_words.programs import ProgramCommand
 
 REALISES = {"layers": "the layer split above", "n_cpu_moe": "the MoE expert offload (--n-cpu-moe)"}
 
 
 def program_command(c: RunCommand, runtime: Runtime) -> ProgramCommand:
-    """Rule 3: what to run for `runtime`."""
+    """Rule 3: what to run for `runtime` (the option table is read only when a command is printed)."""
+    from gguf_budget.core.llama_words.programs import for_program
+
     return for_program((runnable(c) or c).argv, runtime)
 
 
