@@ -47,3 +47,19 @@ def model(gguf_file: Callable[..., Path]) -> Callable[..., ModelSpec]:
         return load_model(gguf_file(desc, mode, **kw))
 
     return make
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every header the scan reads in this process, by file name."""
+    import gguf_budget.core.gguf.shards as shards_module
+
+    seen: list[str] = []
+    real = shards_module.read_header
+
+    def counted(path: str, *args, **kwargs):
+        seen.append(Path(path).name)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(shards_module, "read_header", counted)
+    return seen

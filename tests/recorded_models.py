@@ -49,3 +49,12 @@ def write_recorded_models(folder: Path) -> dict[str, Path]:
 
 def load_recorded_models(folder: Path) -> dict[str, ModelSpec]:
     return {key: load_model(path) for key, path in write_recorded_models(folder).items()}
+
+
+def load_run_models(folder: Path) -> dict[str, ModelSpec]:
+    """Both skeletons and the zero-weight Llama-3.1-8B-shaped file of tests/data/llamacpp-runs (`llama8b`)."""
+    from runnable_model import write_llama31_8b_q4_k_m
+
+    out = load_recorded_models(folder)
+    out["llama8b"] = load_model(write_llama31_8b_q4_k_m(folder / "llama31-8b-shaped-q4_k_m.gguf"))
+    return out

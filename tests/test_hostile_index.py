@@ -22,7 +22,6 @@ from hostile_headers import BASE, MOE_BASE, duplicates, hostile_overrides, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import gguf_budget.core.gguf.shards as shards_module
 from gguf_budget.core.errors import ModelLoadError
 from gguf_budget.core.gguf.header import read_header
 from gguf_budget.core.gguf.kept import keep, read_kept
@@ -46,18 +45,6 @@ def folder(tmp_path: Path) -> Path:
     (top / "junk.gguf").write_bytes(b"not a GGUF file" * 20)
     return top
 
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    real = shards_module.read_header
-
-    def counted(path: str, *args, **kwargs):
-        seen.append(Path(path).name)
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(shards_module, "read_header", counted)
-    return seen
 
 
 def judge(spec) -> Assessment:

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from gguf_factory import ArchDesc, write_gguf
 
-import gguf_budget.core.gguf.shards as shards_module
 from gguf_budget.core.library import index as index_module
 from gguf_budget.core.library.index import index_file, load_index
 from gguf_budget.core.library.scan import scan
@@ -35,19 +34,6 @@ def folder(tmp_path: Path) -> Path:
     os.symlink(top / "gone.bin", top / "broken.gguf")
     return top
 
-
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every header the scan reads in this process, by path."""
-    seen: list[str] = []
-    real = shards_module.read_header
-
-    def counted(path: str, *args, **kwargs):
-        seen.append(Path(path).name)
-        return real(path, *args, **kwargs)
-
-    monkeypatch.setattr(shards_module, "read_header", counted)
-    return seen
 
 
 def scanned(folder: Path, assess=lambda spec: spec.n_layer, **kw):

@@ -13,8 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recorded_models import LOGS, load_recorded_models, model_of
-from runnable_model import write_llama31_8b_q4_k_m
+from recorded_models import LOGS, load_run_models, model_of
 
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
@@ -34,10 +33,7 @@ ROOMY = 1 << 50
 
 @pytest.fixture(scope="module")
 def specs(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("asked")
-    out = load_recorded_models(folder)
-    out["llama8b"] = load_model(write_llama31_8b_q4_k_m(folder / "llama31-8b-shaped-q4_k_m.gguf"))
-    return out
+    return load_run_models(tmp_path_factory.mktemp("asked"))
 
 
 def _asked(specs, name: str):

@@ -17,8 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from recorded_models import LOGS, load_recorded_models, model_of
-from runnable_model import write_llama31_8b_q4_k_m
+from recorded_models import LOGS, load_run_models, model_of
 
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
@@ -27,7 +26,6 @@ from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
 from gguf_budget.core.fit.runtime_memory import PROCESS_PER_TOKEN, PROFILES
 from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime
 from gguf_budget.core.machine.snapshot import hypothetical_machine
-from gguf_budget.core.model.loader import load_model
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -51,10 +49,7 @@ def _folder(name: str) -> Path:
 
 @pytest.fixture(scope="module")
 def specs(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("recorded")
-    out = load_recorded_models(folder)
-    out["llama8b"] = load_model(write_llama31_8b_q4_k_m(folder / "llama31-8b-shaped-q4_k_m.gguf"))
-    return out
+    return load_run_models(tmp_path_factory.mktemp("recorded"))
 
 
 def _compare(specs, name: str):
