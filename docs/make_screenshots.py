@@ -1,8 +1,8 @@
-"""Regenerate the README's screenshots with the app's own `--screenshot` mode.
+"""Regenerate the screenshots of the README and the manual (docs/) with the app's own `--screenshot` mode.
 
 A model opens at this machine's usable RAM (available − the host reserve), so a picture taken without
 `--budget` shows what the window shows here; the ones below that need another budget to show something
-set it explicitly, and the README's captions say so.
+set it explicitly, and their captions say so.
 
 - docs/screenshot.png: the bundled Llama-3.1-8B-Instruct Q4_K_M skeleton under a 6 GiB budget
   (`--budget 6G`: auto ctx, speed first: every layer pinned, ctx grown as far as they all stay pinned).

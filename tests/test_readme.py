@@ -1,5 +1,6 @@
-"""The README is true: its contents list points at its sections, it lists every benchmark, and every
-command line in its `sh` blocks runs as written in a fresh venv of a fresh copy of the checkout.
+"""The README and the manual in docs/ are true: the README's contents list points at its sections, every
+page is short enough to read (≤ 300 lines), the manual lists every benchmark, and every command line in
+their `sh` blocks runs as written in a fresh venv of a fresh copy of the checkout.
 
 A command line is run the way a reader would type it (through bash, in the copy's root), after
 three changes a reader makes too: placeholders become the repository's own files (MODEL.gguf and
@@ -25,6 +26,9 @@ from recorded_models import write_recorded_models
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+MANUAL = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+MOST_LINES = 300
 
 SUBSTITUTIONS = (
     ("MODEL.gguf|--catalog NAME", "MODEL.gguf"),
@@ -101,7 +105,7 @@ def excluded(segment: str) -> str | None:
 
 
 def segments() -> list[str]:
-    return [s.strip() for line in sh_lines(README) for s in line.split("&&")]
+    return [s.strip() for line in sh_lines(MANUAL) for s in line.split("&&")]
 
 
 RUN = [runnable(s) for s in segments() if excluded(runnable(s)) is None]
@@ -123,7 +127,17 @@ def test_the_contents_list_points_at_every_section():
 
 def test_every_benchmark_script_is_listed():
     scripts = {p.name for p in (ROOT / "benchmarks").glob("*.py")}
-    assert scripts and all(f"benchmarks/{name}" in README for name in scripts)
+    assert scripts and all(f"benchmarks/{name}" in MANUAL for name in scripts)
+
+
+def test_every_page_reads_in_one_sitting():
+    long = {page.name: n for page in PAGES if (n := len(page.read_text(encoding="utf-8").splitlines())) > MOST_LINES}
+    assert not long, f"pages over {MOST_LINES} lines: {long}"
+
+
+def test_every_page_the_readme_links_exists():
+    linked = re.findall(r"\]\((docs/[^)#]+)", README)
+    assert linked and all((ROOT / name).is_file() for name in linked)
 
 
 def test_every_exclusion_names_a_readme_line_and_no_line_is_left_unclassified():

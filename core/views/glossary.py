@@ -1,7 +1,7 @@
-"""The glossary: every term the screens, the reports and the README use, defined in plain words.
+"""The glossary: every term the screens, the reports and the manual use, defined in plain words.
 
-Rule 1: one text for every reader: Help ▸ Glossary shows `glossary_markdown()`, and the README's
-        Glossary section is the same Markdown (a test keeps them equal).
+Rule 1: one text for every reader: Help ▸ Glossary shows `glossary_markdown()`, and docs/glossary.md
+        is the same Markdown (a test keeps them equal).
 Rule 2: a ledger line's entry is that line's tooltip (`ledger_names.LINE_NAMES`), so the chart,
         the reports and the glossary say one thing; the Quants rule is `RECOMMENDED_RULE`.
 Rule 3: terms are listed alphabetically (case-insensitive), each once.

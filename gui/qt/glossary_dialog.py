@@ -1,7 +1,7 @@
 """Help ▸ Glossary: every term the screens use, in plain words.
 
-Rule 1: the text is the core's (`core.views.glossary.glossary_markdown`), the same Markdown the
-        README's Glossary section holds; the dialog only renders it.
+Rule 1: the text is the core's (`core.views.glossary.glossary_markdown`), the same Markdown
+        docs/glossary.md holds; the dialog only renders it.
 Rule 2: one dialog per window: the action raises the open one instead of stacking copies; a
         filter box narrows the list to the core's `matching` terms.
 """
