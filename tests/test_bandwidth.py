@@ -10,6 +10,7 @@ import time
 import pytest
 from gguf_factory import ArchDesc, write_gguf
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.bandwidth import (
     DEFAULT_DISK, DEFAULT_RAM, DEFAULT_VRAM, Bandwidth, Bandwidths, BandwidthSource, ComputeRate, for_machine,
     typed_bandwidth, with_typed,
@@ -30,7 +31,7 @@ MiB = 1 << 20
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True])
 def test_a_bandwidth_must_be_positive_whole_bytes(bad):
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(RequestError, match="positive"):
         Bandwidth(bad, BandwidthSource.TYPED, "x")
 
 

@@ -12,6 +12,7 @@ from gguf.constants import GGMLQuantizationType as T
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, load_model, plan_memory
 from gguf_budget.core.fit.types import FitVerdict
@@ -201,13 +202,13 @@ def test_catalogue_is_small_and_covers_the_required_kinds():
 
 def test_find_entry_is_case_insensitive_and_names_the_choices():
     assert find_entry(" Gemma-3-4B-it ") is ENTRIES["gemma-3-4b-it"]
-    with pytest.raises(ValueError, match="choose one of: llama-3.2-1b-instruct, .*lfm2-1.2b"):
+    with pytest.raises(RequestError, match="choose one of: llama-3.2-1b-instruct, .*lfm2-1.2b"):
         find_entry("llama-2-7b")
 
 
 @pytest.mark.parametrize("name, size", [("Has Space", 1), ("UPPER", 1), ("ok", 0)])
 def test_entries_validate_on_construction(name, size):
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         CatalogueEntry(name=name, title="t", kind="dense", quant="Q4_K_M", config_repo="a/b",
                        published_file_bytes=size, published_source="s")
 

@@ -8,6 +8,7 @@ import pytest
 from gguf_factory import ArchDesc, write_gguf
 from hostile_support import assert_one_line_exit_2, run_cli
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.ranges import BUDGET, BUFFERS, CONTEXT, GPU_COUNT, GPU_LAYERS, MEMORY, Range
 from gguf_budget.gui.cli import main
 
@@ -63,5 +64,5 @@ def test_help_states_the_ranges(capsys):
 def test_each_range_is_closed_and_refuses_what_is_not_a_whole_number(limits: Range):
     assert limits.check(limits.low) == limits.low and limits.check(limits.high) == limits.high
     for bad in (limits.low - 1, limits.high + 1, True, 1.0, "1", None):
-        with pytest.raises(ValueError, match=f"^{limits.what} must be from "):
+        with pytest.raises(RequestError, match=f"^{limits.what} must be from "):
             limits.check(bad)

@@ -11,6 +11,7 @@ from gguf_factory import ArchDesc, write_gguf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core import load_model
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.runtime_types import EngineSettings, SplitMode
@@ -93,7 +94,7 @@ def test_reserves_are_editable_per_device(spec):
     assert [d.reserve for d in default.devices] == [6 * GiB, 3 * GiB // 2, 0, 0]
     edited = estimate_fit(spec, machine, FitRequest(ctx=256, reserves=Reserves(per_gpu=(0, GiB))))
     assert [d.reserve for d in edited.devices] == [6 * GiB, 0, GiB, 0]  # entries win; GPU 2 keeps 0
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         Reserves(per_gpu=(-1,))
 
 
@@ -112,7 +113,7 @@ def test_a_user_tensor_split_moves_layers_as_llama_cpp_does(spec):
 
 @pytest.mark.parametrize("split", [(), (-1.0,), (float("nan"), 1.0), (1.0,) * 16])
 def test_bad_tensor_splits_are_refused(split):
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         FitRequest(tensor_split=split)
 
 

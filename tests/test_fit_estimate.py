@@ -16,6 +16,7 @@ import pytest
 from gguf_factory import ArchDesc
 from gguf.constants import GGMLQuantizationType as T
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine, snapshot_from_readings
@@ -175,9 +176,9 @@ def test_requests_beyond_the_model_are_clamped_and_noted(model):
 
 @pytest.mark.parametrize("kwargs", [dict(ctx=0), dict(gpu_layers=-1), dict(kv_type="q3_k")])
 def test_bad_requests_are_refused(kwargs):
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         FitRequest(**kwargs)
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         Reserves(host=-1)
 
 

@@ -13,6 +13,7 @@ import pytest
 from gguf.constants import GGMLQuantizationType as T
 from gguf_factory import ArchDesc, SSMDesc
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.gguf.header import SkippedArray, SkippedString, read_header
 from gguf_budget.core.machine.drm import DrmCardReading
@@ -125,7 +126,7 @@ def _roles_plus(spec, il: int, extra: int):
 ], ids=["layers", "layer-bytes", "n-layer", "file-bytes", "state", "roles", "bytes", "globals"])
 def test_a_spec_refuses_to_be_inconsistent(model, change, message):
     spec = model(ArchDesc())
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(RequestError, match=message):
         dataclasses.replace(spec, **change(spec))
 
 

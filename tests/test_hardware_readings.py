@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.gpu import Vendor
 from gguf_budget.core.machine.snapshot import (
     NO_DEVICES,
@@ -166,7 +167,7 @@ def test_a_hypothetical_machine_is_labelled_and_shaped_as_typed():
      dict(host_available=8, gpu_count=1, gpu_total=4, gpu_free=5)],
 )
 def test_an_impossible_hypothetical_machine_is_refused(kwargs):
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         hypothetical_machine(**kwargs)
 
 
@@ -183,16 +184,16 @@ def test_what_if_replaces_only_the_figures_given():
 
 
 def test_records_refuse_inconsistent_figures():
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         GpuInfo(index=0, name="x", total=10, free=11, used=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         GpuInfo(index=0, name="x", total=None, free=None, used=None, bandwidth=-1)
     assert GpuInfo(index=0, name="x", total=None, free=None, used=None).budget is None and GpuInfo(
         index=0, name="x", total=8, free=None, used=None,
     ).budget == 8
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         HardwareSnapshot(captured_at=0.0, host_total=10, host_available=11, cgroup_limit=None, gpus=(), gpu_error=None,
                          source="probe")
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         HardwareSnapshot(captured_at=0.0, host_total=10, host_available=5, cgroup_limit=None, gpus=(), gpu_error=None,
                          source="guess")

@@ -16,7 +16,7 @@ import pytest
 from gguf_factory import ArchDesc, write_gguf
 from hostile_support import assert_one_line_exit_2, make_fifo, run_cli
 
-from gguf_budget.core.errors import UnreadableFile
+from gguf_budget.core.errors import RequestError, UnreadableFile
 from gguf_budget.core.library import scan as scan_module
 from gguf_budget.core.library.config import ASIDE_SUFFIX, add_folder, read_folders
 from gguf_budget.core.library.scan import candidates, scan
@@ -155,7 +155,7 @@ def test_add_with_an_empty_name_is_refused_not_the_current_folder(tmp_path):
         result = library_cli(tmp_path / "home", tmp_path / "config", "--add", name)
         assert_one_line_exit_2(result, "folder name is empty")
     assert read_folders(tmp_path / "config" / "library.json") == ()
-    with pytest.raises(ValueError, match="cannot be empty"):
+    with pytest.raises(RequestError, match="cannot be empty"):
         add_folder("", tmp_path / "config" / "library.json")
 
 

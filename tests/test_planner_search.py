@@ -11,6 +11,7 @@ import dataclasses
 import pytest
 from gguf_factory import ArchDesc
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, PlanError, budget_thresholds, plan_memory, plan_text
@@ -37,7 +38,7 @@ def cheapest(ctx: int) -> int:
     ({"force": "yes"}, "force"),
 ])
 def test_nonsense_requests_are_refused_on_construction(kwargs, message):
-    with pytest.raises(ValueError, match=message) as info:
+    with pytest.raises(RequestError, match=message) as info:
         BudgetRequest(**kwargs)
     assert "\n" not in str(info.value)
 

@@ -7,6 +7,7 @@ from gguf_factory import ArchDesc, write_gguf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import (BudgetRequest, budget_range, budget_thresholds, load_model, plan_memory, sweep_budgets,
                               sweep_dict, sweep_text)
@@ -57,7 +58,7 @@ def test_dict_and_text_carry_the_rows_and_thresholds(untied):
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5])
 def test_a_sweep_budget_must_be_a_real_budget(untied, bad):
-    with pytest.raises(ValueError, match="budgets"):
+    with pytest.raises(RequestError, match="budgets"):
         sweep_budgets(untied, [MiB, bad], BudgetRequest())
 
 
@@ -81,6 +82,6 @@ def test_budget_range_lists_from_to_inclusive(text, budgets):
     ("a:b:c", "not a size"),
 ])
 def test_budget_range_refuses_nonsense_in_one_line(text, message):
-    with pytest.raises(ValueError, match=message) as info:
+    with pytest.raises(RequestError, match=message) as info:
         budget_range(text)
     assert "\n" not in str(info.value)

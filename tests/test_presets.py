@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
 from gguf_budget.core.machine.presets import (
     PRESETS, find_preset, parse_presets, preset_gpus, preset_machine, spec_bandwidth,
@@ -31,7 +32,7 @@ def test_the_table_holds_the_common_gpus_and_machines(name, memory, bandwidth):
 
 def test_names_are_found_whatever_their_case_and_spacing():
     assert find_preset("  rtx   4090 ").name == "RTX 4090"
-    with pytest.raises(ValueError, match="choose one of: RTX 2070, RTX 3060"):
+    with pytest.raises(RequestError, match="choose one of: RTX 2070, RTX 3060"):
         find_preset("GTX 1080")
     assert len({p.name.lower() for p in PRESETS}) == len(PRESETS)
 
@@ -51,11 +52,11 @@ def test_machine_presets_follow_their_machines_rules():
     ryzen = preset_machine(find_preset("Ryzen AI Max+ 395 128GB"))  # 96 GB carve-out: VRAM, not host RAM
     assert (ryzen.host_total, ryzen.gpus[0].total, ryzen.gpus[0].memory, ryzen.gpus[0].integrated) == (
         32 * GiB, 96 * GiB, GpuMemory.VRAM, True)
-    with pytest.raises(ValueError, match="is a GPU, not a machine"):
+    with pytest.raises(RequestError, match="is a GPU, not a machine"):
         preset_machine(find_preset("RTX 4090"))
-    with pytest.raises(ValueError, match="name it alone"):
+    with pytest.raises(RequestError, match="name it alone"):
         parse_presets("M4 Max 128GB,RTX 4090")
-    with pytest.raises(ValueError, match="name a preset"):
+    with pytest.raises(RequestError, match="name a preset"):
         parse_presets(" , ")
 
 

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 from gguf_factory import ArchDesc
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.auto_ctx import FitCtxReason
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
@@ -145,7 +146,7 @@ def test_columns_sort_by_their_numbers(ladder70b):
 
 
 def test_a_bad_ctx_is_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(RequestError):
         LadderRequest(ctx=0)
 
 

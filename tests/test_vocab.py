@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.types import FitRequest, FitVerdict
 from gguf_budget.core.model.kv import KV_TYPES, KVType
 from gguf_budget.core.model.roles import BLOCK_ROLES, TensorRole, block_role, global_role
@@ -36,7 +37,7 @@ def test_a_word_prints_compares_and_serialises_as_its_string(word: TextEnum, tex
 
 def test_a_layer_kind_from_a_plain_string_becomes_the_word():
     assert LayerAttention("swa", 8, 1, 64, 64, 1024).kind is LayerKind.SWA
-    with pytest.raises(ValueError, match="'sliding'"):
+    with pytest.raises(RequestError, match="'sliding'"):
         LayerAttention("sliding", 8, 1, 64, 64, 1024)
 
 

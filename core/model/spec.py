@@ -90,7 +90,11 @@ class LayerAttention:
     window: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", LayerKind(self.kind))  # a plain "swa" becomes the word
+        try:
+            kind = LayerKind(self.kind)  # a plain "swa" becomes the word
+        except ValueError:
+            raise RequestError(f"LayerAttention.kind {self.kind!r} is not one of {', '.join(LayerKind)}") from None
+        object.__setattr__(self, "kind", kind)
 
 
 @dataclass(frozen=True)
