@@ -116,8 +116,8 @@ def wait_until(app: QApplication, done: Callable[[], bool], what: str) -> None:
 
 def open_model(app: QApplication, window: MainWindow, path: Path) -> None:
     window.open_path(str(path))
-    wait_until(app, lambda: window.current_model() is not None and window.current_model().path == str(path)
-               and window.current_fit() is not None and not window.plan_pending(), f"opening {path.name}")
+    wait_until(app, lambda: window.session.state.model is not None and window.session.state.model.path == str(path)
+               and window.session.view.fit is not None and not window.plan_pending(), f"opening {path.name}")
 
 
 def sweep_values(slider: QSlider, ticks: int) -> list[int]:

@@ -112,7 +112,7 @@ def open_model(qtbot, window: MainWindow, path: Path | str) -> ModelSpec:
     """Open and wait for the plan to be on screen; fails if the load fails."""
     with qtbot.assertNotEmitted(window.loadFailed), qtbot.waitSignal(window.modelLoaded, timeout=10000):
         window.open_path(str(path))
-    model = window.current_model()
+    model = window.session.state.model
     assert model is not None
     return model
 

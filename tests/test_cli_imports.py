@@ -111,7 +111,7 @@ window.modelLoaded.connect(loop.quit)
 window.show()
 window.open_path(str(demo_model_path()))
 loop.exec()
-while window.current_plan() is None or window.plan_pending():
+while window.session.view.plan is None or window.plan_pending():
     QApplication.processEvents()
 QApplication.processEvents()
 assert window.body.plan.chart.isVisible()

@@ -18,7 +18,7 @@ from gguf_budget.gui.qt.main_window import MainWindow
 def loaded(qtbot, make_window, write_model) -> MainWindow:
     window = make_window()
     open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: window.snapshot() is not None)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None)
     settle(qtbot, window)
     return window
 
@@ -34,11 +34,11 @@ def type_budget(qtbot, window: MainWindow, text: str) -> None:
 
 def slider_state(window: MainWindow) -> tuple[int, int, int, int, int]:
     s = child(window, "budgetSlider")
-    return s.minimum(), s.maximum(), s.singleStep(), s.value(), window.state().budget
+    return s.minimum(), s.maximum(), s.singleStep(), s.value(), window.session.state.budget
 
 
 def test_the_span_runs_from_below_the_minimum_to_the_machines_total_ram(loaded):
-    model, slider = loaded.current_model(), child(loaded, "budgetSlider")
+    model, slider = loaded.session.state.model, child(loaded, "budgetSlider")
     assert slider.minimum() * MIB < budget_thresholds(model, BudgetRequest(ctx=128, n_buffers=1))[0]
     assert slider.maximum() * MIB >= small_machine().host_total == 64 * GIB
     span = budget_span(model, small_machine().host_total)
@@ -58,27 +58,27 @@ def test_moving_ctx_or_a_knob_neither_rescales_the_slider_nor_moves_the_budget(q
     child(loaded, "kvType").setCurrentText("f32")
     child(loaded, "buffersSpin").setValue(5)
     settle(qtbot, loaded)
-    assert slider_state(loaded) == before and loaded.current_plan().budget.limit == 70 * MIB
+    assert slider_state(loaded) == before and loaded.session.view.plan.budget.limit == 70 * MIB
 
 
 def test_typing_0_means_unlimited_as_on_the_command_line_and_the_budget_comes_back(qtbot, loaded):
     type_budget(qtbot, loaded, "80M")
     type_budget(qtbot, loaded, "0")
     assert child(loaded, "budgetUnlimited").isChecked() and not child(loaded, "budgetError").isVisible()
-    assert loaded.request().budget.is_unlimited and child(loaded, "banner").property("state") == "unlimited"
-    assert loaded.current_plan() == plan_memory(loaded.current_model(), BudgetRequest(budget=Budget.unlimited()))
+    assert loaded.session.state.request().budget.is_unlimited and child(loaded, "banner").property("state") == "unlimited"
+    assert loaded.session.view.plan == plan_memory(loaded.session.state.model, BudgetRequest(budget=Budget.unlimited()))
     child(loaded, "budgetUnlimited").setChecked(False)
     settle(qtbot, loaded)
-    assert loaded.request().budget == Budget.of(80 * MIB) and child(loaded, "budgetEdit").text() == "80.00 MiB"
+    assert loaded.session.state.request().budget == Budget.of(80 * MIB) and child(loaded, "budgetEdit").text() == "80.00 MiB"
 
 
 def test_a_decimal_looking_unit_is_read_as_binary_and_the_window_says_so_in_the_clis_words(qtbot, loaded):
     type_budget(qtbot, loaded, "5000MB")
     note = child(loaded, "budgetNote")
-    assert loaded.request().budget == Budget.of(5000 * MIB)
+    assert loaded.session.state.request().budget == Budget.of(5000 * MIB)
     assert note.isVisible() and note.text() == binary_unit_note("5000MB")
     type_budget(qtbot, loaded, "96M")
-    assert not note.isVisible() and loaded.request().budget == Budget.of(96 * MIB)
+    assert not note.isVisible() and loaded.session.state.request().budget == Budget.of(96 * MIB)
 
 
 def test_an_invalid_entry_shows_its_error_without_moving_the_layout(qtbot, loaded):

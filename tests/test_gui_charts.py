@@ -93,7 +93,7 @@ def test_zoom_to_the_plan_turns_a_sliver_into_a_bar(qtbot, make_window, write_mo
     open_model(qtbot, window, write_model())
     window.apply_request(budget=Budget.of(64 << 30))
     chart = child(window, "ledgerChart")
-    total = window.current_plan().total
+    total = window.session.view.plan.total
     assert chart.top() >= 64 << 30  # the plan is a sliver under the budget
     child(window, "ledgerZoom").setChecked(True)
     top = chart.top()

@@ -22,7 +22,7 @@ def fail_to_open(qtbot, window: MainWindow, path: str) -> None:
 @pytest.fixture
 def failed_first(qtbot, make_window, tmp_path) -> MainWindow:
     window = make_window()
-    qtbot.waitUntil(lambda: window.snapshot() is not None)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None)
     fail_to_open(qtbot, window, str(tmp_path / "missing.gguf"))
     return window
 

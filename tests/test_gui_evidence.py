@@ -55,7 +55,7 @@ def test_without_evidence_the_claim_says_none_and_there_is_no_measured_bar(qtbot
     window_app = make_explorer()
     window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
-    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    qtbot.waitUntil(lambda: window.session.view.fit is not None)
     assert window_app.evidence.evidence() is None
     assert claim(window).startswith("none")
     assert child(window, "measuredRow").text() == NOT_MEASURED
@@ -67,7 +67,7 @@ def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_explor
     window_app = make_explorer()
     window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
-    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    qtbot.waitUntil(lambda: window.session.view.fit is not None)
     evidence = imported(qtbot, window_app, SMOLLM2_LOG)
     chart = window.body.plan.chart
     label, items = chart._columns[2]
@@ -82,7 +82,7 @@ def test_an_imported_log_fills_the_measured_bar_row_and_claim(qtbot, make_explor
     assert {line for line, n in items if n} <= set(chart.legend_lines())
     assert heights["Measured: repacked weights"] == 0 and "Measured: repacked weights" not in chart.legend_lines()
     text = claim(window)
-    assert text == evidence_claim(evidence) == window.current_fit().claims.runtime_evidence
+    assert text == evidence_claim(evidence) == window.session.view.fit.claims.runtime_evidence
     assert "imported from smollm2-135m-instruct-q4_1_ctx2048_f16.log" in text and "ctx 2,048" in text
     assert "llama.cpp b1-0c1e570" in text and "peak RSS" in text
     assert child(window, "measuredRow").text().startswith(measured_summary(evidence))
@@ -94,10 +94,10 @@ def test_the_measured_row_sets_the_runs_timings_beside_the_estimates_at_its_sett
     window_app = make_explorer()
     window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
-    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    qtbot.waitUntil(lambda: window.session.view.fit is not None)
     evidence = imported(qtbot, window_app, SMOLLM2_LOG)
     text = child(window, "measuredRow").text()
-    beside = speed_beside(compare(evidence.log, window.state().model, window.state().bandwidths))
+    beside = speed_beside(compare(evidence.log, window.session.state.model, window.session.state.bandwidths))
     assert text == f"{measured_summary(evidence)} — {beside}"
     assert "decode 94.0 tok/s" in text and "estimated at its settings: decode ≈ " in text
     assert "; prefill ≈ " in text and text.endswith("% of it")
@@ -115,7 +115,7 @@ def test_an_imported_run_calibrates_once_adopted_and_the_reset_goes_back_to_the_
     qtbot.waitUntil(window.bandwidths_measured, timeout=20000)
     with qtbot.waitSignal(window.bandwidthsMeasured, timeout=20000):
         imported(qtbot, window_app, SMOLLM2_LOG)
-    assert window.current_speed().calibration == DEFAULT_CALIBRATION  # an imported log's machine is not known
+    assert window.session.view.plan_speed.calibration == DEFAULT_CALIBRATION  # an imported log's machine is not known
     child(window, "calibrationAction").trigger()
     dialog = child(window, "calibrationDialog")
     table = child(dialog, "calibrationTable")
@@ -124,11 +124,11 @@ def test_an_imported_run_calibrates_once_adopted_and_the_reset_goes_back_to_the_
     assert [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())] == list(HEADERS)
     with qtbot.waitSignal(window.bandwidthsMeasured, timeout=20000):
         child(dialog, "adoptImported").click()
-    assert window.current_speed().calibration.runs == 1
+    assert window.session.view.plan_speed.calibration.runs == 1
     assert "calibrated on 1 run on this machine" in child(window, "banner").text()
     with qtbot.waitSignal(window.bandwidthsMeasured, timeout=20000):
         child(window, "resetCalibrationAction").trigger()
-    assert window.current_speed().calibration == DEFAULT_CALIBRATION
+    assert window.session.view.plan_speed.calibration == DEFAULT_CALIBRATION
     assert not any("run (" in table.item(r, 1).text() for r in range(table.rowCount()))  # redrawn: no run kept
     dialog.close()
 
@@ -209,7 +209,7 @@ def test_the_measured_bar_says_its_runs_ctx_beside_a_plan_at_another_ctx(qtbot, 
     window = window_app.window
     open_model(qtbot, window, write_model(SMOLLM2, "smollm2.gguf"))
     window.apply_request(ctx=8192)
-    qtbot.waitUntil(lambda: window.current_plan() is not None and window.current_plan().ctx == 8192)
+    qtbot.waitUntil(lambda: window.session.view.plan is not None and window.session.view.plan.ctx == 8192)
     imported(qtbot, window_app, SMOLLM2_LOG)
     chart = window.body.plan.chart
     labels = [label for label, _ in chart._columns]

@@ -80,7 +80,7 @@ def test_a_probe_bug_is_said_on_the_panel_and_refresh_works_again(qtbot, make_wi
     window = make_window(probe_backend=lambda: [][0])
     qtbot.waitUntil(lambda: child(window, "refreshHardware").isEnabled(), timeout=10000)
     assert child(window, "snapshotAge").text() == "Probe failed: internal error: IndexError: list index out of range"
-    assert window.snapshot() is None
+    assert window.session.state.machine is None
     assert "IndexError" in log_file.read_text(encoding="utf-8")
 
 

@@ -27,8 +27,8 @@ def here(machine):
 
 def expected_fit(window, snapshot, **kw):
     """The full load `fit` gives for the window's model and knobs (no ctx asked: llama.cpp's default ctx)."""
-    request = FitRequest(kv_type=window.request().kv_type, **kw)
-    return auto_fit(window.current_model(), snapshot, request).fit
+    request = FitRequest(kv_type=window.session.state.request().kv_type, **kw)
+    return auto_fit(window.session.state.model, snapshot, request).fit
 
 
 def test_two_gpu_presets_get_a_bar_each_showing_their_layers(qtbot, make_window, write_model):
@@ -37,10 +37,10 @@ def test_two_gpu_presets_get_a_bar_each_showing_their_layers(qtbot, make_window,
     child(window, "hypoHostAvailable").setText("256G")
     child(window, "hypotheticalBox").setChecked(True)
     child(window, "machineEditor").set_preset("RTX 3090,RTX 3060")
-    snapshot = window.snapshot()
+    snapshot = window.session.state.machine
     assert [(g.name, g.total) for g in snapshot.gpus] == [("RTX 3090", 24 * GIB), ("RTX 3060", 12 * GIB)]
     assert snapshot == here(with_presets("RTX 3090,RTX 3060", hypothetical_machine(256 * GIB)))
-    fit = window.current_fit()
+    fit = window.session.view.fit
     assert fit == expected_fit(window, snapshot)
     bars = pool_bars(fit)
     for i, bar in enumerate(bars[1:]):
@@ -52,14 +52,14 @@ def test_a_machine_preset_replaces_the_whole_machine_and_shares_one_pool(qtbot, 
     window = make_window()
     open_model(qtbot, window, write_model())
     child(window, "machineEditor").set_preset("M4 Max 128GB")
-    snapshot = window.snapshot()
+    snapshot = window.session.state.machine
     assert snapshot.host_total == 128 * GIB and snapshot.gpus[0].memory == "unified"
-    fit = window.current_fit()
+    fit = window.session.view.fit
     assert fit == expected_fit(window, snapshot)
     assert fit.devices[0].shared == fit.devices[1].need > 0
     assert not child(window, "hypoHostAvailable").isEnabled()
     child(window, "hypoPreset").setCurrentText("Nope 1000")
-    assert child(window, "machineError").isVisible() and window.snapshot() == snapshot  # the last good machine stays
+    assert child(window, "machineError").isVisible() and window.session.state.machine == snapshot  # the last good machine stays
 
 
 def test_the_tensor_split_field_moves_layers_and_refuses_bad_text(qtbot, make_window, write_model):
@@ -69,14 +69,14 @@ def test_the_tensor_split_field_moves_layers_and_refuses_bad_text(qtbot, make_wi
     split = child(window, "tensorSplit")
     split.setText("1,1")
     split.editingFinished.emit()
-    fit = window.current_fit()
-    assert fit == expected_fit(window, window.snapshot(), tensor_split=(1.0, 1.0))
+    fit = window.session.view.fit
+    assert fit == expected_fit(window, window.session.state.machine, tensor_split=(1.0, 1.0))
     argv = fit.command.argv
     assert argv[argv.index("-np") - 2:argv.index("-np")] == ("-ts", "1,1")  # the server's own flags follow
     split.setText("1,x")
     split.editingFinished.emit()
     assert child(window, "tensorSplitError").isVisible() and "not a list of shares" in child(window, "tensorSplitError").text()
-    assert window.current_fit() == fit
+    assert window.session.view.fit == fit
 
 
 def test_per_gpu_reserves(qtbot, make_window, write_model):
@@ -86,16 +86,16 @@ def test_per_gpu_reserves(qtbot, make_window, write_model):
     reserves = child(window, "reserveGpus")
     reserves.setText("0,2G")
     reserves.editingFinished.emit()
-    fit = window.current_fit()
+    fit = window.session.view.fit
     assert [d.reserve for d in fit.devices[1:]] == [0, 2 * GIB]
-    assert fit == expected_fit(window, window.snapshot(), reserves=Reserves(per_gpu=(0, 2 * GIB)))
+    assert fit == expected_fit(window, window.session.state.machine, reserves=Reserves(per_gpu=(0, 2 * GIB)))
 
 
 def test_the_command_is_shown_and_copied(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model(MOE, name="my moe.gguf"))
     child(window, "machineEditor").set_preset("RTX 3060")
-    fit = window.current_fit()
+    fit = window.session.view.fit
     box = child(window, "runCommand")
     assert box.toPlainText().startswith(fit.recommended.shell) and "# Ollama (Modelfile):" in box.toPlainText()
     assert "'" in fit.recommended.shell  # the space in the file name is quoted

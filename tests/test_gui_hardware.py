@@ -35,17 +35,17 @@ def here(machine):
 def test_the_real_probe_shows_this_machines_gpus_or_why_there_are_none(qtbot, make_window, write_model):
     window = make_window(probe_backend=probe_hardware)
     open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: window.current_fit() is not None, timeout=20000)
-    snapshot = window.snapshot()
+    qtbot.waitUntil(lambda: window.session.view.fit is not None, timeout=20000)
+    snapshot = window.session.state.machine
     assert snapshot.source == "probe" and snapshot.host_total > 0
     status = child(window, "gpuStatus")
     if snapshot.gpus:  # a bar for each GPU the fit places on (integrated ones beside a discrete GPU are not)
-        bars = pool_bars(window.current_fit())[1:]
+        bars = pool_bars(window.session.view.fit)[1:]
         assert [child(window, f"gpuBar{i}").pool() for i in range(len(bars))] == list(bars)
     else:
         assert status.isVisible()
         assert status.text() == NO_GPU_WORDS and snapshot.gpu_error in status.toolTip()
-        assert window.current_fit().gpu_layers == 0
+        assert window.session.view.fit.gpu_layers == 0
     assert child(window, "hostBar").pool().total == snapshot.host_total
     assert child(window, "snapshotAge").text().startswith("Snapshot probed")
 
@@ -56,7 +56,7 @@ def test_a_probe_without_a_driver_says_so(qtbot, make_window, write_model):
 
     window = make_window(probe_backend=no_driver)
     open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    qtbot.waitUntil(lambda: window.session.view.fit is not None)
     status = child(window, "gpuStatus")
     assert status.text() == "No GPU found — everything runs on the CPU"
     assert status.toolTip() == "Why: the NVIDIA driver is not loaded"
@@ -75,8 +75,8 @@ NAMED_ROWS = {  # every figure of the panel has a name a test (or a screen reade
 def test_each_figure_sits_in_a_label_named_for_it(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: window.current_fit() is not None)
-    fit = window.current_fit()
+    qtbot.waitUntil(lambda: window.session.view.fit is not None)
+    fit = window.session.view.fit
     rows = dict((*weight_rows(fit), *kv_rows(fit), *band_rows(fit),
                  *claim_rows(fit, snapshot_when(fit.snapshot, time.time()))))
     for name, title in NAMED_ROWS.items():
@@ -109,15 +109,15 @@ def test_a_hypothetical_24_gib_gpu_changes_the_split(qtbot, make_window, write_m
     window = make_window()
     model = open_70b(qtbot, window, write_model)
     window.apply_request(ctx=8192)
-    qtbot.waitUntil(lambda: window.current_fit() is not None)
-    before = window.current_fit()
+    qtbot.waitUntil(lambda: window.session.view.fit is not None)
+    before = window.session.view.fit
     assert before == expected_fit(model, small_machine(), 8192)
     assert before.gpu_layers == 0
 
     tick_hypothetical(window, "128G", 1, "24G")
-    after = window.current_fit()
+    after = window.session.view.fit
     machine = here(hypothetical_machine(128 * GIB, gpu_count=1, gpu_total=24 * GIB))
-    assert window.snapshot() == machine
+    assert window.session.state.machine == machine
     assert after == expected_fit(model, machine, 8192)
     assert 0 < after.gpu_layers < model.n_layer
     assert child(window, "gpuSplit").text().startswith(f"{after.gpu_layers} of {model.n_layer + 1} slots on GPU")
@@ -125,7 +125,7 @@ def test_a_hypothetical_24_gib_gpu_changes_the_split(qtbot, make_window, write_m
     assert not child(window, "gpuStatus").isVisible()
 
     child(window, "hypotheticalBox").setChecked(False)
-    assert window.current_fit() == before
+    assert window.session.view.fit == before
 
 
 def test_the_gpu_layer_spin_overrides_the_auto_split(qtbot, make_window, write_model):
@@ -136,7 +136,7 @@ def test_the_gpu_layer_spin_overrides_the_auto_split(qtbot, make_window, write_m
     spin = child(window, "gpuLayersSpin")
     assert spin.text() == "auto" and spin.maximum() == model.n_layer + 1
     spin.setValue(10)
-    fit = window.current_fit()
+    fit = window.session.view.fit
     machine = here(hypothetical_machine(256 * GIB, gpu_count=2, gpu_total=80 * GIB))
     assert fit == expected_fit(model, machine, 4096, gpu_layers=10)
     output_layer = model.output_table_bytes + model.global_bytes.output_norm
@@ -155,7 +155,7 @@ def test_reserves_are_editable_and_bad_machine_text_keeps_the_last_fit(qtbot, ma
     reserve.selectAll()
     qtbot.keyClicks(reserve, "10G")
     qtbot.keyClick(reserve, Qt.Key.Key_Return)
-    fit = window.current_fit()
+    fit = window.session.view.fit
     assert fit.reserves == Reserves(host=10 * GIB)
     assert child(window, "hostBar").pool().reserve == 10 * GIB
     assert fit == expected_fit(load_model(path), small_machine(), 2048, reserves=Reserves(host=10 * GIB))
@@ -164,7 +164,7 @@ def test_reserves_are_editable_and_bad_machine_text_keeps_the_last_fit(qtbot, ma
     host.setText("lots")
     child(window, "hypotheticalBox").setChecked(True)
     assert child(window, "machineError").isVisible()
-    assert window.current_fit() is fit
+    assert window.session.view.fit is fit
 
 
 def test_refresh_probes_again_off_the_gui_thread(qtbot, make_window, write_model):
@@ -176,7 +176,7 @@ def test_refresh_probes_again_off_the_gui_thread(qtbot, make_window, write_model
 
     window = make_window(probe_backend=probe)
     open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: len(threads) == 1 and window.snapshot() is not None)
+    qtbot.waitUntil(lambda: len(threads) == 1 and window.session.state.machine is not None)
     with qtbot.waitSignal(window.hardwareProbed):
         qtbot.mouseClick(child(window, "refreshHardware"), Qt.MouseButton.LeftButton)
     assert len(threads) == 2
@@ -186,7 +186,7 @@ def test_refresh_probes_again_off_the_gui_thread(qtbot, make_window, write_model
 def test_the_three_claims_stay_apart(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    qtbot.waitUntil(lambda: window.session.view.fit is not None)
     storage, admission, evidence = (child(window, name).text() for name in ("claimStorage", "claimAdmission", "claimRuntime"))
     assert "storage" not in admission and "says nothing about RAM or VRAM" in storage
     assert admission.startswith("admitted against the hypothetical machine") and "not a guarantee" in admission
@@ -196,13 +196,13 @@ def test_the_three_claims_stay_apart(qtbot, make_window, write_model):
 def test_a_budget_tick_that_keeps_ctx_does_not_re_estimate_the_fit(qtbot, make_window, write_model):
     window = make_window(probe_backend=small_machine)
     open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: window.current_fit() is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.session.view.fit is not None, timeout=20000)
     window.apply_request(ctx=256)
     settle(qtbot, window)
-    fit = window.current_fit()
-    window.apply_request(budget=Budget.of(window.current_plan().budget.limit + 64 * 2**20))
+    fit = window.session.view.fit
+    window.apply_request(budget=Budget.of(window.session.view.plan.budget.limit + 64 * 2**20))
     settle(qtbot, window)
-    assert window.current_plan().ctx == 256 and window.current_fit() is fit
+    assert window.session.view.plan.ctx == 256 and window.session.view.fit is fit
     window.apply_request(ctx=512)
     settle(qtbot, window)
-    assert window.current_fit() is not fit and window.current_fit().kv.ctx == 512
+    assert window.session.view.fit is not fit and window.session.view.fit.kv.ctx == 512

@@ -29,8 +29,8 @@ from gguf_budget.gui.qt.whatif.compare_view import CompareView
 
 
 def screen_state(window: MainWindow) -> tuple:
-    return (window.current_model(), window.current_plan(), child(window, "modelSummary").values(),
-            window.request(), child(window, "banner").text(), window.windowTitle())
+    return (window.session.state.model, window.session.view.plan, child(window, "modelSummary").values(),
+            window.session.state.request(), child(window, "banner").text(), window.windowTitle())
 
 
 def _sparse_nested_arrays(folder: Path) -> Path:
@@ -99,7 +99,7 @@ def test_a_model_that_cannot_be_shown_is_never_half_committed(qtbot, make_window
     assert "cannot be shown: OverflowError" in failed.args[0]
     assert screen_state(window) == before and not child(window, "busyIndicator").isVisible()
     window.apply_request(budget=Budget.of(80 * MIB))
-    assert window.current_plan() == plan_memory(window.current_model(), window.request())
+    assert window.session.view.plan == plan_memory(window.session.state.model, window.session.state.request())
 
 
 HUGE = {
@@ -118,7 +118,7 @@ def test_huge_values_are_shown_whole_with_clamped_sliders(qtbot, make_window, wr
     path = write_hostile(tmp_path, "huge.gguf", HUGE[case])
     spec = open_model(qtbot, window, path)
     assert spec.path == str(path) and spec.name in window.windowTitle()
-    assert window.current_plan() in (None, plan_memory(spec, window.request()))
+    assert window.session.view.plan in (None, plan_memory(spec, window.session.state.request()))
     assert child(window, "ctxSlider").maximum() <= CONTEXT.high
     slider = child(window, "budgetSlider")
     slider.setValue(slider.maximum())
@@ -126,8 +126,8 @@ def test_huge_values_are_shown_whole_with_clamped_sliders(qtbot, make_window, wr
     slider.setValue(slider.minimum())
     settle(qtbot, window)
     window.apply_request(budget=Budget.of(1 << 50), ctx=CONTEXT.high)
-    assert window.request() == dataclasses.replace(window.request(), budget=Budget.of(1 << 50))
-    assert window.current_plan() in (None, plan_memory(spec, window.request()))
+    assert window.session.state.request() == dataclasses.replace(window.session.state.request(), budget=Budget.of(1 << 50))
+    assert window.session.view.plan in (None, plan_memory(spec, window.session.state.request()))
 
 
 def test_a_budget_too_large_to_show_is_refused_and_the_plan_stays(qtbot, make_window, write_model):
@@ -141,7 +141,7 @@ def test_a_budget_too_large_to_show_is_refused_and_the_plan_stays(qtbot, make_wi
         edit.editingFinished.emit()
         settle(qtbot, window)
         assert screen_state(window) == before and child(window, "budgetError").isVisible()
-    assert window.request().budget == before[3].budget
+    assert window.session.state.request().budget == before[3].budget
 
 
 def test_fifos_from_every_way_in_never_use_up_the_workers(qtbot, make_window, write_model, tmp_path):
@@ -157,7 +157,7 @@ def test_fifos_from_every_way_in_never_use_up_the_workers(qtbot, make_window, wr
             ways[i % len(ways)]()
         assert "FIFO" in failed.args[0] and not child(window, "busyIndicator").isVisible()
     open_model(qtbot, window, write_model())
-    window.refresh_hardware()
+    window.machine.refresh()
     qtbot.waitUntil(child(window, "refreshHardware").isEnabled, timeout=60_000)
     assert mime.hasUrls()  # the events borrow it: it lives until here
 

@@ -76,8 +76,8 @@ def test_an_exception_in_a_slot_shows_the_error_with_the_log_path_and_keeps_the_
     assert "Traceback (most recent call last):" in copied and "in a_buggy_slot" in copied
     assert copied.rstrip().endswith("RuntimeError: a bug in a slot")
 
-    assert window.current_model() is model  # nothing reset: the model, its plan at the asked ctx, the title
-    assert window.current_view().state.ctx == 2048 and window.current_plan() is not None
+    assert window.session.state.model is model  # nothing reset: the model, its plan at the asked ctx, the title
+    assert window.session.view.state.ctx == 2048 and window.session.view.plan is not None
     assert window.windowTitle() == title and not child(window, "loadError").isVisible()
     logged = log_file.read_text(encoding="utf-8")
     assert "CRITICAL gguf_budget.gui.qt.error_report [MainThread]: internal error" in logged and "in a_buggy_slot" in logged

@@ -118,9 +118,9 @@ def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, settings_store
     window = open_window(parse_launch_args([str(path), "--budget", "70M", "--ctx", "1024"]), settings_store,
                          tmp_path / "logs").window
     qtbot.addWidget(window)
-    with qtbot.waitSignal(window.planChanged, check_params_cb=lambda: window.current_plan().ctx_explicit):
+    with qtbot.waitSignal(window.planChanged, check_params_cb=lambda: window.session.view.plan.ctx_explicit):
         pass
-    assert window.isVisible() and window.current_model() == load_model(path)
-    plan = window.current_plan()
+    assert window.isVisible() and window.session.state.model == load_model(path)
+    plan = window.session.view.plan
     assert (plan.budget.limit, plan.ctx, plan.ctx_explicit) == (70 * MIB, 1024, True)
     QThreadPool.globalInstance().waitForDone(5000)

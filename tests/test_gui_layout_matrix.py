@@ -259,7 +259,7 @@ def model_path(name: str, tmp_path: Path, httpserver) -> str:
 def bring_up(qtbot, explorer, state: State, tmp_path: Path, httpserver) -> None:
     window = explorer.window
     window.resize(*state.size)
-    qtbot.waitUntil(lambda: window.snapshot() is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None, timeout=20000)
     if state.machine == "rtx4090":
         rtx_4090(explorer)
     path = model_path(state.model, tmp_path, httpserver)
@@ -274,7 +274,7 @@ def bring_up(qtbot, explorer, state: State, tmp_path: Path, httpserver) -> None:
         with qtbot.waitSignal(link.evidenceChanged, timeout=10000):
             link.import_path(str(SMOLLM2_LOG))
     if state.budget == "near-minimum":
-        low = window.current_view().thresholds[0]
+        low = window.session.view.thresholds[0]
         window.apply_request(budget=Budget.of(low + 8 * MIB))
     if state.ctx is not None:
         window.apply_request(ctx=state.ctx)
@@ -333,6 +333,6 @@ def test_nothing_is_clipped_and_no_chart_label_overlaps(qtbot, explorer_for, sta
     explorer = explorer_for(state)
     bring_up(qtbot, explorer, state, tmp_path, httpserver)
     window = explorer.window
-    assert window.current_model() is not None
+    assert window.session.state.model is not None
     problems = clipped_texts(window) + sideways_problems(window) + chart_problems(window)
     assert problems == [], "\n".join(problems)

@@ -56,7 +56,7 @@ def scanned(qtbot, library) -> None:
 def test_file_library_shows_the_dock_and_scans_every_store(qtbot, make_explorer, store):
     explorer = make_explorer()
     library = explorer.library
-    qtbot.waitUntil(lambda: explorer.window.snapshot() is not None)
+    qtbot.waitUntil(lambda: explorer.window.session.state.machine is not None)
     assert library.dock.isHidden()
     scanned(qtbot, library)
     assert library.dock.isVisible()
@@ -72,13 +72,13 @@ def test_file_library_shows_the_dock_and_scans_every_store(qtbot, make_explorer,
 def test_filter_sort_and_double_click_open_the_model(qtbot, make_explorer, store):
     explorer = make_explorer()
     library = explorer.library
-    qtbot.waitUntil(lambda: explorer.window.snapshot() is not None)
+    qtbot.waitUntil(lambda: explorer.window.session.state.machine is not None)
     scanned(qtbot, library)
     library.view.filter.setText("TINY")
     assert list(rows(library.view)) == ["owner/tiny-GGUF · tiny-Q8_0.gguf"]
     with qtbot.waitSignal(explorer.window.modelLoaded, timeout=10000):
         library.view.view.doubleClicked.emit(library.view.table.index(0, 0))
-    assert explorer.window.current_model().n_layer == TINY.n_layer
+    assert explorer.window.session.state.model.n_layer == TINY.n_layer
     library.view.filter.setText("")
     library.view.view.sortByColumn(3, Qt.SortOrder.DescendingOrder)
     assert list(rows(library.view))[0] == "wide.gguf"
@@ -92,14 +92,14 @@ def test_an_unreadable_row_does_not_replace_the_model_on_screen(qtbot, make_expl
     library.view.filter.setText("pipe")
     with qtbot.assertNotEmitted(explorer.window.modelLoaded, wait=200):
         library.view.view.doubleClicked.emit(library.view.table.index(0, 0))
-    assert explorer.window.current_model() is model
+    assert explorer.window.session.state.model is model
     assert "Cannot open pipe.gguf" in library.view.status.text()
 
 
 def test_cancel_stops_the_scan_and_says_so(qtbot, make_explorer, store):
     explorer = make_explorer()
     library = explorer.library
-    qtbot.waitUntil(lambda: explorer.window.snapshot() is not None)
+    qtbot.waitUntil(lambda: explorer.window.session.state.machine is not None)
     with qtbot.waitSignal(library.view.worker.cancelled, timeout=5000):
         library.library_action.trigger()
         library.view.cancel_button.click()
@@ -114,7 +114,7 @@ def test_open_url_reads_the_header_and_opens_the_model(qtbot, make_explorer, htt
     explorer = make_explorer()
     with qtbot.waitSignal(explorer.window.modelLoaded, timeout=20000):
         explorer.library.url.open(url)
-    assert explorer.window.current_model().n_layer == WIDE.n_layer
+    assert explorer.window.session.state.model.n_layer == WIDE.n_layer
     assert 0 < served.sent < source.stat().st_size
     qtbot.waitUntil(lambda: "header read over the network" in explorer.window.statusBar().currentMessage())
 
@@ -125,7 +125,7 @@ def test_a_bad_url_is_one_line_and_keeps_the_model(qtbot, make_explorer, write_m
     httpserver.expect_request("/gone.gguf").respond_with_data("no", status=404)
     with qtbot.waitSignal(explorer.library.url.worker.failed, timeout=20000):
         explorer.library.url.open(httpserver.url_for("/gone.gguf"))
-    assert explorer.window.current_model() is model
+    assert explorer.window.session.state.model is model
     assert "not found (404)" in explorer.window.statusBar().currentMessage()
     explorer.library.url.open("not a url at all")
     assert "Cannot open" in explorer.window.statusBar().currentMessage()

@@ -29,13 +29,13 @@ def gemma(tmp_path: Path) -> Path:
 @pytest.fixture
 def window(qtbot, make_window, gemma):
     w = make_window(probe_backend=lambda: hypothetical_machine(8 * GIB))
-    qtbot.waitUntil(lambda: w.snapshot() is not None)
+    qtbot.waitUntil(lambda: w.session.state.machine is not None)
     open_model(qtbot, w, gemma)
     return w
 
 
 def drawn(window) -> dict:
-    load = window.current_view().full_load
+    load = window.session.view.full_load
     return {**fit_dict(load.fit), "ctx": load.ctx}
 
 
@@ -76,7 +76,7 @@ def test_a_knob_moved_after_asking_keeps_the_rest(qtbot, capsys, window, gemma):
 
 
 def test_a_command_llama_cpp_would_refuse_is_one_line_in_the_dialog(qtbot, window):
-    before = window.current_view().state
+    before = window.session.view.state
     window.ask_command.choose()
     dialog = window.ask_command.dialog
     dialog.text.setPlainText("llama-server -c 4096 --frobnicate")
@@ -85,7 +85,7 @@ def test_a_command_llama_cpp_would_refuse_is_one_line_in_the_dialog(qtbot, windo
     assert dialog.isVisible() and error.isVisibleTo(dialog)
     assert error.text().startswith("error: invalid argument: --frobnicate") and "\n" not in error.text()
     assert dialog.text.toPlainText() == "llama-server -c 4096 --frobnicate"  # nothing the person typed is lost
-    assert window.current_view().state == before
+    assert window.session.view.state == before
     dialog.reject()
 
 
@@ -96,7 +96,7 @@ def test_a_command_naming_another_model_opens_it_first(qtbot, capsys, window, tm
         window.ask_command.dialog.text.setPlainText(f"llama-completion -m {other} -c 2048 -b 512")
         window.ask_command.dialog.accept()
     settle(qtbot, window)
-    assert window.current_model().path == str(other)
+    assert window.session.state.model.path == str(other)
     want = cli(capsys, "--command", f"llama-completion -m {other} -c 2048 -b 512")
     got = drawn(window)
     assert {k: got[k] for k in COMPARED} == {k: want[k] for k in COMPARED}

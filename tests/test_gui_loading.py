@@ -18,8 +18,8 @@ from gguf_budget.gui.qt.main_window import MainWindow
 
 def screen_state(window: MainWindow) -> tuple:
     """Everything a failed load must leave untouched."""
-    return (window.current_model(), window.current_plan(), child(window, "modelSummary").values(),
-            window.request(), child(window, "banner").text(), window.windowTitle())
+    return (window.session.state.model, window.session.view.plan, child(window, "modelSummary").values(),
+            window.session.state.request(), child(window, "banner").text(), window.windowTitle())
 
 
 def test_a_corrupt_file_keeps_the_previous_model_and_settings(qtbot, make_window, write_model, tmp_path):
@@ -54,7 +54,7 @@ def test_a_later_good_load_clears_the_error(qtbot, make_window, write_model, tmp
     window = make_window()
     with qtbot.waitSignal(window.loadFailed):
         window.open_path(str(tmp_path / "missing.gguf"))
-    assert window.current_model() is None and child(window, "loadError").isVisible()
+    assert window.session.state.model is None and child(window, "loadError").isVisible()
     model = open_model(qtbot, window, write_model(OTHER, name="other.gguf"))
     assert model.name == "other-llama"
     assert not child(window, "loadError").isVisible()
@@ -79,7 +79,7 @@ def test_dropping_a_gguf_file_opens_it(qtbot, make_window, write_model):
     assert enter.isAccepted()
     with qtbot.assertNotEmitted(window.loadFailed), qtbot.waitSignal(window.modelLoaded):
         QApplication.sendEvent(window, drop)
-    assert window.current_model().path == str(path)
+    assert window.session.state.model.path == str(path)
 
 
 def test_dropping_something_else_is_refused(qtbot, make_window, tmp_path):
@@ -143,7 +143,7 @@ def test_loads_run_off_the_gui_thread_with_a_busy_indicator_and_the_latest_wins(
     QThreadPool.globalInstance().waitForDone(10000)
     QApplication.processEvents()
     assert len(threads) == 2
-    assert window.current_model().path == str(fast_path)
+    assert window.session.state.model.path == str(fast_path)
     assert threading.main_thread() not in threads
     assert not child(window, "busyIndicator").isVisible()
 
@@ -162,7 +162,7 @@ def test_settings_and_recent_files_are_remembered(qtbot, make_window, write_mode
     assert [a.data() for a in child(second, "recentMenu").actions()] == [str(path)]
     assert (child(second, "kvType").currentText(), child(second, "buffersSpin").value()) == ("q8_0", 1)
     open_model(qtbot, second, path)
-    plan = second.current_plan()
+    plan = second.session.view.plan
     assert (plan.budget.limit, plan.ctx, plan.ctx_explicit, plan.kv_type) == (70 * MIB, 1024, True, "q8_0")
 
 
@@ -173,9 +173,9 @@ def test_garbage_in_the_settings_file_falls_back_to_defaults(qtbot, make_window,
         settings_store.setValue(key, value)
     window = make_window(settings_store)
     model = open_model(qtbot, window, write_model())
-    request = window.request()
+    request = window.session.state.request()
     assert (request.ctx, request.n_buffers, request.head_mode, request.kv_type) == (None, 2, "auto", "f16")
-    assert window.current_plan().budget.limit > 0 and model.n_layer == 8
+    assert window.session.view.plan.budget.limit > 0 and model.n_layer == 8
 
 
 def test_help_about_opens_without_blocking(qtbot, make_window):

@@ -25,12 +25,12 @@ def test_measure_runs_off_the_gui_thread_and_its_evidence_is_shown_and_kept(qtbo
     window_app = make_explorer()
     window = window_app.window
     open_model(qtbot, window, path)
-    qtbot.waitUntil(lambda: window.current_fit() is not None and not window_app.evidence.busy())
+    qtbot.waitUntil(lambda: window.session.view.fit is not None and not window_app.evidence.busy())
     link = window_app.evidence
     link.update_actions()
     assert link.measure_action.isEnabled() and engine.label in link.measure_action.toolTip()
-    settings = link.settings_now(window.current_model())
-    assert settings.ctx == window.current_fit().kv.ctx and settings.gpu_layers == window.current_fit().gpu_layers
+    settings = link.settings_now(window.session.state.model)
+    assert settings.ctx == window.session.view.fit.kv.ctx and settings.gpu_layers == window.session.view.fit.gpu_layers
     with qtbot.assertNotEmitted(link.measureFailed), qtbot.waitSignal(link.evidenceChanged, timeout=120000):
         link.measure_action.trigger()
         assert link.dialog.isVisible() and not link.measure_action.isEnabled()

@@ -37,7 +37,7 @@ def test_each_legend_entry_has_its_own_tooltip_from_the_core(qtbot, make_window,
 def test_no_widget_is_named_or_worded_coarse(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model())
-    qtbot.waitUntil(lambda: window.current_fit() is not None)
+    qtbot.waitUntil(lambda: window.session.view.fit is not None)
     words = [(w.objectName(), w.text() if hasattr(w, "setText") and callable(w.text) else "", w.toolTip())
              for w in window.findChildren(QWidget)]
     assert not [entry for entry in words if any("coarse" in str(part).lower() for part in entry)]

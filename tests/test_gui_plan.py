@@ -72,7 +72,7 @@ def test_dragging_across_the_minimum_flips_the_banner_exactly_where_plan_memory_
     for mib in range(edge - 3, edge + 4):
         slide_budget(qtbot, loaded, mib)
         expected = plan_memory(model, BudgetRequest(budget=Budget.of(mib * MIB)))
-        assert loaded.current_plan() == expected
+        assert loaded.session.view.plan == expected
         seen[mib] = banner_state(loaded)
         assert seen[mib] == ("feasible" if expected.feasible else "impossible")
     assert [seen[m] for m in (edge - 1, edge)] == ["impossible", "feasible"]
@@ -87,7 +87,7 @@ def test_keyboard_steps_the_budget_and_the_plan_follows(qtbot, loaded):
     qtbot.keyClick(slider, Qt.Key.Key_Left)
     settle(qtbot, loaded)
     assert slider.value() == before - slider.pageStep() - slider.singleStep()
-    assert loaded.current_plan().budget.limit == slider.value() * MIB
+    assert loaded.session.view.plan.budget.limit == slider.value() * MIB
 
 
 def stacked(items):
@@ -110,7 +110,7 @@ def test_pinned_label_strip_and_every_bar_equal_the_core_ledger(qtbot, loaded, m
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     settle(qtbot, loaded)
     expected = plan_memory(model, BudgetRequest(budget=Budget.of(budget)))
-    assert loaded.current_plan() == expected
+    assert loaded.session.view.plan == expected
     assert f"{expected.n_pinned} / {model.n_layer} layers pinned" in child(loaded, "pinnedLabel").text()
     cells = child(loaded, "layerStrip").cells()
     assert cells == (True,) * expected.n_pinned + (False,) * (model.n_layer - expected.n_pinned)
@@ -125,7 +125,7 @@ def test_pinned_label_strip_and_every_bar_equal_the_core_ledger(qtbot, loaded, m
 
 def test_hovering_a_segment_names_its_exact_bytes(qtbot, loaded):
     chart = child(loaded, "ledgerChart")
-    ledger = loaded.current_plan().ledger
+    ledger = loaded.session.view.plan.ledger
     bottom, height = chart.segment(0, "kv")
     move_mouse(chart, chart.to_pixel(0.0, bottom + height / 2))  # a thin segment: between two pixels
     assert chart.hover_text.endswith(f"KV cache: {human_bytes(ledger.kv)} ({ledger.kv:,} bytes)\n{line_tooltip('kv')}")
@@ -144,9 +144,9 @@ def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtb
     low, high = budget_thresholds(model, BudgetRequest())
     budget = math.ceil((low + (high - low) // 3) / MIB) * MIB
     slide_budget(qtbot, loaded, budget // MIB)
-    auto_plan = loaded.current_plan()
+    auto_plan = loaded.session.view.plan
     ctx_slider, auto = child(loaded, "ctxSlider"), child(loaded, "ctxAuto")
-    assert auto.isChecked() and loaded.request().ctx is None
+    assert auto.isChecked() and loaded.session.state.request().ctx is None
     assert auto_plan == plan_memory(model, BudgetRequest(budget=Budget.of(budget)))
     assert auto_plan.ctx_capped and auto_plan.ctx < model.context_length
     assert ctx_slider.value() == auto_plan.ctx
@@ -155,17 +155,17 @@ def test_auto_ctx_is_the_planners_choice_and_a_slider_move_makes_it_explicit(qtb
     settle(qtbot, loaded)
     assert not auto.isChecked()
     assert ctx_slider.value() == 1024
-    explicit = loaded.current_plan()
+    explicit = loaded.session.view.plan
     assert (explicit.ctx, explicit.ctx_explicit) == (1024, True)
     assert explicit == plan_memory(model, BudgetRequest(budget=Budget.of(budget), ctx=1024))
 
     auto.setChecked(True)
     settle(qtbot, loaded)
-    assert loaded.current_plan() == auto_plan
+    assert loaded.session.view.plan == auto_plan
 
 
 def test_bad_budget_text_shows_an_error_and_keeps_the_last_plan(qtbot, loaded):
-    plan, banner_text = loaded.current_plan(), child(loaded, "banner").text()
+    plan, banner_text = loaded.session.view.plan, child(loaded, "banner").text()
     edit, error = child(loaded, "budgetEdit"), child(loaded, "budgetError")
     for bad in ("lots", "-5M", "2P"):
         edit.setFocus()
@@ -174,14 +174,14 @@ def test_bad_budget_text_shows_an_error_and_keeps_the_last_plan(qtbot, loaded):
         qtbot.keyClick(edit, Qt.Key.Key_Return)
         settle(qtbot, loaded)
         assert error.isVisible() and error.text()
-        assert loaded.current_plan() is plan
+        assert loaded.session.view.plan is plan
         assert child(loaded, "banner").text() == banner_text
     edit.selectAll()
     qtbot.keyClicks(edit, "1.5G")
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     settle(qtbot, loaded)
     assert not error.isVisible()
-    assert loaded.current_plan().budget.limit == 1536 * MIB
+    assert loaded.session.view.plan.budget.limit == 1536 * MIB
 
 
 def test_unlimited_and_force_states(qtbot, loaded, model):
@@ -192,14 +192,14 @@ def test_unlimited_and_force_states(qtbot, loaded, model):
 
     child(loaded, "forceCheck").setChecked(True)
     settle(qtbot, loaded)
-    plan = loaded.current_plan()
+    plan = loaded.session.view.plan
     assert banner_state(loaded) == "overridden" and plan.overridden
     assert plan == plan_memory(model, BudgetRequest(budget=Budget.of((low // MIB - 2) * MIB), force=True))
 
     child(loaded, "budgetUnlimited").setChecked(True)
     settle(qtbot, loaded)
     assert banner_state(loaded) == "unlimited"
-    assert loaded.current_plan().n_pinned == model.n_layer
+    assert loaded.session.view.plan.n_pinned == model.n_layer
     assert not child(loaded, "budgetSlider").isEnabled()
 
 
@@ -215,10 +215,10 @@ def test_each_knob_reaches_the_request(qtbot, loaded, model, name, value, field)
     else:
         widget.setCurrentText(value)
     settle(qtbot, loaded)
-    assert getattr(loaded.request(), field) == value
+    assert getattr(loaded.session.state.request(), field) == value
     expected = BudgetRequest(budget=Budget.of((low + high) // 2 // MIB * MIB), **{field: value})
-    assert loaded.request() == expected
-    assert loaded.current_plan() == plan_memory(model, expected)
+    assert loaded.session.state.request() == expected
+    assert loaded.session.view.plan == plan_memory(model, expected)
 
 
 def test_a_slider_storm_costs_one_plan_not_one_per_tick(qtbot, loaded):
@@ -229,7 +229,7 @@ def test_a_slider_storm_costs_one_plan_not_one_per_tick(qtbot, loaded):
             slider.setValue(mib)
     settle(qtbot, loaded)
     assert loaded.recompute_count - before == 1
-    assert loaded.current_plan().budget.limit == (slider.maximum() - 1) * MIB
+    assert loaded.session.view.plan.budget.limit == (slider.maximum() - 1) * MIB
 
 
 def test_a_tied_model_cannot_ask_to_stream_its_head(qtbot, make_window, write_model):
@@ -251,8 +251,8 @@ NAMED = {
 def test_every_widget_the_issue_names_is_there_with_its_kind(loaded):
     for name, kind in NAMED.items():
         assert isinstance(child(loaded, name), kind), name
-    assert child(loaded, "budgetSlider").value() * MIB == loaded.current_plan().budget.limit
-    assert child(loaded, "ctxSlider").value() == loaded.current_plan().ctx
+    assert child(loaded, "budgetSlider").value() * MIB == loaded.session.view.plan.budget.limit
+    assert child(loaded, "ctxSlider").value() == loaded.session.view.plan.ctx
 
 
 def test_keyboard_shortcuts_open_and_quit(loaded):
@@ -266,7 +266,7 @@ def test_keyboard_shortcuts_open_and_quit(loaded):
 def test_the_report_is_copyable(qtbot, loaded):
     QGuiApplication.clipboard().clear()
     qtbot.mouseClick(child(loaded, "copyReport"), Qt.MouseButton.LeftButton)
-    speed = loaded.current_speed()
-    assert QGuiApplication.clipboard().text() == plan_report_with_speed(plan_text(loaded.current_plan()), speed)
+    speed = loaded.session.view.plan_speed
+    assert QGuiApplication.clipboard().text() == plan_report_with_speed(plan_text(loaded.session.view.plan), speed)
     assert speed is not None and "Speed estimate" in QGuiApplication.clipboard().text()
     assert child(loaded, "reportView").isReadOnly()

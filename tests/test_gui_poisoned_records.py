@@ -53,7 +53,7 @@ def test_poisoned_records_never_reach_the_internal_error_dialog(qtbot, make_expl
     window = explorer.window
     open_model(qtbot, window, write_model())
     qtbot.waitUntil(window.bandwidths_measured, timeout=30000)
-    speed = window.current_speed()
+    speed = window.session.view.plan_speed
     shown = [d.message.text() for d in window.findChildren(QDialog, "internalErrorDialog") if d.isVisible()]
     assert shown == []
     assert math.isfinite(speed.tok_s) and speed.tok_s > 0 and speed.ram.bytes_per_s < 10**15

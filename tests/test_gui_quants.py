@@ -53,7 +53,7 @@ def _wait_for_best(qtbot, app, name):
 @pytest.fixture
 def quants_app(qtbot, make_explorer):
     app = make_explorer()       # probe stand-in: 48 GiB available, no GPU
-    qtbot.waitUntil(lambda: app.window.snapshot() is not None, timeout=10000)
+    qtbot.waitUntil(lambda: app.window.session.state.machine is not None, timeout=10000)
     open_model(qtbot, app.window, LLAMA_70B)
     return app
 
@@ -85,11 +85,11 @@ def test_double_click_plans_the_chosen_type_as_a_priced_model(qtbot, quants_app)
     index = table.model().index(row, 0)
     with qtbot.waitSignal(window.modelLoaded, timeout=10000):
         table.doubleClicked.emit(index)
-    shown = window.current_model()
+    shown = window.session.state.model
     assert shown.file_type_name == "Q8_0" and shown.name.startswith(f"Q8_0 ({PRICED_LABEL}) of ")
     assert shown.tensor_bytes > 1.7 * source.tensor_bytes
     assert PRICED_LABEL in window.windowTitle()
-    assert window.current_plan() is not None
+    assert window.session.view.plan is not None
     assert quants_app.quants.follower.ladder().source is source      # the dock keeps the file it priced
 
 
@@ -131,7 +131,7 @@ def test_the_decode_column_shows_the_full_loads_estimate_the_window_shows_and_fo
     window.body.hardware.editor.set_machine("64G", 1, "24G")
     window.apply_request(ctx=4096)
     ladder = _wait_for_best(qtbot, quants_app, "IQ2_XXS")
-    shown = window.current_view().full_load.speed
+    shown = window.session.view.full_load.speed
     assert ladder.row("Q4_K_M").speed.tok_s == shown.tok_s
     assert _decode_cell(window, "Q4_K_M") == decode_cell(shown)
     assert _decode_cell(window, "F16") == "—"
@@ -141,7 +141,7 @@ def test_the_decode_column_shows_the_full_loads_estimate_the_window_shows_and_fo
     qtbot.waitUntil(lambda: not follower.busy() and follower.ladder() is not ladder, timeout=30000)
     after = follower.ladder().row("Q4_K_M").speed
     assert after.ram.bytes_per_s == 100 * GiB and after.tok_s > before.tok_s
-    assert after.tok_s == window.current_view().full_load.speed.tok_s
+    assert after.tok_s == window.session.view.full_load.speed.tok_s
     assert _decode_cell(window, "Q4_K_M") == decode_cell(after)
 
 

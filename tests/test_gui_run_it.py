@@ -17,7 +17,7 @@ def test_run_it_shows_and_copies_both_commands(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model())
     window.apply_request(budget=Budget.of(64 << 20))
-    plan, fit = window.current_plan(), window.current_fit()
+    plan, fit = window.session.view.plan, window.session.view.fit
     assert fit.recommended is not None and not plan.impossible
     budget_text, load_text = child(window, "runItBudgetPlan"), child(window, "runItFullLoad")
     assert budget_text.text() == budget_plan_run(plan).command == f"--ram-budget 64M --ctx {plan.ctx}"
@@ -36,7 +36,7 @@ def test_nothing_that_does_not_fit_can_be_copied_and_the_line_says_what_would(qt
     open_model(qtbot, window, write_model(LLAMA70B, name="seventy.gguf"))
     window.apply_request(budget=Budget.of(64 << 20), ctx=8192)
     settle(qtbot, window)
-    assert window.current_plan().impossible and not window.current_fit().verdict.admitted
+    assert window.session.view.plan.impossible and not window.session.view.fit.verdict.admitted
     assert not child(window, "copyRunItBudgetPlan").isEnabled()
     assert child(window, "runItBudgetPlan").text().startswith("no command — a budget of at least")
     line = child(window, "runItLine")

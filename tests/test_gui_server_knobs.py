@@ -43,7 +43,7 @@ def gemma(tmp_path: Path) -> Path:
 @pytest.fixture
 def window(qtbot, make_window, gemma):
     w = make_window(probe_backend=machine)
-    qtbot.waitUntil(lambda: w.snapshot() is not None)
+    qtbot.waitUntil(lambda: w.session.state.machine is not None)
     open_model(qtbot, w, gemma)
     return w
 
@@ -61,7 +61,7 @@ def cli_command(capsys, path: Path, *flags: str) -> str:
 
 def drawn(window) -> dict:
     """The full load on screen, in `fit --json`'s words."""
-    load = window.current_view().full_load
+    load = window.session.view.full_load
     return {**fit_dict(load.fit), "ctx": load.ctx, "max_ctx": load.max_ctx}
 
 
@@ -119,10 +119,10 @@ def test_defaults_are_fits_defaults(capsys, window, gemma):
     ((("runtimeCombo", 3),), ("--runtime", "llama-cpp-python")),
 ])
 def test_each_knob_changes_the_full_load_as_the_same_fit_flag_does(qtbot, capsys, window, gemma, boxes, flags):
-    before = window.current_fit()
+    before = window.session.view.fit
     for name, value in boxes:
         set_box(qtbot, window, name, value)
-    assert window.current_fit() != before
+    assert window.session.view.fit != before
     want = assert_as_cli(capsys, window, gemma, *flags)
     if "--runtime" in flags:
         assert window.session.state.runtime is Runtime(flags[-1])
@@ -135,14 +135,14 @@ def test_a_two_gib_cache_is_in_the_verdict_as_fit_counts_it(qtbot, capsys, make_
     """On 7 GiB (1 GiB usable after the 6 GiB host reserve) a 2 GiB prompt cache turns the verdict when it is judged
     full (the worst case), as in `fit`; the typical chat fills little of it."""
     small = make_window(probe_backend=lambda: hypothetical_machine(7 * GIB))
-    qtbot.waitUntil(lambda: small.snapshot() is not None)
+    qtbot.waitUntil(lambda: small.session.state.machine is not None)
     open_model(qtbot, small, gemma)
-    assert small.current_fit().verdict.admitted
+    assert small.session.view.fit.verdict.admitted
     set_box(qtbot, small, "cacheRamSpin", "2048")
-    assert small.current_fit().verdict.admitted
+    assert small.session.view.fit.verdict.admitted
     child(small, "worstCaseCheck").setChecked(True)
     settle(qtbot, small)
-    assert not small.current_fit().verdict.admitted
+    assert not small.session.view.fit.verdict.admitted
     want = json.loads((main(["fit", str(gemma), "--json", "--host-available", "7G", "--no-gpu", "--cache-ram", "2048",
                              "--worst-case"]), capsys.readouterr().out)[1])
     assert {k: drawn(small)[k] for k in COMPARED} == {k: want[k] for k in COMPARED}
@@ -206,13 +206,13 @@ def test_a_file_that_is_not_a_projector_or_a_draft_is_one_line_and_changes_nothi
     good = write_projector(tmp_path / "good.gguf", ProjectorDesc(text_embd=GEMMA.n_embd))
     add(qtbot, monkeypatch, window, "addVisionProjectorAction", good)
     for action, path, words in bad_files(tmp_path):
-        state, view = window.session.state, window.current_view()
+        state, view = window.session.state, window.session.view
         rows = child(window, "serverRows").text()
         add(qtbot, monkeypatch, window, action, path)
         message = child(window, "serverFileMessage")
         assert message.isVisible() and words in message.text() and "\n" not in message.text()
         assert message.text().startswith("Not added: ")
-        assert window.session.state is state and window.current_view() is view
+        assert window.session.state is state and window.session.view is view
         assert child(window, "serverRows").text() == rows and child(window, "projectorFile").text() == "good.gguf"
     add(qtbot, monkeypatch, window, "addVisionProjectorAction", good)
     assert not child(window, "serverFileMessage").isVisible()
@@ -232,7 +232,7 @@ def test_another_model_takes_neither_file_along_and_says_so(qtbot, monkeypatch, 
 
 def test_the_knobs_are_remembered_between_runs(qtbot, make_window, settings_store, gemma, tmp_path, monkeypatch):
     first = make_window(settings_store, probe_backend=machine)
-    qtbot.waitUntil(lambda: first.snapshot() is not None)
+    qtbot.waitUntil(lambda: first.session.state.machine is not None)
     open_model(qtbot, first, gemma)
     for name, value in (("parallelSpin", "auto"), ("kvUnifiedCombo", 2), ("cacheRamSpin", "512"),
                         ("ctxCheckpointsSpin", "7"), ("runtimeCombo", 3)):
@@ -263,7 +263,7 @@ def test_how_a_projector_and_a_draft_run_has_a_knob_each_as_the_same_fit_flag(
     moves a byte; enabled only beside their file."""
     gpu_machine = ("--host-available", "8G", "--gpu-total", "4G")
     w = make_window(probe_backend=lambda: hypothetical_machine(8 * GIB, gpu_count=1, gpu_total=4 * GIB))
-    qtbot.waitUntil(lambda: w.snapshot() is not None)
+    qtbot.waitUntil(lambda: w.session.state.machine is not None)
     open_model(qtbot, w, gemma)
     knobs = ("projectorOffloadCheck", "imageSizeEdit", "draftLayersSpin", "draftOnGpuCheck", "draftKvCombo")
     assert not any(child(w, name).isEnabled() for name in knobs)
@@ -276,17 +276,17 @@ def test_how_a_projector_and_a_draft_run_has_a_knob_each_as_the_same_fit_flag(
 
     def as_fit(*flags: str) -> None:
         want = json.loads((main(["fit", str(gemma), "--json", *gpu_machine, *files, *flags]), capsys.readouterr().out)[1])
-        got = {**fit_dict(w.current_view().full_load.fit), "ctx": w.current_view().full_load.ctx}
+        got = {**fit_dict(w.session.view.full_load.fit), "ctx": w.session.view.full_load.ctx}
         assert {k: got[k] for k in ("ctx", "server", "verdict", "devices")} == \
             {k: want[k] for k in ("ctx", "server", "verdict", "devices")}
         main(["fit", str(gemma), "--print-command", *gpu_machine, *files, *flags])
         assert w.body.hardware.command.command_line() == capsys.readouterr().out.strip()
 
     as_fit()
-    on_gpu = w.current_fit().server.projector.device
+    on_gpu = w.session.view.fit.server.projector.device
     child(w, "projectorOffloadCheck").setChecked(False)
     settle(qtbot, w)
-    assert (on_gpu, w.current_fit().server.projector.device) == ("gpu0", "host")
+    assert (on_gpu, w.session.view.fit.server.projector.device) == ("gpu0", "host")
     as_fit("--no-mmproj-offload")
     edit = child(w, "imageSizeEdit")
     edit.setFocus()

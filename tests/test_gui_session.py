@@ -29,42 +29,42 @@ WINDOW_GETTERS = {"current_model", "current_plan", "current_speed", "speed_input
 def test_an_8b_opened_after_the_demo_opens_at_this_machines_usable_ram(qtbot, make_window):
     """The issue's case: the demo's 384 MiB followed the person to an 8B ('FEASIBLE — SLOW … ctx 640')."""
     window = make_window()
-    qtbot.waitUntil(lambda: window.snapshot() is not None)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None)
     open_model(qtbot, window, DEMO)
     window.apply_request(budget=Budget.of(384 * MiB))
     open_model(qtbot, window, LLAMA8B)
-    assert window.current_plan().budget == Budget.of(USABLE)
+    assert window.session.view.plan.budget == Budget.of(USABLE)
     assert child(window, "budgetEdit").text() == human_bytes(USABLE)
 
 
 def test_budget_and_cap_are_remembered_per_model_across_runs(qtbot, make_window, settings_store, write_model):
     first = make_window(settings_store)
-    qtbot.waitUntil(lambda: first.snapshot() is not None)
+    qtbot.waitUntil(lambda: first.session.state.machine is not None)
     open_model(qtbot, first, DEMO)
     first.apply_request(budget=Budget.of(384 * MiB))
     type_into(qtbot, first, "ctxCapEdit", "1024")
     settle(qtbot, first)
-    assert first.request().ctx_cap == 1024
+    assert first.session.state.request().ctx_cap == 1024
     other = write_model()
     open_model(qtbot, first, other)
-    assert (first.request().ctx_cap, first.current_plan().budget) == (None, Budget.of(USABLE))
+    assert (first.session.state.request().ctx_cap, first.session.view.plan.budget) == (None, Budget.of(USABLE))
     assert child(first, "ctxCapEdit").text() == ""
     first.close()
 
     second = make_window(settings_store)
-    qtbot.waitUntil(lambda: second.snapshot() is not None)
+    qtbot.waitUntil(lambda: second.session.state.machine is not None)
     open_model(qtbot, second, DEMO)
-    assert (second.current_plan().budget, second.request().ctx_cap) == (Budget.of(384 * MiB), 1024)
+    assert (second.session.view.plan.budget, second.session.state.request().ctx_cap) == (Budget.of(384 * MiB), 1024)
     assert child(second, "ctxCapEdit").text() == "1024"
     second.findChild(type(second.reset_action), "resetToMachineAction").trigger()
-    assert (second.current_plan().budget, second.request().ctx_cap) == (Budget.of(USABLE), None)
+    assert (second.session.view.plan.budget, second.session.state.request().ctx_cap) == (Budget.of(USABLE), None)
 
 
 def test_the_sweep_export_is_the_current_models_even_with_the_dock_hidden(qtbot, make_explorer, write_model, tmp_path):
     """Export ▸ Sweep with the dock hidden wrote the sweep of a model opened earlier under the current name."""
     explorer = make_explorer()
     window, whatif = explorer.window, explorer.whatif
-    qtbot.waitUntil(lambda: window.snapshot() is not None)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None)
     whatif.sweep_dock.show()
     whatif.sweep_dock.raise_()
     with qtbot.waitSignal(whatif.sweep.sweepFinished, timeout=20000):
@@ -78,7 +78,7 @@ def test_the_sweep_export_is_the_current_models_even_with_the_dock_hidden(qtbot,
     assert export.export("sweep-csv", str(tmp_path / "s.csv"))
     with open(tmp_path / "s.csv", newline="") as f:
         written = [(int(row["budget"]), int(row["n_layer"])) for row in csv.DictReader(f)]
-    expected = sweep_of(sweep_inputs(window.state()), mark=window.state().budget)
+    expected = sweep_of(sweep_inputs(window.session.state), mark=window.session.state.budget)
     assert written == [(r.budget, second.n_layer) for r in expected.rows] and second.n_layer == 12
 
 
@@ -111,6 +111,6 @@ def test_a_models_full_load_and_thresholds_are_made_on_the_loading_thread(qtbot,
 
     monkeypatch.setattr(derive_module, "full_load", recording)
     window = make_window()
-    qtbot.waitUntil(lambda: window.snapshot() is not None)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None)
     open_model(qtbot, window, LLAMA8B)
-    assert threads == [False] and window.current_fit() is not None
+    assert threads == [False] and window.session.view.fit is not None

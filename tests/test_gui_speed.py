@@ -44,7 +44,7 @@ def machine_32g():
 @pytest.fixture
 def seventy(qtbot, make_window) -> MainWindow:
     window = make_window(probe_backend=machine_32g)
-    qtbot.waitUntil(lambda: window.snapshot() is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None, timeout=5000)
     open_model(qtbot, window, LLAMA70B)
     window.apply_request(budget=Budget.of(16 * GIB))
     return window
@@ -52,8 +52,8 @@ def seventy(qtbot, make_window) -> MainWindow:
 
 def test_the_70b_at_16_gib_is_feasible_but_slow_and_the_full_load_does_not_fit(qtbot, seventy):
     banner = child(seventy, "banner")
-    speed = seventy.current_speed()
-    assert banner.property("state") == "slow" and speed.tok_s < 2 and seventy.current_plan().feasible
+    speed = seventy.session.view.plan_speed
+    assert banner.property("state") == "slow" and speed.tok_s < 2 and seventy.session.view.plan.feasible
     assert f"each token streams {human_bytes(speed.bytes.stream)} from disk" in banner.text()
     assert decode_text(speed) in banner.text() and "FEASIBLE — SLOW" in banner.text()
     assert BANNER_COLOURS[BannerState.SLOW] in banner.styleSheet()
@@ -61,13 +61,13 @@ def test_the_70b_at_16_gib_is_feasible_but_slow_and_the_full_load_does_not_fit(q
     assert line.startswith("Full load (llama.cpp placement on the hypothetical machine): does not fit")
     assert child(seventy, "fitMaxCtx").text().startswith("none")
     assert child(seventy, "fitDecode").text() == "no estimate: it does not fit"
-    expected = derive(replace(seventy.state(), budget=Budget.of(16 * GIB)))
+    expected = derive(replace(seventy.session.state, budget=Budget.of(16 * GIB)))
     assert (banner.text(), line) == (expected.headline.text, expected.headline.full_load)
 
 
 def test_the_slow_threshold_is_a_setting_that_the_banner_follows(qtbot, seventy):
     threshold = child(seventy, "slowThreshold")
-    threshold.setValue(seventy.current_speed().tok_s / 2)
+    threshold.setValue(seventy.session.view.plan_speed.tok_s / 2)
     settle(qtbot, seventy)
     assert child(seventy, "banner").property("state") == "feasible"
     threshold.setValue(2.0)
@@ -81,8 +81,8 @@ def test_slow_means_slow_with_every_layer_pinned_and_the_banner_says_it_is_the_b
     open_model(qtbot, window, LLAMA8B)
     window.apply_request(budget=Budget.of(6 * GIB))
     settle(qtbot, window)
-    speed, banner = window.current_speed(), child(window, "banner")
-    assert window.current_plan().n_pinned == 32 and speed.bytes.stream == 0
+    speed, banner = window.session.view.plan_speed, child(window, "banner")
+    assert window.session.view.plan.n_pinned == 32 and speed.bytes.stream == 0
     child(window, "slowThreshold").setValue(speed.tok_s * 1.5)
     settle(qtbot, window)
     assert banner.property("state") == "slow" and BANNER_COLOURS[BannerState.SLOW] in banner.styleSheet()
@@ -95,9 +95,9 @@ def test_slow_means_slow_with_every_layer_pinned_and_the_banner_says_it_is_the_b
 
 
 def test_the_pinned_caption_says_what_each_token_streams_and_the_estimate(seventy):
-    speed = seventy.current_speed()
+    speed = seventy.session.view.plan_speed
     text = child(seventy, "pinnedLabel").text()
-    plan = seventy.current_plan()
+    plan = seventy.session.view.plan
     assert text.startswith(f"{plan.n_pinned} / 80 layers pinned — each token streams {human_bytes(speed.bytes.stream)}")
     assert text.endswith(decode_brief(speed))
 
@@ -117,8 +117,8 @@ def test_an_asked_ctx_is_planned_exactly_from_the_launcher(qtbot, settings_store
     window = open_window(parse_launch_args([str(path), "--budget", "4G", "--ctx", str(ctx)]), settings_store,
                          tmp_path / "logs").window
     qtbot.addWidget(window)
-    qtbot.waitUntil(lambda: window.current_plan() is not None and window.current_plan().ctx_explicit, timeout=10000)
-    plan = window.current_plan()
+    qtbot.waitUntil(lambda: window.session.view.plan is not None and window.session.view.plan.ctx_explicit, timeout=10000)
+    plan = window.session.view.plan
     assert (plan.ctx, plan.ctx_explicit, plan.feasible) == (ctx, True, True)
     label = child(window, "ctxValue").text()
     assert label.startswith(f"{ctx:,} tokens (as asked") and ("beyond the trained 8,192" in label) == (ctx > 8192)
@@ -129,15 +129,15 @@ def test_an_asked_ctx_is_planned_exactly_from_the_launcher(qtbot, settings_store
 def test_a_typed_ctx_is_honoured_exactly_and_auto_comes_back(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model())
-    auto_plan = window.current_plan()
+    auto_plan = window.session.view.plan
     type_into(qtbot, window, "ctxEdit", "1000")
-    assert (window.current_plan().ctx, child(window, "ctxAuto").isChecked()) == (1000, False)
+    assert (window.session.view.plan.ctx, child(window, "ctxAuto").isChecked()) == (1000, False)
     assert child(window, "ctxSlider").value() == 1000  # shown where it is, not snapped to a step
     type_into(qtbot, window, "ctxEdit", "lots")
-    assert child(window, "ctxError").isVisible() and window.current_plan().ctx == 1000
+    assert child(window, "ctxError").isVisible() and window.session.view.plan.ctx == 1000
     child(window, "ctxAuto").setChecked(True)
     settle(qtbot, window)
-    assert window.current_plan() == auto_plan
+    assert window.session.view.plan == auto_plan
 
 
 def test_a_file_without_context_length_is_planned_at_the_default_ctx_as_the_cli_plans_it(
@@ -148,22 +148,22 @@ def test_a_file_without_context_length_is_planned_at_the_default_ctx_as_the_cli_
     assert main(["plan", str(path), "--budget", "1G", "--json", "--no-measure"]) == 0
     cli = json.loads(capsys.readouterr().out)
     window.apply_request(budget=Budget.of(GIB))
-    assert (window.current_plan().ctx, window.current_plan().ctx_cap) == (cli["ctx"], cli["ctx_cap"]) == (4096, 4096)
+    assert (window.session.view.plan.ctx, window.session.view.plan.ctx_cap) == (cli["ctx"], cli["ctx_cap"]) == (4096, 4096)
     type_into(qtbot, window, "ctxCapEdit", "3000")
-    assert window.current_plan().ctx_cap == 3000
+    assert window.session.view.plan.ctx_cap == 3000
     type_into(qtbot, window, "ctxEdit", "700")
-    assert window.current_plan().ctx == 700
+    assert window.session.view.plan.ctx == 700
 
 
 def test_prefer_context_is_the_ctx_first_ranking(qtbot, make_window):
     window = make_window()
     open_model(qtbot, window, LLAMA8B)
     window.apply_request(budget=Budget.of(6 * GIB))
-    speed_first = window.current_plan()
+    speed_first = window.session.view.plan
     assert (speed_first.n_pinned, speed_first.ctx_policy) == (32, CtxPolicy.SPEED)
     child(window, "preferContext").setChecked(True)
     settle(qtbot, window)
-    plan = window.current_plan()
+    plan = window.session.view.plan
     assert (plan.ctx, plan.n_pinned, plan.ctx_policy) == (40_832, 0, CtxPolicy.CONTEXT)
     assert child(window, "ctxValue").text() == "40,832 tokens (auto, context first)"
 
@@ -175,7 +175,7 @@ def test_the_ring_knob_spans_the_cores_range_and_says_what_was_planned(qtbot, ma
     assert (buffers.minimum(), buffers.maximum()) == (1, 8)
     buffers.setValue(8)
     window.apply_request(budget=Budget.of(4 * GIB))
-    ring = window.current_plan().ring
+    ring = window.session.view.plan.ring
     assert (ring.requested, ring.planned, ring.reason) == (8, 1, RingReason.ONE_PINS_MORE)
     assert note.isVisible() and note.text().startswith("requested 8, planned 1: 1 buffer pins")
     buffers.setValue(1)
@@ -186,15 +186,15 @@ def test_the_ring_knob_spans_the_cores_range_and_says_what_was_planned(qtbot, ma
 def test_typed_bandwidths_reach_the_estimates_and_say_typed(qtbot, make_window, write_model):
     window = make_window()
     open_model(qtbot, window, write_model())
-    before = window.current_speed()
+    before = window.session.view.plan_speed
     type_into(qtbot, window, "bwRam", "100G")
-    speed = window.current_speed()
+    speed = window.session.view.plan_speed
     assert speed.ram.bytes_per_s == 100 * GIB and speed.ram.source is BandwidthSource.TYPED
     assert speed.tok_s > before.tok_s and "100.00 GiB/s (typed" in child(window, "reportView").toPlainText()
     type_into(qtbot, window, "bwDisk", "fast")
-    assert child(window, "bandwidthError").isVisible() and window.current_speed() == speed
+    assert child(window, "bandwidthError").isVisible() and window.session.view.plan_speed == speed
     type_into(qtbot, window, "bwRam", "")
-    assert window.current_speed().ram.source is BandwidthSource.ASSUMED
+    assert window.session.view.plan_speed.ram.source is BandwidthSource.ASSUMED
 
 
 def test_the_measured_bandwidths_are_the_probes_and_come_per_model(qtbot, make_window, write_model):
@@ -210,7 +210,7 @@ def test_the_measured_bandwidths_are_the_probes_and_come_per_model(qtbot, make_w
     with qtbot.waitSignal(window.bandwidthsMeasured, timeout=10000):
         open_model(qtbot, window, path)
     assert calls == [str(path)] and window.bandwidths_measured()
-    assert window.current_speed().ram.bytes_per_s == 7 * GIB
+    assert window.session.view.plan_speed.ram.bytes_per_s == 7 * GIB
     assert "(measured" in child(window, "bwRam").placeholderText()
 
 
@@ -219,10 +219,10 @@ def test_measure_again_measures_this_machine_for_real_and_keeps_it(qtbot, make_w
     window = make_window()
     open_model(qtbot, window, write_model())
     qtbot.waitUntil(window.bandwidths_measured, timeout=10000)
-    assert window.current_speed().ram.source is BandwidthSource.ASSUMED
+    assert window.session.view.plan_speed.ram.source is BandwidthSource.ASSUMED
     with qtbot.waitSignal(window.bandwidthsMeasured, timeout=20000):
         child(window, "measureAgain").click()
-    speed = window.current_speed()
+    speed = window.session.view.plan_speed
     assert speed.ram.source is BandwidthSource.MEASURED and "-thread read of" in speed.ram.detail
     date = time.strftime("%Y-%m-%d", time.gmtime(speed.ram.measured_at))
     assert child(window, "bwRam").placeholderText().endswith(f"(measured {date})")
@@ -232,7 +232,7 @@ def test_measure_again_measures_this_machine_for_real_and_keeps_it(qtbot, make_w
 
 def test_a_gpus_own_bandwidth_is_the_vram_figure_the_editor_shows(qtbot, make_window, write_model):
     window = make_window(probe_backend=lambda: with_presets("RTX 4090", machine_32g()))
-    qtbot.waitUntil(lambda: window.snapshot() is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None, timeout=5000)
     open_model(qtbot, window, write_model())
     assert child(window, "bwVram").placeholderText() == "938.77 GiB/s (cited)"  # 1008 GB/s, the spec sheet's
     assert "rtx-4090" in child(window, "bwVram").toolTip()
@@ -249,9 +249,9 @@ def test_the_prompt_length_is_a_control_and_the_side_panel_gives_the_first_token
     assert (prompt.minimum(), prompt.value()) == (1, 1000)
     prompt.setValue(8000)
     settle(qtbot, window)
-    assert window.state().prompt_tokens == 8000 and "for a 8,000-token prompt" in decode.text()
-    assert window.current_speed().prefill.prompt_tokens == 8000
-    expected = derive(window.state())
+    assert window.session.state.prompt_tokens == 8000 and "for a 8,000-token prompt" in decode.text()
+    assert window.session.view.plan_speed.prefill.prompt_tokens == 8000
+    expected = derive(window.session.state)
     assert decode.text() == speed_summary(expected.full_load.speed)
     assert "for a 8,000-token prompt" in child(window, "reportView").toPlainText()
 
@@ -259,15 +259,15 @@ def test_the_prompt_length_is_a_control_and_the_side_panel_gives_the_first_token
 def test_the_sweeps_fourth_plot_is_decode_tok_s_as_the_cli_prints_it(qtbot, make_explorer, write_model, capsys):
     explorer = make_explorer()
     window, sweep = explorer.window, explorer.whatif.sweep
-    qtbot.waitUntil(lambda: window.snapshot() is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None, timeout=5000)
     path = write_model()
     open_model(qtbot, window, path)
-    window.apply_request(budget=Budget.of(initial_budget(window.current_view().thresholds)))  # some layers stream
+    window.apply_request(budget=Budget.of(initial_budget(window.session.view.thresholds)))  # some layers stream
     with qtbot.waitSignal(sweep.sweepFinished, timeout=20000):
         explorer.whatif.sweep_dock.show()
         explorer.whatif.sweep_dock.raise_()
     qtbot.waitUntil(lambda: not sweep.worker.busy and sweep.result() is not None, timeout=20000)
-    available = window.snapshot().host_available
+    available = window.session.state.machine.host_available
     assert main(["sweep", str(path), "--budgets", sweep.range_edit.text(), "--json", "--no-measure",
                  "--host-available", str(available)]) == 0
     cli = json.loads(capsys.readouterr().out)
@@ -283,7 +283,7 @@ def test_the_sweeps_fourth_plot_is_decode_tok_s_as_the_cli_prints_it(qtbot, make
 def test_the_window_draws_what_derive_gives_for_its_own_state(qtbot, make_window):
     window = make_window()
     open_model(qtbot, window, load_model(LLAMA8B).path)
-    view = derive(window.state())
-    assert window.current_view() == view
-    assert ExplorerState(**{**window.state().__dict__}) == window.state()
+    view = derive(window.session.state)
+    assert window.session.view == view
+    assert ExplorerState(**{**window.session.state.__dict__}) == window.session.state
 

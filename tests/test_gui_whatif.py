@@ -61,7 +61,7 @@ def test_the_sweep_is_of_the_windows_request(qtbot, loaded, whatif, model_path):
     sweep = whatif.sweep
     model = load_model(model_path)
     plain = sweep_budgets(model, budget_range(sweep.range_edit.text()), BudgetRequest())
-    assert sweep.result() == with_speeds(model, plain, BudgetRequest().kv_type, *loaded.speed_inputs())
+    assert sweep.result() == with_speeds(model, plain, BudgetRequest().kv_type, loaded.session.state.bandwidths, loaded.session.state.machine.host_available)
     loaded.apply_request(budget=Budget.of(70 * MIB))
     qtbot.waitUntil(lambda: {line.value() for line in sweep.chart.budget_lines} == {70 * MIB})
 
@@ -73,7 +73,7 @@ def test_a_click_on_the_sweep_sets_the_budget_and_the_plan_follows(qtbot, loaded
     point = chart.mapFromScene(vb.mapViewToScene(QPointF(row.budget, sum(vb.viewRange()[1]) / 2)))
     qtbot.mouseClick(chart.viewport(), Qt.MouseButton.LeftButton, pos=point)
     settle(qtbot, loaded)
-    plan = loaded.current_plan()
+    plan = loaded.session.view.plan
     assert plan.budget.limit == row.budget == loaded.body.plan.budget.exact_bytes()
     assert loaded.body.plan.budget.slider.value() == round(row.budget / MIB)
     assert (plan.feasible, plan.ctx, plan.n_pinned, plan.total) == (row.feasible, row.ctx, row.n_pinned, row.total)
@@ -99,7 +99,7 @@ def test_compare_follows_the_windows_budget(qtbot, loaded, whatif, model_path, w
         compare.open_second(str(second))
     loaded.apply_request(budget=Budget.of(64 * MIB))
     first = plan_memory(load_model(model_path), BudgetRequest(budget=Budget.of(64 * MIB)))
-    assert loaded.current_plan() == first
+    assert loaded.session.view.plan == first
     expected = plan_memory(load_model(second), BudgetRequest(budget=Budget.of(64 * MIB), ctx=first.ctx))
     qtbot.waitUntil(lambda: compare.second_plan() == expected)
     assert compare.model.rows()[-1].first == first.total
@@ -110,15 +110,15 @@ def test_file_catalogue_opens_a_skeleton(qtbot, loaded, whatif):
     with qtbot.waitSignal(whatif.sweep.sweepFinished, timeout=10000), \
             qtbot.waitSignal(loaded.modelLoaded, timeout=10000):
         whatif.catalogue_menu.actions()[0].trigger()
-    assert loaded.current_model().path == str(catalogue_path(entry))
-    assert whatif.sweep.result().n_layer == loaded.current_model().n_layer
+    assert loaded.session.state.model.path == str(catalogue_path(entry))
+    assert whatif.sweep.result().n_layer == loaded.session.state.model.n_layer
 
 
 def test_file_export_writes_the_windows_plan(qtbot, loaded, whatif, tmp_path):
     path = tmp_path / "plan.json"
     with qtbot.waitSignal(whatif.export_menu.exported):
         assert whatif.export_menu.export("json", str(path))
-    assert json.loads(path.read_text()) == plan_payload(loaded.current_plan(), loaded.current_speed())
+    assert json.loads(path.read_text()) == plan_payload(loaded.session.view.plan, loaded.session.view.plan_speed)
     assert "Exported" in loaded.statusBar().currentMessage()
 
 

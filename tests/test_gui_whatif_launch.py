@@ -89,7 +89,7 @@ def test_a_compare_screenshot_shows_both_models(shot, write_model):
     table = whatif.compare.model
     headers = [table.headerData(c, Qt.Orientation.Horizontal) for c in (1, 2)]
     assert headers == [column_title(load_model(first)), column_title(load_model(second))] == ["wide.gguf", "q4.gguf"]
-    assert table.rowCount() > 5 and table.rows()[-1].first == window.current_plan().total
+    assert table.rowCount() > 5 and table.rows()[-1].first == window.session.view.plan.total
     assert colours_in(image, window, whatif.compare) > 20
 
 
@@ -98,9 +98,9 @@ def test_a_quants_screenshot_shows_the_ladder_judged_on_the_preset(shot):
     explorer, image = shot(eight_b, "--view", "quants", "--preset", "RTX 4090")
     window, quants = explorer.window, explorer.quants
     assert shows(quants.dock) and not shows(explorer.whatif.sweep_dock)
-    assert [gpu.name for gpu in window.snapshot().gpus] == ["RTX 4090"]
+    assert [gpu.name for gpu in window.session.state.machine.gpus] == ["RTX 4090"]
     ladder = quants.follower.ladder()
-    assert ladder is not None and ladder.snapshot == window.snapshot() and ladder.recommended.name == "Q8_0"
+    assert ladder is not None and ladder.snapshot == window.session.state.machine and ladder.recommended.name == "Q8_0"
     assert colours_in(image, window, quants.view) > 20
 
 
@@ -109,8 +109,8 @@ def test_a_screenshot_of_a_url_opens_the_model_over_http(shot, httpserver):
     served = Served(skeleton)
     httpserver.expect_request("/m/8b.gguf").respond_with_handler(served.handler)
     explorer, _ = shot(httpserver.url_for("/m/8b.gguf"))
-    assert explorer.window.current_model().n_layer == load_model(str(skeleton)).n_layer
-    assert served.sent > 0 and explorer.window.current_plan() is not None
+    assert explorer.window.session.state.model.n_layer == load_model(str(skeleton)).n_layer
+    assert served.sent > 0 and explorer.window.session.view.plan is not None
 
 
 def test_a_url_that_cannot_be_read_is_one_line(make_explorer, tmp_path, httpserver):

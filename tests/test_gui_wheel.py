@@ -94,15 +94,15 @@ def test_wheel_over_an_unfocused_preset_changes_nothing_and_scrolls_the_panel(qt
     in_view(qtbot, preset)
     assert area.verticalScrollBar().value() < area.verticalScrollBar().maximum(), "the column must have room to scroll"
     focus_elsewhere(qtbot, window)
-    text, fit, headline = preset.currentText(), window.current_fit(), window.current_view().headline
+    text, fit, headline = preset.currentText(), window.session.view.fit, window.session.view.headline
     scrolled = area.verticalScrollBar().value()
 
     wheel(preset, DOWN)
     settle(qtbot, window)
 
     assert preset.currentText() == text
-    assert window.current_fit() == fit
-    assert window.current_view().headline == headline
+    assert window.session.view.fit == fit
+    assert window.session.view.headline == headline
     assert area.verticalScrollBar().value() > scrolled  # the wheel went on to the scroll area
 
     preset.setFocus()
@@ -111,7 +111,7 @@ def test_wheel_over_an_unfocused_preset_changes_nothing_and_scrolls_the_panel(qt
     settle(qtbot, window)
 
     assert preset.currentText() != text
-    assert window.current_fit().snapshot != fit.snapshot  # the focused preset did change the machine judged
+    assert window.session.view.fit.snapshot != fit.snapshot  # the focused preset did change the machine judged
 
 
 @pytest.mark.parametrize("name", VALUE_WIDGETS)

@@ -74,20 +74,20 @@ def test_deleting_the_open_file_is_said_the_plan_stays_and_reload_reads_it_again
     path = Path(shutil.copy(LLAMA_8B, tmp_path / "model.gguf"))
     window = make_window()
     open_model(qtbot, window, path)
-    plan = window.current_plan()
+    plan = window.session.view.plan
     line = child(window, "loadError")
     assert not line.isVisible() and _reload(window).isEnabled()
     path.unlink()
     qtbot.waitUntil(line.isVisible, timeout=5000)
     assert "file is gone (deleted or moved)" in line.text() and str(path) in line.text()
-    assert window.current_plan() == plan and window.current_model().path == str(path)
+    assert window.session.view.plan == plan and window.session.state.model.path == str(path)
     _reload(window).trigger()                                      # still gone: the read fails, the plan stays
     qtbot.waitUntil(lambda: line.text().startswith("Could not open the model"), timeout=5000)
-    assert window.current_plan() == plan and window.current_model().path == str(path)
+    assert window.session.view.plan == plan and window.session.state.model.path == str(path)
     shutil.copy(LLAMA_8B, path)
     with qtbot.waitSignal(window.modelLoaded, timeout=10000):
         _reload(window).trigger()
-    assert not line.isVisible() and window.current_plan() == plan
+    assert not line.isVisible() and window.session.view.plan == plan
 
 
 def test_replacing_the_open_file_by_rename_is_noticed_and_reload_plans_the_new_one(qtbot, make_window, tmp_path):
@@ -98,10 +98,10 @@ def test_replacing_the_open_file_by_rename_is_noticed_and_reload_plans_the_new_o
     fresh = Path(shutil.copy(LLAMA_1B, tmp_path / "download.part"))
     fresh.replace(path)                                            # how a downloader or an editor saves
     qtbot.waitUntil(line.isVisible, timeout=5000)
-    assert "changed on disk since it was read" in line.text() and window.current_model().n_layer == 32
+    assert "changed on disk since it was read" in line.text() and window.session.state.model.n_layer == 32
     with qtbot.waitSignal(window.modelLoaded, timeout=10000):
         _reload(window).trigger()
-    assert window.current_model().n_layer == 16 and not line.isVisible()
+    assert window.session.state.model.n_layer == 16 and not line.isVisible()
 
 
 def test_a_change_the_watcher_missed_is_caught_when_the_app_comes_back_to_the_front(qtbot, make_window, tmp_path):

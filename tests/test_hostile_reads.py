@@ -280,7 +280,7 @@ def test_cancel_frees_the_worker_and_two_scans_never_fill_the_pool(qtbot, make_e
     for i in range(400):
         (deep / f"d{i % 20}" / f"e{i}").mkdir(parents=True)
     explorer = make_explorer(library_home=home)
-    qtbot.waitUntil(lambda: explorer.window.snapshot() is not None)
+    qtbot.waitUntil(lambda: explorer.window.session.state.machine is not None)
     view = explorer.library.view
     pool = QThreadPool.globalInstance()
     for _ in range(pool.maxThreadCount() + 1):

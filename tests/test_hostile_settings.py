@@ -156,11 +156,11 @@ def test_a_tied_model_never_overwrites_the_remembered_head_mode(qtbot, make_wind
     child(window, "headMode").setCurrentText(HeadMode.STREAM.value)
     assert window.settings().head_mode == "stream"
     open_model(qtbot, window, tied)
-    assert child(window, "headMode").currentText() == "auto" and window.request().head_mode is HeadMode.AUTO
+    assert child(window, "headMode").currentText() == "auto" and window.session.state.request().head_mode is HeadMode.AUTO
     window.save_settings()
     assert load_settings(QSettings(settings_store.fileName(), QSettings.Format.IniFormat)).head_mode == "stream"
     open_model(qtbot, window, untied)
-    assert child(window, "headMode").currentText() == "stream" and window.request().head_mode is HeadMode.STREAM
+    assert child(window, "headMode").currentText() == "stream" and window.session.state.request().head_mode is HeadMode.STREAM
 
 
 def test_choosing_resident_on_a_tied_model_is_remembered(qtbot, make_window, write_model):

@@ -128,4 +128,4 @@ def test_the_window_opens_hostile_values_or_says_why(qtbot, make_window, tmp_pat
     qtbot.waitUntil(lambda: bool(answers), timeout=HANG_S * 1000)
     assert not child(window, "busyIndicator").isVisible()
     if answers[0] != "loaded":
-        assert window.current_model() is None and child(window, "loadError").isVisible()
+        assert window.session.state.model is None and child(window, "loadError").isVisible()

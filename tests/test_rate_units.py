@@ -64,7 +64,7 @@ def test_the_window_reads_a_spec_sheet_rate_and_says_so(qtbot, make_window, writ
     window = make_window()
     open_model(qtbot, window, write_model())
     type_into(qtbot, window, "bwRam", "64 GB/s")
-    assert window.current_speed().ram.bytes_per_s == 64 * 10**9
+    assert window.session.view.plan_speed.ram.bytes_per_s == 64 * 10**9
     reading = child(window, "bandwidthReading")
     assert reading.isVisibleTo(window)
     assert reading.text() == "RAM: read 64 GB/s as 64,000,000,000 bytes/s (decimal GB: 1 GB = 10⁹ bytes, as spec sheets print)"

@@ -12,13 +12,15 @@ from hypothesis import strategies as st
 from gguf_budget.core import hypothetical_machine, load_model
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import derive, initial_budget
+from gguf_budget.core.explorer.dock_inputs import ladder_request, library_settings, sweep_inputs
 from gguf_budget.core.explorer.model_key import model_key, spec_key
 from gguf_budget.core.explorer.persist import memory_dict, memory_from
 from gguf_budget.core.explorer.session import (
-    MEMORY_LIMIT, Controls, ModelChoice, ModelMemory, OpenModel, ResetToMachine, Session, SetBudget, SetCtx, SetCtxCap,
-    SetKnobs, SetMachine,
+    MEMORY_LIMIT, Controls, ModelChoice, ModelMemory, OpenModel, Probed, ResetToMachine, Session, SetBandwidths,
+    SetBudget, SetCtx, SetCtxCap, SetKnobs, SetMachine, SetTypedBandwidths,
 )
-from gguf_budget.core.explorer.state import BudgetOrigin
+from gguf_budget.core.explorer.state import BudgetOrigin, TypedBandwidths
+from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.usable import usable_ram
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
@@ -202,3 +204,63 @@ def test_a_budget_set_to_the_provisional_one_is_kept_when_the_machine_answers(de
     usable = Budget.of(usable_ram(MACHINE, Reserves().host))
     assert view.state.budget == (usable if follows_machine else provisional)
     assert view.state.budget_origin is (BudgetOrigin.MACHINE if follows_machine else BudgetOrigin.CHOSEN)
+
+
+def test_the_probed_machine_is_judged_unless_a_hypothetical_one_is_chosen(demo):
+    """The window's old choice (probed or hypothetical) is the session's: a probe answering while a hypothetical
+    machine is ticked changes nothing judged, and unticking it judges the probe's answer again."""
+    probed = hypothetical_machine(8 * GiB, host_total=16 * GiB)
+    session = Session()
+    session.apply(OpenModel(demo, "d" * 64))
+    session.apply(Probed(probed))
+    assert session.state.machine is probed and session.view.usable_ram == usable_ram(probed, Reserves().host)
+    session.apply(SetMachine(MACHINE, Reserves(), None, None))
+    session.apply(Probed(hypothetical_machine(4 * GiB, host_total=8 * GiB)))
+    assert session.state.machine is MACHINE and session.state.hypothetical is MACHINE
+    session.apply(SetMachine(None, Reserves(), None, None))
+    assert session.state.machine is session.state.probed and session.state.machine.host_available == 4 * GiB
+
+
+def test_typed_bandwidths_stay_over_the_measured_ones_and_an_emptied_tier_reads_the_measured_one_again():
+    measured = Bandwidths(ram=Bandwidth(30 * GiB, BandwidthSource.MEASURED, "measured here"))
+    session = Session()
+    session.apply(SetTypedBandwidths(TypedBandwidths(ram=10**11)))
+    assert session.state.bandwidths.ram.bytes_per_s == 10**11 and session.state.measured_bandwidths is None
+    session.apply(SetBandwidths(measured))
+    assert session.state.bandwidths.ram.bytes_per_s == 10**11 and session.state.measured_bandwidths is measured
+    session.apply(SetTypedBandwidths(TypedBandwidths()))
+    assert session.state.bandwidths.ram == measured.ram
+
+
+@pytest.mark.parametrize("value", [0, -1, 1 << 60, 2.5, "20G", True])
+def test_a_typed_bandwidth_out_of_range_is_refused_where_it_is_typed(value):
+    with pytest.raises(RequestError):
+        TypedBandwidths(ram=value)
+
+
+def test_the_view_publishes_every_docks_inputs_built_once_with_one_key(demo):
+    """A change no dock reads (the slow threshold) publishes the very same inputs object; a ctx publishes new ones,
+    equal to what each dock would build from the state itself."""
+    session = on_machine()
+    session.apply(OpenModel(demo, "d" * 64))
+    first = session.view.docks
+    assert first is not None and first.sweep == sweep_inputs(session.state)
+    assert (first.ladder, first.library) == (ladder_request(session.state), library_settings(session.state))
+    knobs = SetKnobs(n_buffers=2, head_mode=HeadMode.AUTO, kv_type=session.state.kv_type, force=False,
+                     slow_below_tok_s=7.5, prompt_tokens=session.state.prompt_tokens)
+    session.apply(knobs)
+    assert session.state.slow_below_tok_s == 7.5 and session.view.docks is first
+    session.apply(SetCtx(1024))
+    moved = session.view.docks
+    assert moved is not first and moved.ladder.ctx == 1024 and moved.sweep.request.ctx == 1024
+    assert moved == derive(session.state).docks
+
+
+def test_a_new_model_is_heard_from_the_session_after_every_view_observer_drew_it(demo, llama8b):
+    session, heard = on_machine(), []
+    session.subscribe(lambda view: heard.append(("view", view.state.model)))
+    session.subscribe_models(lambda model: heard.append(("model", model)))
+    session.apply(OpenModel(demo, "d" * 64))
+    session.apply(SetCtx(1024))
+    session.apply(OpenModel(llama8b, "e" * 64))
+    assert heard == [("view", demo), ("model", demo), ("view", demo), ("view", llama8b), ("model", llama8b)]

@@ -19,7 +19,7 @@ from gguf_budget.core.explorer.session import (
     Controls, OpenModel, Session, SetBudget, SetCtx, SetCtxCap, SetEngine, SetKnobs, SetMachine, SetPrefer,
     SetRuntime, SetServer,
 )
-from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState
+from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, TypedBandwidths
 from gguf_budget.core.fit.engine_options import EngineOptions
 from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.fit.server_types import ServerSettings
@@ -30,7 +30,7 @@ from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import CtxPolicy, HeadMode
-from gguf_budget.core.ranges import BUFFERS, CONTEXT, LAYERS_ASKED, PROMPT_TOKENS
+from gguf_budget.core.ranges import BANDWIDTH, BUFFERS, CONTEXT, LAYERS_ASKED, PROMPT_TOKENS
 
 ROOT = Path(__file__).resolve().parents[1]
 GiB, MiB = 1 << 30, 1 << 20
@@ -81,6 +81,11 @@ def sound(state: ExplorerState) -> list[str]:
             type(x) is float and 0 <= x < math.inf for x in state.tensor_split),
         "measured": state.measured is None or type(state.measured).__name__ == "MeasuredView",
         "asked": type(state.asked) is tuple and all(type(x) is str for x in state.asked),
+        "probed": state.probed is None or type(state.probed) is HardwareSnapshot,
+        "hypothetical": state.hypothetical is None or type(state.hypothetical) is HardwareSnapshot,
+        "measured_bandwidths": state.measured_bandwidths is None or type(state.measured_bandwidths) is Bandwidths,
+        "typed_bandwidths": type(state.typed_bandwidths) is TypedBandwidths and all(
+            v is None or whole(v, 1, BANDWIDTH.high) for v in dataclasses.astuple(state.typed_bandwidths)),
     }
     return [name for name, ok in bad.items() if not ok]
 

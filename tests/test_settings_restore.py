@@ -98,7 +98,7 @@ def test_the_largest_budget_is_shown_on_a_clamped_slider(qtbot, make_window, wri
     window = make_window()
     open_model(qtbot, window, write_model())
     window.apply_request(budget=Budget.of(1 << 50))
-    assert window.request().budget == Budget.of(1 << 50)
+    assert window.session.state.request().budget == Budget.of(1 << 50)
     assert child(window, "budgetSlider").value() == child(window, "budgetSlider").maximum()
 
 

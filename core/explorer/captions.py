@@ -7,12 +7,19 @@ Rule 2: the ctx label says whether ctx was asked for or chosen, and by which pol
         beyond the trained context says so.
 Rule 3: the ring note is empty when the planned depth is the requested one; otherwise it is
         the report's "requested N, planned M: why".
+Rule 4: the measured row is what a real run gave (`state.measured`), with the log's timings beside
+        the estimates at the run's own settings; a log the estimate cannot price (another model)
+        leaves the row alone. None before a run.
 """
 
 from __future__ import annotations
 
+from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.evidence.compare import compare
+from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.plan.types import CtxPolicy, MemoryPlan, PlanOutcome, RingReason
 from gguf_budget.core.speed.estimate import SpeedEstimate
+from gguf_budget.core.views.evidence_report import speed_beside
 from gguf_budget.core.views.plan_report import ring_text
 from gguf_budget.core.views.speed_view import decode_brief, streamed_text
 
@@ -38,3 +45,17 @@ def ctx_label(plan: MemoryPlan) -> str:
 def ring_note(plan: MemoryPlan) -> str:
     """Rule 3."""
     return "" if plan.ring.reason is RingReason.AS_REQUESTED else ring_text(plan.ring)
+
+
+def measured_row(state: ExplorerState) -> str | None:
+    """Rule 4."""
+    run, model = state.measured, state.model
+    if run is None:
+        return None
+    beside = ""
+    if run.log is not None and model is not None:
+        try:
+            beside = speed_beside(compare(run.log, model, state.bandwidths))
+        except BudgetError:  # a log of another model, or one the estimate cannot price: the row stands alone
+            beside = ""
+    return run.summary + (f" — {beside}" if beside else "")

@@ -30,9 +30,10 @@ from dataclasses import dataclass, replace
 
 from gguf_budget.core.model.context import ctx_slider_top
 from gguf_budget.core.explorer.budget_span import Span, budget_span, machine_total
+from gguf_budget.core.explorer.dock_inputs import DockInputs, dock_inputs
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
-from gguf_budget.core.explorer.captions import ctx_label, pinned_caption, ring_note
+from gguf_budget.core.explorer.captions import ctx_label, measured_row, pinned_caption, ring_note
 from gguf_budget.core.explorer.headline import Headline, full_load_line, full_load_name, plan_headline
 from gguf_budget.core.machine.usable import usable_ram
 from gguf_budget.core.explorer.state import ExplorerState
@@ -95,6 +96,8 @@ class ExplorerView:
     threshold_key: BudgetRequest | None = None
     full_load_key: FullLoadKey | None = None
     full_load_error: str | None = None
+    docks: DockInputs | None = None
+    """Every dock's inputs for this state, built once (`dock_inputs` Rule 5)."""
 
     @property
     def fit(self) -> FitEstimate | None:
@@ -106,6 +109,11 @@ class ExplorerView:
         if self.plan is None:
             return self.error or ""
         return plan_report_with_speed(plan_text(self.plan), self.plan_speed)
+
+    @property
+    def measured_row(self) -> str | None:
+        """What a real run gave, beside the estimates (`captions.measured_row`), rendered when read."""
+        return measured_row(self.state)
 
 
 def initial_budget(thresholds: tuple[int, int]) -> int:
@@ -184,11 +192,15 @@ def _line(load: FullLoad | None, error: str | None, state: ExplorerState) -> str
     return full_load_line(load, state.machine)
 
 
-def _empty(state: ExplorerState) -> ExplorerView:
+def _empty(state: ExplorerState, previous: ExplorerView | None) -> ExplorerView:
     headline = Headline(BannerState.EMPTY, "No model loaded", "")
     return ExplorerView(state=state, plan=None, error=None, thresholds=None, budget_span=None, ctx_span=None,
                         usable_ram=None, full_load=None, plan_speed=None, headline=headline, pinned_caption="—",
-                        ctx_label="auto", ring_note="")
+                        ctx_label="auto", ring_note="", docks=dock_inputs(state, _docks(previous)))
+
+
+def _docks(previous: ExplorerView | None) -> DockInputs | None:
+    return None if previous is None else previous.docks
 
 
 def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
@@ -200,14 +212,15 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     return ExplorerView(state=state, plan=None, error=message, thresholds=None, budget_span=reuse.budget_span(state),
                         ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
                         full_load=load, plan_speed=None, headline=headline, pinned_caption="—", ctx_label=ctx,
-                        ring_note="", prices=prices, full_load_key=key, full_load_error=load_error)
+                        ring_note="", prices=prices, full_load_key=key, full_load_error=load_error,
+                        docks=dock_inputs(state, _docks(reuse.previous)))
 
 
 def derive(state: ExplorerState, previous: ExplorerView | None = None) -> ExplorerView:
     """Rules 1–6."""
     model = state.model
     if model is None:
-        return _empty(state)
+        return _empty(state, previous)
     reuse = _Reuse(previous, model)
     try:
         request = state.request()
@@ -224,4 +237,5 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
                         ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
                         full_load=load, plan_speed=speed, headline=Headline(banner, text, _line(load, load_error, state)),
                         pinned_caption=pinned_caption(plan, speed), ctx_label=ctx_label(plan), ring_note=ring_note(plan),
-                        prices=prices, threshold_key=threshold_key, full_load_key=key, full_load_error=load_error)
+                        prices=prices, threshold_key=threshold_key, full_load_key=key, full_load_error=load_error,
+                        docks=dock_inputs(state, _docks(previous)))

@@ -14,20 +14,31 @@ Rule 3: the quant ladder is judged with `ladder_request(state)`: the state's ask
         and every column state the one rule they were judged by.
 Rule 4: the Library judges every model with `library_settings(state)`: the state's machine,
         budget, cap and reserves (None until a machine is known).
+Rule 5: the view publishes all three at once (`dock_inputs(state, previous)`, `ExplorerView.docks`),
+        with one staleness key: the state's fields any of them reads (`DockKey`, the model by
+        identity). While the key holds, the previous view's `DockInputs` is the one published, so a
+        dock knows its inputs did not move when it holds the very same object.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Sequence
 
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.fit.engine_options import EngineOptions
+from gguf_budget.core.fit.runtime_types import Runtime
+from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.library.assess import LibrarySettings
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.sweep import SweepResult, automatic_range, budget_range, sweep_budgets
-from gguf_budget.core.plan.types import BudgetRequest
+from gguf_budget.core.plan.types import BudgetRequest, CtxPolicy, HeadMode
 from gguf_budget.core.speed.sweep import with_speeds
 from gguf_budget.core.views.quant_ladder import LadderRequest
 
@@ -80,3 +91,63 @@ def library_settings(state: ExplorerState) -> LibrarySettings | None:
     if state.machine is None:
         return None
     return LibrarySettings(state.machine, state.budget, state.ctx_cap, state.reserves)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DockKey:
+    """Rule 5: every state field a dock's inputs read (the sweep's, the ladder's, the library's)."""
+
+    model: ModelSpec | None
+    budget: Budget
+    ctx: int | None
+    ctx_cap: int | None
+    prefer: CtxPolicy
+    n_buffers: int
+    head_mode: HeadMode
+    kv_type: KVType
+    force: bool
+    machine: HardwareSnapshot | None
+    reserves: Reserves
+    gpu_layers: int | None
+    tensor_split: tuple[float, ...] | None
+    bandwidths: Bandwidths
+    prompt_tokens: int
+    runtime: Runtime
+    server: ServerSettings
+    engine: EngineOptions
+    v_type: KVType | None
+    n_cpu_moe: int | None
+
+    @classmethod
+    def of(cls, state: ExplorerState) -> DockKey:
+        return cls(**{f.name: getattr(state, f.name) for f in fields(cls)})
+
+    def same(self, other: DockKey) -> bool:
+        """The very same model object and equal other fields (a model is compared by identity: cheap, and a
+        reloaded file is another model)."""
+        return self.model is other.model and replace(self, model=None) == replace(other, model=None)
+
+
+@dataclass(frozen=True)
+class DockInputs:
+    """Rule 5: what every dock computes from, for one view."""
+
+    key: DockKey
+    sweep: SweepInputs | None
+    """None before a model, or while the planner refuses the knobs (the window says why)."""
+    ladder: LadderRequest | None
+    """None while the planner refuses the knobs."""
+    library: LibrarySettings | None
+    """None until a machine is known."""
+
+
+def dock_inputs(state: ExplorerState, previous: DockInputs | None = None) -> DockInputs:
+    """Rule 5: `previous` itself while its key holds, else all three built once."""
+    key = DockKey.of(state)
+    if previous is not None and previous.key.same(key):
+        return previous
+    try:
+        sweep, ladder = sweep_inputs(state), ladder_request(state)
+    except BudgetError:  # knobs the planner refuses: the docks wait, the Library judges on
+        sweep, ladder = None, None
+    return DockInputs(key, sweep, ladder, library_settings(state))

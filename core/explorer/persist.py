@@ -31,11 +31,10 @@ from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.session import ModelChoice, ModelMemory
 from gguf_budget.core.llama_words.reader import read_llama_args, split_command
-from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE, ExplorerState
+from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE, ExplorerState, TypedBandwidths
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
 from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, SLOTS, ServerSettings
-from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import CTX_POLICIES, HEAD_MODES, CtxPolicy, HeadMode
@@ -261,10 +260,11 @@ def llama_options(state: ExplorerState) -> str:
 
 def state_from(settings: ExplorerSettings) -> ExplorerState:
     """The state a session starts from: the global knobs; budget, ctx and cap come with each model."""
+    typed = TypedBandwidths(settings.ram_bw, settings.disk_bw, settings.vram_bw)
     state = ExplorerState(
         prefer=CtxPolicy(settings.prefer), n_buffers=settings.n_buffers, head_mode=HeadMode(settings.head_mode),
         kv_type=KVType(settings.kv_type), force=settings.force, slow_below_tok_s=settings.slow_below_tok_s,
-        bandwidths=with_typed(Bandwidths(), settings.ram_bw, settings.disk_bw, settings.vram_bw),
+        bandwidths=typed.over(None), typed_bandwidths=typed,
         runtime=Runtime(settings.runtime), server=server_from(settings),
     )
     if not settings.llama_options:

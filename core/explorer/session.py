@@ -28,6 +28,14 @@ Rule 7: a control's change is typed (`SetBudget`, `SetCtx`, `SetKnobs`, …) and
         is made, by the state's own table (`state.check_field`: `core.ranges` and the enums), so a
         bad value is refused before the session is asked; only `SetBudget` makes a budget CHOSEN,
         so nothing is guessed from a value. `Controls` carries several of them as one change.
+Rule 8: the machine judged and the figures read are the session's, not a widget's (`state` Rule 12):
+        `Probed` is the probe's answer, `SetMachine` the panel's hypothetical machine (None: the
+        probe's) and reserves, `SetBandwidths` this machine's figures, `SetTypedBandwidths` what the
+        person typed over them; each writes the judged `machine` or `bandwidths` beside its source.
+Rule 9: one channel for every screen: `subscribe(fn)` hears each view, and `subscribe_models(fn)`
+        hears `fn(model)` once a model was opened (a file, a priced quantization, a reload), after
+        every view observer has drawn it, so a screen that follows the open model (its evidence,
+        its file, its quantizations) reads a drawn session and may change it in turn.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.llama_words.reader import LlamaCommand
-from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, check_field
+from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, TypedBandwidths, check_field
 from gguf_budget.core.fit.engine_options import EngineOptions
 from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.fit.server_types import ServerSettings
@@ -235,8 +243,20 @@ class OpenModel:
 
 
 @dataclass(frozen=True)
+class Probed:
+    """Rule 8: the hardware probe answered; it is judged unless a hypothetical machine is chosen."""
+
+    machine: HardwareSnapshot
+
+    def next_state(self, session: Session) -> ExplorerState:
+        state = session.state
+        return replace(state, probed=self.machine, machine=state.hypothetical or self.machine)
+
+
+@dataclass(frozen=True)
 class SetMachine:
-    """The machine judged (probed or hypothetical) and what the person keeps back on it."""
+    """Rule 8: the hypothetical machine the person chose (None: the probed one is judged), the reserves kept back
+    on it and the GPU split asked."""
 
     machine: HardwareSnapshot | None
     reserves: Reserves
@@ -244,18 +264,31 @@ class SetMachine:
     tensor_split: tuple[float, ...] | None
 
     def next_state(self, session: Session) -> ExplorerState:
-        return replace(session.state, machine=self.machine, reserves=self.reserves, gpu_layers=self.gpu_layers,
-                       tensor_split=self.tensor_split)
+        state = session.state
+        return replace(state, hypothetical=self.machine, machine=self.machine or state.probed, reserves=self.reserves,
+                       gpu_layers=self.gpu_layers, tensor_split=self.tensor_split)
 
 
 @dataclass(frozen=True)
 class SetBandwidths:
-    """The figures the estimates read (measured, with what the person typed over them)."""
+    """Rule 8: this machine's figures (measured, kept or calibrated); what the person typed stays over them."""
 
     bandwidths: Bandwidths
 
     def next_state(self, session: Session) -> ExplorerState:
-        return replace(session.state, bandwidths=self.bandwidths)
+        state = session.state
+        return replace(state, measured_bandwidths=self.bandwidths, bandwidths=state.typed_bandwidths.over(self.bandwidths))
+
+
+@dataclass(frozen=True)
+class SetTypedBandwidths:
+    """Rule 8: the figures the person typed (a tier left empty reads the measured one)."""
+
+    typed: TypedBandwidths
+
+    def next_state(self, session: Session) -> ExplorerState:
+        state = session.state
+        return replace(state, typed_bandwidths=self.typed, bandwidths=self.typed.over(state.measured_bandwidths))
 
 
 @dataclass(frozen=True)
@@ -288,6 +321,7 @@ class Session:
     model_key: str | None = field(default=None, init=False)
     _head_choice: HeadMode = field(init=False)
     _observers: list[Callable[[ExplorerView], None]] = field(default_factory=list, init=False)
+    _model_observers: list[Callable[[ModelSpec], None]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         self._head_choice = self.state.head_mode
@@ -296,6 +330,10 @@ class Session:
     def subscribe(self, observer: Callable[[ExplorerView], None]) -> None:
         """`observer(view)` after every change that moved the state (Rule 1)."""
         self._observers.append(observer)
+
+    def subscribe_models(self, observer: Callable[[ModelSpec], None]) -> None:
+        """Rule 9: `observer(model)` once a model was opened and every view observer has drawn it."""
+        self._model_observers.append(observer)
 
     def preview(self, change: Change) -> ExplorerView:
         """The view `change` would publish, committing nothing (Rule 5: a loading thread calls it)."""
@@ -313,7 +351,10 @@ class Session:
         self._remember()
         for observer in tuple(self._observers):
             observer(view)
-        return view
+        if isinstance(change, OpenModel):
+            for opened in tuple(self._model_observers):
+                opened(change.model)
+        return self.view
 
     def _next(self, change: Change, previous: ExplorerView) -> tuple[ExplorerState, ExplorerView]:
         state = self._settled(change.next_state(self))

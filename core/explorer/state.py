@@ -27,6 +27,11 @@ Rule 10: `engine` is what the person set of llama.cpp's engine in its own option
         `--swa-full`, `-lm`, `-ot`, …; `fit.engine_options`), None where the program's own default
         applies; `v_type` is the V cache's type where it differs from `kv_type` (K's, `-ctk`), and
         `n_cpu_moe` a forced `--n-cpu-moe N`.
+Rule 12: the session holds what the machine panel's inputs came from: `probed` (the hardware probe's
+        answer), `hypothetical` (the machine the person typed or picked, while its box is ticked),
+        `measured_bandwidths` (this machine's figures as every command reads them, None until read)
+        and `typed_bandwidths` (what the person typed over them). The session's changes keep
+        `machine` = hypothetical, else probed, and `bandwidths` = the typed figures over the measured.
 Rule 11: every field is checked where a state is made (`check_field`, one table for the state
         and for the session's typed changes): a value of the wrong kind or out of its range
         (`core.ranges`, the enums) is a RequestError, so no state holds a value `derive` cannot read.
@@ -43,13 +48,13 @@ from gguf_budget.core.fit.engine_options import DEFAULT_ENGINE_OPTIONS, EngineOp
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, EngineSettings, Runtime
 from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
-from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import HEAD_MODES, BudgetRequest, CtxPolicy, HeadMode
-from gguf_budget.core.ranges import BUFFERS, CONTEXT, GPU_COUNT, LAYERS_ASKED, PROMPT_TOKENS, shown
+from gguf_budget.core.ranges import BANDWIDTH, BUFFERS, CONTEXT, GPU_COUNT, LAYERS_ASKED, PROMPT_TOKENS, shown
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.core.vocab import TextEnum
 
@@ -74,6 +79,25 @@ class BudgetOrigin(TextEnum):
     """This machine's usable RAM: it follows the machine and the host reserve."""
     PROVISIONAL = "provisional"
     """No machine known yet: halfway between the model's thresholds until one answers."""
+
+
+@dataclass(frozen=True)
+class TypedBandwidths:
+    """Rule 12: bytes per second the person typed per tier (None: not typed), checked by `ranges.BANDWIDTH`."""
+
+    ram: int | None = None
+    disk: int | None = None
+    vram: int | None = None
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                object.__setattr__(self, f.name, BANDWIDTH.check(value))
+
+    def over(self, measured: Bandwidths | None) -> Bandwidths:
+        """The figures the estimates read: what was typed, over what was measured (assumed before that)."""
+        return with_typed(measured or Bandwidths(), self.ram, self.disk, self.vram)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,6 +129,10 @@ class ExplorerState:
     n_cpu_moe: int | None = None
     asked: tuple[str, ...] = ()
     """The last llama.cpp command asked about, in the answer's words (what it gave, what was not priced)."""
+    probed: HardwareSnapshot | None = None
+    hypothetical: HardwareSnapshot | None = None
+    measured_bandwidths: Bandwidths | None = None
+    typed_bandwidths: TypedBandwidths = TypedBandwidths()
 
     def __post_init__(self) -> None:
         """Rule 11: the words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
@@ -207,6 +235,10 @@ _CHECKS: dict[str, Callable[[object], object]] = {
     "v_type": _optional(_enum(KVType, "v_type")),
     "n_cpu_moe": _optional(LAYERS_ASKED.check),
     "asked": _lines,
+    "probed": _optional(_kind(HardwareSnapshot, "a probed machine")),
+    "hypothetical": _optional(_kind(HardwareSnapshot, "a hypothetical machine")),
+    "measured_bandwidths": _optional(_kind(Bandwidths, "the measured bandwidths")),
+    "typed_bandwidths": _kind(TypedBandwidths, "the typed bandwidths"),
 }
 
 

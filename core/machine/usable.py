@@ -6,10 +6,15 @@ Rule 2: `usable_ram` is that rule on the judged machine's host RAM with the host
         when its RAM could not be read — an unknown is never taken as 0. The `plan` and
         `library` commands' default budget, the window's opening budget, the banner's "above
         usable RAM" note and the Library's verdicts all read it here.
+Rule 3: `machine_budget` is the budget `plan` takes when none is given: `usable_ram` with the figures
+        it came from (`views.machine_budget` words it), or a RequestError when the RAM could not be read.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 
 GiB = 1 << 30
@@ -27,3 +32,20 @@ def usable_ram(machine: HardwareSnapshot | None, host_reserve: int = DEFAULT_HOS
     if machine is None or machine.host_error:
         return None
     return usable(machine.host_available, host_reserve)
+
+
+@dataclass(frozen=True)
+class MachineBudget:
+    """Rule 3: this machine's usable RAM as a plan budget, with what it came from."""
+
+    available: int
+    reserve: int
+    budget: int
+
+
+def machine_budget(snapshot: HardwareSnapshot, reserve: int = DEFAULT_HOST_RESERVE) -> MachineBudget:
+    """Rule 3; raises RequestError in words when the host RAM could not be read."""
+    budget = usable_ram(snapshot, reserve)
+    if budget is None:
+        raise RequestError(f"this machine's RAM could not be read ({snapshot.host_error})")
+    return MachineBudget(snapshot.host_available, reserve, budget)

@@ -200,11 +200,11 @@ def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
     remote = explorer.library.url.worker
     remote.failed.connect(lambda message: failure.append(f"cannot open the URL: {message}"))
     window.open_path(options.file)
-    _wait_for(lambda: bool(failure) or window.current_model() is not None,
+    _wait_for(lambda: bool(failure) or window.session.state.model is not None,
               (window.modelLoaded, window.loadFailed, remote.failed))
-    if failure or window.current_model() is None:
+    if failure or window.session.state.model is None:
         return failure[0] if failure else "the model did not load in time"
-    _wait_for(lambda: window.snapshot() is not None, (window.hardwareProbed,))
+    _wait_for(lambda: window.session.state.machine is not None, (window.hardwareProbed,))
     _wait_for(window.bandwidths_measured, (window.bandwidthsMeasured,))
     if getattr(options, "preset", None):
         window.body.hardware.editor.set_preset(options.preset)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer, SignalInstance
+from PySide6.QtCore import QFileSystemWatcher, QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QLabel, QMenu
 
@@ -31,9 +31,6 @@ SETTLE_MS = 200
 
 class FileWatchHost(Protocol):
     """The window as the file watch sees it: the model shown, how to open a path, the load-error line."""
-
-    @property
-    def modelLoaded(self) -> SignalInstance: ...
 
     @property
     def session(self) -> Session:
@@ -70,7 +67,7 @@ class FileWatch(QObject):
         self.reload_action.setToolTip("Read the open model's file again")
         self.reload_action.setEnabled(False)
         self.reload_action.triggered.connect(self.reload)
-        host.modelLoaded.connect(self._loaded)
+        host.session.subscribe_models(lambda _model: self._loaded())
         app = QGuiApplication.instance()
         if isinstance(app, QGuiApplication):
             app.applicationStateChanged.connect(self._app_state)

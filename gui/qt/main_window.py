@@ -17,7 +17,8 @@ Rule 3: loading, the hardware probe and the bandwidth probe run on worker thread
         shows its one-line reason and leaves the previous
         model, settings and plan on screen. A machine or bandwidth answer re-derives at once.
 Rule 4: `modelLoaded` is emitted after the new model's plan is on screen, so whoever waits
-        for it can read the widgets straight away.
+        for it can read the widgets straight away; the add-ons hear of a new model from the session
+        itself (`session.subscribe_models`), as they hear of everything else.
 Rule 5: a loaded model is committed only after `derive` and every text it shows have run for
         it (the session's Rule 1, touching no widget): a model that cannot be shown is a failed
         load, and the previous model, plan and title stay.
@@ -51,25 +52,20 @@ from gguf_budget.core.explorer.model_key import model_key, spec_key
 from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from
 from gguf_budget.core.explorer.session import (
     AskLlama, Controls, OpenModel, ResetToMachine, Session, SetBandwidths, SetBudget, SetCtx, SetCtxCap, SetEngine,
-    SetKnobs, SetMachine, SetMeasured, SetPrefer, SetRuntime, SetServer,
+    SetKnobs, SetMeasured, SetPrefer, SetRuntime, SetServer, SetTypedBandwidths,
 )
 from gguf_budget.core.llama_words.reader import LlamaCommand
-from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.explorer.state import ExplorerState, TypedBandwidths
 from gguf_budget.core.explorer.window_size import dock_height, opening_size
-from gguf_budget.core.fit.types import FitEstimate, Reserves
-from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine, with_typed
+from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
-from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.remote.refs import names_remote
 from gguf_budget.core.remote.source import reopen_name
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.evidence.compare import compare
-from gguf_budget.core.views.evidence_report import speed_beside
 from gguf_budget.core.views.evidence_view import MeasuredView
 from gguf_budget.core.safe_text import safe_text
-from gguf_budget.core.speed.estimate import SpeedEstimate
 
 from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.workers.background import BackgroundCall
@@ -124,8 +120,8 @@ class MainWindow(QMainWindow):
         modelLoaded(): a model was loaded and its plan is on screen.
         loadFailed(str): a load failed; the message says why (the previous model stays).
         hardwareProbed(): a probe answered and its snapshot (and fit) is on screen.
-        planChanged(): a re-derive finished and is on screen (`current_plan()`, None when refused).
-        machineChanged(): the machine judged (`snapshot()`) or a reserve changed.
+        planChanged(): a re-derive finished and is on screen (`session.view.plan`, None when refused).
+        machineChanged(): the machine judged (`session.state.machine`) or a reserve changed.
         bandwidthsMeasured(): the bandwidth probe answered and the estimates use its figures.
     """
 
@@ -153,14 +149,14 @@ class MainWindow(QMainWindow):
         self.resize(*opening_size((available.width(), available.height())))
         self._store = settings if settings is not None else user_settings()
         self._saved = load_settings(self._store)
-        self._measured = Bandwidths()
-        self._measured_once = False
         self.session = Session(state_from(self._saved), load_memory(self._store))
         """What every screen shows; the docks hold it too (Rule 1)."""
         self.session.subscribe(self._draw)
+        self.session.subscribe_models(self._opened)
         self._drawn_model: ModelSpec | None = None
         self._drawn_load: FullLoad | None = None
         self._drawn_span: object = None
+        self._drawn_run: tuple[object, ...] = (None, None, None)
         self.recompute_count = 0
         self._bottom_docks: list[QDockWidget] = []
         self._offered = False
@@ -176,7 +172,7 @@ class MainWindow(QMainWindow):
         self._bandwidth_probe.succeeded.connect(self._bandwidths_measured)
         self._remeasure = BackgroundCall(remeasure_backend, parent=self)
         self._remeasure.succeeded.connect(self._bandwidths_measured)
-        self.machine = MachineLink(self.body.hardware, probe_backend, self)
+        self.machine = MachineLink(self.body.hardware, self.session, probe_backend, self)
         self.machine.changed.connect(self._machine_changed)
         self.machine.probed.connect(self.hardwareProbed)
         self._timer = QTimer(self, singleShot=True, interval=0)
@@ -272,65 +268,21 @@ class MainWindow(QMainWindow):
         except BudgetError as e:
             self.show_status(f"Could not ask that command: {safe_text(str(e), 300)}")
 
-    def state(self) -> ExplorerState:
-        """What the person chose, as the core's explorer state (the session's)."""
-        return self.session.state
-
-    def current_view(self) -> ExplorerView:
-        """Everything on screen, as the session published it."""
-        return self.session.view
-
-    def current_plan(self) -> MemoryPlan | None:
-        """The plan on screen (None before a model is planned, or when it is refused)."""
-        return self.session.view.plan
-
     def apply_request(self, budget: Budget | None = None, ctx: int | None = None) -> None:
         """Set the budget and/or an exact ctx as if typed, and replan now."""
         self._apply_controls(budget, ctx)
-
-    def current_model(self) -> ModelSpec | None:
-        return self.session.state.model
-
-    def current_speed(self) -> SpeedEstimate | None:
-        """The decode estimate of the plan on screen (None while there is no plan)."""
-        return self.session.view.plan_speed
-
-    def speed_inputs(self) -> tuple[Bandwidths, int | None]:
-        """The bandwidths, and the judged machine's available RAM (page cache or disk for streamed layers)."""
-        machine = self.session.state.machine
-        return self.session.state.bandwidths, None if machine is None else machine.host_available
 
     def show_model(self, spec: ModelSpec) -> None:
         """Plan a model already in memory (a priced quantization) as if it had just been loaded."""
         self._loaded((spec, spec_key(spec), None))
 
-    def reserves(self) -> Reserves:
-        """The host and first-GPU reserves the machine panel holds back."""
-        return self.session.state.reserves
-
-    def current_fit(self) -> FitEstimate | None:
-        """The fit estimate on screen (None until a model and a snapshot are both known)."""
-        return self.session.view.fit
-
-    def snapshot(self) -> HardwareSnapshot | None:
-        """The machine the fit is judged against: the hypothetical one when ticked, else the probe's."""
-        return self.machine.snapshot()
-
-    def refresh_hardware(self) -> None:
-        """Probe again off the GUI thread; ends in `hardwareProbed`."""
-        self.machine.refresh()
-
     def bandwidths_measured(self) -> bool:
         """True once the bandwidth probe has answered for the model on screen."""
-        return self._measured_once and not self._bandwidth_probe.busy
+        return self.session.state.measured_bandwidths is not None and not self._bandwidth_probe.busy
 
     def plan_pending(self) -> bool:
         """True while a change waits for the coalescing timer."""
         return self._timer.isActive()
-
-    def request(self) -> BudgetRequest:
-        """The planner's request for the state on screen."""
-        return self.session.state.request()
 
     def settings(self) -> ExplorerSettings:
         """The global knobs as they are now, as the window will remember them (budget, ctx and cap are
@@ -338,11 +290,11 @@ class MainWindow(QMainWindow):
         if self._timer.isActive():
             self._apply_controls()
         s = self.session.state
-        typed = self.body.hardware.bandwidths.typed()
+        typed = s.typed_bandwidths
         return ExplorerSettings(
             prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self.session.head_choice.value,
-            kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed["ram"],
-            disk_bw=typed["disk"], vram_bw=typed["vram"], recent=self._saved.recent, runtime=s.runtime.value,
+            kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed.ram,
+            disk_bw=typed.disk, vram_bw=typed.vram, recent=self._saved.recent, runtime=s.runtime.value,
             **server_words(s.server), llama_options=llama_options(s),
         )
 
@@ -355,7 +307,6 @@ class MainWindow(QMainWindow):
         """The Measured column, the measured row and the runtime-evidence claim (None clears them)."""
         self.body.plan.set_measured(None if view is None else view.column)
         self.session.apply(SetMeasured(view))
-        self._show_measured_row()
         model = self.session.state.model
         if view is not None and model is not None:  # a run kept here may calibrate the estimates
             self._bandwidth_probe.start(model.path)
@@ -365,20 +316,6 @@ class MainWindow(QMainWindow):
         model = self.session.state.model
         if model is not None:
             self._bandwidth_probe.start(model.path)
-
-    def _show_measured_row(self) -> None:
-        """What llama.cpp measured, with its timings beside the estimates at its own settings (the core's words)."""
-        view, model = self.session.state.measured, self.session.state.model
-        if view is None:
-            self.body.hardware.show_measured(None)
-            return
-        beside = ""
-        if view.log is not None and model is not None:
-            try:
-                beside = speed_beside(compare(view.log, model, self.session.state.bandwidths))
-            except BudgetError:  # a log of another model, or one the estimate cannot price: the row stands alone
-                beside = ""
-        self.body.hardware.show_measured(view.summary + (f" — {beside}" if beside else ""))
 
     def ledger_chart(self) -> LedgerChart:
         return self.body.plan.chart
@@ -411,9 +348,16 @@ class MainWindow(QMainWindow):
         try:
             self.session.apply(OpenModel(spec, key), hint)
         except Exception as e:  # noqa: BLE001 - whatever stops a model being shown is a failed load (Rule 5)
+            if self.session.state.model is spec:  # it is shown: a screen that follows it failed, a bug
+                raise
             log.exception("cannot show %s", safe_text(spec.path, 300))
             self._load_failed(f"{spec.path} cannot be shown: {type(e).__name__}: {e}")
             return
+        self.modelLoaded.emit()
+
+    def _opened(self, spec: ModelSpec) -> None:
+        """The session opened `spec` and the screen shows it (the session's Rule 9: the window hears it before
+        the add-ons, so their status lines come after its own)."""
         self.busy.hide()
         self.load_error.hide()
         self._saved = replace(self._saved, recent=with_recent(self._saved.recent, reopen_name(spec.path)))
@@ -425,7 +369,6 @@ class MainWindow(QMainWindow):
         if pending is not None:
             self.ask_llama(replace(pending, settings=replace(pending.settings, model=None, model_url=None, hf_repo=None,
                                                              hf_file=None)))
-        self.modelLoaded.emit()
 
     def _load_failed(self, message: str) -> None:
         self._pending_command = None
@@ -463,10 +406,10 @@ class MainWindow(QMainWindow):
         self.session.apply(Controls(changes))
 
     def _machine_changed(self) -> None:
-        inputs = self.machine.inputs()
-        self.session.apply(SetMachine(inputs.machine, inputs.reserves, inputs.gpu_layers, inputs.tensor_split))
-        if self.session.state.model is None and inputs.machine is not None:  # Rule 8: the machine alone
-            self.body.hardware.show_machine(inputs.machine, inputs.reserves)
+        """The link wrote the machine into the session (`machine_link` Rule 2); the panel draws it."""
+        state = self.session.state
+        if state.model is None and state.machine is not None:  # Rule 8: the machine alone
+            self.body.hardware.show_machine(state.machine, state.reserves)
         self._show_bandwidths()
         self.machineChanged.emit()
 
@@ -476,11 +419,11 @@ class MainWindow(QMainWindow):
         self.body.hardware.bandwidths.show_in_use(for_machine(state.bandwidths, state.machine))
 
     def _bandwidths_measured(self, answer: tuple[Bandwidths, tuple[str, ...]]) -> None:
-        self._measured, reasons = answer
-        self._measured_once = True
+        measured, reasons = answer
         for reason in reasons:
             log.info("bandwidth %s", reason)
-        self._bandwidths_typed()
+        self.session.apply(SetBandwidths(measured))
+        self._show_bandwidths()
         self.bandwidthsMeasured.emit()
 
     def _measure_again(self) -> None:
@@ -490,10 +433,8 @@ class MainWindow(QMainWindow):
             self._remeasure.start(None if model is None else model.path)
 
     def _bandwidths_typed(self) -> None:
-        typed = self.body.hardware.bandwidths.typed()
-        self.session.apply(SetBandwidths(with_typed(self._measured, **typed)))
+        self.session.apply(SetTypedBandwidths(TypedBandwidths(**self.body.hardware.bandwidths.typed())))
         self._show_bandwidths()
-        self._show_measured_row()
 
     # -- drawing ----------------------------------------------------------------------
 
@@ -516,7 +457,11 @@ class MainWindow(QMainWindow):
 
     def _sync_controls(self, state: ExplorerState) -> None:
         """Rule 2: controls that differ from the state are set to it, quietly (a change from a dock, a model
-        opened at its remembered budget, Reset to this machine)."""
+        opened at its remembered budget, Reset to this machine) — unless the person's own change still waits
+        for the timer: then the controls are newer than the state (a probe answering in between drew the
+        state before the typed ctx reached it, and set the ctx control back)."""
+        if self._timer.isActive():
+            return
         budget, context, knobs = self.body.plan.budget, self.body.plan.context, self.body.knobs
         if budget.budget() != state.budget:
             limit = state.budget.limit
@@ -547,6 +492,10 @@ class MainWindow(QMainWindow):
         if view.full_load is not None and view.full_load is not self._drawn_load:
             self._drawn_load = view.full_load
             self.body.hardware.show_full_load(view.full_load)
+        run = (view.state.measured, model, view.state.bandwidths)
+        if any(a is not b for a, b in zip(run, self._drawn_run, strict=True)):
+            self._drawn_run = run
+            self.body.hardware.show_measured(view.measured_row)
         self.planChanged.emit()
 
     # -- window events ----------------------------------------------------------------

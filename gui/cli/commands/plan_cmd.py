@@ -24,7 +24,8 @@ from gguf_budget.core.plan.types import CtxPolicy, HeadMode
 from gguf_budget.core.speed.estimate import plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.units import human_bytes
-from gguf_budget.core.views.machine_budget import machine_budget
+from gguf_budget.core.machine.usable import machine_budget
+from gguf_budget.core.views.machine_budget import machine_budget_text
 from gguf_budget.core.views.run_it import budget_plan_run
 
 from gguf_budget.gui.cli.commands.common import add_model_arguments, chosen_model, listed_catalogue
@@ -92,8 +93,8 @@ def _budget(args: argparse.Namespace) -> Budget:
     except RequestError as e:
         raise CommandError(f"{e}; give --budget SIZE") from None
     if usable.budget == 0:
-        raise CommandError(f"{usable.text()}: nothing left to plan with; give --budget SIZE")
-    (complain if args.json or args.format == "json" or args.print_command else say)(usable.text())
+        raise CommandError(f"{machine_budget_text(usable)}: nothing left to plan with; give --budget SIZE")
+    (complain if args.json or args.format == "json" or args.print_command else say)(machine_budget_text(usable))
     return Budget.of(usable.budget)
 
 

@@ -2,8 +2,8 @@
 
 Rule 1: as for the what-if add-on (`gui.qt.whatif.host`), the add-on never imports the window;
         the composition root (`gui.qt.app.compose`) passes the `MainWindow` as the host.
-Rule 2: members: a signal (`modelLoaded`), the explorer session the window draws (`session`:
-        the model, plan and full load on screen), where the add-on keeps its preference
+Rule 2: members: the explorer session the window draws (`session`: the model, plan and full load on
+        screen; its `subscribe_models` says when a model opened), where the add-on keeps its preference
         (`settings_store`), where its File entries go (`file_menu`), and one drawing hook,
         `show_evidence`, for the Measured column, the measured row and the runtime-evidence claim.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from PySide6.QtCore import QSettings, SignalInstance
+from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core.explorer.session import Session
@@ -22,14 +22,7 @@ from gguf_budget.gui.qt.whatif.host import FileMenuHook
 
 
 class EvidenceHost(Protocol):
-    """The window as the evidence add-on sees it.
-
-    Signals:
-        modelLoaded(): a model was loaded and its plan is on screen.
-    """
-
-    @property
-    def modelLoaded(self) -> SignalInstance: ...
+    """The window as the evidence add-on sees it (a new model, like every change, comes from its session)."""
 
     @property
     def file_menu(self) -> FileMenuHook: ...

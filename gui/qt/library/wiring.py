@@ -19,14 +19,14 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Protocol
 
-from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QInputDialog, QProgressDialog, QWidget
 
 from gguf_budget.core import ModelSpec
 from gguf_budget.core.errors import RemoteError
-from gguf_budget.core.explorer.dock_inputs import library_settings
 from gguf_budget.core.explorer.session import Session
+from gguf_budget.core.library.assess import LibrarySettings
 from gguf_budget.core.remote.limits import DEFAULT_LIMITS, FetchLimits
 from gguf_budget.core.remote.refs import RemoteRef, parse_ref
 from gguf_budget.core.remote.source import RemoteSource
@@ -41,14 +41,7 @@ DOCK_HEIGHT = 260
 
 
 class LibraryHost(Protocol):
-    """The window as the library add-on sees it.
-
-    Signals:
-        modelLoaded(): a model finished loading and is on screen.
-    """
-
-    @property
-    def modelLoaded(self) -> SignalInstance: ...
+    """The window as the library add-on sees it (a new model, like every change, comes from its session)."""
 
     @property
     def file_menu(self) -> FileMenuHook: ...
@@ -94,7 +87,7 @@ class UrlOpener:
         self.worker.progress.connect(self._progressed)
         self.dialog: QProgressDialog | None = None
         self._source: str | None = None
-        host.modelLoaded.connect(self._announce)
+        host.session.subscribe_models(lambda _model: self._announce())
 
     def ask_and_open(self) -> None:
         text = self._ask(self._host.window())
@@ -161,13 +154,19 @@ def _ask_url(parent: QWidget) -> str | None:
     return text if ok else None
 
 
+def _settings(session: Session) -> LibrarySettings | None:
+    """The Library's settings as the session's view publishes them (`dock_inputs` Rule 5)."""
+    docks = session.view.docks
+    return None if docks is None else docks.library
+
+
 def install_library(host: LibraryHost, *, home: Path | None = None, config_file: Path | None = None,
                     ask_url: Callable[[QWidget], str | None] = _ask_url, cache_root: Path | None = None,
                     limits: FetchLimits = DEFAULT_LIMITS) -> Library:
     """Rule 1: the Library dock and the File menu's Library… and Open URL… entries."""
     window = host.window()
     session = host.session
-    view = LibraryView(lambda: library_settings(session.state), home, config_file, window)
+    view = LibraryView(lambda: _settings(session), home, config_file, window)
     view.openRequested.connect(host.open_path)
     dock = QDockWidget("Library", window)
     dock.setObjectName("libraryDock")

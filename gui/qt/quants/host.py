@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence
 
-from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QDockWidget, QWidget
 
 from gguf_budget.core import ModelSpec
@@ -19,14 +18,7 @@ from gguf_budget.core.explorer.session import Session
 
 
 class QuantsHost(Protocol):
-    """The window as the Quants add-on sees it.
-
-    Signals:
-        modelLoaded(): a model was loaded (or shown) and its plan is on screen.
-    """
-
-    @property
-    def modelLoaded(self) -> SignalInstance: ...
+    """The window as the Quants add-on sees it (a new model, like every change, comes from its session)."""
 
     def window(self) -> QWidget:
         """The top-level window: parent of the add-on's widgets."""

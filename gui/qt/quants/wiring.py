@@ -26,8 +26,6 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMenu
 
 from gguf_budget.core import ModelSpec
-from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.explorer.dock_inputs import ladder_request
 from gguf_budget.core.views.quant_ladder import LadderRequest, PricedTypes, QuantLadder, price_types, quant_ladder
 
 from gguf_budget.gui.qt.quants.host import QuantsHost
@@ -66,7 +64,7 @@ class _QuantsFollower(QObject):
         self._judge.succeeded.connect(self._judged_answer)
         self.timer = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self.timer.timeout.connect(self.judge_now)
-        host.modelLoaded.connect(self._model_loaded)
+        host.session.subscribe_models(lambda _model: self._model_loaded())
         host.session.subscribe(lambda _view: self._changed())
         dock.visibilityChanged.connect(self._visibility)
         view.planRequested.connect(host.show_model)
@@ -100,10 +98,8 @@ class _QuantsFollower(QObject):
         return (self._priced, self._session.state.machine, request)
 
     def _request(self) -> LadderRequest | None:
-        try:
-            return ladder_request(self._session.state)
-        except BudgetError:  # knobs the planner refuses: the window says why; the ladder waits
-            return None
+        docks = self._session.view.docks  # None inside: knobs the planner refuses, the window says why
+        return None if docks is None else docks.ladder
 
     def _changed(self) -> None:
         if self._priced is not None and self._judged != self._key(self._request()):

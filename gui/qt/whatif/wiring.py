@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QDockWidget, QMenu, QWidget
 
 from gguf_budget.core import ModelSpec, SweepResult, load_model
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.explorer.dock_inputs import SweepInputs, sweep_inputs, sweep_of
+from gguf_budget.core.explorer.dock_inputs import SweepInputs, sweep_of
 from gguf_budget.core.explorer.session import SetBudget
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.safe_text import safe_text
@@ -105,10 +105,8 @@ class _Follower(QObject):
         sweep.sweepFinished.connect(self._finished)
 
     def _inputs(self) -> SweepInputs | None:
-        try:
-            return sweep_inputs(self._session.state)
-        except BudgetError:  # knobs the planner refuses: nothing to sweep
-            return None
+        docks = self._session.view.docks  # None inside: no model, or knobs the planner refuses
+        return None if docks is None else docks.sweep
 
     def follow(self) -> None:
         """After every plan: move the budget mark; a new model or request sweeps once it settles."""
