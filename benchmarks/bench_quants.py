@@ -17,7 +17,7 @@ from bench_shapes import GiB, median_seconds
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, hypothetical_machine, load_model
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
-from gguf_budget.core.views.quant_ladder import LadderRequest, price_types, quant_ladder
+from gguf_budget.core.quant.ladder import LadderRequest, price_types, quant_ladder
 
 MODELS = ("llama-3.1-70b-instruct", "llama-4-scout-17b-16e-instruct", "qwen3-30b-a3b-instruct-2507")
 

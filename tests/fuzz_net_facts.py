@@ -49,7 +49,7 @@ from gguf_budget.core.plan.search import plan_memory
 from gguf_budget.core.remote.limits import FetchLimits
 from gguf_budget.core.remote.open import open_remote
 from gguf_budget.core.remote.refs import HubQuant, PlainUrl
-from gguf_budget.core.views.quant_ladder import quant_ladder
+from gguf_budget.core.quant.ladder import quant_ladder
 
 KIB, GIB = 1 << 10, 1 << 30
 LIMITS = FetchLimits(first_chunk=4 * KIB, cap=256 * KIB, timeout_s=0.15, file_s=0.4, retries=1, backoff_s=0,

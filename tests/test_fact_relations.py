@@ -26,7 +26,7 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import FitRequest, GGUFFormatError, estimate_fit, hypothetical_machine, load_model
 from gguf_budget.core.library.assess import LibrarySettings, assess
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.views.quant_ladder import quant_ladder
+from gguf_budget.core.quant.ladder import quant_ladder
 
 GIB = 1 << 30
 MACHINE = hypothetical_machine(host_available=64 * GIB, gpu_count=2, gpu_total=24 * GIB)

@@ -9,7 +9,7 @@ from gguf_budget.core import load_model
 from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.quant.priced import PRICED_LABEL
-from gguf_budget.core.views.quant_ladder import FULLY_IN_RAM, FULLY_ON_GPU, quant_ladder
+from gguf_budget.core.quant.ladder import FULLY_IN_RAM, FULLY_ON_GPU, quant_ladder
 from gguf_budget.core.views.quant_report import BEST_MARK, COLUMNS, HEAVY_LOSS_MARK, RECOMMENDED_MARK, RECOMMENDED_RULE
 from gguf_budget.core.views.speed_view import decode_cell
 from gguf_budget.gui.qt.quants.ladder_table import MARK_COLUMN, QuantLadderModel

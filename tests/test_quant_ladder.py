@@ -22,7 +22,7 @@ from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
-from gguf_budget.core.views.quant_ladder import (
+from gguf_budget.core.quant.ladder import (
     FULLY_IN_RAM, FULLY_ON_GPU, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, LadderRequest, price_types,
     quant_ladder,
 )

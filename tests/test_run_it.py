@@ -19,7 +19,7 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.search import plan_memory
 from gguf_budget.core.ranges import BUDGET
 from gguf_budget.core.units import parse_size
-from gguf_budget.core.views.quant_ladder import LadderRequest, quant_ladder
+from gguf_budget.core.quant.ladder import LadderRequest, quant_ladder
 from gguf_budget.core.views.run_it import (
     FORCE_FLAG, budget_plan_run, full_load_run, runtime_size, smaller_quant, wants_smaller_quant,
 )

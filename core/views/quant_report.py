@@ -30,7 +30,7 @@ from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.llama_cpp import QUANT_RULES_SOURCE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import VERDICT_WORDS, snapshot_dict, snapshot_text
-from gguf_budget.core.views.quant_ladder import (
+from gguf_budget.core.quant.ladder import (
     DECODE_ESTIMATE, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, QuantLadder, QuantRow, Recommendation, Step,
 )
 from gguf_budget.core.views.table import aligned_lines

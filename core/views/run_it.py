@@ -27,7 +27,7 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import verdict_text
-from gguf_budget.core.views.quant_ladder import LadderRequest, quant_ladder
+from gguf_budget.core.quant.ladder import LadderRequest, quant_ladder
 from gguf_budget.core.views.remote_command import runnable
 
 FORCE_FLAG = "--ram-budget-force"

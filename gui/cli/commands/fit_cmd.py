@@ -27,7 +27,7 @@ from gguf_budget.core.speed.server_speed import server_speed, server_speed_dict
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.command_view import program_command
 from gguf_budget.core.views.fit_report import ctx_choice_text, fit_dict, fit_text, verdict_text
-from gguf_budget.core.views.quant_ladder import LadderRequest
+from gguf_budget.core.quant.ladder import LadderRequest
 from gguf_budget.core.views.run_it import full_load_run, smaller_quant, wants_smaller_quant
 from gguf_budget.core.views.speed_view import prefill_keys, speed_dict, speed_text
 from gguf_budget.core.fit.types import Reserves

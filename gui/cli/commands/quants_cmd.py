@@ -21,7 +21,7 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.views.quant_ladder import LadderRequest, quant_ladder
+from gguf_budget.core.quant.ladder import LadderRequest, quant_ladder
 from gguf_budget.core.ranges import BUDGET
 from gguf_budget.core.views.quant_report import ladder_dict, ladder_text
 

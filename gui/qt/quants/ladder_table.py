@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
-from gguf_budget.core.views.quant_ladder import QuantLadder, QuantRow
+from gguf_budget.core.quant.ladder import QuantLadder, QuantRow
 from gguf_budget.core.views.quant_report import COLUMNS, is_recommended, mark_text, row_tooltip
 
 Index = QModelIndex | QPersistentModelIndex

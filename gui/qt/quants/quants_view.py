@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from gguf_budget.core.views.quant_ladder import QuantLadder
+from gguf_budget.core.quant.ladder import QuantLadder
 from gguf_budget.core.views.quant_report import COLUMNS, RECOMMENDED_RULE, SORTED_BY, best_text, recommended_text
 
 from gguf_budget.gui.qt.quants.ladder_table import QuantLadderModel

@@ -26,7 +26,7 @@ from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtWidgets import QDockWidget, QMenu
 
 from gguf_budget.core import ModelSpec
-from gguf_budget.core.views.quant_ladder import LadderRequest, PricedTypes, QuantLadder, price_types, quant_ladder
+from gguf_budget.core.quant.ladder import LadderRequest, PricedTypes, QuantLadder, price_types, quant_ladder
 
 from gguf_budget.gui.qt.quants.host import QuantsHost
 from gguf_budget.gui.qt.quants.quants_view import QuantsView
