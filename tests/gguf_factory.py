@@ -98,6 +98,8 @@ class ArchDesc:
     arrays as (V.ARRAY, (element type, values))."""
     omit: Sequence[str] = ()
     tensor_types: Mapping[str, T] = field(default_factory=dict)
+    biases: bool = False
+    """Every block matrix and norm, and the final norm, has a bias (gpt-neox, gpt-2, bert)."""
 
     def per_layer(self, value: PerLayer, layer: int) -> int:
         return value if isinstance(value, int) else value[layer]
@@ -126,6 +128,10 @@ def tensor_plan(d: ArchDesc) -> list[Tensor]:
         out.append((f"{d.final_norm}.bias", (d.n_embd,), T.F32))
     if not d.tied:
         out.append(("output.weight", (d.n_embd, d.n_vocab), d.output_type or d.weight_type))
+    if d.biases:
+        out += [(name.removesuffix("weight") + "bias", (shape[-1] if len(shape) == 2 else shape[0],), T.F32)
+                for name, shape, _ in out
+                if name.startswith("blk.") or (name == f"{d.final_norm}.weight" and d.gated_ffn)]
     return [(name, shape, d.tensor_types.get(name, ggml_type)) for name, shape, ggml_type in out]
 
 
