@@ -100,6 +100,9 @@ class ArchDesc:
     tensor_types: Mapping[str, T] = field(default_factory=dict)
     biases: bool = False
     """Every block matrix and norm, and the final norm, has a bias (gpt-neox, gpt-2, bert)."""
+    quantized_order: bool = False
+    """Tensors in the order llama-quantize writes them (src/llama-model-loader.h `weight_name_comparer`: the
+    tensors outside blocks first, then block by block, each group by name), not a converter's."""
 
     def per_layer(self, value: PerLayer, layer: int) -> int:
         return value if isinstance(value, int) else value[layer]
@@ -132,6 +135,8 @@ def tensor_plan(d: ArchDesc) -> list[Tensor]:
         out += [(name.removesuffix("weight") + "bias", (shape[-1] if len(shape) == 2 else shape[0],), T.F32)
                 for name, shape, _ in out
                 if name.startswith("blk.") or (name == f"{d.final_norm}.weight" and d.gated_ffn)]
+    if d.quantized_order:
+        out.sort(key=lambda t: (int(t[0].split(".")[1]) if t[0].startswith("blk.") else -1, t[0]))
     return [(name, shape, d.tensor_types.get(name, ggml_type)) for name, shape, ggml_type in out]
 
 

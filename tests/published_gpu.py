@@ -50,8 +50,14 @@ class Published:
     log: str
 
     def desc(self) -> ArchDesc:
+        """The skeleton: `model`'s ArchDesc fields, with ggml type names (and `layer_mix`'s layers as text) from JSON."""
         m = dict(self.meta["model"])
-        m["weight_type"], m["output_type"] = T[m["weight_type"]], T[m["output_type"]]
+        for key in ("weight_type", "output_type", "embd_type"):
+            if key in m:
+                m[key] = T[m[key]]
+        m["mix"] = {role: T[t] for role, t in m.get("mix", {}).items()}
+        m["layer_mix"] = {int(il): {role: T[t] for role, t in roles.items()}
+                          for il, roles in m.get("layer_mix", {}).items()}
         return ArchDesc(**m)
 
     def type_counts(self) -> dict[str, int]:

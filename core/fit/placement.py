@@ -10,11 +10,14 @@ Rule 1: `-ot PATTERN=BUFFER` keeps every tensor whose name the pattern finds (`s
         device, counted there too).
 Rule 2: `-nkvo` keeps every layer's KV cache in host RAM (llama-kv-cache.cpp `llama_kv_cache`:
         `offload ? model.dev_layer(il) : cpu`).
-Rule 3: with mmap the host's model buffer (`CPU_Mapped`) is the span of the file its tensors cover
-        (`llama_model_loader::get_mapping_range`: from the first host tensor's data to the end of
-        the last), so a GPU tensor lying between two host tensors is mapped too, and a trailing
-        output matrix on a GPU is not. Tensor data follow the directory order, each aligned to the
-        file's alignment (32 bytes unless `general.alignment` says otherwise).
+Rule 3: with mmap the host's model buffer (`CPU_Mapped`), and a Metal GPU's (`MTL0_Mapped`,
+        `backends` Rule 6), is the span of the file its tensors cover
+        (`llama_model_loader::get_mapping_range`: from the first of its tensors' data to the end of
+        the last), so a tensor of another device lying between two of its tensors is mapped too,
+        and a trailing output matrix on a GPU is not the host's. Tensor data follow the directory
+        order, each aligned to the file's alignment (32 bytes unless `general.alignment` says
+        otherwise); llama-quantize writes the tensors outside blocks first (`weight_name_comparer`:
+        by block, then name), so `token_embd` lies between a GPU's output matrix and its blocks.
 """
 
 from __future__ import annotations
@@ -56,9 +59,14 @@ def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
     return tuple(out)
 
 
-def host_span(model: ModelSpec, sched: Scheduler) -> int:
-    """Rule 3: the bytes of the file the host maps."""
-    host = [(offset, nbytes) for name, offset, nbytes in _layout(model) if sched.weight_device(name) == sched.cpu]
-    if not host:
+def mapped_span(model: ModelSpec, sched: Scheduler, backend: int) -> int:
+    """Rule 3: the bytes of the file a backend that maps it (the host, a Metal GPU) holds."""
+    held = [(offset, nbytes) for name, offset, nbytes in _layout(model) if sched.weight_device(name) == backend]
+    if not held:
         return 0
-    return host[-1][0] + host[-1][1] - host[0][0]
+    return held[-1][0] + held[-1][1] - held[0][0]
+
+
+def host_span(model: ModelSpec, sched: Scheduler) -> int:
+    """Rule 3 for the host."""
+    return mapped_span(model, sched, sched.cpu)

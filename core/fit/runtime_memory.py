@@ -7,7 +7,8 @@ tests/test_peak_rss_band.py).
 Reserved (the buffers llama.cpp's log prints, per device):
 Rule 1: weights as the placement puts them (`DeviceLoad.weights`); the host's are mapped
         (file-backed) with mmap, loaded (anonymous) without — and then less the repacked
-        tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded.
+        tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded, but a Metal
+        GPU's are mapped with mmap: the span of the file its tensors cover (`placement` Rule 3).
 Rule 2: CPU_REPACK (`repack`): copies of the host's repackable weights for the CPU's features
         (the request's set, else the snapshot's; none predicted when neither is known).
 Rule 3: KV per device as the fit places it (`kv` Rule 5: window + ubatch rounded up to 256).
@@ -66,7 +67,7 @@ from gguf_budget.core.fit.compute_graph import approximate as approximate_graph
 from gguf_budget.core.fit.cpu_work import work_bytes
 from gguf_budget.core.fit.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, backend_of
 from gguf_budget.core.fit.graph_alloc import buffer_size
-from gguf_budget.core.fit.placement import host_span
+from gguf_budget.core.fit.placement import host_span, mapped_span
 from gguf_budget.core.fit.sched import SCHED_MAX_COPIES, Scheduler, compute_buffers
 from gguf_budget.core.fit.repack import Repack, repack_buffer
 from gguf_budget.core.fit.runtime_types import (
@@ -183,6 +184,8 @@ class Backends:
 
     sched: Scheduler
     names: tuple[str, ...]
+    maps_file: tuple[bool, ...] = ()
+    """Per GPU: its backend builds the model buffer from the mapped file (`backends` Rule 6)."""
 
 
 def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[DeviceLoad, ...],
@@ -210,7 +213,7 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
         matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded,
     )
     host = rules[0].host_buffer if rules else "CPU"
-    return Backends(sched, (*names, host))
+    return Backends(sched, (*names, host), tuple(r.maps_file for r in rules))
 
 
 def device_computes(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
@@ -304,7 +307,9 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
         buffer=backends.names[-1] if backends else "CPU",
     )]
     for i, d in enumerate(gpu_loads, start=1):
-        out.append(DeviceMemory(name=d.name, mapped_weights=0, loaded_weights=d.weights, repack=0, kv=d.kv, output=0,
+        maps = backends is not None and settings.mmap and backends.maps_file[i - 1]
+        out.append(DeviceMemory(name=d.name, mapped_weights=mapped_span(model, backends.sched, i - 1) if maps else 0,
+                                loaded_weights=0 if maps else d.weights, repack=0, kv=d.kv, output=0,
                                 compute=computes[i], buffer=backends.names[i - 1] if backends else d.name))
     short = full = None
     along: tuple[Resident, ...] = ()
