@@ -22,6 +22,7 @@ SLACK = 0.00501 * MiB  # half the last printed digit
 TOLERANCE = {"gpu weights": 0.01, "host weights": 0.01, "repack": 0.01, "gpu KV": 0.01, "host KV": 0.01,
              "output": 0.01, "gpu compute": 0.10, "host compute": 0.15}
 RULE_OF = {"placement": frozenset(TOLERANCE), "host_compute": frozenset({"host compute"}),
+           "outputs": frozenset({"gpu compute"}),
            "kv_padding": frozenset({"gpu KV", "host KV", "gpu compute", "host compute"})}
 """Which roles a metadata `rule_differs` key takes out of 0c1e570's test."""
 
@@ -51,3 +52,25 @@ def test_every_printed_buffer_is_predicted_where_the_build_shares_the_rule(f, tm
         assert got.get(r, 0) > 0 or want[r] <= SLACK, (r, "llama.cpp allocated one")
         assert abs(got.get(r, 0) - want[r]) <= max(TOLERANCE[r] * want[r], SLACK), (r, got.get(r, 0) / MiB, want[r] / MiB)
     assert {"gpu weights", "gpu KV", "gpu compute"} - differs <= set(checked)  # the log printed every GPU buffer
+
+
+REPRICED = [f for f in FIXTURES if not {"placement", "kv_padding"} & set(f.meta["rule_differs"])]
+
+
+@pytest.mark.parametrize("f", REPRICED, ids=[f.name for f in REPRICED])
+def test_the_host_compute_buffer_is_the_builds_inputs_away(f, tmp_path):
+    """Where only the graph inputs differ (`published_gpu` Rule 3), 0c1e570's host buffer re-priced with the build's
+    inputs is what the build allocated: the difference is those inputs, not a miss."""
+    want, got = printed(f)["host compute"], predicted(f, tmp_path)["host compute, build's inputs"]
+    assert abs(got - want) <= TOLERANCE["host compute"] * want, (got / MiB, want / MiB)
+
+
+OUTPUTS = [f for f in FIXTURES if f.meta.get("outputs_reserved")]
+
+
+@pytest.mark.parametrize("f", OUTPUTS, ids=[f.name for f in OUTPUTS])
+def test_the_gpu_compute_buffer_is_the_builds_logits_rows_away(f, tmp_path):
+    """Where only the reserved logits rows differ (`published_gpu` Rule 4), the GPU buffer re-priced with them is what
+    the build allocated."""
+    want, got = printed(f)["gpu compute"], predicted(f, tmp_path)["gpu compute, build's outputs"]
+    assert abs(got - want) <= TOLERANCE["gpu compute"] * want, (got / MiB, want / MiB)

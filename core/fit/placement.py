@@ -18,15 +18,20 @@ Rule 3: with mmap the host's model buffer (`CPU_Mapped`), and a Metal GPU's (`MT
         order, each aligned to the file's alignment (32 bytes unless `general.alignment` says
         otherwise); llama-quantize writes the tensors outside blocks first (`weight_name_comparer`:
         by block, then name), so `token_embd` lies between a GPU's output matrix and its blocks.
+Rule 4: `--n-cpu-moe N` is N tensor overrides, one per block 0 … N − 1, keeping its routed experts in
+        host RAM (common/common.h `llm_add_n_cpu_ffn_overrides` with `LLM_FFN_EXPS_REGEX`:
+        `blk.I.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU`, dots escaped), after the command's own `-ot`.
 """
 
 from __future__ import annotations
 
+from gguf_budget.core.fit.runtime_types import TensorOverride
 from gguf_budget.core.fit.sched import Scheduler
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 
 GGUF_ALIGNMENT = 32
+EXPERTS = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
 
 
 def _padded(n: int, alignment: int = GGUF_ALIGNMENT) -> int:
@@ -70,3 +75,8 @@ def mapped_span(model: ModelSpec, sched: Scheduler, backend: int) -> int:
 def host_span(model: ModelSpec, sched: Scheduler) -> int:
     """Rule 3 for the host."""
     return mapped_span(model, sched, sched.cpu)
+
+
+def cpu_moe_overrides(n_cpu_moe: int) -> tuple[TensorOverride, ...]:
+    """Rule 4: the overrides `--n-cpu-moe N` adds."""
+    return tuple(TensorOverride(rf"blk\.{i}{EXPERTS}", "CPU") for i in range(n_cpu_moe))

@@ -189,8 +189,9 @@ class Backends:
 
 
 def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[DeviceLoad, ...],
-                gpus: tuple[GpuInfo, ...], all_offloaded: bool) -> Backends:
-    """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`)."""
+                gpus: tuple[GpuInfo, ...], all_offloaded: bool, repacked: frozenset[str] = frozenset()) -> Backends:
+    """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`); `repacked`: the host
+    weights in CPU_REPACK (`sched` Rule 3)."""
     L = model.n_layer
     rules = [BACKENDS[backend_of(g.vendor, settings.gpu_backend)] for g in gpus]
     names = [r.device_name(g.index, g.name) for r, g in zip(rules, gpus, strict=True)]
@@ -210,7 +211,7 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
         slot_device=tuple(slot_device),
         kv_device=tuple(slot_device[il] if settings.kv_offload else cpu for il in range(L)),
         overrides=overrides, copies=SCHED_MAX_COPIES if pipeline else 1, kv_on_cpu=not settings.kv_offload,
-        matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded,
+        matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded, repacked=repacked,
     )
     host = rules[0].host_buffer if rules else "CPU"
     return Backends(sched, (*names, host), tuple(r.maps_file for r in rules))
@@ -218,14 +219,16 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
 
 def device_computes(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
                     devices: tuple[DeviceLoad, ...], gpus: tuple[GpuInfo, ...],
-                    all_offloaded: bool, v_type: KVType | None = None) -> tuple[int | None, ...]:
+                    all_offloaded: bool, v_type: KVType | None = None,
+                    repacked: frozenset[str] = frozenset()) -> tuple[int | None, ...]:
     """Rule 5 per device, host first (as `devices`); None throughout when the context is unknown."""
     if not ctx:
         return (None,) * len(devices)
     gs = graph_settings(model, ctx, kv_type, settings, v_type)
     if not gpus:
         return (compute_buffer(model, gs)[0],)
-    *on_gpus, on_host = device_compute(model, gs, backends_of(model, settings, devices, gpus, all_offloaded).sched)
+    *on_gpus, on_host = device_compute(model, gs, backends_of(model, settings, devices, gpus, all_offloaded,
+                                                              repacked).sched)
     return (on_host, *on_gpus)
 
 
@@ -293,11 +296,14 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     """Rules 1–10 for the placement the fit chose (`devices[0]` is the host, then one per GPU of `gpus`), and for
     each of `workloads`."""
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
-    repack = (repack_buffer(model, features, host_blocks, output_on_host) if features is not None and settings.repack
-              else Repack((), 0))
     host, *gpu_loads = devices
     backends = backends_of(model, settings, devices, gpus, all_offloaded) if gpus else None
-    computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded, v_type)
+    host_names = (frozenset(t.name for t in model.tensors if backends.sched.weight_device(t.name) == backends.sched.cpu)
+                  if backends is not None and settings.overrides else None)
+    repack = (repack_buffer(model, features, host_blocks, output_on_host, host_names)
+              if features is not None and settings.repack else Repack((), 0))
+    computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded, v_type,
+                               frozenset(repack.tensors))
     on_gpu = any(d.weights or d.kv for d in gpu_loads)
     mapped = host_span(model, backends.sched) if backends is not None else host.weights
     out = [DeviceMemory(
