@@ -313,9 +313,10 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
         buffer=backends.names[-1] if backends else "CPU",
     )]
     for i, d in enumerate(gpu_loads, start=1):
-        maps = backends is not None and settings.mmap and backends.maps_file[i - 1]
-        out.append(DeviceMemory(name=d.name, mapped_weights=mapped_span(model, backends.sched, i - 1) if maps else 0,
-                                loaded_weights=0 if maps else d.weights, repack=0, kv=d.kv, output=0,
+        span = (mapped_span(model, backends.sched, i - 1)
+                if backends is not None and settings.mmap and backends.maps_file[i - 1] else None)
+        out.append(DeviceMemory(name=d.name, mapped_weights=span or 0,
+                                loaded_weights=d.weights if span is None else 0, repack=0, kv=d.kv, output=0,
                                 compute=computes[i], buffer=backends.names[i - 1] if backends else d.name))
     short = full = None
     along: tuple[Resident, ...] = ()
