@@ -1,9 +1,10 @@
 """Every buffer of GPU loads people published, predicted from a header-only skeleton and the command as it was run.
 
-The fixtures (tests/data/published-gpu, read by `published_gpu`) are 21 loads from llama.cpp's own CI logs
-(github.com/ggml-org/ci, build 4896): pythia-2.8b on an NVIDIA V100 (CUDA) and pythia-1.4b on an Apple M4 (Metal),
+The fixtures (tests/data/published-gpu, read by `published_gpu`) are 24 loads: 21 from llama.cpp's own CI logs
+(github.com/ggml-org/ci, build 4896: pythia-2.8b on an NVIDIA V100 (CUDA) and pythia-1.4b on an Apple M4 (Metal),
 seven quantizations, llama-cli, llama-perplexity and llama-save-load-state, flash attention on and off, full and
-partial offload. Each skeleton must carry the type counts the log printed, and each load is asked the way
+partial offload) and three of gpt-oss-20b on an Apple M5 (builds 8164–8193, a user's notes: sliding window, MoE,
+a llama-server with four slots, `--n-cpu-moe 12` and `--no-mmap`). Each skeleton must carry the type counts the log printed, and each load is asked the way
 `fit --command` asks it. Where the build shares 0c1e570's rule: weights, KV and output within 1 %, a GPU's compute
 buffer within 10 %, the host's within 15 %, and never none where llama.cpp allocated one. Where a fixture's
 metadata says the build's rule differs (with the llama.cpp PR that changed it), that buffer is not held to
