@@ -43,6 +43,7 @@ from gguf_budget.core.machine.snapshot import hypothetical_machine, what_if
 from gguf_budget.core.model.catalogue import find_entry
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.quant import find_file_type
 
 DATA = Path(__file__).parent / "data" / "published-gpu"
 MAKE_CATALOGUE = Path(__file__).parent.parent / "packaging" / "make_catalogue.py"
@@ -68,6 +69,8 @@ class Published:
         `layer_mix`'s layers as text) from JSON."""
         if "catalogue" in self.meta:
             return replace(_catalogue_shape(self.meta["catalogue"]), first=tuple(self.meta.get("first", ())))
+        if "shape" in self.meta:
+            return _quantized_shape(dict(self.meta["shape"]))
         m = dict(self.meta["model"])
         for key in ("weight_type", "output_type", "embd_type"):
             if key in m:
@@ -88,13 +91,27 @@ class Published:
         return counts
 
 
-def _catalogue_shape(name: str) -> ArchDesc:
-    """The catalogue's skeleton description of `name`, as packaging/make_catalogue.py writes it."""
+def _make_catalogue() -> Any:
     spec = importlib.util.spec_from_file_location("make_catalogue", MAKE_CATALOGUE)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.skeleton(find_entry(name))
+    return module
+
+
+def _catalogue_shape(name: str) -> ArchDesc:
+    """The catalogue's skeleton description of `name`, as packaging/make_catalogue.py writes it."""
+    return _make_catalogue().skeleton(find_entry(name))
+
+
+def _quantized_shape(shape: dict[str, Any]) -> ArchDesc:
+    """A catalogue model's config.json shape (`name`, with `ArchDesc` fields that differ in the published file, such
+    as an older release's context length) at the published `quant`, typed as llama-quantize types it (the
+    catalogue's step 2, packaging/make_catalogue.py)."""
+    module = _make_catalogue()
+    quant = find_file_type(shape.pop("quant"))
+    source = replace(module.SHAPES[shape.pop("name")], file_type=32, **shape)
+    return replace(source, file_type=int(quant.llama_ftype), tensor_types=module._types(source, quant.name.value))
 
 
 def fixtures() -> tuple[Published, ...]:
@@ -103,21 +120,28 @@ def fixtures() -> tuple[Published, ...]:
 
 
 def role(kind: str, device: str) -> str:
-    """Rule 1."""
+    """Rule 1; a GPU's role after the first GPU's names its index (`gpu compute 1` is CUDA1's compute buffer)."""
     host = device.startswith("CPU") or device in HOST_COMPUTE
+    index = re.match(r"[A-Za-z]+(\d*)", device)
+    gpu = f" {index[1]}" if not host and index and index[1] not in ("", "0") else ""
     if kind == "model":
-        return "repack" if device in REPACK else "host weights" if host else "gpu weights"
+        return "repack" if device in REPACK else "host weights" if host else "gpu weights" + gpu
     if kind == "compute":
-        return "host compute" if host else "gpu compute"
+        return "host compute" if host else "gpu compute" + gpu
     if kind == "KV":
-        return "host KV" if host else "gpu KV"
+        return "host KV" if host else "gpu KV" + gpu
     return kind
 
 
+def base_role(name: str) -> str:
+    """The role without a GPU's index."""
+    return re.sub(r" \d+$", "", name)
+
+
 def printed(p: Published) -> dict[str, int]:
-    """Role → bytes as the log printed them (one GPU in every fixture, so a role is one buffer)."""
+    """Role → bytes as the log printed them (a sliding-window model prints two KV buffers per device: summed)."""
     out: dict[str, int] = {}
-    for b in parse_llamacpp_log(p.log).loads[-1].buffers:  # a sliding-window model prints two KV buffers
+    for b in parse_llamacpp_log(p.log).loads[-1].buffers:
         out[role(b.kind.value, b.device)] = out.get(role(b.kind.value, b.device), 0) + b.nbytes
     return out
 
@@ -139,8 +163,10 @@ def predicted(p: Published, folder: Path) -> dict[str, int]:
     host, *devices = e.memory.devices
     out = {"host weights": host.mapped_weights + host.loaded_weights, "repack": host.repack, "host KV": host.kv or 0,
            "output": host.output + sum(d.output for d in devices), "host compute": host.compute or 0}
-    for d in devices:
-        out |= {"gpu weights": d.loaded_weights + d.mapped_weights, "gpu KV": d.kv or 0, "gpu compute": d.compute or 0}
+    for i, d in enumerate(devices):
+        gpu = f" {i}" if i else ""
+        out |= {"gpu weights" + gpu: d.loaded_weights + d.mapped_weights, "gpu KV" + gpu: d.kv or 0,
+                "gpu compute" + gpu: d.compute or 0}
     if p.meta.get("outputs_reserved") == "ubatch":  # Rule 4
         e = estimate_fit(spec, machine, replace(request, engine=replace(request.engine, outputs=request.engine.ubatch)))
         assert e.memory is not None
