@@ -2,9 +2,10 @@
 
 Each fixture folder holds `run.log` (the build line, the device line, the type counts and model lines, every buffer
 line, timestamps stripped) and `meta.json`: the source URL, the build, the command as it was run, the same load as
-llama.cpp 0c1e570 reads it (`command_0c1e570`), the GPU backend and the GPUs' memory as the log printed it, the
-model's shape (`gguf_factory.ArchDesc` fields) and, per buffer, where the build's rule differs from 0c1e570's (with
-the llama.cpp PR that changed it).
+llama.cpp 0c1e570 reads it (`command_0c1e570`), the GPU backend (and the GPUs' maker where the backend is not their
+usual one: Vulkan), the GPUs' memory as the log printed it, the model's shape (`gguf_factory.ArchDesc` fields, a
+catalogue entry, or a catalogue shape at a published quantization) and, per buffer, where the build's rule differs
+from 0c1e570's (with the llama.cpp PR that changed it).
 
 Rule 1: a printed buffer has a role — GPU weights, host weights (`CPU_Mapped`), repacked host weights, KV on a GPU or
         the host, the output buffer, a GPU's compute buffer, the host's compute buffer — and is compared by role, so
@@ -36,6 +37,7 @@ from gguf_factory import ArchDesc, tensor_plan, write_gguf
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.fit.backends import GpuBackend
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.llama_words.reader import read_llama_args, split_command
 from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor
@@ -149,7 +151,7 @@ def printed(p: Published) -> dict[str, int]:
 def predicted(p: Published, folder: Path) -> dict[str, int]:
     """Rule 2: the same roles from the estimate."""
     spec = p.spec(folder)
-    vendor = VENDOR[p.meta["backend"]]
+    vendor = Vendor(p.meta["vendor"]) if "vendor" in p.meta else VENDOR[p.meta["backend"]]
     gpus = tuple(GpuInfo(index=i, name=g["name"], total=g["total_mib"] * MiB, free=g["free_mib"] * MiB, used=None,
                          vendor=vendor, memory=GpuMemory.UNIFIED if vendor is Vendor.APPLE else GpuMemory.VRAM,
                          reader="hypothetical")
@@ -158,6 +160,7 @@ def predicted(p: Published, folder: Path) -> dict[str, int]:
     question = ask(read_llama_args(split_command(p.meta["command_0c1e570"])), ExplorerState(model=spec, machine=machine),
                    spec)
     request = question.state.fit_request(question.state.ctx)
+    request = replace(request, engine=replace(request.engine, gpu_backend=GpuBackend(p.meta["backend"])))
     e = estimate_fit(spec, machine, request)
     assert e.memory is not None
     host, *devices = e.memory.devices
