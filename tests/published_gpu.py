@@ -148,8 +148,8 @@ def printed(p: Published) -> dict[str, int]:
     return out
 
 
-def predicted(p: Published, folder: Path) -> dict[str, int]:
-    """Rule 2: the same roles from the estimate."""
+def predicted(p: Published, folder: Path, command: str | None = None) -> dict[str, int]:
+    """Rule 2: the same roles from the estimate (of `command` where given, else `command_0c1e570`)."""
     spec = p.spec(folder)
     vendor = Vendor(p.meta["vendor"]) if "vendor" in p.meta else VENDOR[p.meta["backend"]]
     gpus = tuple(GpuInfo(index=i, name=g["name"], total=g["total_mib"] * MiB, free=g["free_mib"] * MiB, used=None,
@@ -157,8 +157,8 @@ def predicted(p: Published, folder: Path) -> dict[str, int]:
                          reader="hypothetical")
                  for i, g in enumerate(p.meta["gpus"]))
     machine = replace(what_if(hypothetical_machine(HOST_RAM), gpus=gpus), cpu_features=_cpu_features(p))
-    question = ask(read_llama_args(split_command(p.meta["command_0c1e570"])), ExplorerState(model=spec, machine=machine),
-                   spec)
+    question = ask(read_llama_args(split_command(command or p.meta["command_0c1e570"])),
+                   ExplorerState(model=spec, machine=machine), spec)
     request = question.state.fit_request(question.state.ctx)
     request = replace(request, engine=replace(request.engine, gpu_backend=GpuBackend(p.meta["backend"])))
     e = estimate_fit(spec, machine, request)

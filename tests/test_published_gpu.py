@@ -14,6 +14,9 @@ set_rows inputs) and a 128-token context (PR 17046 pads every cache to 256 cells
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 import pytest
 from published_gpu import base_role, fixtures, predicted, printed
 
@@ -79,3 +82,17 @@ def test_the_gpu_compute_buffer_is_the_builds_logits_rows_away(f, tmp_path):
     the build allocated."""
     want, got = printed(f)["gpu compute"], predicted(f, tmp_path)["gpu compute, build's outputs"]
     assert abs(got - want) <= TOLERANCE["gpu compute"] * want, (got / MiB, want / MiB)
+
+
+def test_repacked_host_weights_are_outside_the_hosts_mapped_span(tmp_path):
+    """The two-GPU load as 0c1e570 runs it by default, on an ARM host: every `-ot exps=CPU` weight (q4_K, q6_K) is
+    repacked (PR 14990: a CPU override takes the extra buffer types) into CPU_REPACK, so CPU_Mapped is the span of
+    what stays in the CPU buffer — `token_embd` alone (`placement` Rule 3: llama_model_loader::get_mapping_range
+    runs over one buffer type's tensors), not the whole file the build, which kept the experts in the CPU buffer,
+    mapped."""
+    f = next(f for f in FIXTURES if f.name == "cuda-4090+5090_qwen3-30b-a3b-q4_k_m_ot-exps-cpu")
+    arm = replace(f, log=re.sub(r"CPU : .*", "CPU : NEON = 1 | ARM_FMA = 1 | FP16_VA = 1 | MATMUL_INT8 = 1 | "
+                                               "DOTPROD = 1 | REPACK = 1 |", f.log))
+    got = predicted(arm, tmp_path, f.meta["command_0c1e570"].replace(" --no-repack", ""))
+    embd = next(t for t in f.spec(tmp_path).tensors if t.name == "token_embd.weight")
+    assert got["repack"] > 12 * 1024 * MiB and got["host weights"] == embd.nbytes

@@ -18,6 +18,10 @@ Rule 3: with mmap the host's model buffer (`CPU_Mapped`), and a Metal GPU's (`MT
         order, each aligned to the file's alignment (32 bytes unless `general.alignment` says
         otherwise); llama-quantize writes the tensors outside blocks first (`weight_name_comparer`:
         by block, then name), so `token_embd` lies between a GPU's output matrix and its blocks.
+        The span is taken per buffer type (`get_mapping_range` over one context's tensors;
+        `load_tensors` maps only the device's default buffer type), so the host's repacked weights,
+        which live in CPU_REPACK, are not in it: with `-ot exps=CPU` and repacked experts the host
+        maps only the span of what stays in its CPU buffer (`token_embd`, …).
 Rule 4: `--n-cpu-moe N` is N tensor overrides, one per block 0 … N − 1, keeping its routed experts in
         host RAM (common/common.h `llm_add_n_cpu_ffn_overrides` with `LLM_FFN_EXPS_REGEX`:
         `blk.I.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU`, dots escaped), after the command's own `-ot`.
@@ -64,17 +68,20 @@ def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
     return tuple(out)
 
 
-def mapped_span(model: ModelSpec, sched: Scheduler, backend: int) -> int:
-    """Rule 3: the bytes of the file a backend that maps it (the host, a Metal GPU) holds."""
-    held = [(offset, nbytes) for name, offset, nbytes in _layout(model) if sched.weight_device(name) == backend]
+def mapped_span(model: ModelSpec, sched: Scheduler, backend: int, elsewhere: frozenset[str] = frozenset()) -> int:
+    """Rule 3: the bytes of the file a backend that maps it (the host, a Metal GPU) holds; `elsewhere`: its tensors
+    kept in another of its buffer types (the host's repacked copies)."""
+    held = [(offset, nbytes) for name, offset, nbytes in _layout(model)
+            if sched.weight_device(name) == backend and name not in elsewhere]
     if not held:
         return 0
     return held[-1][0] + held[-1][1] - held[0][0]
 
 
-def host_span(model: ModelSpec, sched: Scheduler) -> int:
-    """Rule 3 for the host."""
-    return mapped_span(model, sched, sched.cpu)
+def host_span(model: ModelSpec, sched: Scheduler, repacked: frozenset[str] = frozenset()) -> int:
+    """Rule 3 for the host: the span of the weights left in its CPU buffer, the repacked ones (`repack`) not among
+    them."""
+    return mapped_span(model, sched, sched.cpu, repacked)
 
 
 def cpu_moe_overrides(n_cpu_moe: int) -> tuple[TensorOverride, ...]:

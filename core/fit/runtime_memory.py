@@ -6,9 +6,10 @@ tests/test_peak_rss_band.py).
 
 Reserved (the buffers llama.cpp's log prints, per device):
 Rule 1: weights as the placement puts them (`DeviceLoad.weights`); the host's are mapped
-        (file-backed) with mmap, loaded (anonymous) without — and then less the repacked
-        tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded, but a Metal
-        GPU's are mapped with mmap: the span of the file its tensors cover (`placement` Rule 3).
+        (file-backed) with mmap — beside GPUs, the span of the tensors its CPU buffer keeps, the
+        repacked ones not among them (`placement` Rule 3) — loaded (anonymous) without, less the
+        repacked tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded, but
+        a Metal GPU's are mapped with mmap: the span of the file its tensors cover (`placement` Rule 3).
 Rule 2: CPU_REPACK (`repack`): copies of the host's repackable weights for the CPU's features
         (the request's set, else the snapshot's; none predicted when neither is known).
 Rule 3: KV per device as the fit places it (`kv` Rule 5: window + ubatch rounded up to 256).
@@ -305,7 +306,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded, v_type,
                                frozenset(repack.tensors))
     on_gpu = any(d.weights or d.kv for d in gpu_loads)
-    mapped = host_span(model, backends.sched) if backends is not None else host.weights
+    mapped = host_span(model, backends.sched, frozenset(repack.tensors)) if backends is not None else host.weights
     out = [DeviceMemory(
         name=host.name, mapped_weights=mapped if settings.mmap else 0,
         loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
