@@ -1,11 +1,14 @@
 """Every buffer of GPU loads people published, predicted from a header-only skeleton and the command as it was run.
 
-The fixtures (tests/data/published-gpu, read by `published_gpu`) are 24 loads: 21 from llama.cpp's own CI logs
+The fixtures (tests/data/published-gpu, read by `published_gpu`) are 28 loads: 22 from llama.cpp's own CI logs
 (github.com/ggml-org/ci, build 4896: pythia-2.8b on an NVIDIA V100 (CUDA) and pythia-1.4b on an Apple M4 (Metal),
 seven quantizations, llama-cli, llama-perplexity and llama-save-load-state, flash attention on and off, full and
-partial offload) and three of gpt-oss-20b on an Apple M5 (builds 8164–8193, a user's notes: sliding window, MoE,
-a llama-server with four slots, `--n-cpu-moe 12` and `--no-mmap`). Each skeleton must carry the type counts the log printed, and each load is asked the way
-`fit --command` asks it. Where the build shares 0c1e570's rule: weights, KV and output within 1 %, a GPU's compute
+partial offload; build 4446: pythia-2.8b on Vulkan, a Tesla T4), three of gpt-oss-20b on an Apple M5 (builds
+8164–8193, a user's notes: sliding window, MoE, a llama-server with four slots, `--n-cpu-moe 12` and `--no-mmap`),
+Qwen3-30B-A3B on two CUDA GPUs with `-ot exps=CPU` (build 5622; every buffer compared per GPU) and Qwen3-14B on ROCm
+at `-ngl 0`, with one and two GPUs visible (build 5898: a compute buffer on the first GPU, which holds no layer).
+Each skeleton must carry the type counts the log printed, and each load is asked the way `fit --command` asks it.
+Where the build shares 0c1e570's rule: weights, KV and output within 1 %, a GPU's compute
 buffer within 10 %, the host's within 15 %, and never none where llama.cpp allocated one. Where a fixture's
 metadata says the build's rule differs (with the llama.cpp PR that changed it), that buffer is not held to
 0c1e570's figure: a partial offload (PR 18148 offloads the output layer first), the host compute buffer (PR 14285's
@@ -32,7 +35,8 @@ RULE_OF = {"placement": frozenset(TOLERANCE), "host_compute": frozenset({"host c
 
 
 def test_the_fixtures_cite_their_source_build_and_command():
-    assert len(FIXTURES) >= 20 and {f.meta["backend"] for f in FIXTURES} >= {"cuda", "metal"}
+    assert len(FIXTURES) >= 20 and {f.meta["backend"] for f in FIXTURES} >= {"cuda", "metal", "rocm", "vulkan"}
+    assert any(len(f.meta["gpus"]) > 1 for f in FIXTURES)
     for f in FIXTURES:
         assert f.meta["source"].startswith("https://github.com/") and f.meta["build"] in f.log
         assert f.meta["command"] and f.meta["command_0c1e570"].startswith("llama-")
