@@ -98,6 +98,14 @@ class ArchDesc:
     arrays as (V.ARRAY, (element type, values))."""
     omit: Sequence[str] = ()
     tensor_types: Mapping[str, T] = field(default_factory=dict)
+    biases: bool = False
+    """Every block matrix and norm, and the final norm, has a bias (gpt-neox, gpt-2, bert)."""
+    quantized_order: bool = False
+    """Tensors in the order llama-quantize writes them (src/llama-model-loader.h `weight_name_comparer`: the
+    tensors outside blocks first, then block by block, each group by name), not a converter's."""
+    first: Sequence[str] = ()
+    """Tensors written before all others, in this order (a converter follows its checkpoint's order, which may
+    put `output` and `token_embd` ahead of the blocks)."""
 
     def per_layer(self, value: PerLayer, layer: int) -> int:
         return value if isinstance(value, int) else value[layer]
@@ -126,6 +134,13 @@ def tensor_plan(d: ArchDesc) -> list[Tensor]:
         out.append((f"{d.final_norm}.bias", (d.n_embd,), T.F32))
     if not d.tied:
         out.append(("output.weight", (d.n_embd, d.n_vocab), d.output_type or d.weight_type))
+    if d.biases:
+        out += [(name.removesuffix("weight") + "bias", (shape[-1] if len(shape) == 2 else shape[0],), T.F32)
+                for name, shape, _ in out
+                if name.startswith("blk.") or (name == f"{d.final_norm}.weight" and d.gated_ffn)]
+    if d.quantized_order:
+        out.sort(key=lambda t: (int(t[0].split(".")[1]) if t[0].startswith("blk.") else -1, t[0]))
+    out.sort(key=lambda t: d.first.index(t[0]) if t[0] in d.first else len(d.first))
     return [(name, shape, d.tensor_types.get(name, ggml_type)) for name, shape, ggml_type in out]
 
 

@@ -15,6 +15,11 @@ Rule 4: `offload_op`: CUDA/ROCm (`ggml_backend_cuda_device_offload_op`), Vulkan,
         (`ggml_backend_metal_device_offload_op`); RPC none (ggml-rpc.cpp: `offload_op = NULL`).
 Rule 5: every one of them reports async compute and events (`caps`), so pipeline parallelism
         is possible on all (`sched` Rule 6).
+Rule 6: `maps_file`: Metal builds its model buffer from the mmap'd file (`buffer_from_host_ptr` in
+        ggml-metal.cpp's device caps; src/llama-model.cpp `load_tensors` calls
+        `ggml_backend_dev_buffer_from_host_ptr` over `get_mapping_range`), so with mmap a Metal GPU's
+        weights are the span of the file its tensors cover (`MTL0_Mapped`, `placement` Rule 3);
+        CUDA, ROCm, Vulkan, SYCL and RPC copy their tensors into buffers of their own.
 """
 
 from __future__ import annotations
@@ -41,13 +46,14 @@ class GpuBackend(TextEnum):
 
 @dataclass(frozen=True)
 class BackendRules:
-    """Rules 1–4 for one backend."""
+    """Rules 1–4 and 6 for one backend."""
 
     prefix: str
     host_buffer: str
     alignment: int
     offload: int | None
     matmul_only: bool = False
+    maps_file: bool = False
 
     def device_name(self, i: int, gpu_name: str) -> str:
         return f"{self.prefix}0[{gpu_name}]" if self.prefix == "RPC" else f"{self.prefix}{i}"
@@ -57,7 +63,7 @@ BACKENDS: dict[GpuBackend, BackendRules] = {
     GpuBackend.CUDA: BackendRules("CUDA", "CUDA_Host", 128, OFFLOAD_MIN_BATCH),
     GpuBackend.ROCM: BackendRules("ROCm", "ROCm_Host", 128, OFFLOAD_MIN_BATCH),
     GpuBackend.VULKAN: BackendRules("Vulkan", "Vulkan_Host", 64, OFFLOAD_MIN_BATCH),
-    GpuBackend.METAL: BackendRules("MTL", "CPU", 32, OFFLOAD_MIN_BATCH, matmul_only=True),
+    GpuBackend.METAL: BackendRules("MTL", "CPU", 32, OFFLOAD_MIN_BATCH, matmul_only=True, maps_file=True),
     GpuBackend.SYCL: BackendRules("SYCL", "SYCL_Host", 128, OFFLOAD_MIN_BATCH),
     GpuBackend.RPC: BackendRules("RPC", "CPU", CPU_ALIGNMENT, None),
 }

@@ -56,7 +56,7 @@ from gguf_budget.core.fit.moe import (
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.fit.placement import device_weights
+from gguf_budget.core.fit.placement import cpu_moe_overrides, device_weights
 from gguf_budget.core.fit.runtime_memory import backends_of, runtime_memory
 from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
 from gguf_budget.core.units import human_bytes
@@ -164,7 +164,8 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     ctx, placement, unknowns, verdict = j.ctx, j.placement, j.unknowns, j.verdict
     held = j.devices[0].server
     flags = server_flags(j.server, model, j.engine.swa_full)
-    memory = server_band(runtime_memory(model, ctx, request.kv_type, j.engine, snapshot.cpu_features, j.devices,
+    placed = replace(j.engine, overrides=j.engine.overrides + cpu_moe_overrides(_forced_cpu_moe(model, request)))
+    memory = server_band(runtime_memory(model, ctx, request.kv_type, placed, snapshot.cpu_features, j.devices,
                                         placement.host_blocks, not placement.output_on_gpu, j.setup.gpus,
                                         placement.all_on_gpu, v_type=request.v_type,
                                         workloads=session_workloads(j.server)),

@@ -10,20 +10,32 @@ Rule 1: `-ot PATTERN=BUFFER` keeps every tensor whose name the pattern finds (`s
         device, counted there too).
 Rule 2: `-nkvo` keeps every layer's KV cache in host RAM (llama-kv-cache.cpp `llama_kv_cache`:
         `offload ? model.dev_layer(il) : cpu`).
-Rule 3: with mmap the host's model buffer (`CPU_Mapped`) is the span of the file its tensors cover
-        (`llama_model_loader::get_mapping_range`: from the first host tensor's data to the end of
-        the last), so a GPU tensor lying between two host tensors is mapped too, and a trailing
-        output matrix on a GPU is not. Tensor data follow the directory order, each aligned to the
-        file's alignment (32 bytes unless `general.alignment` says otherwise).
+Rule 3: with mmap the host's model buffer (`CPU_Mapped`), and a Metal GPU's (`MTL0_Mapped`,
+        `backends` Rule 6), is the span of the file its tensors cover
+        (`llama_model_loader::get_mapping_range`: from the first of its tensors' data to the end of
+        the last), so a tensor of another device lying between two of its tensors is mapped too,
+        and a trailing output matrix on a GPU is not the host's. Tensor data follow the directory
+        order, each aligned to the file's alignment (32 bytes unless `general.alignment` says
+        otherwise); llama-quantize writes the tensors outside blocks first (`weight_name_comparer`:
+        by block, then name), so `token_embd` lies between a GPU's output matrix and its blocks.
+        The span is taken per buffer type (`get_mapping_range` over one context's tensors;
+        `load_tensors` maps only the device's default buffer type), so the host's repacked weights,
+        which live in CPU_REPACK, are not in it: with `-ot exps=CPU` and repacked experts the host
+        maps only the span of what stays in its CPU buffer (`token_embd`, …).
+Rule 4: `--n-cpu-moe N` is N tensor overrides, one per block 0 … N − 1, keeping its routed experts in
+        host RAM (common/common.h `llm_add_n_cpu_ffn_overrides` with `LLM_FFN_EXPS_REGEX`:
+        `blk.I.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU`, dots escaped), after the command's own `-ot`.
 """
 
 from __future__ import annotations
 
+from gguf_budget.core.fit.runtime_types import TensorOverride
 from gguf_budget.core.fit.sched import Scheduler
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 
 GGUF_ALIGNMENT = 32
+EXPERTS = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
 
 
 def _padded(n: int, alignment: int = GGUF_ALIGNMENT) -> int:
@@ -56,9 +68,22 @@ def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
     return tuple(out)
 
 
-def host_span(model: ModelSpec, sched: Scheduler) -> int:
-    """Rule 3: the bytes of the file the host maps."""
-    host = [(offset, nbytes) for name, offset, nbytes in _layout(model) if sched.weight_device(name) == sched.cpu]
-    if not host:
+def mapped_span(model: ModelSpec, sched: Scheduler, backend: int, elsewhere: frozenset[str] = frozenset()) -> int:
+    """Rule 3: the bytes of the file a backend that maps it (the host, a Metal GPU) holds; `elsewhere`: its tensors
+    kept in another of its buffer types (the host's repacked copies)."""
+    held = [(offset, nbytes) for name, offset, nbytes in _layout(model)
+            if sched.weight_device(name) == backend and name not in elsewhere]
+    if not held:
         return 0
-    return host[-1][0] + host[-1][1] - host[0][0]
+    return held[-1][0] + held[-1][1] - held[0][0]
+
+
+def host_span(model: ModelSpec, sched: Scheduler, repacked: frozenset[str] = frozenset()) -> int:
+    """Rule 3 for the host: the span of the weights left in its CPU buffer, the repacked ones (`repack`) not among
+    them."""
+    return mapped_span(model, sched, sched.cpu, repacked)
+
+
+def cpu_moe_overrides(n_cpu_moe: int) -> tuple[TensorOverride, ...]:
+    """Rule 4: the overrides `--n-cpu-moe N` adds."""
+    return tuple(TensorOverride(rf"blk\.{i}{EXPERTS}", "CPU") for i in range(n_cpu_moe))

@@ -8,7 +8,9 @@ Rule 1: a weight is repacked when its type has a layout for the CPU's features a
         NEON: Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, IQ4_NL, MXFP4 with i8mm or dot-product.
 Rule 2: only weights a matrix multiply reads (2-D, or 3-D experts) that stay in host RAM are
         candidates; the token and position embeddings are read by row lookups and never are.
-        The blocks kept on the host and, unless offloaded, the output layer (`output.weight`).
+        The blocks kept on the host and, unless offloaded, the output layer (`output.weight`) —
+        or, where `-ot`/`--n-cpu-moe` keep weights of offloaded blocks in host RAM, exactly the
+        weights the placement holds there (`host_names`: experts of GPU blocks are repacked too).
 Rule 3: the repacked copy is as large as the tensor (32-byte aligned); with mmap it is held in
         addition to the mapped file, whose pages the load has already read (both count in RSS).
         Without mmap (`-lm none`, llama-cpp-python's `use_mmap=False`) a repacked tensor is
@@ -57,10 +59,12 @@ def repacked(t: ModelTensor, features: frozenset[str]) -> bool:
     return any(need <= features and t.shape[1] % rows == 0 for need, rows in REPACK_RULES.get(t.ggml_type, ()))
 
 
-def repack_buffer(model: ModelSpec, features: frozenset[str], host_blocks: int, output_on_host: bool) -> Repack:
-    """The repacked copies of the host's weights (Rules 1–3)."""
+def repack_buffer(model: ModelSpec, features: frozenset[str], host_blocks: int, output_on_host: bool,
+                  host_names: frozenset[str] | None = None) -> Repack:
+    """The repacked copies of the host's weights (Rules 1–3); `host_names`, where given, are the weights in host RAM."""
     chosen = [t for t in model.tensors
-              if (t.layer is not None and t.layer < host_blocks or t.layer is None and output_on_host)
+              if (t.name in host_names if host_names is not None else
+                  t.layer is not None and t.layer < host_blocks or t.layer is None and output_on_host)
               and repacked(t, features)]
     return Repack(tuple(t.name for t in chosen), sum(-(-t.nbytes // ALIGNMENT) * ALIGNMENT for t in chosen),
                   sum(t.nbytes for t in chosen))

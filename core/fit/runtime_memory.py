@@ -6,8 +6,10 @@ tests/test_peak_rss_band.py).
 
 Reserved (the buffers llama.cpp's log prints, per device):
 Rule 1: weights as the placement puts them (`DeviceLoad.weights`); the host's are mapped
-        (file-backed) with mmap, loaded (anonymous) without — and then less the repacked
-        tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded.
+        (file-backed) with mmap — beside GPUs, the span of the tensors its CPU buffer keeps, the
+        repacked ones not among them (`placement` Rule 3) — loaded (anonymous) without, less the
+        repacked tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded, but
+        a Metal GPU's are mapped with mmap: the span of the file its tensors cover (`placement` Rule 3).
 Rule 2: CPU_REPACK (`repack`): copies of the host's repackable weights for the CPU's features
         (the request's set, else the snapshot's; none predicted when neither is known).
 Rule 3: KV per device as the fit places it (`kv` Rule 5: window + ubatch rounded up to 256).
@@ -66,7 +68,7 @@ from gguf_budget.core.fit.compute_graph import approximate as approximate_graph
 from gguf_budget.core.fit.cpu_work import work_bytes
 from gguf_budget.core.fit.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, backend_of
 from gguf_budget.core.fit.graph_alloc import buffer_size
-from gguf_budget.core.fit.placement import host_span
+from gguf_budget.core.fit.placement import host_span, mapped_span
 from gguf_budget.core.fit.sched import SCHED_MAX_COPIES, Scheduler, compute_buffers
 from gguf_budget.core.fit.repack import Repack, repack_buffer
 from gguf_budget.core.fit.runtime_types import (
@@ -183,11 +185,14 @@ class Backends:
 
     sched: Scheduler
     names: tuple[str, ...]
+    maps_file: tuple[bool, ...] = ()
+    """Per GPU: its backend builds the model buffer from the mapped file (`backends` Rule 6)."""
 
 
 def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[DeviceLoad, ...],
-                gpus: tuple[GpuInfo, ...], all_offloaded: bool) -> Backends:
-    """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`)."""
+                gpus: tuple[GpuInfo, ...], all_offloaded: bool, repacked: frozenset[str] = frozenset()) -> Backends:
+    """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`); `repacked`: the host
+    weights in CPU_REPACK (`sched` Rule 3)."""
     L = model.n_layer
     rules = [BACKENDS[backend_of(g.vendor, settings.gpu_backend)] for g in gpus]
     names = [r.device_name(g.index, g.name) for r, g in zip(rules, gpus, strict=True)]
@@ -207,22 +212,24 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
         slot_device=tuple(slot_device),
         kv_device=tuple(slot_device[il] if settings.kv_offload else cpu for il in range(L)),
         overrides=overrides, copies=SCHED_MAX_COPIES if pipeline else 1, kv_on_cpu=not settings.kv_offload,
-        matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded,
+        matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded, repacked=repacked,
     )
     host = rules[0].host_buffer if rules else "CPU"
-    return Backends(sched, (*names, host))
+    return Backends(sched, (*names, host), tuple(r.maps_file for r in rules))
 
 
 def device_computes(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
                     devices: tuple[DeviceLoad, ...], gpus: tuple[GpuInfo, ...],
-                    all_offloaded: bool, v_type: KVType | None = None) -> tuple[int | None, ...]:
+                    all_offloaded: bool, v_type: KVType | None = None,
+                    repacked: frozenset[str] = frozenset()) -> tuple[int | None, ...]:
     """Rule 5 per device, host first (as `devices`); None throughout when the context is unknown."""
     if not ctx:
         return (None,) * len(devices)
     gs = graph_settings(model, ctx, kv_type, settings, v_type)
     if not gpus:
         return (compute_buffer(model, gs)[0],)
-    *on_gpus, on_host = device_compute(model, gs, backends_of(model, settings, devices, gpus, all_offloaded).sched)
+    *on_gpus, on_host = device_compute(model, gs, backends_of(model, settings, devices, gpus, all_offloaded,
+                                                              repacked).sched)
     return (on_host, *on_gpus)
 
 
@@ -290,13 +297,16 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     """Rules 1–10 for the placement the fit chose (`devices[0]` is the host, then one per GPU of `gpus`), and for
     each of `workloads`."""
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
-    repack = (repack_buffer(model, features, host_blocks, output_on_host) if features is not None and settings.repack
-              else Repack((), 0))
     host, *gpu_loads = devices
     backends = backends_of(model, settings, devices, gpus, all_offloaded) if gpus else None
-    computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded, v_type)
+    host_names = (frozenset(t.name for t in model.tensors if backends.sched.weight_device(t.name) == backends.sched.cpu)
+                  if backends is not None and settings.overrides else None)
+    repack = (repack_buffer(model, features, host_blocks, output_on_host, host_names)
+              if features is not None and settings.repack else Repack((), 0))
+    computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded, v_type,
+                               frozenset(repack.tensors))
     on_gpu = any(d.weights or d.kv for d in gpu_loads)
-    mapped = host_span(model, backends.sched) if backends is not None else host.weights
+    mapped = host_span(model, backends.sched, frozenset(repack.tensors)) if backends is not None else host.weights
     out = [DeviceMemory(
         name=host.name, mapped_weights=mapped if settings.mmap else 0,
         loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
@@ -304,7 +314,10 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
         buffer=backends.names[-1] if backends else "CPU",
     )]
     for i, d in enumerate(gpu_loads, start=1):
-        out.append(DeviceMemory(name=d.name, mapped_weights=0, loaded_weights=d.weights, repack=0, kv=d.kv, output=0,
+        span = (mapped_span(model, backends.sched, i - 1)
+                if backends is not None and settings.mmap and backends.maps_file[i - 1] else None)
+        out.append(DeviceMemory(name=d.name, mapped_weights=span or 0,
+                                loaded_weights=d.weights if span is None else 0, repack=0, kv=d.kv, output=0,
                                 compute=computes[i], buffer=backends.names[i - 1] if backends else d.name))
     short = full = None
     along: tuple[Resident, ...] = ()

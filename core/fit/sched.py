@@ -16,7 +16,10 @@ Rule 3: op offload (`1.off`): an op whose weight is in host memory runs on the f
         `offload_op` accepts it — CUDA/ROCm/SYCL/Vulkan: a batch of at least 32 rows, never
         `GET_ROWS` (ggml-cuda.cu `ggml_backend_cuda_device_offload_op`); RPC has no `offload_op`
         (ggml-rpc.cpp) — unless `--no-op-offload`. So a GPU holding no layer still computes a
-        prompt's large batches, with a copy of each weight it borrows in its compute buffer.
+        prompt's large batches, with a copy of each weight it borrows in its compute buffer. A
+        repacked weight is never borrowed: only ops whose weight is in a host buffer are offloaded
+        (`ggml_backend_sched_backend_id_from_cur`: `ggml_backend_buffer_is_host`), and CPU_REPACK's
+        buffer type is not one (ggml-cpu/repack.cpp: `is_host` unset), so its op stays on the CPU.
 Rule 4: with every layer offloaded, or a batch under 32 tokens, each block's norms run on that
         block's device (llama-context.cpp `graph_get_cb`: a `norm` tensor is pinned to
         `dev_layer(il)`, so a device boundary copies the residual once, not the norm beside it).
@@ -70,6 +73,8 @@ class Scheduler:
     """Per GPU: its `offload_op` takes matrix products only (Metal)."""
     pin_norms: bool = False
     """Rule 4's pinned norms: every layer offloaded (`n_gpu_layers > n_layer`); the reserved batch has ≥ 32 tokens."""
+    repacked: frozenset[str] = frozenset()
+    """The host weights held in CPU_REPACK, whose ops Rule 3 never offloads."""
 
     @property
     def cpu(self) -> int:
@@ -105,7 +110,7 @@ def _pass1(n: Node, s: Scheduler) -> int | None:
     if n.weight is None or n.op in NO_WEIGHT_CHOICE:
         return None
     dev = s.weight_device(n.weight)
-    if dev == s.cpu and n.op not in NO_OFFLOAD_OPS:
+    if dev == s.cpu and n.op not in NO_OFFLOAD_OPS and n.weight not in s.repacked:
         for b in range(s.cpu):
             least = s.offload[b]
             only_matmul = b < len(s.matmul_only) and s.matmul_only[b]
