@@ -8,7 +8,8 @@ Rule 1: the Budget plan is realised by its layer-streaming runtime's own flags (
 Rule 2: the full load is realised by `FitEstimate.recommended`: the llama-server line that
         `fit --print-command` prints and the side panel shows (`fit.command` builds it; a model
         read over the network is named as llama-server fetches it, `remote_command`).
-Rule 3: never a command for a configuration that does not fit. Instead the line says what
+Rule 3: never a command for a configuration that does not fit, nor for a file other than the one on screen
+        (a priced quantization is fetched by `-hf`, or has no command: `remote_command` Rule 4). Instead the line says what
         would: for an impossible Budget plan, the budget its minimum configuration needs; for
         a full load that does not fit, the largest ctx that fits with its GPU layers when there
         is one, else the highest-precision type of the quant ladder that fits here when the
@@ -28,7 +29,7 @@ from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import verdict_text
 from gguf_budget.core.views.quant_ladder import LadderRequest, quant_ladder
-from gguf_budget.core.views.remote_command import runnable
+from gguf_budget.core.views.remote_command import no_command_reason, runnable
 
 FORCE_FLAG = "--ram-budget-force"
 NO_COMMAND = "no command"
@@ -74,6 +75,8 @@ def full_load_run(choice: AutoFit, max_ctx: int | None, smaller_quant: str | Non
     command = runnable(fit.recommended)
     if command is not None:
         return RunIt(command.shell, f"{verdict_text(fit).split(' — ')[0]} at ctx {choice.ctx:,}")
+    if fit.recommended is not None:  # a priced quantization whose repository is unknown (`remote_command` Rule 4)
+        return RunIt(None, would_fit=no_command_reason(fit.recommended))
     if fit.verdict is FitVerdict.UNKNOWN:
         return RunIt(None, would_fit=verdict_text(fit))
     if max_ctx is not None and max_ctx < choice.ctx:
