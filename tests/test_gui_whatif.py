@@ -119,7 +119,7 @@ def test_file_export_writes_the_windows_plan(qtbot, loaded, whatif, tmp_path):
     with qtbot.waitSignal(whatif.export_menu.exported):
         assert whatif.export_menu.export("json", str(path))
     assert json.loads(path.read_text()) == plan_payload(loaded.current_plan(), loaded.current_speed())
-    assert "Exported" in loaded.statusBar().currentMessage()
+    assert "Exported" in loaded.messages.current()
 
 
 def waiter(qtbot):

@@ -44,7 +44,7 @@ from gguf_budget.gui.qt.machine.calibration_dialog import add_calibration
 from gguf_budget.gui.qt.library.wiring import Library, install_library
 from gguf_budget.gui.qt.main_window import BandwidthBackend, MainWindow, measure_bandwidths
 from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
-from gguf_budget.gui.qt.whatif.screens import prepare_view
+from gguf_budget.gui.qt.whatif.screens import prepare_view, shot_of
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
 from gguf_budget.gui.qt.evidence.evidence_link import EvidenceLink, install_evidence
 from gguf_budget.gui.qt.stop_signals import install_stop_signals
@@ -214,6 +214,6 @@ def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
         return error
     _wait_for(lambda: not window.run_it.ladder_pending(), ())
     QApplication.processEvents()
-    if not window.grab().save(options.screenshot, "PNG"):
+    if not shot_of(window, explorer.quants, options.view).grab().save(options.screenshot, "PNG"):
         return f"could not write the screenshot to {options.screenshot}"
     return None

@@ -30,6 +30,12 @@ Rule 7: the window opens at a size that fits the screen's available area
 Rule 8: before any model is open the plan area is an empty state offering File ▸ Open…, the
         Catalogue and the Library, the machine panel draws the host RAM bar of the machine alone,
         and a failed load never claims a previous model is still shown when there was none.
+Rule 9: whatever the window says — loading, loaded, a refusal, an offline error, measuring — goes to the
+        message area (`message_area`) and stays until the next message, with a short history; no status
+        tip that vanishes after a few seconds.
+Rule 10: the window is on screen frame included once shown (`window_size.on_screen`); Quants and Library are
+        full-size views, each its own window (`add_views`, `window_size.view_geometry`), never a strip at
+        the bottom of this one.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ from pathlib import Path
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QRect, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgressBar, QVBoxLayout, QWidget
 
@@ -47,6 +53,7 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
+from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.core.explorer.model_key import model_key, spec_key
 from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from
 from gguf_budget.core.explorer.session import (
@@ -55,7 +62,7 @@ from gguf_budget.core.explorer.session import (
 )
 from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.explorer.window_size import dock_height, opening_size
+from gguf_budget.core.explorer.window_size import Rect, dock_height, on_screen, opening_size, view_geometry
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine, with_typed
 from gguf_budget.core.speed.machine_speed import speed_figures
@@ -72,6 +79,7 @@ from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
 
 from gguf_budget.gui.qt.about_dialog import show_about
+from gguf_budget.gui.qt.message_area import MessageArea
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.plan.banner import Banner
@@ -88,7 +96,6 @@ from gguf_budget.gui.qt.settings import (
 from gguf_budget.gui.qt.theme import error_style
 from gguf_budget.gui.qt.named import named
 
-STATUS_MS = 5000
 BandwidthBackend = Callable[[str], tuple[Bandwidths, tuple[str, ...]]]
 log = logging.getLogger(__name__)
 
@@ -115,6 +122,17 @@ def _prepared(session: Session, spec: ModelSpec) -> Loaded:
         return spec, key, session.preview(OpenModel(spec, key))
     except Exception:  # noqa: BLE001 - applied again on the GUI thread, where a failure is a failed load (Rule 5)
         return spec, key, None
+
+
+def _rect(r: QRect) -> Rect:
+    return r.x(), r.y(), r.width(), r.height()
+
+
+def _keep_on_screen(window: QWidget) -> None:
+    """Rule 10: a shown window's frame inside its screen's available area."""
+    wanted = on_screen(_rect(window.frameGeometry()), _rect(window.geometry()), _rect(window.screen().availableGeometry()))
+    if wanted != _rect(window.geometry()):
+        window.setGeometry(*wanted)
 
 
 class MainWindow(QMainWindow):
@@ -176,6 +194,7 @@ class MainWindow(QMainWindow):
         self._bandwidth_probe.succeeded.connect(self._bandwidths_measured)
         self._remeasure = BackgroundCall(remeasure_backend, parent=self)
         self._remeasure.succeeded.connect(self._bandwidths_measured)
+        self._remeasure.succeeded.connect(lambda _: self.messages.say("Measured this machine's bandwidths again"))
         self.machine = MachineLink(self.body.hardware, probe_backend, self)
         self.machine.changed.connect(self._machine_changed)
         self.machine.probed.connect(self.hardwareProbed)
@@ -208,6 +227,9 @@ class MainWindow(QMainWindow):
         self.busy.setMaximumWidth(160)
         self.busy.setFormat("loading…")
         self.busy.hide()
+        self.messages = MessageArea(self)
+        """Rule 9: what the window said last, and before."""
+        self.statusBar().addWidget(self.messages, 1)
         self.statusBar().addPermanentWidget(self.busy)
         self.file_menu = FileMenu(self, self.open_path)
         self.help_menu = QMenu("&Help", self)
@@ -255,12 +277,12 @@ class MainWindow(QMainWindow):
             self.remote_opener(str(path))
             return
         self.busy.show()
-        self.statusBar().showMessage(f"Loading {safe_text(path, 200)}…")
+        self.messages.say(f"Loading {safe_text(path, 200)}…", MessageKind.BUSY)
         self._loader.start(str(path))
 
     def ask_llama(self, command: LlamaCommand) -> None:
         """A llama.cpp command as the question (`menus.ask_command` Rule 2): its model opened first when it names
-        another one; a command llama.cpp would run but this model cannot take is one line in the status bar."""
+        another one; a command llama.cpp would run but this model cannot take is one line in the message area."""
         source = command.model_source
         model = self.session.state.model
         if source is not None and (model is None or Path(source).expanduser() != Path(model.path)):
@@ -270,7 +292,7 @@ class MainWindow(QMainWindow):
         try:
             self.session.apply(AskLlama(command))
         except BudgetError as e:
-            self.show_status(f"Could not ask that command: {safe_text(str(e), 300)}")
+            self.show_status(f"Could not ask that command: {safe_text(str(e), 300)}", MessageKind.PROBLEM)
 
     def state(self) -> ExplorerState:
         """What the person chose, as the core's explorer state (the session's)."""
@@ -383,8 +405,9 @@ class MainWindow(QMainWindow):
     def ledger_chart(self) -> LedgerChart:
         return self.body.plan.chart
 
-    def show_status(self, message: str) -> None:
-        self.statusBar().showMessage(message, STATUS_MS)
+    def show_status(self, message: str, kind: MessageKind = MessageKind.INFO) -> None:
+        """Rule 9: `message` in the message area until the next one, and in its history."""
+        self.messages.say(message, kind)
 
     def add_docks(self, docks: Sequence[QDockWidget], height: int) -> None:
         """Dock these along the bottom, tabbed together and with the docks added before; the first
@@ -397,6 +420,18 @@ class MainWindow(QMainWindow):
         if self._bottom_docks:
             self._bottom_docks[0].raise_()
             self.resizeDocks([self._bottom_docks[0]], [dock_height(height, self.height())], Qt.Orientation.Vertical)
+
+    def add_views(self, docks: Sequence[QDockWidget]) -> None:
+        """Rule 10: full-size views, each its own window (a dock that never docks), placed when first shown."""
+        for dock in docks:
+            self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+            dock.setAllowedAreas(Qt.DockWidgetArea.NoDockWidgetArea)
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable
+                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+            dock.setFloating(True)
+            dock.setGeometry(*view_geometry(_rect(self.screen().availableGeometry())))
+            dock.visibilityChanged.connect(lambda shown, d=dock: shown and QTimer.singleShot(0, d, lambda: _keep_on_screen(d)))
+            dock.hide()
 
     def save_settings(self) -> None:
         self._saved = self.settings()
@@ -418,7 +453,7 @@ class MainWindow(QMainWindow):
         self.load_error.hide()
         self._saved = replace(self._saved, recent=with_recent(self._saved.recent, reopen_name(spec.path)))
         self.file_menu.set_recent(self._saved.recent)
-        self.statusBar().showMessage(f"Loaded {safe_text(spec.path, 200)}", STATUS_MS)
+        self.messages.say(f"Loaded {safe_text(spec.path, 200)}")
         self.save_settings()
         self._bandwidth_probe.start(spec.path)
         pending, self._pending_command = self._pending_command, None
@@ -433,7 +468,7 @@ class MainWindow(QMainWindow):
         self.load_error.setText(f"Could not open the model: {safe_text(message, 300)}")
         self.load_error.show()
         kept = "the previous model is still shown" if self.session.state.model is not None else "no model is open"
-        self.statusBar().showMessage(f"Load failed; {kept}", STATUS_MS)
+        self.messages.say(f"Load failed; {kept}", MessageKind.PROBLEM)
         self.loadFailed.emit(message)
 
     # -- input into the state ---------------------------------------------------------
@@ -487,6 +522,7 @@ class MainWindow(QMainWindow):
         """The bandwidth editor's Measure again, off the GUI thread; the answer is drawn as the first one is."""
         if not self._remeasure.busy:
             model = self.session.state.model
+            self.messages.say("Measuring this machine's bandwidths again…", MessageKind.BUSY)
             self._remeasure.start(None if model is None else model.path)
 
     def _bandwidths_typed(self) -> None:
@@ -569,6 +605,7 @@ class MainWindow(QMainWindow):
         """Rule 8: the empty state offers the File menu's ways in, once the add-ons have installed theirs."""
         if not self._offered:
             self._offered = True
+            QTimer.singleShot(0, self, lambda: _keep_on_screen(self))
             entries = [("emptyOpen", self.file_menu.open_action), ("emptyCatalogue", self.findChild(QMenu, "catalogueMenu")),
                        ("emptyLibrary", self.findChild(QAction, "libraryAction"))]
             self.body.plan.empty.offer([(name, entry) for name, entry in entries if entry is not None])
