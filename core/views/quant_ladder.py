@@ -39,6 +39,9 @@ Rule 9: below HEAVY_LOSS_BPW (3) bits per weight a type loses quality heavily; s
         a recommendation among them, say so. llama.cpp's own table (tools/quantize/quantize.cpp,
         `QUANT_OPTIONS`, perplexity added on Llama-3-8B): Q8_0 +0.0026, Q6_K +0.0217, Q4_K_M
         +0.1754, Q3_K_S +1.6321, Q2_K +3.5199 — twenty times Q4_K_M's loss.
+Rule 10: the row of the file's own type is the file itself, not its type priced again from shapes (a
+        published file's mix may differ from llama-quantize's: Mixtral Q4_K_M by 2 GiB), so its GPU
+        layers, --n-cpu-moe and speed are `fit`'s for that file.
 """
 
 from __future__ import annotations
@@ -192,6 +195,11 @@ class PricedTypes:
     skipped: tuple[tuple[str, str], ...]
 
 
+def is_own_type(model: ModelSpec, mix: QuantMix) -> bool:
+    """Rule 10: whether `mix` is the type `model`'s file is written in."""
+    return model.file_type == int(mix.file_type.llama_ftype)
+
+
 def price_types(model: ModelSpec, imatrix: bool = True) -> PricedTypes:
     """Rule 1."""
     prepared = PreparedModel.of(model)
@@ -205,7 +213,7 @@ def price_types(model: ModelSpec, imatrix: bool = True) -> PricedTypes:
         except QuantMixError as e:
             skipped.append((ftype.name.value, str(e)))
     mixes.sort(key=lambda m: -m.bits_per_weight)
-    models = tuple(priced_model(model, m) for m in mixes)
+    models = tuple(model if is_own_type(model, m) else priced_model(model, m) for m in mixes)
     return PricedTypes(model, imatrix, tuple(mixes), models, tuple(TokenPrices.of(m) for m in models),
                        tuple(skipped))
 
@@ -234,7 +242,7 @@ def _row(source: ModelSpec, mix: QuantMix, model: ModelSpec, prices: TokenPrices
     return QuantRow(
         mix=mix, model=model, choice=choice, fits_in_ram=in_ram,
         largest_ctx=largest_fitting_ctx(model, snapshot, base, None, max(ceiling, request.ctx or 0)),
-        plan=plan, plan_error=error, is_source=source.file_type == int(mix.file_type.llama_ftype),
+        plan=plan, plan_error=error, is_source=is_own_type(source, mix),
         speed=fit_speed(prices, choice.fit, bandwidths, request.prompt_tokens),
         plan_speed=None if plan is None else plan_speed(prices, plan, bandwidths, snapshot.host_available,
                                                         request.prompt_tokens),
