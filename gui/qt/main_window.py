@@ -33,9 +33,9 @@ Rule 8: before any model is open the plan area is an empty state offering File �
 Rule 9: whatever the window says — loading, loaded, a refusal, an offline error, measuring — goes to the
         message area (`message_area`) and stays until the next message, with a short history; no status
         tip that vanishes after a few seconds.
-Rule 10: the window is on screen frame included once shown (`window_size.on_screen`); Quants and Library are
-        full-size views, each its own window (`add_views`, `window_size.view_geometry`), never a strip at
-        the bottom of this one.
+Rule 10: a window opened at the screen's size is on screen frame included once shown
+        (`window_size.on_screen`); Quants and Library are full-size views, each its own window
+        (`add_views`, `window_size.view_geometry`), never a strip at the bottom of this one.
 """
 
 from __future__ import annotations
@@ -169,6 +169,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         available = self.screen().availableGeometry()
         self.resize(*opening_size((available.width(), available.height())))
+        self._opening = self.size()
         self._store = settings if settings is not None else user_settings()
         self._saved = load_settings(self._store)
         self._measured = Bandwidths()
@@ -424,6 +425,7 @@ class MainWindow(QMainWindow):
     def add_views(self, docks: Sequence[QDockWidget]) -> None:
         """Rule 10: full-size views, each its own window (a dock that never docks), placed when first shown."""
         for dock in docks:
+            dock.hide()  # floated before it is ever shown: nothing to raise
             self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
             dock.setAllowedAreas(Qt.DockWidgetArea.NoDockWidgetArea)
             dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable
@@ -431,7 +433,6 @@ class MainWindow(QMainWindow):
             dock.setFloating(True)
             dock.setGeometry(*view_geometry(_rect(self.screen().availableGeometry())))
             dock.visibilityChanged.connect(lambda shown, d=dock: shown and QTimer.singleShot(0, d, lambda: _keep_on_screen(d)))
-            dock.hide()
 
     def save_settings(self) -> None:
         self._saved = self.settings()
@@ -605,7 +606,8 @@ class MainWindow(QMainWindow):
         """Rule 8: the empty state offers the File menu's ways in, once the add-ons have installed theirs."""
         if not self._offered:
             self._offered = True
-            QTimer.singleShot(0, self, lambda: _keep_on_screen(self))
+            if self.size() == self._opening:  # opened at the screen's size, not one the person left or asked
+                QTimer.singleShot(0, self, lambda: _keep_on_screen(self))
             entries = [("emptyOpen", self.file_menu.open_action), ("emptyCatalogue", self.findChild(QMenu, "catalogueMenu")),
                        ("emptyLibrary", self.findChild(QAction, "libraryAction"))]
             self.body.plan.empty.offer([(name, entry) for name, entry in entries if entry is not None])
