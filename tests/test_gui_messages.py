@@ -87,3 +87,22 @@ def test_the_side_panel_keeps_its_place_and_a_refused_projector_its_reason(qtbot
         assert bar.value() == place
         assert child(window, "serverFileMessage").isVisible() and child(window, "serverFileMessage").text() == reason
     assert isinstance(column, QScrollArea)
+
+
+def test_reset_to_this_machine_probes_the_machine_again(qtbot, make_window, write_model):
+    calls: list[int] = []
+
+    def probe():
+        calls.append(1)
+        return machine()
+
+    window = make_window(probe_backend=probe)
+    qtbot.waitUntil(lambda: window.snapshot() is not None)
+    open_model(qtbot, window, write_model())
+    before = len(calls)
+    with qtbot.waitSignal(window.hardwareProbed, timeout=10000):
+        window.reset_action.trigger()
+    assert len(calls) == before + 1
+    with qtbot.waitSignal(window.hardwareProbed, timeout=10000):
+        window._reprobe.timeout.emit()  # the idle timer's tick, without waiting a minute for it
+    assert len(calls) == before + 2 and window._reprobe.isActive()

@@ -36,6 +36,8 @@ Rule 9: whatever the window says — loading, loaded, a refusal, an offline erro
 Rule 10: a window opened at the screen's size is on screen frame included once shown
         (`window_size.on_screen`); Quants and Library are full-size views, each its own window
         (`add_views`, `window_size.view_geometry`), never a strip at the bottom of this one.
+Rule 11: the machine is probed again on View ▸ Reset to this machine and every REPROBE_IDLE_S seconds while
+        no model loads, so the usable memory a model opens at is today's, not the start's.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine, with_typed
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.probe import REPROBE_IDLE_S, probe_hardware
 from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.remote.refs import names_remote
 from gguf_budget.core.remote.source import reopen_name
@@ -199,6 +201,9 @@ class MainWindow(QMainWindow):
         self.machine = MachineLink(self.body.hardware, probe_backend, self)
         self.machine.changed.connect(self._machine_changed)
         self.machine.probed.connect(self.hardwareProbed)
+        self._reprobe = QTimer(self, interval=REPROBE_IDLE_S * 1000)
+        self._reprobe.timeout.connect(self._reprobe_if_idle)
+        self._reprobe.start()
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(lambda: self._apply_controls())
         self._restore()
@@ -247,7 +252,7 @@ class MainWindow(QMainWindow):
         self.reset_action.setObjectName("resetToMachineAction")
         self.reset_action.setToolTip("Forget the budget, ctx and cap set for this model: its budget is this "
                                      "machine's usable RAM again")
-        self.reset_action.triggered.connect(lambda: self.session.apply(ResetToMachine()))
+        self.reset_action.triggered.connect(self._reset_to_machine)
         self.view_menu.addSeparator()
         panel = self.body.plan
         panel.budget.changed.connect(self._budget_set)
@@ -497,6 +502,16 @@ class MainWindow(QMainWindow):
             SetPrefer(context.policy()), SetKnobs(**self.body.knobs.values()), SetRuntime(server["runtime"]),
             SetServer(server["server"]), SetEngine(**engine))
         self.session.apply(Controls(changes))
+
+    def _reset_to_machine(self) -> None:
+        """Rule 11: forget this model's budget, ctx and cap, and probe the machine again."""
+        self.session.apply(ResetToMachine())
+        self.machine.refresh()
+
+    def _reprobe_if_idle(self) -> None:
+        """Rule 11: while nothing loads, the machine is probed again (free memory moves as other programs run)."""
+        if not self._loader.busy and not self.machine.probing():
+            self.machine.refresh()
 
     def _machine_changed(self) -> None:
         inputs = self.machine.inputs()

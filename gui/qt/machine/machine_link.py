@@ -65,6 +65,10 @@ class MachineLink(QObject):
         return MachineInputs(self.snapshot(), panel.reserves(), panel.requested_gpu_layers(),
                              panel.requested_tensor_split())
 
+    def probing(self) -> bool:
+        """True while a probe is under way."""
+        return self._prober.busy
+
     def refresh(self) -> None:
         self._panel.refresh.setEnabled(False)
         self._prober.start()
