@@ -17,6 +17,7 @@ from gguf_budget.core import BudgetRequest, load_model
 from gguf_budget.core.model.file_type import inferred_file_type_name
 from gguf_budget.core.views.file_label import file_label
 from gguf_budget.core.views.inspect_report import inspect_text
+from gguf_budget.core.views.speed_view import approx_tok_s
 from gguf_budget.gui.qt.app import application
 from gguf_budget.gui.qt.whatif.compare_view import CompareView
 
@@ -84,3 +85,9 @@ def test_a_file_without_general_file_type_gets_one_inferred(tmp_path, desc, name
 
 def test_no_weight_matrix_leaves_the_type_unknown():
     assert inferred_file_type_name(()) is None
+
+
+@pytest.mark.parametrize("tok_s, words", [(0.24, "≈ 4.2 s/token"), (0.5, "≈ 2 s/token"), (1.0, "≈ 1 tok/s"),
+                                          (3.44, "≈ 3.4 tok/s"), (0.001, "≈ 1,000 s/token")])
+def test_a_speed_under_one_token_a_second_reads_as_seconds_per_token(tok_s, words):
+    assert approx_tok_s(tok_s) == words
