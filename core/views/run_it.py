@@ -14,6 +14,8 @@ Rule 3: never a command for a configuration that does not fit, nor for a file ot
         a full load that does not fit, the largest ctx that fits with its GPU layers when there
         is one, else the highest-precision type of the quant ladder that fits here when the
         caller priced it (`quant_ladder.best_fit`), else the memory it is short by.
+Rule 4: a line never points a command line at a window: where it names the list of quant types, the window
+        says View ▸ Quants and the CLI `gguf-budget quants MODEL`.
 The window and the CLI call these functions, so both say the same words.
 """
 
@@ -33,6 +35,9 @@ from gguf_budget.core.views.remote_command import no_command_reason, runnable
 
 FORCE_FLAG = "--ram-budget-force"
 NO_COMMAND = "no command"
+QUANTS_IN_WINDOW = "View ▸ Quants"
+QUANTS_IN_CLI = "gguf-budget quants MODEL"
+"""Rule 4: where the quant types are listed, in the words of the surface that prints the line."""
 _SUFFIXES = ((30, "G"), (20, "M"))
 
 
@@ -69,8 +74,10 @@ def budget_plan_run(plan: MemoryPlan) -> RunIt:
     return RunIt(flags, f"peak {human_bytes(plan.total)} at ctx {plan.ctx:,}, {plan.n_pinned} of {plan.n_layer} layers pinned")
 
 
-def full_load_run(choice: AutoFit, max_ctx: int | None, smaller_quant: str | None = None, priced: bool = False) -> RunIt:
-    """Rules 2 and 3 for the full load; `priced`: the ladder was asked (`smaller_quant`), and this is its answer."""
+def full_load_run(choice: AutoFit, max_ctx: int | None, smaller_quant: str | None = None, priced: bool = False,
+                  quants: str = QUANTS_IN_WINDOW) -> RunIt:
+    """Rules 2–4 for the full load; `priced`: the ladder was asked (`smaller_quant`), and this is its answer;
+    `quants`: where the types are listed (`QUANTS_IN_CLI` on a command line)."""
     fit = choice.fit
     command = runnable(fit.recommended)
     if command is not None:
@@ -82,11 +89,11 @@ def full_load_run(choice: AutoFit, max_ctx: int | None, smaller_quant: str | Non
     if max_ctx is not None and max_ctx < choice.ctx:
         return RunIt(None, would_fit=f"ctx {max_ctx:,} would fit with {fit.gpu_layers} GPU layers")
     if smaller_quant is not None:
-        return RunIt(None, would_fit=f"{smaller_quant} of this model would fit (the Quants dock lists each type)")
+        return RunIt(None, would_fit=f"{smaller_quant} of this model would fit ({quants} lists each type)")
     short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in fit.shortfall.items()) or verdict_text(fit)
     if priced:
         return RunIt(None, would_fit=f"no smaller ctx and no quant type of this model fits here ({short})")
-    return RunIt(None, would_fit=f"no smaller ctx fits ({short}); the Quants dock prices smaller types")
+    return RunIt(None, would_fit=f"no smaller ctx fits ({short}); {quants} prices smaller types")
 
 
 def wants_smaller_quant(choice: AutoFit, max_ctx: int | None) -> bool:
