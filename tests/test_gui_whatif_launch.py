@@ -27,7 +27,7 @@ from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import parse_launch_args
 from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, Explorer
 from gguf_budget.gui.qt.app import shoot as shoot_window
-from gguf_budget.gui.qt.whatif.compare_view import column_title
+from gguf_budget.core.views.compare_view import column_title
 from gguf_budget.gui.qt.whatif.wiring import shows
 
 CLI = Path(sys.executable).with_name("gguf-budget")

@@ -22,6 +22,7 @@ from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.llama_words.reader import read_llama_args
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.views.command_view import OLLAMA, PROGRAMS, command_rows, program_text
+from gguf_budget.core.views.compare_view import column_title, model_text
 from gguf_budget.core.views.quant_ladder import price_types
 from gguf_budget.core.views.remote_command import source_repo
 from gguf_budget.core.views.run_it import full_load_run
@@ -92,3 +93,12 @@ def test_the_repository_is_known_from_the_hugging_face_cache_only(tmp_path):
     assert source_repo(str(tmp_path / PLACES["hf-cache"] / "x.gguf")) == REPO
     assert source_repo(str(tmp_path / "models" / "x.gguf")) is None
     assert source_repo("models--broken/snapshots/r/x.gguf") is None
+
+
+def test_compare_labels_a_priced_variant_as_such(sources):
+    priced = sources["plain"]
+    model = next(m for m in priced.models if m.priced_type == "Q4_K_S")
+    assert column_title(model) == "Q4_K_S (priced, not downloaded) of tiny-Q8_0.gguf"
+    assert column_title(priced.source) == "tiny-Q8_0.gguf"
+    assert "weights priced, not downloaded" in model_text("Second", model, None)
+    assert "weights in the file" in model_text("First", priced.source, None)
