@@ -304,3 +304,16 @@ def test_the_row_of_the_files_own_type_is_what_fit_says_of_the_file(tmp_path, ca
     assert row.choice.fit.gpu_layers == fit["gpu_layers"] and offload is not None
     assert row.model is model and row.choice.ctx == fit["ctx"]
     assert offload.n_cpu_moe == fit["moe_n_cpu"]["n_cpu_moe"]
+
+
+@pytest.mark.parametrize("bits, shown, flagged", [(2.994, "2.99", True), (2.996, "3.00", False), (3.2, "3.20", False)])
+def test_the_heavy_loss_flag_follows_the_bits_per_weight_shown(ladder70b, bits, shown, flagged):
+    """Rule 9: the flag is judged on the figure the table shows, so no row reads 3.00 flagged (the mix's unrounded
+    2.996 once was) or 2.99 unflagged."""
+    row = ladder70b.row("Q2_K")
+
+    class Mix:  # the row's mix at another size: only its bits per weight are read
+        bits_per_weight = bits
+
+    odd = replace(row, mix=Mix())
+    assert (f"{odd.bits_per_weight:.2f}", odd.heavy_loss) == (shown, flagged)

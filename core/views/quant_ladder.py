@@ -38,7 +38,8 @@ Rule 8: recommended = quality weighed against speed on the best fit's tier (the 
 Rule 9: below HEAVY_LOSS_BPW (3) bits per weight a type loses quality heavily; such rows, and
         a recommendation among them, say so. llama.cpp's own table (tools/quantize/quantize.cpp,
         `QUANT_OPTIONS`, perplexity added on Llama-3-8B): Q8_0 +0.0026, Q6_K +0.0217, Q4_K_M
-        +0.1754, Q3_K_S +1.6321, Q2_K +3.5199 — twenty times Q4_K_M's loss.
+        +0.1754, Q3_K_S +1.6321, Q2_K +3.5199 — twenty times Q4_K_M's loss. The flag follows the bits per
+        weight as shown (BPW_DECIMALS places), so a row never reads 3.00 flagged or 2.99 unflagged.
 Rule 10: the row of the file's own type is the file itself, not its type priced again from shapes (a
         published file's mix may differ from llama-quantize's: Mixtral Q4_K_M by 2 GiB), so its GPU
         layers, --n-cpu-moe and speed are `fit`'s for that file.
@@ -71,6 +72,7 @@ FULLY_ON_GPU = "fully on GPU"
 FULLY_IN_RAM = "fully in RAM"
 SLOWDOWN_LIMIT = 1.5
 HEAVY_LOSS_BPW = 3.0
+BPW_DECIMALS = 2
 DECODE_ESTIMATE = "decode estimate"
 TENSOR_BYTES = "tensor bytes"
 
@@ -132,9 +134,14 @@ class QuantRow:
         return self.fit.verdict == FitVerdict.FITS_GPU
 
     @property
+    def bits_per_weight(self) -> float:
+        """Rule 9: the bits per weight every screen shows, to BPW_DECIMALS places."""
+        return round(self.mix.bits_per_weight, BPW_DECIMALS)
+
+    @property
     def heavy_loss(self) -> bool:
-        """Rule 9."""
-        return self.mix.bits_per_weight < HEAVY_LOSS_BPW
+        """Rule 9, on the figure shown: a row reading 3.00 is never flagged, one reading 2.99 always is."""
+        return self.bits_per_weight < HEAVY_LOSS_BPW
 
 
 @dataclass(frozen=True)
