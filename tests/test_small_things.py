@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 
 from gguf_budget.core import BudgetRequest, load_model
 from gguf_budget.core.command_words import unknown_command
+from gguf_budget.core.units import counted
 from gguf_budget.core.model.file_type import inferred_file_type_name
 from gguf_budget.core.views.file_label import file_label
 from gguf_budget.core.views.inspect_report import inspect_text
@@ -113,3 +114,9 @@ def test_a_file_or_a_remote_model_is_never_taken_for_a_mistyped_command(tmp_path
     assert unknown_command("fitt.gguf", ("fit",)) is None
     assert unknown_command("someone/repo:Q4_K_M", ("fit",)) is None
     assert unknown_command("https://example.com/x", ("fit",)) is None
+
+
+@pytest.mark.parametrize("n, noun, words", [(1, "model", "1 model"), (0, "model", "0 models"),
+                                            (2, "folder", "2 folders"), (1024, "layer", "1,024 layers")])
+def test_a_count_takes_its_noun_in_the_right_number(n, noun, words):
+    assert counted(n, noun) == words
