@@ -23,7 +23,8 @@ from gguf_budget.core.llama_words.reader import read_llama_args
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.views.command_view import OLLAMA, PROGRAMS, command_rows, program_text
 from gguf_budget.core.views.compare_view import column_title, model_text
-from gguf_budget.core.views.quant_ladder import price_types
+from gguf_budget.core.errors import RequestError
+from gguf_budget.core.views.quant_ladder import price_types, priced_variant
 from gguf_budget.core.views.remote_command import source_repo
 from gguf_budget.core.views.run_it import full_load_run
 
@@ -102,3 +103,10 @@ def test_compare_labels_a_priced_variant_as_such(sources):
     assert column_title(priced.source) == "tiny-Q8_0.gguf"
     assert "weights priced, not downloaded" in model_text("Second", model, None)
     assert "weights in the file" in model_text("First", priced.source, None)
+
+
+def test_a_priced_variant_is_found_by_its_type_in_any_case(sources):
+    priced = sources["plain"]
+    assert priced_variant(priced.source, "q4_k_s").priced_type == "Q4_K_S"
+    with pytest.raises(RequestError, match=r"^Q9 is not a quantization this model can be priced in \(BF16, F16"):
+        priced_variant(priced.source, "Q9")

@@ -65,6 +65,7 @@ from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.quant import FILE_TYPES, QuantMix, QuantMixError, quant_mix
 from gguf_budget.core.quant.mix import PreparedModel
 from gguf_budget.core.quant.priced import priced_model
+from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS, SpeedEstimate, fit_speed, plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
@@ -223,6 +224,17 @@ def price_types(model: ModelSpec, imatrix: bool = True) -> PricedTypes:
     models = tuple(model if is_own_type(model, m) else priced_model(model, m) for m in mixes)
     return PricedTypes(model, imatrix, tuple(mixes), models, tuple(TokenPrices.of(m) for m in models),
                        tuple(skipped))
+
+
+def priced_variant(model: ModelSpec, type_name: str) -> ModelSpec:
+    """`model` in the quantization named `type_name` (case as llama.cpp's names, any case accepted), priced, not
+    downloaded — the model a double-click on its Quants row plans; RequestError names the types there are."""
+    priced = price_types(model)
+    for mix, variant in zip(priced.mixes, priced.models, strict=True):
+        if mix.file_type.name.value.lower() == type_name.lower():
+            return variant
+    names = ", ".join(m.file_type.name.value for m in priced.mixes)
+    raise RequestError(f"{safe_text(type_name, 40)} is not a quantization this model can be priced in ({names})")
 
 
 def _plan(model: ModelSpec, budget: BudgetRequest | None) -> tuple[MemoryPlan | None, str | None]:

@@ -35,6 +35,8 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.views.quant_ladder import priced_variant
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.gui.qt.app_icon import app_icon
 from gguf_budget.gui.qt.error_report import ErrorReport
 from gguf_budget.gui.qt.log_file import LOG_NAME, UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
@@ -208,6 +210,11 @@ def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
     _wait_for(window.bandwidths_measured, (window.bandwidthsMeasured,))
     if getattr(options, "preset", None):
         window.body.hardware.editor.set_preset(options.preset)
+    if getattr(options, "priced", None):
+        try:
+            window.show_model(priced_variant(window.current_model(), options.priced))
+        except BudgetError as e:
+            return str(e)
     window.apply_request(launch_budget(options), options.ctx)
     error = prepare_view(window, explorer.whatif, explorer.quants, options.view, options.compare, _wait_for)
     if error:
