@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 from gguf_factory import ArchDesc, write_gguf

@@ -204,7 +204,8 @@ def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
     window.open_path(options.file)
     _wait_for(lambda: bool(failure) or window.current_model() is not None,
               (window.modelLoaded, window.loadFailed, remote.failed))
-    if failure or window.current_model() is None:
+    model = window.current_model()
+    if failure or model is None:
         return failure[0] if failure else "the model did not load in time"
     _wait_for(lambda: window.snapshot() is not None, (window.hardwareProbed,))
     _wait_for(window.bandwidths_measured, (window.bandwidthsMeasured,))
@@ -212,7 +213,7 @@ def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
         window.body.hardware.editor.set_preset(options.preset)
     if getattr(options, "priced", None):
         try:
-            window.show_model(priced_variant(window.current_model(), options.priced))
+            window.show_model(priced_variant(model, options.priced))
         except BudgetError as e:
             return str(e)
     window.apply_request(launch_budget(options), options.ctx)
