@@ -14,7 +14,7 @@ from PySide6.QtCore import QThreadPool
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from gguf_budget.core import BudgetRequest, load_model
-from gguf_budget.core.command_words import unknown_command
+from gguf_budget.core.views.command_words import unknown_command
 from gguf_budget.core.units import counted
 from gguf_budget.core.model.file_type import inferred_file_type_name
 from gguf_budget.core.views.file_label import file_label

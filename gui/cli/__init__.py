@@ -31,7 +31,7 @@ from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.version import __version__
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.ranges import HEADER_CAP
-from gguf_budget.core.command_words import unknown_command
+from gguf_budget.core.views.command_words import unknown_command
 from gguf_budget.gui.cli.args import (
     EXIT_BAD_INPUT, EXIT_INTERRUPTED, LLAMA_TAIL, OneLineParser, complain, join_negative_values, ranged, split_tail,
 )
