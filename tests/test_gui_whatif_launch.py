@@ -133,8 +133,9 @@ def test_a_second_model_that_cannot_load_exits_2(tmp_path, write_model):  # noqa
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--view", "sweep"], "--view, --compare, --size and --preset need --screenshot"),
-    (["--preset", "RTX 4090"], "--view, --compare, --size and --preset need --screenshot"),
+    (["--view", "sweep"], "--view, --compare, --size, --preset and --priced need --screenshot"),
+    (["--preset", "RTX 4090"], "--view, --compare, --size, --preset and --priced need --screenshot"),
+    (["--priced", "Q4_K_S"], "--view, --compare, --size, --preset and --priced need --screenshot"),
     (["--screenshot", "x.png", "--preset", "RTX 9999"], "argument --preset: no preset 'RTX 9999'; choose one of: "),
     (["--screenshot", "x.png", "--view", "compare"], "--view compare and --compare FILE2 go together"),
     (["--screenshot", "x.png", "--compare", __file__], "--view compare and --compare FILE2 go together"),
