@@ -126,7 +126,7 @@ def main() -> None:
     store = QSettings(str(scratch / "s.ini"), QSettings.Format.IniFormat)
     explorer = compose(store, probe_backend=small_machine, bandwidth_backend=assumed_bandwidths, log_folder=scratch,
                        open_url=lambda url: False, library_home=scratch / "home", library_config=scratch / "lib.json",
-                       header_cache=scratch / "headers")
+                       header_cache=scratch / "headers", reprobe_s=None)
     window = explorer.window
     window.show()
     wait(lambda: window.snapshot() is not None, "the machine")

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QScrollArea
 from test_gui_server_knobs import GEMMA, add, machine
 
 from gguf_budget.core.explorer.messages import HISTORY, MessageKind, MessageLog
+from gguf_budget.core.machine.probe import REPROBE_IDLE_S
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.gui.qt.layout import SideColumn
 
@@ -96,9 +97,10 @@ def test_reset_to_this_machine_probes_the_machine_again(qtbot, make_window, writ
         calls.append(1)
         return machine()
 
-    window = make_window(probe_backend=probe)
+    window = make_window(probe_backend=probe, reprobe_s=REPROBE_IDLE_S)
     qtbot.waitUntil(lambda: window.snapshot() is not None)
     open_model(qtbot, window, write_model())
+    assert window._reprobe.isActive() and window._reprobe.interval() == REPROBE_IDLE_S * 1000
     before = len(calls)
     with qtbot.waitSignal(window.hardwareProbed, timeout=10000):
         window.reset_action.trigger()

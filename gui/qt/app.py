@@ -33,7 +33,7 @@ from PySide6.QtWidgets import QApplication
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
-from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.probe import REPROBE_IDLE_S, probe_hardware
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.views.quant_ladder import priced_variant
 from gguf_budget.core.errors import BudgetError
@@ -81,11 +81,12 @@ def compose(
     library_home: Path | None = None,
     library_config: Path | None = None,
     header_cache: Path | None = None,
+    reprobe_s: int | None = REPROBE_IDLE_S,
 ) -> Explorer:
     """Rule 1: the window, its add-ons and Help ▸ Show log folder (`log_folder`, or the platform's)."""
     install_wheel_guard()
     window = MainWindow(settings=settings, load_backend=load_backend, probe_backend=probe_backend,
-                        bandwidth_backend=bandwidth_backend)
+                        bandwidth_backend=bandwidth_backend, reprobe_s=reprobe_s)
     whatif = install_whatif(window, compare_backend)
     library = install_library(window, home=library_home, config_file=library_config, cache_root=header_cache)
     quants = install_quants(window, whatif.view_menu)

@@ -164,6 +164,7 @@ class MainWindow(QMainWindow):
         bandwidth_backend: BandwidthBackend = measure_bandwidths,
         remeasure_backend: Callable[[str | None], tuple[Bandwidths, tuple[str, ...]]] = measure_again,
         parent: QWidget | None = None,
+        reprobe_s: int | None = REPROBE_IDLE_S,
     ):
         super().__init__(parent)
         self.setObjectName("mainWindow")
@@ -201,9 +202,11 @@ class MainWindow(QMainWindow):
         self.machine = MachineLink(self.body.hardware, probe_backend, self)
         self.machine.changed.connect(self._machine_changed)
         self.machine.probed.connect(self.hardwareProbed)
-        self._reprobe = QTimer(self, interval=REPROBE_IDLE_S * 1000)
+        self._reprobe = QTimer(self, interval=(reprobe_s or REPROBE_IDLE_S) * 1000)
+        """Rule 11 (`reprobe_s` None: never, for a window whose machine must hold still, as in a test)."""
         self._reprobe.timeout.connect(self._reprobe_if_idle)
-        self._reprobe.start()
+        if reprobe_s is not None:
+            self._reprobe.start()
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(lambda: self._apply_controls())
         self._restore()
