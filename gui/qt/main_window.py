@@ -253,8 +253,8 @@ class MainWindow(QMainWindow):
         self.menuBar().insertMenu(self.help_menu.menuAction(), self.view_menu)
         self.reset_action = self.view_menu.addAction("&Reset to this machine")
         self.reset_action.setObjectName("resetToMachineAction")
-        self.reset_action.setToolTip("Forget the budget, ctx and cap set for this model: its budget is this "
-                                     "machine's usable RAM again")
+        self.reset_action.setToolTip("Forget the budget, ctx and cap set for this model and probe the machine "
+                                     "again: its budget is this machine's usable RAM as it is now")
         self.reset_action.triggered.connect(self._reset_to_machine)
         self.view_menu.addSeparator()
         panel = self.body.plan
