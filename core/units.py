@@ -26,6 +26,11 @@ INT64_MAX = 2**63 - 1
 """The largest byte count or count anywhere in the tool: GGUF's own int64 limit, 2^63−1."""
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 model', '2 models', '0 models', '1,024 folders': a count with its noun in the right number."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def human_bytes(n: int | None) -> str:
     """1536 → '1.50 KiB'; negative numbers keep their sign; None → 'unknown'."""
     if n is None:

@@ -23,8 +23,13 @@ set it explicitly, and their captions say so.
 - docs/compare.png: the same model in Q4_K_M (bundled) and in Q8_0 (a skeleton of the same
   published config written here into a temporary folder, with every weight matrix Q8_0)
   compared under a 9 GiB budget at ctx 8192.
+- The five states the README's screenshot table shows, each at 1280×720 (docs/NAME.png) and at 1920×1080
+  (docs/NAME-1920x1080.png): demo (the bundled demo), eight-b (the 8B on this machine, its usable RAM),
+  slow (the 70B, tight: 16 GiB), mixtral-rtx4090 (Mixtral on the "RTX 4090" preset) and priced (the 8B's
+  Q4_K_S, priced, not downloaded: `--priced Q4_K_S`, as a double-click on its Quants row).
 
 Run: .venv/bin/python docs/make_screenshots.py   (offscreen; needs the project installed with `.[test]`)
+     .venv/bin/python docs/make_screenshots.py --states   (only the five states, both sizes)
 """
 
 from __future__ import annotations
@@ -89,16 +94,32 @@ def served_by_url(folder: Path) -> tuple[HTTPServer, str]:
     return server, server.url_for(f"/models/{path.name}")
 
 
+SIZES = (("1280x720", ""), ("1920x1080", "-1920x1080"))
+
+
+def states(docs: Path) -> None:
+    """The README's five states, each at both sizes."""
+    for size, suffix in SIZES:
+        at = ("--size", size)
+        screenshot(docs / f"demo{suffix}.png", *at, model=os.path.relpath(demo_model_path(), ROOT))
+        screenshot(docs / f"eight-b{suffix}.png", *at)
+        screenshot(docs / f"slow{suffix}.png", "--budget", "16G", *at, name=BIG_MODEL)
+        screenshot(docs / f"priced{suffix}.png", "--priced", "Q4_K_S", *at)
+        with tempfile.TemporaryDirectory() as scratch:
+            mixtral = write_gguf(Path(scratch) / "mixtral-8x7b-instruct-v0.1.Q4_K_M.gguf", MIXTRAL_8X7B, "header_only")[0]
+            screenshot(docs / f"mixtral-rtx4090{suffix}.png", "--preset", "RTX 4090", *at, model=mixtral.name,
+                       cwd=mixtral.parent)
+
+
 def main() -> None:
     docs = ROOT / "docs"
+    states(docs)
+    if sys.argv[1:] == ["--states"]:
+        return
     laptop = ("--size", "1280x720")
     screenshot(docs / "screenshot.png", "--budget", "6G")
-    screenshot(docs / "demo.png", *laptop, model=os.path.relpath(demo_model_path(), ROOT))
-    screenshot(docs / "slow.png", "--budget", "16G", *laptop, name=BIG_MODEL)
     screenshot(docs / "quants.png", "--preset", "RTX 4090", "--view", "quants", *laptop)
     with tempfile.TemporaryDirectory() as scratch:
-        mixtral = write_gguf(Path(scratch) / "mixtral-8x7b-instruct-v0.1.Q4_K_M.gguf", MIXTRAL_8X7B, "header_only")[0]
-        screenshot(docs / "mixtral-rtx4090.png", "--preset", "RTX 4090", *laptop, model=mixtral.name, cwd=mixtral.parent)
         server, url = served_by_url(Path(scratch))
         try:
             screenshot(docs / "url.png", *laptop, model=url)

@@ -73,6 +73,7 @@ def make_explorer(qtbot, settings_store: QSettings, tmp_path: Path) -> Callable[
         kw.setdefault("library_home", tmp_path / "library-home")
         kw.setdefault("library_config", tmp_path / "library.json")
         kw.setdefault("header_cache", tmp_path / "headers")
+        kw.setdefault("reprobe_s", None)  # the machine holds still while a test looks at it
         explorer = compose(store or settings_store, **kw)
         explorer.window.resize(*DESIGN_SIZE)  # the offscreen screen is 800 × 800: every test lays out at the design size
         qtbot.addWidget(explorer.window)

@@ -29,8 +29,8 @@ def failed_first(qtbot, make_window, tmp_path) -> MainWindow:
 
 def test_a_failed_first_load_shows_the_invitation_not_empty_byte_axes(failed_first):
     window = failed_first
-    assert window.statusBar().currentMessage() == "Load failed; no model is open"
-    assert "previous model" not in window.statusBar().currentMessage()
+    assert window.messages.current() == "Load failed; no model is open"
+    assert "previous model" not in window.messages.current()
     assert child(window, "emptyState").isVisible() and "No model is open" in child(window, "emptyStateText").text()
     assert not child(window, "ledgerChart").isVisible()
     assert window.findChild(QObject, "sweepChart") is None  # built with the first sweep, pyqtgraph with it
@@ -59,5 +59,5 @@ def test_a_failed_load_after_a_model_says_the_previous_one_is_still_shown(qtbot,
     window = make_window()
     open_model(qtbot, window, write_model())
     fail_to_open(qtbot, window, str(tmp_path / "missing.gguf"))
-    assert window.statusBar().currentMessage() == "Load failed; the previous model is still shown"
+    assert window.messages.current() == "Load failed; the previous model is still shown"
     assert child(window, "ledgerChart").isVisible() and not child(window, "emptyState").isVisible()

@@ -19,6 +19,8 @@ from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.speed.estimate import plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.speed_view import plan_payload
+from gguf_budget.core.views.export import EXPORT_SCALE, chart_title
+from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.qt.menus.export_files import ExportError, write_file
 from gguf_budget.gui.qt.menus.export_menu import EXPORTS, ExportMenu, ExportSources
@@ -116,9 +118,16 @@ def test_png_is_an_image_of_the_chart(qtbot, screen, tmp_path, kind):
     if kind == "ledger-png":
         width, height = chart.width(), chart.height()  # the legend, a Qt list beside the chart on screen, is drawn to its right, whole
         beside, tall = chart.legend.whole_size()
-        assert (image.width(), image.height()) == (width + beside, max(height, tall))
-        legend_pixels = {image.pixel(x, y) for x in range(width, image.width()) for y in range(0, image.height(), 2)}
+        band = 2 * chart.fontMetrics().height()  # the title above it: model, budget, ctx and peak
+        assert (image.width(), image.height()) == (EXPORT_SCALE * (width + beside), EXPORT_SCALE * (max(height, tall) + band))
+        legend_pixels = {image.pixel(x, y) for x in range(EXPORT_SCALE * width, image.width())
+                         for y in range(0, image.height(), 2)}
         assert {ledger_colour(line).rgb() for line in LEDGER_LINES} <= legend_pixels
+        title_pixels = {image.pixel(x, y) for x in range(0, image.width() // 2) for y in range(EXPORT_SCALE * band)}
+        assert len(title_pixels) > 2  # words drawn in the band, not an empty strip
+        assert chart_title(screen.plan, screen.model) == (
+            f"{screen.model.name} — Budget plan under {screen.plan.budget}: peak {human_bytes(screen.plan.total)} "
+            f"at ctx {screen.plan.ctx:,}")
     else:
         assert (image.width(), image.height()) == (round(chart.ci.width()), round(chart.ci.height()))
     assert len({image.pixel(x, image.height() // 2) for x in range(0, image.width(), 4)}) > 2

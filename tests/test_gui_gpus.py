@@ -97,10 +97,14 @@ def test_the_command_is_shown_and_copied(qtbot, make_window, write_model):
     child(window, "machineEditor").set_preset("RTX 3060")
     fit = window.session.view.fit
     box = child(window, "runCommand")
-    assert box.toPlainText().startswith(fit.recommended.shell) and "# Ollama (Modelfile):" in box.toPlainText()
+    assert box.toPlainText().startswith(fit.recommended.shell)
     assert "'" in fit.recommended.shell  # the space in the file name is quoted
     with qtbot.waitSignal(child(window, "copyCommand").parent().copied):
         child(window, "copyCommand").click()
     assert QGuiApplication.clipboard().text() == fit.recommended.shell
+    child(window, "commandProgramCombo").setCurrentText("Ollama")  # Ollama is a program like the rest, with Copy
+    assert box.toPlainText().startswith(fit.recommended.ollama_modelfile) and "num_gpu" in box.toPlainText()
+    child(window, "copyCommand").click()
+    assert QGuiApplication.clipboard().text() == fit.recommended.ollama_modelfile
     offload = child(window, "moeOffload")
     assert offload.isVisible() and "--n-cpu-moe" in offload.text()

@@ -116,7 +116,7 @@ def test_open_url_reads_the_header_and_opens_the_model(qtbot, make_explorer, htt
         explorer.library.url.open(url)
     assert explorer.window.session.state.model.n_layer == WIDE.n_layer
     assert 0 < served.sent < source.stat().st_size
-    qtbot.waitUntil(lambda: "header read over the network" in explorer.window.statusBar().currentMessage())
+    qtbot.waitUntil(lambda: "header read over the network" in explorer.window.messages.current())
 
 
 def test_a_bad_url_is_one_line_and_keeps_the_model(qtbot, make_explorer, write_model, httpserver):
@@ -126,9 +126,9 @@ def test_a_bad_url_is_one_line_and_keeps_the_model(qtbot, make_explorer, write_m
     with qtbot.waitSignal(explorer.library.url.worker.failed, timeout=20000):
         explorer.library.url.open(httpserver.url_for("/gone.gguf"))
     assert explorer.window.session.state.model is model
-    assert "not found (404)" in explorer.window.statusBar().currentMessage()
+    assert "not found (404)" in explorer.window.messages.current()
     explorer.library.url.open("not a url at all")
-    assert "Cannot open" in explorer.window.statusBar().currentMessage()
+    assert "Cannot open" in explorer.window.messages.current()
 
 
 def test_file_menu_has_open_url_and_library(make_explorer):

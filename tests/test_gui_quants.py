@@ -91,6 +91,16 @@ def test_double_click_plans_the_chosen_type_as_a_priced_model(qtbot, quants_app)
     assert PRICED_LABEL in window.windowTitle()
     assert window.session.view.plan is not None
     assert quants_app.quants.follower.ladder().source is source      # the dock keeps the file it priced
+    # Q4_K_S fits in RAM here, but no command may load the Q4_K_M file for it: its repository is unknown,
+    # so there is no command, and one line says why
+    row = next(r for r in range(table.model().rowCount()) if table.model().index(r, 0).data() == "Q4_K_S")
+    with qtbot.waitSignal(window.modelLoaded, timeout=10000):
+        table.doubleClicked.emit(table.model().index(row, 0))
+    assert window.session.state.model.priced_type == "Q4_K_S" and window.session.view.fit.recommended is not None
+    assert window.run_it.full_load.command is None
+    assert "Q4_K_S is priced, not downloaded" in window.run_it.full_load.text.text()
+    assert child(window, "runCommand").toPlainText().startswith("# Q4_K_S is priced, not downloaded")
+    assert not child(window, "copyCommand").isEnabled()
 
 
 def test_the_table_sorts_by_the_numbers_not_the_text(qtbot, quants_app):

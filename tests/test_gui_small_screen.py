@@ -18,7 +18,10 @@ from PySide6.QtWidgets import (
     QScrollArea, QWidget,
 )
 
-from gguf_budget.core.explorer.window_size import DOCK_SHARE, opening_size
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gguf_budget.core.explorer.window_size import DOCK_SHARE, on_screen, opening_size
 from gguf_budget.gui.cli.launch import parse_launch_args
 from gguf_budget.gui.qt.app import compose
 
@@ -137,3 +140,19 @@ def test_the_pinned_caption_shows_whole_at_1280_by_720(laptop):
                                               int(Qt.TextFlag.TextWordWrap), label.text())
     assert needed.height() <= room.height() and needed.width() <= room.width()
     assert label.wordWrap()
+
+
+RECTS = st.tuples(st.integers(-50, 50), st.integers(-50, 50), st.integers(1, 3000), st.integers(1, 3000))
+
+
+@given(inside=RECTS, margins=st.tuples(*[st.integers(0, 40)] * 4))
+def test_a_window_is_put_on_screen_frame_included(inside, margins):
+    """window_size Rule 4: whatever its size and place, the frame lands inside a 1280 × 720 available area."""
+    left, top, right, bottom = margins
+    available = (0, 0, 1280, 720)
+    frame = (inside[0] - left, inside[1] - top, inside[2] + left + right, inside[3] + top + bottom)
+    x, y, w, h = on_screen(frame, inside, available)
+    assert x - left >= 0 and y - top >= 0 and x + w + right <= 1280 and y + h + bottom <= 720
+    assert w <= inside[2] and h <= inside[3]
+    if frame[0] >= 0 and frame[1] >= 0 and frame[0] + frame[2] <= 1280 and frame[1] + frame[3] <= 720:
+        assert (x, y, w, h) == inside  # a window already on screen stays as it is

@@ -27,7 +27,7 @@ from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import parse_launch_args
 from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, Explorer
 from gguf_budget.gui.qt.app import shoot as shoot_window
-from gguf_budget.gui.qt.whatif.compare_view import column_title
+from gguf_budget.core.views.compare_view import column_title
 from gguf_budget.gui.qt.whatif.wiring import shows
 
 CLI = Path(sys.executable).with_name("gguf-budget")
@@ -133,8 +133,9 @@ def test_a_second_model_that_cannot_load_exits_2(tmp_path, write_model):  # noqa
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--view", "sweep"], "--view, --compare, --size and --preset need --screenshot"),
-    (["--preset", "RTX 4090"], "--view, --compare, --size and --preset need --screenshot"),
+    (["--view", "sweep"], "--view, --compare, --size, --preset and --priced need --screenshot"),
+    (["--preset", "RTX 4090"], "--view, --compare, --size, --preset and --priced need --screenshot"),
+    (["--priced", "Q4_K_S"], "--view, --compare, --size, --preset and --priced need --screenshot"),
     (["--screenshot", "x.png", "--preset", "RTX 9999"], "argument --preset: no preset 'RTX 9999'; choose one of: "),
     (["--screenshot", "x.png", "--view", "compare"], "--view compare and --compare FILE2 go together"),
     (["--screenshot", "x.png", "--compare", __file__], "--view compare and --compare FILE2 go together"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from gguf_budget.gui.cli import launch as launch_module
+from gguf_budget.gui.cli import xcb_check
 from gguf_budget.gui.cli.launch import launch
 from gguf_budget.gui.cli.xcb_check import XCB_LIBRARIES, Family, family_of, install_hint, missing_libraries, platform_is_xcb
 from gguf_budget.resources import demo_model_path
@@ -31,6 +32,7 @@ def test_xcb_requested_with_libraries_missing_prints_one_line_and_exits_2(capsys
     monkeypatch.setenv("DISPLAY", ":0")
     monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
     monkeypatch.setattr(launch_module, "read_os_release", lambda: os_release)
+    monkeypatch.setattr(xcb_check.os, "geteuid", lambda: 1000)  # a desktop user (the check itself may run as root)
     assert launch([str(demo_model_path())], load_library=loader_without(*ABSENT)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("gguf-budget: the window cannot start")
@@ -39,8 +41,14 @@ def test_xcb_requested_with_libraries_missing_prints_one_line_and_exits_2(capsys
 
 
 def test_an_unknown_family_gets_every_familys_packages():
-    hint = install_hint(tuple(lib for lib in XCB_LIBRARIES if lib.soname in ABSENT), None)
+    hint = install_hint(tuple(lib for lib in XCB_LIBRARIES if lib.soname in ABSENT), None, root=False)
     assert all(f.value in hint for f in Family) and "libxcb-icccm4" in hint and "xcb-util-wm" in hint
+
+
+@pytest.mark.parametrize("family", [Family.APT, None])
+def test_root_is_told_no_sudo(family):
+    hint = install_hint(tuple(lib for lib in XCB_LIBRARIES if lib.soname in ABSENT), family, root=True)
+    assert "sudo" not in hint and "apt install libxcb-icccm4" in hint
 
 
 @pytest.mark.parametrize(("os_release", "family"), [

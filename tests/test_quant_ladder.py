@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
-from gguf_factory import ArchDesc
+from gguf_factory import MIXTRAL_8X7B, ArchDesc, write_gguf
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.auto_ctx import FitCtxReason
@@ -20,6 +21,7 @@ from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.speed_view import decode_cell, speed_dict
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.machine.presets import with_presets
+from gguf_budget.gui.cli import main
 from gguf_budget.core.machine.snapshot import hypothetical_gpus, hypothetical_machine, what_if
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.quant.ladder import (
@@ -288,3 +290,31 @@ def test_the_text_marks_the_recommended_type_once_and_says_the_rule(llama8b):
     assert next(line for line in text.splitlines() if RECOMMENDED_MARK in line).startswith("Q8_0")
     assert RECOMMENDED_RULE in text and f"{SLOWDOWN_LIMIT:g}× slower" in RECOMMENDED_RULE
     assert "passed over BF16 (1.7" in text
+
+
+def test_the_row_of_the_files_own_type_is_what_fit_says_of_the_file(tmp_path, capsys):
+    """Rule 10: a Mixtral Q4_K_M whose mix is not llama-quantize's (priced again from shapes it was 2 GiB larger:
+    27 GPU layers and --n-cpu-moe 6 against fit's 29 and 4 on a 24 GiB GPU)."""
+    path = write_gguf(tmp_path / "mixtral.gguf", MIXTRAL_8X7B, "header_only")[0]
+    model = load_model(str(path))
+    machine = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=24 * GiB)
+    row = next(r for r in quant_ladder(model, machine, LadderRequest()).rows if r.is_source)
+    main(["fit", str(path), "--json", "--host-available", "64G", "--gpu-total", "24G"])
+    fit = json.loads(capsys.readouterr().out)
+    offload = row.choice.fit.moe_offload
+    assert row.choice.fit.gpu_layers == fit["gpu_layers"] and offload is not None
+    assert row.model is model and row.choice.ctx == fit["ctx"]
+    assert offload.n_cpu_moe == fit["moe_n_cpu"]["n_cpu_moe"]
+
+
+@pytest.mark.parametrize("bits, shown, flagged", [(2.994, "2.99", True), (2.996, "3.00", False), (3.2, "3.20", False)])
+def test_the_heavy_loss_flag_follows_the_bits_per_weight_shown(ladder70b, bits, shown, flagged):
+    """Rule 9: the flag is judged on the figure the table shows, so no row reads 3.00 flagged (the mix's unrounded
+    2.996 once was) or 2.99 unflagged."""
+    row = ladder70b.row("Q2_K")
+
+    class Mix:  # the row's mix at another size: only its bits per weight are read
+        bits_per_weight = bits
+
+    odd = replace(row, mix=Mix())
+    assert (f"{odd.bits_per_weight:.2f}", odd.heavy_loss) == (shown, flagged)

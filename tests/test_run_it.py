@@ -103,7 +103,7 @@ def test_a_full_load_nothing_rescues_but_a_smaller_quant_names_one_that_fits(sev
     machine = host(30)
     load = derive(ExplorerState(model=seventy_b, machine=machine)).full_load
     assert wants_smaller_quant(load.choice, load.max_ctx)
-    assert full_load_run(load.choice, load.max_ctx).text.endswith("the Quants dock prices smaller types")
+    assert full_load_run(load.choice, load.max_ctx).text.endswith("View ▸ Quants prices smaller types")
     smaller = smaller_quant(seventy_b, machine, LadderRequest())
     assert smaller is not None
     run = full_load_run(load.choice, load.max_ctx, smaller, priced=True)
@@ -132,3 +132,4 @@ def test_the_cli_prints_the_same_commands_and_the_same_would_fit(capsys, eight_b
     assert main(args) == 3
     out, err = capsys.readouterr()
     assert out == "" and f"{smaller_quant(seventy_b, host(30), LadderRequest())} of this model would fit" in err
+    assert "gguf-budget quants MODEL lists each type" in err and "dock" not in err and "View ▸" not in err

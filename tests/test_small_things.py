@@ -14,9 +14,13 @@ from PySide6.QtCore import QThreadPool
 from PySide6.QtWidgets import QApplication, QFileDialog
 
 from gguf_budget.core import BudgetRequest, load_model
+from gguf_budget.core.views.command_words import unknown_command
+from gguf_budget.core.units import counted
 from gguf_budget.core.model.file_type import inferred_file_type_name
 from gguf_budget.core.views.file_label import file_label
 from gguf_budget.core.views.inspect_report import inspect_text
+from gguf_budget.core.views.speed_view import approx_tok_s
+from gguf_budget.gui.cli import main as cli_main
 from gguf_budget.gui.qt.app import application
 from gguf_budget.gui.qt.whatif.compare_view import CompareView
 
@@ -84,3 +88,35 @@ def test_a_file_without_general_file_type_gets_one_inferred(tmp_path, desc, name
 
 def test_no_weight_matrix_leaves_the_type_unknown():
     assert inferred_file_type_name(()) is None
+
+
+@pytest.mark.parametrize("tok_s, words", [(0.24, "≈ 4.2 s/token"), (0.5, "≈ 2 s/token"), (1.0, "≈ 1 tok/s"),
+                                          (3.44, "≈ 3.4 tok/s"), (0.001, "≈ 1,000 s/token")])
+def test_a_speed_under_one_token_a_second_reads_as_seconds_per_token(tok_s, words):
+    assert approx_tok_s(tok_s) == words
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["fitt", "model.gguf"], "unknown command 'fitt' and no such model file: did you mean 'fit'?"),
+    (["qaunts"], "did you mean 'quants'?"),
+    (["zzzz"], "the commands are inspect, plan"),
+])
+def test_a_mistyped_command_is_named_with_the_nearest_one(capsys, argv, words):
+    assert cli_main(argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1 and "unrecognized arguments" not in err
+
+
+def test_a_file_or_a_remote_model_is_never_taken_for_a_mistyped_command(tmp_path):
+    model = tmp_path / "fitt"
+    model.write_bytes(b"")
+    assert unknown_command(str(model), ("fit",)) is None
+    assert unknown_command("fitt.gguf", ("fit",)) is None
+    assert unknown_command("someone/repo:Q4_K_M", ("fit",)) is None
+    assert unknown_command("https://example.com/x", ("fit",)) is None
+
+
+@pytest.mark.parametrize("n, noun, words", [(1, "model", "1 model"), (0, "model", "0 models"),
+                                            (2, "folder", "2 folders"), (1024, "layer", "1,024 layers")])
+def test_a_count_takes_its_noun_in_the_right_number(n, noun, words):
+    assert counted(n, noun) == words

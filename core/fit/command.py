@@ -53,6 +53,9 @@ class RunCommand:
     ollama_modelfile: str
     ollama_env: tuple[tuple[str, str], ...]
     ollama_notes: tuple[str, ...]
+    priced_type: str | None = None
+    """The quantization the model is priced as (`ModelSpec.priced_type`): argv names the file it was priced from,
+    which is not the file to run (`views.remote_command` Rule 4)."""
 
     @property
     def shell(self) -> str:
@@ -84,7 +87,8 @@ def _split_text(shares: tuple[float, ...]) -> str:
 def run_command(realises: str, model_path: str, ctx: int | None, gpu_layers: int, kv_type: KVType,
                 tensor_split: tuple[float, ...] | None = None, n_cpu_moe: int | None = None,
                 ollama_gpu_layers: int | None = None, server: ServerFlags = NO_SERVER_FLAGS,
-                v_type: KVType | None = None, engine_argv: tuple[str, ...] = ()) -> RunCommand:
+                v_type: KVType | None = None, engine_argv: tuple[str, ...] = (),
+                priced_type: str | None = None) -> RunCommand:
     """The command for one placement (Rules 1–3); `ollama_gpu_layers` is Ollama's nearest layer count
     where it cannot express the placement (the plain split beside an expert offload). `engine_argv` is what the
     person set of llama.cpp's engine (`EngineOptions.argv`), repeated as given."""
@@ -116,4 +120,4 @@ def run_command(realises: str, model_path: str, ctx: int | None, gpu_layers: int
         notes.append(f"Ollama has one cache type for K and V: -ctk {kv_type} -ctv {v} has no equivalent")
     if engine_argv:
         notes.append(f"Ollama chooses these itself: {shlex.join(engine_argv)}")
-    return RunCommand(realises, tuple(argv), "\n".join(lines) + "\n", env, tuple(notes))
+    return RunCommand(realises, tuple(argv), "\n".join(lines) + "\n", env, tuple(notes), priced_type)

@@ -181,7 +181,7 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
                                    placement.gpu_layers, held, flags),
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split,
                             _forced_cpu_moe(model, request) or None, server=flags, v_type=request.v_type,
-                            engine_argv=request.engine_argv),
+                            engine_argv=request.engine_argv, priced_type=model.priced_type),
         memory=memory,
         server=j.server,
     )

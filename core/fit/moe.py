@@ -108,5 +108,6 @@ def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup
         gpu_layers=p.gpu_layers,
         n_cpu_moe=n,
         command=run_command("n_cpu_moe", model.path, ctx, p.gpu_layers, request.kv_type, request.tensor_split, n,
-                            plain_gpu_layers, server, v_type=request.v_type, engine_argv=request.engine_argv),
+                            plain_gpu_layers, server, v_type=request.v_type, engine_argv=request.engine_argv,
+                            priced_type=model.priced_type),
     )

@@ -10,17 +10,21 @@ Rule 2: llama-cpp-python gets a `Llama(...)` call with the same settings under i
         `op_offload`, `swa_full`, `split_mode`, `main_gpu`, `tensor_split`. Its own defaults differ from
         llama.cpp's programs (a 512-token context, no GPU layers, flash attention off), so every setting the
         answer rests on is written out. What it has no keyword for (the server's slots and caches, `-ot`) is named.
+Rule 3: a model llama-server fetches (`-hf owner/repo[:QUANT]`, `-hfr`/`-hff`) is `Llama.from_pretrained(repo_id,
+        filename)` (the file, or the glob `*QUANT*.gguf`, as llama-cpp-python matches it); one by URL (`-mu`),
+        which llama-cpp-python cannot fetch, keeps the file's name and says to download it first.
 """
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Sequence
 
 from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.llama_words.options import SPELLINGS, Program
-from gguf_budget.core.llama_words.reader import read_llama_args
+from gguf_budget.core.llama_words.reader import LlamaSettings, read_llama_args
 from gguf_budget.core.model.kv import KV_TYPES
 
 _SPLIT_MODES = {"none": 0, "layer": 1, "row": 2, "tensor": 3}
@@ -64,9 +68,21 @@ def _pairs(words: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _python_model(s: LlamaSettings) -> tuple[str, list[tuple[str, str]], list[str]]:
+    """Rule 3: the call that opens the model, its model keywords, and what it cannot fetch."""
+    if s.hf_repo is not None:
+        repo, _, quant = s.hf_repo.partition(":")
+        filename = s.hf_file or (f"*{quant}*.gguf" if quant else "*.gguf")
+        return "Llama.from_pretrained", [("repo_id", repr(repo)), ("filename", repr(filename))], []
+    if s.model is None and s.model_url is not None:
+        name = PurePosixPath(s.model_url.split("?")[0]).name
+        return "Llama", [("model_path", repr(name))], [f"-mu {s.model_url} (download it first)"]
+    return "Llama", [("model_path", repr(s.model))], []
+
+
 def _python(argv: Sequence[str]) -> ProgramCommand:
     s = read_llama_args(argv).settings
-    kwargs: list[tuple[str, str]] = [("model_path", repr(s.model))]
+    call, kwargs, fetch = _python_model(s)
     kwargs += [("n_ctx", str(s.ctx))] if s.ctx else []
     kwargs += [("n_gpu_layers", str(-1 if s.gpu_layers is not None and s.gpu_layers < -1 else s.gpu_layers or 0))]
     kwargs += [("flash_attn", str(bool(s.flash_attn)))]
@@ -86,8 +102,8 @@ def _python(argv: Sequence[str]) -> ProgramCommand:
     kwargs += [("main_gpu", str(s.main_gpu))] if s.main_gpu else []
     kwargs += [("tensor_split", repr(list(s.tensor_split)))] if s.tensor_split else []
     body = "\n".join(f"    {name}={value}" + ("" if "#" in value else ",") for name, value in kwargs)
-    text = f"from llama_cpp import Llama\n\nllm = Llama(\n{body}\n)"
+    text = f"from llama_cpp import Llama\n\nllm = {call}(\n{body}\n)"
     unsaid = [g.text for g in read_llama_args(argv).priced
               if g.option.detail in ("parallel", "kv_unified", "cache_ram", "ctx_checkpoints", "override_tensor",
                                      "n_cpu_moe", "mmproj", "draft_model", "device")]
-    return ProgramCommand(Runtime.LLAMA_CPP_PYTHON, text, tuple(unsaid))
+    return ProgramCommand(Runtime.LLAMA_CPP_PYTHON, text, tuple(fetch + unsaid))

@@ -43,6 +43,9 @@ from gguf_budget.core.machine.snapshot import (
 )
 
 CGROUP_ROOT = "/sys/fs/cgroup"
+REPROBE_IDLE_S = 60
+"""How often a window probes the machine again while idle: free memory moves as other programs run, and a probe
+costs milliseconds."""
 PROC_SELF_CGROUP = "/proc/self/cgroup"
 V2_FILES = ("memory.max", "memory.current", "memory.stat")
 V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat")

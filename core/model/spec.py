@@ -154,6 +154,9 @@ class ModelSpec:
     tensors: tuple[ModelTensor, ...]
     metadata: Mapping[str, Any]
     unknown: tuple[str, ...]
+    priced_type: str | None = None
+    """The quantization this model is priced as, not downloaded (`quant.priced`); `path` is then the file it was
+    priced from, so no command may load `path` for it. None for a model read from its own file."""
 
     def __post_init__(self) -> None:
         """Rules 2 and 3, whoever builds the spec (the loader, a test, `dataclasses.replace`)."""

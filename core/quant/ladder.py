@@ -38,7 +38,11 @@ Rule 8: recommended = quality weighed against speed on the best fit's tier (the 
 Rule 9: below HEAVY_LOSS_BPW (3) bits per weight a type loses quality heavily; such rows, and
         a recommendation among them, say so. llama.cpp's own table (tools/quantize/quantize.cpp,
         `QUANT_OPTIONS`, perplexity added on Llama-3-8B): Q8_0 +0.0026, Q6_K +0.0217, Q4_K_M
-        +0.1754, Q3_K_S +1.6321, Q2_K +3.5199 — twenty times Q4_K_M's loss.
+        +0.1754, Q3_K_S +1.6321, Q2_K +3.5199 — twenty times Q4_K_M's loss. The flag follows the bits per
+        weight as shown (BPW_DECIMALS places), so a row never reads 3.00 flagged or 2.99 unflagged.
+Rule 10: the row of the file's own type is the file itself, not its type priced again from shapes (a
+        published file's mix may differ from llama-quantize's: Mixtral Q4_K_M by 2 GiB), so its GPU
+        layers, --n-cpu-moe and speed are `fit`'s for that file.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
 from gguf_budget.core.quant import FILE_TYPES, QuantMix, QuantMixError, quant_mix
 from gguf_budget.core.quant.mix import PreparedModel
 from gguf_budget.core.quant.priced import priced_model
+from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS, SpeedEstimate, fit_speed, plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
@@ -68,6 +73,7 @@ FULLY_ON_GPU = "fully on GPU"
 FULLY_IN_RAM = "fully in RAM"
 SLOWDOWN_LIMIT = 1.5
 HEAVY_LOSS_BPW = 3.0
+BPW_DECIMALS = 2
 DECODE_ESTIMATE = "decode estimate"
 TENSOR_BYTES = "tensor bytes"
 
@@ -129,9 +135,14 @@ class QuantRow:
         return self.fit.verdict == FitVerdict.FITS_GPU
 
     @property
+    def bits_per_weight(self) -> float:
+        """Rule 9: the bits per weight every screen shows, to BPW_DECIMALS places."""
+        return round(self.mix.bits_per_weight, BPW_DECIMALS)
+
+    @property
     def heavy_loss(self) -> bool:
-        """Rule 9."""
-        return self.mix.bits_per_weight < HEAVY_LOSS_BPW
+        """Rule 9, on the figure shown: a row reading 3.00 is never flagged, one reading 2.99 always is."""
+        return self.bits_per_weight < HEAVY_LOSS_BPW
 
 
 @dataclass(frozen=True)
@@ -192,6 +203,11 @@ class PricedTypes:
     skipped: tuple[tuple[str, str], ...]
 
 
+def is_own_type(model: ModelSpec, mix: QuantMix) -> bool:
+    """Rule 10: whether `mix` is the type `model`'s file is written in."""
+    return model.file_type == int(mix.file_type.llama_ftype)
+
+
 def price_types(model: ModelSpec, imatrix: bool = True) -> PricedTypes:
     """Rule 1."""
     prepared = PreparedModel.of(model)
@@ -205,9 +221,20 @@ def price_types(model: ModelSpec, imatrix: bool = True) -> PricedTypes:
         except QuantMixError as e:
             skipped.append((ftype.name.value, str(e)))
     mixes.sort(key=lambda m: -m.bits_per_weight)
-    models = tuple(priced_model(model, m) for m in mixes)
+    models = tuple(model if is_own_type(model, m) else priced_model(model, m) for m in mixes)
     return PricedTypes(model, imatrix, tuple(mixes), models, tuple(TokenPrices.of(m) for m in models),
                        tuple(skipped))
+
+
+def priced_variant(model: ModelSpec, type_name: str) -> ModelSpec:
+    """`model` in the quantization named `type_name` (case as llama.cpp's names, any case accepted), priced, not
+    downloaded — the model a double-click on its Quants row plans; RequestError names the types there are."""
+    priced = price_types(model)
+    for mix, variant in zip(priced.mixes, priced.models, strict=True):
+        if mix.file_type.name.value.lower() == type_name.lower():
+            return variant
+    names = ", ".join(m.file_type.name.value for m in priced.mixes)
+    raise RequestError(f"{safe_text(type_name, 40)} is not a quantization this model can be priced in ({names})")
 
 
 def _plan(model: ModelSpec, budget: BudgetRequest | None) -> tuple[MemoryPlan | None, str | None]:
@@ -234,7 +261,7 @@ def _row(source: ModelSpec, mix: QuantMix, model: ModelSpec, prices: TokenPrices
     return QuantRow(
         mix=mix, model=model, choice=choice, fits_in_ram=in_ram,
         largest_ctx=largest_fitting_ctx(model, snapshot, base, None, max(ceiling, request.ctx or 0)),
-        plan=plan, plan_error=error, is_source=source.file_type == int(mix.file_type.llama_ftype),
+        plan=plan, plan_error=error, is_source=is_own_type(source, mix),
         speed=fit_speed(prices, choice.fit, bandwidths, request.prompt_tokens),
         plan_speed=None if plan is None else plan_speed(prices, plan, bandwidths, snapshot.host_available,
                                                         request.prompt_tokens),

@@ -4,6 +4,8 @@ Rule 1: every fact of the source stays (shapes, layers, KV, context); only tenso
         bytes change, and the per-layer inventory follows them (`facts.with_tensors`).
 Rule 2: the result is a header-only model: its complete size is the priced file size, its
         name ends in "(<type>, priced, not downloaded)", so no screen can take it for a file.
+Rule 3: it names the type it is priced as (`priced_type`) unless that is the source file's own type, so a
+        command never loads the source file for another type (`views.remote_command` Rule 4).
 """
 
 from __future__ import annotations
@@ -35,4 +37,5 @@ def priced_model(model: ModelSpec, mix: QuantMix) -> ModelSpec:
         with_tensors(model, tensors), name=priced_name(model, mix), file_type=int(ftype.llama_ftype),
         file_type_name=ftype.name.value, header_only=True, file_bytes=mix.header_bytes,
         complete_file_bytes=mix.file_bytes, metadata=metadata,
+        priced_type=None if ftype.name.value == model.file_type_name else ftype.name.value,
     )

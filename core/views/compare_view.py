@@ -4,13 +4,18 @@ Rule 1: a row per ledger line in ledger order, then the total; the only arithmet
         difference of two numbers the core priced (second − first).
 Rule 2: a difference is written with its sign: +, − or none for 0.
 Rule 3: a row is shown by its line's plain name (`ledger_names`); `line` stays the ledger key.
+Rule 4: a priced variant (a quantization not downloaded, `ModelSpec.priced_type`) is labelled so in its column
+        and line, never by the name of the file it was priced from.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pathlib import PurePath
+
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.quant.priced import PRICED_LABEL
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
@@ -63,11 +68,18 @@ def signed_bytes(n: int) -> str:
     return "0 B" if n == 0 else f"{'+' if n > 0 else '−'}{human_bytes(abs(n))}"
 
 
+def column_title(model: ModelSpec) -> str:
+    """Rule 4: a table column's name: the file's, or the type a priced variant is of it."""
+    name = safe_text(PurePath(model.path).name, 48)
+    return name if model.priced_type is None else f"{model.priced_type} ({PRICED_LABEL}) of {name}"
+
+
 def model_text(label: str, model: ModelSpec, plan: MemoryPlan | None) -> str:
-    """One line naming a model and what its plan decided."""
+    """One line naming a model and what its plan decided (Rule 4: a priced variant's weights are priced)."""
     kind = model.file_type_name or "unknown file type"
+    where = "in the file" if model.priced_type is None else PRICED_LABEL
     head = (f"{label}: {safe_text(model.name or model.architecture, NAME_LIMIT)} · {kind} · "
-            f"{human_bytes(model.tensor_bytes)} of weights in the file")
+            f"{human_bytes(model.tensor_bytes)} of weights {where}")
     if plan is None:
         return head
     streamed = "streamed" if plan.stream_lm_head else "resident"

@@ -73,6 +73,16 @@ def _ledger_table(ledger: dict[str, int]) -> list[str]:
             f"| **{TOTAL_NAME}** | **{total:,}** | **{human_bytes(total)}** |"]
 
 
+EXPORT_SCALE = 2
+"""A chart picture is drawn at twice the screen's pixels: sharp when zoomed, on a slide or a high-DPI screen."""
+
+
+def chart_title(plan: MemoryPlan, model: ModelSpec) -> str:
+    """The line above an exported ledger chart: what model, budget and ctx it is of, and the peak it reaches."""
+    name = safe_text(model.name or model.architecture, 80)
+    return f"{name} — Budget plan under {plan.budget}: peak {human_bytes(plan.total)} at ctx {plan.ctx:,}"
+
+
 def plan_markdown(plan: MemoryPlan, model: ModelSpec) -> str:
     """The plan as a Markdown document: summary, the ledger table, and the full report."""
     d = plan_dict(plan)

@@ -17,7 +17,7 @@ from gguf_budget.core.views.command_view import command_dict, command_rows
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
 from gguf_budget.core.machine.gpus import is_driver_detail
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
-from gguf_budget.core.units import human_bandwidth, human_bytes
+from gguf_budget.core.units import counted, human_bandwidth, human_bytes
 from gguf_budget.core.views.machine_view import NO_GPU_WORDS
 from gguf_budget.core.views.table import aligned_text
 from gguf_budget.core.views.runtime_report import runtime_dict, runtime_rows
@@ -237,7 +237,7 @@ def fit_text(e: FitEstimate, choice: AutoFit | None = None) -> str:
                      f"(GPU {human_bytes(kv.gpu)}, host {human_bytes(kv.host)})"),
     ]
     if kv.recurrent_layers:
-        rows.append(("Recurrent", f"{kv.recurrent_layers} layers, state {human_bytes(kv.recurrent_state)} (F32, fixed)"))
+        rows.append(("Recurrent", f"{counted(kv.recurrent_layers, 'layer')}, state {human_bytes(kv.recurrent_state)} (F32, fixed)"))
     at = "" if choice is None else f" at {ctx_choice_text(choice)}"
     rows += server_rows(e) + _need_rows(e.devices) + runtime_rows(e) + [("Verdict", verdict_text(e) + at)]
     rows += offload_rows(e.moe_offload) + _moe_rows(e.moe)

@@ -16,7 +16,7 @@ from gguf_budget.core.library.assess import Assessment, LibrarySettings
 from gguf_budget.core.library.scan import LibraryEntry, Scan
 from gguf_budget.core.machine.snapshot import SnapshotSource
 from gguf_budget.core.safe_text import safe_text
-from gguf_budget.core.units import human_bytes
+from gguf_budget.core.units import counted, human_bytes
 from gguf_budget.core.views.fit_report import VERDICT_WORDS
 from gguf_budget.core.views.table import aligned_lines
 
@@ -54,7 +54,7 @@ def row_cells(entry: LibraryEntry[Assessment]) -> tuple[str, ...]:
 def library_text(result: Scan[Assessment], settings: LibrarySettings) -> str:
     machine = "the hypothetical machine" if settings.machine.source is SnapshotSource.HYPOTHETICAL else "this machine"
     budget = settings.budget
-    head = [f"{len(result.entries)} models in {len(result.roots)} folders "
+    head = [f"{counted(len(result.entries), 'model')} in {counted(len(result.roots), 'folder')} "
             f"(full load on {machine}; budget plan at {budget})"]
     head += [f"  {r.kind.value}: {safe_text(str(r.path))}" for r in result.roots]
     if not result.complete:

@@ -31,7 +31,7 @@ from gguf_budget.core.llama_cpp import QUANT_RULES_SOURCE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import VERDICT_WORDS, snapshot_dict, snapshot_text
 from gguf_budget.core.quant.ladder import (
-    DECODE_ESTIMATE, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, QuantLadder, QuantRow, Recommendation, Step,
+    BPW_DECIMALS, DECODE_ESTIMATE, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, QuantLadder, QuantRow, Recommendation, Step,
 )
 from gguf_budget.core.views.table import aligned_lines
 from gguf_budget.core.quant.priced import PRICED_LABEL
@@ -99,7 +99,7 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("type", "Type", lambda r: r.name, lambda r: r.name),
     Column("size", "File size", lambda r: human_bytes(r.mix.file_bytes), lambda r: r.mix.file_bytes),
-    Column("bpw", "Bits/weight", lambda r: f"{r.mix.bits_per_weight:.2f}", lambda r: r.mix.bits_per_weight),
+    Column("bpw", "Bits/weight", lambda r: f"{r.bits_per_weight:.{BPW_DECIMALS}f}", lambda r: r.mix.bits_per_weight),
     Column("verdict", "Full load", lambda r: VERDICT_WORDS[r.fit.verdict],
            lambda r: (r.fit.verdict == FitVerdict.FITS_GPU) * 2 + r.fits_in_ram),
     Column("gpu_layers", "GPU layers", _gpu_layers, lambda r: r.fit.gpu_layers),

@@ -8,11 +8,14 @@ Rule 1: the Budget plan is realised by its layer-streaming runtime's own flags (
 Rule 2: the full load is realised by `FitEstimate.recommended`: the llama-server line that
         `fit --print-command` prints and the side panel shows (`fit.command` builds it; a model
         read over the network is named as llama-server fetches it, `remote_command`).
-Rule 3: never a command for a configuration that does not fit. Instead the line says what
+Rule 3: never a command for a configuration that does not fit, nor for a file other than the one on screen
+        (a priced quantization is fetched by `-hf`, or has no command: `remote_command` Rule 4). Instead the line says what
         would: for an impossible Budget plan, the budget its minimum configuration needs; for
         a full load that does not fit, the largest ctx that fits with its GPU layers when there
         is one, else the highest-precision type of the quant ladder that fits here when the
         caller priced it (`quant_ladder.best_fit`), else the memory it is short by.
+Rule 4: a line never points a command line at a window: where it names the list of quant types, the window
+        says View ▸ Quants and the CLI `gguf-budget quants MODEL`.
 The window and the CLI call these functions, so both say the same words.
 """
 
@@ -28,10 +31,13 @@ from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import verdict_text
 from gguf_budget.core.quant.ladder import LadderRequest, quant_ladder
-from gguf_budget.core.views.remote_command import runnable
+from gguf_budget.core.views.remote_command import no_command_reason, runnable
 
 FORCE_FLAG = "--ram-budget-force"
 NO_COMMAND = "no command"
+QUANTS_IN_WINDOW = "View ▸ Quants"
+QUANTS_IN_CLI = "gguf-budget quants MODEL"
+"""Rule 4: where the quant types are listed, in the words of the surface that prints the line."""
 _SUFFIXES = ((30, "G"), (20, "M"))
 
 
@@ -68,22 +74,26 @@ def budget_plan_run(plan: MemoryPlan) -> RunIt:
     return RunIt(flags, f"peak {human_bytes(plan.total)} at ctx {plan.ctx:,}, {plan.n_pinned} of {plan.n_layer} layers pinned")
 
 
-def full_load_run(choice: AutoFit, max_ctx: int | None, smaller_quant: str | None = None, priced: bool = False) -> RunIt:
-    """Rules 2 and 3 for the full load; `priced`: the ladder was asked (`smaller_quant`), and this is its answer."""
+def full_load_run(choice: AutoFit, max_ctx: int | None, smaller_quant: str | None = None, priced: bool = False,
+                  quants: str = QUANTS_IN_WINDOW) -> RunIt:
+    """Rules 2–4 for the full load; `priced`: the ladder was asked (`smaller_quant`), and this is its answer;
+    `quants`: where the types are listed (`QUANTS_IN_CLI` on a command line)."""
     fit = choice.fit
     command = runnable(fit.recommended)
     if command is not None:
         return RunIt(command.shell, f"{verdict_text(fit).split(' — ')[0]} at ctx {choice.ctx:,}")
+    if fit.recommended is not None:  # a priced quantization whose repository is unknown (`remote_command` Rule 4)
+        return RunIt(None, would_fit=no_command_reason(fit.recommended))
     if fit.verdict is FitVerdict.UNKNOWN:
         return RunIt(None, would_fit=verdict_text(fit))
     if max_ctx is not None and max_ctx < choice.ctx:
         return RunIt(None, would_fit=f"ctx {max_ctx:,} would fit with {fit.gpu_layers} GPU layers")
     if smaller_quant is not None:
-        return RunIt(None, would_fit=f"{smaller_quant} of this model would fit (the Quants dock lists each type)")
+        return RunIt(None, would_fit=f"{smaller_quant} of this model would fit ({quants} lists each type)")
     short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in fit.shortfall.items()) or verdict_text(fit)
     if priced:
         return RunIt(None, would_fit=f"no smaller ctx and no quant type of this model fits here ({short})")
-    return RunIt(None, would_fit=f"no smaller ctx fits ({short}); the Quants dock prices smaller types")
+    return RunIt(None, would_fit=f"no smaller ctx fits ({short}); {quants} prices smaller types")
 
 
 def wants_smaller_quant(choice: AutoFit, max_ctx: int | None) -> bool:

@@ -13,6 +13,8 @@ Rule 3: every bandwidth shows its source (measured with its date, reported, cite
         assumed) and detail; MoE plans say at which fraction routed experts were counted.
 Rule 4: a table cell (`decode_cell`) gives the start of a conversation, the position the sweep
         and the Quants column plot, and their headers say so (`START_WORDS`).
+Rule 5: under one token a second a speed reads as seconds per token ("≈ 4.2 s/token"): "≈ 0.24 tok/s"
+        makes a person divide.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ START_WORDS = "at the start of a conversation"
 
 
 def approx_tok_s(tok_s: float) -> str:
-    """'≈ 3.4 tok/s'."""
+    """Rule 5: '≈ 3.4 tok/s', or under one token a second '≈ 4.2 s/token'."""
+    if 0 < tok_s < 1:
+        return f"≈ {significant(1 / tok_s)} s/token"
     return f"≈ {significant(tok_s)} tok/s"
 
 
@@ -53,8 +57,8 @@ def decode_text(speed: SpeedEstimate) -> str:
 
 
 def decode_brief(speed: SpeedEstimate) -> str:
-    """Rule 1 in a caption's room: 'decode ≈ 9.1 tok/s, ≈ 6.0 at a full context (estimate)'."""
-    full = f", ≈ {significant(speed.tok_s_full)} at a full context" if speed.full != speed.start else ""
+    """Rule 1 in a caption's room: 'decode ≈ 9.1 tok/s, ≈ 6.0 tok/s at a full context (estimate)'."""
+    full = f", {approx_tok_s(speed.tok_s_full)} at a full context" if speed.full != speed.start else ""
     return f"decode {approx_tok_s(speed.tok_s)}{full} (estimate)"
 
 

@@ -31,6 +31,7 @@ from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.version import __version__
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.ranges import HEADER_CAP
+from gguf_budget.core.views.command_words import unknown_command
 from gguf_budget.gui.cli.args import (
     EXIT_BAD_INPUT, EXIT_INTERRUPTED, LLAMA_TAIL, OneLineParser, complain, join_negative_values, ranged, split_tail,
 )
@@ -115,6 +116,11 @@ def _main(argv: Sequence[str] | None) -> int:
     word = _command_word(args)
     if word is None and not args or (word not in COMMANDS and word not in ("-h", "--help", "--version")):
         from gguf_budget.gui.cli.launch import launch
+
+        mistyped = None if word is None else unknown_command(word, tuple(COMMANDS))
+        if mistyped is not None:
+            complain(mistyped)
+            return EXIT_BAD_INPUT
 
         if tail:
             complain("gguf-budget: the window takes no llama.cpp arguments after -- (File ▸ Ask about a llama.cpp "

@@ -65,13 +65,16 @@ def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--compare", metavar="FILE2", help="with --screenshot --view compare: the second model")
     p.add_argument("--preset", type=_preset, metavar="NAME",
                    help="with --screenshot: judge a hypothetical machine from the presets, e.g. 'RTX 4090'")
+    p.add_argument("--priced", metavar="TYPE",
+                   help="with --screenshot: plan FILE's TYPE quantization (e.g. Q4_K_S), priced, not downloaded, as a "
+                        "double-click on its Quants row does")
     add_log_level_argument(p)
     options = p.parse_args(join_negative_values(args))
     for path in (options.file, options.compare):
         if path is not None and not (path is options.file and names_remote(path)):
             _check_model_file(p, path)
-    if (options.view or options.compare or options.size or options.preset) and not options.screenshot:
-        p.error("--view, --compare, --size and --preset need --screenshot")
+    if (options.view or options.compare or options.size or options.preset or options.priced) and not options.screenshot:
+        p.error("--view, --compare, --size, --preset and --priced need --screenshot")
     if (options.view == "compare") != (options.compare is not None):
         p.error("--view compare and --compare FILE2 go together")
     options.view = options.view or "plan"

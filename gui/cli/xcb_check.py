@@ -10,11 +10,13 @@ Rule 2: a library is there when the dynamic loader can load it by its soname (th
         beyond libc and Qt (`ldd`), each with its package per distribution family.
 Rule 3: the family comes from /etc/os-release (ID, then ID_LIKE); unknown families get every
         family's package names.
+Rule 4: root needs no `sudo` (a container often has none): the command is given without it.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
@@ -111,15 +113,19 @@ def read_os_release(path: str = OS_RELEASE) -> str:
         return ""
 
 
-def install_hint(missing: tuple[SystemLibrary, ...], family: Family | None) -> str:
-    """One line: what is missing, and the command that installs it (every family's when unknown)."""
+def install_hint(missing: tuple[SystemLibrary, ...], family: Family | None, root: bool | None = None) -> str:
+    """One line: what is missing, and the command that installs it (every family's when unknown); Rule 4: without
+    `sudo` for root (`root` None: this process's user)."""
+    as_root = os.geteuid() == 0 if root is None else root
+
     def packages(f: Family) -> str:
-        return " ".join(dict.fromkeys(lib.packages[f] for lib in missing))
+        words = " ".join(dict.fromkeys(lib.packages[f] for lib in missing))
+        return f"{f.value.removeprefix('sudo ') if as_root else f.value} {words}"
 
     names = ", ".join(lib.soname for lib in missing)
     if family is not None:
-        how = f"install with: {family.value} {packages(family)}"
+        how = f"install with: {packages(family)}"
     else:
-        how = "install the packages that provide them: " + "; ".join(f"{f.value} {packages(f)}" for f in Family)
+        how = "install the packages that provide them: " + "; ".join(packages(f) for f in Family)
     return (f"the window cannot start: Qt's X11 (xcb) platform needs {names}, which the system lacks; {how} "
             "(--screenshot PATH and the subcommands need no display)")

@@ -33,8 +33,10 @@ from PySide6.QtWidgets import QApplication
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
-from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.probe import REPROBE_IDLE_S, probe_hardware
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.quant.ladder import priced_variant
+from gguf_budget.core.errors import BudgetError
 from gguf_budget.gui.qt.app_icon import app_icon
 from gguf_budget.gui.qt.error_report import ErrorReport
 from gguf_budget.gui.qt.log_file import LOG_NAME, UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
@@ -44,7 +46,7 @@ from gguf_budget.gui.qt.machine.calibration_dialog import add_calibration
 from gguf_budget.gui.qt.library.wiring import Library, install_library
 from gguf_budget.gui.qt.main_window import BandwidthBackend, MainWindow, measure_bandwidths
 from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
-from gguf_budget.gui.qt.whatif.screens import prepare_view
+from gguf_budget.gui.qt.whatif.screens import prepare_view, shot_of
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
 from gguf_budget.gui.qt.evidence.evidence_link import EvidenceLink, install_evidence
 from gguf_budget.gui.qt.stop_signals import install_stop_signals
@@ -79,11 +81,12 @@ def compose(
     library_home: Path | None = None,
     library_config: Path | None = None,
     header_cache: Path | None = None,
+    reprobe_s: int | None = REPROBE_IDLE_S,
 ) -> Explorer:
     """Rule 1: the window, its add-ons and Help ▸ Show log folder (`log_folder`, or the platform's)."""
     install_wheel_guard()
     window = MainWindow(settings=settings, load_backend=load_backend, probe_backend=probe_backend,
-                        bandwidth_backend=bandwidth_backend)
+                        bandwidth_backend=bandwidth_backend, reprobe_s=reprobe_s)
     whatif = install_whatif(window, compare_backend)
     library = install_library(window, home=library_home, config_file=library_config, cache_root=header_cache)
     quants = install_quants(window, whatif.view_menu)
@@ -202,18 +205,24 @@ def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
     window.open_path(options.file)
     _wait_for(lambda: bool(failure) or window.session.state.model is not None,
               (window.modelLoaded, window.loadFailed, remote.failed))
-    if failure or window.session.state.model is None:
+    model = window.session.state.model
+    if failure or model is None:
         return failure[0] if failure else "the model did not load in time"
     _wait_for(lambda: window.session.state.machine is not None, (window.hardwareProbed,))
     _wait_for(window.bandwidths_measured, (window.bandwidthsMeasured,))
     if getattr(options, "preset", None):
         window.body.hardware.editor.set_preset(options.preset)
+    if getattr(options, "priced", None):
+        try:
+            window.show_model(priced_variant(model, options.priced))
+        except BudgetError as e:
+            return str(e)
     window.apply_request(launch_budget(options), options.ctx)
     error = prepare_view(window, explorer.whatif, explorer.quants, options.view, options.compare, _wait_for)
     if error:
         return error
     _wait_for(lambda: not window.run_it.ladder_pending(), ())
     QApplication.processEvents()
-    if not window.grab().save(options.screenshot, "PNG"):
+    if not shot_of(window, explorer.quants, options.view).grab().save(options.screenshot, "PNG"):
         return f"could not write the screenshot to {options.screenshot}"
     return None

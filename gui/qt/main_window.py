@@ -31,6 +31,14 @@ Rule 7: the window opens at a size that fits the screen's available area
 Rule 8: before any model is open the plan area is an empty state offering File ▸ Open…, the
         Catalogue and the Library, the machine panel draws the host RAM bar of the machine alone,
         and a failed load never claims a previous model is still shown when there was none.
+Rule 9: whatever the window says — loading, loaded, a refusal, an offline error, measuring — goes to the
+        message area (`message_area`) and stays until the next message, with a short history; no status
+        tip that vanishes after a few seconds.
+Rule 10: a window opened at the screen's size is on screen frame included once shown
+        (`window_size.on_screen`); Quants and Library are full-size views, each its own window
+        (`add_views`, `window_size.view_geometry`), never a strip at the bottom of this one.
+Rule 11: the machine is probed again on View ▸ Reset to this machine and every REPROBE_IDLE_S seconds while
+        no model loads, so the usable memory a model opens at is today's, not the start's.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from pathlib import Path
 from dataclasses import replace
 from typing import Callable, Sequence
 
-from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QRect, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QShowEvent
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgressBar, QVBoxLayout, QWidget
 
@@ -48,6 +56,7 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
+from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.core.explorer.model_key import model_key, spec_key
 from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from
 from gguf_budget.core.explorer.session import (
@@ -56,11 +65,11 @@ from gguf_budget.core.explorer.session import (
 )
 from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import ExplorerState, TypedBandwidths
-from gguf_budget.core.explorer.window_size import dock_height, opening_size
+from gguf_budget.core.explorer.window_size import Rect, dock_height, on_screen, opening_size, view_geometry
 from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.probe import REPROBE_IDLE_S, probe_hardware
 from gguf_budget.core.remote.refs import names_remote
 from gguf_budget.core.remote.source import reopen_name
 from gguf_budget.core.errors import BudgetError
@@ -68,6 +77,7 @@ from gguf_budget.core.views.evidence_view import MeasuredView
 from gguf_budget.core.safe_text import safe_text
 
 from gguf_budget.gui.qt.about_dialog import show_about
+from gguf_budget.gui.qt.message_area import MessageArea
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.plan.banner import Banner
@@ -84,7 +94,6 @@ from gguf_budget.gui.qt.settings import (
 from gguf_budget.gui.qt.theme import error_style
 from gguf_budget.gui.qt.named import named
 
-STATUS_MS = 5000
 BandwidthBackend = Callable[[str], tuple[Bandwidths, tuple[str, ...]]]
 log = logging.getLogger(__name__)
 
@@ -111,6 +120,17 @@ def _prepared(session: Session, spec: ModelSpec) -> Loaded:
         return spec, key, session.preview(OpenModel(spec, key))
     except Exception:  # noqa: BLE001 - applied again on the GUI thread, where a failure is a failed load (Rule 5)
         return spec, key, None
+
+
+def _rect(r: QRect) -> Rect:
+    return r.x(), r.y(), r.width(), r.height()
+
+
+def _keep_on_screen(window: QWidget) -> None:
+    """Rule 10: a shown window's frame inside its screen's available area."""
+    wanted = on_screen(_rect(window.frameGeometry()), _rect(window.geometry()), _rect(window.screen().availableGeometry()))
+    if wanted != _rect(window.geometry()):
+        window.setGeometry(*wanted)
 
 
 class MainWindow(QMainWindow):
@@ -140,6 +160,7 @@ class MainWindow(QMainWindow):
         bandwidth_backend: BandwidthBackend = measure_bandwidths,
         remeasure_backend: Callable[[str | None], tuple[Bandwidths, tuple[str, ...]]] = measure_again,
         parent: QWidget | None = None,
+        reprobe_s: int | None = REPROBE_IDLE_S,
     ):
         super().__init__(parent)
         self.setObjectName("mainWindow")
@@ -147,6 +168,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         available = self.screen().availableGeometry()
         self.resize(*opening_size((available.width(), available.height())))
+        self._opening = self.size()
         self._store = settings if settings is not None else user_settings()
         self._saved = load_settings(self._store)
         self.session = Session(state_from(self._saved), load_memory(self._store))
@@ -172,9 +194,15 @@ class MainWindow(QMainWindow):
         self._bandwidth_probe.succeeded.connect(self._bandwidths_measured)
         self._remeasure = BackgroundCall(remeasure_backend, parent=self)
         self._remeasure.succeeded.connect(self._bandwidths_measured)
+        self._remeasure.succeeded.connect(lambda _: self.messages.say("Measured this machine's bandwidths again"))
         self.machine = MachineLink(self.body.hardware, self.session, probe_backend, self)
         self.machine.changed.connect(self._machine_changed)
         self.machine.probed.connect(self.hardwareProbed)
+        self._reprobe = QTimer(self, interval=(reprobe_s or REPROBE_IDLE_S) * 1000)
+        """Rule 11 (`reprobe_s` None: never, for a window whose machine must hold still, as in a test)."""
+        self._reprobe.timeout.connect(self._reprobe_if_idle)
+        if reprobe_s is not None:
+            self._reprobe.start()
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(lambda: self._apply_controls())
         self._restore()
@@ -204,6 +232,9 @@ class MainWindow(QMainWindow):
         self.busy.setMaximumWidth(160)
         self.busy.setFormat("loading…")
         self.busy.hide()
+        self.messages = MessageArea(self)
+        """Rule 9: what the window said last, and before."""
+        self.statusBar().addWidget(self.messages, 1)
         self.statusBar().addPermanentWidget(self.busy)
         self.file_menu = FileMenu(self, self.open_path)
         self.help_menu = QMenu("&Help", self)
@@ -218,9 +249,9 @@ class MainWindow(QMainWindow):
         self.menuBar().insertMenu(self.help_menu.menuAction(), self.view_menu)
         self.reset_action = self.view_menu.addAction("&Reset to this machine")
         self.reset_action.setObjectName("resetToMachineAction")
-        self.reset_action.setToolTip("Forget the budget, ctx and cap set for this model: its budget is this "
-                                     "machine's usable RAM again")
-        self.reset_action.triggered.connect(lambda: self.session.apply(ResetToMachine()))
+        self.reset_action.setToolTip("Forget the budget, ctx and cap set for this model and probe the machine "
+                                     "again: its budget is this machine's usable RAM as it is now")
+        self.reset_action.triggered.connect(self._reset_to_machine)
         self.view_menu.addSeparator()
         panel = self.body.plan
         panel.budget.changed.connect(self._budget_set)
@@ -251,12 +282,12 @@ class MainWindow(QMainWindow):
             self.remote_opener(str(path))
             return
         self.busy.show()
-        self.statusBar().showMessage(f"Loading {safe_text(path, 200)}…")
+        self.messages.say(f"Loading {safe_text(path, 200)}…", MessageKind.BUSY)
         self._loader.start(str(path))
 
     def ask_llama(self, command: LlamaCommand) -> None:
         """A llama.cpp command as the question (`menus.ask_command` Rule 2): its model opened first when it names
-        another one; a command llama.cpp would run but this model cannot take is one line in the status bar."""
+        another one; a command llama.cpp would run but this model cannot take is one line in the message area."""
         source = command.model_source
         model = self.session.state.model
         if source is not None and (model is None or Path(source).expanduser() != Path(model.path)):
@@ -266,7 +297,7 @@ class MainWindow(QMainWindow):
         try:
             self.session.apply(AskLlama(command))
         except BudgetError as e:
-            self.show_status(f"Could not ask that command: {safe_text(str(e), 300)}")
+            self.show_status(f"Could not ask that command: {safe_text(str(e), 300)}", MessageKind.PROBLEM)
 
     def apply_request(self, budget: Budget | None = None, ctx: int | None = None) -> None:
         """Set the budget and/or an exact ctx as if typed, and replan now."""
@@ -320,8 +351,9 @@ class MainWindow(QMainWindow):
     def ledger_chart(self) -> LedgerChart:
         return self.body.plan.chart
 
-    def show_status(self, message: str) -> None:
-        self.statusBar().showMessage(message, STATUS_MS)
+    def show_status(self, message: str, kind: MessageKind = MessageKind.INFO) -> None:
+        """Rule 9: `message` in the message area until the next one, and in its history."""
+        self.messages.say(message, kind)
 
     def add_docks(self, docks: Sequence[QDockWidget], height: int) -> None:
         """Dock these along the bottom, tabbed together and with the docks added before; the first
@@ -334,6 +366,18 @@ class MainWindow(QMainWindow):
         if self._bottom_docks:
             self._bottom_docks[0].raise_()
             self.resizeDocks([self._bottom_docks[0]], [dock_height(height, self.height())], Qt.Orientation.Vertical)
+
+    def add_views(self, docks: Sequence[QDockWidget]) -> None:
+        """Rule 10: full-size views, each its own window (a dock that never docks), placed when first shown."""
+        for dock in docks:
+            dock.hide()  # floated before it is ever shown: nothing to raise
+            self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+            dock.setAllowedAreas(Qt.DockWidgetArea.NoDockWidgetArea)
+            dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable
+                             | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+            dock.setFloating(True)
+            dock.setGeometry(*view_geometry(_rect(self.screen().availableGeometry())))
+            dock.visibilityChanged.connect(lambda shown, d=dock: shown and QTimer.singleShot(0, d, lambda: _keep_on_screen(d)))
 
     def save_settings(self) -> None:
         self._saved = self.settings()
@@ -362,7 +406,7 @@ class MainWindow(QMainWindow):
         self.load_error.hide()
         self._saved = replace(self._saved, recent=with_recent(self._saved.recent, reopen_name(spec.path)))
         self.file_menu.set_recent(self._saved.recent)
-        self.statusBar().showMessage(f"Loaded {safe_text(spec.path, 200)}", STATUS_MS)
+        self.messages.say(f"Loaded {safe_text(spec.path, 200)}")
         self.save_settings()
         self._bandwidth_probe.start(spec.path)
         pending, self._pending_command = self._pending_command, None
@@ -376,7 +420,7 @@ class MainWindow(QMainWindow):
         self.load_error.setText(f"Could not open the model: {safe_text(message, 300)}")
         self.load_error.show()
         kept = "the previous model is still shown" if self.session.state.model is not None else "no model is open"
-        self.statusBar().showMessage(f"Load failed; {kept}", STATUS_MS)
+        self.messages.say(f"Load failed; {kept}", MessageKind.PROBLEM)
         self.loadFailed.emit(message)
 
     # -- input into the state ---------------------------------------------------------
@@ -405,6 +449,16 @@ class MainWindow(QMainWindow):
             SetServer(server["server"]), SetEngine(**engine))
         self.session.apply(Controls(changes))
 
+    def _reset_to_machine(self) -> None:
+        """Rule 11: forget this model's budget, ctx and cap, and probe the machine again."""
+        self.session.apply(ResetToMachine())
+        self.machine.refresh()
+
+    def _reprobe_if_idle(self) -> None:
+        """Rule 11: while nothing loads, the machine is probed again (free memory moves as other programs run)."""
+        if not self._loader.busy and not self.machine.probing():
+            self.machine.refresh()
+
     def _machine_changed(self) -> None:
         """The link wrote the machine into the session (`machine_link` Rule 2); the panel draws it."""
         state = self.session.state
@@ -430,6 +484,7 @@ class MainWindow(QMainWindow):
         """The bandwidth editor's Measure again, off the GUI thread; the answer is drawn as the first one is."""
         if not self._remeasure.busy:
             model = self.session.state.model
+            self.messages.say("Measuring this machine's bandwidths again…", MessageKind.BUSY)
             self._remeasure.start(None if model is None else model.path)
 
     def _bandwidths_typed(self) -> None:
@@ -518,6 +573,8 @@ class MainWindow(QMainWindow):
         """Rule 8: the empty state offers the File menu's ways in, once the add-ons have installed theirs."""
         if not self._offered:
             self._offered = True
+            if self.size() == self._opening:  # opened at the screen's size, not one the person left or asked
+                QTimer.singleShot(0, self, lambda: _keep_on_screen(self))
             entries = [("emptyOpen", self.file_menu.open_action), ("emptyCatalogue", self.findChild(QMenu, "catalogueMenu")),
                        ("emptyLibrary", self.findChild(QAction, "libraryAction"))]
             self.body.plan.empty.offer([(name, entry) for name, entry in entries if entry is not None])

@@ -28,7 +28,7 @@ from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.command_view import program_command
 from gguf_budget.core.views.fit_report import ctx_choice_text, fit_dict, fit_text, verdict_text
 from gguf_budget.core.quant.ladder import LadderRequest
-from gguf_budget.core.views.run_it import full_load_run, smaller_quant, wants_smaller_quant
+from gguf_budget.core.views.run_it import QUANTS_IN_CLI, full_load_run, smaller_quant, wants_smaller_quant
 from gguf_budget.core.views.speed_view import prefill_keys, speed_dict, speed_text
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.model.spec import ModelSpec
@@ -209,7 +209,7 @@ def _print_command(load: FullLoad, model: ModelSpec, state: ExplorerState) -> No
         assert state.machine is not None
         smaller = smaller_quant(model, state.machine, LadderRequest(ctx_cap=state.ctx_cap, kv_type=state.kv_type,
                                                                      reserves=state.reserves))
-    run = full_load_run(load.choice, load.max_ctx, smaller, priced)
+    run = full_load_run(load.choice, load.max_ctx, smaller, priced, QUANTS_IN_CLI)
     recommended = load.fit.recommended
     if run.command is not None and recommended is not None:
         say(program_command(recommended, state.runtime).text)

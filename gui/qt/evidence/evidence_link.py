@@ -34,6 +34,7 @@ from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.evidence_view import measured_view
+from gguf_budget.core.explorer.messages import MessageKind
 
 from gguf_budget.gui.qt.evidence.host import EvidenceHost
 from gguf_budget.gui.qt.file_dialogs import Purpose, open_file
@@ -239,7 +240,7 @@ class EvidenceLink(QObject):
         self.measureFailed.emit(message)
 
     def _tell(self, text: str) -> None:
-        self._host.show_status(safe_text(text, 300))
+        self._host.show_status(safe_text(text, 300), MessageKind.PROBLEM)
         self.message = QMessageBox(QMessageBox.Icon.Warning, "Runtime evidence", safe_text(text, 600),
                                    QMessageBox.StandardButton.Ok, self._window)
         self.message.setObjectName("evidenceMessage")

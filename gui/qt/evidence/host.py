@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core.explorer.session import Session
 from gguf_budget.core.views.evidence_view import MeasuredView
+from gguf_budget.core.explorer.messages import MessageKind
 
 from gguf_budget.gui.qt.whatif.host import FileMenuHook
 
@@ -36,7 +37,7 @@ class EvidenceHost(Protocol):
         """What the window draws: the model, plan and full load a measurement runs with."""
         ...
 
-    def show_status(self, message: str) -> None: ...
+    def show_status(self, message: str, kind: MessageKind = ...) -> None: ...
 
     def settings_store(self) -> QSettings:
         """The window's settings, where the add-on keeps the llama.cpp location."""

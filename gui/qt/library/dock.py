@@ -30,6 +30,7 @@ from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.safe_text import safe_text
+from gguf_budget.core.units import counted
 from gguf_budget.gui.qt.file_dialogs import Purpose, existing_folder
 from gguf_budget.gui.qt.library.table import LibraryTable, TableRows, table_rows
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall, Work
@@ -144,7 +145,7 @@ class LibraryView(QWidget):
         self.table.set_rows(rows)
         unreadable = sum(1 for e in result.entries if e.error)
         folders = len(result.roots)
-        self._idle(f"{len(result.entries)} models in {folders} folders"
+        self._idle(f"{counted(len(result.entries), 'model')} in {counted(folders, 'folder')}"
                    + (f", {unreadable} unreadable" if unreadable else "")
                    + ("" if result.complete else " (scan cancelled: incomplete)"))
 

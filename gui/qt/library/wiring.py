@@ -32,12 +32,12 @@ from gguf_budget.core.remote.refs import RemoteRef, parse_ref
 from gguf_budget.core.remote.source import RemoteSource
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.gui.qt.library.dock import LibraryView
 from gguf_budget.gui.qt.whatif.host import FileMenuHook
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall, Work
 
 
-DOCK_HEIGHT = 260
 
 
 class LibraryHost(Protocol):
@@ -57,9 +57,9 @@ class LibraryHost(Protocol):
         """What the window draws: the machine, budget, cap and reserve the Library judges with."""
         ...
 
-    def show_status(self, message: str) -> None: ...
+    def show_status(self, message: str, kind: MessageKind = ...) -> None: ...
 
-    def add_docks(self, docks: tuple[QDockWidget, ...], height: int) -> None: ...
+    def add_views(self, docks: tuple[QDockWidget, ...]) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ class UrlOpener:
             if ref is None:
                 raise RemoteError(f"not a URL, hf:// address or owner/repo:QUANT: {text}")
         except RemoteError as e:
-            self._host.show_status(f"Cannot open {safe_text(str(e))}")
+            self._host.show_status(f"Cannot open {safe_text(str(e))}", MessageKind.PROBLEM)
             return
         self.dialog = QProgressDialog(f"Reading the header of {safe_text(ref.describe())}…", "Cancel", 0, 0,
                                       self._host.window())
@@ -131,7 +131,7 @@ class UrlOpener:
 
     def _failed(self, message: str) -> None:
         self._close_dialog()
-        self._host.show_status(f"Cannot open the URL: {safe_text(message, 300)}")
+        self._host.show_status(f"Cannot open the URL: {safe_text(message, 300)}", MessageKind.PROBLEM)
 
     def _close_dialog(self) -> None:
         if self.dialog is not None:
@@ -171,8 +171,7 @@ def install_library(host: LibraryHost, *, home: Path | None = None, config_file:
     dock = QDockWidget("Library", window)
     dock.setObjectName("libraryDock")
     dock.setWidget(view)
-    host.add_docks((dock,), DOCK_HEIGHT)
-    dock.hide()
+    host.add_views((dock,))
     opener = UrlOpener(host, ask_url, cache_root, limits)
     host.remote_opener = opener.open  # Open Recent keeps URLs and Hub references (core.remote.source Rule 3)
     library_action = _action("&Library…", "Ctrl+L", "libraryAction", window)

@@ -1,7 +1,9 @@
-"""The command that runs the fit, shown read-only with a Copy button.
+"""The command that runs the fit, for the program chosen, shown read-only with a Copy button.
 
-The text is the core's `command_text` (the shell-quoted llama-server line, then Ollama's
-Modelfile and what Ollama cannot express); this widget only shows it and copies it.
+The texts are the core's (`views.command_view.program_text`): llama-server, llama-cli, llama-completion, a
+llama-cpp-python `Llama(...)` call or Ollama's Modelfile, each with its notes; this widget only shows the one
+chosen and copies it. The choice follows Run with's program when that changes, and stays where the person put it
+otherwise. A priced quantization with no command shows why, and Copy is disabled.
 
 Signals:
     copied(str): the command was put on the clipboard.
@@ -11,18 +13,17 @@ from __future__ import annotations
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
-from gguf_budget.core.views.command_view import REALISES, command_text, program_command
-from gguf_budget.core.views.remote_command import runnable
+from gguf_budget.core.views.command_view import PROGRAMS, REALISES, program_text
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.text_view import read_only_view, replace_text
 
 
 class CommandBox(QWidget):
-    """Run this fit: the llama-server command and its Ollama equivalents, with Copy."""
+    """Run this fit: the command for the program chosen, with Copy."""
 
     copied = Signal(str)
 
@@ -30,29 +31,45 @@ class CommandBox(QWidget):
         super().__init__(parent)
         self.title = named(QLabel("Run it", self), "runCommandTitle")
         self.title.setWordWrap(True)  # "Run it — what it realises" on one line widened the side column past its view
+        self.program = named(QComboBox(self), "commandProgramCombo")
+        self.program.addItems(list(PROGRAMS))
+        self.program.setToolTip("The program to show the command for (it follows the program under Run with)")
+        self.program.currentIndexChanged.connect(lambda _: self._draw())
         self.text = named(read_only_view(QPlainTextEdit(self)), "runCommand")
         self.text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.text.setMaximumHeight(96)
         self.copy = named(QPushButton("Copy", self), "copyCommand")
-        self.copy.setToolTip("Copy the command for the program chosen under Run with (shell-quoted) to the clipboard")
+        self.copy.setToolTip("Copy the command for the program chosen here (shell-quoted) to the clipboard")
         self.copy.clicked.connect(self._copy)
         self.copy.setEnabled(False)
         self._line = ""
+        self._command: RunCommand | None = None
+        self._runtime: Runtime | None = None
         top = QHBoxLayout()
-        top.addWidget(self.title, 1)
+        top.addWidget(self.program, 1)
         top.addWidget(self.copy)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
         layout.addLayout(top)
         layout.addWidget(self.text)
 
     def show_command(self, command: RunCommand | None, runtime: Runtime = DEFAULT_RUNTIME) -> None:
-        """The chosen program's command (`views.command_view` Rule 3); Copy copies it."""
-        command = runnable(command)
-        self._line = program_command(command, runtime).text if command is not None else ""
+        """The command for the program chosen (`views.command_view` Rules 3–5); Copy copies it."""
+        self._command = command
+        if runtime is not self._runtime:
+            self._runtime = runtime
+            self.program.setCurrentText(runtime.value)  # draws, when the choice moved
+        self._draw()
+
+    def _draw(self) -> None:
+        command = self._command
+        shown = None if command is None else program_text(command, self.program.currentText())
+        self._line = "" if shown is None else shown.text
         self.title.setText(f"Run it — {REALISES[command.realises]}" if command is not None else "Run it")
-        replace_text(self.text, command_text(command, runtime) if command is not None else "")
-        self.copy.setEnabled(command is not None)
+        notes = "" if shown is None else "".join(f"\n# {note}" for note in shown.notes)
+        replace_text(self.text, (self._line + notes).strip("\n"))
+        self.copy.setEnabled(bool(self._line))
 
     def command_line(self) -> str:
         return self._line

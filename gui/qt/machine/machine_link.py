@@ -48,6 +48,10 @@ class MachineLink(QObject):
         panel.refreshRequested.connect(self.refresh)
         panel.changed.connect(self.machine_changed)
 
+    def probing(self) -> bool:
+        """True while a probe is under way."""
+        return self._prober.busy
+
     def refresh(self) -> None:
         self._panel.refresh.setEnabled(False)
         self._prober.start()

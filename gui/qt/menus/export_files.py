@@ -10,6 +10,8 @@ Rule 3: the ledger chart draws itself on any painter (`LedgerChart.paint`): a PN
         `SVGExporter` raises ValueError on the closed clip paths "… Z" current Qt writes for every ViewBox,
         pyqtgraph issue #3495). pyqtgraph is imported when a sweep chart is exported, not with this module: the
         window starts without it.
+Rule 4: a ledger PNG is drawn at `EXPORT_SCALE` × its pixels (sharp when zoomed) under its title
+        (`views.export.chart_title`: the model, budget, ctx and peak it is of).
 Rule 2: a file is written whole or not at all: the bytes go to a new file beside the target,
         which then replaces the target. A failure (read-only folder, full disk, a chart not
         laid out yet) raises ExportError with one line and leaves any existing file as it was.
@@ -24,15 +26,15 @@ from pathlib import Path
 
 from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtCore import QBuffer, QIODevice, QRectF, QSize
-from PySide6.QtGui import QImage, QPainter, QPalette
+from PySide6.QtCore import QBuffer, QIODevice, QRectF, QSize, Qt
+from PySide6.QtGui import QFont, QImage, QPainter, QPalette
 from PySide6.QtSvg import QSvgGenerator
 
 from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
 from gguf_budget.core.errors import ExportError
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.views.speed_view import plan_payload
-from gguf_budget.core.views.export import plan_markdown, sweep_csv
+from gguf_budget.core.views.export import EXPORT_SCALE, plan_markdown, sweep_csv
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 
 if TYPE_CHECKING:
@@ -63,9 +65,9 @@ def plan_json(plan: MemoryPlan, speed: SpeedEstimate | None) -> str:
     return json.dumps(plan_payload(plan, speed), indent=2) + "\n"
 
 
-def chart_png(chart: LedgerChart | SweepChart) -> bytes:
-    """Rule 3: the chart (and the ledger's legend) as PNG bytes."""
-    image = _ledger_image(chart) if isinstance(chart, LedgerChart) else _sweep_image(chart)
+def chart_png(chart: LedgerChart | SweepChart, title: str = "") -> bytes:
+    """Rules 3–4: the chart (and the ledger's legend, under `title`) as PNG bytes."""
+    image = _ledger_image(chart, title) if isinstance(chart, LedgerChart) else _sweep_image(chart)
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     if not image.save(buffer, "PNG"):  # type: ignore[call-overload]  # the stubs say bytes; the binding takes str
@@ -73,14 +75,25 @@ def chart_png(chart: LedgerChart | SweepChart) -> bytes:
     return bytes(buffer.data().data())
 
 
-def _ledger_image(chart: LedgerChart) -> QImage:
+def _ledger_image(chart: LedgerChart, title: str) -> QImage:
+    """Rule 4."""
     if chart.width() <= 0 or chart.height() <= 0:
         raise ExportError("cannot render the chart: it has no size yet")
     legend_width, legend_height = chart.legend.whole_size()
-    image = QImage(chart.width() + legend_width, max(chart.height(), legend_height), QImage.Format.Format_ARGB32)
+    band = 2 * chart.fontMetrics().height() if title else 0
+    width, height = chart.width() + legend_width, max(chart.height(), legend_height) + band
+    image = QImage(width * EXPORT_SCALE, height * EXPORT_SCALE, QImage.Format.Format_ARGB32)
+    image.setDevicePixelRatio(EXPORT_SCALE)
     image.fill(chart.palette().color(QPalette.ColorRole.Base))
     painter = QPainter(image)
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    if title:
+        font = QFont(chart.font())
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(chart.palette().color(QPalette.ColorRole.Text))
+        painter.drawText(QRectF(8, 0, width - 16, band), int(Qt.AlignmentFlag.AlignVCenter), title)
+        painter.translate(0, band)
     chart.paint(painter, chart.width(), chart.height())
     chart.legend.paint_beside(painter, chart.width())
     painter.end()
@@ -141,8 +154,8 @@ def export_plan_json(path: str | Path, plan: MemoryPlan, speed: SpeedEstimate | 
     write_file(path, plan_json(plan, speed).encode("utf-8"))
 
 
-def export_chart_png(path: str | Path, chart: LedgerChart | SweepChart) -> None:
-    write_file(path, chart_png(chart))
+def export_chart_png(path: str | Path, chart: LedgerChart | SweepChart, title: str = "") -> None:
+    write_file(path, chart_png(chart, title))
 
 
 def export_chart_svg(path: str | Path, chart: LedgerChart | SweepChart) -> None:

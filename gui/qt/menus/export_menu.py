@@ -26,6 +26,7 @@ from gguf_budget.core import MemoryPlan, ModelSpec, SweepResult
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate
 from gguf_budget.core.vocab import TextEnum
+from gguf_budget.core.views.export import chart_title
 
 from gguf_budget.gui.qt.file_dialogs import Purpose, save_file
 from gguf_budget.gui.qt.menus import export_files as files
@@ -172,8 +173,12 @@ class ExportMenu(QMenu):
             files.export_sweep_csv(path, sweep)
         else:
             chart = s.ledger_chart() if kind in (Export.LEDGER_PNG, Export.LEDGER_SVG) else s.sweep_chart()
-            write = files.export_chart_png if kind in (Export.LEDGER_PNG, Export.SWEEP_PNG) else files.export_chart_svg
-            write(path, chart)
+            if kind is Export.LEDGER_PNG:
+                title = "" if plan is None or model is None else chart_title(plan, model)
+                files.export_chart_png(path, chart, title)
+            else:
+                write = files.export_chart_png if kind is Export.SWEEP_PNG else files.export_chart_svg
+                write(path, chart)
 
     def _fail(self, message: str) -> None:
         self.message = QMessageBox(QMessageBox.Icon.Warning, "Export failed", safe_text(message, 300),

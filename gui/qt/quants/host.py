@@ -4,7 +4,7 @@ Rule 1: as for the what-if add-on (`whatif.host`): the composition root passes t
         `QuantsHost`; the add-on uses only what is named here and never imports the window.
 Rule 2: a signal (a model on screen), the explorer session the window draws (`session`: what
         the ladder is judged against; its published views say when to judge again), one setter
-        (`show_model`: plan a priced quantization) and the dock hook (`add_docks`).
+        (`show_model`: plan a priced quantization) and the view hook (`add_views`: a full-size view, its own window).
 """
 
 from __future__ import annotations
@@ -31,6 +31,6 @@ class QuantsHost(Protocol):
 
     def show_model(self, spec: ModelSpec) -> None: ...
 
-    def add_docks(self, docks: Sequence[QDockWidget], height: int) -> None:
-        """Dock these along the bottom, tabbed with the docks already there."""
+    def add_views(self, docks: Sequence[QDockWidget]) -> None:
+        """Show these as full-size views, each its own window."""
         ...

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QDockWidget, QMenu
 
 from gguf_budget.core import ModelSpec
@@ -33,7 +33,6 @@ from gguf_budget.gui.qt.quants.quants_view import QuantsView
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 
 SETTLE_MS = 300
-DOCK_HEIGHT = 330
 
 
 @dataclass(frozen=True)
@@ -128,12 +127,11 @@ class _QuantsFollower(QObject):
 
 
 def install_quants(host: QuantsHost, view_menu: QMenu) -> Quants:
-    """Add the Quants dock (tabbed with the host's other bottom docks) and its switch in `view_menu`."""
+    """Add the Quants view (a full-size view, its own window: `add_views`) and its switch in `view_menu`."""
     view = QuantsView(host.window())
     dock = QDockWidget("Quants")
     dock.setObjectName("quantsDock")
     dock.setWidget(view)
-    dock.setAllowedAreas(Qt.DockWidgetArea.BottomDockWidgetArea | Qt.DockWidgetArea.TopDockWidgetArea)
-    host.add_docks((dock,), DOCK_HEIGHT)
+    host.add_views((dock,))
     view_menu.addAction(dock.toggleViewAction())
     return Quants(view, dock, _QuantsFollower(host, view, dock))

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from gguf_budget.core import BudgetError, BudgetRequest, MemoryPlan, ModelSpec, load_model, plan_memory
 from gguf_budget.core.safe_text import safe_text
-from gguf_budget.core.views.compare_view import compare_rows, model_text
+from gguf_budget.core.views.compare_view import column_title, compare_rows, model_text
 
 from gguf_budget.gui.qt.file_dialogs import Purpose, open_file
 from gguf_budget.gui.qt.workers.background import BackgroundCall
@@ -40,10 +40,6 @@ log = logging.getLogger(__name__)
 def second_request(request: BudgetRequest, first: MemoryPlan) -> BudgetRequest:
     """Rule 1: the same request, at the first plan's ctx."""
     return replace(request, ctx=first.ctx)
-
-
-def column_title(model: ModelSpec) -> str:
-    return safe_text(Path(model.path).name, 48)
 
 
 class CompareView(QWidget):

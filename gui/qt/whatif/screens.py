@@ -3,12 +3,13 @@
 Rule 1: `plan` (the default) hides every dock: the plan alone. `sweep` raises the
         sweep dock and waits until the sweep of the plan on screen is drawn; `compare` raises
         the compare dock, loads FILE2 as the second model and waits for both ledgers; `quants`
-        raises the Quants dock and waits until the ladder is judged for the machine on screen.
+        shows the Quants view and waits until the ladder is judged for the machine on screen.
 Rule 2: the raised dock gets SCREENSHOT_DOCK_HEIGHT pixels so its chart or table is legible
         in a 1440×900 screenshot, at most the window's dock share (`window_size.dock_height`) and
         no more than the window's own minimum leaves it, so the shot is the size asked.
 Rule 3: a failure (FILE2 does not load or cannot be planned, the sweep fails, or nothing
         answers in time) comes back as a one-line message for the caller to report.
+Rule 4: the Quants view is a full-size view, its own window: `quants` shoots that window, at the size asked.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from PySide6.QtCore import QSize, Qt, SignalInstance
-from PySide6.QtWidgets import QDockWidget, QMainWindow
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 from gguf_budget.core.explorer.window_size import dock_height
 from gguf_budget.gui.qt.quants.wiring import Quants
@@ -92,9 +93,16 @@ def _compare(window: QMainWindow, whatif: WhatIf, compare_file: str | None, wait
 
 
 def _quants(window: QMainWindow, quants: Quants, wait: Wait, wanted: QSize) -> str | None:
-    _raise(window, quants.dock)
+    for dock in window.findChildren(QDockWidget):
+        dock.hide()
+    quants.dock.show()
+    quants.dock.resize(wanted)  # Rule 4: the Quants view is its own window, shot at the size asked
     follower = quants.follower
     follower.judge_now()  # the controls were set a moment ago: judge them now, not after the settle timer
     wait(lambda: follower.ladder() is not None and not follower.busy(), ())
-    _within(window, quants.dock, wanted)
     return None if follower.ladder() is not None else "the quant ladder was not priced in time"
+
+
+def shot_of(window: QMainWindow, quants: Quants, view: str) -> QWidget:
+    """Rule 4: what `view` is a picture of: the Quants view's own window, else the main window."""
+    return quants.dock if view == "quants" else window
