@@ -4,7 +4,8 @@ largest context that fits — memory, GPU layers and speed each, so a person see
 Rule 1: each tier is `full_load` at that ctx asked (the same call `fit --ctx N` makes), so a tier's figures are
         exactly `fit --ctx N`'s (the chosen load's largest ctx is passed in: a tier's own is not shown); the largest-that-fits tier is the full load's own `max_ctx` (None when nothing fits).
 Rule 2: tiers run from 4,096 tokens by doublings up to the trained context (never past it), the trained context
-        itself when it is not a power-of-two step, then the largest that fits when it is none of those.
+        itself when it is not a power-of-two step, then the largest that fits when it is none of those (and no more
+        than a person may ask, `ranges.CONTEXT`: a hostile header's trained context is no tier).
 Rule 3: a tier's memory is the one peak figure once its context has filled (`load_tier.peak_memory`, the figure
         `fit` prints and its JSON's `peak_memory.full`), its tier fits / tight / won't (`load_tier`) and each device's need (weights + KV + what the server holds); its speed the decode at the start
         and the time to the first token for the state's prompt.
@@ -21,6 +22,7 @@ from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.core.units import human_bytes
 
 TIER_TOP = 131_072
@@ -76,7 +78,7 @@ def ctx_tiers(model: ModelSpec, state: ExplorerState, chosen: FullLoad) -> tuple
         load = full_load(model, replace(state, ctx=ctx), prices, known)
         assert load is not None
         out.append(_tier(load, chosen.ctx, ctx == largest))
-    if largest is not None and largest not in ctxs:
+    if largest is not None and largest not in ctxs and CONTEXT.contains(largest):
         load = full_load(model, replace(state, ctx=largest), prices, known)
         assert load is not None
         out.append(_tier(load, chosen.ctx, True))
@@ -122,3 +124,39 @@ def tiers_dicts(tiers: tuple[CtxTier, ...]) -> list[dict[str, object]]:
 
 VERDICT_SHORT = {FitVerdict.FITS_GPU: "fits on GPU", FitVerdict.FITS_SPLIT: "fits split", FitVerdict.CPU_ONLY: "CPU only",
                  FitVerdict.DOES_NOT_FIT: "does not fit", FitVerdict.UNKNOWN: "unknown"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TierCell:
+    """One tier as the window's strip draws it: two short lines (ctx and peak RAM; GPU layers and decode), the whole
+    row — the GPUs' memory and the first token too — as its tooltip."""
+
+    ctx: int
+    lines: tuple[str, str]
+    tip: str
+    tier: str
+    chosen: bool
+
+
+def _gpus(t: CtxTier) -> str:
+    gpu_needs = [n for name, n in t.needs if name != "host"]
+    return "" if not gpu_needs or None in gpu_needs else human_bytes(sum(n or 0 for n in gpu_needs))
+
+
+def tier_cells(tiers: tuple[CtxTier, ...]) -> tuple[TierCell, ...]:
+    """The strip's words for `tiers` (the same figures as `tiers_text`)."""
+    out = []
+    for t in tiers:
+        ctx = f"{t.ctx // 1024}k" if t.ctx % 1024 == 0 else f"{t.ctx:,}"
+        label = f"{ctx} max" if t.largest else ctx
+        peak = "—" if t.peak_rss is None else human_bytes(t.peak_rss)
+        gpus = _gpus(t)
+        ttft = "—" if t.ttft_s is None else f"≈ {t.ttft_s:.2f} s"
+        lines = (f"{label} · {peak}", f"{t.gpu_layers} L · {rate_text(t.tok_s)}")
+        largest = " (the largest that fits)" if t.largest else ""
+        tip = (f"{t.ctx:,} tokens of context{largest}: {_short(t)}; peak RAM {peak} once the context has filled"
+               + (f", GPUs {gpus}" if gpus else "") + f"; {t.gpu_layers} GPU layers; decode {rate_text(t.tok_s)}, "
+               f"first token {ttft}. The same figures as `gguf-budget fit --ctx {t.ctx}`. Click to use this context.")
+        out.append(TierCell(ctx=t.ctx, lines=lines, tip=tip,
+                            tier="unknown" if t.tier is None else t.tier.value, chosen=t.chosen))
+    return tuple(out)

@@ -40,6 +40,7 @@ from gguf_budget.core.explorer.captions import ctx_label, pinned_caption, ring_n
 from gguf_budget.core.explorer.ctx_tiers import CtxTier, ctx_tiers
 from gguf_budget.core.explorer.headline import (
     Headline, differ_line, full_load_line, full_load_name, load_answer, plan_answer, plan_headline,
+    refused_answer,
 )
 from gguf_budget.core.explorer.load_fix import Fix, cheapest_fix
 from gguf_budget.core.machine.usable import usable_ram
@@ -230,7 +231,8 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     key, load, load_error = reuse.full_load(state, prices)
     line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
     tiers_key, tiers = reuse.tiers(key, state, load)
-    headline = Headline(BannerState.ERROR, f"CANNOT PLAN — {message}", line, load=load_answer(load, fix, line))
+    text = f"CANNOT PLAN — {message}"
+    headline = Headline(BannerState.ERROR, text, line, refused_answer(text), load_answer(load, fix, line))
     ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
     return ExplorerView(state=state, plan=None, error=message, thresholds=None, budget_span=reuse.budget_span(state),
                         ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),

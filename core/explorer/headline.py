@@ -269,3 +269,10 @@ def fix_dict(model: ModelSpec, state: ExplorerState, load: FullLoad) -> dict[str
         return None
     return {"knob": fix.knob.value, "change": fix.change, "cost": fix.cost, "reaches": fix.reaches.value,
             "ctx": fix.load.ctx, "verdict": fix.load.fit.verdict.value}
+
+
+def refused_answer(text: str) -> Answer:
+    """The Budget plan's answer when the planner refused to price the model: the reason, no tier."""
+    reason = text.removeprefix("CANNOT PLAN — ")
+    return Answer(title=PLAN_TITLE, plain=f"Cannot plan: {reason}", tier=None, why="",
+                  fix="", flags="", detail=text, glossary="Budget plan")

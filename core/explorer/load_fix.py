@@ -3,7 +3,8 @@
 Rule 1: candidates, cheapest first: fewer slots (`-np 1`, llama-server with more than one), an 8-bit KV cache (q8_0,
         from f16), a smaller context (the context tiers below the load's, largest first), then a smaller
         quantization of the same model (priced, not downloaded: `quant.priced`), largest first. Each changes one knob
-        of the person's state and keeps the load's ctx, so its cost is that knob alone.
+        of the person's state and keeps the load's ctx (unless it is past what a person may ask), so its cost is
+        that knob alone.
 Rule 2: every candidate is priced by `full_load` (the one pricing path `fit`, `tune` and the window use) and judged
         by `load_tier`. The fix is the first candidate that fits; failing that (a load that won't fit), the first
         that is at least tight; None when no candidate helps.
@@ -27,6 +28,7 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.quant.file_types import BY_NAME, QuantName
 from gguf_budget.core.quant.mix import PreparedModel, quant_mix
 from gguf_budget.core.quant.priced import priced_model
+from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.vocab import TextEnum
@@ -105,8 +107,13 @@ def _quants(model: ModelSpec, state: ExplorerState) -> Iterator[_Candidate]:
                          priced_model(model, mix), state)
 
 
+def _pinned(state: ExplorerState, ctx: int) -> ExplorerState:
+    """The state at the load's ctx; as it is when that ctx is past what a person may ask (a hostile header's)."""
+    return replace(state, ctx=ctx) if CONTEXT.contains(ctx) else state
+
+
 def _candidates(model: ModelSpec, state: ExplorerState, ctx: int) -> Iterator[_Candidate]:
-    pinned = replace(state, ctx=ctx)
+    pinned = _pinned(state, ctx)
     yield from _slots(model, pinned)
     yield from _kv(model, pinned)
     yield from _ctx(model, pinned, ctx)
