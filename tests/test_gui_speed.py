@@ -23,7 +23,6 @@ from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.types import CtxPolicy, RingReason
 from gguf_budget.core.units import human_bytes
-from gguf_budget.core.views.plan_view import BannerState
 from gguf_budget.core.views.speed_view import decode_brief, decode_text, speed_summary
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import parse_launch_args

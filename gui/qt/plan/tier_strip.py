@@ -66,7 +66,8 @@ class TierStrip(QWidget):
             button.deleteLater()
         self.buttons = []
         for _ in range(n):
-            button = named(QToolButton(self, checkable=True), "ctxTier")
+            button = named(QToolButton(self), "ctxTier")
+            button.setCheckable(True)
             button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
             button.clicked.connect(lambda _=False, b=button: self._clicked(b))
             self._layout.addWidget(button, 1)
