@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.fit.runtime_memory import PROFILES
 from gguf_budget.core.fit.types import FitEstimate, FitVerdict
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.vocab import TextEnum
@@ -58,7 +59,8 @@ def peak_memory(fit: FitEstimate) -> Peak:
         return Peak(None if m is None else m.peak_rss_short, None)
     full = m.full.total
     server = fit.server
-    counted = None if server is None or not server.host_rss else server.counted
+    serves = PROFILES[fit.request.engine.runtime].checkpoints  # llama-server and llama-cli, as `server_band` gates
+    counted = None if server is None or not server.host_rss or not serves else server.counted
     if counted is not None:
         full = max(full, full - m.full.checkpoints + counted)
     return Peak(m.peak_rss_short, full)

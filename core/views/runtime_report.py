@@ -92,12 +92,13 @@ def _grows(short: Resident, full: Resident) -> str:
     return ", ".join(f"{name} +{human_bytes(v)}" for name, v in parts if v > 0) or "nothing"
 
 
-def _full_end(fit: FitEstimate, full: Resident) -> str:
-    """The full end's one figure (`load_tier.peak_memory`) and what it counts beyond the filled context."""
+def _full_end(fit: FitEstimate, full: Resident, filled: str) -> str:
+    """The full end's one figure (`load_tier.peak_memory`), `filled` (when), and what it counts beyond the filled
+    context."""
     peak = peak_memory(fit).full or full.total
     counted = "" if peak == full.total else (f", with the cache and checkpoints the verdict counts "
                                              f"({human_bytes(peak - full.total)} over the filled context's)")
-    return f"≈ {human_bytes(peak)} once {full.workload.prompt:,} tokens fill the context{counted}"
+    return f"≈ {human_bytes(peak)} {filled}{counted}"
 
 
 def peak_rss_rows(fit: FitEstimate) -> list[tuple[str, str]]:
@@ -108,7 +109,8 @@ def peak_rss_rows(fit: FitEstimate) -> list[tuple[str, str]]:
         return [(PEAK, f"unknown ({m.settings.runtime}): the context, and so the KV cache, is unknown")]
     approx = " (compute approximate)" if m.compute_approximate else ""
     return [
-        (PEAK, f"{_full_end(fit, m.full)} (the figure to plan on) · ≈ {human_bytes(m.short.total)} after a short "
+        (PEAK, f"{_full_end(fit, m.full, f'once the {m.full.workload.prompt:,}-token context has filled')} "
+               f"(the figure to plan on) · ≈ {human_bytes(m.short.total)} after a short "
                f"prompt — {m.settings.runtime}{approx}"),
         ("", f"a full context adds {_grows(m.short, m.full)}; must have {human_bytes(m.full.anonymous)} anonymous, "
              f"the {human_bytes(m.full.mapped_weights)} mapped weights can be paged back in"),
@@ -128,7 +130,8 @@ def band_rows(fit: FitEstimate) -> tuple[tuple[str, str], ...]:
         return (BAND_FULL, unknown), (BAND_SHORT, unknown)
     approx = ", compute approximate" if m.compute_approximate else ""
     return (
-        (BAND_FULL, f"{_full_end(fit, m.full)} ({m.settings.runtime}{approx}; the figure to plan on)"),
+        (BAND_FULL, f"{_full_end(fit, m.full, f'once {m.full.workload.prompt:,} tokens fill the context')} "
+                    f"({m.settings.runtime}{approx}; the figure to plan on)"),
         (BAND_SHORT, f"≈ {human_bytes(m.short.total)} after a {m.short.workload.prompt:,}-token prompt and "
                      f"{m.short.workload.generated:,} generated"),
     )
