@@ -2,14 +2,15 @@
 
 Rule 1: candidates, cheapest first: fewer slots (`-np 1`, llama-server with more than one), an 8-bit KV cache (q8_0,
         from f16), a smaller context (the context tiers below the load's, largest first), then a smaller
-        quantization of the same model (priced, not downloaded: `quant.priced`), largest first. Each changes one knob
+        quantization of the same model (priced, not downloaded: `quant.priced`), largest first, from the steps
+        below the model's own type (`QUANT_STEPS`). Each changes one knob
         of the person's state and keeps the load's ctx (unless it is past what a person may ask), so its cost is
         that knob alone.
 Rule 2: every candidate is priced by `full_load` (the one pricing path `fit`, `tune` and the window use) and judged
         by `load_tier`. The fix is the first candidate that fits; failing that (a load that won't fit), the first
         that is at least tight; None when no candidate helps.
 Rule 3: candidates are priced lazily and the search stops at the first that fits, so a load that one knob rescues
-        costs one or two full loads.
+        costs one or two full loads; the smaller quantizations' mixes and token prices are made once per model.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from gguf_budget.core.fit.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.quant.file_types import BY_NAME, QuantName
-from gguf_budget.core.quant.mix import PreparedModel, quant_mix
+from gguf_budget.core.model.per_model_cache import per_model
+from gguf_budget.core.quant.mix import PreparedModel, QuantMix, quant_mix
 from gguf_budget.core.quant.priced import priced_model
 from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.core.speed.token_bytes import TokenPrices
@@ -67,6 +69,8 @@ class _Candidate:
     cost: str
     model: ModelSpec
     state: ExplorerState
+    prices: TokenPrices | None = None
+    """The candidate model's token prices when it is not the person's model."""
 
 
 def _slots(model: ModelSpec, state: ExplorerState) -> Iterator[_Candidate]:
@@ -91,20 +95,43 @@ def _ctx(model: ModelSpec, state: ExplorerState, ctx: int) -> Iterator[_Candidat
                          replace(state, ctx=smaller))
 
 
-def _quants(model: ModelSpec, state: ExplorerState) -> Iterator[_Candidate]:
-    prepared = None
-    for name in QUANT_STEPS:
-        prepared = prepared or PreparedModel.of(model)
+def _steps_below(model: ModelSpec) -> tuple[QuantName, ...]:
+    """The steps after the model's own type (all of them for a type not among the steps)."""
+    names = [n.value for n in QUANT_STEPS]
+    own = model.file_type_name
+    return QUANT_STEPS[names.index(own) + 1:] if own in names else QUANT_STEPS
+
+
+@dataclass(frozen=True)
+class _Priced:
+    name: QuantName
+    mix: QuantMix
+    model: ModelSpec
+    prices: TokenPrices
+
+
+@per_model(maxsize=4)
+def _smaller_quants(model: ModelSpec) -> tuple[_Priced, ...]:
+    """Rule 3: the smaller types priced once per model (machine- and ctx-independent), so a ctx tick re-prices
+    only their full loads."""
+    prepared, out = PreparedModel.of(model), []
+    for name in _steps_below(model):
         try:
             mix = quant_mix(prepared, BY_NAME[name])
         except QuantMixError:
             continue
-        if mix.file_bytes >= model.complete_file_bytes:
-            continue
-        yield _Candidate(FixKnob.QUANT, f"{name.value} (priced, not downloaded; was {model.file_type_name or 'this file'})",
-                         f"a {human_bytes(model.complete_file_bytes - mix.file_bytes)} smaller file at "
-                         f"{mix.bits_per_weight:.2f} bits per weight: lower quality, and a new download",
-                         priced_model(model, mix), state)
+        if mix.file_bytes < model.complete_file_bytes:
+            priced = priced_model(model, mix)
+            out.append(_Priced(name, mix, priced, TokenPrices.of(priced)))
+    return tuple(out)
+
+
+def _quants(model: ModelSpec, state: ExplorerState) -> Iterator[_Candidate]:
+    for q in _smaller_quants(model):
+        yield _Candidate(FixKnob.QUANT, f"{q.name.value} (priced, not downloaded; was {model.file_type_name or 'this file'})",
+                         f"a {human_bytes(model.complete_file_bytes - q.mix.file_bytes)} smaller file at "
+                         f"{q.mix.bits_per_weight:.2f} bits per weight: lower quality, and a new download",
+                         q.model, state, q.prices)
 
 
 def _pinned(state: ExplorerState, ctx: int) -> ExplorerState:
@@ -128,7 +155,7 @@ def cheapest_fix(model: ModelSpec, state: ExplorerState, load: FullLoad, prices:
     ctx = state.ctx if state.ctx is not None else load.ctx
     fallback: Fix | None = None
     for c in _candidates(model, state, ctx):
-        priced = full_load(c.model, c.state, prices if c.model is model else TokenPrices.of(c.model))
+        priced = full_load(c.model, c.state, c.prices or prices)
         assert priced is not None  # the state has a machine: `load` was priced on it
         tier = load_tier(priced.fit)
         if tier is None:
