@@ -130,3 +130,18 @@ def test_when_the_answers_disagree_one_line_says_why(gguf_file):
     assert b.why in view.headline.differ
     agree = derive(replace(view.state, machine=hypothetical_machine(16 * GiB), budget=Budget.of(4 * GiB)))
     assert agree.headline.plan.tier is agree.headline.load.tier is LoadTier.FITS and agree.headline.differ == ""
+
+
+def test_when_no_setting_rescues_it_the_fix_is_the_largest_smaller_quant_that_fits(gguf_file):
+    """A Q8_0 file (1.03 GiB) on 900 MB usable at its whole 4k context: no slot, KV type or smaller context is
+    enough, and Q4_K_M is still too big; Q3_K_M, priced as a full load of that quantization, fits."""
+    big = ArchDesc(name="big-llama", n_layer=16, n_embd=2048, n_ff=8192, n_head=16, n_head_kv=4, n_vocab=16384,
+                   context_length=4096)
+    model = load_model(gguf_file(big, "header_only"))
+    view = derive(ExplorerState(model=model, budget=Budget.of(500_000_000), ctx=4096,
+                                machine=hypothetical_machine(DEFAULT_HOST_RESERVE + 900_000_000)))
+    fix = view.fix
+    assert view.headline.load.tier is LoadTier.WONT and fix is not None and fix.knob.value == "quant"
+    assert fix.change.startswith("Q3_K_M (priced, not downloaded; was Q8_0)") and fix.reaches is LoadTier.FITS
+    assert "bits per weight: lower quality, and a new download" in fix.cost
+    assert fix.load.fit.verdict.admitted and fix.load.fit.weights.file_bytes < model.complete_file_bytes
