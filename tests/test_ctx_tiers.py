@@ -32,9 +32,9 @@ def test_each_tier_is_fit_at_that_ctx(capsys, name):
     for tier in tiers:
         assert main(["fit", path, *MACHINE, "--json", "--ctx", str(tier["ctx"])]) in (0, 3)
         one = json.loads(capsys.readouterr().out)
-        assert (tier["verdict"], tier["gpu_layers"], tier["peak_rss"], tier["tok_s"]) == (
-            one["verdict"], one["gpu_layers"], one["runtime_memory"]["peak_rss"], one["tok_s_estimate"]["tok_s"]
-            if one["tok_s_estimate"] else None)
+        assert (tier["verdict"], tier["tier"], tier["gpu_layers"], tier["peak_rss"], tier["tok_s"]) == (
+            one["verdict"], one["peak_memory"]["tier"], one["gpu_layers"], one["peak_memory"]["full"],
+            one["tok_s_estimate"]["tok_s"] if one["tok_s_estimate"] else None)
 
 
 def test_fit_tiers_prints_one_row_a_tier(capsys):

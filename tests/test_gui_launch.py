@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QWidget
 from gguf_budget.core import load_model
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import no_display, parse_launch_args
-from gguf_budget.gui.qt.theme import BANNER_COLOURS
+from gguf_budget.gui.qt.theme import TIER_COLOURS
 from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, open_window, shoot
 from gguf_budget.resources import demo_model_path
 
@@ -31,12 +31,12 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def banner_colours(png: Path, window: QWidget) -> set[str]:
-    """The PNG's colours inside the banner's padding (left, right, top), where the banner sits in `window`."""
-    banner = child(window, "banner")
+    """The PNG's colours inside the Budget plan's tier bar's padding (left, right, top), where it sits in `window`."""
+    banner = child(window, "bannerTier")
     left, top = banner.mapTo(window, QPoint(0, 0)).toTuple()
     right, middle = left + banner.width() - 1, top + banner.height() // 2
     image = QImage(str(png))
-    points = ((left + 4, middle), (right - 4, middle), (left + banner.width() // 2, top + 4))
+    points = ((left + 1, middle), (right - 1, middle), (left + banner.width() // 2, top + 1))
     return {image.pixelColor(x, y).name().upper() for x, y in points}
 
 
@@ -91,17 +91,19 @@ def test_screenshot_of_the_demo_writes_a_full_window_png(qtbot, tmp_path, screen
     assert (image.width(), image.height()) == SCREENSHOT_SIZE
     open_model(qtbot, screen_window.window, demo_model_path())  # where the command's banner sits
     [colour] = banner_colours(out, screen_window.window)
-    assert colour in {QColor(c).name().upper() for c in BANNER_COLOURS.values()}
+    assert colour in {QColor(c).name().upper() for c in TIER_COLOURS.values()}
     assert not list((tmp_path / "tmp").iterdir())  # no gguf-budget-shot-* folder left behind
 
 
-@pytest.mark.parametrize("budget, state", [("20M", "impossible"), ("90M", "feasible"), ("0", "unlimited")])
-def test_screenshot_budget_sets_the_banner(tmp_path, write_model, screen_window, budget, state):
+@pytest.mark.parametrize("budget, state, tier", [("20M", "impossible", "won't"), ("90M", "feasible", "fits"),
+                                                 ("0", "unlimited", "fits")])
+def test_screenshot_budget_sets_the_banner(tmp_path, write_model, screen_window, budget, state, tier):
     out = tmp_path / "shot.png"
     options = parse_launch_args([str(write_model()), "--budget", budget, "--ctx", "1024", "--screenshot", str(out)])
     assert shoot(screen_window, options) is None
     assert child(screen_window.window, "banner").property("state") == state
-    assert banner_colours(out, screen_window.window) == {QColor(BANNER_COLOURS[state]).name().upper()}
+    assert child(screen_window.window, "bannerTier").property("tier") == tier
+    assert banner_colours(out, screen_window.window) == {QColor(TIER_COLOURS[tier]).name().upper()}
 
 
 def test_screenshot_of_a_corrupt_file_exits_2_with_its_reason(tmp_path):

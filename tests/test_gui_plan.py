@@ -16,7 +16,7 @@ from gui_support import MIB, WIDE, child, open_model, settle, small_machine
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence, QMouseEvent
 from PySide6.QtWidgets import (
-    QApplication, QCheckBox, QComboBox, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider, QSpinBox, QWidget,
+    QApplication, QCheckBox, QComboBox, QFrame, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QSlider, QSpinBox, QWidget,
 )
 
 from gguf_budget.core.plan.budget import Budget
@@ -243,7 +243,7 @@ def test_a_tied_model_cannot_ask_to_stream_its_head(qtbot, make_window, write_mo
 NAMED = {
     "budgetSlider": QSlider, "budgetEdit": QLineEdit, "ctxSlider": QSlider, "ctxAuto": QCheckBox,
     "buffersSpin": QSpinBox, "headMode": QComboBox, "kvType": QComboBox, "forceCheck": QCheckBox,
-    "ledgerChart": LedgerChart, "pinnedLabel": QLabel, "layerStrip": QWidget, "banner": QLabel,
+    "ledgerChart": LedgerChart, "pinnedLabel": QLabel, "layerStrip": QWidget, "banner": QFrame,
     "reportView": QPlainTextEdit, "hardwarePanel": QWidget, "gpuLayersSpin": QSpinBox, "refreshHardware": QPushButton,
 }
 

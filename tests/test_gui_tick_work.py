@@ -89,7 +89,7 @@ def test_the_labels_a_ctx_tick_rewrites_are_laid_out_as_plain_labels(qtbot, make
     ctx.setValue(ctx.minimum())
     settle(qtbot, window)
     rewritten = [label for label, text in before.items() if label.isVisible() and label.text() != text]
-    assert {"banner", "kvLowerBound", "kvEngine", "peakRssFull"} <= {label.objectName() for label in rewritten}
+    assert {"bannerPlain", "kvLowerBound", "kvEngine", "peakRssFull"} <= {label.objectName() for label in rewritten}
     selectable = [label.objectName() for label in rewritten
                   if label.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse]
     assert selectable == []

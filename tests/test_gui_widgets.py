@@ -12,9 +12,7 @@ from PySide6.QtGui import QColor, QPalette
 
 import gguf_budget.gui.qt
 from gguf_budget.core import LEDGER_LINES
-from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.views.plan_view import BannerState
-from gguf_budget.gui.qt.plan.banner import Banner
 from gguf_budget.gui.qt.byte_axis import ByteAxis
 from gguf_budget.core.views.byte_ticks import HEADROOM, axis_top, nice_step
 from gguf_budget.core.explorer.budget_span import Span
@@ -29,7 +27,7 @@ from gguf_budget.gui.qt.settings import (
 )
 from gguf_budget.gui.qt.theme import (
     BANNER_COLOURS, DARK_BACKGROUND, ERROR_COLOUR, LEDGER_COLOURS, LIGHT_BACKGROUND, MEMORY_COLOURS, MIN_CONTRAST,
-    contrast,
+    TIER_COLOURS, contrast,
 )
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
@@ -97,24 +95,17 @@ def test_every_banner_state_has_white_text_on_a_dark_enough_colour(state):
     assert contrast(BANNER_COLOURS[state], "#FFFFFF") >= 4.5
 
 
+@pytest.mark.parametrize("tier", ["fits", "tight", "won't", "unknown"])
+def test_every_tier_has_white_text_on_a_dark_enough_colour(tier):
+    assert contrast(TIER_COLOURS[tier], "#FFFFFF") >= 4.5
+
+
 def test_colours_are_chosen_in_the_theme_only():
     """Rule of gui/qt/theme.py: no other Qt module writes a colour of its own."""
     qt = Path(gguf_budget.gui.qt.__file__).parent
     own = {str(p.relative_to(qt)): re.findall(r"#[0-9A-Fa-f]{6}\b", p.read_text(encoding="utf-8"))
            for p in qt.rglob("*.py") if p.name != "theme.py"}
     assert {name: found for name, found in own.items() if found} == {}
-
-
-def test_banner_state_property_and_unknown_states(qtbot):
-    banner = Banner()
-    qtbot.addWidget(banner)
-    assert banner.state() == "empty"
-    for state in BannerState:
-        banner.show_state(state, state.upper())
-        assert banner.property("state") == state.value and banner.text() == state.upper()
-    with pytest.raises(ValueError, match="unknown banner state") as info:
-        banner.show_state("maybe", "?")
-    assert not isinstance(info.value, BudgetError)  # a bug in the caller: the internal-error dialog, not one line
 
 
 def test_layer_strip_cells(qtbot):

@@ -2,11 +2,12 @@
 largest context that fits — memory, GPU layers and speed each, so a person sees what context costs.
 
 Rule 1: each tier is `full_load` at that ctx asked (the same call `fit --ctx N` makes), so a tier's figures are
-        exactly `fit --ctx N`'s; the largest-that-fits tier is the full load's own `max_ctx` (None when nothing fits).
+        exactly `fit --ctx N`'s (the chosen load's largest ctx is passed in: a tier's own is not shown); the largest-that-fits tier is the full load's own `max_ctx` (None when nothing fits).
 Rule 2: tiers run from 4,096 tokens by doublings up to the trained context (never past it), the trained context
-        itself when it is not a power-of-two step, then the largest that fits when it is none of those.
-Rule 3: a tier's memory is the peak RSS once its context has filled (`RuntimeMemory.peak_rss`, the figure verdicts
-        are told) and each device's need (weights + KV + what the server holds); its speed the decode at the start
+        itself when it is not a power-of-two step, then the largest that fits when it is none of those (and no more
+        than a person may ask, `ranges.CONTEXT`: a hostile header's trained context is no tier).
+Rule 3: a tier's memory is the one peak figure once its context has filled (`load_tier.peak_memory`, the figure
+        `fit` prints and its JSON's `peak_memory.full`), its tier fits / tight / won't (`load_tier`) and each device's need (weights + KV + what the server holds); its speed the decode at the start
         and the time to the first token for the state's prompt.
 """
 
@@ -16,10 +17,12 @@ from dataclasses import dataclass, replace
 
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.fit.load_tier import LoadTier, load_tier, peak_memory
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.core.units import human_bytes
 
 TIER_TOP = 131_072
@@ -33,6 +36,7 @@ class CtxTier:
     largest: bool
     chosen: bool
     verdict: FitVerdict
+    tier: LoadTier | None
     gpu_layers: int
     peak_rss: int | None
     needs: tuple[tuple[str, int | None], ...]
@@ -55,8 +59,10 @@ def tier_ctxs(context_length: int | None) -> tuple[int, ...]:
 def _tier(load: FullLoad, chosen_ctx: int, largest: bool) -> CtxTier:
     fit, speed = load.fit, load.speed
     prefill = None if speed is None else speed.prefill
+    judged = load_tier(fit)
     return CtxTier(ctx=load.ctx, largest=largest, chosen=load.ctx == chosen_ctx, verdict=fit.verdict,
-                   gpu_layers=fit.gpu_layers, peak_rss=fit.memory.peak_rss if fit.memory else None,
+                   tier=None if judged is None else judged.tier, gpu_layers=fit.gpu_layers,
+                   peak_rss=peak_memory(fit).full,
                    needs=tuple((d.name, d.need) for d in fit.devices), tok_s=None if speed is None else speed.tok_s,
                    ttft_s=None if prefill is None else prefill.ttft_s)
 
@@ -66,23 +72,29 @@ def ctx_tiers(model: ModelSpec, state: ExplorerState, chosen: FullLoad) -> tuple
     prices = TokenPrices.of(model)
     ctxs = list(tier_ctxs(model.context_length))
     largest = chosen.max_ctx
+    known = (chosen.fit.gpu_layers, largest)
     out = []
     for ctx in ctxs:
-        load = full_load(model, replace(state, ctx=ctx), prices)
+        load = full_load(model, replace(state, ctx=ctx), prices, known)
         assert load is not None
         out.append(_tier(load, chosen.ctx, ctx == largest))
-    if largest is not None and largest not in ctxs:
-        load = full_load(model, replace(state, ctx=largest), prices)
+    if largest is not None and largest not in ctxs and CONTEXT.contains(largest):
+        load = full_load(model, replace(state, ctx=largest), prices, known)
         assert load is not None
         out.append(_tier(load, chosen.ctx, True))
     return tuple(sorted(out, key=lambda t: t.ctx))
 
 
-def _rate(tok_s: float | None) -> str:
+def rate_text(tok_s: float | None) -> str:
     """Decode speed as a person reads it: tokens a second, or seconds a token below one."""
     if tok_s is None:
         return "—"
     return f"≈ {tok_s:.1f} tok/s" if tok_s >= 1 else f"≈ {1 / tok_s:.1f} s/token"
+
+
+def _short(t: CtxTier) -> str:
+    """The verdict in a word or two; "tight" where it fits only tightly (`load_tier`), never "fits"."""
+    return "tight" if t.tier is LoadTier.TIGHT else VERDICT_SHORT[t.verdict]
 
 
 def tiers_text(tiers: tuple[CtxTier, ...]) -> str:
@@ -97,17 +109,54 @@ def tiers_text(tiers: tuple[CtxTier, ...]) -> str:
         gpu_needs = [n for name, n in t.needs if name != "host"]
         gpus = "—" if not gpu_needs or None in gpu_needs else human_bytes(sum(n or 0 for n in gpu_needs))
         ttft = f"≈ {t.ttft_s:.2f} s" if t.ttft_s is not None else "—"
-        rows.append(f"  {t.ctx:>9,}  {VERDICT_SHORT[t.verdict]:<14} {t.gpu_layers:>10}  {peak:>10}  {gpus:>10}  "
-                    f"{_rate(t.tok_s):>16}  {ttft:>11}  {marks}".rstrip())
+        rows.append(f"  {t.ctx:>9,}  {_short(t):<14} {t.gpu_layers:>10}  {peak:>10}  {gpus:>10}  "
+                    f"{rate_text(t.tok_s):>16}  {ttft:>11}  {marks}".rstrip())
     return "\n".join(rows)
 
 
 def tiers_dicts(tiers: tuple[CtxTier, ...]) -> list[dict[str, object]]:
     """`fit --json`'s `tiers`."""
-    return [{"ctx": t.ctx, "verdict": t.verdict.value, "gpu_layers": t.gpu_layers, "peak_rss": t.peak_rss,
+    return [{"ctx": t.ctx, "verdict": t.verdict.value,
+             "tier": None if t.tier is None else t.tier.value, "gpu_layers": t.gpu_layers, "peak_rss": t.peak_rss,
              "needs": dict(t.needs), "tok_s": t.tok_s, "ttft_s": t.ttft_s, "chosen": t.chosen, "largest": t.largest}
             for t in tiers]
 
 
 VERDICT_SHORT = {FitVerdict.FITS_GPU: "fits on GPU", FitVerdict.FITS_SPLIT: "fits split", FitVerdict.CPU_ONLY: "CPU only",
                  FitVerdict.DOES_NOT_FIT: "does not fit", FitVerdict.UNKNOWN: "unknown"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TierCell:
+    """One tier as the window's strip draws it: two short lines (ctx and peak RAM; GPU layers and decode), the whole
+    row — the GPUs' memory and the first token too — as its tooltip."""
+
+    ctx: int
+    lines: tuple[str, str]
+    tip: str
+    tier: str
+    chosen: bool
+
+
+def _gpus(t: CtxTier) -> str:
+    gpu_needs = [n for name, n in t.needs if name != "host"]
+    return "" if not gpu_needs or None in gpu_needs else human_bytes(sum(n or 0 for n in gpu_needs))
+
+
+def tier_cells(tiers: tuple[CtxTier, ...]) -> tuple[TierCell, ...]:
+    """The strip's words for `tiers` (the same figures as `tiers_text`)."""
+    out = []
+    for t in tiers:
+        ctx = f"{t.ctx // 1024}k" if t.ctx % 1024 == 0 else f"{t.ctx:,}"
+        label = f"{ctx} max" if t.largest else ctx
+        peak = "—" if t.peak_rss is None else human_bytes(t.peak_rss)
+        gpus = _gpus(t)
+        ttft = "—" if t.ttft_s is None else f"≈ {t.ttft_s:.2f} s"
+        lines = (f"{label} · {peak}", f"{t.gpu_layers} L · {rate_text(t.tok_s)}")
+        largest = " (the largest that fits)" if t.largest else ""
+        tip = (f"{t.ctx:,} tokens of context{largest}: {_short(t)}; peak RAM {peak} once the context has filled"
+               + (f", GPUs {gpus}" if gpus else "") + f"; {t.gpu_layers} GPU layers; decode {rate_text(t.tok_s)}, "
+               f"first token {ttft}. The same figures as `gguf-budget fit --ctx {t.ctx}`. Click to use this context.")
+        out.append(TierCell(ctx=t.ctx, lines=lines, tip=tip,
+                            tier="unknown" if t.tier is None else t.tier.value, chosen=t.chosen))
+    return tuple(out)

@@ -21,7 +21,11 @@ Rule 6: `derive(state, previous)` equals `derive(state)`; it only reuses the par
         the budget unless ctx moves) and, when only ctx moved and the GPU layers stayed, the
         largest ctx that fits. A budget tick then costs a plan and a speed estimate, plus one
         fit when ctx moved, instead of the max-ctx search's ten fits. The budget span is reused
-        while the model object and the machine's total RAM stay.
+        while the model object and the machine's total RAM stay. The full load's cheapest fix is reused with the
+        full load; the context tiers while nothing but the asked ctx moved and the largest ctx stayed (only the
+        chosen mark moves).
+Rule 7: the headline's two answers (`headline` Rules 5–6) and the context tiers (`ctx_tiers`) are the view's, so
+        the window draws them and the CLI's `fit --tiers` prints the same numbers.
 """
 
 from __future__ import annotations
@@ -34,7 +38,12 @@ from gguf_budget.core.explorer.dock_inputs import DockInputs, dock_inputs
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.explorer.captions import ctx_label, measured_row, pinned_caption, ring_note
-from gguf_budget.core.explorer.headline import Headline, full_load_line, full_load_name, plan_headline
+from gguf_budget.core.explorer.ctx_tiers import CtxTier, ctx_tiers
+from gguf_budget.core.explorer.headline import (
+    Headline, differ_line, full_load_line, full_load_name, load_answer, plan_answer, plan_headline,
+    refused_answer,
+)
+from gguf_budget.core.explorer.load_fix import Fix, cheapest_fix
 from gguf_budget.core.machine.usable import usable_ram
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.machine.bandwidth import Bandwidths
@@ -98,6 +107,9 @@ class ExplorerView:
     full_load_error: str | None = None
     docks: DockInputs | None = None
     """Every dock's inputs for this state, built once (`dock_inputs` Rule 5)."""
+    fix: Fix | None = None
+    tiers: tuple[CtxTier, ...] = ()
+    tiers_key: FullLoadKey | None = None
 
     @property
     def fit(self) -> FitEstimate | None:
@@ -174,6 +186,28 @@ class _Reuse:
         except BudgetError as e:
             return key, None, str(e)
 
+    def fix(self, key: FullLoadKey | None, state: ExplorerState, load: FullLoad | None,
+            prices: TokenPrices) -> Fix | None:
+        """The full load's cheapest fix (`load_fix`), reused with the full load (Rule 6)."""
+        p = self.previous
+        if load is None or key is None:
+            return None
+        if p is not None and key.same(p.full_load_key):
+            return p.fix
+        return cheapest_fix(self.model, state, load, prices)
+
+    def tiers(self, key: FullLoadKey | None, state: ExplorerState,
+              load: FullLoad | None) -> tuple[FullLoadKey | None, tuple[CtxTier, ...]]:
+        """The context tiers beside the full load (Rule 7), re-marked when only the asked ctx moved (Rule 6)."""
+        if load is None or key is None:
+            return None, ()
+        any_ctx = replace(key, request=replace(key.request, ctx=None))
+        p = self.previous
+        if (p is not None and any_ctx.same(p.tiers_key) and p.full_load is not None
+                and p.full_load.max_ctx == load.max_ctx):
+            return any_ctx, tuple(replace(t, chosen=t.ctx == load.ctx) for t in p.tiers)
+        return any_ctx, ctx_tiers(self.model, state, load)
+
     def _known_max_ctx(self, key: FullLoadKey) -> tuple[int, int | None] | None:
         """The previous full load's (GPU layers, largest ctx) when only an asked ctx moved (`full_load` Rule 2)."""
         p = self.previous
@@ -207,13 +241,16 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     model = reuse.model
     prices = reuse.prices()
     key, load, load_error = reuse.full_load(state, prices)
-    headline = Headline(BannerState.ERROR, f"CANNOT PLAN — {message}", _line(load, load_error, state))
+    line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
+    tiers_key, tiers = reuse.tiers(key, state, load)
+    text = f"CANNOT PLAN — {message}"
+    headline = Headline(BannerState.ERROR, text, line, refused_answer(text), load_answer(load, fix, line))
     ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
     return ExplorerView(state=state, plan=None, error=message, thresholds=None, budget_span=reuse.budget_span(state),
                         ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
                         full_load=load, plan_speed=None, headline=headline, pinned_caption="—", ctx_label=ctx,
-                        ring_note="", prices=prices, full_load_key=key, full_load_error=load_error,
-                        docks=dock_inputs(state, _docks(reuse.previous)))
+                        ring_note="", prices=prices, full_load_key=key, full_load_error=load_error, fix=fix,
+                        tiers=tiers, tiers_key=tiers_key, docks=dock_inputs(state, _docks(reuse.previous)))
 
 
 def derive(state: ExplorerState, previous: ExplorerView | None = None) -> ExplorerView:
@@ -232,10 +269,15 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
     host_available = None if state.machine is None else state.machine.host_available
     speed = plan_speed(prices, plan, state.bandwidths, host_available, state.prompt_tokens)
     key, load, load_error = reuse.full_load(state, prices)
-    banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable_ram(state.machine, state.reserves.host))
+    usable = usable_ram(state.machine, state.reserves.host)
+    banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable)
+    line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
+    tiers_key, tiers = reuse.tiers(key, state, load)
+    answers = (plan_answer(plan, speed, banner is BannerState.SLOW, usable, text), load_answer(load, fix, line))
+    headline = Headline(banner, text, line, *answers, differ=differ_line(plan, load, *answers))
     return ExplorerView(state=state, plan=plan, error=None, thresholds=thresholds, budget_span=reuse.budget_span(state),
-                        ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
-                        full_load=load, plan_speed=speed, headline=Headline(banner, text, _line(load, load_error, state)),
+                        ctx_span=ctx_span(model, state), usable_ram=usable,
+                        full_load=load, plan_speed=speed, headline=headline,
                         pinned_caption=pinned_caption(plan, speed), ctx_label=ctx_label(plan), ring_note=ring_note(plan),
                         prices=prices, threshold_key=threshold_key, full_load_key=key, full_load_error=load_error,
-                        docks=dock_inputs(state, _docks(previous)))
+                        fix=fix, tiers=tiers, tiers_key=tiers_key, docks=dock_inputs(state, _docks(previous)))

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from gguf_budget.core.fit.auto_ctx import AutoFit, FitCtxReason
+from gguf_budget.core.fit.load_tier import PAGING, load_tier, peak_memory
 from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Strategy
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.views.command_view import command_dict, command_rows
@@ -129,8 +130,9 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
         "moe_n_cpu": _strategy_dict(e.moe_offload),
         "command": command_dict(e.recommended, e.request.engine.runtime),
         "runtime": e.request.engine.runtime.value,
-        "peak_rss_short": e.memory.peak_rss_short if e.memory else None,
-        "peak_rss_full": e.memory.peak_rss if e.memory else None,
+        "peak_rss_short": peak_memory(e).short,
+        "peak_rss_full": peak_memory(e).full,
+        "peak_memory": peak_dict(e),
         "runtime_memory": runtime_dict(e),
         "server": server_dict(e),
         "claims": {
@@ -144,17 +146,35 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
     }
 
 
+def peak_dict(e: FitEstimate) -> dict[str, Any]:
+    """`fit --json`'s `peak_memory`: the one peak figure per end of the band (`load_tier.peak_memory`), its tier."""
+    peak, judged = peak_memory(e), load_tier(e)
+    return {"runtime": e.request.engine.runtime.value, "short": peak.short, "full": peak.full,
+            "tier": None if judged is None else judged.tier.value, "why": None if judged is None else judged.why}
+
+
+PLACEMENT: dict[FitVerdict, str] = {
+    FitVerdict.FITS_GPU: "all {L} blocks and the output layer offloaded",
+    FitVerdict.FITS_SPLIT: "the output layer and {n} of {L} blocks on GPU, the rest in host RAM (slower)",
+    FitVerdict.CPU_ONLY: "everything in host RAM (slowest)",
+}
+
+
 def verdict_text(e: FitEstimate) -> str:
-    """The verdict in one line; the CLI and the GUI side panel both say it this way."""
+    """The verdict in one line; the CLI and the GUI side panel both say it this way. A load that fits only by
+    paging its mapped weights back in says so instead of "fits" (`load_tier` Rule 3); its other tiers are said
+    beside it (`fit`'s Tier line, the window's answers)."""
     L = e.n_layer
     short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in e.shortfall.items())
-    return {
-        FitVerdict.FITS_GPU: f"fits on GPU — all {L} blocks and the output layer offloaded",
-        FitVerdict.FITS_SPLIT: f"fits split — the output layer and {max(e.gpu_layers - 1, 0)} of {L} blocks on GPU, "
-                               "the rest in host RAM (slower)",
-        FitVerdict.CPU_ONLY: "fits CPU-only — everything in host RAM (slowest)",
-        FitVerdict.DOES_NOT_FIT: f"does not fit — {short}",
-    }.get(e.verdict, "unknown — " + "; ".join(e.unknowns))
+    if e.verdict is FitVerdict.DOES_NOT_FIT:
+        return f"does not fit — {short}"
+    if e.verdict is FitVerdict.UNKNOWN:
+        return "unknown — " + "; ".join(e.unknowns)
+    where = PLACEMENT[e.verdict].format(L=L, n=max(e.gpu_layers - 1, 0))
+    judged = load_tier(e)
+    if judged is not None and judged.why.startswith(PAGING):
+        return f"{judged.why} — {where}"
+    return f"{VERDICT_WORDS[e.verdict]} — {where}"
 
 
 def _ceiling_words(choice: AutoFit) -> str:

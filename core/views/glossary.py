@@ -51,8 +51,14 @@ _TERMS: tuple[Term, ...] = (
          "and `--ctx`."),
     Term("Catalogue skeleton", "A header-only GGUF file shipped with the app: the shapes and tensor types of a "
          "published model, without its weights. It plans and fits like the real file."),
+    Term("Cheapest fix", "What the headline suggests for a load that is tight or won't fit: the first of fewer "
+         "server slots (-np 1), an 8-bit KV cache (-ctk q8_0 -ctv q8_0), a smaller context, or a smaller "
+         "quantization that fits, each priced as a full load, with what it costs."),
     Term("Context (ctx)", "How many tokens the model keeps in view — the prompt and the answer together. The KV "
          "cache, the attention scores and the residual stream grow with it."),
+    Term("Context tiers", "The strip under the headline: the Full load at 4k, 8k, 16k, 32k, 64k and 128k tokens (up "
+         "to the trained context) and at the largest context that fits — its peak RAM, GPU layers and decode "
+         "speed each, the same figures as `gguf-budget fit --ctx N`. Clicking a tier sets the context."),
     Term("Ctx cap", "The largest context an auto ctx may choose; by default the model's trained context."),
     Term("Decode estimate", "Tokens per second while generating, from the bytes each token reads from each memory "
          "tier and that tier's bandwidth, times the share of that rate real llama.cpp runs reach (the "
@@ -71,6 +77,9 @@ _TERMS: tuple[Term, ...] = (
     Term("Fits on GPU, fits split, fits CPU-only, does not fit", "The Full load's verdicts: every layer on the "
          "GPUs; some layers on the GPUs and the rest in host RAM; everything in host RAM; or more than the "
          "machine has."),
+    Term("Fits, tight, won't", "The three tiers of each answer. Tight: it fits with under 10 % of the memory left, or "
+         "only because the kernel can page the mapped weights back in (its peak is above the RAM available). "
+         "Won't: it does not fit. A tight or won't answer names its cheapest fix."),
     Term("Full load", "llama.cpp loading the whole model the usual way, on this machine or a hypothetical one: "
          "which layers go to which GPU, what stays in host RAM, the KV cache, and whether it all fits."),
     Term("GPU layers (-ngl)", "How many of the model's layers llama.cpp puts on the GPUs — the output layer "
@@ -96,7 +105,10 @@ _TERMS: tuple[Term, ...] = (
     _line("out_norm"),
     Term("Page cache", "The operating system's copy of recently read file data, kept in spare RAM. Streamed "
          "layers read from it — much faster than disk — when the RAM beyond the budget can hold them."),
-    Term("Peak RSS", "The most RAM a process held at once (its resident set size), measured by a real run."),
+    Term("Peak RSS", "The most RAM a process held at once (its resident set size), measured by a real run. "
+         "Predicted, it is one figure per program at each end of the band — after a short prompt, and once the "
+         "context has filled (for llama-server with the prompt cache and checkpoints its verdict counts); the "
+         "side panel, `fit` and `fit --json` (`peak_memory`) give the same one."),
     _line("pinned", " A pinned layer is one kept in RAM."),
     Term("Priced, not downloaded", "A quantization sized from the model's tensor shapes exactly as llama.cpp's "
          "quantizer would write it, without the file being here."),

@@ -9,6 +9,8 @@ Rule 2: the host's predicted peak RSS is a band for the runtime assumed (llama-s
         of the compute buffer, the work buffer, context checkpoints, the process); what the
         machine must really have is the anonymous part (mapped pages are clean and can be
         dropped and read back).
+        The full end is `load_tier.peak_memory`'s one figure (for llama-server, with the cache and checkpoints its
+        verdict counts), the same in `fit`'s text, its JSON (`peak_memory`) and the side panel.
 Rule 3: the reserves are a safety margin on top, shown apart; the verdict's basis is said in
         words (`runtime_types.VERDICT_BASIS`), as is the revision the rules follow.
 """
@@ -19,6 +21,7 @@ from typing import Any
 
 from gguf_budget.core.fit.runtime_types import DeviceMemory, Resident, RuntimeMemory
 from gguf_budget.core.fit.runtime_memory import flash_attn, reserved_outputs
+from gguf_budget.core.fit.load_tier import peak_memory
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.llama_cpp import LLAMA_CPP_SOURCE
 from gguf_budget.core.units import human_bytes
@@ -89,20 +92,32 @@ def _grows(short: Resident, full: Resident) -> str:
     return ", ".join(f"{name} +{human_bytes(v)}" for name, v in parts if v > 0) or "nothing"
 
 
-def peak_rss_rows(m: RuntimeMemory) -> list[tuple[str, str]]:
-    """Rule 2 in words: both ends of the band, for the side panel and `fit`'s text."""
+def _full_end(fit: FitEstimate, full: Resident, filled: str) -> str:
+    """The full end's one figure (`load_tier.peak_memory`), `filled` (when), and what it counts beyond the filled
+    context."""
+    peak = peak_memory(fit).full or full.total
+    counted = "" if peak == full.total else (f", with the cache and checkpoints the verdict counts "
+                                             f"({human_bytes(peak - full.total)} over the filled context's)")
+    return f"≈ {human_bytes(peak)} {filled}{counted}"
+
+
+def peak_rss_rows(fit: FitEstimate) -> list[tuple[str, str]]:
+    """Rule 2 in words: both ends of the band, for `fit`'s text (the same figures as the side panel's `band_rows`)."""
+    m = fit.memory
+    assert m is not None
     if m.full is None or m.short is None:
-        return [("Peak RSS", f"unknown ({m.settings.runtime}): the context, and so the KV cache, is unknown")]
+        return [(PEAK, f"unknown ({m.settings.runtime}): the context, and so the KV cache, is unknown")]
     approx = " (compute approximate)" if m.compute_approximate else ""
     return [
-        ("Peak RSS", f"≈ {human_bytes(m.full.total)} once the {m.full.workload.prompt:,}-token context has filled "
-                     f"(the figure to plan on) · ≈ {human_bytes(m.short.total)} after a short prompt — "
-                     f"{m.settings.runtime}{approx}"),
+        (PEAK, f"{_full_end(fit, m.full, f'once the {m.full.workload.prompt:,}-token context has filled')} "
+               f"(the figure to plan on) · ≈ {human_bytes(m.short.total)} after a short "
+               f"prompt — {m.settings.runtime}{approx}"),
         ("", f"a full context adds {_grows(m.short, m.full)}; must have {human_bytes(m.full.anonymous)} anonymous, "
              f"the {human_bytes(m.full.mapped_weights)} mapped weights can be paged back in"),
     ]
 
 
+PEAK = "Peak RSS"
 BAND_FULL = "Peak RSS, full context"
 BAND_SHORT = "Peak RSS, short prompt"
 
@@ -115,7 +130,7 @@ def band_rows(fit: FitEstimate) -> tuple[tuple[str, str], ...]:
         return (BAND_FULL, unknown), (BAND_SHORT, unknown)
     approx = ", compute approximate" if m.compute_approximate else ""
     return (
-        (BAND_FULL, f"≈ {human_bytes(m.full.total)} once {m.full.workload.prompt:,} tokens fill the context "
+        (BAND_FULL, f"{_full_end(fit, m.full, f'once {m.full.workload.prompt:,} tokens fill the context')} "
                     f"({m.settings.runtime}{approx}; the figure to plan on)"),
         (BAND_SHORT, f"≈ {human_bytes(m.short.total)} after a {m.short.workload.prompt:,}-token prompt and "
                      f"{m.short.workload.generated:,} generated"),
@@ -137,6 +152,6 @@ def runtime_rows(fit: FitEstimate) -> list[tuple[str, str]]:
         mapped = f"{human_bytes(d.mapped_weights)} mapped weights (file-backed) + " if d.mapped_weights else ""
         rows.append((f"  {d.name}", f"{mapped}{human_bytes(d.anonymous)} anonymous ({_items(d)}); "
                                     f"reserve {human_bytes(reserves.get(d.name, 0))} on top"))
-    rows += peak_rss_rows(m)
+    rows += peak_rss_rows(fit)
     rows.append(("Judged on", m.verdict_basis))
     return rows

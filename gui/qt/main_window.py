@@ -54,6 +54,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgress
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
+from gguf_budget.core.explorer.ctx_tiers import tier_cells
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.messages import MessageKind
@@ -79,8 +80,8 @@ from gguf_budget.core.safe_text import safe_text
 from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.message_area import MessageArea
 from gguf_budget.gui.qt.workers.background import BackgroundCall
-from gguf_budget.gui.qt.elided_label import ElidedLabel
-from gguf_budget.gui.qt.plan.banner import Banner
+from gguf_budget.gui.qt.plan.headline_view import HeadlineView
+from gguf_budget.gui.qt.plan.tier_strip import TierStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.run_it_line import RunItLine
 from gguf_budget.gui.qt.menus.ask_command import AskCommand
@@ -218,13 +219,14 @@ class MainWindow(QMainWindow):
         self.load_error.setStyleSheet(error_style(bold=True))
         self.load_error.setTextFormat(Qt.TextFormat.PlainText)
         self.load_error.hide()
-        self.banner = Banner(central)
-        self.full_load_line = named(ElidedLabel(central, min_chars=40), "fullLoadLine")  # its tooltip holds it whole
+        self.headline = HeadlineView(central)
         layout.addWidget(self.load_error)
-        layout.addWidget(self.banner)
-        layout.addWidget(self.full_load_line)
+        layout.addWidget(self.headline)
         self.run_it = RunItLine(central)
         layout.addWidget(self.run_it)
+        self.tier_strip = TierStrip(central)
+        self.tier_strip.ctxChosen.connect(lambda ctx: self.session.apply(SetCtx(ctx)))
+        layout.addWidget(self.tier_strip)
         self.body = build_body(central)
         layout.addWidget(self.body.splitter, 1)
         self.setCentralWidget(central)
@@ -536,8 +538,8 @@ class MainWindow(QMainWindow):
         """Draw `view`: nothing here computes a number (Rule 1)."""
         model = view.state.model
         assert model is not None
-        self.banner.show_state(view.headline.state, view.headline.text)
-        self.full_load_line.setText(view.headline.full_load)
+        self.headline.show_headline(view.headline)
+        self.tier_strip.show_tiers(tier_cells(view.tiers))
         self.run_it.show_view(view)
         if view.budget_span is not None and view.budget_span != self._drawn_span:
             self._drawn_span = view.budget_span

@@ -90,7 +90,10 @@ def translucent(colour: str, alpha: int) -> QColor:
     return shade
 
 
-def banner_style() -> str:
-    """One stylesheet for the banner; the `state` dynamic property picks the colour."""
-    rules = [f'QLabel#banner[state="{s}"] {{ background: {c}; color: white; }}' for s, c in BANNER_COLOURS.items()]
-    return "QLabel#banner { padding: 4px 8px; border-radius: 4px; font-weight: bold; }\n" + "\n".join(rules)
+TIER_COLOURS: dict[str, str] = {"fits": "#1B7F3B", "tight": "#977000", "won't": "#B3261E", "unknown": "#5F6368"}
+"""The three tiers (`core.fit.load_tier.LoadTier`) and no tier yet: green, amber, red, grey."""
+
+
+def tier_style(selector: str) -> str:
+    """A stylesheet colouring `selector` by its `tier` dynamic property (white text on the tier's colour)."""
+    return "\n".join(f'{selector}[tier="{t}"] {{ background: {c}; color: white; }}' for t, c in TIER_COLOURS.items())

@@ -20,7 +20,7 @@ from gguf_budget.core.errors import CommandError
 from gguf_budget.core.explorer.ctx_tiers import ctx_tiers, tiers_dicts, tiers_text
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.llama_question import ask, program_for, question_dict
-from gguf_budget.core.explorer.headline import max_ctx_text
+from gguf_budget.core.explorer.headline import fix_dict, max_ctx_text, tier_lines
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.speed.estimate import experts_on_cpu_speed
 from gguf_budget.core.speed.server_speed import server_speed, server_speed_dict
@@ -189,9 +189,10 @@ def run(args: argparse.Namespace) -> int:
                    "tok_s_estimate": speed_dict(result.speed), **prefill_keys(result.speed),
                    "server_tok_s_estimate": server_speed_dict(served), "moe_n_cpu_tok_s_estimate": speed_dict(experts),
                    "bandwidth_notes": list(notes), "llama_command": question_dict(question),
-                   "tiers": tiers_dicts(ctx_tiers(model, state, result))})
+                   "tiers": tiers_dicts(ctx_tiers(model, state, result)), "fix": fix_dict(model, state, result)})
     else:
-        say("\n".join([*(question.lines if question is not None else ()), fit_text(estimate, result.choice), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}", "",
+        say("\n".join([*(question.lines if question is not None else ()), fit_text(estimate, result.choice), f"Largest ctx that fits  {max_ctx_text(result.fit, result.max_ctx)}",
+                       *tier_lines(model, state, result), "",
                        speed_text("Speed estimate (full load)", result.speed, NO_SPEED),
                        *(f"  {line}" for line in (served.lines if served is not None else ())),
                        *([] if experts is None or offload is None else
