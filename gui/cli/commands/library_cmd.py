@@ -35,7 +35,7 @@ from gguf_budget.core.regular_file import is_folder
 from gguf_budget.gui.cli.args import ranged, say
 from gguf_budget.gui.cli.commands.common import emit_json
 from gguf_budget.gui.cli.commands.llama_args import add_llama_arguments, llama_command
-from gguf_budget.gui.cli.commands.fit_cmd import machine
+from gguf_budget.gui.cli.commands.machine_args import machine
 
 
 
