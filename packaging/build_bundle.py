@@ -8,7 +8,9 @@ Steps, each timed on stdout:
   3. site    `pip install --no-deps --target WORK/site` of that wheel: exactly what it ships;
   4. bundle  PyInstaller runs packaging/gguf-budget.spec against WORK/site into DIST/gguf-budget/.
 
-Usage:  python packaging/build_bundle.py [--dist DIR] [--work DIR] [--wheel-only]
+Usage:  python packaging/build_bundle.py [--dist DIR] [--work DIR] [--wheel-only | --wheel FILE]
+`--wheel FILE` freezes a wheel this script built before (steps 3–4 only): the tests build the wheel
+once and check both it and the bundle frozen from it.
 Defaults: dist/ and build/ in the repository root (both git-ignored). Run it with the Python
 of the project's virtual environment (`pip install -e '.[test]'` brings PyInstaller).
 Exit status 0, or 1 with the failing step named on stderr.
@@ -88,10 +90,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Build the gguf-budget wheel and desktop bundle.")
     parser.add_argument("--dist", type=Path, default=ROOT / "dist", help="where the wheel and bundle go")
     parser.add_argument("--work", type=Path, default=ROOT / "build", help="scratch folder (replaced)")
-    parser.add_argument("--wheel-only", action="store_true", help="stop after the wheel")
+    built = parser.add_mutually_exclusive_group()
+    built.add_argument("--wheel-only", action="store_true", help="stop after the wheel")
+    built.add_argument("--wheel", type=Path, metavar="FILE", help="freeze this wheel (built by this script before)")
     args = parser.parse_args(argv)
     dist, work = args.dist.resolve(), args.work.resolve()
-    wheel = timed("wheel", build_wheel, timed("stage", stage, work), work, dist)
+    if args.wheel is not None:
+        wheel = args.wheel.resolve()
+    else:
+        wheel = timed("wheel", build_wheel, timed("stage", stage, work), work, dist)
     if not args.wheel_only:
         timed("bundle", freeze, timed("site", install_site, wheel, work), work, dist)
     return 0

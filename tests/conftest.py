@@ -4,6 +4,8 @@ real GGUF files written by `gguf_factory` into a temporary folder."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -27,6 +29,18 @@ def private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     folder = tmp_path_factory.mktemp("data")
     monkeypatch.setenv("GGUF_BUDGET_DATA_DIR", str(folder))
     return folder
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel packaging/build_bundle.py builds, once a run (a worker's run under `-n`): its own tests check it,
+    the bundle is frozen from it."""
+    out = tmp_path_factory.mktemp("wheel")
+    build = Path(__file__).resolve().parent.parent / "packaging" / "build_bundle.py"
+    cmd = [sys.executable, str(build), "--wheel-only", "--dist", str(out / "dist"), "--work", str(out / "work")]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    (wheel,) = (out / "dist").glob("*.whl")
+    return wheel
 
 
 @pytest.fixture

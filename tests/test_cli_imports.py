@@ -17,13 +17,19 @@ HEAVY = frozenset({"httpx", "huggingface_hub", "numpy", "gguf", "PySide6", "pyqt
 MODEL = ["--catalog", "llama-3.1-8b-instruct"]
 
 
-def imported(*argv: str, code: str | None = None) -> tuple[set[str], subprocess.CompletedProcess[str]]:
-    """The top-level packages a fresh interpreter imports to run `gguf-budget ARGV` (or `code`)."""
+def imported_modules(*argv: str, code: str | None = None) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """The modules a fresh interpreter imports to run `gguf-budget ARGV` (or `code`)."""
     program = ["-c", code] if code is not None else ["-m", "gguf_budget.gui.cli", *argv]
     done = subprocess.run([sys.executable, "-X", "importtime", *program], capture_output=True, text=True, timeout=120)
-    names = {line.rsplit("|", 1)[1].strip().split(".")[0]
+    names = {line.rsplit("|", 1)[1].strip()
              for line in done.stderr.splitlines() if line.startswith("import time:") and "|" in line}
     return names, done
+
+
+def imported(*argv: str, code: str | None = None) -> tuple[set[str], subprocess.CompletedProcess[str]]:
+    """The top-level packages a fresh interpreter imports to run `gguf-budget ARGV` (or `code`)."""
+    names, done = imported_modules(*argv, code=code)
+    return {name.split(".")[0] for name in names}, done
 
 
 @pytest.mark.parametrize("argv", [
@@ -51,6 +57,33 @@ def test_a_command_on_a_local_model_imports_only_what_it_uses(argv, allowed):
     names, done = imported(*argv)
     assert done.returncode in (0, 3), done.stderr[-2000:]
     assert names & HEAVY == allowed
+
+
+FULL_LOAD = {"core.fit.types", "core.fit.session", "core.fit.server", "core.fit.sched", "core.fit.auto_ctx"}
+"""The full load's records, llama-server's session replay, llama.cpp's scheduler and the auto ctx."""
+LLAMA_WORDS = {"core.llama_words.options", "core.llama_words.reader"}
+"""llama.cpp's option table and the reader of its command lines."""
+RUN_IT = {"core.views.run_it", "core.quant.ladder", "core.quant.mix"}
+"""The "Run it" line and the quant ladder a refused full load's line may price."""
+
+
+@pytest.mark.parametrize("argv, needed, not_needed", [
+    (["plan", *MODEL, "--budget", "6G", "--no-measure"], "core.plan.ledger",
+     FULL_LOAD | LLAMA_WORDS | RUN_IT | {"core.speed.backend_speed", "core.remote.cache", "core.speed.server_speed"}),
+    (["fit", *MODEL, "--no-gpu", "--no-measure"], "core.fit.auto_ctx",
+     {"core.llama_words.reader", "core.speed.backend_speed", "core.remote.cache"} | RUN_IT),
+    (["quants", *MODEL, "--no-gpu", "--no-measure"], "core.quant.ladder",
+     {"core.llama_words.reader", "core.speed.backend_speed", "core.remote.cache", "core.explorer.headline",
+      "core.explorer.ctx_tiers", "core.views.plan_view", "core.views.run_it"}),
+], ids=["plan", "fit", "quants"])
+def test_a_command_imports_none_of_the_modules_its_answer_does_not_use(argv, needed, not_needed):
+    """Each module named costs its import on every call (`benchmarks/bench_cli.py`): a plan prices no full load and
+    reads no llama.cpp command; `fit` and `quants` read one only when given, and price GPU lines only for a GPU;
+    the "Run it" line and the quant ladder are `--print-command`'s; `quants` prints no headline or context tiers."""
+    names, done = imported_modules(*argv)
+    assert done.returncode in (0, 3), done.stderr[-2000:]
+    assert f"gguf_budget.{needed}" in names
+    assert {f"gguf_budget.{m}" for m in not_needed} & names == set()
 
 
 def test_the_header_reader_needs_only_gguf_constants_and_shares_them_with_gguf():

@@ -39,9 +39,10 @@ def frozen_env(**extra: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory) -> Path:
+def bundle(tmp_path_factory, built_wheel: Path) -> Path:
+    """Frozen from the run's one wheel (conftest's `built_wheel`, which test_packaging_wheel checks)."""
     out = tmp_path_factory.mktemp("bundle")
-    cmd = [sys.executable, str(BUILD), "--dist", str(out / "dist"), "--work", str(out / "work")]
+    cmd = [sys.executable, str(BUILD), "--wheel", str(built_wheel), "--dist", str(out / "dist"), "--work", str(out / "work")]
     built = subprocess.run(cmd, capture_output=True, text=True)
     assert built.returncode == 0, built.stdout + built.stderr
     return out / "dist" / "gguf-budget"

@@ -20,7 +20,6 @@ import pytest
 from gguf_budget.core.version import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
-BUILD = ROOT / "packaging" / "build_bundle.py"
 PACKAGES = {"core": "gguf_budget/core", "gui": "gguf_budget/gui", "resources": "gguf_budget/resources"}
 
 pytestmark = pytest.mark.slow
@@ -41,12 +40,9 @@ def source_files() -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    cmd = [sys.executable, str(BUILD), "--wheel-only", "--dist", str(out / "dist"), "--work", str(out / "work")]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
-    (built,) = (out / "dist").glob("*.whl")
-    return built
+def wheel(built_wheel: Path) -> Path:
+    """Built once a run (conftest), and the bundle is frozen from the same file."""
+    return built_wheel
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,9 @@ and a line a reader could not run here is excluded with its reason (EXCLUDED: ea
 that covers it instead). `a && b` lines are run segment by segment. Exit codes are the documented
 ones ("0 ok, 2 bad input, 3 plan impossible"; `fit`, `quants` and `tune` exit 3 when nothing fits, which
 depends on this machine); stderr never carries a traceback. The app's folders and HOME are private
-to the run (pip keeps the real HOME: its configuration lives there).
+to the run (pip keeps the real HOME: its configuration lives there). pip compiles no installed module
+ahead of time (PIP_NO_COMPILE): most are never imported by a README line (mypy, PyInstaller, hypothesis),
+and compiling them was a good part of the setup's minutes on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -170,8 +172,8 @@ def fresh(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
            "XDG_DATA_HOME": str(home / ".local/share"), "XDG_CACHE_HOME": str(home / ".cache")}
     env.pop("QT_QPA_PLATFORM", None)                      # --screenshot must need no display of its own
-    for command in SETUP_COMMANDS:
-        done = _run(command, copy, dict(os.environ))
+    for command in SETUP_COMMANDS:  # pip byte-compiles nothing: a module is compiled when a command imports it
+        done = _run(command, copy, {**os.environ, "PIP_NO_COMPILE": "1"})
         assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return copy, env
 

@@ -91,11 +91,13 @@ def test_the_checkpoints_a_sliding_window_server_makes_are_the_size_predicted(ca
 
 
 def test_a_server_that_fills_its_prompt_cache_peaks_within_ten_percent_of_the_prediction(capsys, tmp_path):
-    model = _write(tmp_path, "wide.gguf", n_layer=8, n_embd=512, n_ff=1024, n_head=8, n_head_kv=8)
-    # 1,490 letters are 1,491 tokens (BOS) and 2 generated: states of 1,493 cells × (16 KiB + 12 B) ≈ 23.3 MiB, so 8
+    # Wide heads on a narrow model: 32 KiB of KV a cell (8 layers × K and V × 8 heads × 128 × 2 B) for a third of the
+    # prefill work a token of a 512-wide model with 16 KiB a cell costs, so the cache fills with half the tokens.
+    model = _write(tmp_path, "wide.gguf", n_layer=8, n_embd=256, n_ff=512, n_head=8, n_head_kv=8, head_dim=128)
+    # 745 letters are 746 tokens (BOS) and 2 generated: states of 748 cells × (32 KiB + 12 B) ≈ 23.4 MiB, so 8
     # of them hold 187 of the 192 MiB; then one prompt fills the context
     d, run = run_printed(capsys, tmp_path, str(model), "--ctx", "4096", "--cache-ram", "192",
-                         drive=fill_with_letters(9, 1490, last_chars=3900))
+                         drive=fill_with_letters(9, 745, last_chars=3900))
     states = run.log.cache_states
     assert states and 0.95 * 192 < max(float(m) for _, m in states) <= 192  # the cache did fill, to its limit
     predicted = d["server"]["peak_rss_server"]

@@ -24,6 +24,7 @@ Rule 4: `answered` lists which settings the command gave and which took the prog
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from gguf_budget.core.errors import LlamaArgsError
 from gguf_budget.core.explorer.state import ExplorerState
@@ -34,9 +35,11 @@ from gguf_budget.core.fit.server_inputs import open_draft, open_projector
 from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.llama_words.options import Program
-from gguf_budget.core.llama_words.reader import LlamaCommand, LlamaSettings
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
+
+if TYPE_CHECKING:
+    from gguf_budget.core.llama_words.reader import LlamaCommand, LlamaSettings
 
 MiB = 1 << 20
 EVERY_LAYER = 2**31 - 1

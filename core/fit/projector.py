@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError, RequestError
+from gguf_budget.core.fit.image_size import MAX_IMAGE_SIDE
 from gguf_budget.core.fit.projector_graph import VitShape, projector_compute_bytes
 from gguf_budget.core.gguf.constants import Keys
 from gguf_budget.core.gguf.header import GGUFHeader, TensorInfo, read_header
@@ -50,7 +51,6 @@ QUARTER_TYPES = frozenset({"ldp", "ldpv2", "glm_edge"})
 POOLED_TYPES = frozenset({"gemma3", "gemma4v", "idefics3", "internvl", "llama4", "nemotron_v2_vl"})
 MERGED_TYPES = frozenset({"qwen2vl_merger", "qwen2.5vl_merger", "qwen3vl_merger", "glm4v"})
 EXACT_TYPES = frozenset({"mlp"})
-MAX_IMAGE_SIDE = 8192  # clip.cpp refuses a larger image_size
 
 
 @dataclass(frozen=True, kw_only=True)

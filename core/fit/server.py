@@ -50,7 +50,8 @@ from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.projector import ProjectorSpec
 from gguf_budget.core.fit.repack import repack_buffer
 from gguf_budget.core.fit.session import SessionModel, SessionTrace, replay
-from gguf_budget.core.fit.server_types import DraftLoad, ImageSize, ProjectorLoad, ServerLoad, ServerSettings
+from gguf_budget.core.fit.image_size import ImageSize
+from gguf_budget.core.fit.server_types import DraftLoad, ProjectorLoad, ServerLoad, ServerSettings
 from gguf_budget.core.fit.slots import SlotLayout, resolve_slots, slot_kv_table
 from gguf_budget.core.fit.types import DeviceLoad
 from gguf_budget.core.model.spec import ModelSpec

@@ -9,13 +9,13 @@ within what the host has left, `prompt_cache` Rule 5), 32 context checkpoints pe
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.draft import DraftModel
-from gguf_budget.core.fit.projector import MAX_IMAGE_SIDE, ProjectorSpec
+from gguf_budget.core.fit.image_size import ImageSize
+from gguf_budget.core.fit.projector import ProjectorSpec
 from gguf_budget.core.fit.prompt_cache import check_cache_ram
 from gguf_budget.core.fit.session import SessionTrace
 from gguf_budget.core.fit.session_spec import TYPICAL_CHAT, SessionSpec
@@ -28,31 +28,6 @@ SLOTS = Range("parallel slots (-np)", 1, MAX_SLOTS)
 CACHE_RAM = Range("prompt cache (--cache-ram)", -1, 2**31 - 1, "MiB")
 CHECKPOINTS = Range("context checkpoints per slot", 0, MAX_CTX_CHECKPOINTS)
 DRAFT_LAYERS = Range("draft GPU layers (-ngld)", 0, 2**31 - 1)
-_IMAGE = re.compile(r"^\s*(\d{1,9})\s*[xX×]\s*(\d{1,9})\s*$")
-
-
-@dataclass(frozen=True)
-class ImageSize:
-    """`--image-size WxH`: the image a projector is priced for (None: the projector's own size)."""
-
-    width: int
-    height: int
-
-    def __post_init__(self) -> None:
-        if not (1 <= self.width <= MAX_IMAGE_SIDE and 1 <= self.height <= MAX_IMAGE_SIDE):
-            raise RequestError(f"an image is 1 to {MAX_IMAGE_SIDE} pixels a side")
-
-    @classmethod
-    def parse(cls, text: str) -> ImageSize:
-        """`1024x1024`, `1024 × 768`: the one spelling the CLI's --image-size and the window's box read."""
-        m = _IMAGE.match(text)
-        if not m:
-            raise RequestError(f"an image size is WIDTHxHEIGHT, such as 1024x1024: {text.strip()[:40]!r}")
-        return cls(int(m[1]), int(m[2]))
-
-    @property
-    def text(self) -> str:
-        return f"{self.width}x{self.height}"
 
 
 @dataclass(frozen=True, kw_only=True)

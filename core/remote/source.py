@@ -8,6 +8,8 @@ Rule 3: `cached_source(path)` recognises a file of the header cache (its folder'
         lists it), so a model opened from the cache — by the window, from Open Recent — still
         says where it came from; `reopen_name` is what Open Recent keeps: the reference, so the
         next open reads (or revalidates) it as the first did.
+Rule 4: the cache's reader is imported only for a path in a cache entry's folder: every printed
+        command asks `cached_source` of a local model, which is then answered by the folder's name.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gguf_budget.core.remote.cache import read_entry
 from gguf_budget.core.units import human_bytes
 
 _ENTRY_FOLDER = re.compile(r"[0-9a-f]{24}")
@@ -53,6 +54,8 @@ def cached_source(path: str) -> RemoteSource | None:
     file = Path(path)
     if not _ENTRY_FOLDER.fullmatch(file.parent.name):
         return None
+    from gguf_budget.core.remote.cache import read_entry  # Rule 4
+
     entry = read_entry(file.parent)
     if entry is None or file.name not in {f.name for f in entry.files}:
         return None

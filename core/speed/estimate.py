@@ -33,21 +33,29 @@ Rule 4: prefill: seconds ≈ max(prompt work (`TokenPrices.prompt_work`: FLOPs w
 Rule 5: an impossible plan has no speed; a forced plan runs its minimum configuration; an
         unlimited plan reads everything from RAM. A full load has a speed only when the fit
         admits it (fits on GPU, split or CPU only) and its KV is known.
+Rule 6: a budget plan's speed needs neither the full load's records nor the published GPU lines: those
+        (`fit.types` for the annotations only, `backend_speed` where a GPU reads weights), so `plan`
+        starts without either and `fit` on a machine without a GPU without the GPU lines
+        (`tests/test_cli_imports.py`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.machine.bandwidth import (
     Bandwidth, Bandwidths, Calibration, ComputeRate, for_machine, page_cache_bandwidth,
 )
 from gguf_budget.core.model.kv import ENGINE_UBATCH, kv_price
 from gguf_budget.core.plan.types import MemoryPlan
-from gguf_budget.core.speed.backend_speed import GpuFigures, gpu_figures
 from gguf_budget.core.speed.token_bytes import MoeFraction, TokenBytes, TokenPrices, experts_on_cpu, fit_token_bytes
 from gguf_budget.core.vocab import TextEnum
+
+if TYPE_CHECKING:
+    from gguf_budget.core.fit.types import FitEstimate
+    from gguf_budget.core.machine.snapshot import HardwareSnapshot
+    from gguf_budget.core.speed.backend_speed import GpuFigures
 
 DEFAULT_PROMPT_TOKENS = 1000
 NO_GPU_PREFILL = "no prefill estimate: layers run on a GPU whose compute rate is not known (--gpu-tflops gives it)"
@@ -205,6 +213,13 @@ def plan_speed(prices: TokenPrices, plan: MemoryPlan, bandwidths: Bandwidths, ho
                              plan.total, bandwidths, host_available, prompt_tokens)
 
 
+def _gpu_figures(figures: Bandwidths, snapshot: HardwareSnapshot) -> GpuFigures:
+    """Rule 6: the GPU's published line, imported only when a GPU reads weights."""
+    from gguf_budget.core.speed.backend_speed import gpu_figures
+
+    return gpu_figures(figures, snapshot)
+
+
 def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths,
               prompt_tokens: int = DEFAULT_PROMPT_TOKENS, start_tokens: int = 0) -> SpeedEstimate | None:
     """The full load's decode and prefill estimates (Rules 1, 2, 4, 5) on the fit's machine (`for_machine`);
@@ -216,7 +231,7 @@ def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths,
     if start is None or full is None:
         return None
     figures = for_machine(bandwidths, fit.snapshot)
-    gpu = gpu_figures(figures, fit.snapshot) if full.vram else None
+    gpu = _gpu_figures(figures, fit.snapshot) if full.vram else None
     speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
                           stream_from=StreamSource.NONE, vram=figures.vram if full.vram else None, moe=prices.moe,
                           calibration=figures.calibration, prefill=None, gpu=gpu)
@@ -238,7 +253,7 @@ def experts_on_cpu_speed(prices: TokenPrices, fit: FitEstimate, n_cpu_moe: int, 
         return None
     start, full = (experts_on_cpu(prices, n_cpu_moe, split[1]) for split in (kv[0], kv[1]))
     figures = for_machine(bandwidths, fit.snapshot)
-    gpu = gpu_figures(figures, fit.snapshot)
+    gpu = _gpu_figures(figures, fit.snapshot)
     speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
                           stream_from=StreamSource.NONE, vram=figures.vram, moe=prices.moe,
                           calibration=figures.calibration, prefill=None, gpu=gpu)

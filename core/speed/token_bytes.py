@@ -36,14 +36,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 from gguf_budget.core.fit.gpu_split import Placement
 from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
-from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.model.spec import LayerKind, ModelSpec, ModelTensor
 from gguf_budget.core.speed.kernel_speed import ATTENTION_TYPE, type_speed
+
+if TYPE_CHECKING:
+    from gguf_budget.core.fit.types import FitEstimate
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.library import config
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess, assessment_key
+from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess, assessment_key, judged_machine
 from gguf_budget.core.library.scan import Scan, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.views.library_view import library_dict, library_text
@@ -35,7 +35,7 @@ from gguf_budget.core.regular_file import is_folder
 from gguf_budget.gui.cli.args import ranged, say
 from gguf_budget.gui.cli.commands.common import emit_json
 from gguf_budget.gui.cli.commands.llama_args import add_llama_arguments, llama_command
-from gguf_budget.gui.cli.commands.fit_cmd import machine
+from gguf_budget.gui.cli.commands.machine_args import machine
 
 
 
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         question = ask(command, ExplorerState(machine=snapshot, reserves=reserves), None)
         like = question.state.fit_request(None)
         reserves = question.state.reserves
-    settings = LibrarySettings(snapshot, _budget(args, snapshot), args.ctx_cap, reserves, like)
+    settings = LibrarySettings(snapshot, _budget(args, judged_machine(snapshot)), args.ctx_cap, reserves, like)
     roots = store_roots(Path.home(), os.environ, config.read_folders())
     result: Scan[Assessment] = scan(roots, partial(assess, settings=settings), progress=_progress(args.json),
                                     assess_key=assessment_key(settings))
@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _budget(args: argparse.Namespace, snapshot: HardwareSnapshot) -> Budget:
-    """The typed budget, else this machine's usable RAM (`core.machine.usable`)."""
+    """The typed budget, else this machine's usable RAM (`core.machine.usable`) as the verdicts see it
+    (`assess` Rule 5: free RAM rounded down to a step, so a rescan a minute later keeps them)."""
     if args.budget is not None:
         return Budget.from_cli(args.budget)
     usable = usable_ram(snapshot, args.host_reserve)

@@ -9,20 +9,24 @@ Rule 2: `COMMAND [options] MODEL -- LLAMA_ARGS…` reads everything after the fi
         whole command, quoted as a shell quotes it; the model may come from its `-m`, `-mu` or `-hf`.
         Order: the --command, then what follows `--`, then the options given directly; a later value
         of one option wins, as in llama.cpp.
+Rule 3: the reader is imported only when a command is given (`common` Rule 4): the options' table
+        defines the arguments, the reader reads them.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gguf_budget.core.errors import CommandError
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.llama_words.options import OPTIONS, Effect, Program
-from gguf_budget.core.llama_words.reader import LlamaCommand, read_llama_args, split_command
 
 from gguf_budget.gui.cli.args import LLAMA_TAIL
 from gguf_budget.gui.cli.commands.common import chosen_model, load_with_source
+
+if TYPE_CHECKING:
+    from gguf_budget.core.llama_words.reader import LlamaCommand
 
 MODEL_SOURCES = frozenset({"model", "model_url", "hf_repo", "hf_file"})
 LLAMA_ARGV = "llama_argv"
@@ -65,10 +69,14 @@ def add_llama_arguments(p: argparse.ArgumentParser) -> None:
 def llama_command(args: argparse.Namespace, program: Program | None = None) -> LlamaCommand | None:
     """The llama.cpp command the arguments ask about (Rule 2); None when they give none."""
     command = getattr(args, COMMAND_LINE, None)
+    tail, direct = list(getattr(args, LLAMA_TAIL, [])), list(getattr(args, LLAMA_ARGV, []))
+    if command is None and not (tail or direct):
+        return None
+    from gguf_budget.core.llama_words.reader import read_llama_args, split_command  # Rule 3
+
     head = split_command(command) if command else []
     if command is not None and not head:
         raise CommandError("--command is empty: give a llama.cpp command line, such as \"llama-server -m MODEL -c 8192\"")
-    tail, direct = list(getattr(args, LLAMA_TAIL, [])), list(getattr(args, LLAMA_ARGV, []))
     if not (head or tail or direct):
         return None
     first = read_llama_args(head, program) if head else None

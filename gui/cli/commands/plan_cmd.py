@@ -26,12 +26,11 @@ from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.machine.usable import machine_budget
 from gguf_budget.core.views.machine_budget import machine_budget_text
-from gguf_budget.core.views.run_it import budget_plan_run
 
 from gguf_budget.gui.cli.commands.common import add_model_arguments, chosen_model, listed_catalogue
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, complain, ranged, say
 from gguf_budget.gui.cli.commands.exports import add_format_argument, emit_plan
-from gguf_budget.gui.cli.commands.server_args import add_projector_arguments, projector_beside_plan
+from gguf_budget.gui.cli.commands.projector_args import add_projector_arguments, projector_beside_plan
 from gguf_budget.gui.cli.commands.speed_args import (
     add_bandwidth_arguments, add_prompt_argument, bandwidths_from, host_available_from,
 )
@@ -107,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_memory(spec, request)
     bandwidths, notes = bandwidths_from(args, spec, PLAN_TIERS)
     if args.print_command:
+        from gguf_budget.core.views.run_it import budget_plan_run  # common.py Rule 4: only this branch prints it
+
         run = budget_plan_run(plan)
         if run.command is None:
             complain(f"gguf-budget plan: no command to print — {run.would_fit}")

@@ -30,7 +30,7 @@ from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, ranged, say
 from gguf_budget.gui.cli.commands.common import (
     add_model_arguments, emit_json, listed_catalogue,
 )
-from gguf_budget.gui.cli.commands.fit_cmd import add_machine_arguments, machine
+from gguf_budget.gui.cli.commands.machine_args import add_machine_arguments, machine
 from gguf_budget.gui.cli.commands.llama_args import add_llama_arguments, llama_command, model_for
 from gguf_budget.gui.cli.commands.runtime_args import add_runtime_argument, asked_runtime, runtime_from
 from gguf_budget.gui.cli.commands.server_args import add_server_arguments, server_settings_from

@@ -8,8 +8,8 @@ Rule 1: every option is llama-server's own, under the same meaning (`core.fit.se
         `--session SPEC` (the traffic: `session_spec` Rule 1) and `--worst-case`.
 Rule 2: defaults are stated in --help: one slot (llama-server's own is auto: 4 slots, unified KV),
         the cache sized by the tool, 32 checkpoints, no projector, no draft.
-Rule 3: `plan` takes `--mmproj` and `--image-size` only: the projector runs in RAM beside the
-        Budget plan, so its weights and one image's compute come out of the budget first.
+Rule 3: `plan` takes `--mmproj` and `--image-size` only (`projector_args`): the projector runs in RAM
+        beside the Budget plan, so its weights and one image's compute come out of the budget first.
 Rule 4: a projector or draft that is not one (another architecture, a text model given as a
         projector, a vocabulary llama.cpp would refuse) is one line on stderr, exit 2, and nothing
         is estimated.
@@ -18,24 +18,19 @@ Rule 4: a projector or draft that is not one (another architecture, a text model
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
-from gguf_budget.core.errors import CommandError, RequestError
-from gguf_budget.core.plan.budget import Budget
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB
-from gguf_budget.core.fit.server_types import (
-    CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ImageSize, ServerSettings,
-)
-from gguf_budget.core.fit.server import priced_image
-from gguf_budget.core.fit.server_inputs import open_projector, server_settings
+from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ServerSettings
+from gguf_budget.core.fit.server_inputs import server_settings
 from gguf_budget.core.fit.session_spec import SPELLING, TYPICAL_CHAT, SessionSpec
 from gguf_budget.core.fit.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.units import human_bytes
 
 from gguf_budget.gui.cli.args import ranged
+from gguf_budget.gui.cli.commands.projector_args import image_size
 
 
 AUTO = "auto"
@@ -60,13 +55,6 @@ def _session(text: str) -> SessionSpec:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _image(text: str) -> ImageSize:
-    try:
-        return ImageSize.parse(text)
-    except RequestError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 def add_server_arguments(p: argparse.ArgumentParser) -> None:
     """Rules 1–2."""
     g = p.add_argument_group("llama-server")
@@ -87,7 +75,7 @@ def add_server_arguments(p: argparse.ArgumentParser) -> None:
                         f"(default {CTX_CHECKPOINTS}, llama-server's)")
     g.add_argument("--mmproj", metavar="FILE", help="a vision projector (mmproj GGUF) loaded beside the model")
     g.add_argument("--no-mmproj-offload", action="store_true", help="keep the projector in host RAM")
-    g.add_argument("--image-size", type=_image, metavar="WxH",
+    g.add_argument("--image-size", type=image_size, metavar="WxH",
                    help="the image to price the projector for (default: the projector's own size)")
     g.add_argument("--draft", metavar="FILE", help="a draft model for speculative decoding (llama-server -md)")
     g.add_argument("--draft-gpu-layers", type=_draft_layers, metavar="N|auto",
@@ -113,35 +101,3 @@ def server_settings_from(args: argparse.Namespace, model: ModelSpec) -> ServerSe
                            draft_kv_type=KVType(args.draft_kv_type),
                            session=args.session if args.session is not None else TYPICAL_CHAT,
                            worst_case=args.worst_case)
-
-
-def add_projector_arguments(p: argparse.ArgumentParser) -> None:
-    """`plan`'s share of Rule 1: a projector beside the Budget plan, and the image to price it for."""
-    g = p.add_argument_group("vision projector")
-    g.add_argument("--mmproj", metavar="FILE", help="a vision projector (mmproj GGUF) run beside the plan, in RAM: its "
-                                                    "weights and one image's compute come out of the budget")
-    g.add_argument("--image-size", type=_image, metavar="WxH",
-                   help="the image to price the projector for (default: the projector's own size)")
-
-
-def projector_beside_plan(args: argparse.Namespace, model: ModelSpec,
-                          budget: Budget) -> tuple[Budget, tuple[str, dict[str, Any]] | None]:
-    """The budget left for the plan once the projector (Rule 4: checked) holds its weights and one image's compute
-    in RAM, and what to say of it; the budget unchanged without one (unlimited stays unlimited)."""
-    if args.mmproj is None:
-        return budget, None
-    spec = open_projector(args.mmproj, model)
-    w, h = priced_image(spec, args.image_size)
-    weights, compute = spec.weight_bytes, spec.compute_bytes(w, h)
-    total = weights + compute
-    limit = budget.limit
-    if limit is not None and limit <= total:
-        raise CommandError(f"the projector alone takes {human_bytes(total)} (weights {human_bytes(weights)} + compute "
-                           f"{human_bytes(compute)}): nothing of the {budget} budget is left for the model")
-    left = budget if limit is None else Budget.of(limit - total)
-    text = (f"Vision projector  {spec.path} ({spec.projector_type}) in RAM beside the plan: weights {human_bytes(weights)} "
-            f"+ compute {human_bytes(compute)} for one {w}x{h} image ({spec.image_tokens(w, h)} tokens of context); "
-            + (f"the plan gets the other {left} of the budget" if limit is not None else "the budget is unlimited"))
-    return left, (text, {"path": spec.path, "type": spec.projector_type, "weights": weights, "compute": compute,
-                         "image": [w, h], "image_tokens": spec.image_tokens(w, h), "approximate": spec.approximate,
-                         "budget_left": left.cli_bytes})

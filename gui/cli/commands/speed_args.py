@@ -29,7 +29,6 @@ from typing import Callable, Sequence
 from gguf_budget.core.machine.backend import GPU_BACKENDS, parse_backend
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed, with_typed_compute
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.speed.server_speed import DEFAULT_ACCEPTANCE
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.model.spec import ModelSpec
@@ -88,6 +87,8 @@ def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], ho
     p.add_argument("--cpu-gflops", type=rate("a CPU compute rate", 0.1, 1e6, 1e9), metavar="GFLOPS",
                    help="the CPU's matrix-multiply rate in GFLOP/s (default: this machine's, measured once and kept)")
     if "vram" in tiers:
+        from gguf_budget.core.speed.server_speed import DEFAULT_ACCEPTANCE  # the full load's (common.py Rule 4)
+
         p.add_argument("--gpu-tflops", type=rate("a GPU FP16 rate", 0.01, 1e5, 1e12), metavar="TFLOPS",
                        help="the GPU's dense FP16 matrix rate in TFLOP/s (default: its preset's; unknown otherwise)")
         p.add_argument("--backend", type=backend, metavar="NAME",

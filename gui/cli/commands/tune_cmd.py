@@ -17,7 +17,8 @@ from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, ranged, say
 from gguf_budget.gui.cli.commands.common import add_model_arguments, chosen_model, emit_json, listed_catalogue
-from gguf_budget.gui.cli.commands.fit_cmd import FIT_TIERS, add_machine_arguments, machine
+from gguf_budget.gui.cli.commands.fit_cmd import FIT_TIERS
+from gguf_budget.gui.cli.commands.machine_args import add_machine_arguments, machine
 from gguf_budget.gui.cli.commands.speed_args import add_bandwidth_arguments, bandwidths_from
 
 

@@ -31,9 +31,10 @@ from PySide6.QtWidgets import (
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.image_size import ImageSize
 from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
-from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ImageSize, ServerSettings
+from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ServerSettings
 from gguf_budget.core.fit.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.gui.qt.named import named
