@@ -45,7 +45,7 @@ from gguf_budget.core.machine.snapshot import hypothetical_machine, what_if
 from gguf_budget.core.model.catalogue import find_entry
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.quant import find_file_type
+from gguf_budget.core.quant.file_types import find_file_type
 
 DATA = Path(__file__).parent / "data" / "published-gpu"
 MAKE_CATALOGUE = Path(__file__).parent.parent / "packaging" / "make_catalogue.py"

@@ -15,7 +15,8 @@ import pytest
 
 from gguf_budget.core import load_model
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
-from gguf_budget.core.quant import find_file_type, quant_mix
+from gguf_budget.core.quant.file_types import find_file_type
+from gguf_budget.core.quant.mix import quant_mix
 
 TOLERANCE = 0.01
 

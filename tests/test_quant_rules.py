@@ -14,7 +14,9 @@ from gguf_factory import ArchDesc
 
 from gguf_budget.core import load_model
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
-from gguf_budget.core.quant import FILE_TYPES, QuantMixError, find_file_type, quant_mix
+from gguf_budget.core.errors import QuantMixError
+from gguf_budget.core.quant.file_types import FILE_TYPES, find_file_type
+from gguf_budget.core.quant.mix import quant_mix
 from gguf_budget.core.quant.categories import Category, allows_quantization, tensor_category
 from gguf_budget.core.quant.priced import PRICED_LABEL, priced_model
 from gguf_budget.core.quant.rules import is_70b, use_more_bits

@@ -16,6 +16,7 @@ Rule 3: candidates are priced lazily and the search stops at the first that fits
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.errors import QuantMixError
@@ -28,12 +29,13 @@ from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.quant.file_types import BY_NAME, QuantName
 from gguf_budget.core.model.per_model_cache import per_model
-from gguf_budget.core.quant.mix import PreparedModel, QuantMix, quant_mix
-from gguf_budget.core.quant.priced import priced_model
 from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.vocab import TextEnum
+
+if TYPE_CHECKING:
+    from gguf_budget.core.quant.mix import QuantMix
 
 QUANT_STEPS = (QuantName.Q8_0, QuantName.Q6_K, QuantName.Q5_K_M, QuantName.Q4_K_M, QuantName.Q3_K_M, QuantName.Q2_K)
 
@@ -113,7 +115,10 @@ class _Priced:
 @per_model(maxsize=4)
 def _smaller_quants(model: ModelSpec) -> tuple[_Priced, ...]:
     """Rule 3: the smaller types priced once per model (machine- and ctx-independent), so a ctx tick re-prices
-    only their full loads."""
+    only their full loads. The quant pricing is imported here: most loads find their fix before this step, and
+    `fit` pays the import only then."""
+    from gguf_budget.core.quant.mix import PreparedModel, quant_mix
+    from gguf_budget.core.quant.priced import priced_model
     prepared, out = PreparedModel.of(model), []
     for name in _steps_below(model):
         try:

@@ -62,7 +62,9 @@ from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import plan_memory
 from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
-from gguf_budget.core.quant import FILE_TYPES, QuantMix, QuantMixError, quant_mix
+from gguf_budget.core.errors import QuantMixError
+from gguf_budget.core.quant.file_types import FILE_TYPES
+from gguf_budget.core.quant.mix import QuantMix, quant_mix
 from gguf_budget.core.quant.mix import PreparedModel
 from gguf_budget.core.quant.priced import priced_model
 from gguf_budget.core.safe_text import safe_text
