@@ -15,10 +15,14 @@ Rule 4: `offload_op`: CUDA/ROCm (`ggml_backend_cuda_device_offload_op`), Vulkan,
         (`ggml_backend_metal_device_offload_op`); RPC none (ggml-rpc.cpp: `offload_op = NULL`).
 Rule 5: every one of them reports async compute and events (`caps`), so pipeline parallelism
         is possible on all (`sched` Rule 6).
+Rule 6: which backend: the one asked (`EngineSettings.gpu_backend`), else the one a `-dev` list
+        names by its buffer prefix (`-dev Vulkan0`: Vulkan; llama.cpp's `--device` takes the names
+        of Rule 1), else the GPU maker's usual one.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gguf_budget.core.machine.gpu import Vendor
@@ -66,6 +70,14 @@ BY_VENDOR = {Vendor.NVIDIA: GpuBackend.CUDA, Vendor.AMD: GpuBackend.ROCM, Vendor
              Vendor.INTEL: GpuBackend.SYCL, Vendor.UNKNOWN: GpuBackend.CUDA}
 
 
-def backend_of(vendor: Vendor, chosen: GpuBackend | None) -> GpuBackend:
-    """The request's backend, else the vendor's usual one (an unknown vendor: CUDA)."""
-    return chosen if chosen is not None else BY_VENDOR[vendor]
+def backend_named(devices: tuple[str, ...] | None) -> GpuBackend | None:
+    """Rule 6: the one backend every name of a `-dev` list starts with (`Vulkan0`, `RPC0[host:port]`), else None."""
+    named = {b for name in devices or () for b, r in BACKENDS.items() if re.fullmatch(rf"{r.prefix}\d+(\[.*\])?", name)}
+    return named.pop() if len(named) == 1 else None
+
+
+def backend_of(vendor: Vendor, chosen: GpuBackend | None, devices: tuple[str, ...] | None = None) -> GpuBackend:
+    """Rule 6: the request's backend, else the one `-dev` names, else the vendor's usual one (an unknown vendor: CUDA)."""
+    if chosen is not None:
+        return chosen
+    return backend_named(devices) or BY_VENDOR[vendor]

@@ -189,7 +189,7 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
                 gpus: tuple[GpuInfo, ...], all_offloaded: bool) -> Backends:
     """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`)."""
     L = model.n_layer
-    rules = [BACKENDS[backend_of(g.vendor, settings.gpu_backend)] for g in gpus]
+    rules = [BACKENDS[backend_of(g.vendor, settings.gpu_backend, settings.devices)] for g in gpus]
     names = [r.device_name(g.index, g.name) for r, g in zip(rules, gpus, strict=True)]
     cpu = len(gpus)
     slot_device = [cpu] * (L + 1)
