@@ -9,7 +9,11 @@ Rule 2: the CPU backend's compute buffer is the first device's host buffer type 
         `CUDA_Host`, `ROCm_Host`, `Vulkan_Host`, `SYCL_Host`; Metal and RPC have none: `CPU`.
 Rule 3: alignment of a compute buffer: CUDA/ROCm 128 (`ggml_backend_cuda_buffer_type_get_alignment`),
         Metal 32, RPC the remote CPU's 32, Vulkan the device's `minStorageBufferOffsetAlignment`
-        (64 taken), SYCL 128, the CPU (and its host buffers) 32.
+        (`ggml_backend_vk_buffer_type_get_alignment`; 64 taken), SYCL 128, the CPU 32. The host's
+        compute buffer takes its host buffer type's: CUDA_Host the CPU's 32
+        (`ggml_backend_cuda_host_buffer_type`), Vulkan_Host the first device's
+        `minMemoryMapAlignment` (`ggml_backend_vk_host_buffer_type_get_alignment`: 64, as Mesa's
+        lavapipe and the common desktop drivers report it).
 Rule 4: `offload_op`: CUDA/ROCm (`ggml_backend_cuda_device_offload_op`), Vulkan, SYCL take any op of
         a batch of 32 rows or more but `GET_ROWS`; Metal only matrix products
         (`ggml_backend_metal_device_offload_op`); RPC none (ggml-rpc.cpp: `offload_op = NULL`).
@@ -45,13 +49,14 @@ class GpuBackend(TextEnum):
 
 @dataclass(frozen=True)
 class BackendRules:
-    """Rules 1–4 for one backend."""
+    """Rules 1–4 for one backend (`host_alignment`: Rule 3's host compute buffer)."""
 
     prefix: str
     host_buffer: str
     alignment: int
     offload: int | None
     matmul_only: bool = False
+    host_alignment: int = CPU_ALIGNMENT
 
     def device_name(self, i: int, gpu_name: str) -> str:
         return f"{self.prefix}0[{gpu_name}]" if self.prefix == "RPC" else f"{self.prefix}{i}"
@@ -60,7 +65,7 @@ class BackendRules:
 BACKENDS: dict[GpuBackend, BackendRules] = {
     GpuBackend.CUDA: BackendRules("CUDA", "CUDA_Host", 128, OFFLOAD_MIN_BATCH),
     GpuBackend.ROCM: BackendRules("ROCm", "ROCm_Host", 128, OFFLOAD_MIN_BATCH),
-    GpuBackend.VULKAN: BackendRules("Vulkan", "Vulkan_Host", 64, OFFLOAD_MIN_BATCH),
+    GpuBackend.VULKAN: BackendRules("Vulkan", "Vulkan_Host", 64, OFFLOAD_MIN_BATCH, host_alignment=64),
     GpuBackend.METAL: BackendRules("MTL", "CPU", 32, OFFLOAD_MIN_BATCH, matmul_only=True),
     GpuBackend.SYCL: BackendRules("SYCL", "SYCL_Host", 128, OFFLOAD_MIN_BATCH),
     GpuBackend.RPC: BackendRules("RPC", "CPU", CPU_ALIGNMENT, None),

@@ -9,11 +9,15 @@ Rule 1: weights as the placement puts them (`DeviceLoad.weights`); the host's ar
         (file-backed) with mmap, loaded (anonymous) without — and then less the repacked
         tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded.
 Rule 2: CPU_REPACK (`repack`): copies of the host's repackable weights for the CPU's features
-        (the request's set, else the snapshot's; none predicted when neither is known).
+        (the request's set, else the snapshot's; none predicted when neither is known). None with
+        a GPU backend that has a host buffer type (CUDA_Host, Vulkan_Host, …): the host's weights
+        choose it before the CPU's extra buffer types, and with mmap it becomes the mapped file
+        (src/llama-model.cpp `make_cpu_buft_list`; llama-model-loader.cpp `create_tensor`).
 Rule 3: KV per device as the fit places it (`kv` Rule 5: window + ubatch rounded up to 256).
 Rule 4: output buffer: n_vocab × 4 bytes for each sequence's logits row (llama-server's slots,
         `slots` Rule 5), in host memory (src/llama-context.cpp `output_reserve`: n_seq_max rows
-        until a batch asks for more).
+        until a batch asks for more), in the host buffer type of the output layer's device
+        (`Vulkan_Host`, `CUDA_Host` with the output layer on such a GPU; `CPU` otherwise).
 Rule 5: compute buffer: ggml's allocator replayed over the graph of one ubatch with the
         runtime's reserved output rows (`compute_graph`, `graph_alloc`): exact for the dense and
         MoE transformer blocks it was checked on. With GPUs, llama.cpp's scheduler places each op
@@ -183,6 +187,8 @@ class Backends:
 
     sched: Scheduler
     names: tuple[str, ...]
+    output: str = "CPU"
+    """Rule 4: the output buffer's name: the host buffer type of the output layer's GPU, else the CPU's."""
 
 
 def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[DeviceLoad, ...],
@@ -202,7 +208,7 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
     pipeline = (len(used) > 1 and all_offloaded and settings.split_mode is SplitMode.LAYER and settings.kv_offload
                 and not overrides)
     sched = Scheduler(
-        alignments=(*(r.alignment for r in rules), CPU_ALIGNMENT),
+        alignments=(*(r.alignment for r in rules), rules[0].host_alignment if rules else CPU_ALIGNMENT),
         offload=(*(r.offload if settings.op_offload and b in used else None for b, r in enumerate(rules)), None),
         slot_device=tuple(slot_device),
         kv_device=tuple(slot_device[il] if settings.kv_offload else cpu for il in range(L)),
@@ -210,7 +216,8 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
         matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded,
     )
     host = rules[0].host_buffer if rules else "CPU"
-    return Backends(sched, (*names, host))
+    output = rules[slot_device[L]].host_buffer if slot_device[L] < cpu else "CPU"
+    return Backends(sched, (*names, host), output)
 
 
 def device_computes(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
@@ -290,10 +297,11 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     """Rules 1–10 for the placement the fit chose (`devices[0]` is the host, then one per GPU of `gpus`), and for
     each of `workloads`."""
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
-    repack = (repack_buffer(model, features, host_blocks, output_on_host) if features is not None and settings.repack
-              else Repack((), 0))
     host, *gpu_loads = devices
     backends = backends_of(model, settings, devices, gpus, all_offloaded) if gpus else None
+    host_buffer = backends is not None and backends.names[-1] != "CPU"
+    repack = (repack_buffer(model, features, host_blocks, output_on_host)
+              if features is not None and settings.repack and not host_buffer else Repack((), 0))
     computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded, v_type)
     on_gpu = any(d.weights or d.kv for d in gpu_loads)
     mapped = host_span(model, backends.sched) if backends is not None else host.weights
@@ -301,7 +309,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
         name=host.name, mapped_weights=mapped if settings.mmap else 0,
         loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
         output=LOGIT_BYTES * (model.n_vocab or 0) * settings.n_seq, compute=computes[0],
-        buffer=backends.names[-1] if backends else "CPU",
+        buffer=backends.names[-1] if backends else "CPU", output_buffer=backends.output if backends else "CPU",
     )]
     for i, d in enumerate(gpu_loads, start=1):
         out.append(DeviceMemory(name=d.name, mapped_weights=0, loaded_weights=d.weights, repack=0, kv=d.kv, output=0,
