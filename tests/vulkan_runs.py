@@ -9,7 +9,7 @@ context.
 
 Rule 1: a run's command is the whole question: it goes through the path `fit --command` takes
         (`llama_words.reader` → `explorer.llama_question.ask` → the state's full-load request),
-        over a machine of one GPU with room for everything; `-dev Vulkan0` in the command names
+        over a machine of one GPU with room for everything and lavapipe's largest tensor; `-dev Vulkan0` in the command names
         the backend (`backends` Rule 6). Only the CPU's features and the run's tokens come from
         the log (`evidence.compare.as_run`).
 Rule 2: every printed buffer is compared: the model, KV, output and compute lines, compute from
@@ -34,6 +34,9 @@ from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_mac
 from gguf_budget.core.model.spec import ModelSpec
 
 GiB = 1024**3
+LAVAPIPE_MAX_BUFFER = 128 * 1024**2
+"""lavapipe's `maxStorageBufferRange` (vulkaninfo: 134217728, the Vulkan minimum): gemma3's 170 MiB output matrix
+and its 512-row logits stay on the CPU."""
 ENV = {"GGML_VK_VISIBLE_DEVICES": "0"}
 FILES = {"smollm2": "smollm2-135m-instruct-q4_1.gguf", "gemma3": "gemma3-270m-q4_k_m.gguf"}
 PROMPT = "The capital of France is"
@@ -62,7 +65,7 @@ class VulkanRun:
 def machine() -> HardwareSnapshot:
     """Rule 1: one GPU (lavapipe reports the host's RAM; 20 GiB is room for every run) on a 64 GiB host."""
     gpu = GpuInfo(index=0, name="llvmpipe (LLVM 15.0.6, 256 bits)", total=20 * GiB, free=20 * GiB, used=0,
-                  reader="hypothetical")
+                  reader="hypothetical", max_buffer=LAVAPIPE_MAX_BUFFER)
     return what_if(hypothetical_machine(64 * GiB), gpus=(gpu,))
 
 

@@ -191,6 +191,20 @@ class Backends:
     """Rule 4: the output buffer's name: the host buffer type of the output layer's GPU, else the CPU's."""
 
 
+def _too_large(model: ModelSpec, gpus: tuple[GpuInfo, ...], slot_device: list[int], cpu: int) -> list[tuple[str, int]]:
+    """Rule 5: the output matrix stays on the CPU when it, or its product with llama.cpp's 512-row test batch, is
+    larger than its GPU's largest tensor (llama-model-loader.cpp `weight_buft_supported`; Vulkan's `supports_op`
+    refuses a tensor past `maxStorageBufferRange`)."""
+    dev = slot_device[-1]
+    limit = gpus[dev].max_buffer if dev < cpu else None
+    if limit is None:
+        return []
+    table = next((t.nbytes for t in model.tensors if t.name == "output.weight"), None)
+    table = table if table is not None else next((t.nbytes for t in model.tensors if t.name == "token_embd.weight"), 0)
+    product = (model.n_vocab or 0) * 512 * 4
+    return [(r"^output\.weight$", cpu)] if max(table, product) > limit else []
+
+
 def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[DeviceLoad, ...],
                 gpus: tuple[GpuInfo, ...], all_offloaded: bool) -> Backends:
     """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`)."""
@@ -203,10 +217,11 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
         if d.slots is not None:
             for slot in range(*d.slots):
                 slot_device[slot] = b
-    overrides = tuple((o.pattern, _override_device(o.buffer, names, rules)) for o in settings.overrides)
+    overrides = (*_too_large(model, gpus, slot_device, cpu),
+                 *((o.pattern, _override_device(o.buffer, names, rules)) for o in settings.overrides))
     used = [b for b in range(cpu) if b in slot_device] if settings.split_mode is SplitMode.NONE else list(range(cpu))
     pipeline = (len(used) > 1 and all_offloaded and settings.split_mode is SplitMode.LAYER and settings.kv_offload
-                and not overrides)
+                and not settings.overrides)
     sched = Scheduler(
         alignments=(*(r.alignment for r in rules), rules[0].host_alignment if rules else CPU_ALIGNMENT),
         offload=(*(r.offload if settings.op_offload and b in used else None for b, r in enumerate(rules)), None),
@@ -214,6 +229,7 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
         kv_device=tuple(slot_device[il] if settings.kv_offload else cpu for il in range(L)),
         overrides=overrides, copies=SCHED_MAX_COPIES if pipeline else 1, kv_on_cpu=not settings.kv_offload,
         matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded,
+        max_tensor=tuple(g.max_buffer for g in gpus),
     )
     host = rules[0].host_buffer if rules else "CPU"
     output = rules[slot_device[L]].host_buffer if slot_device[L] < cpu else "CPU"
