@@ -34,12 +34,12 @@ Rule 6: pipeline parallelism (llama-context.cpp: more than one device, every lay
         (`n_gpu_layers > n_layer`), `-sm layer`, KV offloaded, no `-ot`, every GPU async with
         events — CUDA, RPC) keeps 4 copies (`GGML_SCHED_MAX_COPIES`) of every graph input and of
         every copied tensor, allocated first and never freed (pass 6).
-Rule 8: a backend whose `supports_op` refuses an op by its size (Vulkan: a tensor past the device's
-        `maxStorageBufferRange`, ggml-vulkan.cpp `ggml_backend_vk_device_supports_op`) is neither
-        offered it (pass 1) nor given it by a neighbour (pass 2: `ggml_backend_sched_set_if_supported`).
 Rule 7: each device's compute buffer is the high-water mark of its own allocator, with its
         backend's alignment; llama.cpp prints a device's only when it is over 1 byte
         (`sched_reserve`).
+Rule 8: a backend whose `supports_op` refuses an op by its size (Vulkan: a tensor past the device's
+        `maxStorageBufferRange`, ggml-vulkan.cpp `ggml_backend_vk_device_supports_op`) is neither
+        offered it (pass 1) nor given it by a neighbour (pass 2: `ggml_backend_sched_set_if_supported`).
 """
 
 from __future__ import annotations
