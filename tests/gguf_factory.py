@@ -106,6 +106,9 @@ class ArchDesc:
     first: Sequence[str] = ()
     """Tensors written before all others, in this order (a converter follows its checkpoint's order, which may
     put `output` and `token_embd` ahead of the blocks)."""
+    blocks_in_name_order: bool = False
+    """Blocks written in the order of their names (blk.0, blk.1, blk.10, …, blk.2), as some converters write
+    them: where a block lies in the file decides the span of it llama.cpp maps."""
 
     def per_layer(self, value: PerLayer, layer: int) -> int:
         return value if isinstance(value, int) else value[layer]
@@ -127,7 +130,7 @@ def tensor_plan(d: ArchDesc) -> list[Tensor]:
         out.append(("position_embd.weight", (d.n_embd, d.context_length), T.F32))
     if d.rope_freqs:
         out.append(("rope_freqs.weight", (d.rope_freqs,), T.F32))
-    for il in range(d.n_layer):
+    for il in sorted(range(d.n_layer), key=str) if d.blocks_in_name_order else range(d.n_layer):
         out += _block(d, il)
     out.append((f"{d.final_norm}.weight", (d.n_embd,), T.F32))
     if not d.gated_ffn:

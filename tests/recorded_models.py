@@ -5,7 +5,8 @@ Their facts are the logs' own (`llama_model_loader` type counts, `print_info` si
 92.10 and 235.16 MiB.
 
 - smollm2-135m-instruct Q4_1: llama, 30 blocks of 576, FFN 1536, 9 heads / 3 KV heads, 49,152
-  tokens, tied embeddings in Q8_0; 61 f32, 210 q4_1, 1 q8_0 tensors.
+  tokens, tied embeddings in Q8_0; 61 f32, 210 q4_1, 1 q8_0 tensors; its blocks in the file in the order of
+  their names (blk.0, blk.1, blk.10, …), as the real file has them.
 - gemma3-270m Q4_K_M: gemma3, 18 blocks of 640, FFN 2048, 4 heads / 1 KV head of 256, Q/K norms
   and post norms, window 512, 262,144 tokens, tied Q8_0 embeddings; every attn_output and half
   the ffn_down Q4_K (the 27 repacked tensors), the other ffn_down Q6_K, their layers' attn_v
@@ -27,7 +28,7 @@ GEMMA3_HIGH_PRECISION_LAYERS = (0, 1, 4, 7, 10, 13, 15, 16, 17)
 
 SMOLLM2 = ArchDesc(arch="llama", name="Smollm2 135M 8k Lc100K Mix1 Ep2", n_layer=30, n_embd=576, n_ff=1536, n_head=9,
                    n_head_kv=3, n_vocab=49152, context_length=8192, tied=True, weight_type=T.Q4_1, embd_type=T.Q8_0,
-                   file_type=3)
+                   file_type=3, blocks_in_name_order=True)
 GEMMA3 = ArchDesc(arch="gemma3", name="Gemma 3 270m", n_layer=18, n_embd=640, n_ff=2048, n_head=4, n_head_kv=1,
                   head_dim=256, n_vocab=262144, context_length=32768, tied=True, weight_type=T.Q5_0, embd_type=T.Q8_0,
                   qk_norm=True, post_norms=True, sliding_window=512, file_type=15,

@@ -22,7 +22,7 @@ from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 
 from gguf_budget.core.fit.backends import GpuBackend
-from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime, SplitMode, TensorOverride
+from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime, RuntimeMemory, SplitMode, TensorOverride
 from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.gpu import GpuInfo
@@ -105,7 +105,9 @@ RUNS = (
 def printed(text: str) -> dict[tuple[str, str], int]:
     """(kind, buffer name) → bytes, as llama.cpp printed them in a run's log; compute from its exact re-check line."""
     load = parse_llamacpp_log(text).loads[-1]
-    out = {(b.kind.value, b.device): b.nbytes for b in load.buffers}
+    out: dict[tuple[str, str], int] = {}
+    for b in load.buffers:  # a sliding-window model prints two KV lines per device: its full and its window cache
+        out[(b.kind.value, b.device)] = out.get((b.kind.value, b.device), 0) + b.nbytes
     for m in EXACT.finditer(text):
         out[("compute", m["name"])] = round(float(m["mib"]) * MiB)
     return {k: v for k, v in out.items() if k[0] != "compute" or v > 0}
@@ -115,9 +117,14 @@ def predicted(run: RpcRun, spec: ModelSpec, ports: tuple[int, ...] = PORTS) -> d
     """The same buffers from the estimate: the host's mapped weights are `CPU_Mapped`, each device's own by name."""
     e = estimate_fit(spec, run.machine(ports), run.request())
     assert e.memory is not None
-    host, *gpus = e.memory.devices
-    out = {("model", "CPU_Mapped"): host.mapped_weights, ("KV", "CPU"): host.kv or 0, ("output", "CPU"): host.output,
-           ("compute", host.buffer): host.compute or 0}
+    return predicted_buffers(e.memory)
+
+
+def predicted_buffers(memory: RuntimeMemory) -> dict[tuple[str, str], int]:
+    """(kind, buffer name) → bytes of an estimate, keyed as `printed` keys a log."""
+    host, *gpus = memory.devices
+    out = {("model", "CPU_Mapped"): host.mapped_weights, ("model", "CPU_REPACK"): host.repack,
+           ("KV", "CPU"): host.kv or 0, ("output", host.output_buffer): host.output, ("compute", host.buffer): host.compute or 0}
     for d in gpus:
         out |= {("model", d.buffer): d.loaded_weights, ("KV", d.buffer): d.kv or 0, ("compute", d.buffer): d.compute or 0}
     return out

@@ -124,14 +124,14 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
 def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad, ...], setup: GpuSetup,
             p: Placement) -> tuple[DeviceLoad, ...]:
     """Rule 11: `-ot` moves weights between devices, `-nkvo` every layer's KV to the host (`placement`)."""
-    if not setup.gpus or (not engine.overrides and engine.kv_offload):
+    if not setup.gpus or (not engine.overrides and engine.kv_offload and all(g.max_buffer is None for g in setup.gpus)):
         return devices
     host, *gpus = devices
     if not engine.kv_offload:
         known = [d.kv for d in devices]
         total = None if any(k is None for k in known) else sum(k or 0 for k in known)
         host, gpus = replace(host, kv=total), [replace(d, kv=0) for d in gpus]
-    if engine.overrides:
+    if engine.overrides or any(g.max_buffer is not None for g in setup.gpus):
         held = device_weights(model, backends_of(model, engine, devices, setup.gpus, p.all_on_gpu).sched)
         host, gpus = replace(host, weights=held[-1]), [replace(d, weights=w) for d, w in zip(gpus, held, strict=False)]
     return (host, *gpus)

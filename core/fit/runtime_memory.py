@@ -11,11 +11,17 @@ Rule 1: weights as the placement puts them (`DeviceLoad.weights`); the host's ar
         repacked tensors, which live only in CPU_REPACK (`repack` Rule 3); a GPU's are loaded, but
         a Metal GPU's are mapped with mmap: the span of the file its tensors cover (`placement` Rule 3).
 Rule 2: CPU_REPACK (`repack`): copies of the host's repackable weights for the CPU's features
-        (the request's set, else the snapshot's; none predicted when neither is known).
+        (the request's set, else the snapshot's; none predicted when neither is known). None with
+        a GPU backend that has a host buffer type (CUDA_Host, Vulkan_Host, …): the host's weights
+        choose it before the CPU's extra buffer types, and with mmap it becomes the mapped file
+        (src/llama-model.cpp `make_cpu_buft_list`; llama-model-loader.cpp `create_tensor`). Weights
+        `-ot`/`--n-cpu-moe` send to the CPU pick from that same list, so they are repacked only
+        beside a backend without a host buffer type (Metal, RPC).
 Rule 3: KV per device as the fit places it (`kv` Rule 5: window + ubatch rounded up to 256).
 Rule 4: output buffer: n_vocab × 4 bytes for each sequence's logits row (llama-server's slots,
         `slots` Rule 5), in host memory (src/llama-context.cpp `output_reserve`: n_seq_max rows
-        until a batch asks for more).
+        until a batch asks for more), in the host buffer type of the output layer's device
+        (`Vulkan_Host`, `CUDA_Host` with the output layer on such a GPU; `CPU` otherwise).
 Rule 5: compute buffer: ggml's allocator replayed over the graph of one ubatch with the
         runtime's reserved output rows (`compute_graph`, `graph_alloc`): exact for the dense and
         MoE transformer blocks it was checked on. With GPUs, llama.cpp's scheduler places each op
@@ -187,6 +193,22 @@ class Backends:
     names: tuple[str, ...]
     maps_file: tuple[bool, ...] = ()
     """Per GPU: its backend builds the model buffer from the mapped file (`backends` Rule 6)."""
+    output: str = "CPU"
+    """Rule 4: the output buffer's name: the host buffer type of the output layer's GPU, else the CPU's."""
+
+
+def _too_large(model: ModelSpec, gpus: tuple[GpuInfo, ...], slot_device: list[int], cpu: int) -> list[tuple[str, int]]:
+    """Rule 5: the output matrix stays on the CPU when it, or its product with llama.cpp's 512-row test batch, is
+    larger than its GPU's largest tensor (llama-model-loader.cpp `weight_buft_supported`; Vulkan's `supports_op`
+    refuses a tensor past `maxStorageBufferRange`)."""
+    dev = slot_device[-1]
+    limit = gpus[dev].max_buffer if dev < cpu else None
+    if limit is None:
+        return []
+    table = next((t.nbytes for t in model.tensors if t.name == "output.weight"), None)
+    table = table if table is not None else next((t.nbytes for t in model.tensors if t.name == "token_embd.weight"), 0)
+    product = (model.n_vocab or 0) * 512 * 4
+    return [(r"^output\.weight$", cpu)] if max(table, product) > limit else []
 
 
 def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[DeviceLoad, ...],
@@ -194,7 +216,7 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
     """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`); `repacked`: the host
     weights in CPU_REPACK (`sched` Rule 3)."""
     L = model.n_layer
-    rules = [BACKENDS[backend_of(g.vendor, settings.gpu_backend)] for g in gpus]
+    rules = [BACKENDS[backend_of(g.vendor, settings.gpu_backend, settings.devices)] for g in gpus]
     names = [r.device_name(g.index, g.name) for r, g in zip(rules, gpus, strict=True)]
     cpu = len(gpus)
     slot_device = [cpu] * (L + 1)
@@ -202,20 +224,23 @@ def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[Devic
         if d.slots is not None:
             for slot in range(*d.slots):
                 slot_device[slot] = b
-    overrides = tuple((o.pattern, _override_device(o.buffer, names, rules)) for o in settings.overrides)
+    overrides = (*_too_large(model, gpus, slot_device, cpu),
+                 *((o.pattern, _override_device(o.buffer, names, rules)) for o in settings.overrides))
     used = [b for b in range(cpu) if b in slot_device] if settings.split_mode is SplitMode.NONE else list(range(cpu))
     pipeline = (len(used) > 1 and all_offloaded and settings.split_mode is SplitMode.LAYER and settings.kv_offload
-                and not overrides)
+                and not settings.overrides)
     sched = Scheduler(
-        alignments=(*(r.alignment for r in rules), CPU_ALIGNMENT),
+        alignments=(*(r.alignment for r in rules), rules[0].host_alignment if rules else CPU_ALIGNMENT),
         offload=(*(r.offload if settings.op_offload and b in used else None for b, r in enumerate(rules)), None),
         slot_device=tuple(slot_device),
         kv_device=tuple(slot_device[il] if settings.kv_offload else cpu for il in range(L)),
         overrides=overrides, copies=SCHED_MAX_COPIES if pipeline else 1, kv_on_cpu=not settings.kv_offload,
         matmul_only=tuple(r.matmul_only for r in rules), pin_norms=all_offloaded, repacked=repacked,
+        max_tensor=tuple(g.max_buffer for g in gpus),
     )
     host = rules[0].host_buffer if rules else "CPU"
-    return Backends(sched, (*names, host), tuple(r.maps_file for r in rules))
+    output = rules[slot_device[L]].host_buffer if slot_device[L] < cpu else "CPU"
+    return Backends(sched, (*names, host), tuple(r.maps_file for r in rules), output)
 
 
 def device_computes(model: ModelSpec, ctx: int | None, kv_type: KVType, settings: EngineSettings,
@@ -299,10 +324,11 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
     host, *gpu_loads = devices
     backends = backends_of(model, settings, devices, gpus, all_offloaded) if gpus else None
+    host_buffer = backends is not None and backends.names[-1] != "CPU"
     host_names = (frozenset(t.name for t in model.tensors if backends.sched.weight_device(t.name) == backends.sched.cpu)
                   if backends is not None and settings.overrides else None)
     repack = (repack_buffer(model, features, host_blocks, output_on_host, host_names)
-              if features is not None and settings.repack else Repack((), 0))
+              if features is not None and settings.repack and not host_buffer else Repack((), 0))
     computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded, v_type,
                                frozenset(repack.tensors))
     on_gpu = any(d.weights or d.kv for d in gpu_loads)
@@ -311,7 +337,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
         name=host.name, mapped_weights=mapped if settings.mmap else 0,
         loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
         output=LOGIT_BYTES * (model.n_vocab or 0) * settings.n_seq, compute=computes[0],
-        buffer=backends.names[-1] if backends else "CPU",
+        buffer=backends.names[-1] if backends else "CPU", output_buffer=backends.output if backends else "CPU",
     )]
     for i, d in enumerate(gpu_loads, start=1):
         span = (mapped_span(model, backends.sched, i - 1)

@@ -142,6 +142,8 @@ class DeviceMemory:
     compute: int | None
     buffer: str = "CPU"
     """The name llama.cpp prints for this device's compute buffer (`backends` Rules 1–2)."""
+    output_buffer: str = "CPU"
+    """The name llama.cpp prints for the host's output buffer (`runtime_memory` Rule 4)."""
 
     @property
     def anonymous(self) -> int | None:

@@ -40,6 +40,9 @@ Rule 6: pipeline parallelism (llama-context.cpp: more than one device, every lay
 Rule 7: each device's compute buffer is the high-water mark of its own allocator, with its
         backend's alignment; llama.cpp prints a device's only when it is over 1 byte
         (`sched_reserve`).
+Rule 8: a backend whose `supports_op` refuses an op by its size (Vulkan: a tensor past the device's
+        `maxStorageBufferRange`, ggml-vulkan.cpp `ggml_backend_vk_device_supports_op`) is neither
+        offered it (pass 1) nor given it by a neighbour (pass 2: `ggml_backend_sched_set_if_supported`).
 """
 
 from __future__ import annotations
@@ -71,6 +74,8 @@ class Scheduler:
     kv_on_cpu: bool = False
     matmul_only: tuple[bool, ...] = ()
     """Per GPU: its `offload_op` takes matrix products only (Metal)."""
+    max_tensor: tuple[int | None, ...] = ()
+    """Per GPU: the largest tensor its backend's `supports_op` takes (None: no limit); a larger op runs elsewhere."""
     pin_norms: bool = False
     """Rule 4's pinned norms: every layer offloaded (`n_gpu_layers > n_layer`); the reserved batch has ≥ 32 tokens."""
     repacked: frozenset[str] = frozenset()
@@ -94,6 +99,12 @@ class Scheduler:
                 return self.slot_device[int(il)]
         return self.cpu
 
+    def takes(self, b: int, n: Node) -> bool:
+        """Whether backend b's `supports_op` takes op n by its size (ggml-vulkan.cpp `ggml_backend_vk_device_supports_op`:
+        no tensor past `maxStorageBufferRange`)."""
+        limit = self.max_tensor[b] if b < len(self.max_tensor) else None
+        return limit is None or max(n.nbytes, n.weight_bytes) <= limit
+
     def block_key(self, il: int, names: tuple[str, ...]) -> tuple[int, ...]:
         """What tells block il's placement apart (`compute_graph` Rule 5): its tensors' devices and its cache's."""
         return (self.kv_device[il], *(self.weight_device(n) for n in names))
@@ -114,18 +125,19 @@ def _pass1(n: Node, s: Scheduler) -> int | None:
         for b in range(s.cpu):
             least = s.offload[b]
             only_matmul = b < len(s.matmul_only) and s.matmul_only[b]
-            if least is not None and n.rows >= least and (not only_matmul or n.op.startswith("mul_mat")):
+            if (least is not None and n.rows >= least and (not only_matmul or n.op.startswith("mul_mat"))
+                    and s.takes(b, n)):
                 return b
     return dev
 
 
-def _expand(order: list[Node], where: dict[str, int], skip_cpu: int | None) -> None:
+def _expand(order: list[Node], where: dict[str, int], skip_cpu: int | None, s: Scheduler) -> None:
     cur: int | None = None
     for n in order:
         dev = where.get(n.name)
         if dev is not None:
             cur = None if dev == skip_cpu else dev
-        elif cur is not None:
+        elif cur is not None and s.takes(cur, n):
             where[n.name] = cur
 
 
@@ -141,10 +153,10 @@ def assign(nodes: list[Node], s: Scheduler) -> dict[str, int]:
         if dev is not None:
             where[n.name] = dev
     ops = [n for n in nodes if not n.is_input and not _is_view(n)]
-    _expand(ops, where, s.cpu)
-    _expand(ops[::-1], where, s.cpu)
-    _expand(ops, where, None)
-    _expand(ops[::-1], where, None)
+    _expand(ops, where, s.cpu, s)
+    _expand(ops[::-1], where, s.cpu, s)
+    _expand(ops, where, None, s)
+    _expand(ops[::-1], where, None, s)
     for n in nodes:
         if n.name not in where:
             where[n.name] = where.get(n.view_of or "", s.cpu) if n.view_of else s.cpu

@@ -67,6 +67,8 @@ class GpuInfo:
     bandwidth_source: str | None = None
     reason: str | None = None
     reader: str = "nvml"
+    max_buffer: int | None = None
+    """The largest tensor its backend takes (Vulkan: the device's `maxStorageBufferRange`); None: no limit known."""
 
     def __post_init__(self) -> None:
         known = [v for v in (self.total, self.free, self.used, self.bandwidth) if v is not None]
