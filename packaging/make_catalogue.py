@@ -4,7 +4,7 @@ Each skeleton is built in two steps, so its tensor types are llama.cpp's and not
 1. the model's shape from its published `config.json` (numbers below, cited per model), every
    weight in BF16 as the published checkpoint holds it (norms, router gates, sinks, biases and
    convolution kernels in F32, as llama.cpp's converter writes them);
-2. that shape re-priced to the entry's file type by `gguf_budget.core.quant.quant_mix` — the
+2. that shape re-priced to the entry's file type by `gguf_budget.core.quant.mix.quant_mix` — the
    table of llama.cpp's `llama_tensor_get_type` (`src/llama-quant.cpp`) — exactly as
    `llama-quantize` would choose each tensor's type.
 No weights and no token lists are written (the vocabulary size follows from `token_embd`).
@@ -30,7 +30,8 @@ from gguf_budget.core import load_model  # noqa: E402
 from gguf_budget.core.model.catalogue import (  # noqa: E402
     CATALOGUE, CATALOGUE_FOLDER, CONFIG_SOURCE_KEY, PUBLISHED_BYTES_KEY, PUBLISHED_SOURCE_KEY, CatalogueEntry,
 )
-from gguf_budget.core.quant import find_file_type, quant_mix  # noqa: E402
+from gguf_budget.core.quant.file_types import find_file_type  # noqa: E402
+from gguf_budget.core.quant.mix import quant_mix  # noqa: E402
 from gguf_factory import ArchDesc, MLADesc, SSMDesc, write_gguf  # noqa: E402
 
 BF16 = T.BF16
