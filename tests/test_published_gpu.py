@@ -89,15 +89,19 @@ def test_the_gpu_compute_buffer_is_the_builds_logits_rows_away(f, tmp_path):
     assert abs(got - want) <= TOLERANCE["gpu compute"] * want, (got / MiB, want / MiB)
 
 
-def test_repacked_host_weights_are_outside_the_hosts_mapped_span(tmp_path):
-    """The two-GPU load as 0c1e570 runs it by default, on an ARM host: every `-ot exps=CPU` weight (q4_K, q6_K) is
-    repacked (PR 14990: a CPU override takes the extra buffer types) into CPU_REPACK, so CPU_Mapped is the span of
-    what stays in the CPU buffer — `token_embd` alone (`placement` Rule 3: llama_model_loader::get_mapping_range
-    runs over one buffer type's tensors), not the whole file the build, which kept the experts in the CPU buffer,
-    mapped."""
+def test_cpu_overrides_are_repacked_only_beside_a_backend_without_a_host_buffer_type(tmp_path):
+    """The two-GPU load as 0c1e570 runs it by default, on an ARM host. A `-ot exps=CPU` weight picks from the CPU's
+    list (llama-model-loader.cpp `create_tensor`, PR 14990), which starts with the first GPU's host buffer type
+    (src/llama-model.cpp `make_cpu_buft_list`): beside CUDA that is CUDA_Host, turned into the mapped file with mmap, so
+    nothing is repacked. Beside a backend with none (RPC, Metal) the extra buffer types come first: every expert
+    (q4_K, q6_K) is repacked into CPU_REPACK, and CPU_Mapped is the span of what stays in the CPU buffer —
+    `token_embd` alone (`placement` Rule 3: `get_mapping_range` runs over one buffer type's tensors)."""
     f = next(f for f in FIXTURES if f.name == "cuda-4090+5090_qwen3-30b-a3b-q4_k_m_ot-exps-cpu")
     arm = replace(f, log=re.sub(r"CPU : .*", "CPU : NEON = 1 | ARM_FMA = 1 | FP16_VA = 1 | MATMUL_INT8 = 1 | "
                                                "DOTPROD = 1 | REPACK = 1 |", f.log))
-    got = predicted(arm, tmp_path, f.meta["command_0c1e570"].replace(" --no-repack", ""))
+    command = f.meta["command_0c1e570"].replace(" --no-repack", "")
+    cuda, unrepacked = predicted(arm, tmp_path, command), predicted(arm, tmp_path, f.meta["command_0c1e570"])
+    assert cuda["repack"] == 0 and cuda["host weights"] == unrepacked["host weights"]
+    rpc = predicted(replace(arm, meta={**arm.meta, "backend": "rpc", "vendor": "nvidia"}), tmp_path, command)
     embd = next(t for t in f.spec(tmp_path).tensors if t.name == "token_embd.weight")
-    assert got["repack"] > 12 * 1024 * MiB and got["host weights"] == embd.nbytes
+    assert rpc["repack"] > 12 * 1024 * MiB and rpc["host weights"] == embd.nbytes
