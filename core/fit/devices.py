@@ -14,7 +14,7 @@ Rule 4: a pool fits when its weights + KV + compute buffer + what the server add
         pool, the automatic GPU-layer and `--n-cpu-moe` searches of the GPUs (the host's need falls as
         layers leave it), and through the verdict so do the automatic and the largest ctx.
 Rule 5: verdict: unknown when a needed fact is missing; else does_not_fit when any pool is
-        short; else cpu_only (nothing offloaded), fits_gpu (every slot offloaded) or fits_split.
+        short or llama.cpp refuses the load (`split_mode` Rule 1); else cpu_only (nothing offloaded), fits_gpu (every slot offloaded) or fits_split.
 """
 
 from __future__ import annotations
@@ -109,11 +109,11 @@ def fits(devices: tuple[DeviceLoad, ...], host: bool = True) -> bool:
     return not any(d.shortfall for d in (devices if host else devices[1:]))
 
 
-def verdict_of(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool) -> FitVerdict:
-    """Rule 5."""
+def verdict_of(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool, refused: bool = False) -> FitVerdict:
+    """Rule 5; `refused`: llama.cpp would not make the load at all (`split_mode` Rule 1)."""
     if unknown:
         return FitVerdict.UNKNOWN
-    if not fits(devices):
+    if refused or not fits(devices):
         return FitVerdict.DOES_NOT_FIT
     if p.gpu_layers == 0:
         return FitVerdict.CPU_ONLY

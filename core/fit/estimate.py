@@ -46,6 +46,9 @@ Rule 12: each device's compute buffer is part of its need (`runtime_memory` Rule
         over the reserved graph for this placement; the host's adds the logits output buffer). The
         verdict, the automatic GPU layers, the `--n-cpu-moe` search and, through `fit_verdict`, the
         automatic and largest ctx all judge it so.
+Rule 13: `-sm row` where llama.cpp has no split buffer is refused as llama.cpp refuses it (`split_mode` Rule 1):
+        does_not_fit, its error the verdict's reason (`FitEstimate.refused`); `-sm tensor` and SYCL's row
+        split are priced as `-sm layer`, and said so.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ from gguf_budget.core.fit.server import (
 from gguf_budget.core.fit.server_band import server_band, session_workloads
 from gguf_budget.core.fit.server_types import ServerLoad
 from gguf_budget.core.fit.slots import SlotLayout, slot_kv_table
+from gguf_budget.core.fit.split_mode import refusal, split_notes
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
@@ -95,6 +99,7 @@ class _Judgement:
     engine: EngineSettings
     server: ServerLoad
     priced: Priced
+    refused: str | None
 
 
 def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> _Judgement:
@@ -130,10 +135,11 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     if not engine.kv_offload and setup.gpus:
         kv = replace(kv, host=kv.engine, gpu=0 if kv.engine is not None else None)
     unknowns = fit_unknowns(model, snapshot, ctx) + server_unknowns(model, ctx, server)
-    verdict = verdict_of(devices, placement, bool(unknowns))
+    refused = refusal(engine, setup.gpus)
+    verdict = verdict_of(devices, placement, bool(unknowns), refused is not None)
     return _Judgement(ctx=ctx, table=table, slots=slots, setup=setup, auto=auto, placement=placement, kv=kv,
                       weights=weights, devices=devices, unknowns=unknowns, verdict=verdict, engine=engine,
-                      server=server, priced=priced)
+                      server=server, priced=priced, refused=refused)
 
 
 def _pricer(model: ModelSpec, ctx: int | None, request: FitRequest, engine: EngineSettings, setup: GpuSetup) -> Priced:
@@ -190,7 +196,9 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
         snapshot=snapshot, reserves=request.reserves, request=request, n_layer=model.n_layer,
         gpu_layers=placement.gpu_layers, auto_gpu_layers=j.auto, output_on_gpu=placement.output_on_gpu,
         weights=j.weights, kv=j.kv, devices=j.devices, verdict=verdict, unknowns=unknowns,
-        notes=fit_notes(model, snapshot, request, placement, j.setup) + server_notes(j.server),
+        notes=(fit_notes(model, snapshot, request, placement, j.setup) + server_notes(j.server)
+               + split_notes(j.engine, j.setup.gpus)),
+        refused=j.refused,
         claims=Claims(j.weights.file_bytes, model.header_only, verdict, snapshot.captured_at, snapshot.source),
         moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns), j.priced, held),
         moe_offload=expert_offload(model, snapshot, j.setup, request, ctx, j.table, bool(unknowns),

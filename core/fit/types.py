@@ -232,6 +232,8 @@ class FitEstimate:
     items are None when the context is unknown."""
     server: ServerLoad | None = None
     """What llama-server adds (`server`): slots, prompt cache, checkpoints, projector, draft."""
+    refused: str | None = None
+    """llama.cpp's own error where it would not make this load at all (`split_mode` Rule 1)."""
 
     @property
     def peak_rss_server(self) -> int | None:
