@@ -202,7 +202,7 @@ def _need_rows(e: FitEstimate) -> list[tuple[str, str]]:
                  ("  weights", human_bytes(d.weights)), ("  KV", human_bytes(d.kv)),
                  ("  compute", human_bytes(d.compute) + (f" ({buffers[d.name]})" if d.name in buffers else "")),
                  ("  reserve", human_bytes(d.reserve))]
-        rows += [("  also held", " + ".join(held))] if held else []
+        rows += [("  beside", " + ".join(held))] if held else []
     return rows
 
 
