@@ -102,7 +102,8 @@ class _Judgement:
     refused: str | None
 
 
-def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> _Judgement:
+def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, search: bool = True) -> _Judgement:
+    """Rules 1–13; `search` False skips the automatic GPU layers where the request fixes them (a verdict alone)."""
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
     layout, engine = server_engine(request.engine, request.server)
@@ -125,7 +126,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
         p = setup.place(L, g)
         return fits(_placed(model, engine, loads(p), setup, p), host=False)
 
-    auto = most_layers_that_fit(L, gpus_fit) if slots.kv is not None else None
+    auto = most_layers_that_fit(L, gpus_fit) if slots.kv is not None and (search or request.gpu_layers is None) else None
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
     kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)
@@ -177,8 +178,9 @@ def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad,
 
 
 def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitVerdict:
-    """The verdict `estimate_fit` gives, without the figures only its report needs (a search asks it often)."""
-    return _judge(model, snapshot, request).verdict
+    """The verdict `estimate_fit` gives, without the figures only its report needs (a search asks it often): with the
+    GPU layers fixed, the automatic count it would report beside them is not searched."""
+    return _judge(model, snapshot, request, search=False).verdict
 
 
 def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitEstimate:
