@@ -43,7 +43,7 @@ PRICED_IN = {
     "n_cpu_moe": ("llm_add_n_cpu_ffn_overrides (common/common.h)", "fit/moe.py, fit/estimate.py"),
     "n_cpu_ffn": ("llm_add_n_cpu_ffn_overrides (common/common.h)", "llama_words/reader.py (as -ot overrides)"),
     "gpu_layers": ("mparams.n_gpu_layers (src/llama-model.cpp load_tensors)", "fit/gpu_split.py Rule 1"),
-    "split_mode": ("mparams.split_mode (src/llama.cpp)", "fit/gpu_split.py Rule 8"),
+    "split_mode": ("mparams.split_mode (src/llama.cpp)", "fit/gpu_split.py Rule 8, fit/split_mode.py"),
     "tensor_split": ("mparams.tensor_split", "fit/gpu_split.py Rule 3"),
     "main_gpu": ("mparams.main_gpu", "fit/gpu_split.py Rule 8"),
     "fit": ("common_fit_params (common/fit.cpp)", "fit/auto_ctx.py Rule 7"),

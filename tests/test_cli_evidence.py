@@ -244,7 +244,7 @@ def test_fit_json_and_text_itemize_what_llama_cpp_holds(gguf_file, capsys):
                                                        "checkpoints", "process"))
     assert d["peak_rss_short"] <= d["peak_rss_full"] and d["runtime"] == "llama-server"
     assert host["output"] == 8192 * 4 and d["settings"]["ubatch"] == 512
-    assert "verdict compares weights + KV" in d["verdict_basis"]
+    assert "weights + KV + compute buffer" in d["verdict_basis"]
     assert main(["fit", str(path), "--ctx", "2048", "--host-available", "16G", "--no-gpu"]) == 0
     text = capsys.readouterr().out
     assert "Peak RSS" in text and "anonymous" in text and "mapped weights (file-backed)" in text

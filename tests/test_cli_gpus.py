@@ -42,7 +42,9 @@ def assert_command_parses_back(capsys, d: dict, path: str, extra: tuple[str, ...
         for dev in m["devices"][1:]:
             assert gpu_weights_with_cpu_moe(spec, tuple(dev["slots"]), back.n_cpu_moe) == dev["weights"]
     else:
-        assert again["devices"] == d["devices"] and again["gpu_layers"] == d["gpu_layers"]
+        # each device's placement and need; not its total, a fact of the machine (a typed host's is what it was given)
+        placed = [[{k: v for k, v in dev.items() if k != "total"} for dev in x["devices"]] for x in (again, d)]
+        assert placed[0] == placed[1] and again["gpu_layers"] == d["gpu_layers"]
 
 
 def test_preset_rtx_4090_on_qwen3_30b_a3b_at_32k(capsys):
@@ -61,18 +63,19 @@ def test_preset_rtx_4090_on_qwen3_30b_a3b_at_32k(capsys):
 
 
 def test_when_all_gpu_does_not_fit_the_smallest_n_cpu_moe_is_printed_and_runs(capsys):
-    # ctx 65536: weights 17.1 GiB + KV 6 GiB exceed the 4090's 22.5 usable GiB
+    # ctx 65536: weights 17.1 GiB + KV 6 GiB exceed the 4090's 22.5 usable GiB; with the 286 MiB compute buffer
+    # llama.cpp reserves on the GPU counted too, three blocks' experts go to RAM (two left it short)
     args = [QWEN, "--preset", "RTX 4090", "--ctx", "65536", "--host-available", "64G"]
     assert main(["fit", *args]) == 0
     r = rows(capsys.readouterr().out)
     assert r["Verdict"].startswith("fits split")
-    assert r["MoE offload"].startswith("smallest that fits: --n-cpu-moe 2 ")
+    assert r["MoE offload"].startswith("smallest that fits: --n-cpu-moe 3 ")
     assert main(["fit", *args, "--print-command"]) == 0
     line = capsys.readouterr().out.strip()
-    assert "-c 65536 -ngl 49 --n-cpu-moe 2 -np 1 --cache-ram " in line and "\n" not in line
+    assert "-c 65536 -ngl 49 --n-cpu-moe 3 -np 1 --cache-ram " in line and "\n" not in line
     d = fit_json(capsys, *args)
     assert d["command"]["realises"] == "n_cpu_moe" and d["command"]["llama_server"] == line
-    assert d["moe_n_cpu"]["n_cpu_moe"] == 2 and d["moe_n_cpu"]["command"]["llama_server"] == line
+    assert d["moe_n_cpu"]["n_cpu_moe"] == 3 and d["moe_n_cpu"]["command"]["llama_server"] == line
     assert_command_parses_back(capsys, d, QWEN, ("--preset", "RTX 4090", "--host-available", "64G"))
 
 

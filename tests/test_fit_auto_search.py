@@ -30,10 +30,16 @@ def test_200k_layers_on_64_gpus_take_log_l_placements(model, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(devices, "place_layers", counting)
-    # 64 GPUs of 64 MiB; the first keeps all but three slots back, so the total would take far more
-    # layers than the first GPU allows: a search that steps down from the total walks ~58,000 steps.
+    # 64 GPUs of 64 MiB; the first keeps all but three slots and its compute buffer back, so the total would take
+    # far more layers than the first GPU allows: a search that steps down from the total walks ~58,000 steps.
+    # A GPU's compute buffer is one block's graph and the copies it reads, whatever the number of blocks: 200
+    # blocks every one offloaded give it.
     machine = hypothetical_machine(64 * GiB, gpu_count=64, gpu_total=GiB // 16)
-    request = FitRequest(ctx=256, reserves=Reserves(gpu=GiB // 16 - 3 * slot))
+    few = replace(huge, n_layer=200, layers=huge.layers[:200], layer_bytes=huge.layer_bytes[:200],
+                  layer_role_bytes=huge.layer_role_bytes[:200])
+    compute = estimate_fit(few, machine, FitRequest(ctx=256, gpu_layers=201)).devices[1].compute
+    request = FitRequest(ctx=256, reserves=Reserves(gpu=GiB // 16 - 3 * slot - compute))
+    placements.clear()
     e = estimate_fit(huge, machine, request)
     search = len(placements) - 1  # the chosen placement itself is one more
     assert search <= 2 + math.ceil(math.log2(N_LAYER + 2))

@@ -97,19 +97,26 @@ def test_reserves_are_editable(model):
 
 # KV at ctx 256, f16: 256 cells · 2 KV heads · (16 + 16) · 2 = 32768 bytes per block
 KV_BLOCK = 32768
+# Compute buffers at ctx 256 (the scheduler replayed over the reserved graph, `runtime_memory` Rule 5; the replay
+# itself is checked on the real runs of tests/test_rpc_runs.py): every device's need counts them (`devices` Rule 4).
+OUTPUT = 8192 * 4  # the host's logits row
+CPU_COMPUTE = 661_536 + OUTPUT  # no GPU: the whole graph on the host
+GPU_COMPUTE = 595_200  # the GPU's, -ngl 0 … 2 (at 0 it runs the prompt's large batches: op offload)
+GPU_COMPUTE_ALL = 595_072  # the GPU's with every slot offloaded
 
 
 @pytest.mark.parametrize(
     ("usable", "auto"),
     [
-        # the output layer (no KV) is the first slot offloaded, then block 1, then block 0
-        (0, 0),
-        (TABLE + 256 - 1, 0),
-        (TABLE + 256, 1),
-        (TABLE + 256 + BLOCK + KV_BLOCK - 1, 1),
-        (TABLE + 256 + BLOCK + KV_BLOCK, 2),
-        (TABLE + 256 + 2 * (BLOCK + KV_BLOCK) - 1, 2),
-        (TABLE + 256 + 2 * (BLOCK + KV_BLOCK), 3),
+        # the output layer (no KV) is the first slot offloaded, then block 1, then block 0; each boundary moved up
+        # by the GPU's compute buffer, which the GPU holds from -ngl 0 on (op offload)
+        (GPU_COMPUTE, 0),
+        (TABLE + 256 + GPU_COMPUTE - 1, 0),
+        (TABLE + 256 + GPU_COMPUTE, 1),
+        (TABLE + 256 + BLOCK + KV_BLOCK + GPU_COMPUTE - 1, 1),
+        (TABLE + 256 + BLOCK + KV_BLOCK + GPU_COMPUTE, 2),
+        (TABLE + 256 + 2 * (BLOCK + KV_BLOCK) + GPU_COMPUTE_ALL - 1, 2),
+        (TABLE + 256 + 2 * (BLOCK + KV_BLOCK) + GPU_COMPUTE_ALL, 3),
     ],
 )
 def test_auto_gpu_layers_is_the_most_that_fit_with_their_kv(model, usable, auto):
@@ -124,8 +131,8 @@ def test_auto_gpu_layers_is_the_most_that_fit_with_their_kv(model, usable, auto)
     [
         (hypothetical_machine(64 * GiB), None, "cpu_only"),
         (gpu_machine(8 * GiB), None, "fits_gpu"),
-        (gpu_machine(3 * GiB // 2 + TABLE + 256), None, "fits_split"),
-        (gpu_machine(3 * GiB // 2 + BLOCK + KV_BLOCK), None, "cpu_only"),  # a block fits, the output layer not
+        (gpu_machine(3 * GiB // 2 + TABLE + 256 + GPU_COMPUTE), None, "fits_split"),  # the output layer and compute
+        (gpu_machine(3 * GiB // 2 + BLOCK + KV_BLOCK + GPU_COMPUTE), None, "cpu_only"),  # a block fits, the output not
         (gpu_machine(2 * GiB), 0, "cpu_only"),
         (gpu_machine(2 * GiB), 2, "fits_split"),
     ],
@@ -136,18 +143,18 @@ def test_verdicts(model, machine, g, verdict):
 
 def test_does_not_fit_names_the_shortfall_per_device(model):
     spec = model(BIG_HEAD)
-    host_need = TENSORS + 2 * KV_BLOCK
+    host_need = TENSORS + 2 * KV_BLOCK + CPU_COMPUTE  # the host's compute buffer and logits row count too
     e = estimate_fit(spec, hypothetical_machine(6 * GiB + host_need - 1000), FitRequest(ctx=256))
     assert (e.verdict, e.shortfall) == ("does_not_fit", {"host": 1000})
     too_many = estimate_fit(spec, gpu_machine(3 * GiB // 2 + 100), FitRequest(ctx=256, gpu_layers=1))
-    assert (too_many.verdict, too_many.shortfall) == ("does_not_fit", {"gpu0": TABLE + 256 - 100})
+    assert (too_many.verdict, too_many.shortfall) == ("does_not_fit", {"gpu0": TABLE + 256 + GPU_COMPUTE - 100})
 
 
 def test_swap_is_never_counted_as_ram(model):
     spec = model(BIG_HEAD)
     short = snapshot_from_readings(0.0, 8 * GiB, 6 * GiB + 1000, swap_total=512 * GiB)
     e = estimate_fit(spec, short, FitRequest(ctx=256))
-    assert e.verdict == "does_not_fit" and e.shortfall["host"] == TENSORS + 2 * KV_BLOCK - 1000
+    assert e.verdict == "does_not_fit" and e.shortfall["host"] == TENSORS + 2 * KV_BLOCK + CPU_COMPUTE - 1000
     assert any("swap" in n and "not counted" in n for n in e.notes)
 
 
@@ -194,26 +201,28 @@ def test_claims_keep_storage_admission_and_evidence_apart(model):
 # = 32768 / 32 · 34 = 34816 bytes, three per block → 104448 bytes of routed experts per block.
 EXPERTS = 3 * 34816
 MOE = ArchDesc(arch="qwen2moe", n_layer=2, n_vocab=8192, n_expert=4, n_expert_used=2)
+MOE_GPU_COMPUTE = 1_119_488  # the GPU's compute buffer at ctx 256, -ngl 0 … 2 (replayed as GPU_COMPUTE is)
+MOE_CPU_EXPERTS_COMPUTE = 1_119_232  # the GPU's with every slot offloaded and the experts on the host (--cpu-moe)
 
 
 def test_moe_cpu_experts_strategy_is_shown_beside_the_default(model):
     spec = model(MOE)
     assert spec.routed_expert_bytes == 2 * EXPERTS
     dense = [b - EXPERTS for b in spec.layer_bytes]
-    machine = gpu_machine(3 * GiB // 2 + sum(dense) + TABLE + 256 + 2 * KV_BLOCK)
+    machine = gpu_machine(3 * GiB // 2 + sum(dense) + TABLE + 256 + 2 * KV_BLOCK + MOE_CPU_EXPERTS_COMPUTE)
     e = estimate_fit(spec, machine, FitRequest(ctx=256))
     assert e.verdict == "fits_split" and e.gpu_layers < 3
     m = e.moe
     assert (m.name, m.verdict) == ("cpu_experts", "fits_split")
     host, gpu = m.devices
     assert (host.weights, host.kv) == (spec.complete_file_bytes, 0)  # the full file, as the first gate budgets it
-    assert (gpu.weights, gpu.kv) == (sum(dense) + TABLE + 256, 2 * KV_BLOCK)
+    assert (gpu.weights, gpu.kv, gpu.compute) == (sum(dense) + TABLE + 256, 2 * KV_BLOCK, MOE_CPU_EXPERTS_COMPUTE)
     assert m.host_exact == 2 * EXPERTS + TABLE
 
 
 def test_moe_strategy_reports_its_own_shortfall(model):
     spec = model(MOE)
-    e = estimate_fit(spec, gpu_machine(3 * GiB // 2 + 1000), FitRequest(ctx=256))
+    e = estimate_fit(spec, gpu_machine(3 * GiB // 2 + MOE_GPU_COMPUTE + 1000), FitRequest(ctx=256))  # -ngl 0's compute
     assert e.verdict == "cpu_only"
     assert e.moe.verdict == "does_not_fit" and set(e.moe.shortfall) == {"gpu0"}
 

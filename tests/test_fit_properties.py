@@ -57,7 +57,8 @@ def test_auto_is_the_largest_g_where_every_gpu_fits(specs, family, frees, ctx):
     spec = specs[family]
     snap = machine(64 * 1024 * MiB, frees)
     e = estimate_fit(spec, snap, FitRequest(ctx=ctx))
-    assert all(d.shortfall == 0 for d in e.devices[1:])
+    # g = 0 counts as the floor even where a GPU cannot hold the compute buffer of its op offload (the verdict says so)
+    assert all(d.shortfall == 0 for d in e.devices[1:]) or e.auto_gpu_layers == 0
     for g in range(e.auto_gpu_layers + 1, spec.n_layer + 2):
         assert any(d.shortfall for d in estimate_fit(spec, snap, FitRequest(ctx=ctx, gpu_layers=g)).devices[1:])
 

@@ -73,11 +73,16 @@ def test_fit_dict_is_json_and_matches_the_estimate(model):
 
 def test_fit_text_names_each_devices_need_and_the_moe_shortfall(model):
     spec = model(ArchDesc(arch="qwen2moe", n_layer=2, n_expert=4, n_expert_used=2))
-    e = estimate_fit(spec, hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=3 * GiB // 2 + 1000), FitRequest(ctx=256))
+    roomy = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=8 * GiB)
+    # at -ngl 0 the GPU still holds the compute buffer of the prompt's offloaded large batches: 1000 B beside it
+    offload = estimate_fit(spec, roomy, FitRequest(ctx=256, gpu_layers=0)).memory.devices[1].compute
+    gpu = 3 * GiB // 2 + offload + 1000
+    e = estimate_fit(spec, hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=gpu), FitRequest(ctx=256))
     text = fit_text(e)
     rows = {line[:12].strip(): line[13:] for line in text.splitlines()}
     assert rows["Verdict"] == "fits CPU-only — everything in host RAM (slowest)"
     assert rows["MoE offload"].startswith("even --n-cpu-moe 2 (every expert in host RAM) does not fit: gpu0 short by")
-    assert "Need, gpu0" in text and "1000 B usable (1.50 GiB free − 1.50 GiB reserve)" in text
+    assert "Need, gpu0" in text and (f"needs {human_bytes(offload)} of {human_bytes(offload + 1000)} usable "
+                                     f"({human_bytes(gpu)} free − 1.50 GiB reserve; {human_bytes(gpu)} total)") in text
     moe = next(line for line in text.splitlines() if line.startswith("MoE option"))
     assert moe.endswith(f"does not fit, gpu0 short by {human_bytes(e.moe.shortfall['gpu0'])}")

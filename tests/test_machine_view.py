@@ -42,12 +42,14 @@ def test_each_bar_splits_its_total_into_used_reserve_and_usable(spec, total, fre
 
 # Host need, all on the host: token_embd 557,056 + 4 blocks × 39,680 + output 557,056 + output_norm 256
 # = 1,273,088 bytes of weights, plus KV 4 layers × 2,048 cells × 2 KV heads × (16 + 16) × 2 bytes
-# = 1,048,576: 2,321,664 bytes (2.21 MiB), all short when the whole 1 GiB is reserved.
+# = 1,048,576, plus the CPU's compute buffer 3,289,120 (the scheduler's replay) and the logits row 32,768:
+# 5,643,552 bytes (5.38 MiB), all short when the whole 1 GiB is reserved.
 @pytest.mark.parametrize("machine, verdict", [
     (hypothetical_machine(64 * GIB), "fits CPU-only — everything in host RAM (slowest)"),
     (hypothetical_machine(64 * GIB, gpu_count=1, gpu_total=24 * GIB),
      "fits on GPU — all 4 blocks and the output layer offloaded"),
-    (hypothetical_machine(1 * GIB), "does not fit — host short by 2.21 MiB"),
+    (hypothetical_machine(1 * GIB), "does not fit — host short by 5.38 MiB: weights 1.21 MiB + KV 1.00 MiB + "
+                                    "compute 3.17 MiB > 0 B usable"),
 ])
 def test_verdict_words(spec, machine, verdict):
     reserves = Reserves(host=1 * GIB) if machine.host_available == GIB else Reserves()

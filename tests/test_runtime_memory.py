@@ -22,6 +22,7 @@ from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.snapshot import hypothetical_machine, what_if
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.fit_report import verdict_text
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB
@@ -216,18 +217,20 @@ def test_every_gpu_that_runs_a_split_gets_its_own_compute_buffer_and_fit_json_na
     assert [d["compute_buffer"] for d in devices] == ["CUDA_Host", "CUDA0", "CUDA1"]
 
 
-def test_a_gpu_whose_compute_buffer_would_not_fit_is_named_in_the_notes(specs):
-    """The second GPU holds its weights + KV with 1 MiB to spare, so the verdict admits the load (compute is left
-    to the reserves, and the second GPU has none by default) — and a note names the compute buffer that does not fit."""
+def test_a_gpu_whose_compute_buffer_would_not_fit_is_named_in_the_verdict(specs):
+    """The second GPU holds its weights + KV with 1 MiB to spare, less than the compute buffer llama.cpp reserves there
+    (CUDA1): the load does not fit (it was admitted with a note while the verdict left compute to the reserves), and the
+    verdict names that GPU and its compute buffer."""
     spec = specs["smollm2"]
     request = FitRequest(ctx=2048, gpu_layers=31, tensor_split=(1.0, 1.0))
     roomy = estimate_fit(spec, hypothetical_machine(64 * GiB, gpu_count=2, gpu_total=24 * GiB), request)
-    need = roomy.devices[2].need
+    second = roomy.devices[2]
     gpus = (GpuInfo(index=0, name="big", total=24 * GiB, free=24 * GiB, used=0),
-            GpuInfo(index=1, name="small", total=need + MiB, free=need + MiB, used=0))
+            GpuInfo(index=1, name="small", total=second.weights + second.kv + MiB,
+                    free=second.weights + second.kv + MiB, used=0))
     tight = estimate_fit(spec, what_if(hypothetical_machine(64 * GiB), gpus=gpus), request)
-    assert tight.verdict.admitted and not any("compute buffer" in n for n in roomy.notes)
-    assert [n for n in tight.notes if "compute buffer" in n] == [
-        f"GPU 1 (small): llama.cpp also reserves a {human_bytes(tight.memory.devices[2].compute)} compute buffer "
-        f"(CUDA1) there, {human_bytes(tight.memory.devices[2].compute - MiB)} beyond its usable memory — "
-        "raise its reserve or offload less"]
+    compute = tight.memory.devices[2].compute
+    assert roomy.verdict.admitted and compute > MiB
+    assert (tight.verdict, tight.shortfall) == ("does_not_fit", {"gpu1": compute - MiB})
+    assert f"gpu1 short by {human_bytes(compute - MiB)}: " in verdict_text(tight)
+    assert f"compute {human_bytes(compute)}" in verdict_text(tight)

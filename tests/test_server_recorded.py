@@ -116,9 +116,12 @@ def test_a_server_that_filled_its_prompt_cache_peaks_within_ten_percent_of_the_p
 def _flip(models: dict[str, ModelSpec], spec: ModelSpec, ctx: int, base: ServerSettings, extra: ServerSettings,
           added: int) -> None:
     """On a host that holds the base load and half of what `extra` adds, the base fits and the extra does not;
-    the largest ctx falls; and the extra adds `added` bytes to the host's need (what the log printed)."""
+    the largest ctx falls; and the extra adds `added` bytes to the host's need (what the log printed), beside what it
+    changes of the host's compute buffer and logits rows."""
     a = estimate_fit(spec, MACHINE, FitRequest(ctx=ctx, reserves=NO_RESERVE, server=base))
     b = estimate_fit(spec, MACHINE, FitRequest(ctx=ctx, reserves=NO_RESERVE, server=extra))
+    # the need counts the host's compute buffer and logits rows too, which more slots change beside their KV
+    added += b.devices[0].compute - a.devices[0].compute
     assert b.devices[0].need - a.devices[0].need == added
     machine = hypothetical_machine(a.devices[0].need + added // 2)
     tight_a = FitRequest(ctx=ctx, reserves=NO_RESERVE, server=base)

@@ -163,9 +163,11 @@ def test_a_projector_and_a_draft_take_their_gpu_before_the_model_and_stay_home_w
     projector = read_projector(str(write_projector(tmp_path / "mm.gguf", ProjectorDesc(text_embd=256))))
     draft = DraftModel(load_model(write_gguf(tmp_path / "d.gguf", replace(text, n_layer=2), "header_only")[0]))
     plain = estimate_fit(spec, hypothetical_machine(16 * GiB), FitRequest(ctx=2048))
-    # a GPU that holds the whole model (every weight and its KV) beside its 1.5 GiB reserve, and little more
-    machine = hypothetical_machine(16 * GiB, gpu_count=1,
-                                   gpu_total=1536 * MiB + plain.weights.host_exact + (plain.kv.engine or 0))
+    # a GPU that holds the whole model (every weight, its KV and the compute buffer it reserves with every layer
+    # offloaded) beside its 1.5 GiB reserve, and little more
+    roomy = estimate_fit(spec, hypothetical_machine(16 * GiB, gpu_count=1, gpu_total=16 * GiB), FitRequest(ctx=2048))
+    machine = hypothetical_machine(16 * GiB, gpu_count=1, gpu_total=1536 * MiB + plain.weights.host_exact
+                                   + (plain.kv.engine or 0) + roomy.devices[1].compute)
     alone = estimate_fit(spec, machine, FitRequest(ctx=2048))
     assert alone.verdict == "fits_gpu"
     for server in (ServerSettings(projector=projector), ServerSettings(draft=draft)):

@@ -30,7 +30,7 @@ from gguf_budget.core.errors import LlamaArgsError
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.engine_options import EngineOptions
 from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
-from gguf_budget.core.fit.runtime_types import Runtime, SplitMode
+from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.fit.server_inputs import open_draft, open_projector
 from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
@@ -159,12 +159,7 @@ def ask(command: LlamaCommand, state: ExplorerState, model: ModelSpec | None,
     program = command.program or Program.SERVER
     runtime = runtime or RUNTIME_OF[program]
     s = command.settings
-    if s.split_mode is SplitMode.ROW or s.split_mode is SplitMode.TENSOR:
-        notes = [f"-sm {s.split_mode.value}: priced as -sm layer (each GPU's share of the weights is the same; "
-                 "its compute buffers differ)"]
-    else:
-        notes = []
-    notes += list(command.notes)
+    notes = list(command.notes)  # -sm row and tensor: the fit says what it prices (`split_mode`)
     if (s.n_cpu_moe or s.cpu_moe) and model is not None and not model.routed_expert_bytes:
         notes.append("--n-cpu-moe/--cpu-moe: this model has no routed experts, so nothing moves to the CPU")
     if s.draft_type_v is not None and s.draft_type_k is not None and s.draft_type_v != s.draft_type_k:

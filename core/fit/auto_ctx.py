@@ -117,11 +117,12 @@ class _Candidates(Sequence[int]):
 
 
 def _whole(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, ctx: int) -> bool:
-    """Rule 3 at one ctx."""
-    verdict = fit_verdict(model, snapshot, replace(request, ctx=ctx))
+    """Rule 3 at one ctx. "Every layer on the GPUs" is asked as such (-ngl L + 1): the automatic layers are every
+    layer exactly when every device fits there, so the GPU-layer search need not run at each candidate."""
     if request.gpu_layers is None and snapshot.gpus:
-        return verdict is FitVerdict.FITS_GPU
-    return verdict.admitted
+        every = replace(request, ctx=ctx, gpu_layers=model.n_layer + 1)
+        return fit_verdict(model, snapshot, every) is FitVerdict.FITS_GPU
+    return fit_verdict(model, snapshot, replace(request, ctx=ctx)).admitted
 
 
 def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, cap: int | None = None) -> AutoFit:

@@ -9,8 +9,12 @@ Rule 2: layer shares are the user's tensor split, else the budgets (llama.cpp sp
 Rule 3: one pool: a GPU whose budget is host RAM (GTT, Apple's unified memory) draws its
         weights and KV from the host's available RAM as well, so the host's need includes
         them (`DeviceLoad.shared`) — each byte is counted once, and never beyond the pool.
-Rule 4: verdict: unknown when a needed fact is missing; else does_not_fit when any pool is
-        short; else cpu_only (nothing offloaded), fits_gpu (every slot offloaded) or fits_split.
+Rule 4: a pool fits when its weights + KV + compute buffer + what the server adds fit within its usable
+        memory (free − reserve; `DeviceLoad.need`). `fits` is the one test: the verdict asks it of every
+        pool, the automatic GPU-layer and `--n-cpu-moe` searches of the GPUs (the host's need falls as
+        layers leave it), and through the verdict so do the automatic and the largest ctx.
+Rule 5: verdict: unknown when a needed fact is missing; else does_not_fit when any pool is
+        short or llama.cpp refuses the load (`split_mode` Rule 1); else cpu_only (nothing offloaded), fits_gpu (every slot offloaded) or fits_split.
 """
 
 from __future__ import annotations
@@ -54,8 +58,6 @@ class GpuSetup:
     reserves: tuple[int, ...]
     unreadable: tuple[GpuInfo, ...]
     tensor_split: tuple[float, ...] | None
-    kv_offload: bool = True
-    """False with `-nkvo`: every layer's KV stays in host RAM, so it weighs on no GPU."""
     held: tuple[int, ...] = ()
     """Per GPU, what llama-server's projector and draft hold there before the model is placed (`server` Rule 2)."""
 
@@ -67,7 +69,7 @@ class GpuSetup:
         budgets = tuple(g.budget or 0 for g in gpus)
         reserves = tuple(request.reserves.for_gpu(g.index, i == 0) for i, g in enumerate(gpus))
         return cls(gpus=gpus, budgets=budgets, reserves=reserves, unreadable=unreadable,
-                   tensor_split=request.tensor_split, kv_offload=request.engine.kv_offload)
+                   tensor_split=request.tensor_split)
 
     @property
     def usable(self) -> tuple[int, ...]:
@@ -81,14 +83,6 @@ class GpuSetup:
 
     def place(self, n_layer: int, gpu_layers: int) -> Placement:
         return place_layers(n_layer, gpu_layers, self.budgets, self.tensor_split)
-
-    def fits(self, slots: Slots, placement: Placement) -> bool:
-        """Every GPU holds its run's weights and KV within its usable memory."""
-        for (start, end), room in zip(placement.runs, self.usable, strict=True):
-            w, kv = slots.load(start, end)
-            if w + (kv or 0 if self.kv_offload else 0) > room:
-                return False
-        return True
 
 
 def device_loads(snapshot: HardwareSnapshot, setup: GpuSetup, host_reserve: int, slots: Slots, p: Placement,
@@ -109,11 +103,17 @@ def device_loads(snapshot: HardwareSnapshot, setup: GpuSetup, host_reserve: int,
     return (host, *gpus)
 
 
-def verdict_of(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool) -> FitVerdict:
-    """Rule 4."""
+def fits(devices: tuple[DeviceLoad, ...], host: bool = True) -> bool:
+    """Rule 4: every pool (`host` False: every GPU) holds its need within its usable memory; a need not known
+    (the context unknown) is judged by what is known."""
+    return not any(d.shortfall for d in (devices if host else devices[1:]))
+
+
+def verdict_of(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool, refused: bool = False) -> FitVerdict:
+    """Rule 5; `refused`: llama.cpp would not make the load at all (`split_mode` Rule 1)."""
     if unknown:
         return FitVerdict.UNKNOWN
-    if any(d.shortfall for d in devices):
+    if refused or not fits(devices):
         return FitVerdict.DOES_NOT_FIT
     if p.gpu_layers == 0:
         return FitVerdict.CPU_ONLY

@@ -24,23 +24,31 @@ Rule 4: KV: the FP16 lower bound = Σ attention layers min(ctx, window) · n_hea
         kv_lora_rank + rope dims, V being a view of it (`model_facts` Rule 6, llama.cpp MLA).
         Each layer's cache sits on that layer's device (llama.cpp llama-kv-cache.cpp
         `llama_kv_cache`: `model.dev_layer(il)` when offload_kqv, the default).
-Rule 5: auto g = the largest g for which every GPU holds its weights and KV within its
-        usable memory, bisected (`gpu_split` Rule 5: O(log L) placements).
+Rule 5: auto g = the largest g for which every GPU holds its weights, KV and compute buffer within its
+        usable memory (`devices.fits`, the verdict's own test), bisected (`gpu_split` Rule 5: O(log L)
+        placements).
 Rule 6: verdict: unknown when a needed fact is missing (listed, never taken as 0); else
-        does_not_fit when any device is short (shortfall per device); else cpu_only (g = 0),
+        does_not_fit when any device — a GPU holding no layer but computing offloaded large batches too,
+        and the host — is short of weights + KV + compute + server within free − reserve (shortfall per
+        device, `devices` Rule 4); else cpu_only (g = 0),
         fits_gpu (every block and the output layer on GPU, g = L + 1) or fits_split.
 Rule 7: MoE: the CPU-experts strategy (`--cpu-moe`) and the expert offload (the smallest
         `--n-cpu-moe N` with every layer offloaded) are shown beside the default (`moe.py`).
 Rule 8: every placement carries the llama-server command that realises it (`command.py`).
-Rule 9: beside the verdict, what llama.cpp would hold per device beyond weights + KV — repacked
-        copies, output and compute buffers, the process — and the predicted peak RSS
-        (`runtime_memory`); the verdict does not use it (`runtime_types.VERDICT_BASIS`), but a note
-        names each GPU whose weights + KV fit while its compute buffer then does not.
+Rule 9: beside the verdict, what llama.cpp would hold per device beyond weights + KV + compute — repacked
+        copies, the process — and the predicted peak RSS (`runtime_memory`).
 Rule 10: llama-server's own additions (`server`): its slots set the KV cells and the compute
         graph's outputs; its projector and draft are placed before the model's layers; what they,
         the checkpoints and the full prompt cache hold is part of each device's need.
 Rule 11: llama.cpp's placement options move bytes between devices after the layer split
         (`placement`): `-ot` weights to the buffer it names, `-nkvo` every layer's KV to the host.
+Rule 12: each device's compute buffer is part of its need (`runtime_memory` Rule 5: the scheduler replayed
+        over the reserved graph for this placement; the host's adds the logits output buffer). The
+        verdict, the automatic GPU layers, the `--n-cpu-moe` search and, through `fit_verdict`, the
+        automatic and largest ctx all judge it so.
+Rule 13: `-sm row` where llama.cpp has no split buffer is refused as llama.cpp refuses it (`split_mode` Rule 1):
+        does_not_fit, its error the verdict's reason (`FitEstimate.refused`); `-sm tensor` and SYCL's row
+        split are priced as `-sm layer`, and said so.
 """
 
 from __future__ import annotations
@@ -48,24 +56,25 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.fit.command import run_command
-from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, verdict_of
+from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, fits, verdict_of
 from gguf_budget.core.fit.gpu_split import Placement, most_layers_that_fit
 from gguf_budget.core.fit.moe import (
-    cpu_experts, expert_offload, experts_on_host, input_layer_bytes, output_slot_bytes, slots_with_cpu_experts,
+    Priced, cpu_experts, expert_offload, expert_overrides, experts_on_host, input_layer_bytes, output_slot_bytes,
+    slots_with_cpu_experts,
 )
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.fit.placement import cpu_moe_overrides, device_weights
-from gguf_budget.core.fit.runtime_memory import backends_of, runtime_memory
-from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
-from gguf_budget.core.units import human_bytes
+from gguf_budget.core.fit.placement import device_weights
+from gguf_budget.core.fit.runtime_memory import backends_of, device_computes, output_buffer, runtime_memory
+from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.server import (
     finish_server, server_engine, server_extras, server_flags, server_notes, server_unknowns,
 )
 from gguf_budget.core.fit.server_band import server_band, session_workloads
 from gguf_budget.core.fit.server_types import ServerLoad
 from gguf_budget.core.fit.slots import SlotLayout, slot_kv_table
+from gguf_budget.core.fit.split_mode import refusal, split_notes
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
@@ -89,9 +98,12 @@ class _Judgement:
     verdict: FitVerdict
     engine: EngineSettings
     server: ServerLoad
+    priced: Priced
+    refused: str | None
 
 
-def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> _Judgement:
+def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, search: bool = True) -> _Judgement:
+    """Rules 1–13; `search` False skips the automatic GPU layers where the request fixes them (a verdict alone)."""
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
     layout, engine = server_engine(request.engine, request.server)
@@ -103,22 +115,50 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) ->
     bare = GpuSetup.build(snapshot, request)
     extras = server_extras(model, bare, request.server, ctx, layout, engine, request.kv_type, snapshot.cpu_features)
     setup = replace(bare, held=extras.gpu_held)
-    auto = most_layers_that_fit(L, lambda g: setup.fits(slots, setup.place(L, g))) if slots.kv is not None else None
+    priced = _pricer(model, ctx, request, engine, setup)
+
+    def loads(p: Placement) -> tuple[DeviceLoad, ...]:
+        host_kv = None if slots.kv is None else slots.kv[p.host_blocks]
+        return priced(device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
+                                   host_kv, extras.host_held or 0), p, forced)
+
+    def gpus_fit(g: int) -> bool:
+        p = setup.place(L, g)
+        return fits(_placed(model, engine, loads(p), setup, p), host=False)
+
+    auto = most_layers_that_fit(L, gpus_fit) if slots.kv is not None and (search or request.gpu_layers is None) else None
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
     kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)
     weights = _weights(model, placement, forced)
-    devices = device_loads(snapshot, setup, request.reserves.host, slots, placement, weights.host_exact, kv.host,
-                           extras.host_held or 0)
-    server, devices = finish_server(model, extras, devices, request.kv_type, engine, kv.engine)
+    server, devices = finish_server(model, extras, loads(placement), request.kv_type, engine, kv.engine)
     devices = _placed(model, engine, devices, setup, placement)
     if not engine.kv_offload and setup.gpus:
         kv = replace(kv, host=kv.engine, gpu=0 if kv.engine is not None else None)
     unknowns = fit_unknowns(model, snapshot, ctx) + server_unknowns(model, ctx, server)
-    verdict = verdict_of(devices, placement, bool(unknowns))
+    refused = refusal(engine, setup.gpus)
+    verdict = verdict_of(devices, placement, bool(unknowns), refused is not None)
     return _Judgement(ctx=ctx, table=table, slots=slots, setup=setup, auto=auto, placement=placement, kv=kv,
                       weights=weights, devices=devices, unknowns=unknowns, verdict=verdict, engine=engine,
-                      server=server)
+                      server=server, priced=priced, refused=refused)
+
+
+def _pricer(model: ModelSpec, ctx: int | None, request: FitRequest, engine: EngineSettings, setup: GpuSetup) -> Priced:
+    """Rule 12: each device's compute buffer, as llama.cpp's scheduler reserves it for the placement (`runtime_memory`
+    Rule 5), with `--n-cpu-moe N`'s experts on the host (`moe` Rule 5); the host's adds the logits output buffer, and a
+    GPU whose budget is host RAM adds its compute to the one pool (`devices` Rule 3)."""
+
+    def priced(devices: tuple[DeviceLoad, ...], p: Placement, cpu_moe: int) -> tuple[DeviceLoad, ...]:
+        settings = replace(engine, overrides=engine.overrides + expert_overrides(cpu_moe)) if cpu_moe else engine
+        host_c, *gpu_c = device_computes(model, ctx, request.kv_type, settings, devices, setup.gpus, p.all_on_gpu,
+                                         request.v_type)
+        host, *gpus = devices
+        pooled = sum(c or 0 for g, c in zip(setup.gpus, gpu_c, strict=True) if g.shares_host_memory)
+        host = replace(host, shared=host.shared + pooled,
+                       compute=None if host_c is None else host_c + output_buffer(model, engine))
+        return (host, *(replace(d, compute=c) for d, c in zip(gpus, gpu_c, strict=True)))
+
+    return priced
 
 
 def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad, ...], setup: GpuSetup,
@@ -137,25 +177,10 @@ def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad,
     return (host, *gpus)
 
 
-def compute_notes(memory: RuntimeMemory, devices: tuple[DeviceLoad, ...] = ()) -> tuple[str, ...]:
-    """Rule 9's warning: a GPU whose weights + KV fit but whose compute buffer then does not (the verdict leaves
-    compute to the reserves; a second GPU has none by default, where llama.cpp still reserves one)."""
-    out = []
-    loads = {d.name: d for d in devices}
-    for d in memory.devices[1:]:
-        load = loads.get(d.name)
-        if load is None or load.need is None or d.compute is None or load.need > load.usable:
-            continue
-        if load.need + d.compute > load.usable:
-            out.append(f"{load.label}: llama.cpp also reserves a {human_bytes(d.compute)} compute buffer ({d.buffer}) "
-                       f"there, {human_bytes(load.need + d.compute - load.usable)} beyond its usable memory — "
-                       f"raise its reserve or offload less")
-    return tuple(out)
-
-
 def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitVerdict:
-    """The verdict `estimate_fit` gives, without the figures only its report needs (a search asks it often)."""
-    return _judge(model, snapshot, request).verdict
+    """The verdict `estimate_fit` gives, without the figures only its report needs (a search asks it often): with the
+    GPU layers fixed, the automatic count it would report beside them is not searched."""
+    return _judge(model, snapshot, request, search=False).verdict
 
 
 def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitEstimate:
@@ -164,7 +189,7 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
     ctx, placement, unknowns, verdict = j.ctx, j.placement, j.unknowns, j.verdict
     held = j.devices[0].server
     flags = server_flags(j.server, model, j.engine.swa_full)
-    placed = replace(j.engine, overrides=j.engine.overrides + cpu_moe_overrides(_forced_cpu_moe(model, request)))
+    placed = replace(j.engine, overrides=j.engine.overrides + expert_overrides(_forced_cpu_moe(model, request)))
     memory = server_band(runtime_memory(model, ctx, request.kv_type, placed, snapshot.cpu_features, j.devices,
                                         placement.host_blocks, not placement.output_on_gpu, j.setup.gpus,
                                         placement.all_on_gpu, v_type=request.v_type,
@@ -174,11 +199,13 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
         snapshot=snapshot, reserves=request.reserves, request=request, n_layer=model.n_layer,
         gpu_layers=placement.gpu_layers, auto_gpu_layers=j.auto, output_on_gpu=placement.output_on_gpu,
         weights=j.weights, kv=j.kv, devices=j.devices, verdict=verdict, unknowns=unknowns,
-        notes=fit_notes(model, snapshot, request, placement, j.setup) + server_notes(j.server) + compute_notes(memory, j.devices),
+        notes=(fit_notes(model, snapshot, request, placement, j.setup) + server_notes(j.server)
+               + split_notes(j.engine, j.setup.gpus)),
+        refused=j.refused,
         claims=Claims(j.weights.file_bytes, model.header_only, verdict, snapshot.captured_at, snapshot.source),
-        moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns), held),
+        moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns), j.priced, held),
         moe_offload=expert_offload(model, snapshot, j.setup, request, ctx, j.table, bool(unknowns),
-                                   placement.gpu_layers, held, flags),
+                                   placement.gpu_layers, j.priced, held, flags),
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split,
                             _forced_cpu_moe(model, request) or None, server=flags, v_type=request.v_type,
                             engine_argv=request.engine_argv, priced_type=model.priced_type),

@@ -13,6 +13,10 @@ Rule 3: dense models have neither; a machine without a GPU has neither (everythi
         host RAM already, there is no "rest on the GPUs").
 Rule 4: what llama-server holds beside the model (`server`) stays where the plain split puts it:
         on the GPUs it narrows their room (`GpuSetup.held`), on the host it is `host_held`.
+Rule 5: each strategy is judged as the plain split is (`devices.fits`): every device's weights, KV and the
+        compute buffer llama.cpp reserves there with those experts on the host (`priced`: `--n-cpu-moe N` is
+        llama.cpp's tensor override `blk.i.ffn_(up|down|gate|gate_up)_(ch|)exps` → CPU for i < N, common/arg.cpp
+        `llm_add_n_cpu_ffn_overrides`, so its scheduler offloads those products' large batches to a GPU).
 """
 
 from __future__ import annotations
@@ -20,12 +24,27 @@ from __future__ import annotations
 from typing import Callable
 
 from gguf_budget.core.fit.command import NO_SERVER_FLAGS, ServerFlags, run_command
-from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, verdict_of
-from gguf_budget.core.fit.gpu_split import fewest_cpu_moe_layers
-from gguf_budget.core.fit.types import FitRequest, FitVerdict, Strategy
+from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, fits, verdict_of
+from gguf_budget.core.fit.gpu_split import Placement, fewest_cpu_moe_layers
+from gguf_budget.core.fit.runtime_types import TensorOverride
+from gguf_budget.core.fit.types import DeviceLoad, FitRequest, FitVerdict, Strategy
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.model.spec import ModelSpec
+
+
+LLM_FFN_EXPS_REGEX = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"  # common/common.h
+
+Priced = Callable[[tuple[DeviceLoad, ...], Placement, int], tuple[DeviceLoad, ...]]
+"""Rule 5: the devices of a placement with the routed experts of its first N blocks on the host, with their compute."""
+
+
+def expert_overrides(n_cpu_moe: int) -> tuple[TensorOverride, ...]:
+    """Rule 5: `--n-cpu-moe N` as the one tensor override it amounts to (none for N = 0)."""
+    if n_cpu_moe <= 0:
+        return ()
+    blocks = "|".join(str(i) for i in range(n_cpu_moe))
+    return (TensorOverride(rf"blk\.({blocks}){LLM_FFN_EXPS_REGEX}", "CPU"),)
 
 
 def output_slot_bytes(model: ModelSpec) -> int:
@@ -42,7 +61,7 @@ def _experts(model: ModelSpec) -> list[int]:
 
 
 def cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, request: FitRequest,
-                table: KVTable | None, unknown: bool, host_held: int = 0) -> Strategy | None:
+                table: KVTable | None, unknown: bool, priced: Priced, host_held: int = 0) -> Strategy | None:
     """Rule 1."""
     if not model.routed_expert_bytes or not setup.gpus:
         return None
@@ -51,8 +70,8 @@ def cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, r
     slots = Slots.build([*dense, output_slot_bytes(model)], table)
     p = setup.place(L, L + 1)
     _, host_kv = slots.load(0, p.host_blocks)
-    devices = device_loads(snapshot, setup, request.reserves.host, slots, p, model.complete_file_bytes, host_kv,
-                           host_held)
+    devices = priced(device_loads(snapshot, setup, request.reserves.host, slots, p, model.complete_file_bytes, host_kv,
+                                  host_held), p, L)
     verdict = verdict_of(devices, p, unknown)
     host_blocks = sum(dense[:p.host_blocks]) + (0 if p.output_on_gpu else output_slot_bytes(model))
     return Strategy(
@@ -83,7 +102,7 @@ def slots_with_cpu_experts(model: ModelSpec, table: KVTable | None) -> Callable[
 
 
 def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, request: FitRequest, ctx: int | None,
-                   table: KVTable | None, unknown: bool, plain_gpu_layers: int, host_held: int = 0,
+                   table: KVTable | None, unknown: bool, plain_gpu_layers: int, priced: Priced, host_held: int = 0,
                    server: ServerFlags = NO_SERVER_FLAGS) -> Strategy | None:
     """Rule 2: the smallest --n-cpu-moe N with every layer offloaded (Ollama gets the plain split's layers)."""
     if not model.routed_expert_bytes or not setup.gpus:
@@ -91,12 +110,16 @@ def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup
     L = model.n_layer
     slots_for = slots_with_cpu_experts(model, table)
     p = setup.place(L, L + 1)
-    found = fewest_cpu_moe_layers(L, lambda n: setup.fits(slots_for(n), p)) if table is not None else None
+
+    def loads(n: int) -> tuple[DeviceLoad, ...]:
+        host_weights = input_layer_bytes(model) + sum(_experts(model)[:n])
+        return priced(device_loads(snapshot, setup, request.reserves.host, slots_for(n), p, host_weights,
+                                   0 if table else None, host_held), p, n)
+
+    found = fewest_cpu_moe_layers(L, lambda n: fits(loads(n), host=False)) if table is not None else None
     n = L if found is None else found
-    slots = slots_for(n)
-    host_weights = input_layer_bytes(model) + sum(_experts(model)[:n])
-    devices = device_loads(snapshot, setup, request.reserves.host, slots, p, host_weights, 0 if table else None,
-                           host_held)
+    devices = loads(n)
+    host_weights = devices[0].weights
     verdict = verdict_of(devices, p, unknown)
     return Strategy(
         name="n_cpu_moe",

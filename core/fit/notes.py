@@ -86,6 +86,6 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
         notes.append("a quantized V cache needs flash attention in llama.cpp (-fa)")
     if p.output_on_gpu and model.tied_embeddings:
         notes.append("tied embeddings: the GPU holds a copy of token_embd as the output layer; the host keeps its own")
-    notes.append("compute, output and repacked buffers and the process are itemized under 'llama.cpp'; "
-                 "the verdict leaves them to the reserves")
+    notes.append("repacked copies and the process are itemized under 'llama.cpp'; the verdict leaves them to the "
+                 "reserves (each device's compute buffer it counts)")
     return tuple(notes)

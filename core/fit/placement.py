@@ -22,22 +22,15 @@ Rule 3: with mmap the host's model buffer (`CPU_Mapped`), and a Metal GPU's (`MT
         `load_tensors` maps only the device's default buffer type), so the host's repacked weights,
         which live in CPU_REPACK, are not in it: with `-ot exps=CPU` and repacked experts the host
         maps only the span of what stays in its CPU buffer (`token_embd`, …).
-Rule 4: `--n-cpu-moe N` is N tensor overrides, one per block 0 … N − 1, keeping its routed experts in
-        host RAM (common/common.h `llm_add_n_cpu_ffn_overrides` with `LLM_FFN_EXPS_REGEX`:
-        `blk.I.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU`, dots escaped), after the command's own `-ot`.
 """
 
 from __future__ import annotations
 
-from gguf_budget.core.fit.runtime_types import TensorOverride
 from gguf_budget.core.fit.sched import Scheduler
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 
 GGUF_ALIGNMENT = 32
-EXPERTS = r"\.ffn_(up|down|gate|gate_up)_(ch|)exps"
-
-
 def _padded(n: int, alignment: int = GGUF_ALIGNMENT) -> int:
     return -(-n // alignment) * alignment
 
@@ -82,8 +75,3 @@ def host_span(model: ModelSpec, sched: Scheduler, repacked: frozenset[str] = fro
     """Rule 3 for the host: the span of the weights left in its CPU buffer, the repacked ones (`repack`) not among
     them."""
     return mapped_span(model, sched, sched.cpu, repacked)
-
-
-def cpu_moe_overrides(n_cpu_moe: int) -> tuple[TensorOverride, ...]:
-    """Rule 4: the overrides `--n-cpu-moe N` adds."""
-    return tuple(TensorOverride(rf"blk\.{i}{EXPERTS}", "CPU") for i in range(n_cpu_moe))

@@ -258,6 +258,11 @@ def device_computes(model: ModelSpec, ctx: int | None, kv_type: KVType, settings
     return (on_host, *on_gpus)
 
 
+def output_buffer(model: ModelSpec, settings: EngineSettings) -> int:
+    """Rule 4: the host's logits rows, one per sequence."""
+    return LOGIT_BYTES * (model.n_vocab or 0) * settings.n_seq
+
+
 def process_bytes(model: ModelSpec, runtime: Runtime) -> int:
     """Rule 10."""
     return PROFILES[runtime].process + PROCESS_PER_TOKEN * (model.n_vocab or 0)
@@ -336,7 +341,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     out = [DeviceMemory(
         name=host.name, mapped_weights=mapped if settings.mmap else 0,
         loaded_weights=0 if settings.mmap else host.weights - repack.source_bytes, repack=repack.nbytes, kv=host.kv,
-        output=LOGIT_BYTES * (model.n_vocab or 0) * settings.n_seq, compute=computes[0],
+        output=output_buffer(model, settings), compute=computes[0],
         buffer=backends.names[-1] if backends else "CPU", output_buffer=backends.output if backends else "CPU",
     )]
     for i, d in enumerate(gpu_loads, start=1):

@@ -7,7 +7,7 @@ drop and read back. And two questions (issue 22): what llama.cpp **reserves** (`
 the buffers its log prints) and what the process has **resident** at a moment of a run
 (`Resident`: the touched part of each buffer, work buffers, checkpoints, the process). Peak RSS
 is a band: a short prompt, and a context that has filled — the figure the verdict is told.
-The verdict itself still compares weights + KV with usable memory (`VERDICT_BASIS`).
+The verdict compares each device's weights + KV + compute buffer with its usable memory (`VERDICT_BASIS`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from gguf_budget.core.fit.backends import GpuBackend
 from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.vocab import TextEnum
 
-VERDICT_BASIS = ("the verdict compares weights + KV with usable memory (free − reserve); the reserves stand in "
-                 "for compute, output, repacked copies and the process, itemized beside it")
+VERDICT_BASIS = ("the verdict compares each device's weights + KV + compute buffer (the host's with its output buffer) "
+                 "with its usable memory (free − reserve); the reserves stand in for repacked copies and the process")
 
 
 class Runtime(TextEnum):

@@ -140,6 +140,9 @@ class DeviceLoad:
     the host's need includes it, so each byte is counted once, in the one pool. `slots` is a
     GPU's run of layer slots [start, end) (slot L = the output layer). `server` is what
     llama-server adds on this device (`server` Rule 3: projector, draft, checkpoints, prompt cache).
+    `compute` is the compute buffer llama.cpp's scheduler reserves there (`runtime_memory` Rule 5; the host's
+    adds the logits output buffer, Rule 4), None when the context is unknown: every device must hold its weights,
+    KV, compute and what the server adds within its usable memory (`devices` Rule 4).
     """
 
     name: str
@@ -151,6 +154,7 @@ class DeviceLoad:
     shared: int = 0
     slots: tuple[int, int] | None = None
     server: int = 0
+    compute: int | None = 0
 
     @property
     def usable(self) -> int:
@@ -158,7 +162,9 @@ class DeviceLoad:
 
     @property
     def need(self) -> int | None:
-        return None if self.kv is None else self.weights + self.kv + self.shared + self.server
+        if self.kv is None or self.compute is None:
+            return None
+        return self.weights + self.kv + self.compute + self.shared + self.server
 
     @property
     def shortfall(self) -> int | None:
@@ -226,6 +232,8 @@ class FitEstimate:
     items are None when the context is unknown."""
     server: ServerLoad | None = None
     """What llama-server adds (`server`): slots, prompt cache, checkpoints, projector, draft."""
+    refused: str | None = None
+    """llama.cpp's own error where it would not make this load at all (`split_mode` Rule 1)."""
 
     @property
     def peak_rss_server(self) -> int | None:

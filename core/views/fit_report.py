@@ -19,7 +19,7 @@ from gguf_budget.core.machine.gpu import MEMORY_WORDS, VENDOR_NAMES, GpuInfo
 from gguf_budget.core.machine.gpus import is_driver_detail
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
 from gguf_budget.core.units import counted, human_bandwidth, human_bytes
-from gguf_budget.core.views.machine_view import NO_GPU_WORDS
+from gguf_budget.core.views.machine_view import NO_GPU_WORDS, device_total, held_words, need_parts
 from gguf_budget.core.views.table import aligned_text
 from gguf_budget.core.views.runtime_report import runtime_dict, runtime_rows
 from gguf_budget.core.views.server_report import server_dict, server_rows
@@ -92,17 +92,19 @@ def snapshot_text(s: HardwareSnapshot, gpu_detail: bool = False) -> str:
     return aligned_text(_snapshot_rows(s, gpu_detail))
 
 
-def _device_dict(d: DeviceLoad) -> dict[str, Any]:
-    return {"name": d.name, "label": d.label, "available": d.available, "reserve": d.reserve, "usable": d.usable,
-            "weights": d.weights, "kv": d.kv, "need": d.need, "shortfall": d.shortfall, "shared": d.shared,
-            "server": d.server, "slots": list(d.slots) if d.slots is not None else None}
+def _device_dict(e: FitEstimate, d: DeviceLoad) -> dict[str, Any]:
+    """A pool's need in its four lines (weights, KV, compute, reserve) and the free and total they are judged against."""
+    return {"name": d.name, "label": d.label, "available": d.available, "total": device_total(e, d),
+            "reserve": d.reserve, "usable": d.usable, "weights": d.weights, "kv": d.kv, "compute": d.compute,
+            "need": d.need, "shortfall": d.shortfall, "shared": d.shared, "server": d.server,
+            "slots": list(d.slots) if d.slots is not None else None}
 
 
-def _strategy_dict(m: Strategy | None) -> dict[str, Any] | None:
+def _strategy_dict(e: FitEstimate, m: Strategy | None) -> dict[str, Any] | None:
     if m is None:
         return None
     return {"name": m.name, "description": m.description, "verdict": m.verdict, "host_exact": m.host_exact,
-            "devices": [_device_dict(d) for d in m.devices], "shortfall": m.shortfall, "gpu_layers": m.gpu_layers,
+            "devices": [_device_dict(e, d) for d in m.devices], "shortfall": m.shortfall, "gpu_layers": m.gpu_layers,
             "n_cpu_moe": m.n_cpu_moe, "command": command_dict(m.command if m.verdict.admitted else None)}
 
 
@@ -121,13 +123,14 @@ def fit_dict(e: FitEstimate) -> dict[str, Any]:
         "output_on_gpu": e.output_on_gpu,
         "weights": asdict(e.weights),
         "kv": {k: v for k, v in asdict(e.kv).items() if k not in ("kv_type", "ctx")},
-        "devices": [_device_dict(d) for d in e.devices],
+        "devices": [_device_dict(e, d) for d in e.devices],
         "verdict": e.verdict,
+        "refused": e.refused,
         "shortfall": e.shortfall,
         "unknowns": list(e.unknowns),
         "notes": list(e.notes),
-        "moe_cpu_experts": _strategy_dict(e.moe),
-        "moe_n_cpu": _strategy_dict(e.moe_offload),
+        "moe_cpu_experts": _strategy_dict(e, e.moe),
+        "moe_n_cpu": _strategy_dict(e, e.moe_offload),
         "command": command_dict(e.recommended, e.request.engine.runtime),
         "runtime": e.request.engine.runtime.value,
         "peak_rss_short": peak_memory(e).short,
@@ -165,9 +168,9 @@ def verdict_text(e: FitEstimate) -> str:
     paging its mapped weights back in says so instead of "fits" (`load_tier` Rule 3); its other tiers are said
     beside it (`fit`'s Tier line, the window's answers)."""
     L = e.n_layer
-    short = ", ".join(f"{name} short by {human_bytes(b)}" for name, b in e.shortfall.items())
+    short = "; ".join(short_reason(d) for d in e.devices if d.shortfall)
     if e.verdict is FitVerdict.DOES_NOT_FIT:
-        return f"does not fit — {short}"
+        return f"does not fit — {e.refused or short}"
     if e.verdict is FitVerdict.UNKNOWN:
         return "unknown — " + "; ".join(e.unknowns)
     where = PLACEMENT[e.verdict].format(L=L, n=max(e.gpu_layers - 1, 0))
@@ -200,15 +203,27 @@ def ctx_choice_text(choice: AutoFit) -> str:
     return f"{ctx} (the least llama.cpp's fit shrinks the context to before it gives up GPU layers{below})"
 
 
-def _need_rows(devices: tuple[DeviceLoad, ...]) -> list[tuple[str, str]]:
-    def shared(d: DeviceLoad) -> str:
-        pooled = f" + held by GPUs in this pool {human_bytes(d.shared)}" if d.shared else ""
-        return pooled + (f" + llama-server {human_bytes(d.server)}" if d.server else "")
+def short_reason(d: DeviceLoad) -> str:
+    """Why a pool does not fit, in one line: 'gpu1 short by 412 MiB: weights … + KV … + compute 742 MiB > … usable'."""
+    return f"{d.name} short by {human_bytes(d.shortfall)}: {need_parts(d)} > {human_bytes(d.usable)} usable"
 
-    return [(f"Need, {d.name}",
-             f"needs {human_bytes(d.need)} (weights {human_bytes(d.weights)} + KV {human_bytes(d.kv)}{shared(d)}) of "
-             f"{human_bytes(d.usable)} usable ({human_bytes(d.available)} free − {human_bytes(d.reserve)} reserve)")
-            for d in devices]
+
+def _need_rows(e: FitEstimate) -> list[tuple[str, str]]:
+    """Each pool's need and its four lines — weights, KV, compute (under llama.cpp's name), reserve — against its free
+    and total memory (`devices` Rule 4)."""
+    buffers = {d.name: m.buffer for d, m in zip(e.devices, e.memory.devices, strict=False)} if e.memory else {}
+    rows = []
+    for d in e.devices:
+        short = f" — short by {human_bytes(d.shortfall)}" if d.shortfall else ""
+        held = held_words(d)
+        rows += [(f"Need, {d.name}", f"needs {human_bytes(d.need)} of {human_bytes(d.usable)} usable "
+                                     f"({human_bytes(d.available)} free − {human_bytes(d.reserve)} reserve; "
+                                     f"{human_bytes(device_total(e, d))} total){short}"),
+                 ("  weights", human_bytes(d.weights)), ("  KV", human_bytes(d.kv)),
+                 ("  compute", human_bytes(d.compute) + (f" ({buffers[d.name]})" if d.name in buffers else "")),
+                 ("  reserve", human_bytes(d.reserve))]
+        rows += [("  beside", " + ".join(held))] if held else []
+    return rows
 
 
 def _moe_rows(m: Strategy | None) -> list[tuple[str, str]]:
@@ -259,7 +274,7 @@ def fit_text(e: FitEstimate, choice: AutoFit | None = None) -> str:
     if kv.recurrent_layers:
         rows.append(("Recurrent", f"{counted(kv.recurrent_layers, 'layer')}, state {human_bytes(kv.recurrent_state)} (F32, fixed)"))
     at = "" if choice is None else f" at {ctx_choice_text(choice)}"
-    rows += server_rows(e) + _need_rows(e.devices) + runtime_rows(e) + [("Verdict", verdict_text(e) + at)]
+    rows += server_rows(e) + _need_rows(e) + runtime_rows(e) + [("Verdict", verdict_text(e) + at)]
     rows += offload_rows(e.moe_offload) + _moe_rows(e.moe)
     rows += command_rows(e)
     rows += [("Claims", f"file size {human_bytes(w.file_bytes)} is storage only; the verdict is an admission "

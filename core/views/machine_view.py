@@ -5,7 +5,8 @@ and computes none itself, and the wording is tested without Qt.
 
 Rule 1: a memory bar splits a pool's total into used (total − free), the reserve actually
         kept back (≤ free) and usable (free − reserve, never below 0); the placement's need
-        (weights + KV on that pool) is marked against it.
+        (weights + KV + compute buffer on that pool, `devices` Rule 4) is marked against it, and
+        its caption says each part beside the reserve and the free and total it is compared with.
 Rule 2: the three claims stay three sentences: file size is storage, the verdict is an
         admission estimate against one snapshot, and runtime evidence is "none" until a
         real run measured something.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gguf_budget.core.fit.types import FitEstimate, FitVerdict, Reserves
+from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Reserves
 from gguf_budget.core.machine.gpus import NO_GPU, is_driver_detail
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
 from gguf_budget.core.units import human_bytes
@@ -51,14 +52,38 @@ class PoolBar:
     need: int | None
     shortfall: int | None
     layers: str = ""
+    parts: str = ""
+    """The need's parts in words (`need_parts`): weights, KV, compute and what else the pool holds."""
 
     @property
     def caption(self) -> str:
         need = "unknown" if self.need is None else human_bytes(self.need)
         short = f", short by {human_bytes(self.shortfall)}" if self.shortfall else ""
         holds = f" ({self.layers})" if self.layers else ""
+        parts = f"\n= {self.parts}" if self.parts else ""
         return (f"{human_bytes(self.used)} used · {human_bytes(self.reserve)} reserve · "
-                f"{human_bytes(self.usable)} usable of {human_bytes(self.total)}; this placement needs {need}{short}{holds}")
+                f"{human_bytes(self.usable)} usable of {human_bytes(self.total)}; this placement needs {need}{short}{holds}"
+                f"{parts}")
+
+
+def held_words(d: DeviceLoad) -> list[str]:
+    """What a pool holds beyond its own weights, KV and compute: a shared GPU's share, llama-server's additions."""
+    return (([f"held by GPUs in this pool {human_bytes(d.shared)}"] if d.shared else [])
+            + ([f"llama-server {human_bytes(d.server)}"] if d.server else []))
+
+
+def need_parts(d: DeviceLoad) -> str:
+    """A pool's need in its parts (`devices` Rule 4): 'weights 3.9 GiB + KV 512 MiB + compute 742 MiB'."""
+    return " + ".join([f"weights {human_bytes(d.weights)}", f"KV {human_bytes(d.kv)}",
+                       f"compute {human_bytes(d.compute)}", *held_words(d)])
+
+
+def device_total(fit: FitEstimate, d: DeviceLoad) -> int:
+    """The pool's total memory: the host's RAM, a GPU's memory (its budget where the driver gives no total)."""
+    gpu = next((g for g in fit.snapshot.gpus if f"gpu{g.index}" == d.name), None)
+    if gpu is None:
+        return fit.snapshot.host_total
+    return gpu.total if gpu.total is not None else d.available
 
 
 def slots_text(slots: tuple[int, int] | None, n_layer: int) -> str:
@@ -76,15 +101,14 @@ def slots_text(slots: tuple[int, int] | None, n_layer: int) -> str:
 
 def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
     """Host first, then each GPU the fit uses, in the snapshot's order (Rule 1)."""
-    gpus = {f"gpu{g.index}": g for g in fit.snapshot.gpus}
     bars = []
     for device in fit.devices:
-        gpu = gpus.get(device.name)
-        total = fit.snapshot.host_total if gpu is None else (gpu.total if gpu.total is not None else device.available)
+        total = device_total(fit, device)
         free = min(device.available, total)
         bars.append(PoolBar(name=device.name, label=device.label, total=total, used=total - free,
                             reserve=min(device.reserve, free), usable=device.usable, need=device.need,
-                            shortfall=device.shortfall, layers=slots_text(device.slots, fit.n_layer)))
+                            shortfall=device.shortfall, layers=slots_text(device.slots, fit.n_layer),
+                            parts=need_parts(device)))
     return tuple(bars)
 
 
