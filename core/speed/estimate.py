@@ -122,7 +122,7 @@ class SpeedEstimate:
         """Rule 1: the GPU's part of a token (0 without VRAM reads)."""
         if not read.vram or self.vram is None or self.gpu is None:
             return 0.0
-        return self.gpu.speed.decode_seconds(read.vram, self.vram.bytes_per_s, read.vram / read.total, self.gpu.hbm)
+        return self.gpu.decode_seconds(read.vram, self.vram.bytes_per_s, read.vram / read.total)
 
     def seconds_at(self, read: TokenBytes) -> float:
         """Rule 1: seconds per token."""
@@ -216,13 +216,13 @@ def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths,
     if start is None or full is None:
         return None
     figures = for_machine(bandwidths, fit.snapshot)
-    gpu = gpu_figures(figures, fit.snapshot) if full.vram else None
+    gpu = gpu_figures(figures, fit.snapshot, prices.main_type) if full.vram else None
     speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
                           stream_from=StreamSource.NONE, vram=figures.vram if full.vram else None, moe=prices.moe,
                           calibration=figures.calibration, prefill=None, gpu=gpu)
     weights = speed.memory_seconds(start) / figures.calibration.decode
     if gpu is not None and speed.vram is not None and start.vram:
-        weights += gpu.speed.decode_seconds(start.vram, speed.vram.bytes_per_s, 0.0, gpu.hbm)
+        weights += gpu.decode_seconds(start.vram, speed.vram.bytes_per_s, 0.0)
     share = start.vram / start.total if start.total else 0.0
     return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights, gpu, share))
 
@@ -238,11 +238,11 @@ def experts_on_cpu_speed(prices: TokenPrices, fit: FitEstimate, n_cpu_moe: int, 
         return None
     start, full = (experts_on_cpu(prices, n_cpu_moe, split[1]) for split in (kv[0], kv[1]))
     figures = for_machine(bandwidths, fit.snapshot)
-    gpu = gpu_figures(figures, fit.snapshot)
+    gpu = gpu_figures(figures, fit.snapshot, prices.main_type)
     speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
                           stream_from=StreamSource.NONE, vram=figures.vram, moe=prices.moe,
                           calibration=figures.calibration, prefill=None, gpu=gpu)
     weights = speed.memory_seconds(start) / figures.calibration.decode
-    weights += gpu.speed.decode_seconds(start.vram, figures.vram.bytes_per_s, 0.0, gpu.hbm)
+    weights += gpu.decode_seconds(start.vram, figures.vram.bytes_per_s, 0.0)
     share = start.vram / start.total if start.total else 0.0
     return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights, gpu, share))
