@@ -57,7 +57,7 @@ from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.window_size import dock_height, opening_size
 from gguf_budget.core.fit.types import FitEstimate, Reserves
-from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine, with_typed
+from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine, with_typed, with_typed_compute
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import probe_hardware
@@ -491,7 +491,9 @@ class MainWindow(QMainWindow):
 
     def _bandwidths_typed(self) -> None:
         typed = self.body.hardware.bandwidths.typed()
-        self.session.apply(SetBandwidths(with_typed(self._measured, **typed)))
+        backend, gpu_flops, cpu_flops = self.body.hardware.editor.typed_compute()
+        figures = with_typed_compute(with_typed(self._measured, **typed), backend, gpu_flops, cpu_flops)
+        self.session.apply(SetBandwidths(figures))
         self._show_bandwidths()
         self._show_measured_row()
 
