@@ -51,9 +51,9 @@ def calibration_state(folder: str | Path | None = None) -> CalibrationState:
     record = read_record(folder)
     kept = () if record is None else record.measurements
     measurements = (*judged(kept, "ram"), *judged(kept, "compute"))
-    kept, machine = read_runs(folder), host_key()
-    runs, calibration = judge_runs(kept, figures.ram, figures.compute, machine)
-    return CalibrationState(replace(figures, calibration=calibration, gpu_runs=gpu_runs(kept, machine)), measurements,
+    stored, machine = read_runs(folder), host_key()
+    runs, calibration = judge_runs(stored, figures.ram, figures.compute, machine)
+    return CalibrationState(replace(figures, calibration=calibration, gpu_runs=gpu_runs(stored, machine)), measurements,
                             runs)
 
 
