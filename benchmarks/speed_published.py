@@ -46,8 +46,10 @@ def fit_on(rows: Sequence[Published]) -> Fitted:
 
 def _speed_source(s: BackendSpeed, indent: str) -> str:
     types = ", ".join(f"Q.{t.name}: {v}" for t, v in s.type_speed.items())
+    decode = ", ".join(f"Q.{t.name}: {v}" for t, v in sorted(s.decode_type.items()))
     return (f"BackendSpeed(backend=Backend.{s.backend.name}, decode={s.decode}, decode_fixed_s={s.decode_fixed_s}, "
-            f"prefill={s.prefill}, devices={s.devices},\n{indent}hbm_decode=HBM_DECODE, type_speed={{{types}}})")
+            f"prefill={s.prefill}, devices={s.devices},\n{indent}hbm_decode=HBM_DECODE, type_speed={{{types}}},\n"
+            f"{indent}decode_type={{{decode}}})")
 
 
 def constants_source(fitted: Fitted) -> str:
@@ -97,7 +99,8 @@ def main() -> None:
         print(summary(f"prefill, {word}", ratios[(sample, False)]))
     print()
     for speed in sorted(fitted.speeds.values(), key=lambda s: s.backend.value):
-        print(f"  {speed.text}; type speeds {dict((t.name, v) for t, v in speed.type_speed.items())}")
+        print(f"  {speed.text}; type speeds {dict((t.name, v) for t, v in speed.type_speed.items())}, "
+              f"decode {dict((t.name, v) for t, v in speed.decode_type.items())}")
     print(f"  pooled (a backend with fewer than two devices): {fitted.pooled.text.split(': ', 1)[1]}")
     print(f"  Apple per-core FP16 prefill rate (GFLOP/s): {dict((g, round(v / 1e9, 1)) for g, v in fitted.apple.items())}")
     if args.constants:

@@ -10,6 +10,8 @@ Rule 2: the highs lie far above any real machine or model (a 1 PiB budget, 16M t
         ends at once.
 Rule 3: sizes are read by `units.parse_size` (512M, 1.5G, 2GiB, bytes) and shown by
         `units.human_bytes`; rates by `units.parse_rate` (1008GB/s decimal, 20GiB/s or 20G binary); counts by `units.parse_count` (8192, 8,192, 8_192; tokens also 8k).
+Rule 4: compute rates are typed as decimal numbers of their unit (`ScaledRate`: a GPU's FP16 rate in
+        TFLOPS, a CPU's in GFLOPS), by the command line and the window alike.
 """
 
 from __future__ import annotations
@@ -60,6 +62,35 @@ class Range:
         return self.check(parse_count(text, self.what, thousands=self.unit == "tokens"))
 
 
+@dataclass(frozen=True)
+class ScaledRate:
+    """Rule 4: a rate typed as a decimal number of `unit` (82.6 TFLOPS), from `low` to `high` of them, read as whole
+    FLOP/s (`scale` per unit)."""
+
+    what: str
+    low: float
+    high: float
+    scale: float
+    unit: str
+
+    def parse(self, text: str) -> int:
+        try:
+            value = float(text.strip().replace(",", ""))
+        except ValueError:
+            raise RequestError(f"{self.what} must be a number, got {shown(text)}") from None
+        if not self.low <= value <= self.high:
+            raise RequestError(f"{self.what} must be from {self.low:g} to {self.high:g} {self.unit}, got {shown(text)}")
+        return int(value * self.scale)
+
+    def check(self, value: object) -> int:
+        """`value` (whole FLOP/s) when inside the range; a RequestError stating the range otherwise."""
+        if (not isinstance(value, int) or isinstance(value, bool)
+                or not self.low * self.scale <= value <= self.high * self.scale):
+            raise RequestError(f"{self.what} must be from {self.low:g} to {self.high:g} {self.unit}, "
+                               f"got {shown(value)} FLOP/s")
+        return value
+
+
 def shown(value: object) -> str:
     """A value as a message quotes it: long ones are cut (a 300-digit number says how long it is; one of thousands
     of digits, which Python will not print, its size in bits)."""
@@ -102,3 +133,9 @@ GPU_COUNT = Range("a GPU count", 1, 64, "GPUs")
 
 PROMPT_TOKENS = Range("a prompt length", 1, 1 << 24, "tokens")
 """The prompt whose time to the first token is estimated; as long as the longest context."""
+
+GPU_TFLOPS = ScaledRate("a GPU FP16 rate", 0.01, 1e5, 1e12, "TFLOPS")
+"""A GPU's dense FP16 matrix rate (`--gpu-tflops`): an RTX 4090's is 165 (FP16 accumulate 330), an H100 SXM's ~990."""
+
+CPU_GFLOPS = ScaledRate("a CPU compute rate", 0.1, 1e6, 1e9, "GFLOPS")
+"""A CPU's matrix-multiply rate (`--cpu-gflops`): a few cores' float32 ~100, a server's some thousands."""

@@ -131,7 +131,8 @@ def decode_bytes(row: Published) -> int:
 
 @functools.lru_cache(maxsize=None)
 def decode_row(row: Published) -> DecodeRow:
-    return DecodeRow(device=row.device, x=decode_bytes(row) / row.preset.bandwidth, t=1 / row.tok_s, hbm=row.preset.hbm)
+    return DecodeRow(device=row.device, x=decode_bytes(row) / row.preset.bandwidth, t=1 / row.tok_s, hbm=row.preset.hbm,
+                     main_type=row.prices.main_type or T.F16, group=f"{row.device} {row.backend.value} {row.source}")
 
 
 @functools.lru_cache(maxsize=None)
@@ -149,7 +150,8 @@ def estimate(row: Published, fitted: Fitted) -> float | None:
     """The model's tokens/s for the row with `fitted` figures; None when the device has no compute figure."""
     speed = fitted.speed(row.backend)
     if row.decode:
-        return 1 / speed.decode_seconds(decode_bytes(row), row.preset.bandwidth, hbm=row.preset.hbm)
+        return 1 / speed.decode_seconds(decode_bytes(row), row.preset.bandwidth, hbm=row.preset.hbm,
+                                        ggml_type=row.prices.main_type or T.F16)
     p, prices = row.preset, row.prices
     peak = p.fp16_flops
     if peak is None and p.generation is not None and p.gpu_cores:

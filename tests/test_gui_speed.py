@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 from gguf_factory import ArchDesc
 from gui_support import GIB, MIB, WIDE, child, open_model, settle, type_into
-from PySide6.QtCore import QThreadPool
+from PySide6.QtCore import QThreadPool, Qt
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.explorer.derive import initial_budget
 from gguf_budget.core import hypothetical_machine, load_model
 from gguf_budget.core.explorer.derive import derive
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.machine.backend import Backend
 from gguf_budget.core.machine.bandwidth import Bandwidths, BandwidthSource
 from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
@@ -287,3 +288,35 @@ def test_the_window_draws_what_derive_gives_for_its_own_state(qtbot, make_window
     assert window.session.view == view
     assert ExplorerState(**{**window.session.state.__dict__}) == window.session.state
 
+
+
+def test_a_typed_backend_and_compute_rates_reach_the_estimates_shown(qtbot, make_window, write_model):
+    """The machine editor reads --backend, --gpu-tflops and --cpu-gflops as the command line does (the core's
+    parse_backend, GPU_TFLOPS, CPU_GFLOPS); the full load's line and the plan's estimate take them."""
+    window = make_window(probe_backend=lambda: hypothetical_machine(32 * GIB, gpu_count=1, gpu_total=24 * GIB))
+    qtbot.waitUntil(lambda: window.snapshot() is not None, timeout=5000)
+    open_model(qtbot, window, write_model())
+    shown = child(window, "fitDecode")
+    speed = window.current_view().full_load.speed
+    assert speed.gpu is not None and speed.gpu.compute is None and speed.prefill is None  # a GPU of unknown rate
+    assert "--gpu-tflops gives it" in shown.text()
+    type_into(qtbot, window, "typedGpuTflops", "100")
+    speed = window.current_view().full_load.speed
+    assert speed.gpu.compute.flops_per_s == 100 * 10**12 and speed.gpu.compute.source is BandwidthSource.TYPED
+    assert speed.prefill is not None and shown.text() == speed_summary(speed) and "first token after" in shown.text()
+    type_into(qtbot, window, "typedGpuTflops", "fast")
+    assert child(window, "machineError").isVisible() and "a GPU FP16 rate must be a number" in child(
+        window, "machineError").text()
+    assert window.current_view().full_load.speed == speed  # a bad value changes nothing
+    box = child(window, "typedBackend")
+    type_into(qtbot, window, "typedGpuTflops", "100")
+    box.setFocus()
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), "vulkan")
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+    settle(qtbot, window)
+    assert window.current_view().full_load.speed.gpu.speed.backend is Backend.VULKAN
+    plan_rate = window.current_speed().prefill.compute
+    type_into(qtbot, window, "typedCpuGflops", "5")
+    rate = window.current_speed().prefill.compute
+    assert rate.flops_per_s == 5 * 10**9 and rate.source is BandwidthSource.TYPED and rate != plan_rate

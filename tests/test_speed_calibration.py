@@ -20,7 +20,7 @@ from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.model.kv import kv_price
 from gguf_budget.core.regular_file import FileKind
 from gguf_budget.core.speed.calibration import (
-    MAX_RUNS, REFERENCE_COMPUTE, REFERENCE_RAM, RunTier, SpeedRun, calibrate, gpu_line, measured_run, read_runs, remember_run, runs_path,
+    MAX_RUNS, REFERENCE_COMPUTE, REFERENCE_RAM, RunTier, SpeedRun, calibrate, gpu_line, gpu_runs, measured_run, read_runs, remember_run, runs_path,
 )
 from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.speed.token_bytes import TokenPrices
@@ -147,8 +147,9 @@ def test_an_imported_gpu_log_changes_no_cpu_estimate_even_adopted(models, tmp_pa
     after = json.loads(capsys.readouterr().out)
     assert after["tok_s_estimate"] == before["tok_s_estimate"] and after["ttft_s_estimate"] == before["ttft_s_estimate"]
     vram = Bandwidth(1008 * 10**9, BandwidthSource.CITED, "RTX 4090", None)
-    assert gpu_line(kept, "CUDA0", vram, host_key(), 0.0) == pytest.approx((119.05 * kept[1].decode_bytes / 1008e9, 0))
-    assert gpu_line(kept, "CUDA1", vram, host_key(), 0.0) is None
+    assert gpu_line(gpu_runs(kept, host_key()), "CUDA0", vram, 0.0) == pytest.approx((119.05 * kept[1].decode_bytes / 1008e9, 0))
+    assert gpu_line(gpu_runs(kept, host_key()), "CUDA1", vram, 0.0) is None
+    assert gpu_runs(kept, "another machine") == ()
 
 
 @pytest.mark.parametrize("damage", ["not json", "[]", '{"runs": 5}', '{"runs": [{"model": "m"}]}',

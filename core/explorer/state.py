@@ -48,13 +48,16 @@ from gguf_budget.core.fit.engine_options import DEFAULT_ENGINE_OPTIONS, EngineOp
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, EngineSettings, Runtime
 from gguf_budget.core.fit.server_types import ServerSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
-from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed
+from gguf_budget.core.machine.backend import Backend
+from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed, with_typed_compute
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import HEAD_MODES, BudgetRequest, CtxPolicy, HeadMode
-from gguf_budget.core.ranges import BANDWIDTH, BUFFERS, CONTEXT, GPU_COUNT, LAYERS_ASKED, PROMPT_TOKENS, shown
+from gguf_budget.core.ranges import (
+    BANDWIDTH, BUFFERS, CONTEXT, CPU_GFLOPS, GPU_COUNT, GPU_TFLOPS, LAYERS_ASKED, PROMPT_TOKENS, shown,
+)
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.core.vocab import TextEnum
 
@@ -83,21 +86,32 @@ class BudgetOrigin(TextEnum):
 
 @dataclass(frozen=True)
 class TypedBandwidths:
-    """Rule 12: bytes per second the person typed per tier (None: not typed), checked by `ranges.BANDWIDTH`."""
+    """Rule 12: bytes per second the person typed per tier (None: not typed), checked by `ranges.BANDWIDTH`, and the
+    GPU backend and compute rates typed beside them (FLOP/s, checked by `ranges.GPU_TFLOPS`/`CPU_GFLOPS`)."""
 
     ram: int | None = None
     disk: int | None = None
     vram: int | None = None
+    backend: Backend | None = None
+    gpu_flops: int | None = None
+    cpu_flops: int | None = None
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for name in ("ram", "disk", "vram"):
+            value = getattr(self, name)
             if value is not None:
-                object.__setattr__(self, f.name, BANDWIDTH.check(value))
+                object.__setattr__(self, name, BANDWIDTH.check(value))
+        if self.backend is not None and not isinstance(self.backend, Backend):
+            raise RequestError(f"the backend must be one of llama.cpp's, got {shown(self.backend)}")
+        for name, rate in (("gpu_flops", GPU_TFLOPS), ("cpu_flops", CPU_GFLOPS)):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, rate.check(value))
 
     def over(self, measured: Bandwidths | None) -> Bandwidths:
         """The figures the estimates read: what was typed, over what was measured (assumed before that)."""
-        return with_typed(measured or Bandwidths(), self.ram, self.disk, self.vram)
+        figures = with_typed(measured or Bandwidths(), self.ram, self.disk, self.vram)
+        return with_typed_compute(figures, self.backend, self.gpu_flops, self.cpu_flops)
 
 
 @dataclass(frozen=True, kw_only=True)

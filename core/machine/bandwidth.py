@@ -25,6 +25,9 @@ Rule 5: a hypothetical unified-memory machine (an Apple or Ryzen AI Max preset) 
 Rule 6: a GPU's backend and FP16 rate and the CPU's compute rate may be typed (`--backend`,
         `--gpu-tflops`, `--cpu-gflops`); a typed figure wins over the preset's or the probe's, as a
         typed bandwidth does (`core.speed.backend_speed.gpu_figures` reads the GPU's).
+Rule 7: the GPU runs kept on this machine (`gpu_runs`, `core.speed.calibration.gpu_runs`) travel with the
+        figures, so the GPU tier of the device they ran on is priced by them
+        (`core.speed.backend_speed.gpu_figures`), never the CPU's calibration.
 """
 
 from __future__ import annotations
@@ -153,6 +156,16 @@ def page_cache_bandwidth(ram: Bandwidth) -> Bandwidth:
 
 
 @dataclass(frozen=True, kw_only=True)
+class GpuRun:
+    """Rule 7: one quiet run on this machine with every layer on one GPU: the GPU's buffer name as llama.cpp prints
+    it (`CUDA0`, `MTL0`), the bytes each decoded token read and the tokens/s it decoded."""
+
+    device: str
+    decode_bytes: int
+    decode_tok_s: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class Bandwidths:
     """The machine's speed figures: one bandwidth per tier (the estimate reads the stream tier from `disk`
     or the page cache), the compute rate prefill is priced at, and the calibration of both; a typed GPU backend
@@ -165,6 +178,7 @@ class Bandwidths:
     calibration: Calibration = DEFAULT_CALIBRATION
     backend: Backend | None = None
     gpu_compute: ComputeRate | None = None
+    gpu_runs: tuple[GpuRun, ...] = ()
 
 
 def typed_compute(flops_per_s: int) -> ComputeRate:

@@ -1,7 +1,8 @@
 """How fast each llama.cpp GPU backend decodes and prefills, fitted on published llama.cpp speed tables.
 
 Rule 1: decode on a GPU: seconds per token = the bytes the token reads from the GPU's memory /
-        (its spec-sheet bandwidth × `decode`) + `decode_fixed_s` (kernel launches and
+        (its spec-sheet bandwidth × `decode` × `decode_type` of the model's main weight type, F16
+        = 1: a K-quant's dequantisation costs the GPU more per byte) + `decode_fixed_s` (kernel launches and
         synchronisation, which do not shrink with more GPU cores), per backend. Stacked memory
         (HBM: A100, H100) is read at `hbm_decode` of its bandwidth instead, whatever the backend:
         one token's matrix-vector products do not keep its many channels busy (the published
@@ -18,30 +19,44 @@ Rule 3: the constants below are fitted by `fit_backends` on benchmarks/data/llam
         (llama-bench pp512 and tg128/tg512 rows, each with its source URL) as
         `benchmarks/speed_published.py` prints them, rounded; tests/test_speed_published.py fits
         them again from the rows. Decode: the relative least-squares line of
-        `core.speed.calibration` (t = x / e + t0, x = bytes / bandwidth), a line that would need a
-        negative fixed time keeps none. Prefill: type speeds are each row's rate over the median of
+        `core.speed.calibration` (t = x / e + t0, x = bytes / bandwidth over the type's decode speed),
+        a line that would need a negative fixed time keeps none; the decode type speeds are fitted
+        within rows of one device, backend and source (one build), so the device's and the build's
+        own speed cancel, and only for a type MIN_DEVICES such groups compared with another (one
+        build's slow kernel is not the backend's); line and type speeds are fitted in turn. Prefill: type speeds are each row's rate over the median of
         its own device's rows (so a GPU's own spec error cancels), the share the median of what is
         left. A backend with fewer than MIN_DEVICES devices takes the pooled GPU figures (POOLED).
 Rule 4: a machine's GPU tier (`gpu_figures`) is the GPU whose bandwidth the VRAM figure is (the
         slowest that states one, else the first): backend typed, else its preset's, else its maker's
         (`machine.backend` Rule 2); FP16 rate typed, else its preset's (an Apple preset's cores ×
-        its generation's per-core rate), else unknown (no GPU prefill estimate).
+        its generation's per-core rate), else unknown (no GPU prefill estimate). Its decode is
+        this machine's own line for that GPU where quiet runs with every layer on it are kept
+        (`calibration.gpu_line`, named by the buffer llama.cpp prints: `CUDA0`, `MTL0`; its
+        efficiency against the GPU's own bandwidth, so a typed what-if bandwidth still moves it),
+        else Rule 1's line of its backend. This one function decides; the CPU's runs never enter.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
+from gguf_budget.core.fit.backends import BACKENDS, GpuBackend
 from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
 from gguf_budget.core.machine.backend import Backend, vendor_backend
-from gguf_budget.core.machine.bandwidth import Bandwidths, BandwidthSource, ComputeRate
+from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource, ComputeRate
+from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.presets import preset_of
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.speed.calibration import _line
+from gguf_budget.core.speed.calibration import _line, gpu_line
 
 MIN_DEVICES = 2
+DECODE_ROUNDS = 3
+TYPE_ROUNDS = 50
+"""Rule 3: the decode line and the type speeds are fitted in turn this many times (the type speeds take the line's
+fixed time out, the line weighs each row's bytes by its type's speed)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -55,15 +70,22 @@ class BackendSpeed:
     type_speed: Mapping[Q, float] = field(default_factory=dict)
     devices: int = 0
     hbm_decode: float = 0.5
+    decode_type: Mapping[Q, float] = field(default_factory=dict)
 
     def speed_of(self, ggml_type: Q | None) -> float:
         """Rule 2: a type's prefill speed relative to F16 here; 1 for a type the rows never ran."""
         return self.type_speed.get(ggml_type, 1.0) if ggml_type is not None else 1.0
 
-    def decode_seconds(self, vram_bytes: int, bandwidth: int, share: float = 1.0, hbm: bool = False) -> float:
-        """Rule 1 for `vram_bytes` read at `bandwidth` B/s (stacked memory when `hbm`); `share` of the fixed time
-        (the GPU's part of a split)."""
-        return vram_bytes / (bandwidth * (self.hbm_decode if hbm else self.decode)) + self.decode_fixed_s * share
+    def decode_speed_of(self, ggml_type: Q | None) -> float:
+        """Rule 1: a type's share of the bandwidth relative to F16 here; 1 for a type the rows never compared."""
+        return self.decode_type.get(ggml_type, 1.0) if ggml_type is not None else 1.0
+
+    def decode_seconds(self, vram_bytes: int, bandwidth: int, share: float = 1.0, hbm: bool = False,
+                       ggml_type: Q | None = None) -> float:
+        """Rule 1 for `vram_bytes` of a model whose main weight type is `ggml_type`, read at `bandwidth` B/s (stacked
+        memory when `hbm`); `share` of the fixed time (the GPU's part of a split)."""
+        rate = bandwidth * (self.hbm_decode if hbm else self.decode) * self.decode_speed_of(ggml_type)
+        return vram_bytes / rate + self.decode_fixed_s * share
 
     @property
     def text(self) -> str:
@@ -73,18 +95,23 @@ class BackendSpeed:
 
 
 # Rule 3: fitted by benchmarks/speed_published.py on 152 rows of 39 devices (`--constants` prints this block).
-HBM_DECODE = 0.501
-POOLED = BackendSpeed(backend=Backend.VULKAN, decode=0.783, decode_fixed_s=0.00171, prefill=0.369, devices=0,
-    hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 1.04, Q.Q4_K: 0.89, Q.F16: 1.0, Q.Q2_K: 0.73, Q.Q3_K: 0.72, Q.Q6_K: 0.68})
+HBM_DECODE = 0.535
+POOLED = BackendSpeed(backend=Backend.VULKAN, decode=0.831, decode_fixed_s=0.00177, prefill=0.369, devices=0,
+    hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 1.04, Q.Q4_K: 0.89, Q.F16: 1.0, Q.Q2_K: 0.73, Q.Q3_K: 0.72, Q.Q6_K: 0.68},
+    decode_type={Q.F16: 1.0, Q.Q4_K: 0.88})
 BACKEND_SPEED: dict[Backend, BackendSpeed] = {
-    Backend.CUDA: BackendSpeed(backend=Backend.CUDA, decode=0.819, decode_fixed_s=0.00149, prefill=0.38, devices=23,
-        hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 0.96, Q.Q4_K: 0.91, Q.F16: 1.0, Q.Q2_K: 0.73, Q.Q3_K: 0.72}),
-    Backend.METAL: BackendSpeed(backend=Backend.METAL, decode=0.773, decode_fixed_s=0.00415, prefill=1.0, devices=9,
-        hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 0.84, Q.Q4_K: 0.85, Q.F16: 1.0}),
+    Backend.CUDA: BackendSpeed(backend=Backend.CUDA, decode=0.848, decode_fixed_s=0.00151, prefill=0.38, devices=23,
+        hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 0.96, Q.Q4_K: 0.91, Q.F16: 1.0, Q.Q2_K: 0.73, Q.Q3_K: 0.72},
+        decode_type={Q.F16: 1.0, Q.Q4_K: 0.93}),
+    Backend.METAL: BackendSpeed(backend=Backend.METAL, decode=0.884, decode_fixed_s=0.00479, prefill=1.0, devices=9,
+        hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 0.84, Q.Q4_K: 0.85, Q.F16: 1.0},
+        decode_type={Q.F16: 1.0, Q.Q4_K: 0.78}),
     Backend.ROCM: BackendSpeed(backend=Backend.ROCM, decode=0.658, decode_fixed_s=0.00159, prefill=0.414, devices=3,
-        hbm_decode=HBM_DECODE, type_speed={Q.Q4_K: 0.92, Q.Q4_0: 1.08}),
+        hbm_decode=HBM_DECODE, type_speed={Q.Q4_K: 0.92, Q.Q4_0: 1.08},
+        decode_type={}),
     Backend.VULKAN: BackendSpeed(backend=Backend.VULKAN, decode=0.833, decode_fixed_s=0.00297, prefill=0.216, devices=5,
-        hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 1.26, Q.Q6_K: 0.74}),
+        hbm_decode=HBM_DECODE, type_speed={Q.Q4_0: 1.26, Q.Q6_K: 0.74},
+        decode_type={}),
 }
 APPLE_CORE_FLOPS: dict[str, int] = {'M1': 223825501340, 'M2': 252991821131, 'M3': 285254334768, 'M4': 343937091169, 'M5': 384446103040}
 """Rule 2: effective FP16 prefill FLOP/s per Apple GPU core, by chip generation ('M1' … 'M5')."""
@@ -113,6 +140,8 @@ class DecodeRow:
     x: float
     t: float
     hbm: bool = False
+    main_type: Q | None = None
+    group: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,17 +158,56 @@ class PrefillRow:
     generation: str | None = None
 
 
-def fit_decode(rows: Sequence[DecodeRow]) -> tuple[float, float]:
-    """Rule 3: (share of the bandwidth, fixed seconds) for one backend's rows."""
-    line = _line([(r.x, r.t) for r in rows if not r.hbm], 0.0)
+def fit_decode(rows: Sequence[DecodeRow], types: Mapping[Q, float] | None = None) -> tuple[float, float]:
+    """Rule 3: (share of the bandwidth, fixed seconds) for one backend's rows, each row's bytes weighed by its main
+    type's decode speed (`types`)."""
+    speed = types or {}
+    line = _line([(r.x / _of(speed, r.main_type), r.t) for r in rows if not r.hbm], 0.0)
     assert line is not None
     return line
 
 
+def _of(speeds: Mapping[Q, float], ggml_type: Q | None) -> float:
+    return speeds.get(ggml_type, 1.0) if ggml_type is not None else 1.0
+
+
+def _relative(points: Sequence[tuple[str, Q, float]]) -> dict[Q, float]:
+    """Rule 3: each type's rate relative to F16 (else to the median type) where groups (a device in one build) ran it
+    beside other types: log rate = the group's own + the type's, both fitted by least squares in turn (TYPE_ROUNDS),
+    so a group's own speed cancels. A group of one type says nothing, and a type fewer than MIN_DEVICES groups
+    compared with another keeps none (one build's kernel is not the backend's)."""
+    by_group: dict[str, list[tuple[Q, float]]] = {}
+    for group, ggml_type, rate in points:
+        by_group.setdefault(group, []).append((ggml_type, math.log(rate)))
+    rows = [(g, t, r) for g, items in by_group.items() for t, r in items]
+    while True:
+        types = {g: {t for gg, t, _ in rows if gg == g} for g in {g for g, _, _ in rows}}
+        seen = {t: sum(t in kinds for kinds in types.values() if len(kinds) >= 2) for _, t, _ in rows}
+        kept = [(g, t, r) for g, t, r in rows if len(types[g]) >= 2 and seen[t] >= MIN_DEVICES]
+        if kept == rows:
+            break
+        rows = kept
+    if not rows:
+        return {}
+    own: dict[Q, float] = {t: 0.0 for _, t, _ in rows}
+    for _ in range(TYPE_ROUNDS):
+        level = {g: statistics.fmean(r - own[t] for gg, t, r in rows if gg == g) for g in {g for g, _, _ in rows}}
+        own = {t: statistics.fmean(r - level[g] for g, tt, r in rows if tt == t) for t in own}
+    ref = own.get(Q.F16, statistics.median(own.values()))
+    return {t: round(math.exp(v - ref), 2) for t, v in own.items()}
+
+
+def fit_decode_types(rows: Sequence[DecodeRow], fixed_s: float) -> dict[Q, float]:
+    """Rule 3: each main type's share of the bandwidth relative to F16, its fixed time taken out, within rows of one
+    device in one build (`group`), so the device's and the build's own speed cancel."""
+    return _relative([(r.group or r.device, r.main_type, r.x / (r.t - fixed_s)) for r in rows
+                      if r.main_type is not None and r.t > fixed_s])
+
+
 def fit_hbm(rows: Sequence[DecodeRow], speeds: Mapping[Backend, BackendSpeed], rows_backend: Mapping[int, Backend]) -> float | None:
     """Rule 1: the share stacked memory reaches, its backend's fixed time taken out (the median over HBM rows)."""
-    shares = [r.x / (r.t - speeds[rows_backend[id(r)]].decode_fixed_s) for r in rows
-              if r.hbm and rows_backend[id(r)] in speeds and r.t > speeds[rows_backend[id(r)]].decode_fixed_s]
+    shares = [r.x / speeds[rows_backend[id(r)]].decode_speed_of(r.main_type) / (r.t - speeds[rows_backend[id(r)]].decode_fixed_s)
+              for r in rows if r.hbm and rows_backend[id(r)] in speeds and r.t > speeds[rows_backend[id(r)]].decode_fixed_s]
     return round(statistics.median(shares), 3) if shares else None
 
 
@@ -193,12 +261,16 @@ class Fitted:
 
 def _backend_fit(backend: Backend, decode: Sequence[DecodeRow], prefill: Sequence[PrefillRow]) -> BackendSpeed:
     plain = [r for r in decode if not r.hbm]
-    e, t0 = fit_decode(plain) if plain else (POOLED.decode, POOLED.decode_fixed_s)
+    e, t0 = POOLED.decode, POOLED.decode_fixed_s
+    decode_types: dict[Q, float] = {}
+    for _ in range(DECODE_ROUNDS if plain else 0):
+        e, t0 = fit_decode(plain, decode_types)
+        decode_types = fit_decode_types(decode, t0)
     types = fit_type_speeds(prefill)
     share = 1.0 if backend is Backend.METAL else (fit_prefill(prefill, types) if prefill else POOLED.prefill)
     devices = len({r.device for r in decode} | {r.device for r in prefill})
     return BackendSpeed(backend=backend, decode=round(e, 3), decode_fixed_s=round(t0, 5), prefill=round(share, 3),
-                        type_speed=types, devices=devices)
+                        type_speed=types, devices=devices, decode_type=decode_types)
 
 
 def fit_backends(decode: Mapping[Backend, Sequence[DecodeRow]], prefill: Mapping[Backend, Sequence[PrefillRow]]) -> Fitted:
@@ -228,15 +300,48 @@ def fit_backends(decode: Mapping[Backend, Sequence[DecodeRow]], prefill: Mapping
 
 @dataclass(frozen=True, kw_only=True)
 class GpuFigures:
-    """Rule 4: what a full load's GPU tier runs at: its backend's figures, its FP16 rate (None: unknown), HBM or not."""
+    """Rule 4: what a full load's GPU tier runs at: its backend's figures, its FP16 rate (None: unknown), HBM or not,
+    the model's main weight type, and this machine's own line for that GPU (None: no runs of its own)."""
 
     speed: BackendSpeed
     compute: ComputeRate | None
     hbm: bool = False
     name: str = ""
+    weight_type: Q | None = None
+    own: tuple[float, float] | None = None
+    device: str = ""
+
+    def decode_seconds(self, vram_bytes: int, bandwidth: int, share: float = 1.0) -> float:
+        """Rule 4's choice of Rule 1: this GPU's own line where it has one, else its backend's for the weight type."""
+        if self.own is not None:
+            return vram_bytes / (bandwidth * self.own[0]) + self.own[1] * share
+        return self.speed.decode_seconds(vram_bytes, bandwidth, share, self.hbm, self.weight_type)
+
+    @property
+    def decode_share(self) -> float:
+        """The share of the bandwidth a token reaches here (its own line's, else its backend's for the weight type)."""
+        if self.own is not None:
+            return self.own[0]
+        return (self.speed.hbm_decode if self.hbm else self.speed.decode) * self.speed.decode_speed_of(self.weight_type)
+
+    @property
+    def decode_fixed_s(self) -> float:
+        return self.own[1] if self.own is not None else self.speed.decode_fixed_s
+
+    @property
+    def text(self) -> str:
+        if self.own is None:
+            return self.speed.text
+        return (f"{self.device} on this machine: {self.own[0]:.2f} of the bandwidth + {self.own[1] * 1e3:.2f} ms a "
+                f"token (its own runs); prefill {self.speed.text.split('prefill ', 1)[1]}")
 
 
-def gpu_figures(bandwidths: Bandwidths, machine: HardwareSnapshot | None) -> GpuFigures:
+def gpu_device(backend: Backend, gpu: GpuInfo) -> str:
+    """Rule 4: the GPU's buffer name as llama.cpp prints it (`CUDA0`, `ROCm1`, `MTL0`), which its runs carry."""
+    return BACKENDS[GpuBackend(backend.value.lower())].device_name(gpu.index, gpu.name)
+
+
+def gpu_figures(bandwidths: Bandwidths, machine: HardwareSnapshot | None, weight_type: Q | None = None) -> GpuFigures:
     """Rule 4."""
     gpus = machine.gpus if machine is not None else ()
     stated = [g for g in gpus if g.bandwidth]
@@ -252,8 +357,13 @@ def gpu_figures(bandwidths: Bandwidths, machine: HardwareSnapshot | None) -> Gpu
             flops = None if rate is None else rate * preset.gpu_cores
         if flops:
             compute = ComputeRate(int(flops), BandwidthSource.CITED, f"{preset.name}: {preset.compute_source}")
-    return GpuFigures(speed=backend_speed(backend), compute=compute, hbm=preset.hbm if preset is not None else False,
-                      name=gpu.name if gpu is not None else "")
+    speed = backend_speed(backend)
+    device = gpu_device(backend, gpu) if gpu is not None else ""
+    own_bandwidth = Bandwidth(gpu.bandwidth, BandwidthSource.REPORTED, gpu.name) if gpu is not None and gpu.bandwidth \
+        else bandwidths.vram
+    own = gpu_line(bandwidths.gpu_runs, device, own_bandwidth, speed.decode_fixed_s) if device else None
+    return GpuFigures(speed=speed, compute=compute, hbm=preset.hbm if preset is not None else False,
+                      name=gpu.name if gpu is not None else "", weight_type=weight_type, own=own, device=device)
 
 
 SHIPPED = Fitted(speeds=BACKEND_SPEED, pooled=POOLED, apple=APPLE_CORE_FLOPS)

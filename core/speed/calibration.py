@@ -45,7 +45,8 @@ Rule 5: a run carries where it ran: this machine's id (`bandwidth_store.host_key
         with its device (a GPU buffer's name: CUDA0, Vulkan0, Metal), and the load average beside
         it and the cores. Only this
         machine's CPU runs calibrate the CPU (`calibrate`); a GPU run calibrates only its own
-        device (`gpu_line`); a hybrid run calibrates neither.
+        device (`gpu_runs` keeps them, `gpu_line` fits them, `backend_speed.gpu_figures` uses the
+        line); a hybrid run calibrates neither.
 Rule 6: a run calibrates only when it could have been measured: its read rate (bytes × tok/s) and
         work rate lie in PHYSICAL bands when kept (a log claiming 10⁶ tok/s is not kept); its
         efficiency alone against this machine's figures lies in (MIN_EFFICIENCY, MAX_DECODE] for
@@ -73,7 +74,7 @@ from gguf_budget.core.regular_file import FileKind, is_missing, read_json
 from gguf_budget.core.safe_write import locked, replace_atomically
 from gguf_budget.core.machine.bandwidth import (
     DEFAULT_CALIBRATION, DEFAULT_CALIBRATION_RUNS, DEFAULT_DECODE_EFFICIENCY, DEFAULT_DECODE_OVERHEAD_S,
-    DEFAULT_PREFILL_EFFICIENCY, DEFAULT_PREFILL_OVERHEAD_S, Bandwidth, Calibration, ComputeRate,
+    DEFAULT_PREFILL_EFFICIENCY, DEFAULT_PREFILL_OVERHEAD_S, Bandwidth, Calibration, ComputeRate, GpuRun,
 )
 from gguf_budget.core.machine.load import MAX_CORES, MAX_LOAD
 from gguf_budget.core.model.kv import KV_TYPES, KVType, kv_price
@@ -305,14 +306,19 @@ def calibrate(runs: tuple[SpeedRun, ...], ram: Bandwidth, compute: ComputeRate,
     return judge_runs(runs, ram, compute, machine)[1]
 
 
-def gpu_line(runs: tuple[SpeedRun, ...], device: str, vram: Bandwidth, machine: str,
-             default_fixed_s: float) -> tuple[float, float] | None:
-    """Rule 5: the GPU tier of `device` on this machine: (efficiency, fixed seconds a token) its quiet runs with every
-    layer there give against `vram` (Rule 2's line, the backend's fixed time `default_fixed_s` for one size of run;
-    each run's efficiency alone inside the physical band); None without such runs. CPU runs never enter it."""
+def gpu_runs(runs: tuple[SpeedRun, ...], machine: str) -> tuple[GpuRun, ...]:
+    """Rule 5: the runs that may calibrate a GPU tier of `machine`: its own, quiet, every layer on one GPU, timed.
+    CPU, hybrid, busy and imported runs never enter."""
+    return tuple(GpuRun(device=r.device, decode_bytes=r.decode_bytes, decode_tok_s=r.decode_tok_s) for r in runs
+                 if r.machine == machine and r.tier is RunTier.GPU and not r.busy and r.decode_tok_s)
+
+
+def gpu_line(runs: tuple[GpuRun, ...], device: str, vram: Bandwidth, default_fixed_s: float) -> tuple[float, float] | None:
+    """Rule 5: the GPU tier of `device`: (efficiency, fixed seconds a token) its runs give against `vram` (Rule 2's
+    line, the backend's fixed time `default_fixed_s` for one size of run; each run's efficiency alone inside the
+    physical band); None without such runs."""
     points = [(r.decode_bytes / vram.bytes_per_s, 1 / r.decode_tok_s) for r in runs
-              if r.machine == machine and r.tier is RunTier.GPU and r.device == device and not r.busy
-              and r.decode_tok_s and MIN_EFFICIENCY < r.decode_tok_s * r.decode_bytes / vram.bytes_per_s <= MAX_DECODE]
+              if r.device == device and MIN_EFFICIENCY < r.decode_tok_s * r.decode_bytes / vram.bytes_per_s <= MAX_DECODE]
     return _line(points, default_fixed_s)
 
 

@@ -53,6 +53,7 @@ from gguf_budget.core.speed.token_bytes import MoeFraction, TokenBytes, TokenPri
 from gguf_budget.core.vocab import TextEnum
 
 if TYPE_CHECKING:
+    from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
     from gguf_budget.core.fit.types import FitEstimate
     from gguf_budget.core.machine.snapshot import HardwareSnapshot
     from gguf_budget.core.speed.backend_speed import GpuFigures
@@ -130,7 +131,7 @@ class SpeedEstimate:
         """Rule 1: the GPU's part of a token (0 without VRAM reads)."""
         if not read.vram or self.vram is None or self.gpu is None:
             return 0.0
-        return self.gpu.speed.decode_seconds(read.vram, self.vram.bytes_per_s, read.vram / read.total, self.gpu.hbm)
+        return self.gpu.decode_seconds(read.vram, self.vram.bytes_per_s, read.vram / read.total)
 
     def seconds_at(self, read: TokenBytes) -> float:
         """Rule 1: seconds per token."""
@@ -213,11 +214,12 @@ def plan_speed(prices: TokenPrices, plan: MemoryPlan, bandwidths: Bandwidths, ho
                              plan.total, bandwidths, host_available, prompt_tokens)
 
 
-def _gpu_figures(figures: Bandwidths, snapshot: HardwareSnapshot) -> GpuFigures:
-    """Rule 6: the GPU's published line, imported only when a GPU reads weights."""
+def _gpu_figures(figures: Bandwidths, snapshot: HardwareSnapshot, weight_type: Q | None) -> GpuFigures:
+    """Rule 6: the GPU's line (its own runs, else its backend's at the model's main weight type), imported only when
+    a GPU reads weights."""
     from gguf_budget.core.speed.backend_speed import gpu_figures
 
-    return gpu_figures(figures, snapshot)
+    return gpu_figures(figures, snapshot, weight_type)
 
 
 def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths,
@@ -231,13 +233,13 @@ def fit_speed(prices: TokenPrices, fit: FitEstimate, bandwidths: Bandwidths,
     if start is None or full is None:
         return None
     figures = for_machine(bandwidths, fit.snapshot)
-    gpu = _gpu_figures(figures, fit.snapshot) if full.vram else None
+    gpu = _gpu_figures(figures, fit.snapshot, prices.main_type) if full.vram else None
     speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
                           stream_from=StreamSource.NONE, vram=figures.vram if full.vram else None, moe=prices.moe,
                           calibration=figures.calibration, prefill=None, gpu=gpu)
     weights = speed.memory_seconds(start) / figures.calibration.decode
     if gpu is not None and speed.vram is not None and start.vram:
-        weights += gpu.speed.decode_seconds(start.vram, speed.vram.bytes_per_s, 0.0, gpu.hbm)
+        weights += gpu.decode_seconds(start.vram, speed.vram.bytes_per_s, 0.0)
     share = start.vram / start.total if start.total else 0.0
     return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights, gpu, share))
 
@@ -253,11 +255,11 @@ def experts_on_cpu_speed(prices: TokenPrices, fit: FitEstimate, n_cpu_moe: int, 
         return None
     start, full = (experts_on_cpu(prices, n_cpu_moe, split[1]) for split in (kv[0], kv[1]))
     figures = for_machine(bandwidths, fit.snapshot)
-    gpu = _gpu_figures(figures, fit.snapshot)
+    gpu = _gpu_figures(figures, fit.snapshot, prices.main_type)
     speed = SpeedEstimate(start=start, full=full, ctx=fit.kv.ctx, ram=figures.ram, stream=None,
                           stream_from=StreamSource.NONE, vram=figures.vram, moe=prices.moe,
                           calibration=figures.calibration, prefill=None, gpu=gpu)
     weights = speed.memory_seconds(start) / figures.calibration.decode
-    weights += gpu.speed.decode_seconds(start.vram, figures.vram.bytes_per_s, 0.0, gpu.hbm)
+    weights += gpu.decode_seconds(start.vram, figures.vram.bytes_per_s, 0.0)
     share = start.vram / start.total if start.total else 0.0
     return replace(speed, prefill=_prefill(prices, prompt_tokens, figures, weights, gpu, share))

@@ -4,7 +4,8 @@ Rule 1: the bandwidths and compute rate are the ones measured once and kept
         (`machine.bandwidth_store.machine_bandwidths`: the best quiet measurement); the
         calibration is fitted to this machine's CPU runs kept here against those figures
         (`calibration.judge_runs`: the runs of other machines, of GPUs, busy, or outside the
-        physical band calibrate nothing), else the defaults.
+        physical band calibrate nothing), else the defaults; this machine's quiet GPU runs go with
+        the figures (`gpu_runs`) for the GPU tier they ran on, and nowhere else.
 Rule 2: a figure a person types replaces a tier afterwards (`bandwidth.with_typed`) and keeps
         the calibration: the calibration is a share of what this machine measured, not of a
         typed what-if figure.
@@ -23,15 +24,16 @@ from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.bandwidth_store import (
     TIERS, Measurement, Use, forget_record, host_key, judged, machine_bandwidths, read_record,
 )
-from gguf_budget.core.speed.calibration import JudgedRun, forget_runs, judge_runs, read_runs
+from gguf_budget.core.speed.calibration import JudgedRun, forget_runs, gpu_runs, judge_runs, read_runs
 
 
 def speed_figures(model_path: str | Path | None, tiers: tuple[str, ...] = TIERS, *, measure: bool = True,
                   again: bool = False, folder: str | Path | None = None) -> tuple[Bandwidths, tuple[str, ...]]:
     """Rule 1: (the figures with their calibration, why some tiers are assumed)."""
     figures, notes = machine_bandwidths(model_path, tiers, measure=measure, again=again, folder=folder)
-    _, calibration = judge_runs(read_runs(folder), figures.ram, figures.compute, host_key())
-    return replace(figures, calibration=calibration), notes
+    runs, machine = read_runs(folder), host_key()
+    _, calibration = judge_runs(runs, figures.ram, figures.compute, machine)
+    return replace(figures, calibration=calibration, gpu_runs=gpu_runs(runs, machine)), notes
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,10 @@ def calibration_state(folder: str | Path | None = None) -> CalibrationState:
     record = read_record(folder)
     kept = () if record is None else record.measurements
     measurements = (*judged(kept, "ram"), *judged(kept, "compute"))
-    runs, calibration = judge_runs(read_runs(folder), figures.ram, figures.compute, host_key())
-    return CalibrationState(replace(figures, calibration=calibration), measurements, runs)
+    stored, machine = read_runs(folder), host_key()
+    runs, calibration = judge_runs(stored, figures.ram, figures.compute, machine)
+    return CalibrationState(replace(figures, calibration=calibration, gpu_runs=gpu_runs(stored, machine)), measurements,
+                            runs)
 
 
 def reset_calibration(folder: str | Path | None = None) -> tuple[str, ...]:

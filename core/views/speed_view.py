@@ -111,7 +111,7 @@ def speed_rows(speed: SpeedEstimate) -> list[tuple[str, str]]:
     rows.append(("Calibration", f"{c.decode:.2f} of the memory-bound rate in decode, {c.prefill:.2f} of the "
                                 f"compute rate in prefill ({c.text})"))
     if speed.gpu is not None:
-        rows.append(("GPU", speed.gpu.speed.text))
+        rows.append(("GPU", speed.gpu.text))
     rows.append(("Decode", decode_text(speed)))
     prefill = speed.prefill
     rows.append(("Prefill", prefill_text(speed) if prefill is None else
@@ -180,10 +180,10 @@ def speed_dict(speed: SpeedEstimate | None) -> dict[str, Any] | None:
         "moe": speed.moe.text if speed.moe is not None else None,
         "prefill": prefill_dict(speed.prefill),
         "gpu": None if speed.gpu is None else {
-            "backend": speed.gpu.speed.backend.value, "decode_share": speed.gpu.speed.decode,
-            "decode_fixed_s": speed.gpu.speed.decode_fixed_s, "prefill_share": speed.gpu.speed.prefill,
+            "backend": speed.gpu.speed.backend.value, "decode_share": speed.gpu.decode_share,
+            "decode_fixed_s": speed.gpu.decode_fixed_s, "prefill_share": speed.gpu.speed.prefill,
             "hbm": speed.gpu.hbm, "compute": None if speed.gpu.compute is None else _compute_dict(speed.gpu.compute),
-            "text": speed.gpu.speed.text},
+            "own_runs": speed.gpu.own is not None, "text": speed.gpu.text},
         "text": decode_text(speed),
     }
 

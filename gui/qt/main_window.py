@@ -490,7 +490,10 @@ class MainWindow(QMainWindow):
             self._remeasure.start(None if model is None else model.path)
 
     def _bandwidths_typed(self) -> None:
-        self.session.apply(SetTypedBandwidths(TypedBandwidths(**self.body.hardware.bandwidths.typed())))
+        typed = self.body.hardware.bandwidths.typed()
+        backend, gpu_flops, cpu_flops = self.body.hardware.editor.typed_compute()
+        self.session.apply(SetTypedBandwidths(TypedBandwidths(**typed, backend=backend, gpu_flops=gpu_flops,
+                                                              cpu_flops=cpu_flops)))
         self._show_bandwidths()
 
     # -- drawing ----------------------------------------------------------------------

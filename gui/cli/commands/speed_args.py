@@ -33,7 +33,7 @@ from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.probe import probe_hardware
 from gguf_budget.core.model.spec import ModelSpec
 
-from gguf_budget.core.ranges import BANDWIDTH, MEMORY, PROMPT_TOKENS
+from gguf_budget.core.ranges import BANDWIDTH, CPU_GFLOPS, GPU_TFLOPS, MEMORY, PROMPT_TOKENS, ScaledRate
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.gui.cli.args import ranged
 
@@ -47,17 +47,14 @@ TIER_HELP = {
 }
 
 
-def rate(what: str, low: float, high: float, scale: float) -> Callable[[str], int]:
-    """argparse type for a rate typed in `scale` units (82.6 → 82.6 × scale), from `low` to `high` of them."""
+def rate(limits: ScaledRate) -> Callable[[str], int]:
+    """argparse type for a compute rate (`ranges.ScaledRate`, as the window reads it)."""
 
     def parse(text: str) -> int:
         try:
-            value = float(text.strip().replace(",", ""))
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be a number, got {text!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{what} must be from {low:g} to {high:g}, got {text!r}")
-        return int(value * scale)
+            return limits.parse(text)
+        except RequestError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
 
     return parse
 
@@ -84,12 +81,12 @@ def add_bandwidth_arguments(p: argparse.ArgumentParser, tiers: Sequence[str], ho
     for tier in tiers:
         p.add_argument(f"--{tier}-bw", type=ranged(BANDWIDTH), metavar="RATE",
                        help=f"{TIER_HELP[tier]}; {BANDWIDTH.text}")
-    p.add_argument("--cpu-gflops", type=rate("a CPU compute rate", 0.1, 1e6, 1e9), metavar="GFLOPS",
+    p.add_argument("--cpu-gflops", type=rate(CPU_GFLOPS), metavar="GFLOPS",
                    help="the CPU's matrix-multiply rate in GFLOP/s (default: this machine's, measured once and kept)")
     if "vram" in tiers:
         from gguf_budget.core.speed.server_speed import DEFAULT_ACCEPTANCE  # the full load's (common.py Rule 4)
 
-        p.add_argument("--gpu-tflops", type=rate("a GPU FP16 rate", 0.01, 1e5, 1e12), metavar="TFLOPS",
+        p.add_argument("--gpu-tflops", type=rate(GPU_TFLOPS), metavar="TFLOPS",
                        help="the GPU's dense FP16 matrix rate in TFLOP/s (default: its preset's; unknown otherwise)")
         p.add_argument("--backend", type=backend, metavar="NAME",
                        help=f"the llama.cpp backend running the GPU layers: {', '.join(b.value for b in GPU_BACKENDS)} "

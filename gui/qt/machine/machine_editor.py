@@ -8,6 +8,13 @@ Rule 3: a preset (or several GPU presets, comma-separated) replaces the typed GP
         preset replaces the whole machine. The fields it overrides are disabled while it is set.
 Rule 4: per-GPU reserves, where typed (`1.5G,0`), replace the first-GPU reserve for the GPUs
         they name.
+Rule 5: the GPU's llama.cpp backend, its FP16 rate in TFLOPS and the CPU's rate in GFLOPS may be
+        typed (empty: the preset's, the maker's or the one measured here), read by the core as the
+        command line's `--backend`, `--gpu-tflops` and `--cpu-gflops` are (`machine.backend.parse_backend`,
+        `ranges.GPU_TFLOPS`, `ranges.CPU_GFLOPS`); they apply to the probed machine and the
+        hypothetical one alike, and the window merges them over the measured figures
+        (`machine.bandwidth.with_typed_compute`). Text that does not parse shows an inline error
+        and changes nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +24,10 @@ from dataclasses import replace
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QLabel, QLineEdit, QSpinBox, QVBoxLayout, QWidget
 
+from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.machine.backend import GPU_BACKENDS, Backend, parse_backend
+from gguf_budget.core.ranges import CPU_GFLOPS, GPU_TFLOPS
 from gguf_budget.core.machine.presets import parse_presets, preset_names, with_presets
 from gguf_budget.core.views.presets_view import presets_text
 from gguf_budget.core.machine.cpu_features import read_cpu_features
@@ -34,14 +44,20 @@ def _optional_size(edit: QLineEdit) -> int | None:
     return parse_size(edit.text()) if edit.text().strip() else None
 
 
+TypedCompute = tuple[Backend | None, int | None, int | None]
+"""Rule 5: (backend, GPU FP16 FLOP/s, CPU FLOP/s) as typed; None where empty."""
+
+
 class MachineEditor(QWidget):
     """The hypothetical-machine box and the reserve fields.
 
     Signals:
         changed(): the hypothetical machine (or its switch) or a reserve changed.
+        computeChanged(): a typed backend or compute rate changed (or was cleared).
     """
 
     changed = Signal()
+    computeChanged = Signal()
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -64,6 +80,19 @@ class MachineEditor(QWidget):
         self.gpu_reserve = named(QLineEdit(human_bytes(Reserves().gpu), self), "reserveGpu")
         self.gpu_reserves = named(QLineEdit("", self, placeholderText="first GPU only"), "reserveGpus")
         self.gpu_reserves.setToolTip("Reserve per GPU, in GPU order (e.g. 1.5G,0.5G); replaces the first-GPU reserve")
+        self.backend = named(QComboBox(self, editable=True), "typedBackend")
+        self.backend.addItems(["", *(b.value for b in GPU_BACKENDS)])
+        backend_edit = self.backend.lineEdit()
+        assert backend_edit is not None  # an editable combo box has one
+        backend_edit.setPlaceholderText("the preset's, else the GPU maker's")
+        self.backend.setToolTip("The llama.cpp backend running the GPU layers (as --backend)")
+        self.gpu_tflops = named(QLineEdit("", self, placeholderText="the preset's; unknown otherwise"), "typedGpuTflops")
+        self.gpu_tflops.setToolTip(f"The GPU's dense FP16 matrix rate in TFLOPS (as --gpu-tflops), "
+                                   f"from {GPU_TFLOPS.low:g} to {GPU_TFLOPS.high:g}")
+        self.cpu_gflops = named(QLineEdit("", self, placeholderText="measured here"), "typedCpuGflops")
+        self.cpu_gflops.setToolTip(f"The CPU's matrix-multiply rate in GFLOPS (as --cpu-gflops), "
+                                   f"from {CPU_GFLOPS.low:g} to {CPU_GFLOPS.high:g}")
+        self._compute: TypedCompute = (None, None, None)
         self.error = named(QLabel(self, wordWrap=True), "machineError")
         self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet(error_style())
@@ -74,6 +103,10 @@ class MachineEditor(QWidget):
         for edit in (self.host_available, self.host_total, self.gpu_total, self.gpu_free,
                      self.host_reserve, self.gpu_reserve, self.gpu_reserves):
             edit.editingFinished.connect(self._edited)
+        for edit in (self.gpu_tflops, self.cpu_gflops):
+            edit.editingFinished.connect(self._compute_edited)
+        backend_edit.editingFinished.connect(self._compute_edited)
+        self.backend.activated.connect(self._compute_edited)
         self.preset.currentTextChanged.connect(self._preset_changed)
         self.gpu_count.valueChanged.connect(self._edited)
         self.box.toggled.connect(self._edited)
@@ -90,6 +123,9 @@ class MachineEditor(QWidget):
         reserves.addRow("Host reserve", self.host_reserve)
         reserves.addRow("First-GPU reserve", self.gpu_reserve)
         reserves.addRow("Per-GPU reserves", self.gpu_reserves)
+        reserves.addRow("GPU backend", self.backend)
+        reserves.addRow("GPU FP16 TFLOPS", self.gpu_tflops)
+        reserves.addRow("CPU GFLOPS", self.cpu_gflops)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(reserves)
@@ -102,6 +138,27 @@ class MachineEditor(QWidget):
 
     def reserves(self) -> Reserves:
         return self._reserves
+
+    def typed_compute(self) -> TypedCompute:
+        """Rule 5: what was typed, as the core read it."""
+        return self._compute
+
+    def _compute_edited(self) -> None:
+        """Rule 5: read the three fields by the core's parsing; a bad one shows why and changes nothing."""
+        backend_text, gpu_text, cpu_text = (self.backend.currentText().strip(), self.gpu_tflops.text().strip(),
+                                            self.cpu_gflops.text().strip())
+        try:
+            compute = (parse_backend(backend_text) if backend_text else None,
+                       GPU_TFLOPS.parse(gpu_text) if gpu_text else None,
+                       CPU_GFLOPS.parse(cpu_text) if cpu_text else None)
+        except RequestError as e:
+            self.error.setText(str(e))
+            self.error.show()
+            return
+        self.error.hide()
+        if compute != self._compute:
+            self._compute = compute
+            self.computeChanged.emit()
 
     def set_machine(self, host_available: str, gpu_count: int, gpu_total: str) -> None:
         """Fill in and tick the box (for launchers and tests); emits `changed`."""

@@ -9,7 +9,7 @@ views. The three claims — file size, admission, runtime evidence — get three
 Signals:
     refreshRequested(): the user asked for a new probe.
     changed(): the GPU layer override, the tensor split, a reserve or the hypothetical machine changed.
-    bandwidthsChanged(): a typed bandwidth changed.
+    bandwidthsChanged(): a typed bandwidth, backend or compute rate changed.
 """
 
 from __future__ import annotations
@@ -127,6 +127,7 @@ class HardwarePanel(QGroupBox):
         self.editor.changed.connect(self.changed)
         self.bandwidths = BandwidthEditor(self)
         self.bandwidths.changed.connect(self.bandwidthsChanged)
+        self.editor.computeChanged.connect(self.bandwidthsChanged)
         self._build()
         self._ticker = QTimer(self, interval=1000)
         self._ticker.timeout.connect(self._show_age)
