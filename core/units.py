@@ -51,6 +51,11 @@ def human_bytes(n: int | None) -> str:
     raise AssertionError("unreachable")
 
 
+def signed_bytes(n: int) -> str:
+    """A difference in bytes with its sign: +1.50 MiB, −512 B, 0 B."""
+    return "0 B" if n == 0 else f"{'+' if n > 0 else '−'}{human_bytes(abs(n))}"
+
+
 def human_bandwidth(bytes_per_s: int | None) -> str:
     """1_008_096_000_000 → '1008 GB/s' (decimal, as makers state bandwidth); None → 'unknown'."""
     if bytes_per_s is None:
