@@ -51,6 +51,15 @@ def human_bytes(n: int | None) -> str:
     raise AssertionError("unreachable")
 
 
+def size_text(n: int) -> str:
+    """A size as `parse_size` reads it back exactly, short where it is round: 6 GiB → '6G', 1.5 GiB → '1536M',
+    anything else in bytes ('0' for 0)."""
+    for shift, suffix in ((30, "G"), (20, "M")):
+        if n and n % (1 << shift) == 0:
+            return f"{n >> shift}{suffix}"
+    return str(n)
+
+
 def signed_bytes(n: int) -> str:
     """A difference in bytes with its sign: +1.50 MiB, −512 B, 0 B."""
     return "0 B" if n == 0 else f"{'+' if n > 0 else '−'}{human_bytes(abs(n))}"
