@@ -19,12 +19,10 @@ FORBIDDEN_OPS = (ast.Sub, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
 FORBIDDEN_CALLS = {"sum", "max", "min", "abs"}
 STILL_COMPUTING = {
     "evidence_view": "llama.cpp's buffers added up by kind, and the peak RSS beyond its host buffers",
-    "export": "the ledger's total in the Markdown table",
     "fit_report": "the GPU layers one fewer, and the ctx a fix gives back",
     "inspect_report": "the sliding-window and recurrent layers counted",
     "machine_view": "a device's free memory, its reserve within it, and a snapshot's age",
     "plan_report": "the ring's per-buffer share and the spent lines added up",
-    "plan_view": "the bytes streamed per token",
     "runtime_report": "what a filled context adds over a short prompt",
     "server_report": "refused steps counted and the largest RSS",
     "table": "column widths from the text's lengths",
