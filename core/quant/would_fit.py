@@ -15,16 +15,15 @@ The window and the CLI call these functions, so both decide the same; `views.run
 
 from __future__ import annotations
 
-from enum import Enum
-
 from gguf_budget.core.fit.auto_ctx import AutoFit
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.quant.ladder import LadderRequest, quant_ladder
+from gguf_budget.core.vocab import TextEnum
 
 
-class FullLoadAnswer(Enum):
+class FullLoadAnswer(TextEnum):
     """Rules 1 and 2: the one answer the full load's line gives."""
 
     COMMAND = "command"
