@@ -18,10 +18,10 @@ VIEWS = ROOT / "core" / "views"
 FORBIDDEN_OPS = (ast.Sub, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
 FORBIDDEN_CALLS = {"sum", "max", "min", "abs"}
 STILL_COMPUTING = {
-    "fit_report": "the GPU layers one fewer, and the ctx a fix gives back",
+    "fit_report": "the GPU layers one fewer, and the asked ctx without its image room",
     "inspect_report": "the sliding-window and recurrent layers counted",
-    "machine_view": "a device's free memory, its reserve within it, and a snapshot's age",
-    "plan_report": "the ring's per-buffer share and the spent lines added up",
+    "machine_view": "a GPU's run of blocks, and a snapshot's age",
+    "plan_report": "the ctx the speed-first search lowered from (the search's own start, not on the plan)",
     "runtime_report": "what a filled context adds over a short prompt",
     "server_report": "refused steps counted and the largest RSS",
     "table": "column widths from the text's lengths",
