@@ -10,6 +10,13 @@ Rule 4: a rate (a bandwidth) is read as spec sheets print it (`parse_rate`): KB/
         without `/s`, are decimal (`1008GB/s` and `1008 GB/s` are 1.008·10¹² bytes per second);
         KiB/MiB/GiB/TiB/PiB are binary; a bare K/M/G/T/P (`20G`) is binary as in a size (Rule 1);
         plain digits are bytes per second. `rate_reading` says back what was read, in one line.
+Rule 5: a byte axis ticks at round binary sizes: the unit (B, KiB, MiB, GiB, TiB, `AXIS_UNITS`) is the
+        largest of which the span holds one; the step is 1, 2 or 5 × 10^k of that unit, aiming for about
+        AXIS_TICKS ticks (`nice_step`).
+Rule 6: a chart's top is the first tick at or above its tallest value plus AXIS_HEADROOM (`axis_top`), so it
+        moves only when that value crosses a tick. Dragging the budget then rescales the axis a handful of
+        times across the whole range instead of on every step (each rescale re-lays out and repaints the
+        whole chart), and the top is always a labelled tick.
 """
 
 from __future__ import annotations
@@ -42,6 +49,20 @@ def human_bytes(n: int | None) -> str:
             return f"{sign}{int(v)} B" if unit == "B" else f"{sign}{v:.2f} {unit}"
         v /= 1024
     raise AssertionError("unreachable")
+
+
+def size_text(n: int) -> str:
+    """A size as `parse_size` reads it back exactly, short where it is round: 6 GiB → '6G', 1.5 GiB → '1536M',
+    anything else in bytes ('0' for 0)."""
+    for shift, suffix in ((30, "G"), (20, "M")):
+        if n and n % (1 << shift) == 0:
+            return f"{n >> shift}{suffix}"
+    return str(n)
+
+
+def signed_bytes(n: int) -> str:
+    """A difference in bytes with its sign: +1.50 MiB, −512 B, 0 B."""
+    return "0 B" if n == 0 else f"{'+' if n > 0 else '−'}{human_bytes(abs(n))}"
 
 
 def human_bandwidth(bytes_per_s: int | None) -> str:
@@ -143,3 +164,38 @@ def significant(x: float, digits: int = 2) -> str:
     if x == float("inf"):
         return "∞"
     return f"{x:,.0f}" if x >= 10 ** digits else format(x, f".{digits}g")
+
+
+AXIS_UNITS = _UNITS[:5]
+"""Rule 5: a byte axis's units, B to TiB."""
+AXIS_TICKS = 5
+AXIS_HEADROOM = 0.06
+"""Room above the tallest value for the line labels that sit on it."""
+
+
+def unit_for(span: float) -> int:
+    """The power of 1024 whose unit suits `span` bytes (Rule 5)."""
+    power = 0
+    while power < len(AXIS_UNITS) - 1 and span >= 1024 ** (power + 1):
+        power += 1
+    return power
+
+
+def nice_step(span: float) -> tuple[float, int]:
+    """(step in bytes, unit power) for a span in bytes (Rule 5)."""
+    power = unit_for(span)
+    raw = max(span / 1024**power / AXIS_TICKS, 1e-9)
+    decade = 10 ** math.floor(math.log10(raw))
+    mult = next((m for m in (1, 2, 5, 10) if m * decade >= raw), 10)
+    return mult * decade * 1024**power, power
+
+
+def axis_top(tallest: float) -> float:
+    """The top of a byte axis from 0 that shows `tallest` bytes with room above it (Rule 6)."""
+    top = max(tallest, 1.0) * (1 + AXIS_HEADROOM)
+    while True:  # the axis ticks by the step of its own span: round up until the top is one
+        step, _ = nice_step(top)
+        rounded = math.ceil(top / step - 1e-9) * step
+        if rounded == top:
+            return top
+        top = rounded

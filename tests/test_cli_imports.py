@@ -63,7 +63,7 @@ FULL_LOAD = {"core.fit.types", "core.fit.session", "core.fit.server", "core.fit.
 """The full load's records, llama-server's session replay, llama.cpp's scheduler and the auto ctx."""
 LLAMA_WORDS = {"core.llama_words.options", "core.llama_words.reader"}
 """llama.cpp's option table and the reader of its command lines."""
-RUN_IT = {"core.views.run_it", "core.quant.ladder", "core.quant.mix"}
+RUN_IT = {"core.views.run_it", "core.quant.would_fit", "core.quant.ladder", "core.quant.mix"}
 """The "Run it" line and the quant ladder a refused full load's line may price."""
 
 

@@ -14,7 +14,7 @@ import gguf_budget.gui.qt
 from gguf_budget.core import LEDGER_LINES
 from gguf_budget.core.views.plan_view import BannerState
 from gguf_budget.gui.qt.byte_axis import ByteAxis
-from gguf_budget.core.views.byte_ticks import HEADROOM, axis_top, nice_step
+from gguf_budget.core.units import AXIS_HEADROOM, axis_top, nice_step
 from gguf_budget.core.explorer.budget_span import Span
 from gguf_budget.core.plan.types import CTX_STEP as STEP
 from gguf_budget.gui.qt.plan.context_control import snap
@@ -138,7 +138,7 @@ def test_the_chart_follows_a_dark_palette(qtbot):
 def test_the_axis_top_is_a_tick_just_above_the_tallest_value(tallest):
     top = axis_top(tallest)
     step, _ = nice_step(top)
-    assert tallest * (1 + HEADROOM) <= top <= 2 * tallest * (1 + HEADROOM)
+    assert tallest * (1 + AXIS_HEADROOM) <= top <= 2 * tallest * (1 + AXIS_HEADROOM)
     assert top / step == pytest.approx(round(top / step))
 
 

@@ -13,7 +13,8 @@ from gguf_factory import ArchDesc
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, budget_thresholds, plan_memory
-from gguf_budget.core.views.plan_view import biggest_lines, plan_banner, pinned_text, streamed_per_token
+from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.views.plan_view import biggest_lines, plan_banner, pinned_text
 
 LOW, ALL_PINNED, RESIDENT = 25_390_848, 27_145_728, 27_663_104
 LAYERS, HEAD = 4 * 39_680, 557_056
@@ -53,7 +54,7 @@ def test_banner_streaming_cost_and_pinned_text(tiny, request_, state, banner, st
     plan = plan_memory(tiny, request_)
     assert plan.outcome == state
     assert plan_banner(plan).text == banner and plan_banner(plan).state == state
-    assert streamed_per_token(tiny, plan) == streamed
+    assert TokenPrices.of(tiny).streamed_file_bytes(plan.n_pinned, plan.stream_lm_head) == streamed
     assert pinned_text(tiny, plan) == pinned
 
 

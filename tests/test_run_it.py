@@ -18,11 +18,10 @@ from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.search import plan_memory
 from gguf_budget.core.ranges import BUDGET
-from gguf_budget.core.units import parse_size
+from gguf_budget.core.units import parse_size, size_text
 from gguf_budget.core.quant.ladder import LadderRequest, quant_ladder
-from gguf_budget.core.views.run_it import (
-    FORCE_FLAG, budget_plan_run, full_load_run, runtime_size, smaller_quant, wants_smaller_quant,
-)
+from gguf_budget.core.quant.would_fit import smaller_quant, wants_smaller_quant
+from gguf_budget.core.views.run_it import FORCE_FLAG, budget_plan_run, full_load_run
 from gguf_budget.gui.cli import main
 
 GiB = 1 << 30
@@ -43,12 +42,12 @@ def host(gib: float):
 
 
 @given(st.integers(min_value=BUDGET.low, max_value=BUDGET.high))
-def test_the_runtime_size_reads_back_as_the_same_budget(n):
-    assert parse_size(runtime_size(n)) == n
+def test_the_size_text_reads_back_as_the_same_budget(n):
+    assert parse_size(size_text(n)) == n
 
 
-def test_the_runtime_size_is_short_where_the_budget_is_round():
-    assert [runtime_size(n) for n in (6 * GiB, 3 * GiB // 2, 512 << 20, 0, 1000)] == ["6G", "1536M", "512M", "0", "1000"]
+def test_the_size_text_is_short_where_the_budget_is_round():
+    assert [size_text(n) for n in (6 * GiB, 3 * GiB // 2, 512 << 20, 0, 1000)] == ["6G", "1536M", "512M", "0", "1000"]
 
 
 def test_a_feasible_budget_plan_runs_with_its_budget_and_its_own_ctx(eight_b):

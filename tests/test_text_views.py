@@ -12,7 +12,8 @@ from gguf_factory import ArchDesc
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, SweepResult, SweepRow, plan_memory
 from gguf_budget.core.views.catalogue_view import catalogue_text
-from gguf_budget.core.views.compare_view import model_text, signed_bytes
+from gguf_budget.core.units import signed_bytes
+from gguf_budget.core.views.compare_view import model_text
 from gguf_budget.core.views.model_summary import SUMMARY_FIELDS, count_text, summary_rows
 from gguf_budget.core.views.sweep_view import row_text, summary_text
 from gguf_budget.core.views.table import aligned_lines, aligned_text

@@ -8,6 +8,8 @@ Rule 2: `usable_ram` is that rule on the judged machine's host RAM with the host
         usable RAM" note and the Library's verdicts all read it here.
 Rule 3: `machine_budget` is the budget `plan` takes when none is given: `usable_ram` with the figures
         it came from (`views.machine_budget` words it), or a RequestError when the RAM could not be read.
+Rule 4: a pool drawn as a bar splits its total into used (total − free, free at most the total), the
+        reserve kept within what is free, and the rest, Rule 1's usable (`pool_shares`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,21 @@ DEFAULT_GPU_RESERVE = 3 * GiB // 2
 def usable(available: int, reserve: int) -> int:
     """Rule 1."""
     return max(available - reserve, 0)
+
+
+@dataclass(frozen=True)
+class PoolShares:
+    """Rule 4: a pool's used memory, the reserve kept within what is free, and what is left usable."""
+
+    used: int
+    reserve: int
+    usable: int
+
+
+def pool_shares(total: int, available: int, reserve: int) -> PoolShares:
+    """Rule 4."""
+    free = min(available, total)
+    return PoolShares(used=total - free, reserve=min(reserve, free), usable=usable(free, reserve))
 
 
 def usable_ram(machine: HardwareSnapshot | None, host_reserve: int = DEFAULT_HOST_RESERVE) -> int | None:

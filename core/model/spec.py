@@ -193,6 +193,10 @@ class ModelSpec:
             if total != sum(roles.values()):
                 raise RequestError(f"ModelSpec.layer_bytes[{il}] is {total} but its roles sum to {sum(roles.values())}")
 
+    def count_layers(self, kind: LayerKind) -> int:
+        """How many blocks are of `kind` (sliding-window, recurrent, …)."""
+        return sum(1 for layer in self.layers if layer.kind is kind)
+
     @property
     def n_tensors(self) -> int:
         return len(self.tensors)

@@ -72,11 +72,19 @@ class MemLedger:
     @property
     def mandatory(self) -> int:
         """What no knob but ctx can shrink: budget − weight_ceiling for a feasible plan."""
-        return self.base + self.scratch + self.logits + self.attn + self.resid + self.kv
+        return sum(getattr(self, name) for name in MANDATORY_LINES)
+
+    @property
+    def weights(self) -> int:
+        """What the weight ceiling is spent on: every line but the mandatory ones (`WEIGHT_LINES`)."""
+        return sum(getattr(self, name) for name in WEIGHT_LINES)
 
 
 LEDGER_LINES: tuple[str, ...] = tuple(f.name for f in fields(MemLedger))
 """The ledger's lines, named once: `MemLedger`'s fields, in their order."""
+MANDATORY_LINES = ("base", "scratch", "logits", "attn", "resid", "kv")
+WEIGHT_LINES: tuple[str, ...] = tuple(name for name in LEDGER_LINES if name not in MANDATORY_LINES)
+"""The lines the weight ceiling pays for: the output norm and globals, embeddings, head, ring and pinned layers."""
 
 
 def missing_facts(model: ModelSpec) -> tuple[str, ...]:

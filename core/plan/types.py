@@ -176,6 +176,11 @@ class MemoryPlan:
         return self.ledger.total()
 
     @property
+    def ring_buffer(self) -> int:
+        """One buffer of the prefetch ring: the ring line shared by its `n_buffers`."""
+        return self.ledger.ring // self.n_buffers
+
+    @property
     def unlimited(self) -> bool:
         return self.budget.is_unlimited
 

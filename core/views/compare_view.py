@@ -1,8 +1,8 @@
 """What the compare view says: two plans' ledgers line by line, and one line per model.
 
-Rule 1: a row per ledger line in ledger order, then the total; the only arithmetic is the
-        difference of two numbers the core priced (second − first).
-Rule 2: a difference is written with its sign: +, − or none for 0.
+Rule 1: a row per ledger line in ledger order, then the total, with their difference, as
+        `plan.difference.line_differences` computes them; this module only names them.
+Rule 2: a difference is written with its sign (`units.signed_bytes`).
 Rule 3: a row is shown by its line's plain name (`ledger_names`); `line` stays the ledger key.
 Rule 4: a priced variant (a quantization not downloaded, `ModelSpec.priced_type`) is labelled so in its column
         and line, never by the name of the file it was priced from.
@@ -11,10 +11,10 @@ Rule 4: a priced variant (a quantization not downloaded, `ModelSpec.priced_type`
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from pathlib import PurePath
 
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.plan.difference import TOTAL_LINE, LineDifference, line_differences
 from gguf_budget.core.quant.priced import PRICED_LABEL
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.safe_text import safe_text
@@ -22,16 +22,11 @@ from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.ledger_names import TOTAL_NAME, line_name, line_tooltip
 
 NAME_LIMIT = 60
-TOTAL_LINE = "total"
 
 
 @dataclass(frozen=True)
-class CompareRow:
-    """One ledger line (or the total) of both plans."""
-
-    line: str
-    first: int
-    second: int
+class CompareRow(LineDifference):
+    """One ledger line (or the total) of both plans, with the words that name it."""
 
     @property
     def name(self) -> str:
@@ -47,25 +42,10 @@ class CompareRow:
     def tooltip(self) -> str:
         return "Every line added up: the peak the plan holds." if self.line == TOTAL_LINE else line_tooltip(self.line)
 
-    @property
-    def difference(self) -> int:
-        return self.second - self.first
-
-    def value(self, column: int) -> int:
-        """Columns 1, 2, 3: first, second, difference (column 0 is the line's name)."""
-        return (self.first, self.second, self.difference)[column - 1]
-
 
 def compare_rows(first: MemoryPlan, second: MemoryPlan) -> tuple[CompareRow, ...]:
     """Rule 1: every ledger line, then the total."""
-    pairs = zip(first.ledger.items(), second.ledger.items(), strict=True)
-    lines = [CompareRow(name, a, b) for (name, a), (_, b) in pairs]
-    return (*lines, CompareRow(TOTAL_LINE, first.total, second.total))
-
-
-def signed_bytes(n: int) -> str:
-    """+1.50 MiB, −512 B, 0 B."""
-    return "0 B" if n == 0 else f"{'+' if n > 0 else '−'}{human_bytes(abs(n))}"
+    return tuple(CompareRow(d.line, d.first, d.second) for d in line_differences(first, second))
 
 
 def column_title(model: ModelSpec) -> str:

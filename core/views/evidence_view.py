@@ -6,8 +6,7 @@ Pure views over `RuntimeEvidence` (a stored llama.cpp log and its record), so th
 Rule 1: the Measured column stacks what llama.cpp itself reported for the run that allocated
         memory (not a `--fit` dry run): mapped/loaded weights, the CPU_REPACK copy, KV (and
         recurrent state), compute and output buffers, then the rest of the peak RSS (binary,
-        libraries, tokenizer) when a peak was recorded. Every figure is llama.cpp's or the
-        kernel's, never an estimate.
+        libraries, tokenizer) when a peak was recorded, as `evidence.buffer_parts` adds them up.
 Rule 2: the runtime-evidence claim says what was measured, by which llama.cpp, with which
         settings, when, and from which log — measured here or imported — so it can never be
         mistaken for the admission estimate beside it.
@@ -22,13 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gguf_budget.core.evidence.log_records import BufferKind, LlamaCppLog, LoadRecord
+from gguf_budget.core.evidence.buffer_parts import buffer_parts, buffers_total, process_rest
+from gguf_budget.core.evidence.log_records import LlamaCppLog
 from gguf_budget.core.measure.record import Origin
 from gguf_budget.core.measure.session import RuntimeEvidence
 from gguf_budget.core.units import human_bytes
 
 MEASURED_COLUMN = "Measured"
-REPACK_SUFFIXES = ("_REPACK", "_AARCH64")  # CPU_REPACK; CPU_AARCH64 before llama.cpp renamed it (2025)
 MEASURED_PARTS: tuple[tuple[str, str], ...] = (
     # JSON key,  the segment's name in the chart
     ("weights", "Measured: weights"),
@@ -41,26 +40,10 @@ MEASURED_PARTS: tuple[tuple[str, str], ...] = (
 MEASURED_LINES: tuple[str, ...] = tuple(name for _, name in MEASURED_PARTS)
 
 
-def is_host_buffer(device: str) -> bool:
-    """Buffers in the process's own memory (counted in its RSS): CPU ones, and pinned `*_Host` ones."""
-    return device.startswith("CPU") or device.endswith("_Host")
-
-
-def _buffers(run: LoadRecord) -> dict[str, int]:
-    repack = sum(b.nbytes for b in run.buffers if b.kind is BufferKind.MODEL and b.device.endswith(REPACK_SUFFIXES))
-    return {
-        "weights": run.total(BufferKind.MODEL) - repack,
-        "repack": repack,
-        "kv": run.total(BufferKind.KV) + run.total(BufferKind.RECURRENT),
-        "compute": run.total(BufferKind.COMPUTE),
-        "output": run.total(BufferKind.OUTPUT),
-    }
-
-
 def buffer_total(evidence: RuntimeEvidence) -> int | None:
     """Every buffer llama.cpp reported for the allocating run (all devices)."""
     run = evidence.log.run
-    return None if run is None else sum(_buffers(run).values())
+    return None if run is None else buffers_total(run)
 
 
 def measured_parts(evidence: RuntimeEvidence) -> dict[str, int]:
@@ -68,10 +51,7 @@ def measured_parts(evidence: RuntimeEvidence) -> dict[str, int]:
     run = evidence.log.run
     if run is None:
         return {}
-    parts = _buffers(run)
-    host_buffers = sum(b.nbytes for b in run.buffers if is_host_buffer(b.device))
-    peak = evidence.peak_rss
-    parts["process"] = max(peak - host_buffers, 0) if peak is not None else 0
+    parts = {**buffer_parts(run), "process": process_rest(run, evidence.peak_rss)}
     return {key: parts[key] for key, _ in MEASURED_PARTS}
 
 

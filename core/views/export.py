@@ -66,9 +66,8 @@ def _summary(d: dict[str, Any], model: ModelSpec) -> list[tuple[str, str]]:
     ]
 
 
-def _ledger_table(ledger: dict[str, int]) -> list[str]:
+def _ledger_table(ledger: dict[str, int], total: int) -> list[str]:
     rows = [f"| {line_name(name)} | {ledger[name]:,} | {human_bytes(ledger[name])} |" for name in LEDGER_LINES]
-    total = sum(ledger.values())
     return ["| line | bytes | size |", "|---|---:|---:|", *rows,
             f"| **{TOTAL_NAME}** | **{total:,}** | **{human_bytes(total)}** |"]
 
@@ -90,7 +89,7 @@ def plan_markdown(plan: MemoryPlan, model: ModelSpec) -> str:
     return "\n".join([
         f"# Memory plan: {md_escape(model.name or model.architecture)}", "",
         "| | |", "|---|---|", *summary, "",
-        "## Ledger (peak memory, bytes)", "", *_ledger_table(d["ledger"]), "",
+        "## Ledger (peak memory, bytes)", "", *_ledger_table(d["ledger"], d["total"]), "",
         "## Report", "", "```text", d["report"], "```", "",
     ])
 

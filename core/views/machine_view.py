@@ -3,8 +3,8 @@
 Pure views over `FitEstimate` and `HardwareSnapshot`, so the GUI shows the core's numbers
 and computes none itself, and the wording is tested without Qt.
 
-Rule 1: a memory bar splits a pool's total into used (total − free), the reserve actually
-        kept back (≤ free) and usable (free − reserve, never below 0); the placement's need
+Rule 1: a memory bar splits a pool's total into used, the reserve actually kept back and usable
+        (`machine.usable.pool_shares`; a GPU's usable is the fit's, by the same rule); the placement's need
         (weights + KV + compute buffer on that pool, `devices` Rule 4) is marked against it, and
         its caption says each part beside the reserve and the free and total it is compared with.
 Rule 2: the three claims stay three sentences: file size is storage, the verdict is an
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Reserves
 from gguf_budget.core.machine.gpus import NO_GPU, is_driver_detail
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
+from gguf_budget.core.machine.usable import pool_shares
 from gguf_budget.core.units import human_bytes
 
 NO_GPU_WORDS = "No GPU found — everything runs on the CPU"
@@ -104,9 +105,9 @@ def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
     bars = []
     for device in fit.devices:
         total = device_total(fit, device)
-        free = min(device.available, total)
-        bars.append(PoolBar(name=device.name, label=device.label, total=total, used=total - free,
-                            reserve=min(device.reserve, free), usable=device.usable, need=device.need,
+        shares = pool_shares(total, device.available, device.reserve)
+        bars.append(PoolBar(name=device.name, label=device.label, total=total, used=shares.used,
+                            reserve=shares.reserve, usable=device.usable, need=device.need,
                             shortfall=device.shortfall, layers=slots_text(device.slots, fit.n_layer),
                             parts=need_parts(device)))
     return tuple(bars)
@@ -115,10 +116,9 @@ def pool_bars(fit: FitEstimate) -> tuple[PoolBar, ...]:
 
 def host_bar(snapshot: HardwareSnapshot, reserves: Reserves) -> PoolBar:
     """Rule 4: the host RAM of a machine, before any model is judged against it."""
-    free = snapshot.host_available
-    reserve = min(reserves.host, free)
-    return PoolBar(name="host", label="host RAM", total=snapshot.host_total, used=snapshot.host_total - free,
-                   reserve=reserve, usable=free - reserve, need=None, shortfall=None)
+    shares = pool_shares(snapshot.host_total, snapshot.host_available, reserves.host)
+    return PoolBar(name="host", label="host RAM", total=snapshot.host_total, used=shares.used,
+                   reserve=shares.reserve, usable=shares.usable, need=None, shortfall=None)
 
 
 def split_text(fit: FitEstimate) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from gguf_budget.core.model.context import DEFAULT_CTX
-from gguf_budget.core.plan.ledger import LEDGER_LINES, MemLedger
+from gguf_budget.core.plan.ledger import LEDGER_LINES, WEIGHT_LINES, MemLedger
 from gguf_budget.core.plan.types import (
     CTX_STEP, CtxPolicy, CtxReason, MemoryPlan, RingChoice, RingReason,
 )
@@ -79,18 +79,15 @@ def ring_text(r: RingChoice) -> str:
 def _ring_line(p: MemoryPlan) -> str:
     if p.ring.planned == 0:
         return f"unused — {ring_text(p.ring)}"
-    slot = p.ledger.ring // p.n_buffers
-    return f"{p.n_buffers} buffer(s) × {human_bytes(slot)} = {human_bytes(p.ledger.ring)}; {ring_text(p.ring)}"
+    return f"{p.n_buffers} buffer(s) × {human_bytes(p.ring_buffer)} = {human_bytes(p.ledger.ring)}; {ring_text(p.ring)}"
 
 
 def _ceiling_line(p: MemoryPlan) -> str:
     if p.weight_ceiling is None:
         return "none (unlimited)" if p.unlimited else "none (over budget)"
-    spent_on = ("out_norm", "embeddings", "lm_head", "ring", "pinned")
-    spent = sum(getattr(p.ledger, line) for line in spent_on)
-    names = ", ".join(line_name(line).lower() for line in spent_on)
+    names = ", ".join(line_name(line).lower() for line in WEIGHT_LINES)
     return (f"{human_bytes(p.weight_ceiling)} left for weights after the fixed lines; {names} "
-            f"spend {human_bytes(spent)} of it")
+            f"spend {human_bytes(p.ledger.weights)} of it")
 
 
 def _margin(p: MemoryPlan) -> str:

@@ -10,8 +10,8 @@ Rule 1: the banner's state is the plan's outcome (`MemoryPlan.outcome`: unlimite
 Rule 2: feasible says the estimated peak and the headroom left under the budget; impossible
         says requested vs minimum required and the biggest lines of the minimum
         configuration; overridden says by how much the budget is exceeded.
-Rule 3: streamed per token = the exact bytes of the layers not pinned, plus the head's
-        table when the head streams: what every generated token reads again.
+Rule 3: streamed per token = the exact bytes of the layers not pinned, plus the head's (`speed.token_bytes`
+        `TokenPrices.streamed_file_bytes`, the one answer) when the head streams: what every token reads again.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from gguf_budget.core.plan.ledger import MemLedger
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.types import MemoryPlan, PlanOutcome
+from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.ledger_names import line_name
 from gguf_budget.core.vocab import TextEnum
@@ -75,18 +76,12 @@ def plan_banner(plan: MemoryPlan) -> PlanBanner:
     return PlanBanner(BannerState(outcome), text)
 
 
-def streamed_per_token(model: ModelSpec, plan: MemoryPlan) -> int:
-    """Bytes re-read for every generated token under this plan (0 when all is resident)."""
-    layers = sum(model.layer_bytes[plan.n_pinned:])
-    return layers + (model.output_table_bytes if plan.stream_lm_head else 0)
-
-
 def pinned_text(model: ModelSpec, plan: MemoryPlan) -> str:
     """'k / L layers pinned', and what streaming the rest costs per token."""
     count = f"{plan.n_pinned} / {plan.n_layer} layers pinned"
     if plan.outcome is PlanOutcome.IMPOSSIBLE:
         return f"{count} — no plan fits the budget"
-    streamed = streamed_per_token(model, plan)
+    streamed = TokenPrices.of(model).streamed_file_bytes(plan.n_pinned, plan.stream_lm_head)
     if streamed == 0:
         return f"{count} — nothing streams: each token reads weights from RAM only"
     return f"{count} — each token streams {human_bytes(streamed)} of weights from disk"

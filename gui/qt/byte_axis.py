@@ -1,7 +1,7 @@
 """A pyqtgraph axis whose ticks fall on round binary sizes (256 MiB, 2 GiB, …).
 
 pyqtgraph's default ticks are decimal (0.5e9, 1e9, …), which print as awkward binary
-sizes. Where the ticks fall is the core's rule (`core.views.byte_ticks`).
+sizes. Where the ticks fall is the core's rule (`core.units` Rule 5).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 
 import pyqtgraph as pg
 
-from gguf_budget.core.views.byte_ticks import UNITS, nice_step
+from gguf_budget.core.units import AXIS_UNITS, nice_step
 
 
 class ByteAxis(pg.AxisItem):
@@ -30,4 +30,4 @@ class ByteAxis(pg.AxisItem):
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         unit = 1024**self._power
-        return [f"{v / unit:g} {UNITS[self._power]}" for v in values]
+        return [f"{v / unit:g} {AXIS_UNITS[self._power]}" for v in values]

@@ -115,7 +115,8 @@ def _print_command(load: FullLoad, model: ModelSpec, state: ExplorerState) -> No
     """One runnable line on stdout — only for a load that fits; else why not and what would fit on stderr (exit 3),
     in the words of the window's "Run it" line (`views.run_it`, imported here: only this answer needs it)."""
     from gguf_budget.core.quant.ladder import LadderRequest
-    from gguf_budget.core.views.run_it import QUANTS_IN_CLI, full_load_run, smaller_quant, wants_smaller_quant
+    from gguf_budget.core.quant.would_fit import smaller_quant, wants_smaller_quant
+    from gguf_budget.core.views.run_it import QUANTS_IN_CLI, full_load_run
 
     smaller, priced = None, wants_smaller_quant(load.choice, load.max_ctx)
     if priced:

@@ -12,7 +12,7 @@ Rule 1: the chart is one widget painted with QPainter, not a plotting library's 
         hidden: budget tick p50 11.5 → 6.9 ms) and importing it ~350 ms of every launch. `paint` draws the
         whole chart on any painter, so the screen, the PNG and the SVG export are one drawing.
 Rule 2: the y axis runs from 0 to `axis_top` of the tallest of the columns, the minimum and (unless zoomed to the
-        plan) the budget; its ticks fall on round binary sizes (`core.views.byte_ticks`). The x axis holds the
+        plan) the budget; its ticks fall on round binary sizes (`core.units` Rule 5). The x axis holds the
         columns at 0, 1, … with half a column and 5% of the span either side.
 """
 
@@ -26,7 +26,7 @@ from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QHelpEvent, QMouseEvent
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from gguf_budget.core.units import human_bytes
-from gguf_budget.core.views.byte_ticks import UNITS, axis_top, nice_step
+from gguf_budget.core.units import AXIS_UNITS, axis_top, nice_step
 from gguf_budget.core.views.ledger_names import line_name, line_tooltip
 
 from gguf_budget.gui.qt.plan.ledger_legend import LedgerLegend
@@ -81,7 +81,7 @@ def y_ticks(top: float) -> list[tuple[float, str]]:
     step, power = nice_step(max(top, 1.0))
     unit = 1024**power
     count = int(top // step + 1e-9) + 1
-    return [(i * step, f"{i * step / unit:g} {UNITS[power]}") for i in range(count)]
+    return [(i * step, f"{i * step / unit:g} {AXIS_UNITS[power]}") for i in range(count)]
 
 
 class LedgerChart(QWidget):

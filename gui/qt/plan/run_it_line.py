@@ -5,7 +5,7 @@ the full load's llama-server line — the line `fit --print-command` prints. Whe
 nothing that fits, its part says what would, and its Copy button is disabled.
 
 Rule 1: the widget draws an `ExplorerView` and computes nothing itself; the one slow answer,
-        the quant ladder's smaller type for a full load nothing else rescues, is priced off the
+        the quant ladder's smaller type for a full load nothing else rescues (`core.quant.would_fit`), is priced off the
         GUI thread (`BackgroundCall`) once per model and machine, and drawn when it comes.
 Rule 2: each part is one elided line (its tooltip holds the whole command and what it
         realises), so the line never widens the window nor clips at 1280 × 720.
@@ -25,9 +25,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.headline import full_load_name
 from gguf_budget.core.quant.ladder import LadderRequest
-from gguf_budget.core.views.run_it import (
-    NO_COMMAND, RunIt, budget_plan_run, full_load_run, smaller_quant, wants_smaller_quant,
-)
+from gguf_budget.core.quant.would_fit import smaller_quant, wants_smaller_quant
+from gguf_budget.core.views.run_it import NO_COMMAND, RunIt, budget_plan_run, full_load_run
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.workers.background import BackgroundCall

@@ -11,8 +11,8 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
-from gguf_budget.core.units import human_bytes
-from gguf_budget.core.views.compare_view import CompareRow, signed_bytes
+from gguf_budget.core.units import human_bytes, signed_bytes
+from gguf_budget.core.views.compare_view import CompareRow
 
 COLUMNS = ("line", "first", "second", "difference")
 Index = QModelIndex | QPersistentModelIndex
@@ -69,7 +69,7 @@ class CompareModel(QAbstractTableModel):
         if column == 0:
             return {Qt.ItemDataRole.DisplayRole: row.name, Qt.ItemDataRole.UserRole: row.line,
                     Qt.ItemDataRole.ToolTipRole: row.tooltip}.get(Qt.ItemDataRole(role))
-        n = row.value(column)
+        n = row.values[column - 1]
         if role == Qt.ItemDataRole.DisplayRole:
             return signed_bytes(n) if column == 3 else human_bytes(n)
         if role == Qt.ItemDataRole.ToolTipRole:
