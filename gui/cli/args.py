@@ -14,6 +14,8 @@ Rule 4: everything printed goes through the core's one escaping function: report
         line (`say`), messages as one line (`complain`, the parser's errors), because a model's
         name, architecture and path are written by strangers and may hold terminal escapes,
         bidi controls or bytes that are not UTF-8.
+Rule 6: a report's lines are at most 100 columns, longer ones wrapped by the core's one rule
+        (`table.fit_width`); JSON is written as it is.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.ranges import Range
 from gguf_budget.core.safe_text import safe_lines, safe_text
 from gguf_budget.core.units import binary_unit_note, rate_reading
+from gguf_budget.core.views.table import fit_width
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -40,8 +43,8 @@ MESSAGE_LIMIT = 2000
 
 
 def say(text: str, end: str = "\n") -> None:
-    """Print a report the program laid out; untrusted text inside it cannot break out of its line."""
-    sys.stdout.write(safe_lines(text) + end)
+    """Print a report the program laid out, wrapped to 100 columns; untrusted text cannot break out of its line."""
+    sys.stdout.write(fit_width(safe_lines(text)) + end)
 
 
 def complain(message: str) -> None:
