@@ -15,7 +15,8 @@ Rule 4: everything printed goes through the core's one escaping function: report
         name, architecture and path are written by strangers and may hold terminal escapes,
         bidi controls or bytes that are not UTF-8.
 Rule 6: a report's lines are at most 100 columns, longer ones wrapped by the core's one rule
-        (`table.fit_width`); JSON is written as it is.
+        (`table.fit_width`); JSON, Markdown and a command to paste or pipe (`--print-command`)
+        are written as they are (`wrap=False`).
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ MESSAGE_LIMIT = 2000
 """A one-line message is cut beyond this many characters (a key can embed a 1 MiB string)."""
 
 
-def say(text: str, end: str = "\n") -> None:
-    """Print a report the program laid out, wrapped to 100 columns; untrusted text cannot break out of its line."""
-    sys.stdout.write(fit_width(safe_lines(text)) + end)
+def say(text: str, end: str = "\n", wrap: bool = True) -> None:
+    """Print a report the program laid out, wrapped to 100 columns (Rule 6); untrusted text cannot break out of its line."""
+    sys.stdout.write((fit_width if wrap else str)(safe_lines(text)) + end)
 
 
 def complain(message: str) -> None:
