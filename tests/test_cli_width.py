@@ -3,16 +3,21 @@
 The machine is typed (`--gpu-total`, `--host-available`, or none) and nothing is measured
 (`--no-measure`, typed bandwidths), so the lines are the same on every machine; `evidence` reads a
 recorded llama.cpp log beside its header-only model. Widths are counted in characters: the
-reports' only non-ASCII characters (≈, —, ×, ◀, ★) each take one column.
+reports' only non-ASCII characters (≈, —, ×, ◀, ★) each take one column. A command to paste
+(`fit`'s Command and Ollama lines) is left whole, however long its path, and so is a word longer
+than a line (a URL).
 """
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from recorded_models import LOGS, write_recorded_models
 
+from gguf_budget.core.views.command_view import PASTED
 from gguf_budget.core.views.table import WIDTH, fit_width
 from gguf_budget.gui.cli import main
 from gguf_budget.resources import demo_model_path
@@ -36,9 +41,14 @@ COMMANDS = {
 }
 
 
+LABELLED = re.compile(r" *\S.*?  +(\S.*)")
+
+
 def _widest(capsys) -> tuple[int, str]:
+    """The widest line printed, a command to paste and a lone long word aside."""
     captured = capsys.readouterr()
-    lines = (captured.out + captured.err).splitlines()
+    lines = [line for line in (captured.out + captured.err).splitlines()
+             if not ((m := LABELLED.match(line)) is not None and m.group(1).startswith(PASTED)) and " " in line.strip()]
     return max(((len(line), line) for line in lines), default=(0, ""))
 
 

@@ -5,8 +5,9 @@ Rule 1: each column is as wide as its widest cell and columns are two spaces apa
 Rule 2: rows may differ in length; a column's width counts only the rows it is not the last of.
 Rule 3: every line the command line prints is at most `WIDTH` columns (`fit_width`): a longer
         line wraps at spaces with a hanging indent under its label column (the text before its
-        first two-space gap), or under its own indent plus four when that leaves too little room;
-        a word longer than the room left is broken.
+        first two-space gap), or under its own indent plus four when that leaves too little room
+        or a word does not fit; a word longer than that (a URL, a path) is never broken. A line whose text after its label starts
+        with one of `whole` (a command to paste) is kept whole: a wrapped command breaks when pasted.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ def aligned_text(rows: Iterable[Sequence[str]], indent: str = "") -> str:
 
 
 def _wrapped(line: str, width: int) -> list[str]:
-    """One line as lines of at most `width` columns (Rule 3): under the label, else a short indent, else broken words."""
+    """One line as lines of at most `width` columns (Rule 3): under the label, else under a short indent."""
     label = LABEL.match(line)
     lead = len(line) - len(line.lstrip(" "))
-    tries = [(line[:lead], lead + 4, False), (line[:lead], lead + 4, True)]
+    tries = [(line[:lead], lead + 4, False)]
     if label is not None and width - len(label.group(1)) >= MIN_ROOM:
         tries.insert(0, (label.group(1), len(label.group(1)), False))
     for head, hang, break_words in tries:
@@ -53,7 +54,13 @@ def _wrapped(line: str, width: int) -> list[str]:
     return lines
 
 
-def fit_width(text: str, width: int = WIDTH) -> str:
-    """Every line of `text` at most `width` columns, longer ones wrapped (Rule 3)."""
+def _body(line: str) -> str:
+    label = LABEL.match(line)
+    return (line if label is None else line[len(label.group(1)):]).lstrip()
+
+
+def fit_width(text: str, width: int = WIDTH, whole: tuple[str, ...] = ()) -> str:
+    """Every line of `text` at most `width` columns, longer ones wrapped, commands kept whole (Rule 3)."""
     return "\n".join(part for line in text.split("\n")
-                     for part in ([line] if len(line) <= width else _wrapped(line, width)))
+                     for part in ([line] if len(line) <= width or _body(line).startswith(whole)
+                                  else _wrapped(line, width)))
