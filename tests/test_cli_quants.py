@@ -122,6 +122,7 @@ def test_text_has_a_decode_column_that_says_what_it_is(capsys):
     assert "Decode" in lines[0].split()
     best = next(line for line in lines if "◀ best fit" in line)
     assert "≈ " in best and "tok/s" in best and "≤" not in out
+    out = " ".join(out.split())  # the footnotes wrap at 100 columns
     assert "Decode: each full load's tokens/s at the start of a conversation (estimates, default calibration" in out
     assert "at RAM 30.00 GiB/s (typed" in out and "First token: the full load's prefill of a 1,000-token prompt" in out
     assert "VRAM 900.00 GiB/s (typed" in out
