@@ -270,8 +270,8 @@ def ladder_text(ladder: QuantLadder) -> str:
     shown = [c for c in COLUMNS if c.key != PLAN_KEY and any(c.cell(r) != NO_FIGURE for r in ladder.rows)]
     header = [*(c.short for c in shown), ""]
     rows = [[*(c.cell(r) for c in shown), mark_text(r, ladder)] for r in ladder.rows]
-    lines = [line for marked, bare, row in zip(aligned_lines([header, *rows]), aligned_lines(r[:-1] for r in [header, *rows]),
-                                               [header, *rows])
+    table = [header, *rows]
+    lines = [line for marked, bare, row in zip(aligned_lines(table), aligned_lines(r[:-1] for r in table), table, strict=True)
              for line in _marked_lines(marked.rstrip(), bare.rstrip(), row)]
     budget = ladder.request.budget
     if budget is not None:
