@@ -13,8 +13,9 @@ from gguf_budget.gui.cli import main
 def test_catalog_list_prints_every_name(capsys):
     assert main(["inspect", "--catalog", "list"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line.split()[0] for line in lines[:-1]] == list(catalogue_names())
-    assert "skeleton (header only) built from the published config" in lines[-1]
+    rows = [line for line in lines if not line.startswith(" ")]  # a row's description wraps under it
+    assert [line.split()[0] for line in rows[:-1]] == list(catalogue_names())
+    assert "skeleton (header only) built from the published config" in rows[-1]
 
 
 def test_catalog_list_as_json_carries_the_published_sizes(capsys):

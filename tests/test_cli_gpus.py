@@ -140,8 +140,8 @@ def test_a_command_that_does_not_fit_is_not_printed_and_the_reason_is(gguf_file,
 
 def test_hw_lists_the_presets_with_their_sources(capsys):
     assert main(["hw", "--presets"]) == 0
-    text = capsys.readouterr().out
-    assert all(p.name in text and p.source in text for p in PRESETS)
+    text = " ".join(capsys.readouterr().out.split())
+    assert all(p.name in text and " ".join(p.source.split()) in text for p in PRESETS)
     assert main(["hw", "--presets", "--json"]) == 0
     table = json.loads(capsys.readouterr().out)
     assert {"RTX 4090", "A100 SXM 80GB", "RX 7900 XTX", "Arc A770 16GB", "M2 Ultra 76-core 192GB", "Ryzen AI Max+ 395 128GB"} <= {

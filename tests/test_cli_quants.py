@@ -12,10 +12,21 @@ from gguf_budget.gui.cli import main
 MACHINE_70B = ["--gpu-total", "24G", "--host-available", "64G"]
 
 
+def _rows(out: str) -> list[str]:
+    """The text's lines, a row's marks (printed under a row too wide for them) joined back onto it."""
+    rows: list[str] = []
+    for line in out.splitlines():
+        if line.startswith("    ") and rows:
+            rows[-1] += "  " + line.strip()
+        else:
+            rows.append(line)
+    return rows
+
+
 def test_70b_with_a_24_gib_gpu_and_64_gib_ram_marks_a_best_fit(capsys):
     assert main(["quants", "--catalog", "llama-3.1-70b-instruct", *MACHINE_70B]) == 0
     out = capsys.readouterr().out
-    assert "IQ2_XXS" in next(line for line in out.splitlines() if "◀ best fit" in line)
+    assert "IQ2_XXS" in next(line for line in _rows(out) if "◀ best fit" in line)
     assert sum("does not fit" in line for line in out.splitlines()) >= 1
     assert "Best fit: IQ2_XXS — the highest precision that runs fully on GPU at ctx " in out
     assert "at the ctx llama.cpp's own fit chooses for each type" in out
@@ -107,10 +118,11 @@ def test_each_budget_plan_decodes_at_the_speed_plan_prints(capsys):
 def test_text_has_a_decode_column_that_says_what_it_is(capsys):
     assert main(["quants", "--catalog", "llama-3.1-70b-instruct", *MACHINE_70B, *SPEED]) == 0
     out = capsys.readouterr().out
-    lines = out.splitlines()
+    lines = _rows(out)
     assert "Decode" in lines[0].split()
     best = next(line for line in lines if "◀ best fit" in line)
     assert "≈ " in best and "tok/s" in best and "≤" not in out
+    out = " ".join(out.split())  # the footnotes wrap at 100 columns
     assert "Decode: each full load's tokens/s at the start of a conversation (estimates, default calibration" in out
     assert "at RAM 30.00 GiB/s (typed" in out and "First token: the full load's prefill of a 1,000-token prompt" in out
     assert "VRAM 900.00 GiB/s (typed" in out

@@ -1,7 +1,10 @@
 """What `quants` prints and the Quants dock shows: one column table, one dict for JSON, one text.
 
 Rule 1: `COLUMNS` is the ladder's table — header, the cell a person reads, and the value it
-        sorts by — so the CLI table and the window's sortable table are the same cells.
+        sorts by — so the CLI table and the window's sortable table are the same cells; the CLI
+        prints each column's short header, leaves out a column with no figure in any row (First
+        token with layers on a GPU), prints the Budget plan column as a table of its own and a
+        row's marks on a line under it when the row would be wider than 100 columns.
 Rule 2: every row says it is priced, not downloaded; the size is the file llama-quantize would
         write (the source's header plus aligned tensor data), never a measured file.
 Rule 3: a verdict is the full-load admission estimate at the ladder's ctx; a plan is the budget
@@ -33,7 +36,7 @@ from gguf_budget.core.views.fit_report import VERDICT_WORDS, snapshot_dict, snap
 from gguf_budget.core.quant.ladder import (
     BPW_DECIMALS, DECODE_ESTIMATE, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, QuantLadder, QuantRow, Recommendation, Step,
 )
-from gguf_budget.core.views.table import aligned_lines
+from gguf_budget.core.views.table import WIDTH, aligned_lines
 from gguf_budget.core.quant.priced import PRICED_LABEL
 from gguf_budget.core.machine.bandwidth import for_machine
 from gguf_budget.core.speed.estimate import SpeedEstimate
@@ -43,6 +46,9 @@ BEST_MARK = "◀ best fit"
 RECOMMENDED_MARK = "★ recommended"
 HEAVY_LOSS_MARK = "heavy quality loss"
 SORTED_BY = "bpw"
+PLAN_KEY = "plan"
+NO_FIGURE = "—"
+"""A cell with nothing to show; a CLI column of nothing else is left out (Rule 1)."""
 RECOMMENDED_RULE = (
     f"How the recommended type is chosen: the highest-precision type that runs fully on the fastest tier (GPU, else RAM) and "
     f"decodes at most {SLOWDOWN_LIMIT:g}× slower than the next smaller type that runs there; "
@@ -54,11 +60,11 @@ def _gpu_layers(row: QuantRow) -> str:
 
 
 def _decode_cell(speed: SpeedEstimate | None) -> str:
-    return "—" if speed is None else decode_cell(speed)
+    return NO_FIGURE if speed is None else decode_cell(speed)
 
 
 def _ttft_cell(speed: SpeedEstimate | None) -> str:
-    return "—" if speed is None or speed.prefill is None else f"≈ {seconds_text(speed.prefill.ttft_s)}"
+    return NO_FIGURE if speed is None or speed.prefill is None else f"≈ {seconds_text(speed.prefill.ttft_s)}"
 
 
 def _ttft_sort(speed: SpeedEstimate | None) -> float:
@@ -67,7 +73,7 @@ def _ttft_sort(speed: SpeedEstimate | None) -> float:
 
 def _plan_cell(row: QuantRow) -> str:
     if row.plan is None:
-        return row.plan_error or "—"
+        return row.plan_error or NO_FIGURE
     if not row.plan.feasible:
         return "impossible"
     speed = "" if row.plan_speed is None else f", {decode_cell(row.plan_speed)}"
@@ -88,28 +94,29 @@ def judged_at(ladder: QuantLadder) -> str:
 
 @dataclass(frozen=True)
 class Column:
-    """One column of the ladder: its key (JSON-free), header, cell text and sort value."""
+    """One column of the ladder: its key (JSON-free), header, cell text, sort value and short CLI header."""
 
     key: str
     header: str
     cell: Callable[[QuantRow], str]
     sort: Callable[[QuantRow], float | str]
+    short: str
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("type", "Type", lambda r: r.name, lambda r: r.name),
-    Column("size", "File size", lambda r: human_bytes(r.mix.file_bytes), lambda r: r.mix.file_bytes),
-    Column("bpw", "Bits/weight", lambda r: f"{r.bits_per_weight:.{BPW_DECIMALS}f}", lambda r: r.mix.bits_per_weight),
+    Column("type", "Type", lambda r: r.name, lambda r: r.name, "Type"),
+    Column("size", "File size", lambda r: human_bytes(r.mix.file_bytes), lambda r: r.mix.file_bytes, "Size"),
+    Column("bpw", "Bits/weight", lambda r: f"{r.bits_per_weight:.{BPW_DECIMALS}f}", lambda r: r.mix.bits_per_weight, "Bits"),
     Column("verdict", "Full load", lambda r: VERDICT_WORDS[r.fit.verdict],
-           lambda r: (r.fit.verdict == FitVerdict.FITS_GPU) * 2 + r.fits_in_ram),
-    Column("gpu_layers", "GPU layers", _gpu_layers, lambda r: r.fit.gpu_layers),
-    Column("ctx", "Ctx", lambda r: f"{r.ctx:,}", lambda r: r.ctx),
-    Column("largest_ctx", "Largest ctx", _ctx_cell, lambda r: r.largest_ctx or 0),
+           lambda r: (r.fit.verdict == FitVerdict.FITS_GPU) * 2 + r.fits_in_ram, "Full load"),
+    Column("gpu_layers", "GPU layers", _gpu_layers, lambda r: r.fit.gpu_layers, "GPU"),
+    Column("ctx", "Ctx", lambda r: f"{r.ctx:,}", lambda r: r.ctx, "Ctx"),
+    Column("largest_ctx", "Largest ctx", _ctx_cell, lambda r: r.largest_ctx or 0, "Max ctx"),
     Column("decode", "Decode at start", lambda r: _decode_cell(r.speed),
-           lambda r: 0.0 if r.speed is None else r.speed.tok_s),
-    Column("ttft", "First token", lambda r: _ttft_cell(r.speed), lambda r: -_ttft_sort(r.speed)),
-    Column("plan", "Budget plan", _plan_cell,
-           lambda r: -1 if r.plan is None or not r.plan.feasible else r.plan.n_pinned),
+           lambda r: 0.0 if r.speed is None else r.speed.tok_s, "Decode"),
+    Column("ttft", "First token", lambda r: _ttft_cell(r.speed), lambda r: -_ttft_sort(r.speed), "1st token"),
+    Column(PLAN_KEY, "Budget plan", _plan_cell,
+           lambda r: -1 if r.plan is None or not r.plan.feasible else r.plan.n_pinned, "Plan"),
 )
 
 
@@ -250,13 +257,27 @@ def speed_footnote(ladder: QuantLadder) -> str:
             f"prompt at {bw.compute.text} (none with layers on a GPU).")
 
 
+def _marked_lines(marked: str, bare: str, row: list[str]) -> list[str]:
+    """A row with its marks, or, when that is wider than a text view prints, its marks on a line under it (Rule 1)."""
+    if len(marked) <= WIDTH or not row[-1]:
+        return [marked]
+    return [bare, " " * (len(bare) - len(bare.lstrip()) + 4) + row[-1]]
+
+
 def ladder_text(ladder: QuantLadder) -> str:
     """A table of every row (Rule 1), the best fit, the recommended type and its rule, the skipped types,
     and what the numbers are."""
-    header = [*(c.header for c in COLUMNS), ""]
-    rows = [[*(c.cell(r) for c in COLUMNS), mark_text(r, ladder)] for r in ladder.rows]
-    lines = [line.rstrip() for line in aligned_lines([header, *rows])]
+    shown = [c for c in COLUMNS if c.key != PLAN_KEY and any(c.cell(r) != NO_FIGURE for r in ladder.rows)]
+    header = [*(c.short for c in shown), ""]
+    rows = [[*(c.cell(r) for c in shown), mark_text(r, ladder)] for r in ladder.rows]
+    table = [header, *rows]
+    lines = [line for marked, bare, row in zip(aligned_lines(table), aligned_lines(r[:-1] for r in table), table, strict=True)
+             for line in _marked_lines(marked.rstrip(), bare.rstrip(), row)]
     budget = ladder.request.budget
+    if budget is not None:
+        plan = next(c for c in COLUMNS if c.key == PLAN_KEY)
+        lines += ["", f"{plan.header} at {budget.budget}:",
+                  *aligned_lines([["Type", plan.short], *([r.name, plan.cell(r)] for r in ladder.rows)])]
     lines += [
         "",
         best_text(ladder),

@@ -14,6 +14,9 @@ Rule 4: everything printed goes through the core's one escaping function: report
         line (`say`), messages as one line (`complain`, the parser's errors), because a model's
         name, architecture and path are written by strangers and may hold terminal escapes,
         bidi controls or bytes that are not UTF-8.
+Rule 6: a report's lines are at most 100 columns, longer ones wrapped by the core's one rule
+        (`table.fit_width`), a command line kept whole (`command_view.PASTED`); JSON, Markdown and a command to paste or pipe (`--print-command`)
+        are written as they are (`wrap=False`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.ranges import Range
 from gguf_budget.core.safe_text import safe_lines, safe_text
 from gguf_budget.core.units import binary_unit_note, rate_reading
+from gguf_budget.core.views.command_view import PASTED
+from gguf_budget.core.views.table import fit_width
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -39,9 +44,10 @@ MESSAGE_LIMIT = 2000
 """A one-line message is cut beyond this many characters (a key can embed a 1 MiB string)."""
 
 
-def say(text: str, end: str = "\n") -> None:
-    """Print a report the program laid out; untrusted text inside it cannot break out of its line."""
-    sys.stdout.write(safe_lines(text) + end)
+def say(text: str, end: str = "\n", wrap: bool = True) -> None:
+    """Print a report the program laid out, wrapped to 100 columns (Rule 6); untrusted text cannot break out of its line."""
+    text = safe_lines(text)
+    sys.stdout.write((fit_width(text, whole=PASTED) if wrap else text) + end)
 
 
 def complain(message: str) -> None:

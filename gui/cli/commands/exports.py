@@ -41,7 +41,7 @@ def emit_plan(args: argparse.Namespace, plan: MemoryPlan, model: ModelSpec, spee
     if fmt == "json":
         emit_json({**plan_payload(plan, speed, notes), **({"projector": beside[1]} if beside else {})})
     elif fmt == "md":
-        say("".join(f"{x}\n\n" for x in line) + plan_markdown(plan, model), end="")
+        say("".join(f"{x}\n\n" for x in line) + plan_markdown(plan, model), end="", wrap=False)
     else:
         say("\n".join([*line, plan_report_with_speed(plan_text(plan), speed), *notes]))
 

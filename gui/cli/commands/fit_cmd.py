@@ -126,7 +126,7 @@ def _print_command(load: FullLoad, model: ModelSpec, state: ExplorerState) -> No
     run = full_load_run(load.choice, load.max_ctx, smaller, priced, QUANTS_IN_CLI)
     recommended = load.fit.recommended
     if run.command is not None and recommended is not None:
-        say(program_command(recommended, state.runtime).text)
+        say(program_command(recommended, state.runtime).text, wrap=False)
     else:
         complain(f"gguf-budget fit: no command to print — {verdict_text(load.fit)} at {ctx_choice_text(load.choice)}; "
                  f"{run.would_fit}")

@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         if run.command is None:
             complain(f"gguf-budget plan: no command to print — {run.would_fit}")
         else:
-            say(run.command)
+            say(run.command, wrap=False)
         return EXIT_IMPOSSIBLE if plan.impossible else 0
     speed = plan_speed(TokenPrices.of(spec), plan, bandwidths, host_available_from(args), args.prompt_tokens)
     emit_plan(args, plan, spec, speed, notes, projector)
