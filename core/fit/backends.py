@@ -52,7 +52,7 @@ class GpuBackend(TextEnum):
     RPC = "rpc"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BackendRules:
     """Rules 1–4 and 6 for one backend (`host_alignment`: Rule 3's host compute buffer)."""
 
@@ -69,12 +69,14 @@ class BackendRules:
 
 
 BACKENDS: dict[GpuBackend, BackendRules] = {
-    GpuBackend.CUDA: BackendRules("CUDA", "CUDA_Host", 128, OFFLOAD_MIN_BATCH),
-    GpuBackend.ROCM: BackendRules("ROCm", "ROCm_Host", 128, OFFLOAD_MIN_BATCH),
-    GpuBackend.VULKAN: BackendRules("Vulkan", "Vulkan_Host", 64, OFFLOAD_MIN_BATCH, host_alignment=64),
-    GpuBackend.METAL: BackendRules("MTL", "CPU", 32, OFFLOAD_MIN_BATCH, matmul_only=True, maps_file=True),
-    GpuBackend.SYCL: BackendRules("SYCL", "SYCL_Host", 128, OFFLOAD_MIN_BATCH),
-    GpuBackend.RPC: BackendRules("RPC", "CPU", CPU_ALIGNMENT, None),
+    GpuBackend.CUDA: BackendRules(prefix="CUDA", host_buffer="CUDA_Host", alignment=128, offload=OFFLOAD_MIN_BATCH),
+    GpuBackend.ROCM: BackendRules(prefix="ROCm", host_buffer="ROCm_Host", alignment=128, offload=OFFLOAD_MIN_BATCH),
+    GpuBackend.VULKAN: BackendRules(prefix="Vulkan", host_buffer="Vulkan_Host", alignment=64, offload=OFFLOAD_MIN_BATCH,
+                                    host_alignment=64),
+    GpuBackend.METAL: BackendRules(prefix="MTL", host_buffer="CPU", alignment=32, offload=OFFLOAD_MIN_BATCH,
+                                   matmul_only=True, maps_file=True),
+    GpuBackend.SYCL: BackendRules(prefix="SYCL", host_buffer="SYCL_Host", alignment=128, offload=OFFLOAD_MIN_BATCH),
+    GpuBackend.RPC: BackendRules(prefix="RPC", host_buffer="CPU", alignment=CPU_ALIGNMENT, offload=None),
 }
 
 BY_VENDOR = {Vendor.NVIDIA: GpuBackend.CUDA, Vendor.AMD: GpuBackend.ROCM, Vendor.APPLE: GpuBackend.METAL,
