@@ -89,13 +89,13 @@ def test_fit_without_ctx_shrinks_to_the_largest_that_fits_as_llama_cpp_does_and_
     """The trained 131,072 does not fit 16 GiB − 6 GiB; llama.cpp's default fit lowers the context, so `fit` answers
     with the largest multiple of 256 that fits (and an explicit ctx is judged exactly as asked)."""
     code, d = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure")
-    assert code == 0 and d["verdict"] == "cpu_only" and d["ctx"] == 44_288 and d["ctx"] % 256 == 0
-    assert (d["ctx_reason"], d["ctx_ceiling"], d["ctx_cap"], d["max_ctx"]) == ("shrunk", 131_072, None, 44_288)
+    assert code == 0 and d["verdict"] == "cpu_only" and d["ctx"] == 43_008 and d["ctx"] % 256 == 0
+    assert (d["ctx_reason"], d["ctx_ceiling"], d["ctx_cap"], d["max_ctx"]) == ("shrunk", 131_072, None, 43_008)
     assert d["tok_s_estimate"]["bytes_per_token"]["vram"] == 0 and d["tok_s_estimate"]["tok_s"] > 0
     code, trained = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure",
                              "--ctx", "131072")
     assert code == 3 and trained["verdict"] == "does_not_fit" and trained["tok_s_estimate"] is None
-    assert trained["command"] is None and trained["max_ctx"] == 44_288
+    assert trained["command"] is None and trained["max_ctx"] == 43_008
     _, over = run_json(capsys, "fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure",
                        "--ctx", str(d["ctx"] + 256))
     assert over["verdict"] == "does_not_fit"
@@ -112,9 +112,9 @@ def test_fit_ctx_cap_lowers_the_automatic_ctx_and_bounds_the_search(capsys):
 
 def test_fit_text_names_the_ctx_and_why(capsys):
     main(["fit", LLAMA8B, "--host-available", "16G", "--no-gpu", "--no-measure"])
-    out = " ".join(capsys.readouterr().out.split())  # the text wraps at 100 columns
-    assert "fits CPU-only — everything in host RAM (slowest) at ctx 44,288 (the trained 131,072 does not fit)" in out
-    assert "Largest ctx that fits 44,288 tokens with 0 GPU layers" in out
+    out = " ".join(capsys.readouterr().out.split())  # wraps at 100 columns; the host holds its compute buffer too
+    assert "fits CPU-only — everything in host RAM (slowest) at ctx 43,008 (the trained 131,072 does not fit)" in out
+    assert "Largest ctx that fits 43,008 tokens with 0 GPU layers" in out
 
 
 def test_max_ctx_is_the_linear_scans_answer(model):

@@ -32,7 +32,7 @@ def machine():
 @pytest.fixture
 def window(qtbot, make_window, write_model):
     w = make_window(probe_backend=machine)
-    qtbot.waitUntil(lambda: w.snapshot() is not None, timeout=5000)
+    qtbot.waitUntil(lambda: w.session.state.machine is not None, timeout=5000)
     w.model_path = write_model(DESC, "strip-llama.gguf")
     open_model(qtbot, w, w.model_path)
     return w
@@ -65,14 +65,14 @@ def test_a_click_on_a_tier_sets_the_ctx_through_the_session(qtbot, window):
     assert not button.isChecked()
     qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
     settle(qtbot, window)
-    assert window.session.state.ctx == 8192 and window.request().ctx == 8192
+    assert window.session.state.ctx == 8192 and window.session.state.request().ctx == 8192
     assert [b.property("ctx") for b in strip.buttons if b.isChecked()] == [8192]
     assert child(window, "fullLoadLinePlain").text().startswith("Runs on the CPU alone, in RAM, at 8k context")
 
 
 def test_the_peak_is_one_figure_in_the_panel_the_text_and_the_json(capsys, window):
     """llama-server's peak counts its prompt cache: the panel, `fit`'s text and its JSON give the same figure."""
-    ctx = window.current_view().full_load.ctx
+    ctx = window.session.view.full_load.ctx
     d = fit_json(capsys, window.model_path, ctx)
     peak = d["peak_memory"]["full"]
     assert d["peak_rss_full"] == peak and peak > d["runtime_memory"]["peak_rss"]  # the cache the verdict counts
@@ -84,7 +84,7 @@ def test_the_peak_is_one_figure_in_the_panel_the_text_and_the_json(capsys, windo
 
 
 def test_the_cards_carry_the_tiers_in_their_colours_and_the_jargon_in_their_tooltips(window):
-    view = window.current_view()
+    view = window.session.view
     plan, load = child(window, "banner"), child(window, "fullLoadLine")
     assert child(window, "bannerTier").property("tier") == view.headline.plan.tier.value
     assert child(window, "fullLoadLineTier").property("tier") == view.headline.load.tier.value

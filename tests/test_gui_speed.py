@@ -294,20 +294,20 @@ def test_a_typed_backend_and_compute_rates_reach_the_estimates_shown(qtbot, make
     """The machine editor reads --backend, --gpu-tflops and --cpu-gflops as the command line does (the core's
     parse_backend, GPU_TFLOPS, CPU_GFLOPS); the full load's line and the plan's estimate take them."""
     window = make_window(probe_backend=lambda: hypothetical_machine(32 * GIB, gpu_count=1, gpu_total=24 * GIB))
-    qtbot.waitUntil(lambda: window.snapshot() is not None, timeout=5000)
+    qtbot.waitUntil(lambda: window.session.state.machine is not None, timeout=5000)
     open_model(qtbot, window, write_model())
     shown = child(window, "fitDecode")
-    speed = window.current_view().full_load.speed
+    speed = window.session.view.full_load.speed
     assert speed.gpu is not None and speed.gpu.compute is None and speed.prefill is None  # a GPU of unknown rate
     assert "--gpu-tflops gives it" in shown.text()
     type_into(qtbot, window, "typedGpuTflops", "100")
-    speed = window.current_view().full_load.speed
+    speed = window.session.view.full_load.speed
     assert speed.gpu.compute.flops_per_s == 100 * 10**12 and speed.gpu.compute.source is BandwidthSource.TYPED
     assert speed.prefill is not None and shown.text() == speed_summary(speed) and "first token after" in shown.text()
     type_into(qtbot, window, "typedGpuTflops", "fast")
     assert child(window, "machineError").isVisible() and "a GPU FP16 rate must be a number" in child(
         window, "machineError").text()
-    assert window.current_view().full_load.speed == speed  # a bad value changes nothing
+    assert window.session.view.full_load.speed == speed  # a bad value changes nothing
     box = child(window, "typedBackend")
     type_into(qtbot, window, "typedGpuTflops", "100")
     box.setFocus()
@@ -315,8 +315,8 @@ def test_a_typed_backend_and_compute_rates_reach_the_estimates_shown(qtbot, make
     qtbot.keyClicks(box.lineEdit(), "vulkan")
     qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
     settle(qtbot, window)
-    assert window.current_view().full_load.speed.gpu.speed.backend is Backend.VULKAN
-    plan_rate = window.current_speed().prefill.compute
+    assert window.session.view.full_load.speed.gpu.speed.backend is Backend.VULKAN
+    plan_rate = window.session.view.plan_speed.prefill.compute
     type_into(qtbot, window, "typedCpuGflops", "5")
-    rate = window.current_speed().prefill.compute
+    rate = window.session.view.plan_speed.prefill.compute
     assert rate.flops_per_s == 5 * 10**9 and rate.source is BandwidthSource.TYPED and rate != plan_rate

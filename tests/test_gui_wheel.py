@@ -20,7 +20,8 @@ from gui_support import child, open_model, settle
 VALUE_WIDGETS = ("gpuLayersSpin", "hypoPreset", "hypoGpuCount", "buffersSpin", "headMode", "kvType",
                  "slowThreshold", "promptTokens", "budgetSlider", "ctxSlider", "runtimeCombo", "parallelSpin",
                  "kvUnifiedCombo", "cacheRamSpin", "ctxCheckpointsSpin", "draftLayersSpin", "draftKvCombo",
-                 "flashAttnCombo", "ubatchSpin", "batchSpin", "vTypeCombo", "swaFullCombo", "loadModeCombo", "nCpuMoeSpin")
+                 "flashAttnCombo", "ubatchSpin", "batchSpin", "vTypeCombo", "swaFullCombo", "loadModeCombo", "nCpuMoeSpin",
+                 "commandProgramCombo", "typedBackend")
 WAIT_FOR_A_FILE = ("draftLayersSpin", "draftKvCombo")
 UP, DOWN = 1, -1
 

@@ -146,6 +146,7 @@ WRITERS = {
     "core/explorer/llama_question.py": "the body of the session's AskLlama change (`ask`)",
     "core/explorer/persist.py": "the state a session starts from, read back from the settings",
     "core/explorer/ctx_tiers.py": "a what-if state per ctx tier, priced and never published",
+    "core/explorer/load_fix.py": "a what-if state per candidate fix (slots, KV type, ctx, quant), priced and never published",
     "gui/cli/commands/fit_cmd.py": "a CLI run is a session of one question, with no window",
     "gui/cli/commands/library_cmd.py": "a CLI run is a session of one question, with no window",
     "gui/cli/commands/quants_cmd.py": "a CLI run is a session of one question, with no window",

@@ -106,7 +106,7 @@ class Column:
 COLUMNS: tuple[Column, ...] = (
     Column("type", "Type", lambda r: r.name, lambda r: r.name, "Type"),
     Column("size", "File size", lambda r: human_bytes(r.mix.file_bytes), lambda r: r.mix.file_bytes, "Size"),
-    Column("bpw", "Bits/weight", lambda r: f"{r.bits_per_weight:.{BPW_DECIMALS}f}", lambda r: r.mix.bits_per_weight, "Bits"),
+    Column("bpw", "Bits/weight", lambda r: format(r.bits_per_weight, f".{BPW_DECIMALS}f"), lambda r: r.mix.bits_per_weight, "Bits"),
     Column("verdict", "Full load", lambda r: VERDICT_WORDS[r.fit.verdict],
            lambda r: (r.fit.verdict == FitVerdict.FITS_GPU) * 2 + r.fits_in_ram, "Full load"),
     Column("gpu_layers", "GPU layers", _gpu_layers, lambda r: r.fit.gpu_layers, "GPU"),

@@ -1,5 +1,8 @@
 """A budget sweep drawn: predicted peak, chosen ctx, pinned layers and decode tok/s against the budget.
 
+Every plot's x axis is the RAM budget (its ticks are byte sizes; the chart's tooltip says so): the axes carry no
+title line, which at 1280 × 720 would take a fifth of each plot's height.
+
 Four plots side by side share the budget axis; the fourth is the decode estimate (an upper
 bound, labelled so), which climbs with the pinned count — "pinned count and decode climb", as
 the layer-streaming runtime measured (docs/budget-plan.md). An infeasible row has no estimate and leaves a gap. Each draws one SweepRow field as a step
@@ -70,6 +73,7 @@ class SweepChart(pg.GraphicsLayoutWidget):
         self.setMinimumSize(480, 120)
         self._result: SweepResult | None = None
         self.hover_text = ""
+        self.setToolTip("Each plot against the RAM budget (x axis); click a plot to make that budget the window's")
         self.plots = {name: self._add_plot(col, name) for col, name in enumerate(CURVES)}
         for name in ("ctx", "n_pinned", "tok_s"):
             self.plots[name].setXLink(self.plots["total"])
@@ -94,7 +98,6 @@ class SweepChart(pg.GraphicsLayoutWidget):
         plot.setMenuEnabled(False)
         plot.hideButtons()
         plot.setMouseEnabled(x=False, y=False)
-        plot.setLabel("bottom", "RAM budget")
         return plot
 
     def _add_curve(self, name: str) -> pg.PlotDataItem:
