@@ -29,7 +29,7 @@ import bench_shapes  # noqa: F401  (puts tests/ on sys.path)
 from server_support import Sample, drive_session, keep_as_fixture, png, serving
 from session_scenarios import SCENARIOS, Scenario, fit_args, write_models
 
-from gguf_budget.core.fit.session_spec import SessionSpec
+from gguf_budget.core.fit.server.session_spec import SessionSpec
 from gguf_budget.core.views.table import aligned_lines
 from gguf_budget.gui.cli import main as cli
 

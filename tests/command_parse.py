@@ -9,7 +9,7 @@ import argparse
 import shlex
 from dataclasses import dataclass
 
-from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.model.spec import ModelSpec
 

@@ -37,7 +37,7 @@ from gguf_factory import ArchDesc, tensor_plan, write_gguf
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.fit.backends import GpuBackend
+from gguf_budget.core.fit.buffers.backends import GpuBackend
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.llama_words.reader import read_llama_args, split_command
 from gguf_budget.core.machine.gpu import GpuInfo, GpuMemory, Vendor

@@ -21,9 +21,9 @@ from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 
-from gguf_budget.core.fit.backends import GpuBackend
+from gguf_budget.core.fit.buffers.backends import GpuBackend
 from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime, RuntimeMemory, SplitMode, TensorOverride
-from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine, what_if

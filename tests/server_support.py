@@ -29,7 +29,7 @@ import httpx
 from gguf_factory import ProjectorDesc
 from llama_support import llama_engine
 
-from gguf_budget.core.fit.session_spec import SessionSpec
+from gguf_budget.core.fit.server.session_spec import SessionSpec
 from gguf_budget.core.measure.engine import EngineKind
 
 ENV_LOCK = "GGUF_BUDGET_LLAMA_LOCK"

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from recorded_models import load_recorded_models
 
-from gguf_budget.core.fit.checkpoints import (
+from gguf_budget.core.fit.server.checkpoints import (
     CheckpointSettings, checkpoint_bytes, checkpoint_memory, checkpoint_positions, makes_checkpoints,
 )
 

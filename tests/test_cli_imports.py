@@ -59,7 +59,7 @@ def test_a_command_on_a_local_model_imports_only_what_it_uses(argv, allowed):
     assert names & HEAVY == allowed
 
 
-FULL_LOAD = {"core.fit.types", "core.fit.session", "core.fit.server", "core.fit.sched", "core.fit.auto_ctx"}
+FULL_LOAD = {"core.fit.types", "core.fit.server.session", "core.fit.server.holdings", "core.fit.buffers.sched", "core.fit.ctx.auto_ctx"}
 """The full load's records, llama-server's session replay, llama.cpp's scheduler and the auto ctx."""
 LLAMA_WORDS = {"core.llama_words.options", "core.llama_words.reader"}
 """llama.cpp's option table and the reader of its command lines."""
@@ -70,7 +70,7 @@ RUN_IT = {"core.views.run_it", "core.quant.would_fit", "core.quant.ladder", "cor
 @pytest.mark.parametrize("argv, needed, not_needed", [
     (["plan", *MODEL, "--budget", "6G", "--no-measure"], "core.plan.ledger",
      FULL_LOAD | LLAMA_WORDS | RUN_IT | {"core.speed.backend_speed", "core.remote.cache", "core.speed.server_speed"}),
-    (["fit", *MODEL, "--no-gpu", "--no-measure"], "core.fit.auto_ctx",
+    (["fit", *MODEL, "--no-gpu", "--no-measure"], "core.fit.ctx.auto_ctx",
      {"core.llama_words.reader", "core.speed.backend_speed", "core.remote.cache"} | RUN_IT),
     (["quants", *MODEL, "--no-gpu", "--no-measure"], "core.quant.ladder",
      {"core.llama_words.reader", "core.speed.backend_speed", "core.remote.cache", "core.explorer.headline",

@@ -9,7 +9,7 @@ import pytest
 from gguf_factory import ArchDesc
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model
-from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx
 
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.gui.cli import main

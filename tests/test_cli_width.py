@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from recorded_models import LOGS, write_recorded_models
 
-from gguf_budget.core.views.command_view import PASTED
+from gguf_budget.core.views.table import PASTED
 from gguf_budget.core.views.table import WIDTH, fit_width
 from gguf_budget.gui.cli import main
 from gguf_budget.resources import demo_model_path
@@ -101,3 +101,10 @@ def test_a_markdown_report_keeps_its_lines_whole(capsys):
     rows = [line for line in lines if line.startswith("|")]
     assert rows and all(line.endswith("|") for line in rows)
     assert max(len(line) for line in lines) > WIDTH
+
+
+def test_the_lines_kept_whole_begin_with_every_programs_name():
+    """`table.PASTED` is spelled out so `say` stays light; it must name every program a command is printed for."""
+    from gguf_budget.core.fit.runtime_types import Runtime
+
+    assert PASTED == (*(f"{r.value} " for r in Runtime), "FROM ")

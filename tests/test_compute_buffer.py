@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from gguf_factory import ArchDesc
 
-from gguf_budget.core.fit.graph_alloc import Node, buffer_size
+from gguf_budget.core.fit.buffers.graph_alloc import Node, buffer_size
 from gguf_budget.core.fit.runtime_memory import compute_buffer, graph_settings
 from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.model.kv import KVType

@@ -23,7 +23,7 @@ from gguf_budget.core import (
 )
 from gguf_budget.core import errors as errors_module
 from gguf_budget.core.errors import one_line
-from gguf_budget.core.fit.gpu_split import parse_tensor_split
+from gguf_budget.core.fit.placement.gpu_split import parse_tensor_split
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import GpuInfo, HardwareSnapshot, hypothetical_gpus
 from gguf_budget.core.machine.presets import find_preset, parse_presets

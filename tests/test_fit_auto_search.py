@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gguf_factory import ArchDesc
 
-import gguf_budget.core.fit.devices as devices
+import gguf_budget.core.fit.placement.devices as devices
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine
@@ -51,7 +51,7 @@ def test_200k_layers_on_64_gpus_take_log_l_placements(model, monkeypatch):
 
 def test_the_candidates_are_the_floor_the_pad_multiples_between_and_the_ceiling_never_listed():
     """A header claiming a 2^32-token context made auto_fit list 16 million candidates (11 s per open)."""
-    from gguf_budget.core.fit.auto_ctx import _Candidates
+    from gguf_budget.core.fit.ctx.auto_ctx import _Candidates
     from gguf_budget.core.model.kv import ENGINE_CELL_PAD
 
     for floor, ceiling in ((4096, 4096), (4096, 4100), (1000, 4096), (4096, 131_072), (7, 7), (4096, 2**32 - 1)):

@@ -10,7 +10,7 @@ from gguf_factory import ArchDesc
 
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitRequest
-from gguf_budget.core.fit.gpu_split import fewest_cpu_moe_layers
+from gguf_budget.core.fit.placement.gpu_split import fewest_cpu_moe_layers
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.roles import TensorRole
 

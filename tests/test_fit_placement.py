@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gguf_budget.core.fit.gpu_split import most_layers_that_fit, place_layers, split_points, split_shares
+from gguf_budget.core.fit.placement.gpu_split import most_layers_that_fit, place_layers, split_points, split_shares
 from gguf_budget.core.llama_cpp import LLAMA_CPP_REVISION
 
 GiB = 1024**3

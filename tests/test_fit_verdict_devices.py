@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from rpc_runs import RpcRun
 from runnable_model import multi_device_descs
 
-from gguf_budget.core.fit.auto_ctx import auto_fit, largest_ctx
+from gguf_budget.core.fit.ctx.auto_ctx import auto_fit, largest_ctx
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.runtime_types import EngineSettings, SplitMode
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, Reserves

@@ -10,7 +10,7 @@ from gui_support import GIB, LLAMA70B, child, open_model
 from PySide6.QtGui import QGuiApplication
 
 from gguf_budget.core.machine.cpu_features import read_cpu_features
-from gguf_budget.core.fit.auto_ctx import auto_fit
+from gguf_budget.core.fit.ctx.auto_ctx import auto_fit
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.presets import with_presets
 from gguf_budget.core.machine.snapshot import hypothetical_machine

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core.errors import ModelLoadError
-from gguf_budget.core.fit import projector_graph
-from gguf_budget.core.fit.projector import read_projector
-from gguf_budget.core.fit.graph_alloc import buffer_size
-from gguf_budget.core.fit.projector_graph import VitShape, projector_compute_bytes, projector_nodes
+from gguf_budget.core.fit.buffers import projector_graph
+from gguf_budget.core.fit.server.projector import read_projector
+from gguf_budget.core.fit.buffers.graph_alloc import buffer_size
+from gguf_budget.core.fit.buffers.projector_graph import VitShape, projector_compute_bytes, projector_nodes
 from gguf_budget.gui.cli import main
 
 MACHINE = ("--host-available", "16G", "--no-gpu")

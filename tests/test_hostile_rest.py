@@ -8,7 +8,7 @@ from hostile_support import assert_one_line_exit_2, run_cli
 from PySide6.QtCore import Qt
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.gpu_split import parse_tensor_split, place_layers
+from gguf_budget.core.fit.placement.gpu_split import parse_tensor_split, place_layers
 from gguf_budget.core.library.assess import Assessment
 from gguf_budget.core.library.scan import LibraryEntry
 from gguf_budget.core.library.stores import StoreKind

@@ -21,7 +21,7 @@ from recorded_models import LOGS, load_run_models, model_of
 
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
-from gguf_budget.core.fit.checkpoints import checkpoint_bytes
+from gguf_budget.core.fit.server.checkpoints import checkpoint_bytes
 from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
 from gguf_budget.core.fit.runtime_memory import PROCESS_PER_TOKEN, PROFILES
 from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime

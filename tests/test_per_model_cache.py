@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model
-from gguf_budget.core.fit.auto_ctx import auto_fit, largest_ctx
-from gguf_budget.core.fit.cpu_work import _matmul, matmul_work
+from gguf_budget.core.fit.ctx.auto_ctx import auto_fit, largest_ctx
+from gguf_budget.core.fit.buffers.cpu_work import _matmul, matmul_work
 from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.resources import resource_path

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
-from gguf_budget.core.fit.auto_ctx import AutoFit, FitCtxReason
+from gguf_budget.core.fit.ctx.auto_ctx import AutoFit, FitCtxReason
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.llama_words.reader import read_llama_args

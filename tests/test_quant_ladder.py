@@ -9,7 +9,7 @@ import pytest
 from gguf_factory import MIXTRAL_8X7B, ArchDesc, write_gguf
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.auto_ctx import FitCtxReason
+from gguf_budget.core.fit.ctx.auto_ctx import FitCtxReason
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, FitRequest, estimate_fit, load_model
@@ -28,7 +28,7 @@ from gguf_budget.core.quant.ladder import (
     FULLY_IN_RAM, FULLY_ON_GPU, HEAVY_LOSS_BPW, SLOWDOWN_LIMIT, LadderRequest, price_types,
     quant_ladder,
 )
-from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx
 from gguf_budget.core.views.quant_report import (
     BEST_MARK, COLUMNS, HEAVY_LOSS_MARK, RECOMMENDED_MARK, RECOMMENDED_RULE, ladder_dict, ladder_text,
 )

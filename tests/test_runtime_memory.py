@@ -16,7 +16,7 @@ from recorded_models import LOGS, load_recorded_models, model_of
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.fit.estimate import FitRequest, estimate_fit
-from gguf_budget.core.fit.repack import repacked
+from gguf_budget.core.fit.buffers.repack import repacked
 from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.snapshot import hypothetical_machine, what_if

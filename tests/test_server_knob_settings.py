@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from gguf_budget.core.explorer.persist import ExplorerSettings, server_from, server_words, settings_dict, settings_from, \
     state_from
 from gguf_budget.core.explorer.session import OpenModel, Session, SetServer
-from gguf_budget.core.fit.server_inputs import open_draft, open_projector, server_settings
-from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, SLOTS, ServerSettings
+from gguf_budget.core.fit.server.inputs import open_draft, open_projector, server_settings
+from gguf_budget.core.fit.server.types import CACHE_RAM, CHECKPOINTS, SLOTS, ServerSettings
 from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.model.loader import load_model
 

@@ -19,12 +19,12 @@ from server_support import GEMMA3_PROJECTOR, ServerLog, mib, recorded_command, r
 
 from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
-from gguf_budget.core.fit.draft import DraftModel
+from gguf_budget.core.fit.server.draft import DraftModel
 from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
-from gguf_budget.core.fit.projector import ProjectorSpec, read_projector
-from gguf_budget.core.fit.server_types import ServerSettings
-from gguf_budget.core.fit.slots import slot_kv_table
+from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.server.projector import ProjectorSpec, read_projector
+from gguf_budget.core.fit.server.types import ServerSettings
+from gguf_budget.core.fit.server.slots import slot_kv_table
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.spec import LayerKind, ModelSpec

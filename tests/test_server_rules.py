@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.draft import DraftModel
+from gguf_budget.core.fit.server.draft import DraftModel
 from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.fit.projector import read_projector
-from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB, chosen_cache_ram_mib
-from gguf_budget.core.fit.server_types import ServerSettings
-from gguf_budget.core.fit.slots import SlotLayout, resolve_slots, slot_kv_table
+from gguf_budget.core.fit.server.projector import read_projector
+from gguf_budget.core.fit.server.prompt_cache import DEFAULT_CACHE_RAM_MIB, chosen_cache_ram_mib
+from gguf_budget.core.fit.server.types import ServerSettings
+from gguf_budget.core.fit.server.slots import SlotLayout, resolve_slots, slot_kv_table
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.kv import engine_layer_kv_table

@@ -24,10 +24,10 @@ from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.fit.runtime_memory import PROCESS_PER_TOKEN, PROFILES
 from gguf_budget.core.fit.runtime_types import Runtime
-from gguf_budget.core.fit.checkpoints import CheckpointSettings, keep_checkpoints, seq_state_bytes
-from gguf_budget.core.fit.session import SessionModel, replay
-from gguf_budget.core.fit.session_spec import MAX_REQUESTS, TYPICAL_CHAT, SessionSpec, Turns
-from gguf_budget.core.fit.slots import SlotLayout
+from gguf_budget.core.fit.server.checkpoints import CheckpointSettings, keep_checkpoints, seq_state_bytes
+from gguf_budget.core.fit.server.session import SessionModel, replay
+from gguf_budget.core.fit.server.session_spec import MAX_REQUESTS, TYPICAL_CHAT, SessionSpec, Turns
+from gguf_budget.core.fit.server.slots import SlotLayout
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.gui.cli import main
 

@@ -22,7 +22,7 @@ from gguf_budget.core.explorer.session import (
 from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, TypedBandwidths
 from gguf_budget.core.fit.engine_options import EngineOptions
 from gguf_budget.core.fit.runtime_types import Runtime
-from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot

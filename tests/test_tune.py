@@ -22,7 +22,7 @@ from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.tune import (
     CTX_STEP, Constraints, Goal, Knobs, TuneAnswer, _fewest_cpu_moe, _Pricer, tune,
 )
-from gguf_budget.core.fit.slots import MAX_SLOTS
+from gguf_budget.core.fit.server.slots import MAX_SLOTS
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.model.kv import KVType

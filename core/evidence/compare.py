@@ -44,11 +44,11 @@ from gguf_budget.core.evidence.log_records import (
     SIZE_UNITS, MiB, BufferKind, BufferLine, LlamaCppLog, LoadRecord,
 )
 from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.runtime_types import (
     DEFAULT_RUNTIME, DEFAULT_THREADS, SHORT_WORKLOAD, EngineSettings, Runtime, Workload,
 )
-from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import hypothetical_machine

@@ -10,7 +10,7 @@ Rule 2: `sweep_of(inputs, budgets, mark)` is the sweep the dock draws, `gguf-bud
         (the window's budget), each feasible row with its decode estimates.
 Rule 3: the quant ladder is judged with `ladder_request(state)`: the state's asked ctx (None:
         llama.cpp's default per row) and cap, KV type, reserves, budget request, bandwidths,
-        prompt and server — the same ctx policy as `fit` (`fit.auto_ctx`), so the dock's header
+        prompt and server — the same ctx policy as `fit` (`fit.ctx.auto_ctx`), so the dock's header
         and every column state the one rule they were judged by.
 Rule 4: the Library judges every model with `library_settings(state)`: the state's machine,
         budget, cap and reserves (None until a machine is known).
@@ -29,7 +29,7 @@ from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.engine_options import EngineOptions
 from gguf_budget.core.fit.runtime_types import Runtime
-from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType

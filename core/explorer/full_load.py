@@ -1,6 +1,6 @@
 """The full load (llama.cpp's placement on the machine): its fit and ctx, the largest ctx it fits at, its speed.
 
-Rule 1: the fit is `fit.auto_ctx.auto_fit` on the state's machine, with the state's GPU layers,
+Rule 1: the fit is `fit.ctx.auto_ctx.auto_fit` on the state's machine, with the state's GPU layers,
         KV type, reserves and cap: an asked ctx is judged as asked; with none, the ctx is what
         llama.cpp's own default `--fit` would choose (the trained context, shrunk to fit, never
         below 4096 before GPU layers are given up). The Budget plan's ctx does not enter: the
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.fit.auto_ctx import AutoFit, FitCtxReason, auto_fit, largest_ctx
+from gguf_budget.core.fit.ctx.auto_ctx import AutoFit, FitCtxReason, auto_fit, largest_ctx
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.estimate import SpeedEstimate, fit_speed
@@ -45,7 +45,7 @@ class FullLoad:
 
 
 def _largest(model: ModelSpec, state: ExplorerState, choice: AutoFit, known: tuple[int, int | None] | None) -> int | None:
-    """Rule 2: `fit.auto_ctx.largest_ctx`, unless the caller knows it for the same GPU layers."""
+    """Rule 2: `fit.ctx.auto_ctx.largest_ctx`, unless the caller knows it for the same GPU layers."""
     if known is not None and known[0] == choice.fit.gpu_layers and choice.reason is FitCtxReason.ASKED:
         return known[1]
     assert state.machine is not None

@@ -19,7 +19,7 @@ Rule 5: the headline's first words are two answers of equal weight (`Answer`), e
 Rule 6: when the two answers' tiers differ, one line says why: what the Budget plan does that the full load cannot
         (stream layers from disk under a budget), or what the full load has that the plan does not (all usable
         RAM and the GPUs, not the budget set).
-Rule 4: the full-load line gives the fit's verdict at its ctx and why that ctx (`fit.auto_ctx`:
+Rule 4: the full-load line gives the fit's verdict at its ctx and why that ctx (`fit.ctx.auto_ctx`:
         as asked, the trained context, or shrunk to fit as llama.cpp's default fit does), its
         speed when it fits, and — when the ctx was asked, or sits at the floor with fewer GPU
         layers — the largest ctx that fits with the same GPU layers (else it is the ctx itself).
@@ -35,7 +35,7 @@ from gguf_budget.core.explorer.load_fix import Fix, FixKnob, cheapest_fix
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.token_bytes import TokenPrices
-from gguf_budget.core.fit.auto_ctx import FitCtxReason
+from gguf_budget.core.fit.ctx.auto_ctx import FitCtxReason
 from gguf_budget.core.fit.load_tier import TIGHT_HEADROOM, LoadTier, TierJudgement, load_tier
 from gguf_budget.core.fit.types import FitEstimate, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource

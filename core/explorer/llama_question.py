@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 from gguf_budget.core.errors import LlamaArgsError
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.engine_options import EngineOptions
-from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
+from gguf_budget.core.fit.placement.gpu_split import MAX_TENSOR_SPLIT
 from gguf_budget.core.fit.runtime_types import Runtime
-from gguf_budget.core.fit.server_inputs import open_draft, open_projector
-from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.server.inputs import open_draft, open_projector
+from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.llama_words.options import Program
 from gguf_budget.core.model.kv import KVType

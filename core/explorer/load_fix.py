@@ -24,7 +24,7 @@ from gguf_budget.core.explorer.ctx_tiers import tier_ctxs
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.load_tier import LoadTier, load_tier
-from gguf_budget.core.fit.slots import AUTO_SLOTS
+from gguf_budget.core.fit.server.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.quant.file_types import BY_NAME, QuantName

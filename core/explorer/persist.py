@@ -32,9 +32,9 @@ from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.session import ModelChoice, ModelMemory
 from gguf_budget.core.llama_words.reader import read_llama_args, split_command
 from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE, ExplorerState, TypedBandwidths
-from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
-from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, SLOTS, ServerSettings
+from gguf_budget.core.fit.server.types import CACHE_RAM, CHECKPOINTS, SLOTS, ServerSettings
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import CTX_POLICIES, HEAD_MODES, CtxPolicy, HeadMode

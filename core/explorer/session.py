@@ -22,7 +22,7 @@ Rule 5: opening a model is the heavy change (thresholds, spans, the full load's 
         loading thread makes its `preview` and the GUI thread applies it as a hint, so only the
         parts that moved meanwhile (a knob touched while loading) are computed on the GUI thread.
 Rule 6: a vision projector or draft model was read and checked against the model it was added
-        beside (`fit.server_inputs`): opening another model removes both; the other server knobs
+        beside (`fit.server.inputs`): opening another model removes both; the other server knobs
         (slots, cache, checkpoints) stay, like the other global knobs.
 Rule 7: a control's change is typed (`SetBudget`, `SetCtx`, `SetKnobs`, …) and checked when it
         is made, by the state's own table (`state.check_field`: `core.ranges` and the enums), so a
@@ -51,7 +51,7 @@ from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, TypedBandwidths, check_field
 from gguf_budget.core.fit.engine_options import EngineOptions
 from gguf_budget.core.fit.runtime_types import Runtime
-from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.engine_options import DEFAULT_ENGINE_OPTIONS, EngineOptions
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, EngineSettings, Runtime
-from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.backend import Backend
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed, with_typed_compute

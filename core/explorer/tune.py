@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.fit.slots import MAX_SLOTS
+from gguf_budget.core.fit.server.slots import MAX_SLOTS
 from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec

@@ -56,25 +56,25 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.fit.command import run_command
-from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, fits, verdict_of
-from gguf_budget.core.fit.gpu_split import Placement, most_layers_that_fit
-from gguf_budget.core.fit.moe import (
+from gguf_budget.core.fit.placement.devices import GpuSetup, KVTable, Slots, device_loads, fits, verdict_of
+from gguf_budget.core.fit.placement.gpu_split import Placement, most_layers_that_fit
+from gguf_budget.core.fit.placement.moe import (
     Priced, cpu_experts, expert_offload, expert_overrides, experts_on_host, input_layer_bytes, output_slot_bytes,
     slots_with_cpu_experts,
 )
 from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.fit.placement import device_weights
+from gguf_budget.core.fit.placement.options import device_weights
 from gguf_budget.core.fit.runtime_memory import backends_of, device_computes, output_buffer, runtime_memory
 from gguf_budget.core.fit.runtime_types import EngineSettings
-from gguf_budget.core.fit.server import (
+from gguf_budget.core.fit.server.holdings import (
     finish_server, server_engine, server_extras, server_flags, server_notes, server_unknowns,
 )
-from gguf_budget.core.fit.server_band import server_band, session_workloads
-from gguf_budget.core.fit.server_types import ServerLoad
-from gguf_budget.core.fit.slots import SlotLayout, slot_kv_table
-from gguf_budget.core.fit.split_mode import refusal, split_notes
+from gguf_budget.core.fit.server.band import server_band, session_workloads
+from gguf_budget.core.fit.server.types import ServerLoad
+from gguf_budget.core.fit.server.slots import SlotLayout, slot_kv_table
+from gguf_budget.core.fit.placement.split_mode import refusal, split_notes
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 

@@ -13,8 +13,8 @@ Rule 3: notes say which GPUs the fit leaves out (integrated beside a discrete on
 
 from __future__ import annotations
 
-from gguf_budget.core.fit.devices import GpuSetup
-from gguf_budget.core.fit.gpu_split import Placement
+from gguf_budget.core.fit.placement.devices import GpuSetup
+from gguf_budget.core.fit.placement.gpu_split import Placement
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, GpuMemory
 from gguf_budget.core.machine.gpus import is_driver_detail

@@ -68,21 +68,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.model.per_model_cache import per_model
-from gguf_budget.core.fit.checkpoints import CheckpointSettings, checkpoint_memory
-from gguf_budget.core.fit.compute_graph import GraphSettings, compute_nodes, k_rotation, v_rotation
-from gguf_budget.core.fit.compute_graph import approximate as approximate_graph
-from gguf_budget.core.fit.cpu_work import work_bytes
-from gguf_budget.core.fit.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, backend_of
-from gguf_budget.core.fit.graph_alloc import buffer_size
-from gguf_budget.core.fit.placement import host_span, mapped_span
-from gguf_budget.core.fit.sched import SCHED_MAX_COPIES, Scheduler, compute_buffers
-from gguf_budget.core.fit.repack import Repack, repack_buffer
+from gguf_budget.core.fit.server.checkpoints import CheckpointSettings, checkpoint_memory
+from gguf_budget.core.fit.buffers.compute_graph import GraphSettings, compute_nodes, k_rotation, v_rotation
+from gguf_budget.core.fit.buffers.compute_graph import approximate as approximate_graph
+from gguf_budget.core.fit.buffers.cpu_work import work_bytes
+from gguf_budget.core.fit.buffers.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, backend_of
+from gguf_budget.core.fit.buffers.graph_alloc import buffer_size
+from gguf_budget.core.fit.placement.options import host_span, mapped_span
+from gguf_budget.core.fit.buffers.sched import SCHED_MAX_COPIES, Scheduler, compute_buffers
+from gguf_budget.core.fit.buffers.repack import Repack, repack_buffer
 from gguf_budget.core.fit.runtime_types import (
     DeviceMemory, EngineSettings, Resident, Runtime, RuntimeMemory, SplitMode, Workload,
 )
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.gpu import GpuInfo
-from gguf_budget.core.fit.slots import SlotLayout
+from gguf_budget.core.fit.server.slots import SlotLayout
 from gguf_budget.core.fit.types import DeviceLoad
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.backends import GpuBackend
-from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.buffers.backends import GpuBackend
+from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.vocab import TextEnum
 
 VERDICT_BASIS = ("the verdict compares each device's weights + KV + compute buffer (the host's with its output buffer) "

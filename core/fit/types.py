@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.command import RunCommand
-from gguf_budget.core.fit.gpu_split import MAX_TENSOR_SPLIT
+from gguf_budget.core.fit.placement.gpu_split import MAX_TENSOR_SPLIT
 from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
-from gguf_budget.core.fit.server_types import ServerLoad, ServerSettings
+from gguf_budget.core.fit.server.types import ServerLoad, ServerSettings
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
 from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE, DEFAULT_HOST_RESERVE, usable
 from gguf_budget.core.units import INT64_MAX

@@ -1,6 +1,6 @@
 """Judge a library entry on a machine and a budget: the full load and the budget plan, in brief.
 
-Rule 1: the full load is `fit.auto_ctx.auto_fit` on the given machine with the library's reserves
+Rule 1: the full load is `fit.ctx.auto_ctx.auto_fit` on the given machine with the library's reserves
         and ctx cap — what `fit` and the window answer: the ctx llama.cpp's default fit would
         choose, GPU layers chosen automatically; the entry keeps its verdict, GPU layers, that ctx
         and the largest ctx that fits with those layers.
@@ -29,7 +29,7 @@ from enum import Enum
 from typing import Any
 
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.fit.auto_ctx import auto_fit, largest_ctx
+from gguf_budget.core.fit.ctx.auto_ctx import auto_fit, largest_ctx
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource

@@ -34,7 +34,7 @@ from typing import Callable, Mapping, Sequence
 
 from gguf_budget.core.errors import LlamaArgsError, RequestError
 from gguf_budget.core.fit.engine_options import LoadMode
-from gguf_budget.core.fit.gpu_split import parse_tensor_split
+from gguf_budget.core.fit.placement.gpu_split import parse_tensor_split
 from gguf_budget.core.fit.runtime_types import SplitMode, TensorOverride
 from gguf_budget.core.llama_words.options import LEGACY, SPELLINGS, Effect, LlamaOption, Program
 from gguf_budget.core.model.kv import KVType

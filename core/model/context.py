@@ -3,7 +3,7 @@
 Rule 1: DEFAULT_CTX = 4096 tokens — llama.cpp's `fit_params_min_ctx` (common/common.h): its
         default `--fit` never shrinks the context below it before it gives up GPU layers. The
         Budget plan's speed-first auto holds here unless every layer stays pinned beyond it; the
-        full load never shrinks below it (`fit.auto_ctx`); a file that gives no trained context
+        full load never shrinks below it (`fit.ctx.auto_ctx`); a file that gives no trained context
         is planned and fitted at it (and says so).
 Rule 2: `ctx_ceiling(context_length, cap)` is the most an *automatic* ctx may take: the trained
         context, lowered by a cap when one is set. A cap never raises it past the trained context

@@ -6,7 +6,7 @@ planned and fitted as if it had been opened (`priced_model`).
 Rule 1: rows are the file types of `FILE_TYPES` llama.cpp can write for this model —
         MXFP4_MOE only when the model has expert tensors, none whose rows no type divides
         (listed in `skipped` with the reason) — sorted by bits per weight, highest first.
-Rule 2: a row's full load is `fit.auto_ctx.auto_fit` with automatic GPU layers — what `fit` says
+Rule 2: a row's full load is `fit.ctx.auto_ctx.auto_fit` with automatic GPU layers — what `fit` says
         of that file: at the asked ctx, else at the ctx llama.cpp's default fit would choose
         (the trained context, lowered by the cap, shrunk to fit but not below 4096), each row
         stating its ctx; "fully on GPU" is its fits_gpu verdict; "fully in RAM" is the same
@@ -50,10 +50,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gguf_budget.core.errors import PlanError, RequestError
-from gguf_budget.core.fit.auto_ctx import AutoFit, auto_fit
+from gguf_budget.core.fit.ctx.auto_ctx import AutoFit, auto_fit
 from gguf_budget.core.fit.estimate import fit_verdict
-from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
-from gguf_budget.core.fit.server_types import ServerSettings
+from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict, Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot

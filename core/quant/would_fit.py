@@ -15,7 +15,7 @@ The window and the CLI call these functions, so both decide the same; `views.run
 
 from __future__ import annotations
 
-from gguf_budget.core.fit.auto_ctx import AutoFit
+from gguf_budget.core.fit.ctx.auto_ctx import AutoFit
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.spec import ModelSpec

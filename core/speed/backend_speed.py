@@ -43,7 +43,7 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
-from gguf_budget.core.fit.backends import BACKENDS, GpuBackend
+from gguf_budget.core.fit.buffers.backends import BACKENDS, GpuBackend
 from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
 from gguf_budget.core.machine.backend import Backend, vendor_backend
 from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource, ComputeRate

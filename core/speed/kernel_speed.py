@@ -9,7 +9,7 @@ Rule 1: a prompt token's matrix multiplies take, per weight type, 2 × elements 
 Rule 2: the table is measured, not modelled: `benchmarks/kernel_speeds.py` runs one zero-weight
         shape (24 blocks of 768, every type doing the same FLOPs) in llama.cpp 0c1e570 on 2
         threads of an x86-64 AMD EPYC with AVX-512 VNNI: the mean of two sweeps (the fastest of 3,
-        then of 5, prompt evals of ~960 tokens per type; the sweeps agreed within 15% a type). Repacking (`core.fit.repack`: Q4_0, Q4_K, IQ4_NL, MXFP4 with AVX2) is in
+        then of 5, prompt evals of ~960 tokens per type; the sweeps agreed within 15% a type). Repacking (`core.fit.buffers.repack`: Q4_0, Q4_K, IQ4_NL, MXFP4 with AVX2) is in
         the figures. Why it matters: a SmolLM2-135M Q4_1 prefilled at 398 tok/s where a
         Gemma-3-270M Q4_K_M of the same FLOPs a token did 850, and an 8B-shaped Q4_K_M reached
         twice the probe's float32 rate; FLOPs alone put the three 4.4× apart. Arm and other x86

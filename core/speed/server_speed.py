@@ -9,7 +9,7 @@ Rule 1: N slots decoding together run one batch of N tokens a step (llama-server
         estimate's compute seconds per token; 0 when there is no prefill estimate, said as
         memory-bound); each slot decodes 1 / step tokens/s, the server N / step.
 Rule 2: a draft model proposes up to `draft_max` tokens a step (llama-server's draft-simple:
-        DRAFT_N_MAX = 3, `core.fit.draft` Rule 4), the target checks them in one batch of
+        DRAFT_N_MAX = 3, `core.fit.server.draft` Rule 4), the target checks them in one batch of
         draft_max + 1 tokens. With each drafted token accepted with probability a (independent),
         a step yields (1 − a^(draft_max+1)) / (1 − a) tokens (Leviathan et al. 2023, eq. 1) and
         takes draft_max draft tokens + one target batch of draft_max + 1 tokens (Rule 1's step);
@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.draft import DRAFT_N_MAX
-from gguf_budget.core.fit.server import HOST
+from gguf_budget.core.fit.server.draft import DRAFT_N_MAX
+from gguf_budget.core.fit.server.holdings import HOST
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.estimate import SpeedEstimate

@@ -23,9 +23,9 @@ Rule 6: a prompt of N tokens costs 2 FLOPs per weight of every block per token (
 Rule 7: a prompt's *work* is the same count weighed by how fast llama.cpp's CPU kernels run
         each weight type (`kernel_speed` Rule 1: FLOPs / the type's speed relative to Q8_0;
         attention at F16's): what prefill time is priced from. FLOPs stay what is shown.
-Rule 9: experts on the CPU (`--n-cpu-moe N`, `core.fit.moe`; `--cpu-moe`: N = every block):
+Rule 9: experts on the CPU (`--n-cpu-moe N`, `core.fit.placement.moe`; `--cpu-moe`: N = every block):
         the routed experts of the offloaded blocks among 0 … N − 1 are read from RAM at Rule 2's
-        share instead of VRAM, as the fit keeps them (`fit.moe.experts_on_host`), whether the fit
+        share instead of VRAM, as the fit keeps them (`fit.placement.moe.experts_on_host`), whether the fit
         was asked for them or is the expert-offload placement shown beside it (every slot
         offloaded).
 Rule 8: a model's main weight type is the type holding the most block weights (Q4_K in a Q4_K_M
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import TYPE_CHECKING
 
-from gguf_budget.core.fit.gpu_split import Placement
+from gguf_budget.core.fit.placement.gpu_split import Placement
 from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.roles import TensorRole

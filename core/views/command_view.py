@@ -29,8 +29,6 @@ if TYPE_CHECKING:  # the option table and its reader: only when a command is pri
 REALISES = {"layers": "the layer split above", "n_cpu_moe": "the MoE expert offload (--n-cpu-moe)"}
 OLLAMA = "Ollama"
 PROGRAMS = (*(r.value for r in Runtime), OLLAMA)
-PASTED = (*(f"{r.value} " for r in Runtime), "FROM ")
-"""How a command line or Modelfile line to paste begins: a text view keeps such a line whole (`table.fit_width`)."""
 
 
 @dataclass(frozen=True)

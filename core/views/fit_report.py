@@ -10,7 +10,7 @@ from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
-from gguf_budget.core.fit.auto_ctx import AutoFit, FitCtxReason
+from gguf_budget.core.fit.ctx.auto_ctx import AutoFit, FitCtxReason
 from gguf_budget.core.fit.load_tier import PAGING, load_tier, peak_memory
 from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Strategy
 from gguf_budget.core.model.context import DEFAULT_CTX
@@ -188,7 +188,7 @@ def _ceiling_words(choice: AutoFit) -> str:
 
 
 def ctx_choice_text(choice: AutoFit) -> str:
-    """The full load's ctx and why (`fit.auto_ctx`), in words the CLI's fit and the window's full-load line share."""
+    """The full load's ctx and why (`fit.ctx.auto_ctx`), in words the CLI's fit and the window's full-load line share."""
     ctx, ceiling = f"ctx {choice.ctx:,}", f"{_ceiling_words(choice)} {choice.ceiling:,}"
     if choice.reason is FitCtxReason.ASKED:
         room = choice.image_room
@@ -256,7 +256,7 @@ def _cache_types(e: FitEstimate) -> str:
 
 
 def fit_text(e: FitEstimate, choice: AutoFit | None = None) -> str:
-    """The fit as an aligned table; with `choice` (`fit.auto_ctx`), the verdict says at which ctx and why."""
+    """The fit as an aligned table; with `choice` (`fit.ctx.auto_ctx`), the verdict says at which ctx and why."""
     w, kv, L = e.weights, e.kv, e.n_layer
     auto = "unknown" if e.auto_gpu_layers is None else str(e.auto_gpu_layers)
     out_where = "output layer on GPU" if e.output_on_gpu else "output layer in host RAM"

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.quant.would_fit import FullLoadAnswer, full_load_answer
-from gguf_budget.core.fit.auto_ctx import AutoFit
+from gguf_budget.core.fit.ctx.auto_ctx import AutoFit
 from gguf_budget.core.plan.types import MemoryPlan
 from gguf_budget.core.units import human_bytes, size_text
 from gguf_budget.core.views.fit_report import verdict_text

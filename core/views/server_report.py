@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
-from gguf_budget.core.fit.server_band import session_rss
-from gguf_budget.core.fit.server_caps import worst_case_caps
-from gguf_budget.core.fit.server_types import ServerLoad
-from gguf_budget.core.fit.slots import AUTO_SLOTS
+from gguf_budget.core.fit.server.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
+from gguf_budget.core.fit.server.band import session_rss
+from gguf_budget.core.fit.server.caps import worst_case_caps
+from gguf_budget.core.fit.server.types import ServerLoad
+from gguf_budget.core.fit.server.slots import AUTO_SLOTS
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.units import human_bytes
 

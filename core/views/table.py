@@ -24,6 +24,11 @@ MIN_ROOM = 40
 LABEL = re.compile(r"( *\S.*?  +)(?=\S)")
 """Rule 3: a label and the gap after it, whose width is the hanging indent."""
 
+PASTED = ("llama-server ", "llama-cli ", "llama-completion ", "llama-cpp-python ", "FROM ")
+"""How a command line or Modelfile line to paste begins — each program's name (`Runtime`'s values; a test holds
+them equal), and Ollama's `FROM` — so `fit_width` keeps such a line whole. Spelled here, not derived, so that every
+command's `say` does not import the full load's records."""
+
 
 def aligned_lines(rows: Iterable[Sequence[str]], indent: str = "") -> list[str]:
     """Rows of cells as lines whose columns line up, each line starting with `indent`."""

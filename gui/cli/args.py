@@ -15,7 +15,7 @@ Rule 4: everything printed goes through the core's one escaping function: report
         name, architecture and path are written by strangers and may hold terminal escapes,
         bidi controls or bytes that are not UTF-8.
 Rule 6: a report's lines are at most 100 columns, longer ones wrapped by the core's one rule
-        (`table.fit_width`), a command line kept whole (`command_view.PASTED`); JSON, Markdown and a command to paste or pipe (`--print-command`)
+        (`table.fit_width`), a command line kept whole (`table.PASTED`); JSON, Markdown and a command to paste or pipe (`--print-command`)
         are written as they are (`wrap=False`).
 """
 
@@ -30,7 +30,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.ranges import Range
 from gguf_budget.core.safe_text import safe_lines, safe_text
 from gguf_budget.core.units import binary_unit_note, rate_reading
-from gguf_budget.core.views.command_view import PASTED
+from gguf_budget.core.views.table import PASTED
 from gguf_budget.core.views.table import fit_width
 
 EXIT_OK = 0

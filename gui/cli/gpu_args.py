@@ -15,7 +15,7 @@ import time
 from typing import Callable
 
 from gguf_budget.core.errors import CommandError, RequestError
-from gguf_budget.core.fit.gpu_split import parse_tensor_split
+from gguf_budget.core.fit.placement.gpu_split import parse_tensor_split
 from gguf_budget.core.machine.presets import parse_presets, with_presets
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine, what_if
 from gguf_budget.core.ranges import GPU_COUNT, MEMORY

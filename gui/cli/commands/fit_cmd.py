@@ -2,7 +2,7 @@
 
 The machine is probed unless the flags describe it (`machine_args` Rule 1: `--host-available`,
 the GPU flags, `--preset`, `--no-gpu`).
-Without `--ctx` the ctx is what llama.cpp's own default `--fit` chooses (`fit.auto_ctx`): the
+Without `--ctx` the ctx is what llama.cpp's own default `--fit` chooses (`fit.ctx.auto_ctx`): the
 trained context, shrunk to the largest that fits, never below 4096 before GPU layers are given
 up; the output says which ctx and why. `--print-command` prints only the llama-server command
 that runs the fit, and only when it fits (else one line on stderr and exit 3).

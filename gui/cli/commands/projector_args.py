@@ -12,7 +12,7 @@ import argparse
 from typing import Any
 
 from gguf_budget.core.errors import CommandError, RequestError
-from gguf_budget.core.fit.image_size import ImageSize
+from gguf_budget.core.fit.server.image_size import ImageSize
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.units import human_bytes
@@ -41,8 +41,8 @@ def projector_beside_plan(args: argparse.Namespace, model: ModelSpec,
     in RAM, and what to say of it; the budget unchanged without one (unlimited stays unlimited)."""
     if args.mmproj is None:
         return budget, None
-    from gguf_budget.core.fit.server import priced_image  # Rule 2
-    from gguf_budget.core.fit.server_inputs import open_projector
+    from gguf_budget.core.fit.server.holdings import priced_image  # Rule 2
+    from gguf_budget.core.fit.server.inputs import open_projector
 
     spec = open_projector(args.mmproj, model)
     w, h = priced_image(spec, args.image_size)

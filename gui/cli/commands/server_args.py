@@ -1,6 +1,6 @@
 """The llama-server options `fit`, `plan` and `quants` share: slots, prompt cache, checkpoints, projector, draft.
 
-Rule 1: every option is llama-server's own, under the same meaning (`core.fit.server` cites the
+Rule 1: every option is llama-server's own, under the same meaning (`core.fit.server.holdings` cites the
         sources): `--parallel N|auto` (-np), `--kv-unified`/`--no-kv-unified`, `--cache-ram MiB`
         (-1 no limit, 0 off), `--ctx-checkpoints N`, `--mmproj FILE`, `--no-mmproj-offload`,
         `--draft FILE` (-md), `--draft-gpu-layers N|auto` (-ngld), `--draft-device auto|none` (-devd),
@@ -20,12 +20,12 @@ from __future__ import annotations
 import argparse
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
-from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB
-from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ServerSettings
-from gguf_budget.core.fit.server_inputs import server_settings
-from gguf_budget.core.fit.session_spec import SPELLING, TYPICAL_CHAT, SessionSpec
-from gguf_budget.core.fit.slots import AUTO_SLOTS
+from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.server.prompt_cache import DEFAULT_CACHE_RAM_MIB
+from gguf_budget.core.fit.server.types import CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ServerSettings
+from gguf_budget.core.fit.server.inputs import server_settings
+from gguf_budget.core.fit.server.session_spec import SPELLING, TYPICAL_CHAT, SessionSpec
+from gguf_budget.core.fit.server.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.model.spec import ModelSpec
 

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.headline import full_load_name, max_ctx_text
-from gguf_budget.core.fit.gpu_split import parse_tensor_split
+from gguf_budget.core.fit.placement.gpu_split import parse_tensor_split
 from gguf_budget.core.views.fit_report import offload_rows, verdict_text
 from gguf_budget.core.fit.types import FitEstimate, Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot

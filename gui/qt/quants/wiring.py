@@ -11,7 +11,7 @@ Rule 3: the ladder is judged again (`quant_ladder`, off the GUI thread) when the
         ctx, the KV type, the budget or the bandwidths change — once the controls have been still for
         SETTLE_MS, and only while the dock shows (a hidden dock catches up when shown).
         The ladder is judged with `dock_inputs.ladder_request(state)`: the asked ctx, else
-        llama.cpp's own default per row (`fit.auto_ctx`), the cap, KV type, reserves, budget,
+        llama.cpp's own default per row (`fit.ctx.auto_ctx`), the cap, KV type, reserves, budget,
         bandwidths, prompt and server of the session, so a row's figures are the ones `fit`
         and the window show for that model's full load.
 Rule 4: double-clicking a row shows that quantization in the main view (`show_model`),

@@ -1,6 +1,6 @@
 """File ▸ Add vision projector… / Add draft model…, and their Remove: files beside the model, read off the GUI thread.
 
-Rule 1: a chosen file is read and checked by the core's builder (`fit.server_inputs`:
+Rule 1: a chosen file is read and checked by the core's builder (`fit.server.inputs`:
         `open_projector`, `open_draft`) on a worker thread (`BackgroundCall`); the answer goes into
         the session as `SetServer(…)` with only that file changed.
 Rule 2: a file that is not one (a text model as projector, a projector of another width, a draft
@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QWidget
 
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.session import Session, SetServer
-from gguf_budget.core.fit.server_inputs import open_draft, open_projector
+from gguf_budget.core.fit.server.inputs import open_draft, open_projector
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.gui.qt.file_dialogs import Purpose, open_file

@@ -2,7 +2,7 @@
 
 Rule 1: each knob is the CLI's flag under the same meaning and default (`fit --runtime`, `-np`,
         `--kv-unified`, `--cache-ram`, `--ctx-checkpoints`, `--mmproj`, `--draft`): the values
-        are `ServerSettings`' and `Runtime`'s, the ranges the core's (`fit.server_types`), and
+        are `ServerSettings`' and `Runtime`'s, the ranges the core's (`fit.server.types`), and
         llama-server's own automatic choices are shown as words ("auto", "no limit", "off").
 Rule 2: the widget holds no files: the projector and the draft shown are the session's
         (`show_state`); adding or removing one is asked for by a signal and done by
@@ -30,12 +30,12 @@ from PySide6.QtWidgets import (
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
-from gguf_budget.core.fit.image_size import ImageSize
-from gguf_budget.core.fit.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
+from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.server.image_size import ImageSize
+from gguf_budget.core.fit.server.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
-from gguf_budget.core.fit.server_types import CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ServerSettings
-from gguf_budget.core.fit.slots import AUTO_SLOTS
+from gguf_budget.core.fit.server.types import CACHE_RAM, CHECKPOINTS, DRAFT_LAYERS, SLOTS, ServerSettings
+from gguf_budget.core.fit.server.slots import AUTO_SLOTS
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.server.worded_spin import WordedSpinBox

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from gguf_budget.core.errors import GGUFFormatError, ModelLoadError, RequestError
-from gguf_budget.core.fit.image_size import MAX_IMAGE_SIDE
-from gguf_budget.core.fit.projector_graph import VitShape, projector_compute_bytes
+from gguf_budget.core.fit.server.image_size import MAX_IMAGE_SIDE
+from gguf_budget.core.fit.buffers.projector_graph import VitShape, projector_compute_bytes
 from gguf_budget.core.gguf.constants import Keys
 from gguf_budget.core.gguf.header import GGUFHeader, TensorInfo, read_header
 from gguf_budget.core.model.spec import ModelSpec

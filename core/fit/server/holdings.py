@@ -38,21 +38,21 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.fit.command import ServerFlags
-from gguf_budget.core.fit.checkpoints import (
+from gguf_budget.core.fit.server.checkpoints import (
     CTX_CHECKPOINTS, DEFAULT_BATCH, CheckpointSettings, checkpoint_bytes, makes_checkpoints, partial_state_bytes,
 )
-from gguf_budget.core.fit.devices import GpuSetup, Slots
-from gguf_budget.core.fit.draft import DRAFT_N_MAX, SPEC_TYPE, DraftModel
-from gguf_budget.core.fit.moe import input_layer_bytes, output_slot_bytes
-from gguf_budget.core.fit.prompt_cache import NO_LIMIT, chosen_cache_ram_mib, full_cache_bytes
+from gguf_budget.core.fit.placement.devices import GpuSetup, Slots
+from gguf_budget.core.fit.server.draft import DRAFT_N_MAX, SPEC_TYPE, DraftModel
+from gguf_budget.core.fit.placement.moe import input_layer_bytes, output_slot_bytes
+from gguf_budget.core.fit.server.prompt_cache import NO_LIMIT, chosen_cache_ram_mib, full_cache_bytes
 from gguf_budget.core.fit.runtime_memory import LOGIT_BYTES, compute_buffer, flash_attn, graph_settings, reserved_outputs
 from gguf_budget.core.fit.runtime_types import EngineSettings
-from gguf_budget.core.fit.projector import ProjectorSpec
-from gguf_budget.core.fit.repack import repack_buffer
-from gguf_budget.core.fit.session import SessionModel, SessionTrace, replay
-from gguf_budget.core.fit.image_size import ImageSize
-from gguf_budget.core.fit.server_types import DraftLoad, ProjectorLoad, ServerLoad, ServerSettings
-from gguf_budget.core.fit.slots import SlotLayout, resolve_slots, slot_kv_table
+from gguf_budget.core.fit.server.projector import ProjectorSpec
+from gguf_budget.core.fit.buffers.repack import repack_buffer
+from gguf_budget.core.fit.server.session import SessionModel, SessionTrace, replay
+from gguf_budget.core.fit.server.image_size import ImageSize
+from gguf_budget.core.fit.server.types import DraftLoad, ProjectorLoad, ServerLoad, ServerSettings
+from gguf_budget.core.fit.server.slots import SlotLayout, resolve_slots, slot_kv_table
 from gguf_budget.core.fit.types import DeviceLoad
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.model.kv import KVType

@@ -26,7 +26,7 @@ Rule 3: with mmap the host's model buffer (`CPU_Mapped`), and a Metal GPU's (`MT
 
 from __future__ import annotations
 
-from gguf_budget.core.fit.sched import Scheduler
+from gguf_budget.core.fit.buffers.sched import Scheduler
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 

@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from gguf_budget.core.fit.compute_graph import F16, F32, I32
-from gguf_budget.core.fit.graph_alloc import Node, buffer_size
+from gguf_budget.core.fit.buffers.compute_graph import F16, F32, I32
+from gguf_budget.core.fit.buffers.graph_alloc import Node, buffer_size
 
 REPLAYED_BLOCKS = 2
 

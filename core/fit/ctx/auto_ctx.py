@@ -46,8 +46,8 @@ from dataclasses import dataclass, replace
 from typing import overload
 
 from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
-from gguf_budget.core.fit.max_ctx import largest_fitting_ctx
-from gguf_budget.core.fit.server import image_room
+from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.server.holdings import image_room
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gguf_budget.core.fit.prompt_cache import MiB, NO_LIMIT
+from gguf_budget.core.fit.server.prompt_cache import MiB, NO_LIMIT
 from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.units import human_bytes
 

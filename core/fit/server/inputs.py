@@ -13,12 +13,12 @@ Rule 2: these read the disk: the window calls them off its GUI thread.
 
 from __future__ import annotations
 
-from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
-from gguf_budget.core.fit.draft import DraftModel, read_draft
-from gguf_budget.core.fit.projector import ProjectorSpec, check_projector, read_projector
-from gguf_budget.core.fit.image_size import ImageSize
-from gguf_budget.core.fit.server_types import ServerSettings
-from gguf_budget.core.fit.session_spec import TYPICAL_CHAT, SessionSpec
+from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.server.draft import DraftModel, read_draft
+from gguf_budget.core.fit.server.projector import ProjectorSpec, check_projector, read_projector
+from gguf_budget.core.fit.server.image_size import ImageSize
+from gguf_budget.core.fit.server.types import ServerSettings
+from gguf_budget.core.fit.server.session_spec import TYPICAL_CHAT, SessionSpec
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
 from gguf_budget.core.model.spec import ModelSpec
 

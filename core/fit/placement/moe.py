@@ -24,8 +24,8 @@ from __future__ import annotations
 from typing import Callable
 
 from gguf_budget.core.fit.command import NO_SERVER_FLAGS, ServerFlags, run_command
-from gguf_budget.core.fit.devices import GpuSetup, KVTable, Slots, device_loads, fits, verdict_of
-from gguf_budget.core.fit.gpu_split import Placement, fewest_cpu_moe_layers
+from gguf_budget.core.fit.placement.devices import GpuSetup, KVTable, Slots, device_loads, fits, verdict_of
+from gguf_budget.core.fit.placement.gpu_split import Placement, fewest_cpu_moe_layers
 from gguf_budget.core.fit.runtime_types import TensorOverride
 from gguf_budget.core.fit.types import DeviceLoad, FitRequest, FitVerdict, Strategy
 from gguf_budget.core.machine.snapshot import HardwareSnapshot

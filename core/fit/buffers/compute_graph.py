@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping
 
-from gguf_budget.core.fit.graph_alloc import Node
+from gguf_budget.core.fit.buffers.graph_alloc import Node
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
 from gguf_budget.core.model.per_model_cache import per_model
 

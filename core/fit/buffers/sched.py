@@ -50,7 +50,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from gguf_budget.core.fit.graph_alloc import Node, buffer_sizes
+from gguf_budget.core.fit.buffers.graph_alloc import Node, buffer_sizes
 
 SCHED_MAX_COPIES = 4
 NO_OFFLOAD_OPS = frozenset({"get_rows"})

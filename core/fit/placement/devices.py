@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate
 
-from gguf_budget.core.fit.gpu_split import Placement, chosen_gpus, offload_gpus, place_layers, split_shares
+from gguf_budget.core.fit.placement.gpu_split import Placement, chosen_gpus, offload_gpus, place_layers, split_shares
 from gguf_budget.core.fit.types import DeviceLoad, FitRequest, FitVerdict
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.machine.usable import usable

@@ -30,14 +30,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gguf_budget.core.fit.checkpoints import (
+from gguf_budget.core.fit.server.checkpoints import (
     CheckpointSettings, checkpoint_bytes, checkpoint_positions, keep_checkpoints, makes_checkpoints, partial_state_bytes,
     seq_state_bytes,
 )
-from gguf_budget.core.fit.draft import DraftModel
-from gguf_budget.core.fit.prompt_cache import MiB
-from gguf_budget.core.fit.session_spec import Request, SessionSpec
-from gguf_budget.core.fit.slots import SlotLayout
+from gguf_budget.core.fit.server.draft import DraftModel
+from gguf_budget.core.fit.server.prompt_cache import MiB
+from gguf_budget.core.fit.server.session_spec import Request, SessionSpec
+from gguf_budget.core.fit.server.slots import SlotLayout
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec

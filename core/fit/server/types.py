@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.fit.checkpoints import CTX_CHECKPOINTS
-from gguf_budget.core.fit.draft import DraftModel
-from gguf_budget.core.fit.image_size import ImageSize
-from gguf_budget.core.fit.projector import ProjectorSpec
-from gguf_budget.core.fit.prompt_cache import check_cache_ram
-from gguf_budget.core.fit.session import SessionTrace
-from gguf_budget.core.fit.session_spec import TYPICAL_CHAT, SessionSpec
-from gguf_budget.core.fit.slots import MAX_SLOTS, SlotLayout
+from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
+from gguf_budget.core.fit.server.draft import DraftModel
+from gguf_budget.core.fit.server.image_size import ImageSize
+from gguf_budget.core.fit.server.projector import ProjectorSpec
+from gguf_budget.core.fit.server.prompt_cache import check_cache_ram
+from gguf_budget.core.fit.server.session import SessionTrace
+from gguf_budget.core.fit.server.session_spec import TYPICAL_CHAT, SessionSpec
+from gguf_budget.core.fit.server.slots import MAX_SLOTS, SlotLayout
 from gguf_budget.core.ranges import Range
 from gguf_budget.core.model.kv import KVType
 

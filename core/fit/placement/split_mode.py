@@ -23,7 +23,7 @@ Rule 3: `-sm tensor` makes one meta device of every GPU (src/llama.cpp `llama_pr
 
 from __future__ import annotations
 
-from gguf_budget.core.fit.backends import BACKENDS, GpuBackend, backend_of
+from gguf_budget.core.fit.buffers.backends import BACKENDS, GpuBackend, backend_of
 from gguf_budget.core.fit.runtime_types import EngineSettings, SplitMode
 from gguf_budget.core.machine.gpu import GpuInfo
 

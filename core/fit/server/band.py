@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gguf_budget.core.fit.checkpoints import CheckpointSettings, checkpoint_memory
-from gguf_budget.core.fit.checkpoints import DEFAULT_BATCH
+from gguf_budget.core.fit.server.checkpoints import CheckpointSettings, checkpoint_memory
+from gguf_budget.core.fit.server.checkpoints import DEFAULT_BATCH
 from gguf_budget.core.fit.runtime_memory import PROFILES
 from gguf_budget.core.fit.runtime_types import EngineSettings, Resident, RuntimeMemory, Workload
-from gguf_budget.core.fit.server_types import ServerLoad
+from gguf_budget.core.fit.server.types import ServerLoad
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 
