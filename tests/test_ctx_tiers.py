@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gguf_budget.core.explorer.ctx_tiers import tier_ctxs
+from gguf_budget.core.explorer.ctx_tiers import TIER_MARKS, tier_ctxs
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.gui.cli import main
 
@@ -41,5 +41,6 @@ def test_fit_tiers_prints_one_row_a_tier(capsys):
     path = str(catalogue_path(find_entry("llama-3.1-8b-instruct")))
     assert main(["fit", path, *MACHINE, "--tiers"]) == 0
     out = capsys.readouterr().out.split("Context tiers", 1)[1].splitlines()
-    rows = [line for line in out[2:] if line.strip()]
-    assert len(rows) >= 6 and sum("◀ chosen" in r for r in rows) == 1 and sum("largest that fits" in r for r in rows) == 1
+    *rows, legend = [line for line in out[2:] if line.strip()]
+    assert len(rows) >= 6 and sum("▶" in r[:4] for r in rows) == 1 and sum("★" in r[:4] for r in rows) == 1
+    assert legend.strip() == TIER_MARKS and max(len(line) for line in out) <= 100

@@ -77,8 +77,9 @@ def test_fit_prints_each_server_line_its_json_and_the_flags(capsys, tmp_path, te
     for label in ("Slots ", "Cache RAM ", "Checkpoint ", "Projector ", "Draft ", "Session ", "Counted ",
                   "Worst case "):
         assert f"\n{label}" in text
-    assert "4 slots sharing one unified KV cache of 2304 cells" in text and "--cache-ram 64" in text
-    assert "ctx 2,304 (2,048 as asked + 256 for one image in each slot)" in text
+    flat = " ".join(text.split())  # the text wraps at 100 columns
+    assert "4 slots sharing one unified KV cache of 2304 cells" in flat and "--cache-ram 64" in flat
+    assert "ctx 2,304 (2,048 as asked + 256 for one image in each slot)" in flat
     assert main(["fit", *args, "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     s = d["server"]

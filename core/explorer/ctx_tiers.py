@@ -98,20 +98,25 @@ def _short(t: CtxTier) -> str:
 
 
 def tiers_text(tiers: tuple[CtxTier, ...]) -> str:
-    """`fit --tiers`: one row a tier, the chosen ctx and the largest that fits marked."""
-    rows = ["Context tiers (each as fit --ctx N; host: peak RSS once the context has filled; GPUs: weights + KV + "
-            "server, all GPUs)",
-            f"  {'ctx':>9}  {'full load':<14} {'GPU layers':>10}  {'host':>10}  {'GPUs':>10}  {'decode':>16}  "
+    """`fit --tiers`: one row a tier, the chosen ctx (▶) and the largest that fits (★) marked in a column of their own,
+    so a row stays within the CLI's 100 columns."""
+    rows = ["Context tiers (each is fit --ctx N; host: peak RSS at a full context; GPUs: weights + KV + server)",
+            f"    {'ctx':>9}  {'full load':<12} {'GPU layers':>10}  {'host':>10}  {'GPUs':>10}  {'decode':>15}  "
             f"{'first token':>11}"]
     for t in tiers:
-        marks = " ".join(m for m, on in (("◀ chosen", t.chosen), ("largest that fits", t.largest)) if on)
+        marks = ("▶" if t.chosen else " ") + ("★" if t.largest else " ")
         peak = human_bytes(t.peak_rss) if t.peak_rss is not None else "—"
         gpu_needs = [n for name, n in t.needs if name != "host"]
         gpus = "—" if not gpu_needs or None in gpu_needs else human_bytes(sum(n or 0 for n in gpu_needs))
         ttft = f"≈ {t.ttft_s:.2f} s" if t.ttft_s is not None else "—"
-        rows.append(f"  {t.ctx:>9,}  {_short(t):<14} {t.gpu_layers:>10}  {peak:>10}  {gpus:>10}  "
-                    f"{rate_text(t.tok_s):>16}  {ttft:>11}  {marks}".rstrip())
+        rows.append(f"  {marks}{t.ctx:>9,}  {_short(t):<12} {t.gpu_layers:>10}  {peak:>10}  {gpus:>10}  "
+                    f"{rate_text(t.tok_s):>15}  {ttft:>11}".rstrip())
+    rows.append(f"  {TIER_MARKS}")
     return "\n".join(rows)
+
+
+TIER_MARKS = "▶ the chosen ctx   ★ the largest that fits"
+"""The legend under `fit --tiers`' rows."""
 
 
 def tiers_dicts(tiers: tuple[CtxTier, ...]) -> list[dict[str, object]]:
