@@ -21,7 +21,6 @@ STILL_COMPUTING = {
     "fit_report": "the GPU layers one fewer, and the asked ctx without its image room",
     "machine_view": "a GPU's run of blocks, and a snapshot's age",
     "runtime_report": "what a filled context adds over a short prompt",
-    "server_report": "refused steps counted and the largest RSS",
     "table": "column widths from the text's lengths",
 }
 
