@@ -173,7 +173,7 @@ def verdict_text(e: FitEstimate) -> str:
         return f"does not fit — {e.refused or short}"
     if e.verdict is FitVerdict.UNKNOWN:
         return "unknown — " + "; ".join(e.unknowns)
-    where = PLACEMENT[e.verdict].format(L=L, n=max(e.gpu_layers - 1, 0))
+    where = PLACEMENT[e.verdict].format(L=L, n=e.offloaded_blocks)
     judged = load_tier(e)
     if judged is not None and judged.why.startswith(PAGING):
         return f"{judged.why} — {where}"
@@ -192,7 +192,7 @@ def ctx_choice_text(choice: AutoFit) -> str:
     ctx, ceiling = f"ctx {choice.ctx:,}", f"{_ceiling_words(choice)} {choice.ceiling:,}"
     if choice.reason is FitCtxReason.ASKED:
         room = choice.image_room
-        return f"{ctx} ({choice.ctx - room:,} as asked + {room:,} for one image in each slot)" if room else \
+        return f"{ctx} ({choice.asked:,} as asked + {room:,} for one image in each slot)" if room else \
             f"{ctx} (as asked)"
     if choice.reason is FitCtxReason.CEILING:
         return f"{ctx} ({ceiling.removeprefix('the ')})" if choice.trained is None else \

@@ -57,6 +57,11 @@ def _f32(x: float) -> float:
     return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
+def offloaded_blocks(gpu_layers: int) -> int:
+    """Blocks on a GPU under `gpu_layers` (-ngl): the output layer is the first one offloaded (Rule 1)."""
+    return max(gpu_layers - 1, 0)
+
+
 @dataclass(frozen=True)
 class Placement:
     """Per GPU, its run of slots [start, end) (slot L = output layer); `gpu_layers` = act of Rule 1."""
@@ -67,7 +72,7 @@ class Placement:
 
     @property
     def offloaded_blocks(self) -> int:
-        return max(self.gpu_layers - 1, 0)
+        return offloaded_blocks(self.gpu_layers)
 
     @property
     def host_blocks(self) -> int:
