@@ -19,7 +19,6 @@ FORBIDDEN_OPS = (ast.Sub, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
 FORBIDDEN_CALLS = {"sum", "max", "min", "abs"}
 STILL_COMPUTING = {
     "machine_view": "a GPU's run of blocks, and a snapshot's age",
-    "runtime_report": "what a filled context adds over a short prompt",
     "table": "column widths from the text's lengths",
 }
 
