@@ -18,7 +18,6 @@ VIEWS = ROOT / "core" / "views"
 FORBIDDEN_OPS = (ast.Sub, ast.Mod, ast.Pow, ast.LShift, ast.RShift)
 FORBIDDEN_CALLS = {"sum", "max", "min", "abs"}
 STILL_COMPUTING = {
-    "machine_view": "a GPU's run of blocks, and a snapshot's age",
     "table": "column widths from the text's lengths",
 }
 
