@@ -178,6 +178,12 @@ class MemoryPlan:
         return self.ledger.total()
 
     @property
+    def next_ctx(self) -> int:
+        """The candidate ctx one step above the plan's: the one that would stream a layer when speed first grew
+        ctx as far as every layer stays pinned (`CtxReason.SPEED_GROWN`)."""
+        return self.ctx + CTX_STEP
+
+    @property
     def ring_buffer(self) -> int:
         """One buffer of the prefetch ring: the ring line shared by its `n_buffers`."""
         return self.ledger.ring // self.n_buffers
