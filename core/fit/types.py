@@ -236,6 +236,11 @@ class FitEstimate:
     """llama.cpp's own error where it would not make this load at all (`split_mode` Rule 1)."""
 
     @property
+    def n_slots(self) -> int:
+        """What -ngl counts up to: every block and the output layer (`gpu_split` Rule 1)."""
+        return self.n_layer + 1
+
+    @property
     def offloaded_blocks(self) -> int:
         """Blocks on a GPU, the output layer not counted (`gpu_split.offloaded_blocks`)."""
         return offloaded_blocks(self.gpu_layers)

@@ -263,7 +263,7 @@ def fit_text(e: FitEstimate, choice: AutoFit | None = None) -> str:
     rows = _snapshot_rows(e.snapshot) + [
         ("Reserves", "; ".join(f"{d.name} {human_bytes(d.reserve)}" for d in e.devices) + " (assumptions)"),
         ("Context", f"{kv.ctx} tokens → {kv.cells} cells, {_cache_types(e)} cache"),
-        ("GPU layers", f"{e.gpu_layers} (-ngl; {L} blocks + output layer = {L + 1}; auto {auto}); {out_where}"),
+        ("GPU layers", f"{e.gpu_layers} (-ngl; {L} blocks + output layer = {e.n_slots}; auto {auto}); {out_where}"),
         ("Weights", f"by file share (file size × GPU layers / blocks): GPU {human_bytes(w.gpu_coarse)}, "
                     f"host {human_bytes(w.host_coarse)}"),
         ("", f"exact inventory: GPU {human_bytes(w.gpu_exact)}, host {human_bytes(w.host_exact)}"),

@@ -124,7 +124,7 @@ def host_bar(snapshot: HardwareSnapshot, reserves: Reserves) -> PoolBar:
 def split_text(fit: FitEstimate) -> str:
     auto = "unknown" if fit.auto_gpu_layers is None else str(fit.auto_gpu_layers)
     where = "output layer on GPU" if fit.output_on_gpu else "output layer in host RAM"
-    return (f"{fit.gpu_layers} of {fit.n_layer + 1} slots on GPU ({fit.n_layer} blocks + the output layer; "
+    return (f"{fit.gpu_layers} of {fit.n_slots} slots on GPU ({fit.n_layer} blocks + the output layer; "
             f"auto: {auto}); {where}")
 
 

@@ -77,7 +77,7 @@ def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
     if d is not None:
         where = ", ".join(f"{name} {human_bytes(w)} + KV {human_bytes(dict(d.kv).get(name))}"
                           for name, w in d.weights if w or dict(d.kv).get(name))
-        rows.append(("Draft", f"{d.path}: {d.gpu_layers} of {d.n_layer + 1} layers on GPU (-ngld); {where}; "
+        rows.append(("Draft", f"{d.path}: {d.gpu_layers} of {d.n_slots} layers on GPU (-ngld); {where}; "
                               f"compute {human_bytes(d.compute)} on {d.compute_device}, output "
                               f"{human_bytes(d.output)}"))
     rows += _session_rows(e)
