@@ -204,7 +204,7 @@ def _load_plain(load: FullLoad) -> str:
     if fit.verdict is FitVerdict.FITS_GPU:
         return f"Runs fully on the GPU at {ctx} context{rate}"
     if fit.verdict is FitVerdict.FITS_SPLIT:
-        return f"Runs with {max(fit.gpu_layers - 1, 0)} of {fit.n_layer} layers on the GPU at {ctx} context{rate}"
+        return f"Runs with {fit.offloaded_blocks} of {fit.n_layer} layers on the GPU at {ctx} context{rate}"
     if fit.verdict is FitVerdict.CPU_ONLY:
         return f"Runs on the CPU alone, in RAM, at {ctx} context{rate}"
     if fit.verdict is FitVerdict.DOES_NOT_FIT:

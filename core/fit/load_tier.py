@@ -42,6 +42,9 @@ class Peak:
 
     short: int | None
     full: int | None
+    counted_over_filled: int = 0
+    """How far the full end is above the filled context's own resident memory: the server's cache and checkpoints
+    its verdict counts beyond the filled slots' checkpoints (0 when none are)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,7 @@ def peak_memory(fit: FitEstimate) -> Peak:
     counted = None if server is None or not server.host_rss or not serves else server.counted
     if counted is not None:
         full = max(full, full - m.full.checkpoints + counted)
-    return Peak(m.peak_rss_short, full)
+    return Peak(m.peak_rss_short, full, full - m.full.total)
 
 
 def _headroom(fit: FitEstimate) -> str:

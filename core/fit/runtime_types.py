@@ -158,6 +158,15 @@ class DeviceMemory:
         return None if anon is None else anon + self.mapped_weights
 
 
+@dataclass(frozen=True)
+class Growth:
+    """What a filled context adds over a short prompt, by the items that grow with it."""
+
+    compute: int
+    work: int
+    checkpoints: int
+
+
 @dataclass(frozen=True, kw_only=True)
 class Resident:
     """What the llama.cpp process has resident in host RAM at the end of a workload, by item.
@@ -179,6 +188,11 @@ class Resident:
     process: int
     server: int = 0
     server_mapped: int = 0
+
+    def growth_over(self, short: Resident) -> Growth:
+        """What this workload holds beyond `short`'s in the items a longer context grows."""
+        return Growth(compute=self.compute - short.compute, work=self.work - short.work,
+                      checkpoints=self.checkpoints - short.checkpoints)
 
     @property
     def anonymous(self) -> int:

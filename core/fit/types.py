@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.command import RunCommand
-from gguf_budget.core.fit.placement.gpu_split import MAX_TENSOR_SPLIT
+from gguf_budget.core.fit.placement.gpu_split import MAX_TENSOR_SPLIT, offloaded_blocks
 from gguf_budget.core.fit.runtime_types import EngineSettings, RuntimeMemory
 from gguf_budget.core.fit.server.types import ServerLoad, ServerSettings
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
@@ -234,6 +234,16 @@ class FitEstimate:
     """What llama-server adds (`server`): slots, prompt cache, checkpoints, projector, draft."""
     refused: str | None = None
     """llama.cpp's own error where it would not make this load at all (`split_mode` Rule 1)."""
+
+    @property
+    def n_slots(self) -> int:
+        """What -ngl counts up to: every block and the output layer (`gpu_split` Rule 1)."""
+        return self.n_layer + 1
+
+    @property
+    def offloaded_blocks(self) -> int:
+        """Blocks on a GPU, the output layer not counted (`gpu_split.offloaded_blocks`)."""
+        return offloaded_blocks(self.gpu_layers)
 
     @property
     def peak_rss_server(self) -> int | None:

@@ -84,6 +84,10 @@ class HardwareSnapshot:
         if self.host_available < 0 or self.host_available > self.host_total:
             raise RequestError("host available RAM must lie between 0 and host total")
 
+    def age(self, now: float) -> int:
+        """Whole seconds since the probe at `now` (0 when the clock reads before it)."""
+        return max(0, int(now - self.captured_at))
+
 
 def nvml_error_reason(code: int | None, text: str) -> str:
     return NVML_REASONS.get(code, f"NVML error {code}: {safe_text(text)}") if code is not None else safe_text(text)

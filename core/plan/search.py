@@ -220,7 +220,7 @@ def _plan(search: PlanSearch, model: ModelSpec, request: BudgetRequest) -> Memor
     return MemoryPlan(
         feasible=feasible, overridden=overridden, budget=request.budget,
         ctx=chosen.ctx, ctx_capped=chosen.ctx < search.top, ctx_explicit=search.explicit, ctx_cap=search.top,
-        context_length=model.context_length, stream_lm_head=chosen.stream_head,
+        ctx_start=search.search_top, context_length=model.context_length, stream_lm_head=chosen.stream_head,
         tied_head=model.tied_embeddings, n_buffers=chosen.n_buffers, n_pinned=chosen.n_pinned,
         n_layer=model.n_layer, kv_type=request.kv_type, weight_ceiling=ceiling, ledger=ledger,
         minimum_required=minimum.total(), minimum_ledger=minimum, ctx_policy=search.policy,

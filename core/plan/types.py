@@ -144,7 +144,8 @@ class MemoryPlan:
     """The decision and its evidence: the chosen knobs and the ledger (`views.plan_report` words them).
 
     `ctx_cap` is the ctx the search started from (the explicit ctx when given); `ctx_capped`
-    says the plan's ctx is below it. `ctx_reason` says why ctx is what it is, under the
+    says the plan's ctx is below it. `ctx_start` is where the ctx-first search began lowering:
+    the cap, or DEFAULT_CTX under the speed policy when that is lower. `ctx_reason` says why ctx is what it is, under the
     request's `ctx_policy`; `ring` compares the requested ring depth with the planned one.
     `over_budget_by` is how far a forced plan exceeds the budget (0 otherwise).
     """
@@ -156,6 +157,7 @@ class MemoryPlan:
     ctx_capped: bool
     ctx_explicit: bool
     ctx_cap: int
+    ctx_start: int
     context_length: int | None
     stream_lm_head: bool
     tied_head: bool
@@ -174,6 +176,12 @@ class MemoryPlan:
     @property
     def total(self) -> int:
         return self.ledger.total()
+
+    @property
+    def next_ctx(self) -> int:
+        """The candidate ctx one step above the plan's: the one that would stream a layer when speed first grew
+        ctx as far as every layer stays pinned (`CtxReason.SPEED_GROWN`)."""
+        return self.ctx + CTX_STEP
 
     @property
     def ring_buffer(self) -> int:

@@ -137,6 +137,11 @@ class QuantRow:
         return self.fit.verdict == FitVerdict.FITS_GPU
 
     @property
+    def load_rank(self) -> int:
+        """The full load's place when rows are sorted by it: 2 for fully on a GPU, 1 more for fitting in RAM."""
+        return self.fully_on_gpu * 2 + self.fits_in_ram
+
+    @property
     def bits_per_weight(self) -> float:
         """Rule 9: the bits per weight every screen shows, to BPW_DECIMALS places."""
         return round(self.mix.bits_per_weight, BPW_DECIMALS)

@@ -173,7 +173,7 @@ def verdict_text(e: FitEstimate) -> str:
         return f"does not fit — {e.refused or short}"
     if e.verdict is FitVerdict.UNKNOWN:
         return "unknown — " + "; ".join(e.unknowns)
-    where = PLACEMENT[e.verdict].format(L=L, n=max(e.gpu_layers - 1, 0))
+    where = PLACEMENT[e.verdict].format(L=L, n=e.offloaded_blocks)
     judged = load_tier(e)
     if judged is not None and judged.why.startswith(PAGING):
         return f"{judged.why} — {where}"
@@ -192,7 +192,7 @@ def ctx_choice_text(choice: AutoFit) -> str:
     ctx, ceiling = f"ctx {choice.ctx:,}", f"{_ceiling_words(choice)} {choice.ceiling:,}"
     if choice.reason is FitCtxReason.ASKED:
         room = choice.image_room
-        return f"{ctx} ({choice.ctx - room:,} as asked + {room:,} for one image in each slot)" if room else \
+        return f"{ctx} ({choice.asked:,} as asked + {room:,} for one image in each slot)" if room else \
             f"{ctx} (as asked)"
     if choice.reason is FitCtxReason.CEILING:
         return f"{ctx} ({ceiling.removeprefix('the ')})" if choice.trained is None else \
@@ -263,7 +263,7 @@ def fit_text(e: FitEstimate, choice: AutoFit | None = None) -> str:
     rows = _snapshot_rows(e.snapshot) + [
         ("Reserves", "; ".join(f"{d.name} {human_bytes(d.reserve)}" for d in e.devices) + " (assumptions)"),
         ("Context", f"{kv.ctx} tokens → {kv.cells} cells, {_cache_types(e)} cache"),
-        ("GPU layers", f"{e.gpu_layers} (-ngl; {L} blocks + output layer = {L + 1}; auto {auto}); {out_where}"),
+        ("GPU layers", f"{e.gpu_layers} (-ngl; {L} blocks + output layer = {e.n_slots}; auto {auto}); {out_where}"),
         ("Weights", f"by file share (file size × GPU layers / blocks): GPU {human_bytes(w.gpu_coarse)}, "
                     f"host {human_bytes(w.host_coarse)}"),
         ("", f"exact inventory: GPU {human_bytes(w.gpu_exact)}, host {human_bytes(w.host_exact)}"),

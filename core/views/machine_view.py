@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gguf_budget.core.fit.placement.gpu_split import block_run
 from gguf_budget.core.fit.types import DeviceLoad, FitEstimate, FitVerdict, Reserves
 from gguf_budget.core.machine.gpus import NO_GPU, is_driver_detail
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, SnapshotSource
@@ -91,12 +92,11 @@ def slots_text(slots: tuple[int, int] | None, n_layer: int) -> str:
     """A GPU's run of slots in words: 'blocks 13–26', 'blocks 27–31 and the output layer', 'no layers'."""
     if slots is None:
         return ""
-    start, end = slots
-    blocks = min(end, n_layer) - start
-    if end <= start:
+    run = block_run(slots, n_layer)
+    if run.empty:
         return "no layers"
-    words = [f"block {start}" if blocks == 1 else f"blocks {start}–{start + blocks - 1}"] if blocks > 0 else []
-    words += ["the output layer"] if end > n_layer else []
+    words = [f"block {run.first}" if run.count == 1 else f"blocks {run.first}–{run.last}"] if run.count > 0 else []
+    words += ["the output layer"] if run.output else []
     return " and ".join(words)
 
 
@@ -124,7 +124,7 @@ def host_bar(snapshot: HardwareSnapshot, reserves: Reserves) -> PoolBar:
 def split_text(fit: FitEstimate) -> str:
     auto = "unknown" if fit.auto_gpu_layers is None else str(fit.auto_gpu_layers)
     where = "output layer on GPU" if fit.output_on_gpu else "output layer in host RAM"
-    return (f"{fit.gpu_layers} of {fit.n_layer + 1} slots on GPU ({fit.n_layer} blocks + the output layer; "
+    return (f"{fit.gpu_layers} of {fit.n_slots} slots on GPU ({fit.n_layer} blocks + the output layer; "
             f"auto: {auto}); {where}")
 
 
@@ -170,7 +170,7 @@ def snapshot_when(snapshot: HardwareSnapshot, now: float) -> str:
     """'snapshot probed 12 s ago' or 'hypothetical machine (typed in, not measured)' (Rule 3)."""
     if snapshot.source is SnapshotSource.HYPOTHETICAL:
         return "hypothetical machine (typed in, not measured)"
-    age = max(0, int(now - snapshot.captured_at))
+    age = snapshot.age(now)
     if age < 120:
         return f"snapshot probed {age} s ago"
     return f"snapshot probed {age // 60} min ago" if age < 7200 else f"snapshot probed {age // 3600} h ago"

@@ -15,7 +15,7 @@ from typing import Any
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.ledger import LEDGER_LINES, WEIGHT_LINES, MemLedger
 from gguf_budget.core.plan.types import (
-    CTX_STEP, CtxPolicy, CtxReason, MemoryPlan, RingChoice, RingReason,
+    CtxReason, MemoryPlan, RingChoice, RingReason,
 )
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.ledger_names import TOTAL_NAME, line_name
@@ -37,12 +37,11 @@ def _ctx_why(p: MemoryPlan) -> str:
         CtxReason.EXPLICIT: "as requested",
         CtxReason.MINIMUM: "the minimum configuration",
         CtxReason.CAP: "the cap, not lowered",
-        CtxReason.LOWERED: f"lowered from {min(p.ctx_cap, DEFAULT_CTX) if p.ctx_policy is CtxPolicy.SPEED else p.ctx_cap}"
-                           " to fit the budget",
+        CtxReason.LOWERED: f"lowered from {p.ctx_start} to fit the budget",
         CtxReason.SPEED_HELD: f"speed first: held at {DEFAULT_CTX} of the {p.ctx_cap} cap, so the budget "
                               "pins layers rather than context; prefer context for more",
         CtxReason.SPEED_GROWN: f"speed first: grown past {DEFAULT_CTX} while every layer stays pinned; "
-                               f"{p.ctx + CTX_STEP} would stream a layer",
+                               f"{p.next_ctx} would stream a layer",
     }[p.ctx_reason]
 
 

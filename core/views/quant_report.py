@@ -29,7 +29,6 @@ from typing import Any, Callable
 
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.views.fit_report import ctx_choice_text
-from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.llama_cpp import QUANT_RULES_SOURCE
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import VERDICT_WORDS, snapshot_dict, snapshot_text
@@ -56,7 +55,7 @@ RECOMMENDED_RULE = (
 
 
 def _gpu_layers(row: QuantRow) -> str:
-    return f"{row.fit.gpu_layers}/{row.fit.n_layer + 1}"
+    return f"{row.fit.gpu_layers}/{row.fit.n_slots}"
 
 
 def _decode_cell(speed: SpeedEstimate | None) -> str:
@@ -108,7 +107,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("size", "File size", lambda r: human_bytes(r.mix.file_bytes), lambda r: r.mix.file_bytes, "Size"),
     Column("bpw", "Bits/weight", lambda r: format(r.bits_per_weight, f".{BPW_DECIMALS}f"), lambda r: r.mix.bits_per_weight, "Bits"),
     Column("verdict", "Full load", lambda r: VERDICT_WORDS[r.fit.verdict],
-           lambda r: (r.fit.verdict == FitVerdict.FITS_GPU) * 2 + r.fits_in_ram, "Full load"),
+           lambda r: r.load_rank, "Full load"),
     Column("gpu_layers", "GPU layers", _gpu_layers, lambda r: r.fit.gpu_layers, "GPU"),
     Column("ctx", "Ctx", lambda r: f"{r.ctx:,}", lambda r: r.ctx, "Ctx"),
     Column("largest_ctx", "Largest ctx", _ctx_cell, lambda r: r.largest_ctx or 0, "Max ctx"),

@@ -87,18 +87,19 @@ def _features(m: RuntimeMemory) -> str:
 
 def _grows(short: Resident, full: Resident) -> str:
     """What a filled context adds over a short prompt, item by item."""
-    parts = [("compute touched", full.compute - short.compute), ("work buffer", full.work - short.work),
-             ("context checkpoints", full.checkpoints - short.checkpoints)]
+    grown = full.growth_over(short)
+    parts = [("compute touched", grown.compute), ("work buffer", grown.work), ("context checkpoints", grown.checkpoints)]
     return ", ".join(f"{name} +{human_bytes(v)}" for name, v in parts if v > 0) or "nothing"
 
 
 def _full_end(fit: FitEstimate, full: Resident, filled: str) -> str:
     """The full end's one figure (`load_tier.peak_memory`), `filled` (when), and what it counts beyond the filled
     context."""
-    peak = peak_memory(fit).full or full.total
-    counted = "" if peak == full.total else (f", with the cache and checkpoints the verdict counts "
-                                             f"({human_bytes(peak - full.total)} over the filled context's)")
-    return f"≈ {human_bytes(peak)} {filled}{counted}"
+    peak = peak_memory(fit)
+    counted = "" if not peak.counted_over_filled else (f", with the cache and checkpoints the verdict counts "
+                                                       f"({human_bytes(peak.counted_over_filled)} over the filled "
+                                                       f"context's)")
+    return f"≈ {human_bytes(peak.full or full.total)} {filled}{counted}"
 
 
 def peak_rss_rows(fit: FitEstimate) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gguf_budget.core.fit.server.prompt_cache import DEFAULT_CACHE_RAM_MIB, NO_LIMIT
-from gguf_budget.core.fit.server.band import session_rss
+from gguf_budget.core.fit.server.band import peak_session_rss, session_rss
 from gguf_budget.core.fit.server.caps import worst_case_caps
 from gguf_budget.core.fit.server.types import ServerLoad
 from gguf_budget.core.fit.server.slots import AUTO_SLOTS
@@ -77,7 +77,7 @@ def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
     if d is not None:
         where = ", ".join(f"{name} {human_bytes(w)} + KV {human_bytes(dict(d.kv).get(name))}"
                           for name, w in d.weights if w or dict(d.kv).get(name))
-        rows.append(("Draft", f"{d.path}: {d.gpu_layers} of {d.n_layer + 1} layers on GPU (-ngld); {where}; "
+        rows.append(("Draft", f"{d.path}: {d.gpu_layers} of {d.n_slots} layers on GPU (-ngld); {where}; "
                               f"compute {human_bytes(d.compute)} on {d.compute_device}, output "
                               f"{human_bytes(d.output)}"))
     rows += _session_rows(e)
@@ -97,12 +97,12 @@ def _session_rows(e: FitEstimate) -> list[tuple[str, str]]:
     if s is None or s.session is None:
         return []
     spec, peak = s.session.spec, s.session.peak
-    rss = [r for r in _rss(e) if r is not None]
+    top = peak_session_rss(_rss(e))
     said = f"{spec.text} (assumed: a typical chat; --session to describe yours)" if spec.assumed else spec.text
-    refused = sum(step.refused for step in s.session.steps)
+    refused = s.session.refused
     rows = [("Session", f"{said}: {len(s.session.steps)} requests, cache and checkpoints {human_bytes(peak.held)} at "
                         f"most (after request {s.session.steps.index(peak) + 1})"
-                        + (f", resident ≈ {human_bytes(max(rss))} at most" if rss else "")
+                        + (f", resident ≈ {human_bytes(top)} at most" if top is not None else "")
                         + (f"; {refused} request(s) exceed a slot's context and are refused" if refused else ""))]
     counted = ("the worst case (--worst-case), " + WORST_CASE if s.settings.worst_case
                else f"the session's peak, {human_bytes(peak.held)}; the worst case, {WORST_CASE}, is "
@@ -130,9 +130,9 @@ class SessionChart:
 def session_chart(e: FitEstimate) -> SessionChart | None:
     """Rule 3 as a chart; None without a session (no context, or a fact missing)."""
     s, rss = e.server, _rss(e)
-    if s is None or s.session is None or not any(r is not None for r in rss):
+    top = peak_session_rss(rss)
+    if s is None or s.session is None or top is None:
         return None
-    top = max(r for r in rss if r is not None)
     return SessionChart(rss=rss, worst=e.peak_rss_server,
                         caption=f"resident after each of {len(rss)} requests ({s.session.spec.text}): at most "
                                 f"{human_bytes(top)}; the worst case {human_bytes(e.peak_rss_server)}")
@@ -152,7 +152,7 @@ def session_dict(e: FitEstimate) -> dict[str, Any] | None:
              for i, st in enumerate(trace.steps)]
     return {"spec": trace.spec.text, "assumed": trace.spec.assumed, "counted": "worst_case" if s.settings.worst_case
             else "session_peak", "peak_request": trace.steps.index(trace.peak) + 1, "peak_held": trace.peak.held,
-            "peak_rss": max((r for r in rss if r is not None), default=None), "worst_case_held": s.worst_held,
+            "peak_rss": peak_session_rss(rss), "worst_case_held": s.worst_held,
             "worst_case_rss": e.peak_rss_server, "worst_case": WORST_CASE,
             "caps": [{"flag": c.flag, "value": c.value, "cost": c.cost} for c in worst_case_caps(e)],
             "trajectory": steps}

@@ -78,6 +78,11 @@ class AutoFit:
     """Rule 1: tokens added to an asked ctx so every slot holds one image beside the asked text."""
 
     @property
+    def asked(self) -> int:
+        """The ctx as asked, before Rule 1's image room was added (the ctx itself for a chosen one)."""
+        return self.ctx - self.image_room
+
+    @property
     def shrunk(self) -> bool:
         """The ctx was lowered below the ceiling to fit (Rule 2 or 4)."""
         return self.reason in (FitCtxReason.SHRUNK, FitCtxReason.FLOOR) and self.ctx < self.ceiling

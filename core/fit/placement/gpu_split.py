@@ -58,6 +58,30 @@ def _f32(x: float) -> float:
 
 
 @dataclass(frozen=True)
+class BlockRun:
+    """A GPU's run of slots as what it holds (Rule 1): blocks `first` … `last` (`count` of them, none when 0),
+    the output layer or not; `empty` when the run holds no slot at all."""
+
+    first: int
+    last: int
+    count: int
+    output: bool
+    empty: bool
+
+
+def block_run(slots: tuple[int, int], n_layer: int) -> BlockRun:
+    """The run of slots [start, end) — slot `n_layer` is the output layer — as blocks and the output layer."""
+    start, end = slots
+    count = min(end, n_layer) - start
+    return BlockRun(first=start, last=start + count - 1, count=count, output=end > n_layer, empty=end <= start)
+
+
+def offloaded_blocks(gpu_layers: int) -> int:
+    """Blocks on a GPU under `gpu_layers` (-ngl): the output layer is the first one offloaded (Rule 1)."""
+    return max(gpu_layers - 1, 0)
+
+
+@dataclass(frozen=True)
 class Placement:
     """Per GPU, its run of slots [start, end) (slot L = output layer); `gpu_layers` = act of Rule 1."""
 
@@ -67,7 +91,7 @@ class Placement:
 
     @property
     def offloaded_blocks(self) -> int:
-        return max(self.gpu_layers - 1, 0)
+        return offloaded_blocks(self.gpu_layers)
 
     @property
     def host_blocks(self) -> int:

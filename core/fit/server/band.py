@@ -74,3 +74,8 @@ def session_rss(memory: RuntimeMemory, load: ServerLoad) -> tuple[int | None, ..
         touched, held = max(touched, r.compute + r.work), max(held, step.held)
         out.append(fixed + touched + held)
     return tuple(out)
+
+
+def peak_session_rss(rss: tuple[int | None, ...]) -> int | None:
+    """Rule 3: the most a session's server is predicted resident after any request (None when no request was)."""
+    return max((r for r in rss if r is not None), default=None)

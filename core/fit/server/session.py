@@ -94,6 +94,11 @@ class SessionTrace:
     def peak(self) -> SessionStep:
         return max(self.steps, key=lambda s: s.held)
 
+    @property
+    def refused(self) -> int:
+        """How many requests exceed a slot's context, so llama-server refuses them."""
+        return sum(step.refused for step in self.steps)
+
 
 @dataclass
 class _Slot:

@@ -87,6 +87,11 @@ class DraftLoad:
     repack: int = 0
     """The CPU's repacked copies of its host weights (`repack`), beside the mapped ones."""
 
+    @property
+    def n_slots(self) -> int:
+        """What -ngld counts up to: every block of the draft and its output layer."""
+        return self.n_layer + 1
+
     def on(self, device: str) -> int | None:
         """Weights + KV the draft holds on `device` (what the verdict counts)."""
         w = dict(self.weights).get(device, 0)
