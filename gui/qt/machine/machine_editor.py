@@ -84,8 +84,9 @@ class MachineEditor(QWidget):
         self.backend.addItems(["", *(b.value for b in GPU_BACKENDS)])
         backend_edit = self.backend.lineEdit()
         assert backend_edit is not None  # an editable combo box has one
-        backend_edit.setPlaceholderText("the preset's, else the GPU maker's")
-        self.backend.setToolTip("The llama.cpp backend running the GPU layers (as --backend)")
+        backend_edit.setPlaceholderText("preset's or maker's")
+        self.backend.setToolTip("The llama.cpp backend running the GPU layers (as --backend); empty: the preset's, else the "
+                                "GPU maker's usual one")
         self.gpu_tflops = named(QLineEdit("", self, placeholderText="the preset's; unknown otherwise"), "typedGpuTflops")
         self.gpu_tflops.setToolTip(f"The GPU's dense FP16 matrix rate in TFLOPS (as --gpu-tflops), "
                                    f"from {GPU_TFLOPS.low:g} to {GPU_TFLOPS.high:g}")
