@@ -15,14 +15,13 @@ import argparse
 import shlex
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log, reads_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from gguf_factory import write_gguf  # noqa: E402  (tests/ is not a package)
+from llamacpp_recording import recorded_log  # noqa: E402
 from rpc_runs import PORTS, RUNS  # noqa: E402
 from runnable_model import multi_device_descs  # noqa: E402
 
@@ -32,21 +31,8 @@ MODELS = Path("/tmp/gguf-budget-rpc-models")
 KEEP_WORDS = ("compute buffer size is", "pipeline parallelism")
 
 
-def _kept(line: str) -> bool:
-    return line.startswith(("+ ", "rc=")) or any(w in line for w in KEEP_WORDS) or reads_line(line)
-
-
 def record(argv: list[str], bin_dir: Path, models: Path) -> str:
-    with tempfile.TemporaryDirectory(prefix="llamacpp-rpc-") as tmp:
-        folder = Path(tmp)
-        (folder / "models").symlink_to(models)
-        done = subprocess.run([str(bin_dir / argv[0]), *argv[1:]], cwd=folder, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, errors="replace", timeout=600)
-    text = "\n".join([f"+ {shlex.join(argv)}", (done.stdout + done.stderr).rstrip("\n"), f"rc={done.returncode}"])
-    kept = "".join(line + "\n" for line in text.splitlines() if _kept(line))
-    if parse_llamacpp_log(kept) != parse_llamacpp_log(text):
-        raise RuntimeError(f"{argv}: the kept lines do not read back as the whole log")
-    return kept
+    return recorded_log(argv, shlex.join(argv), bin_dir, models, KEEP_WORDS)
 
 
 def main() -> None:

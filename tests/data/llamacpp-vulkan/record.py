@@ -13,16 +13,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log, reads_line
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from vulkan_runs import ENV, RUNS, VulkanRun  # noqa: E402  (tests/ is not a package)
+from llamacpp_recording import recorded_log  # noqa: E402  (tests/ is not a package)
+from vulkan_runs import ENV, RUNS, VulkanRun  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 BIN = Path.home() / ".cache" / "gguf-budget-ci" / "llama.cpp-0c1e570-vulkan" / "bin"
@@ -30,24 +28,9 @@ MODELS = Path("/work/models")
 KEEP_WORDS = ("compute buffer size is", "pipeline parallelism", "ggml_vulkan: ", "Flash Attention")
 
 
-def _kept(line: str) -> bool:
-    return line.startswith(("+ ", "rc=")) or any(w in line for w in KEEP_WORDS) or reads_line(line)
-
-
 def record(run: VulkanRun, bin_dir: Path, models: Path) -> str:
-    """The run's kept log lines; raises when they do not read back as the whole log."""
-    argv = run.argv()
-    with tempfile.TemporaryDirectory(prefix="llamacpp-vulkan-") as tmp:
-        folder = Path(tmp)
-        (folder / "models").symlink_to(models)
-        done = subprocess.run([str(bin_dir / argv[0]), *argv[1:]], cwd=folder, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, errors="replace", timeout=600,
-                              env={**os.environ, **ENV})
-    text = "\n".join([f"+ {run.command()}", (done.stdout + done.stderr).rstrip("\n"), f"rc={done.returncode}"])
-    kept = "".join(line + "\n" for line in text.splitlines() if _kept(line))
-    if parse_llamacpp_log(kept) != parse_llamacpp_log(text):
-        raise RuntimeError(f"{run.name}: the kept lines do not read back as the whole log")
-    return kept
+    """The run's kept log lines (`llamacpp_recording` Rule 2), on the lavapipe device."""
+    return recorded_log(run.argv(), run.command(), bin_dir, models, KEEP_WORDS, {**os.environ, **ENV})
 
 
 def main() -> None:
