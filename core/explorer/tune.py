@@ -1,48 +1,68 @@
 """What should I run: a goal-driven search over llama.cpp's settings, each candidate priced as the full load.
 
 Rule 1: a candidate is the person's state with some of llama.cpp's options replaced — `-ctk/-ctv` (f16, q8_0; q4_0
-        only when `allow_q4_kv`), `-ub` (256, 512, 1024), `--n-cpu-moe` (MoE models: not set, the fewest blocks
-        that put every layer on the GPUs at the ctx floor, bisected per KV type, and a quarter, half, three
-        quarters and all), `--cache-ram` (the server's default, or 0 for `least-memory`), `-np` and `-c`.
-        `-ngl` stays llama.cpp's own choice (auto): at an asked ctx `auto_fit` already gives up layers until the ctx
-        fits, so fewer layers are searched by the fit itself, and a fixed lower count never decodes faster.
-        `-fa` is left to llama.cpp (auto) for an f16 cache and set on for a quantized V cache, which needs it.
+        only when `allow_q4_kv`), `-fa` (f16: llama.cpp's auto and its opposite; a quantized V cache needs it on),
+        `-ub` (256, 512, 1024), `--n-cpu-moe` (MoE models: not set, the fewest blocks that put every layer on the
+        GPUs at the ctx floor, bisected per KV type, and a quarter, half, three quarters and all), `--cache-ram`
+        (the server's default, or 0 for `least-memory`), `-ngl` (llama.cpp's own; for `least-memory` on GPUs also
+        the fewest layers that still meet the speed floor, bisected), `-np`, `-c` and — when the model's Hub
+        repository is known (`views.remote_command.source_repo`: opened from the Hub, or a file of the Hugging
+        Face cache) — the quantization, every type of the quant ladder (`quant.ladder.price_types`) but those
+        with heavy loss (`quant.ladder.loses_heavily`) unless `allow_heavy_quant`.
 Rule 2: every candidate is priced by `full_load` (fit + speed) — the one pricing path `fit` and the window use — and
         is admissible when its verdict is admitted and its decode (`SpeedEstimate.tok_s`, an empty cache) meets the
-        floor. The answer's command is that full load's `fit.command`.
+        floor. The answer's command is that full load's `fit.command` (a priced type's names the type it is).
 Rule 3: goals. `max-ctx`: the largest ctx; `max-speed`: the fastest at `min_ctx`; `max-slots`: the most `-np` slots of
-        `min_ctx` each (`-c` = slots × min_ctx); `least-memory`: the least memory over every device at `min_ctx`.
-        Ties go to the faster, then the smaller, then the earlier candidate in Rule 1's order (defaults first).
+        `min_ctx` each (`-c` = slots × min_ctx); `least-memory`: the least memory over every device at `min_ctx`,
+        compared in steps of MEMORY_STEP (1 %: a setting that saves less is no saving worth its speed). Ties go to the higher-quality type (more bits per weight), then the faster, then the smaller, then the
+        earlier candidate in Rule 1's order (defaults first).
 Rule 4: search, not brute force. With the other knobs fixed, admission and decode speed are monotone in ctx (a longer
-        cache only adds bytes, and fewer layers then fit) and in slots, so ctx and slots are bisected: about
-        log2(ceiling / 256) full loads per candidate. Not monotone, so enumerated: the KV type (q8_0 shrinks the cache
-        but reads differently), `-ub` (compute buffers against prefill), `--n-cpu-moe` (experts in RAM free VRAM for
-        layers, but are read from RAM); these are few. The runners-up are the best of what the search priced: a knob
-        that cannot reach the best so far is dropped after one load, not bisected for a runner-up's figure.
+        cache only adds bytes, and fewer layers then fit), in slots and in `-ngl` (a layer on a GPU is read from
+        VRAM), so ctx, slots and the least-memory `-ngl` are bisected: about log2(ceiling / 256) full loads per
+        candidate. Not monotone, so enumerated: the KV type (q8_0 shrinks the cache but reads differently), `-fa`
+        (the attention buffers against llama.cpp's kernels), `-ub` (compute buffers against prefill),
+        `--n-cpu-moe` (experts in RAM free VRAM for layers, but are read from RAM); these are few. The
+        quantization is searched after them, with the best settings of the file's own type held (a heuristic:
+        the other knobs' order rarely changes with the type): fewer bits free memory and read less, but the
+        compute buffers and the repacked copies do not follow the bits. The runners-up are the best of what the
+        search priced: a knob that cannot reach the best so far is dropped after one load, not bisected for a
+        runner-up's figure.
 Rule 5: a goal nothing meets names the binding constraint: memory (no candidate fits at the smallest ctx asked; by
         the smallest shortfall over the devices) or speed (the fastest candidate that fits, and how far under the
         floor it is).
-Rule 6: a q4_0 KV cache costs quality: the answer says so, and it is never chosen unless `allow_q4_kv`.
+Rule 6: what costs quality is never chosen silently: a q4_0 KV cache only when `allow_q4_kv`, a heavy-loss type only
+        when `allow_heavy_quant`; the answer's notes say what the chosen q4_0 cache, and a type with fewer bits
+        per weight than the file's own, cost.
+Rule 7: not searched: `-ot` placements other than `--n-cpu-moe`'s. The decode estimate reads host-kept experts
+        only as `--n-cpu-moe`'s run of whole blocks (`speed.token_bytes` Rule 9); any other `-ot` is priced for
+        memory but would be read at VRAM speed, so the search would take it for free VRAM — a wrong answer.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from math import log, log1p, prod
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.fit.runtime_memory import flash_attn
 from gguf_budget.core.fit.server.slots import MAX_SLOTS
 from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.quant.ladder import BPW_DECIMALS, HEAVY_LOSS_BPW, is_own_type, loses_heavily, price_types, shown_bits
 from gguf_budget.core.speed.token_bytes import TokenPrices
+from gguf_budget.core.views.quant_report import HEAVY_LOSS_MARK
+from gguf_budget.core.views.remote_command import source_repo
 from gguf_budget.core.vocab import TextEnum
 
 CTX_STEP = 256
 UBATCHES = (512, 256, 1024)
 KV_CHOICES = (KVType.F16, KVType.Q8_0)
+MEMORY_STEP = 0.01
+_KV_RANK = {KVType.Q4_0: 0, KVType.Q8_0: 1, KVType.F16: 2}
 Q4_QUALITY = ("q4_0 KV cache: about a quarter of f16's bytes, at a measurable loss of quality on long contexts "
               "(perplexity rises); chosen only because q4_0 was allowed")
 
@@ -58,11 +78,12 @@ class Goal(TextEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class Constraints:
-    """The floors a goal must meet, and whether q4_0 KV may be chosen (Rule 6)."""
+    """The floors a goal must meet, and what costs quality that may be chosen (Rule 6)."""
 
     min_tok_s: float = 0.0
     min_ctx: int = DEFAULT_CTX
     allow_q4_kv: bool = False
+    allow_heavy_quant: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_tok_s < 1e9 or not 1 <= self.min_ctx < 2**31:
@@ -71,36 +92,47 @@ class Constraints:
 
 @dataclass(frozen=True, kw_only=True)
 class Knobs:
-    """One candidate's settings (Rule 1)."""
+    """One candidate's settings (Rule 1): None is llama.cpp's own choice (`flash_attn`, `gpu_layers`) or the file's
+    own type (`quant`)."""
 
     kv: KVType
     ubatch: int
     n_cpu_moe: int | None
     cache_ram_mib: int | None
+    flash_attn: bool | None = None
+    gpu_layers: int | None = None
+    quant: str | None = None
 
-    def apply(self, state: ExplorerState, ctx: int, slots: int) -> ExplorerState:
+    def apply(self, state: ExplorerState, ctx: int, slots: int, model: ModelSpec | None = None) -> ExplorerState:
+        """The state with these settings at `ctx` and `slots`; `model` is the type `quant` names (None: the state's)."""
         quantized = self.kv is not KVType.F16
         engine = replace(state.engine, ubatch=None if self.ubatch == 512 else self.ubatch,
-                         flash_attn=True if quantized else state.engine.flash_attn)
+                         flash_attn=True if quantized else self.flash_attn)
         server = replace(state.server, n_parallel=slots, cache_ram_mib=self.cache_ram_mib)
-        return replace(state, ctx=ctx, gpu_layers=None, kv_type=self.kv, v_type=None, n_cpu_moe=self.n_cpu_moe,
-                       engine=engine, server=server)
+        return replace(state, model=model or state.model, ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv,
+                       v_type=None, n_cpu_moe=self.n_cpu_moe, engine=engine, server=server)
 
     def words(self) -> tuple[str, ...]:
         out = [f"-ctk/-ctv {self.kv.value}", f"-ub {self.ubatch}"]
+        out += [f"-fa {'on' if self.flash_attn else 'off'}"] if self.flash_attn is not None else []
+        out += [f"-ngl {self.gpu_layers}"] if self.gpu_layers is not None else []
         out += [f"--n-cpu-moe {self.n_cpu_moe}"] if self.n_cpu_moe is not None else []
         out += [f"--cache-ram {self.cache_ram_mib}"] if self.cache_ram_mib is not None else []
+        out += [f"quant {self.quant}"] if self.quant is not None else []
         return tuple(out)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Candidate:
-    """A priced candidate: its knobs, ctx, slots and full load."""
+    """A priced candidate: its knobs, ctx, slots, the state priced (every knob set) and its full load."""
 
     knobs: Knobs
     ctx: int
     slots: int
     load: FullLoad
+    state: ExplorerState
+    bits: float = 0.0
+    """The bits per weight of its type as the ladder shows them (Rule 3's quality tie-break; 0 without a quant search)."""
 
     @property
     def tok_s(self) -> float:
@@ -133,6 +165,41 @@ class TuneAnswer:
     binding: str | None
     notes: tuple[str, ...]
     priced: int
+    quants: tuple[str, ...] = ()
+    """The types the quant search priced beside the file's own (Rule 1; empty when the repository is unknown)."""
+
+    @property
+    def state(self) -> ExplorerState | None:
+        """The best candidate's state: every knob set as the answer's command says (None when nothing meets)."""
+        return None if self.best is None else self.best.state
+
+
+@dataclass(frozen=True)
+class _Variant:
+    """A type the search may choose: its name (None: the file's own), model, token prices and shown bits."""
+
+    name: str | None
+    model: ModelSpec
+    prices: TokenPrices
+    bits: float
+    heavy: bool
+
+
+def _variants(model: ModelSpec, allow_heavy: bool) -> tuple[_Variant, ...]:
+    """Rule 1: the file's own type first, then — when its repository is known — every other type of the ladder, most
+    bits first, less those with heavy loss unless allowed. Without a quant search every bits figure is 0."""
+    own = _Variant(None, model, TokenPrices.of(model), 0.0, False)
+    if model.priced_type is not None or source_repo(model.path) is None:
+        return (own,)
+    priced = price_types(model)
+    elements = sum(prod(t.shape) for t in model.tensors)
+    out = [replace(own, bits=round(model.tensor_bytes * 8 / elements, BPW_DECIMALS) if elements else 0.0)]
+    for mix, variant, prices in zip(priced.mixes, priced.models, priced.prices, strict=True):
+        if is_own_type(model, mix):
+            out[0] = _Variant(None, model, prices, shown_bits(mix), loses_heavily(mix))
+        elif allow_heavy or not loses_heavily(mix):
+            out.append(_Variant(mix.file_type.name.value, variant, prices, shown_bits(mix), loses_heavily(mix)))
+    return tuple(out)
 
 
 def _fewest_cpu_moe(p: _Pricer, ctx: int, kv: KVType) -> int | None:
@@ -158,33 +225,42 @@ def _kv_types(allow_q4: bool) -> tuple[KVType, ...]:
     return KV_CHOICES + ((KVType.Q4_0,) if allow_q4 else ())
 
 
-def _knobs(model: ModelSpec, goal: Goal, allow_q4: bool, fewest: dict[KVType, int | None]) -> Iterator[Knobs]:
-    """Rule 1's candidates, defaults first; `fewest` is `_fewest_cpu_moe`'s N per KV type (MoE models)."""
+def _knobs(model: ModelSpec, goal: Goal, allow_q4: bool, fewest: dict[KVType, int | None],
+           auto_fa: bool) -> Iterator[Knobs]:
+    """Rule 1's candidates, defaults first; `fewest` is `_fewest_cpu_moe`'s N per KV type (MoE models), `auto_fa`
+    what llama.cpp's `-fa auto` comes to for the state's program (where it is off, an f16 cache also tries on)."""
     blocks = model.n_layer
     grid = {max(1, blocks * q // 4) for q in (1, 2, 3)} | {blocks} if model.is_moe and blocks else set()
     caches = (None, 0) if goal is Goal.LEAST_MEMORY else (None,)
     for kv in _kv_types(allow_q4):
         found = fewest.get(kv)
         moes: tuple[int | None, ...] = (None, *sorted(grid | ({found} if found is not None and grid else set())))
-        for ubatch in UBATCHES:
-            for moe in moes:
-                for cache in caches:
-                    yield Knobs(kv=kv, ubatch=ubatch, n_cpu_moe=moe, cache_ram_mib=cache)
+        fas: tuple[bool | None, ...] = (None,) if kv is not KVType.F16 or auto_fa else (None, True)
+        for fa in fas:
+            for ubatch in UBATCHES:
+                for moe in moes:
+                    for cache in caches:
+                        yield Knobs(kv=kv, ubatch=ubatch, n_cpu_moe=moe, cache_ram_mib=cache, flash_attn=fa)
 
 
 class _Pricer:
-    """Rule 2, counting the full loads priced."""
+    """Rule 2, counting the full loads priced; a knob's `quant` picks its type among `variants`."""
 
-    def __init__(self, model: ModelSpec, state: ExplorerState, floor: float) -> None:
+    def __init__(self, model: ModelSpec, state: ExplorerState, floor: float,
+                 variants: tuple[_Variant, ...] | None = None) -> None:
         self.model, self.state, self.floor = model, state, floor
-        self.prices = TokenPrices.of(model)
+        own = _Variant(None, model, TokenPrices.of(model), 0.0, False)
+        self.variants = {v.name: v for v in (variants or (own,))}
         self.count = 0
 
-    def price(self, knobs: Knobs, ctx: int, slots: int = 1) -> Candidate:
+    def price(self, knobs: Knobs, ctx: int, slots: int = 1, largest: bool = False) -> Candidate:
+        """Rule 2; the largest ctx (`full_load` Rule 5) only for the answer."""
         self.count += 1
-        load = full_load(self.model, knobs.apply(self.state, ctx, slots), self.prices)
+        v = self.variants[knobs.quant]
+        state = knobs.apply(self.state, ctx, slots, v.model)
+        load = full_load(v.model, state, v.prices, largest=largest)
         assert load is not None  # tune needs a machine
-        return Candidate(knobs=knobs, ctx=ctx, slots=slots, load=load)
+        return Candidate(knobs=knobs, ctx=ctx, slots=slots, load=load, state=state, bits=v.bits)
 
     def ok(self, c: Candidate) -> bool:
         return c.load.fit.verdict.admitted and c.load.speed is not None and c.tok_s >= self.floor
@@ -234,9 +310,9 @@ def _best_for(goal: Goal, p: _Pricer, knobs: Knobs, c: Constraints, ceiling: int
 def _key(goal: Goal, cand: Candidate) -> tuple[float, ...]:
     """Rule 3's order: larger is better."""
     primary = {Goal.MAX_CTX: cand.ctx, Goal.MAX_SPEED: cand.tok_s, Goal.MAX_SLOTS: cand.slots,
-               Goal.LEAST_MEMORY: -cand.memory}[goal]
+               Goal.LEAST_MEMORY: -round(log(max(cand.memory, 1)) / log1p(MEMORY_STEP))}[goal]
     speed = cand.load.speed
-    return (primary, cand.tok_s, 0.0 if speed is None else speed.tok_s_full, -cand.memory)
+    return (primary, cand.bits, cand.tok_s, 0.0 if speed is None else speed.tok_s_full, -cand.memory)
 
 
 def _distinct(ranked: list[Candidate]) -> list[Candidate]:
@@ -279,28 +355,92 @@ def _binding(p: _Pricer, cands: list[Candidate], c: Constraints) -> str:
             f"{c.min_tok_s - fast.tok_s:.2f} under the floor of {c.min_tok_s:g} ({', '.join(fast.knobs.words())})")
 
 
+def _likely(goal: Goal, k: Knobs) -> tuple[int, ...]:
+    """Rule 4's order of pricing: where memory is the goal (ctx, slots, least memory) the smallest cache and compute
+    buffer first, so the bisections of the knobs after it start at a high mark and stop after one or two loads."""
+    if goal is Goal.MAX_SPEED:
+        return ()
+    return (_KV_RANK[k.kv], k.ubatch)
+
+
+def _fewest_layers(p: _Pricer, best: Candidate) -> Candidate | None:
+    """Rule 1's `-ngl` for `least-memory`: the fewest GPU layers with `best`'s other knobs that still fit and meet the
+    floor (Rule 4: more layers only read faster and leave the host room, up to the count that fits), bisected;
+    None without GPUs or when the count that fits is already the fewest."""
+    top = best.load.fit.gpu_layers
+    if not p.state.machine or not p.state.machine.gpus or top == 0:
+        return None
+
+    def at(g: int) -> Candidate | None:
+        cand = p.price(replace(best.knobs, gpu_layers=g), best.ctx, best.slots)
+        return cand if p.ok(cand) else None
+
+    low, high, found = -1, top, None
+    while high - low > 1:
+        mid = (low + high) // 2
+        cand = at(mid)
+        low, high, found = (low, mid, cand) if cand is not None else (mid, high, found)
+    return found
+
+
+def _quality_notes(best: Candidate, own: _Variant, quant: _Variant | None) -> tuple[str, ...]:
+    """Rule 6: what the chosen settings cost in quality, one note each."""
+    notes = [Q4_QUALITY] if best.knobs.kv is KVType.Q4_0 else []
+    if quant is None:
+        return tuple(notes)
+    notes.append(f"{quant.name}: priced, not downloaded — the command fetches it from the model's repository")
+    if quant.bits < own.bits:
+        notes.append(f"{quant.name}: {quant.bits:.2f} bits per weight against the file's {own.bits:.2f} — fewer bits "
+                     "cost quality (llama.cpp's perplexity table on Llama-3-8B: Q8_0 +0.003, Q4_K_M +0.18, Q3_K_S "
+                     "+1.63)")
+    if quant.heavy:
+        notes.append(f"{quant.name}: below {HEAVY_LOSS_BPW:g} bits per weight, {HEAVY_LOSS_MARK}; chosen only because "
+                     "heavy-loss types were allowed")
+    return tuple(notes)
+
+
 def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constraints) -> TuneAnswer:
-    """Rules 1–6: the best settings for `goal` on the state's machine, two runners-up, or the binding constraint."""
+    """Rules 1–7: the best settings for `goal` on the state's machine, two runners-up, or the binding constraint."""
     if state.machine is None:
         raise RequestError("tune needs a machine (this one, or a hypothetical one)")
     goal = Goal(goal)
-    p = _Pricer(model, state, constraints.min_tok_s)
+    variants = _variants(model, constraints.allow_heavy_quant)
+    p = _Pricer(model, state, constraints.min_tok_s, variants)
     ceiling = ctx_ceiling(model.context_length, state.ctx_cap)
     floor_ctx = min(constraints.min_ctx, ceiling)
     fewest = ({kv: _fewest_cpu_moe(p, floor_ctx, kv) for kv in _kv_types(constraints.allow_q4_kv)}
               if model.is_moe and model.n_layer else {})
-    knobs = list(_knobs(model, goal, constraints.allow_q4_kv, fewest))
+    auto_fa = flash_attn(replace(state.engine, flash_attn=None).settings(state.runtime))
+    knobs = list(_knobs(model, goal, constraints.allow_q4_kv, fewest, auto_fa))
+    order = {k: i for i, k in enumerate(knobs)}
+
+    def rank(x: Candidate) -> tuple[float, ...]:
+        """Rule 3's order with Rule 1's as the last tie-break (the quant and `-ngl` stages' candidates after)."""
+        return (*_key(goal, x), -order.get(x.knobs, len(order)))
+
     found: list[Candidate] = []
-    for k in knobs:
-        sofar = max(found, key=lambda x: _key(goal, x)) if found else None
+
+    def search(k: Knobs) -> None:
+        sofar = max(found, key=rank) if found else None
         cand = _best_for(goal, p, k, constraints, ceiling, sofar)
-        found += [cand] if cand is not None else []
-    ranked = _distinct(sorted(found, key=lambda x: _key(goal, x), reverse=True))
+        found.extend([cand] if cand is not None else [])
+
+    for k in sorted(knobs, key=lambda k: _likely(goal, k)):
+        search(k)
+    if found:
+        held = max(found, key=rank).knobs
+        for v in variants[1:]:
+            search(replace(held, quant=v.name))
+    if found and goal is Goal.LEAST_MEMORY:
+        fewer = _fewest_layers(p, max(found, key=rank))
+        found.extend([fewer] if fewer is not None else [])
+    ranked = _distinct(sorted(found, key=rank, reverse=True))
+    quants = tuple(v.name for v in variants[1:] if v.name is not None)
     if not ranked:
-        return TuneAnswer(goal=goal, constraints=constraints, best=None, runners_up=(), notes=(),
+        return TuneAnswer(goal=goal, constraints=constraints, best=None, runners_up=(), notes=(), quants=quants,
                           binding=_binding(p, [p.price(k, floor_ctx) for k in knobs], constraints), priced=p.count)
-    best = ranked[0]
+    best = p.price(ranked[0].knobs, ranked[0].ctx, ranked[0].slots, largest=True)
     ups = tuple(RunnerUp(candidate=x, trades=_trades(best, x)) for x in ranked[1:3])
-    notes = (Q4_QUALITY,) if best.knobs.kv is KVType.Q4_0 else ()
-    return TuneAnswer(goal=goal, constraints=constraints, best=best, runners_up=ups, binding=None, notes=notes,
-                      priced=p.count)
+    chosen = p.variants[best.knobs.quant] if best.knobs.quant is not None else None
+    return TuneAnswer(goal=goal, constraints=constraints, best=best, runners_up=ups, binding=None, quants=quants,
+                      notes=_quality_notes(best, variants[0], chosen), priced=p.count)

@@ -144,12 +144,22 @@ class QuantRow:
     @property
     def bits_per_weight(self) -> float:
         """Rule 9: the bits per weight every screen shows, to BPW_DECIMALS places."""
-        return round(self.mix.bits_per_weight, BPW_DECIMALS)
+        return shown_bits(self.mix)
 
     @property
     def heavy_loss(self) -> bool:
         """Rule 9, on the figure shown: a row reading 3.00 is never flagged, one reading 2.99 always is."""
-        return self.bits_per_weight < HEAVY_LOSS_BPW
+        return loses_heavily(self.mix)
+
+
+def shown_bits(mix: QuantMix) -> float:
+    """Rule 9: a type's bits per weight as every screen shows them, to BPW_DECIMALS places."""
+    return round(mix.bits_per_weight, BPW_DECIMALS)
+
+
+def loses_heavily(mix: QuantMix) -> bool:
+    """Rule 9: the one heavy-loss flag (the ladder's rows, `tune`'s quant choice), on the figure shown."""
+    return shown_bits(mix) < HEAVY_LOSS_BPW
 
 
 @dataclass(frozen=True)
