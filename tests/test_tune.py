@@ -208,3 +208,96 @@ def test_experts_to_ram_win_speed_when_the_layers_do_not_fit_and_the_fewest_bloc
         return pricer.price(Knobs(kv=KVType.F16, ubatch=512, n_cpu_moe=k, cache_ram_mib=None), ctx).load.fit.gpu_layers
 
     assert layers(n) >= _model(name).n_layer > layers(n - 1)
+
+
+REPO = "someone/Tiny-GGUF"
+
+
+@cache
+def _hub_model(where: str) -> ModelSpec:
+    """A llama of 8 blocks of 1024 in Q8_0, as a file of the Hugging Face cache (its repository known) or of a plain
+    folder (unknown)."""
+    import tempfile
+    from pathlib import Path
+
+    from gguf_factory import ArchDesc, write_gguf
+
+    folder = Path(tempfile.mkdtemp()) / (f"hub/models--{REPO.replace('/', '--')}/snapshots/0123abcd"
+                                         if where == "hub" else "models")
+    folder.mkdir(parents=True)
+    desc = ArchDesc(n_layer=8, n_embd=1024, n_ff=4096, n_head=16, n_head_kv=4, n_vocab=4096, context_length=8192)
+    return load_model(str(write_gguf(folder / "tiny-Q8_0.gguf", desc, "header_only")[0]))
+
+
+def _hub_tune(where: str, goal: Goal, **asked: object) -> TuneAnswer:
+    model = _hub_model(where)
+    machine = replace(hypothetical_machine(16 * GiB), cpu_features=frozenset())
+    return tune(model, ExplorerState(model=model, machine=machine), goal, Constraints(**asked))  # type: ignore[arg-type]
+
+
+def test_the_quant_is_searched_only_when_the_repository_is_known_and_its_quality_cost_is_noted():
+    """max-speed reads fewer bytes in fewer bits: with the repository known the answer is another type, priced and
+    fetched by `-hf`, with a note of its bits against the file's; never one with heavy loss unless allowed."""
+    from gguf_budget.core.quant.ladder import HEAVY_LOSS_BPW
+    from gguf_budget.core.views.quant_report import HEAVY_LOSS_MARK
+    from gguf_budget.core.views.remote_command import runnable
+
+    plain = _hub_tune("plain", Goal.MAX_SPEED)
+    assert plain.quants == () and plain.best is not None and plain.best.knobs.quant is None and not plain.notes
+    known = _hub_tune("hub", Goal.MAX_SPEED)
+    b = known.best
+    assert known.quants and b is not None and b.knobs.quant is not None and b.tok_s > plain.best.tok_s
+    assert HEAVY_LOSS_BPW <= b.bits < 8.5 and all(HEAVY_LOSS_MARK not in n for n in known.notes)
+    assert any("fewer bits cost quality" in n and b.knobs.quant in n for n in known.notes)
+    command = runnable(b.load.fit.command)
+    assert command is not None and f"{REPO}:{b.knobs.quant}" in command.argv
+    heavy = _hub_tune("hub", Goal.MAX_SPEED, allow_heavy_quant=True).best
+    assert heavy is not None and heavy.bits < HEAVY_LOSS_BPW
+    assert any(HEAVY_LOSS_MARK in n for n in _hub_tune("hub", Goal.MAX_SPEED, allow_heavy_quant=True).notes)
+
+
+def test_a_goal_the_files_own_type_meets_as_well_keeps_it():
+    """max-ctx on a machine where every type reaches the trained context: nothing to download (Rule 3's tie-break)."""
+    a = _hub_tune("hub", Goal.MAX_CTX)
+    assert a.quants and a.best is not None and a.best.ctx == 8192 and a.best.knobs.quant is None and not a.notes
+
+
+def test_fa_on_is_tried_only_where_llama_cpps_auto_leaves_it_off():
+    """`-fa off` where auto is on is dominated by the pricing (Rule 4) and never priced; llama-cpp-python's auto is
+    off, so there an f16 cache also tries `-fa on`, and max-ctx on a tight machine takes it or a quantized cache."""
+    from gguf_budget.core.explorer.tune import _knobs
+    from gguf_budget.core.fit.runtime_types import Runtime
+
+    model = _model("qwen3-8b")
+    assert all(k.flash_attn is None for k in _knobs(model, Goal.MAX_CTX, False, {}, True))
+    assert {k.flash_attn for k in _knobs(model, Goal.MAX_CTX, False, {}, False) if k.kv is KVType.F16} == {None, True}
+    state = replace(_state("qwen3-8b", 12, 0), runtime=Runtime.LLAMA_CPP_PYTHON)
+    a = tune(model, state, Goal.MAX_CTX, Constraints())
+    assert a.best is not None and "-fa" in a.best.load.fit.command.argv
+    assert a.best.load.fit.command.argv[a.best.load.fit.command.argv.index("-fa") + 1] == "on"
+
+
+def test_least_memory_prices_the_fewest_gpu_layers_that_meet_the_speed_floor():
+    """A 70B on four 24 GiB GPUs at 2 tok/s: the `-ngl` stage's candidate is the fewest layers that still decode at
+    the floor (one fewer does not), and the answer takes it only where it saves more than MEMORY_STEP."""
+    from gguf_budget.core.explorer.tune import MEMORY_STEP, _fewest_layers
+
+    floor = 2.0
+    a = tune(_model_70b(), _state_70b(), Goal.LEAST_MEMORY, Constraints(min_tok_s=floor))
+    assert a.best is not None and a.best.tok_s >= floor
+    fewer = _fewest_layers(_Pricer(_model_70b(), _state_70b(), floor), a.best)
+    assert fewer is not None and fewer.tok_s >= floor and fewer.knobs.gpu_layers is not None
+    g = fewer.knobs.gpu_layers
+    assert 0 < g < a.best.load.fit.gpu_layers and fewer.load.fit.gpu_layers == g and "-ngl" in fewer.load.fit.command.argv
+    less = full_load(_model_70b(), replace(a.best.knobs, gpu_layers=g - 1).apply(_state_70b(), a.best.ctx, 1),
+                     TokenPrices.of(_model_70b()))
+    assert less is not None and (not less.fit.verdict.admitted or less.speed is None or less.speed.tok_s < floor)
+    assert (a.best.knobs.gpu_layers is None) == (fewer.memory > a.best.memory * (1 - MEMORY_STEP))
+
+
+def test_the_answers_state_is_the_priced_one():
+    """`TuneAnswer.state` (what the window's Goal control sets) prices to the answer's own full load."""
+    a = _tune("qwen3-30b-a3b-instruct-2507", Goal.MAX_CTX, 32, 16, min_tok_s=5.0)
+    assert a.state is not None and a.best is not None
+    again = full_load(a.state.model, a.state, TokenPrices.of(a.state.model))
+    assert again is not None and again.fit.devices == a.best.load.fit.devices and again.ctx == a.best.ctx

@@ -1,7 +1,7 @@
 """What should I run: a goal-driven search over llama.cpp's settings, each candidate priced as the full load.
 
 Rule 1: a candidate is the person's state with some of llama.cpp's options replaced — `-ctk/-ctv` (f16, q8_0; q4_0
-        only when `allow_q4_kv`), `-fa` (f16: llama.cpp's auto and its opposite; a quantized V cache needs it on),
+        only when `allow_q4_kv`), `-fa` (auto; a quantized V cache needs on; an f16 one tries on where auto is off),
         `-ub` (256, 512, 1024), `--n-cpu-moe` (MoE models: not set, the fewest blocks that put every layer on the
         GPUs at the ctx floor, bisected per KV type, and a quarter, half, three quarters and all), `--cache-ram`
         (the server's default, or 0 for `least-memory`), `-ngl` (llama.cpp's own; for `least-memory` on GPUs also
@@ -14,14 +14,17 @@ Rule 2: every candidate is priced by `full_load` (fit + speed) — the one prici
         floor. The answer's command is that full load's `fit.command` (a priced type's names the type it is).
 Rule 3: goals. `max-ctx`: the largest ctx; `max-speed`: the fastest at `min_ctx`; `max-slots`: the most `-np` slots of
         `min_ctx` each (`-c` = slots × min_ctx); `least-memory`: the least memory over every device at `min_ctx`,
-        compared in steps of MEMORY_STEP (1 %: a setting that saves less is no saving worth its speed). Ties go to the higher-quality type (more bits per weight), then the faster, then the smaller, then the
-        earlier candidate in Rule 1's order (defaults first).
+        where within MEMORY_STEP (1 %) of the least is a tie (saving less is no saving worth its speed). Ties go
+        to the file's own type (nothing to download), then the higher-quality type (more bits per weight), then
+        the faster, then the smaller, then the earlier candidate in Rule 1's order (defaults first).
 Rule 4: search, not brute force. With the other knobs fixed, admission and decode speed are monotone in ctx (a longer
         cache only adds bytes, and fewer layers then fit), in slots and in `-ngl` (a layer on a GPU is read from
         VRAM), so ctx, slots and the least-memory `-ngl` are bisected: about log2(ceiling / 256) full loads per
-        candidate. Not monotone, so enumerated: the KV type (q8_0 shrinks the cache but reads differently), `-fa`
-        (the attention buffers against llama.cpp's kernels), `-ub` (compute buffers against prefill),
-        `--n-cpu-moe` (experts in RAM free VRAM for layers, but are read from RAM); these are few. The
+        candidate. Not monotone, so enumerated: the KV type (q8_0 shrinks the cache but reads differently), `-ub`
+        (compute buffers against prefill), `--n-cpu-moe` (experts in RAM free VRAM for layers, but are read from
+        RAM); these are few. `-fa off` where auto is on is dominated, so not priced: the decode estimate does not
+        see fused attention, and unfused attention only adds the score matrices to the compute buffers. Where
+        memory is the goal the smallest cache and ubatch are priced first, so the bisections after start high. The
         quantization is searched after them, with the best settings of the file's own type held (a heuristic:
         the other knobs' order rarely changes with the type): fewer bits free memory and read less, but the
         compute buffers and the repacked copies do not follow the bits. The runners-up are the best of what the
@@ -42,7 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from math import log, log1p, prod
+from math import prod
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
@@ -307,12 +310,14 @@ def _best_for(goal: Goal, p: _Pricer, knobs: Knobs, c: Constraints, ceiling: int
     return cand if p.ok(cand) else None
 
 
-def _key(goal: Goal, cand: Candidate) -> tuple[float, ...]:
-    """Rule 3's order: larger is better."""
+def _key(goal: Goal, cand: Candidate, least: int) -> tuple[float, ...]:
+    """Rule 3's order: larger is better; `least` is the least memory of the candidates compared."""
+    within = cand.memory <= least * (1 + MEMORY_STEP)
     primary = {Goal.MAX_CTX: cand.ctx, Goal.MAX_SPEED: cand.tok_s, Goal.MAX_SLOTS: cand.slots,
-               Goal.LEAST_MEMORY: -round(log(max(cand.memory, 1)) / log1p(MEMORY_STEP))}[goal]
+               Goal.LEAST_MEMORY: 0 if within else -cand.memory}[goal]
     speed = cand.load.speed
-    return (primary, cand.bits, cand.tok_s, 0.0 if speed is None else speed.tok_s_full, -cand.memory)
+    own = cand.knobs.quant is None
+    return (primary, own, cand.bits, cand.tok_s, 0.0 if speed is None else speed.tok_s_full, -cand.memory)
 
 
 def _distinct(ranked: list[Candidate]) -> list[Candidate]:
@@ -414,11 +419,11 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
     knobs = list(_knobs(model, goal, constraints.allow_q4_kv, fewest, auto_fa))
     order = {k: i for i, k in enumerate(knobs)}
 
+    found: list[Candidate] = []
+
     def rank(x: Candidate) -> tuple[float, ...]:
         """Rule 3's order with Rule 1's as the last tie-break (the quant and `-ngl` stages' candidates after)."""
-        return (*_key(goal, x), -order.get(x.knobs, len(order)))
-
-    found: list[Candidate] = []
+        return (*_key(goal, x, min(f.memory for f in found)), -order.get(x.knobs, len(order)))
 
     def search(k: Knobs) -> None:
         sofar = max(found, key=rank) if found else None
