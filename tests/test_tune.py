@@ -301,3 +301,19 @@ def test_the_answers_state_is_the_priced_one():
     assert a.state is not None and a.best is not None
     again = full_load(a.state.model, a.state, TokenPrices.of(a.state.model))
     assert again is not None and again.fit.devices == a.best.load.fit.devices and again.ctx == a.best.ctx
+
+
+@settings(max_examples=6, deadline=None)
+@given(goals, st.booleans())
+def test_a_heavy_loss_type_is_chosen_only_when_allowed_and_any_type_below_the_files_says_so(goal, allow):
+    """Rule 6 over every goal: the quant search never takes a heavy-loss type unless allowed, and a type with fewer
+    bits per weight than the file's always carries the quality note (one with more, only "priced")."""
+    from gguf_budget.core.quant.ladder import HEAVY_LOSS_BPW
+
+    a = _hub_tune("hub", goal, allow_heavy_quant=allow)
+    assert a.best is not None
+    if a.best.knobs.quant is None:
+        assert not a.notes
+        return
+    assert allow or a.best.bits >= HEAVY_LOSS_BPW
+    assert (a.best.bits < 8.5) == any("fewer bits cost quality" in n for n in a.notes)  # the file is Q8_0, 8.50 bits

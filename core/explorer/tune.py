@@ -4,7 +4,7 @@ Rule 1: a candidate is the person's state with some of llama.cpp's options repla
         only when `allow_q4_kv`), `-fa` (auto; a quantized V cache needs on; an f16 one tries on where auto is off),
         `-ub` (256, 512, 1024), `--n-cpu-moe` (MoE models: not set, the fewest blocks that put every layer on the
         GPUs at the ctx floor, bisected per KV type, and a quarter, half, three quarters and all), `--cache-ram`
-        (the server's default, or 0 for `least-memory`), `-ngl` (llama.cpp's own; for `least-memory` on GPUs also
+        (the person's, or 0 where llama-server runs and memory is the goal: max-ctx, max-slots, least-memory), `-ngl` (llama.cpp's own; for `least-memory` on GPUs also
         the fewest layers that still meet the speed floor, bisected), `-np`, `-c` and — when the model's Hub
         repository is known (`views.remote_command.source_repo`: opened from the Hub, or a file of the Hugging
         Face cache) — the quantization, every type of the quant ladder (`quant.ladder.price_types`) but those
@@ -16,7 +16,8 @@ Rule 3: goals. `max-ctx`: the largest ctx; `max-speed`: the fastest at `min_ctx`
         `min_ctx` each (`-c` = slots × min_ctx); `least-memory`: the least memory over every device at `min_ctx`,
         where within MEMORY_STEP (1 %) of the least is a tie (saving less is no saving worth its speed). Ties go
         to the file's own type (nothing to download), then the higher-quality type (more bits per weight), then
-        the faster, then the smaller, then the earlier candidate in Rule 1's order (defaults first).
+        the faster, then the one that keeps the prompt cache (what it saves on a repeated prompt is not priced),
+        then the smaller, then the earlier candidate in Rule 1's order (defaults first).
 Rule 4: search, not brute force. With the other knobs fixed, admission and decode speed are monotone in ctx (a longer
         cache only adds bytes, and fewer layers then fit), in slots and in `-ngl` (a layer on a GPU is read from
         VRAM), so ctx, slots and the least-memory `-ngl` are bisected: about log2(ceiling / 256) full loads per
@@ -51,6 +52,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.runtime_memory import flash_attn
+from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.fit.server.slots import MAX_SLOTS
 from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
 from gguf_budget.core.model.kv import KVType
@@ -95,8 +97,8 @@ class Constraints:
 
 @dataclass(frozen=True, kw_only=True)
 class Knobs:
-    """One candidate's settings (Rule 1): None is llama.cpp's own choice (`flash_attn`, `gpu_layers`) or the file's
-    own type (`quant`)."""
+    """One candidate's settings (Rule 1): None is llama.cpp's own choice (`flash_attn`, `gpu_layers`), the person's
+    (`cache_ram_mib`) or the file's own type (`quant`)."""
 
     kv: KVType
     ubatch: int
@@ -111,7 +113,8 @@ class Knobs:
         quantized = self.kv is not KVType.F16
         engine = replace(state.engine, ubatch=None if self.ubatch == 512 else self.ubatch,
                          flash_attn=True if quantized else self.flash_attn)
-        server = replace(state.server, n_parallel=slots, cache_ram_mib=self.cache_ram_mib)
+        cache = self.cache_ram_mib if self.cache_ram_mib is not None else state.server.cache_ram_mib
+        server = replace(state.server, n_parallel=slots, cache_ram_mib=cache)
         return replace(state, model=model or state.model, ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv,
                        v_type=None, n_cpu_moe=self.n_cpu_moe, engine=engine, server=server)
 
@@ -229,12 +232,13 @@ def _kv_types(allow_q4: bool) -> tuple[KVType, ...]:
 
 
 def _knobs(model: ModelSpec, goal: Goal, allow_q4: bool, fewest: dict[KVType, int | None],
-           auto_fa: bool) -> Iterator[Knobs]:
+           auto_fa: bool, serves: bool = True) -> Iterator[Knobs]:
     """Rule 1's candidates, defaults first; `fewest` is `_fewest_cpu_moe`'s N per KV type (MoE models), `auto_fa`
-    what llama.cpp's `-fa auto` comes to for the state's program (where it is off, an f16 cache also tries on)."""
+    what llama.cpp's `-fa auto` comes to for the state's program (where it is off, an f16 cache also tries on);
+    `serves`: the program is llama-server, whose prompt cache a goal of memory also tries without (`--cache-ram 0`)."""
     blocks = model.n_layer
     grid = {max(1, blocks * q // 4) for q in (1, 2, 3)} | {blocks} if model.is_moe and blocks else set()
-    caches = (None, 0) if goal is Goal.LEAST_MEMORY else (None,)
+    caches = (None, 0) if goal is not Goal.MAX_SPEED and serves else (None,)
     for kv in _kv_types(allow_q4):
         found = fewest.get(kv)
         moes: tuple[int | None, ...] = (None, *sorted(grid | ({found} if found is not None and grid else set())))
@@ -317,7 +321,8 @@ def _key(goal: Goal, cand: Candidate, least: int) -> tuple[float, ...]:
                Goal.LEAST_MEMORY: 0 if within else -cand.memory}[goal]
     speed = cand.load.speed
     own = cand.knobs.quant is None
-    return (primary, own, cand.bits, cand.tok_s, 0.0 if speed is None else speed.tok_s_full, -cand.memory)
+    cached = cand.knobs.cache_ram_mib is None
+    return (primary, own, cand.bits, cand.tok_s, 0.0 if speed is None else speed.tok_s_full, cached, -cand.memory)
 
 
 def _distinct(ranked: list[Candidate]) -> list[Candidate]:
@@ -416,7 +421,8 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
     fewest = ({kv: _fewest_cpu_moe(p, floor_ctx, kv) for kv in _kv_types(constraints.allow_q4_kv)}
               if model.is_moe and model.n_layer else {})
     auto_fa = flash_attn(replace(state.engine, flash_attn=None).settings(state.runtime))
-    knobs = list(_knobs(model, goal, constraints.allow_q4_kv, fewest, auto_fa))
+    serves = state.runtime is Runtime.LLAMA_SERVER
+    knobs = list(_knobs(model, goal, constraints.allow_q4_kv, fewest, auto_fa, serves))
     order = {k: i for i, k in enumerate(knobs)}
 
     found: list[Candidate] = []
