@@ -269,8 +269,8 @@ def test_fa_on_is_tried_only_where_llama_cpps_auto_leaves_it_off():
     from gguf_budget.core.fit.runtime_types import Runtime
 
     model = _model("qwen3-8b")
-    assert all(k.flash_attn is None for k in _knobs(model, Goal.MAX_CTX, False, {}, True))
-    assert {k.flash_attn for k in _knobs(model, Goal.MAX_CTX, False, {}, False) if k.kv is KVType.F16} == {None, True}
+    assert all(k.flash_attn is None for k in _knobs(model, False, {}, True))
+    assert {k.flash_attn for k in _knobs(model, False, {}, False) if k.kv is KVType.F16} == {None, True}
     state = replace(_state("qwen3-8b", 12, 0), runtime=Runtime.LLAMA_CPP_PYTHON)
     a = tune(model, state, Goal.MAX_CTX, Constraints())
     assert a.best is not None and "-fa" in a.best.load.fit.command.argv

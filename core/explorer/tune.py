@@ -4,7 +4,7 @@ Rule 1: a candidate is the person's state with some of llama.cpp's options repla
         only when `allow_q4_kv`), `-fa` (auto; a quantized V cache needs on; an f16 one tries on where auto is off),
         `-ub` (256, 512, 1024), `--n-cpu-moe` (MoE models: not set, the fewest blocks that put every layer on the
         GPUs at the ctx floor, bisected per KV type, and a quarter, half, three quarters and all), `--cache-ram`
-        (the person's, or 0 where llama-server runs and memory is the goal: max-ctx, max-slots, least-memory), `-ngl` (llama.cpp's own; for `least-memory` on GPUs also
+        (the person's; where llama-server runs and memory is the goal — max-ctx, max-slots, least-memory — also 0), `-ngl` (llama.cpp's own; for `least-memory` on GPUs also
         the fewest layers that still meet the speed floor, bisected), `-np`, `-c` and — when the model's Hub
         repository is known (`views.remote_command.source_repo`: opened from the Hub, or a file of the Hugging
         Face cache) — the quantization, every type of the quant ladder (`quant.ladder.price_types`) but those
@@ -25,10 +25,11 @@ Rule 4: search, not brute force. With the other knobs fixed, admission and decod
         (compute buffers against prefill), `--n-cpu-moe` (experts in RAM free VRAM for layers, but are read from
         RAM); these are few. `-fa off` where auto is on is dominated, so not priced: the decode estimate does not
         see fused attention, and unfused attention only adds the score matrices to the compute buffers. Where
-        memory is the goal the smallest cache and ubatch are priced first, so the bisections after start high. The
-        quantization is searched after them, with the best settings of the file's own type held (a heuristic:
-        the other knobs' order rarely changes with the type): fewer bits free memory and read less, but the
-        compute buffers and the repacked copies do not follow the bits. The runners-up are the best of what the
+        memory is the goal the smallest cache and ubatch are priced first, so the bisections after start high.
+        `--cache-ram 0` and then the quantization are searched after them, one at a time with the best settings
+        so far held (a heuristic: the prompt cache's bytes on the host, and the bits of the weights, rarely change
+        which other settings win): fewer bits free memory and read less, but the compute buffers and the repacked
+        copies do not follow the bits. The runners-up are the best of what the
         search priced: a knob that cannot reach the best so far is dropped after one load, not bisected for a
         runner-up's figure.
 Rule 5: a goal nothing meets names the binding constraint: memory (no candidate fits at the smallest ctx asked; by
@@ -231,14 +232,11 @@ def _kv_types(allow_q4: bool) -> tuple[KVType, ...]:
     return KV_CHOICES + ((KVType.Q4_0,) if allow_q4 else ())
 
 
-def _knobs(model: ModelSpec, goal: Goal, allow_q4: bool, fewest: dict[KVType, int | None],
-           auto_fa: bool, serves: bool = True) -> Iterator[Knobs]:
+def _knobs(model: ModelSpec, allow_q4: bool, fewest: dict[KVType, int | None], auto_fa: bool) -> Iterator[Knobs]:
     """Rule 1's candidates, defaults first; `fewest` is `_fewest_cpu_moe`'s N per KV type (MoE models), `auto_fa`
-    what llama.cpp's `-fa auto` comes to for the state's program (where it is off, an f16 cache also tries on);
-    `serves`: the program is llama-server, whose prompt cache a goal of memory also tries without (`--cache-ram 0`)."""
+    what llama.cpp's `-fa auto` comes to for the state's program (where it is off, an f16 cache also tries on)."""
     blocks = model.n_layer
     grid = {max(1, blocks * q // 4) for q in (1, 2, 3)} | {blocks} if model.is_moe and blocks else set()
-    caches = (None, 0) if goal is not Goal.MAX_SPEED and serves else (None,)
     for kv in _kv_types(allow_q4):
         found = fewest.get(kv)
         moes: tuple[int | None, ...] = (None, *sorted(grid | ({found} if found is not None and grid else set())))
@@ -246,8 +244,7 @@ def _knobs(model: ModelSpec, goal: Goal, allow_q4: bool, fewest: dict[KVType, in
         for fa in fas:
             for ubatch in UBATCHES:
                 for moe in moes:
-                    for cache in caches:
-                        yield Knobs(kv=kv, ubatch=ubatch, n_cpu_moe=moe, cache_ram_mib=cache, flash_attn=fa)
+                    yield Knobs(kv=kv, ubatch=ubatch, n_cpu_moe=moe, cache_ram_mib=None, flash_attn=fa)
 
 
 class _Pricer:
@@ -421,8 +418,7 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
     fewest = ({kv: _fewest_cpu_moe(p, floor_ctx, kv) for kv in _kv_types(constraints.allow_q4_kv)}
               if model.is_moe and model.n_layer else {})
     auto_fa = flash_attn(replace(state.engine, flash_attn=None).settings(state.runtime))
-    serves = state.runtime is Runtime.LLAMA_SERVER
-    knobs = list(_knobs(model, goal, constraints.allow_q4_kv, fewest, auto_fa, serves))
+    knobs = list(_knobs(model, constraints.allow_q4_kv, fewest, auto_fa))
     order = {k: i for i, k in enumerate(knobs)}
 
     found: list[Candidate] = []
@@ -438,6 +434,8 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
 
     for k in sorted(knobs, key=lambda k: _likely(goal, k)):
         search(k)
+    if found and goal is not Goal.MAX_SPEED and state.runtime is Runtime.LLAMA_SERVER:
+        search(replace(max(found, key=rank).knobs, cache_ram_mib=0))
     if found:
         held = max(found, key=rank).knobs
         for v in variants[1:]:
