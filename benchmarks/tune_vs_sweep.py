@@ -3,9 +3,10 @@
 Models: the two real small models (smollm2-135m Q4_1, gemma3-270m Q4_K_M; `--models DIR`) and one zero-weight larger
 shape (`mid8` of tests/runnable_model.py — 8 blocks of 1024, a 32,000-token vocabulary, Q8_0 — with a 32,768-token
 context). The machine is CPU only; each case's is hypothetical: RAM of the case's ceiling, of which the host reserve
-is the program's own resident memory as the peak-RSS band prices it (`runtime_memory.PROFILES`: 19 MiB for
-llama-server, 24 MiB for llama-completion) — the verdict prices the model's buffers and leaves the program's code,
-stacks and allocator to the reserve (6 GiB by default on a real machine).
+is the program's own resident memory as the peak-RSS band prices it (`runtime_memory.process_bytes`: the program's
+constant and 149 bytes per vocabulary token — 26 MiB for llama-server with smollm2, 56 MiB with gemma3) — the
+verdict prices the model's buffers and leaves the program's code, stacks and allocator to the reserve (6 GiB by
+default on a real machine).
 
 Goals, each case priced by `tune` and measured with the command it prints, against every combination of the sweep:
 - max-speed / least-memory (llama-completion, ctx 4096): `-ctk/-ctv` f16, q8_0 × `-fa` on, off (f16) × `-ub` 256,
@@ -21,7 +22,7 @@ whose measured RSS is over the ceiling, or whose decode is under the floor, scor
 an exclusive flock on LOCK (so runs never overlap other benchmarks') and runs at nice 10, one thread.
 Exit 1 if any case misses.
 
-Run: .venv/bin/python benchmarks/tune_vs_sweep.py [--llama-bin DIR] [--models DIR] [--only NAME]
+Run: .venv/bin/python benchmarks/tune_vs_sweep.py [--llama-bin DIR] [--models DIR] [--only NAME] [--goals G,G]
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from runnable_model import multi_device_descs
 
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.tune import Constraints, Goal, TuneAnswer, tune
-from gguf_budget.core.fit.runtime_memory import PROFILES
+from gguf_budget.core.fit.runtime_memory import process_bytes
 from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
@@ -172,7 +173,7 @@ def _state(model: ModelSpec, case: Case) -> ExplorerState:
     machine = replace(hypothetical_machine(case.ceiling_mib * MiB), cpu_features=None)
     runtime = Runtime.LLAMA_COMPLETION if case.goal in (Goal.MAX_SPEED, Goal.LEAST_MEMORY) else Runtime.LLAMA_SERVER
     server = ServerSettings(cache_ram_mib=0, ctx_checkpoints=0) if runtime is Runtime.LLAMA_COMPLETION else ServerSettings()
-    return ExplorerState(model=model, machine=machine, reserves=Reserves(host=PROFILES[runtime].process), runtime=runtime, server=server)
+    return ExplorerState(model=model, machine=machine, reserves=Reserves(host=process_bytes(model, runtime)), runtime=runtime, server=server)
 
 
 def _chosen(binary: Path, answer: TuneAnswer, runtime: Runtime) -> list[str]:
@@ -253,13 +254,14 @@ def main() -> int:
     ap.add_argument("--llama-bin", type=Path, default=Path(os.environ.get("GGUF_BUDGET_LLAMA_BIN", DEFAULT_BIN)))
     ap.add_argument("--models", type=Path, default=Path("/work/models"))
     ap.add_argument("--only", default=None, help="run only the cases of this model")
+    ap.add_argument("--goals", default=None, help="run only these goals (comma-separated)")
     args = ap.parse_args()
     binary = args.llama_bin if args.llama_bin.is_dir() else args.llama_bin.parent
     rows, misses = [], 0
     with tempfile.TemporaryDirectory() as tmp:
         paths = _models(args.models, Path(tmp))
         for case in CASES:
-            if args.only and case.model != args.only:
+            if args.only and case.model != args.only or args.goals and case.goal.value not in args.goals.split(","):
                 continue
             model = load_model(paths[case.model])
             answer = tune(model, _state(model, case), case.goal, Constraints(min_ctx=case.min_ctx,
