@@ -14,7 +14,7 @@ Goals, each case priced by `tune` and measured with the command it prints, again
   swings by a third between identical runs), the best of REPEATS interleaved rounds, and peak RSS (rusage). The runtime priced is llama-completion's, which has no prompt cache or checkpoints.
 - max-ctx (llama-server, a RAM ceiling): `-c` on a grid × `-ctk/-ctv` × `-ub` 256, 512, with `--cache-ram 0`; the
   sweep's best is the largest ctx whose measured peak RSS (VmHWM after one request) is within the ceiling and
-  whose decode meets the floor. tune's command is run as printed (its own ctx, cache, ubatch).
+  whose decode (tokens per CPU second, `_server`) meets the floor. tune's command is run as printed (its own ctx, cache, ubatch).
 - max-slots (llama-server, a RAM ceiling, `--min-ctx` per slot): `-np N -c N·min_ctx` × `-ctk/-ctv`, with
   `--cache-ram 0`; RSS read after every slot has served one request (`id_slot`).
 A case passes when the chosen command's measured objective is within 10 % of the sweep's best (a chosen command
@@ -65,6 +65,7 @@ DEFAULT_BIN = Path.home() / ".cache/gguf-budget-ci/llama.cpp-0c1e570/bin"
 LOCK = Path(os.environ.get("GGUF_BUDGET_LLAMA_LOCK", "/work/llama.lock"))
 REPEATS = 3
 SHORT, DECODED = 8, 128
+SERVED = 32
 SPEED_CTX = 4096
 RUN = ["-t", "1", "--temp", "0"]
 SWEEPS: dict[object, dict[str, list[tuple[float, int]]]] = {}
@@ -133,9 +134,16 @@ def _post(port: int, body: dict[str, object]) -> dict[str, object]:
     return answer  # type: ignore[no-any-return]
 
 
+def _cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU seconds so far (/proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _server(argv: list[str], slots: int) -> tuple[float, int]:
-    """llama-server as asked: every slot serves one short request (16 tokens); its decode tok/s (the last request's
-    `predicted_per_second`) and the process's peak RSS (VmHWM) after them."""
+    """llama-server as asked: every slot serves one short request (SERVED tokens); its decode speed as tokens per
+    CPU second of the slowest request (as `_speed_case`'s: wall time swings with others' load) and the process's
+    peak RSS (VmHWM) after them."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -155,11 +163,12 @@ def _server(argv: list[str], slots: int) -> tuple[float, int]:
                         break
                 except OSError:
                     continue
-            speed = 0.0
+            speed = float("inf")
             for slot in range(slots):
-                answer = _post(port, {"prompt": "hello", "n_predict": 16, "id_slot": slot, "temperature": 0,
-                                      "ignore_eos": True, "cache_prompt": False})
-                speed = float(answer["timings"]["predicted_per_second"])  # type: ignore[index]
+                before = _cpu_seconds(child.pid)
+                _post(port, {"prompt": "hello", "n_predict": SERVED, "id_slot": slot, "temperature": 0,
+                             "ignore_eos": True, "cache_prompt": False})
+                speed = min(speed, SERVED / max(_cpu_seconds(child.pid) - before, 1e-3))
             status = Path(f"/proc/{child.pid}/status").read_text()
             peak = int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) * 1024  # type: ignore[index]
         finally:
