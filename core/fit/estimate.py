@@ -117,21 +117,27 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     setup = replace(bare, held=extras.gpu_held)
     priced = _pricer(model, ctx, request, engine, setup)
 
-    def loads(p: Placement) -> tuple[DeviceLoad, ...]:
+    def loads(p: Placement, judged: bool | None = None) -> tuple[DeviceLoad, ...]:
+        """The devices of `p` with their compute buffers. `judged` (the host too, or the GPUs alone) asks for a
+        fits-or-not only: a load short before its compute buffers is returned unpriced (`devices` Rule 6)."""
         host_kv = None if slots.kv is None else slots.kv[p.host_blocks]
-        return priced(device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
-                                   host_kv, extras.host_held or 0), p, forced)
+        bare = device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
+                            host_kv, extras.host_held or 0)
+        if judged is not None and not fits(_placed(model, engine, bare, setup, p), host=judged):
+            return bare
+        return priced(bare, p, forced)
 
     def gpus_fit(g: int) -> bool:
         p = setup.place(L, g)
-        return fits(_placed(model, engine, loads(p), setup, p), host=False)
+        return fits(_placed(model, engine, loads(p, judged=False), setup, p), host=False)
 
     auto = most_layers_that_fit(L, gpus_fit) if slots.kv is not None and (search or request.gpu_layers is None) else None
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
     kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)
     weights = _weights(model, placement, forced)
-    server, devices = finish_server(model, extras, loads(placement), request.kv_type, engine, kv.engine)
+    server, devices = finish_server(model, extras, loads(placement, judged=None if search else True), request.kv_type,
+                                    engine, kv.engine)
     devices = _placed(model, engine, devices, setup, placement)
     if not engine.kv_offload and setup.gpus:
         kv = replace(kv, host=kv.engine, gpu=0 if kv.engine is not None else None)

@@ -75,7 +75,8 @@ from gguf_budget.core.fit.buffers.cpu_work import work_bytes
 from gguf_budget.core.fit.buffers.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, backend_of
 from gguf_budget.core.fit.buffers.graph_alloc import buffer_size
 from gguf_budget.core.fit.placement.options import host_span, mapped_span
-from gguf_budget.core.fit.buffers.sched import SCHED_MAX_COPIES, Scheduler, compute_buffers
+from gguf_budget.core.fit.buffers.placed_graph import device_buffers
+from gguf_budget.core.fit.buffers.sched import SCHED_MAX_COPIES, Scheduler
 from gguf_budget.core.fit.buffers.repack import Repack, repack_buffer
 from gguf_budget.core.fit.runtime_types import (
     DeviceMemory, EngineSettings, Resident, Runtime, RuntimeMemory, SplitMode, Workload,
@@ -164,15 +165,9 @@ def compute_buffer(model: ModelSpec, settings: GraphSettings) -> tuple[int, int]
 
 @per_model(maxsize=256)
 def device_compute(model: ModelSpec, settings: GraphSettings, sched: Scheduler) -> tuple[int, ...]:
-    """Rule 5 with GPUs: each backend's compute buffer (GPUs in order, the host last)."""
-    names: dict[int, list[str]] = {}
-    if sched.overrides:
-        for t in model.tensors:
-            if t.layer is not None:
-                names.setdefault(t.layer, []).append(t.name)
-    keys = tuple(sched.block_key(il, tuple(names.get(il, ()))) + (sched.slot_device[il],)
-                 for il in range(model.n_layer))
-    return compute_buffers(compute_nodes(model, settings, keys, kv_on_cpu=sched.kv_on_cpu), sched)
+    """Rule 5 with GPUs: each backend's compute buffer (GPUs in order, the host last), kept for this exact placement;
+    placements whose graphs are alike share one replay (`placed_graph`)."""
+    return device_buffers(model, settings, sched)
 
 
 def _override_device(buffer: str, names: list[str], rules: list[BackendRules]) -> int:

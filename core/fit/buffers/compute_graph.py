@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from gguf_budget.core.fit.buffers.graph_alloc import Node
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
@@ -223,6 +223,16 @@ def _inputs(b: _Builder, s: GraphSettings, n_embd: int, v_row: int, has_swa: boo
 
 
 @per_model(maxsize=16)
+def layer_tensors(model: ModelSpec) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """Each block's tensors, (name, bytes) in the file's order: what a block's weights are and weigh."""
+    out: list[list[tuple[str, int]]] = [[] for _ in range(model.n_layer)]
+    for t in model.tensors:
+        if t.layer is not None and t.layer < model.n_layer:
+            out[t.layer].append((t.name, t.nbytes))
+    return tuple(tuple(names) for names in out)
+
+
+@per_model(maxsize=16)
 def _tensor_sizes(model: ModelSpec) -> Mapping[str, int]:
     """Each weight's bytes by name, walked once per model (a tick builds graphs at many ctxs and splits)."""
     sizes = {t.name: t.nbytes for t in model.tensors}
@@ -230,14 +240,14 @@ def _tensor_sizes(model: ModelSpec) -> Mapping[str, int]:
     return MappingProxyType(sizes)
 
 
-def compute_nodes(model: ModelSpec, s: GraphSettings, keys: tuple[object, ...] | None = None,
+def compute_nodes(model: ModelSpec, s: GraphSettings, blocks: Sequence[tuple[int, BlockShape]] | None = None,
                   kv_on_cpu: bool = False) -> list[Node]:
-    """The node list of one ubatch through the whole model (Rules 1–3, 6). `keys[il]` tells blocks placed differently
-    apart (Rule 5); `kv_on_cpu` (`-nkvo`) pins each attention's output to the CPU without flash attention
-    (llama-graph.cpp `build_attn_mha`); with it the fused attention runs beside its neighbours, reading copies of
-    the cache."""
+    """The node list of one ubatch through the whole model (Rules 1–3, 6) over `blocks`, the `replayed` ones (Rule 5:
+    by default those of one device); `kv_on_cpu` (`-nkvo`) pins each attention's output to the CPU without flash
+    attention (llama-graph.cpp `build_attn_mha`); with it the fused attention runs beside its neighbours, reading
+    copies of the cache."""
     shapes = block_shapes(model)
-    blocks = replayed(shapes, keys)
+    blocks = replayed(shapes) if blocks is None else blocks
     E = model.n_embd or 0
     b = _Builder(_tensor_sizes(model), s.ubatch)
     v_row = max((blk.v for _, blk in blocks), default=0)
