@@ -88,16 +88,14 @@ class Scheduler:
     def weight_device(self, name: str) -> int:
         """Where a weight lives: the first `-ot` pattern it matches (llama-model.cpp: `std::regex_search`), else its
         slot's device; the token embeddings (input layer) and tensors of no slot on the CPU."""
+        return self.slot_weight_device(name, weight_slot(name, len(self.slot_device)))
+
+    def slot_weight_device(self, name: str, slot: int | None) -> int:
+        """`weight_device` of a weight whose `weight_slot` the caller keeps (a model's every tensor, walked per tick)."""
         for pattern, dev in self.overrides:
             if re.search(pattern, name):
                 return dev
-        if name.startswith("output"):
-            return self.slot_device[-1]
-        if name.startswith("blk."):
-            il = name.split(".", 2)[1]
-            if il.isdigit() and int(il) < len(self.slot_device) - 1:  # a block the header does not count: the host's
-                return self.slot_device[int(il)]
-        return self.cpu
+        return self.cpu if slot is None else self.slot_device[slot]
 
     def takes(self, b: int, n: Node) -> bool:
         """Whether backend b's `supports_op` takes op n by its size (ggml-vulkan.cpp `ggml_backend_vk_device_supports_op`:
@@ -108,6 +106,19 @@ class Scheduler:
     def block_key(self, il: int, names: tuple[str, ...]) -> tuple[int, ...]:
         """What tells block il's placement apart (`compute_graph` Rule 5): its tensors' devices and its cache's."""
         return (self.kv_device[il], *(self.weight_device(n) for n in names))
+
+
+def weight_slot(name: str, n_slots: int) -> int | None:
+    """The layer slot a weight is placed with, by its name: the output layer's tensors the last of `n_slots`, block
+    il's il; None for the token embeddings (input layer), tensors of no slot and a block the header does not count
+    (the host's)."""
+    if name.startswith("output"):
+        return n_slots - 1
+    if name.startswith("blk."):
+        il = name.split(".", 2)[1]
+        if il.isdigit() and int(il) < n_slots - 1:
+            return int(il)
+    return None
 
 
 def _pass1(n: Node, s: Scheduler) -> int | None:
