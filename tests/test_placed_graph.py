@@ -12,11 +12,12 @@ from hypothesis import strategies as st
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model
 from gguf_budget.core.fit.buffers import placed_graph
-from gguf_budget.core.fit.buffers.compute_graph import GraphSettings, compute_nodes
+from gguf_budget.core.fit.buffers.compute_graph import BLOCK_WEIGHTS, GLOBAL_WEIGHTS, GraphSettings, compute_nodes
 from gguf_budget.core.fit.buffers.placed_graph import device_buffers, graph_key
 from gguf_budget.core.fit.buffers.sched import Scheduler, compute_buffers
 from gguf_budget.core.fit.estimate import fit_verdict
 from gguf_budget.core.fit.types import FitVerdict
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 
 GiB = 1 << 30
 N_LAYER = 12
@@ -107,3 +108,15 @@ def test_a_verdict_on_weights_the_gpu_cannot_hold_replays_nothing(alike, replays
     assert replays == []
     reported = estimate_fit(alike, small, every)
     assert reported.verdict is FitVerdict.DOES_NOT_FIT and reported.devices[1].compute  # a reported load is priced
+
+
+@pytest.mark.parametrize("name", ["llama-3.1-8b-instruct", "qwen3-30b-a3b-instruct-2507", "gemma-3-4b-it", "phi-4",
+                                  "gpt-oss-20b", "deepseek-v2-lite", "granite-4.0-h-tiny", "llama-4-scout-17b-16e-instruct"])
+def test_every_weight_the_graph_reads_is_one_the_key_names(name):
+    """Rule 2 keys `-ot`'s moves by BLOCK_WEIGHTS and GLOBAL_WEIGHTS: a weight the graph read beyond them could move
+    unseen."""
+    model = load_model(catalogue_path(find_entry(name)))
+    gs = GraphSettings(ubatch=512, outputs=1, flash_attn=False, full_cells=4096, swa_cells=1024, rot_k=64, rot_v=64)
+    read = {(n.layer is None, n.weight if n.layer is None else n.weight.split(".", 2)[2].removesuffix(".weight"))
+            for n in compute_nodes(model, gs) if n.weight is not None}
+    assert read and read <= {(True, w) for w in GLOBAL_WEIGHTS} | {(False, w) for w in BLOCK_WEIGHTS}

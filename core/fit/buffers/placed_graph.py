@@ -11,8 +11,10 @@ Rule 1: the replay reads a block only through the blocks `compute_graph.replayed
         the same graph settings, reserve the same buffers (`GraphKey`): `-ngl 20` and `-ngl 24` of a model whose
         blocks are alike, where each run keeps three blocks either way.
 Rule 2: a weight's device is its block's, except where an `-ot` pattern (`--n-cpu-moe` among them) matches its
-        name, and a repacked weight (`sched` Rule 3) is known by its name: with either, the key holds each kept
-        block's index as well, so no two placements share a replay that could differ.
+        name: with overrides the key holds the device of every weight a kept block's nodes may read
+        (`compute_graph.BLOCK_WEIGHTS`) and of those outside the blocks, so `--n-cpu-moe 10` and `12` share a replay
+        where their kept blocks keep their experts alike. A repacked weight (`sched` Rule 3) is known by its name
+        alone: with repacked weights the key holds each kept block's index, and no two placements share a replay.
 Rule 3: the replays are kept per model (`per_model`), the newest KEPT signatures: a search's steps and the
         next tick's share them; the exact placement's answer is kept by its caller as before.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.fit.buffers.compute_graph import (
-    BlockShape, GraphSettings, block_shapes, compute_nodes, layer_tensors, replayed,
+    BLOCK_WEIGHTS, GLOBAL_WEIGHTS, BlockShape, GraphSettings, block_shapes, compute_nodes, layer_tensors, replayed,
 )
 from gguf_budget.core.fit.buffers.sched import Scheduler, compute_buffers
 from gguf_budget.core.model.per_model_cache import per_model
@@ -30,8 +32,9 @@ from gguf_budget.core.model.spec import ModelSpec
 
 KEPT = 1024
 
-KeptBlock = tuple[int | None, bool, BlockShape, int, int, tuple[tuple[str, int], ...]]
-"""Rule 1 for one kept block: (its index where Rule 2 needs it, last, shape, weights' device, KV's device, tensors)."""
+KeptBlock = tuple[int | None, bool, BlockShape, int, int, tuple[tuple[str, int], ...], tuple[int, ...]]
+"""Rules 1–2 for one kept block: (its index where Rule 2 needs it, last, shape, its slot's device, its KV's device,
+its tensors, its weights' devices where `-ot` moves them)."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -54,17 +57,18 @@ class GraphKey:
 def graph_key(model: ModelSpec, settings: GraphSettings, sched: Scheduler) -> GraphKey:
     """Rules 1–2: the blocks the replay keeps for this placement, and its signature."""
     tensors = layer_tensors(model)
-    named = bool(sched.overrides or sched.repacked)
     keys = tuple(sched.block_key(il, tuple(n for n, _ in tensors[il]) if sched.overrides else ())
                  + (sched.slot_device[il],) for il in range(model.n_layer))
     blocks = tuple(replayed(block_shapes(model), keys))
     last = model.n_layer - 1
     kept: tuple[KeptBlock, ...] = tuple(
-        (il if named else None, il == last, shape, sched.slot_device[il], sched.kv_device[il],
-         tuple((name.split(".", 2)[-1], size) for name, size in tensors[il]))
+        (il if sched.repacked else None, il == last, shape, sched.slot_device[il], sched.kv_device[il],
+         tuple((name.split(".", 2)[-1], size) for name, size in tensors[il]),
+         tuple(sched.weight_device(f"blk.{il}.{w}.weight") for w in BLOCK_WEIGHTS) if sched.overrides else ())
         for il, shape in blocks)
-    scheduler = (sched.alignments, sched.offload, sched.overrides, sched.copies, sched.kv_on_cpu, sched.matmul_only,
-                 sched.max_tensor, sched.pin_norms, sched.repacked, sched.slot_device[-1])
+    scheduler = (sched.alignments, sched.offload, sched.copies, sched.kv_on_cpu, sched.matmul_only, sched.max_tensor,
+                 sched.pin_norms, sched.repacked, sched.slot_device[-1],
+                 tuple(sched.weight_device(name) for name in GLOBAL_WEIGHTS))
     return GraphKey(signature=(settings, scheduler, kept), settings=settings, sched=sched, blocks=blocks)
 
 
