@@ -27,7 +27,7 @@ HEAVY = {"ffn_down": T.Q6_K, "attn_v": T.Q6_K}
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory):
     """Blocks alike in shape, every third heavier (ffn_down and attn_v in Q6_K, as llama.cpp's Q4_K_M mixes them):
-    a borrowed weight's copy differs with the block."""
+    a borrowed weight's copy, and whether a GPU with a tensor limit takes its product, differ with the block."""
     desc = ArchDesc(n_layer=N_LAYER, n_embd=256, n_ff=4096, n_head=8, n_head_kv=4, n_vocab=1024, weight_type=T.Q4_K,
                     layer_mix={il: HEAVY for il in range(2, N_LAYER, 3)})
     return load_model(write_gguf(tmp_path_factory.mktemp("mixed") / "m.gguf", desc, "header_only")[0])
