@@ -101,23 +101,21 @@ def expert_read_bytes(model: ModelSpec) -> tuple[int, ...]:
     return tuple(roles.get(TensorRole.EXPERTS, 0) * moe.used // moe.count for roles in model.layer_role_bytes)
 
 
-def _block_elements(t: ModelTensor, moe: MoeFraction | None) -> int:
-    """Rule 6: the elements of a block tensor one token passes through, routed experts at their share (`moe`, the
-    model's: asked once per model, not per tensor — it sums every block's experts)."""
+def _block_elements(model: ModelSpec, t: ModelTensor) -> int:
+    """Rule 6: the elements of a block tensor one token passes through, routed experts at their share."""
+    moe = moe_fraction(model)
     experts = t.role is TensorRole.EXPERTS and moe is not None
     return t.n_elements * moe.used // moe.count if experts and moe is not None else t.n_elements
 
 
 def block_weights(model: ModelSpec) -> int:
     """Rule 6: the weights (elements) of every block a token passes through, routed experts at their share."""
-    moe = moe_fraction(model)
-    return sum(_block_elements(t, moe) for t in model.tensors if t.layer is not None)
+    return sum(_block_elements(model, t) for t in model.tensors if t.layer is not None)
 
 
 def block_work(model: ModelSpec) -> float:
     """Rule 7: `block_weights`, each tensor's weighed by its type's kernel speed."""
-    moe = moe_fraction(model)
-    return sum(_block_elements(t, moe) / type_speed(t.ggml_type) for t in model.tensors if t.layer is not None)
+    return sum(_block_elements(model, t) / type_speed(t.ggml_type) for t in model.tensors if t.layer is not None)
 
 
 def main_type(model: ModelSpec) -> Q | None:
