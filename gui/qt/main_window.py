@@ -6,8 +6,9 @@ Rule 1: the window holds one `Session` (`core.explorer.session`), shared with ev
         decode estimates, the headline. The window computes no bytes and holds no policy (the
         budget a model opens at, what is remembered per model, the head mode a tied model
         allows, ranges, defaults and caps are the core's).
-Rule 2: every control change restarts a 0 ms single-shot timer, so a storm of slider signals in
-        one event-loop turn costs one change, not N; `derive` reuses the previous view's full
+Rule 2: every control change asks for one run at the next turn of the event loop (`throttle.NextTurn`,
+        ahead of the queued repaint: a tick paints once), so a storm of slider signals in one
+        event-loop turn costs one change, not N; `derive` reuses the previous view's full
         load and thresholds when their inputs did not move (a budget tick re-plans only). The
         controls are set from each published view without signals, so drawing changes nothing.
 Rule 3: loading, the hardware probe and the bandwidth probe run on worker threads
@@ -94,6 +95,7 @@ from gguf_budget.gui.qt.settings import (
 )
 from gguf_budget.gui.qt.theme import error_style
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.throttle import NextTurn
 
 BandwidthBackend = Callable[[str], tuple[Bandwidths, tuple[str, ...]]]
 log = logging.getLogger(__name__)
@@ -204,8 +206,7 @@ class MainWindow(QMainWindow):
         self._reprobe.timeout.connect(self._reprobe_if_idle)
         if reprobe_s is not None:
             self._reprobe.start()
-        self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(lambda: self._apply_controls())
+        self._timer = NextTurn(lambda: self._apply_controls(), self)
         self._restore()
         self.body.plan.budget.slider.setFocus()
         self.machine.refresh()
