@@ -11,9 +11,8 @@ Rule 1: the label is the box's only child and the box has no layout: the label's
         the old one was, and nothing else moves or repaints.
 Rule 2: the box is exactly as tall as the label's lines at the box's width (wrapped, or the label's own
         one-line height, or the height the owner fixed), measured again when its width changes and when it
-        is shown (a hidden box hears of no new text); it is never
-        narrower than the label's narrowest width (its longest word, wrapped, or its minimum width), so no
-        text is clipped.
+        is shown (a hidden box hears of no new text); it is never narrower than the label's narrowest width
+        (its longest word, wrapped, or its minimum width), so no text is clipped.
 Rule 3: the box shows and hides with its label, so an owner hides the row as it hid the label.
 """
 
