@@ -16,9 +16,11 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
+from gguf_budget.core.explorer.ctx_tiers import TierCell
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.layout import SideColumn
 from gguf_budget.gui.qt.plan.report_view import ReportView
+from gguf_budget.gui.qt.plan.tier_strip import TierStrip
 from gguf_budget.gui.qt.row_box import RowBox
 from gguf_budget.gui.qt.selectable_label import SelectableLabel
 from gguf_budget.gui.qt.text_view import read_only_view, replace_text
@@ -242,3 +244,21 @@ def test_a_boxed_row_narrowed_grows_to_its_new_line_count(qtbot):
     for _ in range(3):
         QApplication.processEvents()
     assert box.height() == label.height() == label.heightForWidth(box.width()) > wide
+
+
+def _cells(largest: int) -> tuple[TierCell, ...]:
+    return tuple(TierCell(ctx=ctx, lines=(f"{ctx // 1024}k", "33 L"), tip=f"{ctx:,} tokens", tier="fits",
+                          chosen=ctx == largest) for ctx in (4096, 8192, largest))
+
+
+def test_new_tiers_as_many_as_before_reuse_the_strips_buttons(qtbot):
+    """A ctx tick that moves the largest ctx that fits gives the strip a new last tier: its buttons are kept and
+    relabelled, not deleted and made again (each new one polished anew); a new count of tiers makes them anew."""
+    strip = TierStrip()
+    qtbot.addWidget(strip)
+    strip.show_tiers(_cells(11_008))
+    buttons = list(strip.buttons)
+    strip.show_tiers(_cells(12_032))
+    assert strip.buttons == buttons and buttons[-1].objectName() == "ctxTier12032" and buttons[-1].isChecked()
+    strip.show_tiers(_cells(12_032)[:2])
+    assert len(strip.buttons) == 2 and not set(strip.buttons) & set(buttons)
