@@ -12,7 +12,8 @@ Rule 1: the label is the box's only child and the box has no layout: the label's
 Rule 2: the box is exactly as tall as the label's lines at the box's width (wrapped, or the label's own
         one-line height, or the height the owner fixed), measured again when its width changes and when it
         is shown (a hidden box hears of no new text); it is never narrower than the label's narrowest width
-        (its longest word, wrapped, or its minimum width), so no text is clipped.
+        (its longest word, wrapped, or its minimum width; QLabel measures it again when the widest word's width changes), so
+        no text is clipped.
 Rule 3: the box shows and hides with its label, so an owner hides the row as it hid the label.
 """
 
@@ -32,15 +33,27 @@ class RowBox(QWidget):
         label.setParent(self)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self._narrowest = 0
+        self._widest, self._least = -1, 0
         self.setVisible(not label.isHidden())
         label.installEventFilter(self)
         self._fit()
+
+    def _narrowest_width(self) -> int:
+        """The label's narrowest width, asked of QLabel (three text layouts, four times its height's cost) only when
+        the widest word changed: a tick's new numbers seldom change it."""
+        label = self.label
+        metrics = label.fontMetrics()
+        widest = max((metrics.horizontalAdvance(word) for word in label.text().split()), default=0)
+        if widest != self._widest:
+            self._widest = widest
+            self._least = max(label.minimumWidth(), label.minimumSizeHint().width())
+        return self._least
 
     def _needs(self) -> tuple[int, int]:
         """(the narrowest width, the height at this width) the label needs; a height or width the owner fixed
         stays as fixed."""
         label = self.label
-        narrowest = max(label.minimumWidth(), label.minimumSizeHint().width())
+        narrowest = self._narrowest_width()
         if label.minimumHeight() == label.maximumHeight():
             return narrowest, label.minimumHeight()
         wrapped = label.heightForWidth(max(self.width(), narrowest)) if label.wordWrap() else -1
