@@ -41,6 +41,11 @@ GLM47_FLASH = ArchDesc(arch="deepseek2", n_layer=2, n_embd=2048, n_ff=10240, n_h
                        mla=MLADesc(kv_lora_rank=512, q_lora_rank=768, rope_dim=64, key_length=256, value_length=256,
                                    absorbed=True))
 COMPLETION = {"outputs": 512}
+# DeepSeek-V2-Lite's shape as older converters wrote it (27 blocks, 16 heads of query-key 192 / value 128 decompressed
+# from attn_kv_b, kv_lora_rank 512, rope 64, no Q rank; 64 experts of 1408, 6 used, 2 shared), measured the same way
+V2_LITE_LEGACY = ArchDesc(arch="deepseek2", n_layer=27, n_embd=2048, n_ff=10944, n_head=16, n_head_kv=16, n_vocab=260,
+                          n_expert=64, n_expert_used=6, n_expert_shared=2, expert_ff=1408, dense_layers=(0,),
+                          mla=MLADesc(kv_lora_rank=512, rope_dim=64, key_length=192, value_length=128))
 
 COMPUTE_TABLE = [
     # shape, ctx, KV type, engine settings → llama.cpp's compute buffer (MiB, as printed), tolerance
@@ -78,6 +83,8 @@ COMPUTE_TABLE = [
     (GLM47_FLASH, 4096, "f16", COMPLETION | FA_OFF, "236.51", 0),
     (GLM47_FLASH, 32768, "f16", COMPLETION, "114.01", 0),
     (GLM47_FLASH, 32768, "f16", COMPLETION | FA_OFF, "1412.51", 0),
+    (V2_LITE_LEGACY, 4096, "f16", COMPLETION, "84.14", 0),
+    (V2_LITE_LEGACY, 4096, "f16", COMPLETION | FA_OFF, "184.27", 0),
 ]
 
 
