@@ -23,7 +23,7 @@ Rule 4: an MLA layer of a file with the MLA lengths (`model_facts` Rule 6; its a
         the file has attn_q_a), the compressed KV and its rope part, Q's nope part absorbed through attn_k_b,
         Q and K concatenated to kv_lora_rank + rope dims, K alone written to the cache, attention with V a
         view of K (without flash attention V is copied transposed first, in the cache's type), then
-        decompressed through attn_v_b; no V row indices. A deepseek2 file of the older format (attn_kv_b)
+        decompressed through attn_v_b; no V row indices and no Hadamard rotation (`k_only`). A deepseek2 file of the older format (attn_kv_b)
         as the graph's non-MLA branch builds it: the latent expanded to every head, then a standard
         attention. Recurrent layers are priced as their FFN plus a standard attention of their cache's row
         size — an approximation, said so by `approximate`.
@@ -197,6 +197,12 @@ def _expert_ff(model: ModelSpec, il: int) -> int:
 def _shared_ff(model: ModelSpec) -> int:
     sh = [t for t in model.tensors if t.name.endswith("ffn_up_shexp.weight") and len(t.shape) >= 2]
     return sh[0].shape[1] if sh else 0
+
+
+def k_only(model: ModelSpec) -> bool:
+    """Rule 4: an absorbed MLA model attends through a K-only input, which carries no Hadamard matrices whatever the
+    cache's type (src/llama-graph.cpp `build_attn_inp_k_impl`), though the cache prints `attn_rot_k = 1`."""
+    return any(blk.mla is not None and blk.mla.absorbed for blk in block_shapes(model))
 
 
 def approximate(model: ModelSpec) -> bool:
