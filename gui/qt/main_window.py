@@ -59,7 +59,7 @@ from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.core.explorer.model_key import model_key, spec_key
-from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from
+from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from, typed_words
 from gguf_budget.core.explorer.session import (
     AskLlama, Controls, OpenModel, ResetToMachine, Session, SetBandwidths, SetBudget, SetCtx, SetCtxCap, SetEngine,
     SetKnobs, SetMeasured, SetPrefer, SetRuntime, SetServer, SetTypedBandwidths,
@@ -271,6 +271,8 @@ class MainWindow(QMainWindow):
         self.body.plan.context.set_request(state.ctx, state.ctx_cap, state.prefer)
         self.body.hardware.server.show_state(state)
         self.body.hardware.bandwidths.set_typed(s.ram_bw, s.disk_bw, s.vram_bw)
+        typed = state.typed_bandwidths
+        self.body.hardware.editor.set_typed_compute((typed.backend, typed.gpu_flops, typed.cpu_flops))
         self._show_bandwidths()
         self.file_menu.set_recent(s.recent)
         restore_geometry(self._store, self)
@@ -323,11 +325,10 @@ class MainWindow(QMainWindow):
         if self._timer.isActive():
             self._apply_controls()
         s = self.session.state
-        typed = s.typed_bandwidths
         return ExplorerSettings(
             prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self.session.head_choice.value,
-            kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed.ram,
-            disk_bw=typed.disk, vram_bw=typed.vram, recent=self._saved.recent, runtime=s.runtime.value,
+            kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s,
+            **typed_words(s.typed_bandwidths), recent=self._saved.recent, runtime=s.runtime.value,
             **server_words(s.server), llama_options=llama_options(s),
         )
 
