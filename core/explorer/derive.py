@@ -24,7 +24,7 @@ Rule 6: `derive(state, previous)` equals `derive(state)`; it only reuses the par
         while the model object and the machine's total RAM stay. The full load's cheapest fix is reused with the
         full load; the context tiers while nothing but the asked ctx moved and the largest ctx stayed (only the
         chosen mark moves).
-Rule 7: the headline's two answers (`headline` Rules 5–6) and the context tiers (`ctx_tiers`) are the view's, so
+Rule 7: the headline's two answers (`headline` Rules 5–7, the goal line among them) and the context tiers (`ctx_tiers`) are the view's, so
         the window draws them and the CLI's `fit --tiers` prints the same numbers.
 """
 
@@ -39,6 +39,7 @@ from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.explorer.captions import ctx_label, measured_row, pinned_caption, ring_note
 from gguf_budget.core.explorer.ctx_tiers import CtxTier, ctx_tiers
+from gguf_budget.core.explorer.goal import goal_line
 from gguf_budget.core.explorer.headline import (
     Headline, differ_line, full_load_line, full_load_name, load_answer, plan_answer, plan_headline,
     refused_answer,
@@ -244,7 +245,8 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
     tiers_key, tiers = reuse.tiers(key, state, load)
     text = f"CANNOT PLAN — {message}"
-    headline = Headline(BannerState.ERROR, text, line, refused_answer(text), load_answer(load, fix, line))
+    headline = Headline(BannerState.ERROR, text, line, refused_answer(text), load_answer(load, fix, line),
+                        goal=goal_line(state.goal, key))
     ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
     return ExplorerView(state=state, plan=None, error=message, thresholds=None, budget_span=reuse.budget_span(state),
                         ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
@@ -274,7 +276,8 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
     line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
     tiers_key, tiers = reuse.tiers(key, state, load)
     answers = (plan_answer(plan, speed, banner is BannerState.SLOW, usable, text), load_answer(load, fix, line))
-    headline = Headline(banner, text, line, *answers, differ=differ_line(plan, load, *answers))
+    headline = Headline(banner, text, line, *answers, differ=differ_line(plan, load, *answers),
+                        goal=goal_line(state.goal, key))
     return ExplorerView(state=state, plan=plan, error=None, thresholds=thresholds, budget_span=reuse.budget_span(state),
                         ctx_span=ctx_span(model, state), usable_ram=usable,
                         full_load=load, plan_speed=speed, headline=headline,

@@ -32,6 +32,8 @@ Rule 12: the session holds what the machine panel's inputs came from: `probed` (
         `measured_bandwidths` (this machine's figures as every command reads them, None until read)
         and `typed_bandwidths` (what the person typed over them). The session's changes keep
         `machine` = hypothetical, else probed, and `bandwidths` = the typed figures over the measured.
+Rule 13: `goal` is the goal last applied from the Goal control (`goal.AppliedGoal`: its answer in words and the full
+        load it set), None when none was; the knobs themselves hold the answer's settings.
 Rule 11: every field is checked where a state is made (`check_field`, one table for the state
         and for the session's typed changes): a value of the wrong kind or out of its range
         (`core.ranges`, the enums) is a RequestError, so no state holds a value `derive` cannot read.
@@ -62,6 +64,7 @@ from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.core.vocab import TextEnum
 
 if TYPE_CHECKING:  # a view of a run imports the measuring code (psutil): not for a CLI refusal
+    from gguf_budget.core.explorer.goal import AppliedGoal
     from gguf_budget.core.views.evidence_view import MeasuredView
 
 DEFAULT_SLOW_BELOW_TOK_S = 2.0
@@ -147,6 +150,7 @@ class ExplorerState:
     hypothetical: HardwareSnapshot | None = None
     measured_bandwidths: Bandwidths | None = None
     typed_bandwidths: TypedBandwidths = TypedBandwidths()
+    goal: AppliedGoal | None = None
 
     def __post_init__(self) -> None:
         """Rule 11: the words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
@@ -219,6 +223,11 @@ def _lines(value: object) -> object:
     return value
 
 
+def _goal(value: object) -> object:
+    from gguf_budget.core.explorer.goal import AppliedGoal  # it imports the search, which imports this module
+    return _kind(AppliedGoal, "an applied goal")(value)
+
+
 def _measured(value: object) -> object:
     from gguf_budget.core.views.evidence_view import MeasuredView  # only when a run was shown (psutil)
     return _kind(MeasuredView, "a measured run")(value)
@@ -253,6 +262,7 @@ _CHECKS: dict[str, Callable[[object], object]] = {
     "hypothetical": _optional(_kind(HardwareSnapshot, "a hypothetical machine")),
     "measured_bandwidths": _optional(_kind(Bandwidths, "the measured bandwidths")),
     "typed_bandwidths": _kind(TypedBandwidths, "the typed bandwidths"),
+    "goal": _optional(_goal),
 }
 
 
