@@ -42,7 +42,10 @@ TIPS: dict[Goal | None, str] = {
                     "(gguf-budget tune --goal max-slots)",
     Goal.LEAST_MEMORY: "The least memory over every device at the context floor (gguf-budget tune --goal least-memory)",
 }
+GOAL_TIP = "What to search llama.cpp's settings for; choosing a goal sets every knob from its answer"
 SPEED_FLOOR = "Speed at least"
+SPEED_FLOOR_HIGH = 100_000.0
+"""The largest speed floor the control offers, tokens/s (`Constraints` takes any below 10⁹)."""
 NO_SPEED_FLOOR = "no floor"
 SPEED_TIP = ("The decode speed every answer must reach, tokens/s (one stream, an empty cache, as the full load's "
              "estimate; --min-tok-s). 0: no floor")

@@ -20,14 +20,14 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import (
-    QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QProgressBar, QPushButton, QSpinBox, QWidget,
+    QComboBox, QDoubleSpinBox, QFormLayout, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSpinBox, QWidget,
 )
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.goal import (
-    APPLY_TIP, CANCEL_TIP, CANCELLED, DEFAULT_FLOORS, GOAL_CHOICES, NAMES, NO_SPEED_FLOOR, SPEED_FLOOR, SPEED_TIP,
-    MOVED, TIPS, AppliedGoal, ctx_floor_label, ctx_floor_tip, searching_text,
+    APPLY_TIP, CANCEL_TIP, CANCELLED, DEFAULT_FLOORS, GOAL_CHOICES, GOAL_TIP, MOVED, NAMES, NO_SPEED_FLOOR, SPEED_FLOOR,
+    SPEED_FLOOR_HIGH, SPEED_TIP, TIPS, AppliedGoal, ctx_floor_label, ctx_floor_tip, searching_text,
 )
 from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.core.explorer.session import ApplyGoal, ClearGoal, Session
@@ -35,8 +35,6 @@ from gguf_budget.core.explorer.tune import Constraints, Goal, TuneAnswer, tune
 from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall
-
-SPEED_HIGH = 100_000.0
 
 
 class GoalControl(QWidget):
@@ -51,9 +49,10 @@ class GoalControl(QWidget):
         for i, goal in enumerate(GOAL_CHOICES):
             self.goal.addItem(NAMES[goal])
             self.goal.setItemData(i, TIPS[goal], Qt.ItemDataRole.ToolTipRole)
-        self.goal.setToolTip("What to search llama.cpp's settings for; choosing a goal sets every knob from the answer")
-        self.min_tok_s = named(QDoubleSpinBox(self, minimum=0.0, maximum=SPEED_HIGH, decimals=1, singleStep=1.0,
-                                              value=DEFAULT_FLOORS.min_tok_s, suffix=" tok/s"), "goalMinTokS")
+        self.goal.setToolTip(GOAL_TIP)
+        self.min_tok_s = named(QDoubleSpinBox(self, minimum=0.0, maximum=SPEED_FLOOR_HIGH, decimals=1,
+                                              singleStep=1.0, value=DEFAULT_FLOORS.min_tok_s, suffix=" tok/s"),
+                               "goalMinTokS")
         self.min_tok_s.setSpecialValueText(NO_SPEED_FLOOR)
         self.min_tok_s.setToolTip(SPEED_TIP)
         self.min_ctx = named(QSpinBox(self, minimum=CONTEXT.low, maximum=CONTEXT.high, value=DEFAULT_FLOORS.min_ctx,
@@ -71,14 +70,15 @@ class GoalControl(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.apply)
         buttons.addWidget(self.cancel)
-        self.form = QFormLayout(self)
-        self.form.setContentsMargins(0, 0, 0, 0)
-        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
-        self.form.addRow("Goal", self.goal)
-        self.form.addRow(SPEED_FLOOR, self.min_tok_s)
-        self.form.addRow(ctx_floor_label(None), self.min_ctx)
-        self.form.addRow(buttons)
-        self.form.addRow(self.busy)
+        self.ctx_label = QLabel(ctx_floor_label(None), self)
+        form = QFormLayout(self)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
+        form.addRow("Goal", self.goal)
+        form.addRow(SPEED_FLOOR, self.min_tok_s)
+        form.addRow(self.ctx_label, self.min_ctx)
+        form.addRow(buttons)
+        form.addRow(self.busy)
         self.goal.activated.connect(lambda _: self.asked.emit())
         self.goal.currentIndexChanged.connect(lambda _: self._label_floors())
         self.apply.clicked.connect(self.asked)
@@ -108,9 +108,7 @@ class GoalControl(QWidget):
 
     def _label_floors(self) -> None:
         goal = self.chosen()
-        label = self.form.labelForField(self.min_ctx)
-        if label is not None:
-            label.setText(ctx_floor_label(goal))  # type: ignore[attr-defined]  # a QLabel made by addRow
+        self.ctx_label.setText(ctx_floor_label(goal))
         self.min_ctx.setToolTip(ctx_floor_tip(goal))
 
 
