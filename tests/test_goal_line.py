@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 
 from gguf_budget.core import load_model
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.explorer.goal import AppliedGoal, ctx_floor_label, goal_line, goal_phrase
+from gguf_budget.core.explorer.goal import ctx_floor_label, goal_line, goal_phrase
 from gguf_budget.core.explorer.session import (
     ApplyGoal, ClearGoal, OpenModel, Session, SetBudget, SetCtx, SetMachine,
 )
+from gguf_budget.core.explorer.state import AppliedGoal
 from gguf_budget.core.explorer.tune import Constraints, Goal, tune
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine
@@ -63,7 +64,7 @@ def test_the_context_floor_is_per_slot_only_for_max_slots():
 
 
 def test_no_goal_applied_is_no_line():
-    assert goal_line(None, None) == "" and _session().view.headline.goal == ""
+    assert goal_line(None, True) == "" and _session().view.headline.goal == ""
 
 
 @settings(max_examples=12, deadline=None)
@@ -96,7 +97,7 @@ def test_a_knob_set_afterwards_leaves_the_goal_last_applied_and_the_budget_does_
     session.apply(SetCtx(8192))
     stale = session.view.headline.goal
     assert stale.startswith("Goal: longest context at ≥ 5 tok/s — last applied (met: ") and "changed since" in stale
-    session.apply(SetCtx(session.state.goal.key.request.ctx))  # set back by hand: the answer's settings again
+    session.apply(SetCtx(session.state.goal.settings.ctx))  # set back by hand: the answer's settings again
     assert session.view.headline.goal == met
 
 

@@ -6,25 +6,23 @@ Rule 1: the goals are `tune`'s (`tune.Goal`) and "none" (no search: the knobs st
         and the context floor for every goal but max-ctx (whose answer is the context itself).
 Rule 2: the floors a control starts at are `Constraints()`'s — the CLI's defaults — so the window and
         `gguf-budget tune` ask the same question the same way.
-Rule 3: an applied goal (`AppliedGoal`) is kept in the state with its answer in words and the key of the full load the
-        answer set (`derive.FullLoadKey`: the model, the machine and every knob the fit reads). While the full load's
-        inputs are still those, the goal line says the goal met and its figure, or not met and the binding constraint
-        (`TuneAnswer.binding`); once any of them changed (a knob set by hand, another machine or bandwidth), it says
-        "last applied" — a goal is never searched again unless it is chosen again.
+Rule 3: an applied goal (`state.AppliedGoal`) is kept in the state with its answer in words and the settings the
+        answer made. While the full load reads what those settings give it (`derive` compares the two full loads'
+        keys, `FullLoadKey`: the model, the machine and every knob the fit reads), the goal line says the goal met and
+        its figure, or not met and the binding constraint (`TuneAnswer.binding`); once any of them changed (a knob set
+        by hand, another machine or bandwidth), it says "last applied" — a goal is never searched again unless it is
+        chosen again. A Budget plan knob (the budget, the ring) leaves the goal held.
 Rule 4: the words the window shows about a goal (its name, its floors, what a search is doing, a cancelled search)
         are here; the widget only draws them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
+from gguf_budget.core.explorer.state import AppliedGoal, ExplorerState
 from gguf_budget.core.explorer.tune import Candidate, Constraints, Goal, TuneAnswer
 from gguf_budget.core.units import human_bytes
-
-if TYPE_CHECKING:  # derive imports this module for the headline
-    from gguf_budget.core.explorer.derive import FullLoadKey
 
 GOAL_CHOICES: tuple[Goal | None, ...] = (None, *Goal)
 """The control's choices, in its order: none first."""
@@ -53,6 +51,13 @@ APPLY_TIP = "Search llama.cpp's settings for the goal at these floors and set ev
 CANCEL_TIP = "Stop the search: nothing changes"
 CANCELLED = "Goal search cancelled: nothing changed"
 MOVED = "The settings changed during the search (a knob, or the machine's figures):"
+
+
+def applied_choice(applied: AppliedGoal | None) -> tuple[Goal | None, Constraints]:
+    """The control's goal and floors for the goal last applied (none: no goal, the default floors)."""
+    if applied is None:
+        return None, DEFAULT_FLOORS
+    return Goal(applied.goal), Constraints(min_tok_s=applied.min_tok_s, min_ctx=applied.min_ctx)
 
 
 def ctx_floor_label(goal: Goal | None) -> str:
@@ -89,34 +94,21 @@ def figure(goal: Goal, best: Candidate) -> str:
     return f"{human_bytes(best.memory)} over every device at {best.ctx:,} tokens"
 
 
-@dataclass(frozen=True, kw_only=True)
-class AppliedGoal:
-    """Rule 3: the goal last applied, its floors, its answer in words, and the full load it set."""
-
-    goal: Goal
-    floors: Constraints
-    met: str | None
-    """The answer's figure (None: nothing met the goal)."""
-    binding: str | None
-    key: FullLoadKey
-    """What the full load read once the answer was applied (nothing met: the state as it was)."""
-
-    @classmethod
-    def of(cls, answer: TuneAnswer, key: FullLoadKey) -> AppliedGoal:
-        best = answer.best
-        return cls(goal=answer.goal, floors=answer.constraints, met=None if best is None else figure(answer.goal, best),
-                   binding=answer.binding, key=key)
-
-    def outcome(self) -> str:
-        return f"met: {self.met}" if self.met is not None else f"not met; {self.binding}"
+def applied_goal(answer: TuneAnswer, searched: ExplorerState) -> AppliedGoal:
+    """Rule 3: the goal, its floors and its answer in words, with the settings it made (nothing met: `searched`)."""
+    best, floors = answer.best, answer.constraints
+    outcome = f"not met; {answer.binding}" if best is None else f"met: {figure(answer.goal, best)}"
+    settings = replace(answer.state or searched, goal=None)
+    return AppliedGoal(goal=answer.goal.value, min_tok_s=floors.min_tok_s, min_ctx=floors.min_ctx,
+                       phrase=goal_phrase(answer.goal, floors), outcome=outcome, settings=settings)
 
 
-def goal_line(applied: AppliedGoal | None, key: FullLoadKey | None) -> str:
-    """Rule 3: the headline's goal line for the full load keyed `key` ('' when no goal was applied)."""
+def goal_line(applied: AppliedGoal | None, held: bool) -> str:
+    """Rule 3: the headline's goal line; `held` — the full load still reads what the answer set ('' for no goal)."""
     if applied is None:
         return ""
-    head = f"Goal: {goal_phrase(applied.goal, applied.floors)}"
-    if key is not None and key.same(applied.key):
-        return f"{head} — {applied.outcome()}"
-    return (f"{head} — last applied ({applied.outcome()}); a setting changed since, so it may no longer hold: "
+    head = f"Goal: {applied.phrase}"
+    if held:
+        return f"{head} — {applied.outcome}"
+    return (f"{head} — last applied ({applied.outcome}); a setting changed since, so it may no longer hold: "
             "choose the goal again to search again")

@@ -68,7 +68,7 @@ class Answer:
     glossary: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Headline:
     """The banner (`state`, `text`), the full-load line under it, and both as answers in plain words (Rules 5–6)."""
 

@@ -49,8 +49,8 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.explorer.derive import ExplorerView, FullLoadKey, derive, initial_budget
-from gguf_budget.core.explorer.goal import AppliedGoal
+from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
+from gguf_budget.core.explorer.goal import applied_goal
 from gguf_budget.core.explorer.tune import TuneAnswer
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.llama_words.reader import LlamaCommand
@@ -240,10 +240,8 @@ class ApplyGoal:
     def next_state(self, session: Session) -> ExplorerState:
         if session.state != self.searched:
             raise RequestError("the settings changed while the goal was searched: choose the goal again")
-        state = self.answer.state or self.searched
-        if state.model is None:
-            raise RequestError("open a model first")
-        return replace(state, goal=AppliedGoal.of(self.answer, FullLoadKey.of(state.model, state)))
+        applied = applied_goal(self.answer, self.searched)
+        return replace(applied.settings, goal=applied)
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,8 @@ Rule 12: the session holds what the machine panel's inputs came from: `probed` (
         `measured_bandwidths` (this machine's figures as every command reads them, None until read)
         and `typed_bandwidths` (what the person typed over them). The session's changes keep
         `machine` = hypothetical, else probed, and `bandwidths` = the typed figures over the measured.
-Rule 13: `goal` is the goal last applied from the Goal control (`goal.AppliedGoal`: its answer in words and the full
-        load it set), None when none was; the knobs themselves hold the answer's settings.
+Rule 13: `goal` is the goal last applied from the Goal control (`AppliedGoal`: the goal and its floors, its answer in
+        words, and the settings the answer made), None when none was; the knobs themselves hold the answer's settings.
 Rule 11: every field is checked where a state is made (`check_field`, one table for the state
         and for the session's typed changes): a value of the wrong kind or out of its range
         (`core.ranges`, the enums) is a RequestError, so no state holds a value `derive` cannot read.
@@ -64,7 +64,6 @@ from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.core.vocab import TextEnum
 
 if TYPE_CHECKING:  # a view of a run imports the measuring code (psutil): not for a CLI refusal
-    from gguf_budget.core.explorer.goal import AppliedGoal
     from gguf_budget.core.views.evidence_view import MeasuredView
 
 DEFAULT_SLOW_BELOW_TOK_S = 2.0
@@ -115,6 +114,22 @@ class TypedBandwidths:
         """The figures the estimates read: what was typed, over what was measured (assumed before that)."""
         figures = with_typed(measured or Bandwidths(), self.ram, self.disk, self.vram)
         return with_typed_compute(figures, self.backend, self.gpu_flops, self.cpu_flops)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AppliedGoal:
+    """Rule 13, in plain values (the search's own types import this module): made by `goal.applied_goal`."""
+
+    goal: str
+    """The goal's name as `tune.Goal` and `gguf-budget tune --goal` spell it."""
+    min_tok_s: float
+    min_ctx: int
+    phrase: str
+    """The goal and its floors in words ('longest context at ≥ 20 tok/s')."""
+    outcome: str
+    """'met: …' with the answer's figure, or 'not met; …' with the binding constraint."""
+    settings: ExplorerState
+    """The state the answer made (nothing met: the state as it was), its own `goal` None."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -223,11 +238,6 @@ def _lines(value: object) -> object:
     return value
 
 
-def _goal(value: object) -> object:
-    from gguf_budget.core.explorer.goal import AppliedGoal  # it imports the search, which imports this module
-    return _kind(AppliedGoal, "an applied goal")(value)
-
-
 def _measured(value: object) -> object:
     from gguf_budget.core.views.evidence_view import MeasuredView  # only when a run was shown (psutil)
     return _kind(MeasuredView, "a measured run")(value)
@@ -262,7 +272,7 @@ _CHECKS: dict[str, Callable[[object], object]] = {
     "hypothetical": _optional(_kind(HardwareSnapshot, "a hypothetical machine")),
     "measured_bandwidths": _optional(_kind(Bandwidths, "the measured bandwidths")),
     "typed_bandwidths": _kind(TypedBandwidths, "the typed bandwidths"),
-    "goal": _optional(_goal),
+    "goal": _optional(_kind(AppliedGoal, "an applied goal")),
 }
 
 

@@ -27,10 +27,11 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.goal import (
     APPLY_TIP, CANCEL_TIP, CANCELLED, DEFAULT_FLOORS, GOAL_CHOICES, GOAL_TIP, MOVED, NAMES, NO_SPEED_FLOOR, SPEED_FLOOR,
-    SPEED_FLOOR_HIGH, SPEED_TIP, TIPS, AppliedGoal, ctx_floor_label, ctx_floor_tip, searching_text,
+    SPEED_FLOOR_HIGH, SPEED_TIP, TIPS, applied_choice, ctx_floor_label, ctx_floor_tip, searching_text,
 )
 from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.core.explorer.session import ApplyGoal, ClearGoal, Session
+from gguf_budget.core.explorer.state import AppliedGoal
 from gguf_budget.core.explorer.tune import Constraints, Goal, TuneAnswer, tune
 from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.gui.qt.named import named
@@ -98,11 +99,12 @@ class GoalControl(QWidget):
 
     def show_applied(self, applied: AppliedGoal | None) -> None:
         """Rule 4, without signals: the goal last applied and its floors (none: the box says none, floors kept)."""
+        goal, floors = applied_choice(applied)
         blockers = [QSignalBlocker(w) for w in (self.goal, self.min_tok_s, self.min_ctx)]
-        self.goal.setCurrentIndex(GOAL_CHOICES.index(None if applied is None else applied.goal))
+        self.goal.setCurrentIndex(GOAL_CHOICES.index(goal))
         if applied is not None:
-            self.min_tok_s.setValue(applied.floors.min_tok_s)
-            self.min_ctx.setValue(applied.floors.min_ctx)
+            self.min_tok_s.setValue(floors.min_tok_s)
+            self.min_ctx.setValue(floors.min_ctx)
         del blockers
         self._label_floors()
 
