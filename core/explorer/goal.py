@@ -18,8 +18,6 @@ Rule 4: the words the window shows about a goal (its name, its floors, what a se
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from gguf_budget.core.explorer.state import AppliedGoal, ExplorerState
 from gguf_budget.core.explorer.tune import Candidate, Constraints, Goal, TuneAnswer
 from gguf_budget.core.units import human_bytes
@@ -94,11 +92,11 @@ def figure(goal: Goal, best: Candidate) -> str:
     return f"{human_bytes(best.memory)} over every device at {best.ctx:,} tokens"
 
 
-def applied_goal(answer: TuneAnswer, searched: ExplorerState) -> AppliedGoal:
-    """Rule 3: the goal, its floors and its answer in words, with the settings it made (nothing met: `searched`)."""
+def applied_goal(answer: TuneAnswer, settings: ExplorerState) -> AppliedGoal:
+    """Rule 3: the goal, its floors and its answer in words, with the settings it made (nothing met: the state as it
+    was searched; the session's `ApplyGoal` makes them)."""
     best, floors = answer.best, answer.constraints
     outcome = f"not met; {answer.binding}" if best is None else f"met: {figure(answer.goal, best)}"
-    settings = replace(answer.state or searched, goal=None)
     return AppliedGoal(goal=answer.goal.value, min_tok_s=floors.min_tok_s, min_ctx=floors.min_ctx,
                        phrase=goal_phrase(answer.goal, floors), outcome=outcome, settings=settings)
 

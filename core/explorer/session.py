@@ -240,8 +240,8 @@ class ApplyGoal:
     def next_state(self, session: Session) -> ExplorerState:
         if session.state != self.searched:
             raise RequestError("the settings changed while the goal was searched: choose the goal again")
-        applied = applied_goal(self.answer, self.searched)
-        return replace(applied.settings, goal=applied)
+        made = replace(self.answer.state or self.searched, goal=None)
+        return replace(made, goal=applied_goal(self.answer, made))
 
 
 @dataclass(frozen=True)
