@@ -140,3 +140,15 @@ def test_none_forgets_the_goal_and_keeps_the_knobs(qtbot, window):
     choose(qtbot, window, None, 0.0, 4096)
     assert window.session.state == replace(applied, goal=None)
     assert not child(window, "headlineGoal").isVisible()
+
+
+def test_a_setting_typed_while_the_search_runs_is_kept_and_the_goal_searched_again_over_it(qtbot, window):
+    control = window.body.goal
+    control.goal.setCurrentIndex(GOAL_CHOICES.index(Goal.MAX_CTX))
+    control.apply.click()
+    window.body.knobs.prompt.setValue(3000)  # typed before the search can answer (no event loop turn yet)
+    window.commit_controls()
+    qtbot.waitUntil(lambda: window.session.state.goal is not None and not window.goal.worker.busy, timeout=30000)
+    state = window.session.state
+    assert state.prompt_tokens == 3000 and state.goal.settings.prompt_tokens == 3000
+    assert " — met: " in child(window, "headlineGoal").text()
