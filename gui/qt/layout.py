@@ -75,8 +75,8 @@ def build_body(parent: QWidget) -> Body:
     summary, knobs, goal = ModelSummary(left), Knobs(left), GoalControl(left)
     column = QVBoxLayout(left)
     column.setContentsMargins(0, 0, 0, 0)
-    column.addWidget(_group("Goal", goal, left))  # a goal sets the knobs below it and the llama.cpp options
     column.addWidget(_group("Knobs", knobs, left))  # the controls first: at 1280 × 720 the facts scroll, not the knobs
+    column.addWidget(_group("Goal", goal, left))  # sets the knobs above it and the llama.cpp options from tune's answer
     column.addWidget(_group("Model", summary, left))
     column.addStretch(1)
     plan = PlanPanel(splitter)
