@@ -80,6 +80,7 @@ from gguf_budget.core.safe_text import safe_text
 from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.message_area import MessageArea
 from gguf_budget.gui.qt.workers.background import BackgroundCall
+from gguf_budget.gui.qt.plan.goal_control import GoalLink
 from gguf_budget.gui.qt.plan.headline_view import HeadlineView
 from gguf_budget.gui.qt.plan.tier_strip import TierStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
@@ -206,6 +207,7 @@ class MainWindow(QMainWindow):
             self._reprobe.start()
         self._timer = QTimer(self, singleShot=True, interval=0)
         self._timer.timeout.connect(lambda: self._apply_controls())
+        self.goal = GoalLink(self.body.goal, self.session, self.commit_controls, self.messages.say, self)
         self._restore()
         self.body.plan.budget.slider.setFocus()
         self.machine.refresh()
@@ -318,6 +320,11 @@ class MainWindow(QMainWindow):
     def plan_pending(self) -> bool:
         """True while a change waits for the coalescing timer."""
         return self._timer.isActive()
+
+    def commit_controls(self) -> None:
+        """A control change still waiting for the timer goes into the session now (a goal searches what is shown)."""
+        if self._timer.isActive():
+            self._apply_controls()
 
     def settings(self) -> ExplorerSettings:
         """The global knobs as they are now, as the window will remember them (budget, ctx and cap are
@@ -537,6 +544,7 @@ class MainWindow(QMainWindow):
             knobs.set_values(k["n_buffers"], k["head_mode"], state.kv_type, k["force"], k["slow_below_tok_s"])
         self.body.hardware.server.show_state(state)
         self.body.hardware.engine.show_state(state)
+        self.body.hardware.show_gpu_layers(state.gpu_layers)
 
     def _show(self, view: ExplorerView) -> None:
         """Draw `view`: nothing here computes a number (Rule 1)."""
