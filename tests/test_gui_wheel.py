@@ -21,7 +21,7 @@ VALUE_WIDGETS = ("gpuLayersSpin", "hypoPreset", "hypoGpuCount", "buffersSpin", "
                  "slowThreshold", "promptTokens", "budgetSlider", "ctxSlider", "runtimeCombo", "parallelSpin",
                  "kvUnifiedCombo", "cacheRamSpin", "ctxCheckpointsSpin", "draftLayersSpin", "draftKvCombo",
                  "flashAttnCombo", "ubatchSpin", "batchSpin", "vTypeCombo", "swaFullCombo", "loadModeCombo", "nCpuMoeSpin",
-                 "commandProgramCombo", "typedBackend")
+                 "commandProgramCombo", "typedBackend", "goalCombo", "goalMinTokS", "goalMinCtx")
 WAIT_FOR_A_FILE = ("draftLayersSpin", "draftKvCombo")
 UP, DOWN = 1, -1
 

@@ -36,6 +36,10 @@ Rule 9: one channel for every screen: `subscribe(fn)` hears each view, and `subs
         hears `fn(model)` once a model was opened (a file, a priced quantization, a reload), after
         every view observer has drawn it, so a screen that follows the open model (its evidence,
         its file, its quantizations) reads a drawn session and may change it in turn.
+Rule 10: a goal's answer (`tune`, searched off the GUI thread over the state as it was) is one change, `ApplyGoal`:
+        the answer's whole state and the goal it met, or — nothing met it — the goal alone, every knob as it was. It
+        is refused when the state moved while the search ran, so nothing the person set meanwhile is lost;
+        `ClearGoal` forgets the goal and keeps the knobs; opening another model forgets it too (Rule 6).
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
+from gguf_budget.core.explorer.goal import applied_goal
+from gguf_budget.core.explorer.tune import TuneAnswer
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, TypedBandwidths, check_field
@@ -225,6 +231,28 @@ class AskLlama:
 
 
 @dataclass(frozen=True)
+class ApplyGoal:
+    """Rule 10: `answer`, searched over `searched`, as the next state."""
+
+    answer: TuneAnswer
+    searched: ExplorerState
+
+    def next_state(self, session: Session) -> ExplorerState:
+        if session.state != self.searched:
+            raise RequestError("the settings changed while the goal was searched: choose the goal again")
+        made = replace(self.answer.state or self.searched, goal=None)
+        return replace(made, goal=applied_goal(self.answer, made))
+
+
+@dataclass(frozen=True)
+class ClearGoal:
+    """Rule 10: no goal; the knobs stay as they are."""
+
+    def next_state(self, session: Session) -> ExplorerState:
+        return replace(session.state, goal=None)
+
+
+@dataclass(frozen=True)
 class OpenModel:
     """Show `model` (Rules 2–4 and 6); `key` identifies it for the memory (the header fingerprint)."""
 
@@ -239,7 +267,7 @@ class OpenModel:
             (state.budget, BudgetOrigin.PROVISIONAL)
         server = replace(state.server, projector=None, draft=None)  # Rule 6
         return replace(state, model=self.model, head_mode=head, budget=budget, budget_origin=origin,
-                       ctx=choice.ctx, ctx_cap=choice.ctx_cap, server=server)
+                       ctx=choice.ctx, ctx_cap=choice.ctx_cap, server=server, goal=None)
 
 
 @dataclass(frozen=True)

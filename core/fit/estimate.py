@@ -20,8 +20,9 @@ Rule 4: KV: the FP16 lower bound = Σ attention layers min(ctx, window) · n_hea
         (256-cell padding, window + ubatch cells rounded up to 256 for sliding layers, all cells
         with --swa-full, F32 recurrent state, the chosen cache type). Which layers slide or recur
         comes from metadata where present, else from llama.cpp's per-architecture rules
-        (`swa_rules`, `model_facts` Rule 5: `recurrent_layer_arr`); MLA layers cache one latent row of
-        kv_lora_rank + rope dims, V being a view of it (`model_facts` Rule 6, llama.cpp MLA).
+        (`swa_rules`, `model_facts` Rule 5: `recurrent_layer_arr`); MLA layers of a file with the MLA
+        lengths cache one latent row (K only), older deepseek2 files every head's K and V
+        (`model_facts` Rule 6: src/llama-hparams.cpp `llama_hparams::is_mla`).
         Each layer's cache sits on that layer's device (llama.cpp llama-kv-cache.cpp
         `llama_kv_cache`: `model.dev_layer(il)` when offload_kqv, the default).
 Rule 5: auto g = the largest g for which every GPU holds its weights, KV and compute buffer within its

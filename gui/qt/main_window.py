@@ -60,7 +60,7 @@ from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.core.explorer.model_key import model_key, spec_key
-from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from
+from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from, typed_words
 from gguf_budget.core.explorer.session import (
     AskLlama, Controls, OpenModel, ResetToMachine, Session, SetBandwidths, SetBudget, SetCtx, SetCtxCap, SetEngine,
     SetKnobs, SetMeasured, SetPrefer, SetRuntime, SetServer, SetTypedBandwidths,
@@ -81,6 +81,7 @@ from gguf_budget.core.safe_text import safe_text
 from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.message_area import MessageArea
 from gguf_budget.gui.qt.workers.background import BackgroundCall
+from gguf_budget.gui.qt.plan.goal_control import GoalLink
 from gguf_budget.gui.qt.plan.headline_view import HeadlineView
 from gguf_budget.gui.qt.plan.tier_strip import TierStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
@@ -207,6 +208,7 @@ class MainWindow(QMainWindow):
         if reprobe_s is not None:
             self._reprobe.start()
         self._timer = NextTurn(lambda: self._apply_controls(), self)
+        self.goal = GoalLink(self.body.goal, self.session, self.commit_controls, self.messages.say, self)
         self._restore()
         self.body.plan.budget.slider.setFocus()
         self.machine.refresh()
@@ -272,6 +274,8 @@ class MainWindow(QMainWindow):
         self.body.plan.context.set_request(state.ctx, state.ctx_cap, state.prefer)
         self.body.hardware.server.show_state(state)
         self.body.hardware.bandwidths.set_typed(s.ram_bw, s.disk_bw, s.vram_bw)
+        typed = state.typed_bandwidths
+        self.body.hardware.editor.set_typed_compute((typed.backend, typed.gpu_flops, typed.cpu_flops))
         self._show_bandwidths()
         self.file_menu.set_recent(s.recent)
         restore_geometry(self._store, self)
@@ -318,17 +322,21 @@ class MainWindow(QMainWindow):
         """True while a change waits for the coalescing timer."""
         return self._timer.isActive()
 
+    def commit_controls(self) -> None:
+        """A control change still waiting for the timer goes into the session now (a goal searches what is shown)."""
+        if self._timer.isActive():
+            self._apply_controls()
+
     def settings(self) -> ExplorerSettings:
         """The global knobs as they are now, as the window will remember them (budget, ctx and cap are
         remembered per model, by the session); a control change still waiting for the timer goes in first."""
         if self._timer.isActive():
             self._apply_controls()
         s = self.session.state
-        typed = s.typed_bandwidths
         return ExplorerSettings(
             prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self.session.head_choice.value,
-            kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed.ram,
-            disk_bw=typed.disk, vram_bw=typed.vram, recent=self._saved.recent, runtime=s.runtime.value,
+            kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s,
+            **typed_words(s.typed_bandwidths), recent=self._saved.recent, runtime=s.runtime.value,
             **server_words(s.server), llama_options=llama_options(s),
         )
 
@@ -537,6 +545,7 @@ class MainWindow(QMainWindow):
             knobs.set_values(k["n_buffers"], k["head_mode"], state.kv_type, k["force"], k["slow_below_tok_s"])
         self.body.hardware.server.show_state(state)
         self.body.hardware.engine.show_state(state)
+        self.body.hardware.show_gpu_layers(state.gpu_layers)
 
     def _show(self, view: ExplorerView) -> None:
         """Draw `view`: nothing here computes a number (Rule 1)."""

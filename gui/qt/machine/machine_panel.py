@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
@@ -176,6 +176,14 @@ class HardwarePanel(QGroupBox):
     def set_layer_count(self, n_layer: int) -> None:
         """Override range: auto, or 0 … L + 1 (L + 1 also offloads the output layer)."""
         self.gpu_layers.setMaximum(n_layer + 1)
+
+    def show_gpu_layers(self, layers: int | None) -> None:
+        """The state's GPU layers (a goal's answer, an asked -ngl), quietly: the next panel change writes them back."""
+        value = AUTO if layers is None else min(layers, self.gpu_layers.maximum())
+        if self.gpu_layers.value() != value:
+            blocker = QSignalBlocker(self.gpu_layers)
+            self.gpu_layers.setValue(value)
+            del blocker
 
     def requested_gpu_layers(self) -> int | None:
         value = self.gpu_layers.value()
