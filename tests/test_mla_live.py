@@ -62,3 +62,47 @@ def test_the_kv_and_compute_buffers_of_either_file_format_are_llama_cpps(tmp_pat
     assert printed["KV"] == (LATENT_KV if absorbed else LEGACY_KV)
     assert abs(predicted["KV"] - printed["KV"]) <= SLACK, (predicted["KV"] / MiB, printed["KV"] / MiB)
     assert abs(predicted["compute"] - printed["compute"]) <= SLACK, (predicted["compute"] / MiB, printed["compute"] / MiB)
+
+
+def _verdict(path: Path, flags: str):
+    spec = load_model(path)
+    machine = hypothetical_machine(64 * 1024 * MiB)
+    question = ask(read_llama_args(split_command(f"llama-completion -m {path} -c {CTX} {flags}")),
+                   ExplorerState(model=spec, machine=machine), spec)
+    return estimate_fit(spec, machine, question.state.fit_request(question.state.ctx))
+
+
+@pytest.mark.parametrize("absorbed", [True, False], ids=["mla-file", "legacy-file"])
+def test_a_v_cache_type_apart_from_k_is_refused_only_where_llama_cpp_refuses_it(tmp_path, absorbed):
+    """`cache_refusal` Rule 1: the current MLA file keeps K only, so llama.cpp makes no context for `-ctk q8_0` alone;
+    the older file caches every head's K and V and loads. The fit says what the real run does, in its words."""
+    path = write_gguf(tmp_path / "deepseek2.gguf", runnable_mla_desc(absorbed))[0]
+    engine = llama_engine(EngineKind.COMPLETION)
+    done = subprocess.run([engine.executable, "-m", str(path), "-c", str(CTX), "-ctk", "q8_0", "-fa", "on", "-t", "2",
+                           "-p", "The capital of France is", "-n", "2", "--no-warmup"],
+                          capture_output=True, text=True, timeout=300)
+    fit = _verdict(path, "-ctk q8_0 -fa on")
+    llama_error = "does not support different K (q8_0) and V (f16) cache types"
+    if absorbed:
+        assert done.returncode != 0 and llama_error in done.stdout + done.stderr
+        assert fit.refused is not None and llama_error in fit.refused
+        assert not fit.verdict.admitted
+        assert _verdict(path, "-ctk q8_0 -ctv q8_0 -fa on").refused is None
+    else:
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert fit.refused is None and fit.verdict.admitted
+
+
+def test_a_quantized_v_cache_with_flash_attention_off_is_refused(tmp_path):
+    """`cache_refusal` Rule 2: llama.cpp needs flash attention for a quantized V cache; with `-fa off` it makes no
+    context (with `-fa auto` it turns flash attention on, and that loads)."""
+    path = write_gguf(tmp_path / "deepseek2.gguf", runnable_mla_desc(False))[0]
+    engine = llama_engine(EngineKind.COMPLETION)
+    done = subprocess.run([engine.executable, "-m", str(path), "-c", str(CTX), "-ctk", "q8_0", "-ctv", "q8_0",
+                           "-fa", "off", "-t", "2", "-p", "Hi", "-n", "1", "--no-warmup"],
+                          capture_output=True, text=True, timeout=300)
+    llama_error = "quantized V cache requires flash_attn to be enabled"
+    assert done.returncode != 0 and llama_error in done.stdout + done.stderr
+    refused = _verdict(path, "-ctk q8_0 -ctv q8_0 -fa off").refused
+    assert refused is not None and llama_error in refused
+    assert _verdict(path, "-ctk q8_0 -ctv q8_0 -fa auto").refused is None
