@@ -46,8 +46,7 @@ idle_ms = int(sys.argv[1])
 opened = app_module.open_window
 
 def watched(options, *args, **kwargs):
-    explorer = opened(options, *args, **kwargs)
-    window = explorer.window
+    window = opened(options, *args, **kwargs)
 
     def close():
         print(f"closing {time.time():.6f}", flush=True)
@@ -60,7 +59,7 @@ def watched(options, *args, **kwargs):
         QTimer.singleShot(idle_ms, close)
 
     window.modelLoaded.connect(drawn)
-    return explorer
+    return window
 
 app_module.open_window = watched
 sys.exit(main([]))
