@@ -209,6 +209,11 @@ def test_only_the_rows_shown_are_judged_with_a_thousand_models(qtbot, tmp_path, 
     assert set(asked) == first | last and len(asked) == len(first | last) < 100
     assert all("fits" in table.index(r, 4).data() or "won't" in table.index(r, 4).data()
                for r in range(table.rowCount() - 3, table.rowCount()))
+    before = len(asked)
+    with qtbot.waitSignal(view.worker.succeeded, timeout=120000):
+        view.rescan()  # unchanged files, same settings: the rows shown again were judged before
+    again = [table.index(r, 4).data() for r in range(len(first))]  # the top rows, shown again
+    assert len(asked) == before and all("fits" in cell or "won't" in cell for cell in again)
     grid.sortByColumn(4, Qt.SortOrder.AscendingOrder)  # a sort by the verdict needs every verdict
     qtbot.waitUntil(lambda: not any(e.unjudged() for e in table.entries()), timeout=120000)
     assert len(set(asked)) == 1000 and len(asked) < 1000 + 50  # again only rows shown while the rest were judged

@@ -242,11 +242,23 @@ def _judged(indexed: IndexedFile[Any], assess: Callable[[ModelSpec], A],
     return replace(indexed, assess_key=assess_key, assessment=assess(spec))
 
 
-def judged(entry: LibraryEntry[A], assess: Callable[[ModelSpec], A]) -> LibraryEntry[A]:
-    """Rule 10: `entry` with its verdict, judged now from the kept header; an entry whose kept header cannot
-    be read back stays without one (the next scan reads the file again)."""
-    spec = None if entry.kept is None else entry.kept.spec()
-    return replace(entry, kept=None) if spec is None else replace(entry, kept=None, assessment=assess(spec))
+def judged(entry: LibraryEntry[A], assess: Callable[[ModelSpec], A],
+           known: dict[tuple[str, FileKey], A] | None = None) -> LibraryEntry[A]:
+    """Rule 10: `entry` with its verdict, judged now from the kept header — or taken from `known` (the verdicts
+    judged before on the same settings, by path and file key), which keeps what is judged; an entry whose
+    kept header cannot be read back stays without one (the next scan reads the file again)."""
+    if entry.kept is None:
+        return entry
+    key = (entry.path, entry.kept.key)
+    if known is not None and key in known:
+        return replace(entry, kept=None, assessment=known[key])
+    spec = entry.kept.spec()
+    if spec is None:
+        return replace(entry, kept=None)
+    verdict = assess(spec)
+    if known is not None:
+        known[key] = verdict
+    return replace(entry, kept=None, assessment=verdict)
 
 
 def _entry(candidate: Candidate, indexed: IndexedFile[Any], assess_key: str | None) -> LibraryEntry[A]:

@@ -8,7 +8,8 @@ Rule 3: "Add folder…" remembers the folder in the library settings the CLI sha
 Rule 4: double-click (or Enter) on a readable row asks the host to open that model.
 Rule 5: the scan judges nothing (`core.library.scan` Rule 10): the table judges a row when it is first
         shown, with the settings of its scan (`table.py` Rule 5); a sort by a verdict or a filter has the
-        rest judged off the GUI thread.
+        rest judged off the GUI thread. What was judged is kept for the window's life: a rescan on the same
+        settings judges none of it again.
 
 Signals:
     openRequested(str): the path of the model to open.
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from gguf_budget.core.library import config
 from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess, assessment_key
+from gguf_budget.core.library.index import FileKey
 from gguf_budget.core.library.scan import LibraryEntry, Scan, judged, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.regular_file import os_words
@@ -65,9 +67,9 @@ def scan_work(settings: LibrarySettings, home: Path, config_file: Path | None) -
     return work
 
 
-def judge_with(settings: LibrarySettings) -> Judge:
-    """Rule 5: one row's verdict on the settings of its scan."""
-    return partial(judged, assess=partial(assess, settings=settings))
+def judge_with(settings: LibrarySettings, known: dict[tuple[str, FileKey], Assessment]) -> Judge:
+    """Rule 5: one row's verdict on the settings of its scan, kept in `known` for the next scan on them."""
+    return partial(judged, assess=partial(assess, settings=settings), known=known)
 
 
 def judge_all(judge: Judge, entries: tuple[LibraryEntry[Assessment], ...]) -> tuple[Judge, TableRows]:
@@ -84,6 +86,8 @@ class LibraryView(QWidget):
         self._settings, self._home, self._config_file = settings, home or Path.home(), config_file
         self.table = LibraryTable()
         self._judge: Judge | None = None
+        self._judged: dict[str, dict[tuple[str, FileKey], Assessment]] = {}
+        """Rule 5: the verdicts judged here, by the settings' key, then path and file key: a rescan judges none again."""
         self._judge_rest = BackgroundCall(judge_all, parent=self)
         self._judge_rest.succeeded.connect(self._all_judged)
         self.table.verdictsWanted.connect(self._judge_the_rest)
@@ -137,7 +141,7 @@ class LibraryView(QWidget):
         self.progress.setRange(0, 0)
         self.progress.setVisible(True)
         self.status.setText("Scanning…")
-        self._judge = judge_with(settings)
+        self._judge = judge_with(settings, self._judged.setdefault(assessment_key(settings), {}))
         self.worker.start(scan_work(settings, self._home, self._config_file))
 
     def _all_judged(self, answer: tuple[Judge, TableRows]) -> None:
