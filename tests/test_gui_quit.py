@@ -1,9 +1,10 @@
 """Quitting the window joins nothing: no worker, no measurement; the process exits, stderr clean.
 
 The real app runs in a child process (quitting ends the process, by design). What quitting waits on is
-counted, not timed: the child counts every join of Qt's thread pool (`QThreadPool.waitForDone`) from the
-moment the window is asked to close, and each work leaves a file when it returns. A work that returns
-after the process has ended leaves none, so a file present after the exit says the app waited for it.
+counted, not timed: from the moment the app stops its workers, the child marks every join the GUI thread
+makes — of Qt's thread pool (`QThreadPool.waitForDone`), of a thread (`Thread.join`), of an event
+(`Event.wait`, how a cancelled measurement was awaited) — and the process's end (`end_process`). With a
+real llama-server measurement in flight, SIGTERM ends the app and the engine's process group ends with it.
 No time is measured (`benchmarks/bench_launch.py` does).
 """
 
