@@ -43,7 +43,8 @@ from PySide6.QtWidgets import QApplication, QDockWidget, QSlider  # noqa: E402
 import gguf_budget.core.explorer.session as session_module  # noqa: E402
 from gguf_budget.core.machine.bandwidth import Bandwidths  # noqa: E402
 from gguf_budget.core.machine.snapshot import hypothetical_machine  # noqa: E402
-from gguf_budget.gui.qt.app import Explorer, compose  # noqa: E402
+from gguf_budget.gui.qt.addons import Explorer  # noqa: E402
+from gguf_budget.gui.qt.app import compose  # noqa: E402
 from gguf_budget.gui.qt.main_window import MainWindow  # noqa: E402
 from gguf_budget.resources import demo_model_path, resource_path  # noqa: E402
 

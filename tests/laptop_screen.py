@@ -30,7 +30,8 @@ from gguf_budget.core.explorer.tune import Goal  # noqa: E402
 from gguf_budget.core.library.config import add_folder  # noqa: E402
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry  # noqa: E402
 from gguf_budget.core.quant.ladder import price_types  # noqa: E402
-from gguf_budget.gui.qt.app import Explorer, application, compose  # noqa: E402
+from gguf_budget.gui.qt.addons import Explorer  # noqa: E402
+from gguf_budget.gui.qt.app import application, compose  # noqa: E402
 from gguf_budget.resources import demo_model_path  # noqa: E402
 
 MIN_ROWS = 12

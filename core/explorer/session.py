@@ -35,7 +35,9 @@ Rule 8: the machine judged and the figures read are the session's, not a widget'
 Rule 9: one channel for every screen: `subscribe(fn)` hears each view, and `subscribe_models(fn)`
         hears `fn(model)` once a model was opened (a file, a priced quantization, a reload), after
         every view observer has drawn it, so a screen that follows the open model (its evidence,
-        its file, its quantizations) reads a drawn session and may change it in turn.
+        its file, its quantizations) reads a drawn session and may change it in turn. A screen that
+        subscribes after a model opened (an add-on installed after the first plan) asks `now=True` and
+        hears that model at once.
 Rule 10: a goal's answer (`tune`, searched off the GUI thread over the state as it was) is one change, `ApplyGoal`:
         the answer's whole state and the goal it met, or — nothing met it — the goal alone, every knob as it was. It
         is refused when the state moved while the search ran, so nothing the person set meanwhile is lost;
@@ -359,9 +361,12 @@ class Session:
         """`observer(view)` after every change that moved the state (Rule 1)."""
         self._observers.append(observer)
 
-    def subscribe_models(self, observer: Callable[[ModelSpec], None]) -> None:
-        """Rule 9: `observer(model)` once a model was opened and every view observer has drawn it."""
+    def subscribe_models(self, observer: Callable[[ModelSpec], None], *, now: bool = False) -> None:
+        """Rule 9: `observer(model)` once a model was opened and every view observer has drawn it; with `now`, also
+        at once for the model open now, if any."""
         self._model_observers.append(observer)
+        if now and self.state.model is not None:
+            observer(self.state.model)
 
     def preview(self, change: Change) -> ExplorerView:
         """The view `change` would publish, committing nothing (Rule 5: a loading thread calls it)."""

@@ -185,7 +185,7 @@ class MainWindow(QMainWindow):
         self._drawn_run: tuple[object, ...] = (None, None, None)
         self.recompute_count = 0
         self._bottom_docks: list[QDockWidget] = []
-        self._offered = False
+        self._shown_once = False
         self.remote_opener: Callable[[str], None] | None = None
         """Set by the library add-on: opens a URL, `hf://…` or `owner/repo:QUANT` (Open Recent keeps them)."""
         self._budget_touched = False
@@ -584,15 +584,19 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_path(paths[0])
 
+    def offer_ways_in(self) -> None:
+        """Rule 8: the empty state offers the File menu's ways in; the composition root asks once the add-ons have
+        installed theirs (after the first plan is painted)."""
+        entries = [("emptyOpen", self.file_menu.open_action), ("emptyCatalogue", self.findChild(QMenu, "catalogueMenu")),
+                   ("emptyLibrary", self.findChild(QAction, "libraryAction"))]
+        self.body.plan.empty.offer([(name, entry) for name, entry in entries if entry is not None])
+
     def showEvent(self, event: QShowEvent) -> None:
-        """Rule 8: the empty state offers the File menu's ways in, once the add-ons have installed theirs."""
-        if not self._offered:
-            self._offered = True
+        """Rule 10: a window opened at the screen's size is kept on screen once first shown."""
+        if not self._shown_once:
+            self._shown_once = True
             if self.size() == self._opening:  # opened at the screen's size, not one the person left or asked
                 QTimer.singleShot(0, self, lambda: _keep_on_screen(self))
-            entries = [("emptyOpen", self.file_menu.open_action), ("emptyCatalogue", self.findChild(QMenu, "catalogueMenu")),
-                       ("emptyLibrary", self.findChild(QAction, "libraryAction"))]
-            self.body.plan.empty.offer([(name, entry) for name, entry in entries if entry is not None])
         super().showEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
