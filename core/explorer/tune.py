@@ -95,12 +95,13 @@ class Knobs:
 
 @dataclass(frozen=True, kw_only=True)
 class Candidate:
-    """A priced candidate: its knobs, ctx, slots and full load."""
+    """A priced candidate: its knobs, ctx, slots, the state they make and its full load."""
 
     knobs: Knobs
     ctx: int
     slots: int
     load: FullLoad
+    state: ExplorerState
 
     @property
     def tok_s(self) -> float:
@@ -133,6 +134,11 @@ class TuneAnswer:
     binding: str | None
     notes: tuple[str, ...]
     priced: int
+
+    @property
+    def state(self) -> ExplorerState | None:
+        """The whole state the best candidate was priced as, to apply (None when nothing meets the goal)."""
+        return None if self.best is None else self.best.state
 
 
 def _fewest_cpu_moe(p: _Pricer, ctx: int, kv: KVType) -> int | None:
@@ -182,9 +188,10 @@ class _Pricer:
 
     def price(self, knobs: Knobs, ctx: int, slots: int = 1) -> Candidate:
         self.count += 1
-        load = full_load(self.model, knobs.apply(self.state, ctx, slots), self.prices)
+        state = knobs.apply(self.state, ctx, slots)
+        load = full_load(self.model, state, self.prices)
         assert load is not None  # tune needs a machine
-        return Candidate(knobs=knobs, ctx=ctx, slots=slots, load=load)
+        return Candidate(knobs=knobs, ctx=ctx, slots=slots, load=load, state=state)
 
     def ok(self, c: Candidate) -> bool:
         return c.load.fit.verdict.admitted and c.load.speed is not None and c.tok_s >= self.floor
