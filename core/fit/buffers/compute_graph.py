@@ -48,8 +48,10 @@ from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
 from gguf_budget.core.model.per_model_cache import per_model
 
 BLOCK_WEIGHTS = ("attn_norm", "attn_q", "attn_q_norm", "attn_k", "attn_k_norm", "attn_v", "attn_output",
-                 "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down", "ffn_gate_inp", "ffn_up_exps",
-                 "ffn_gate_exps", "ffn_down_exps", "ffn_up_shexp", "ffn_gate_shexp", "ffn_down_shexp", "post_ffw_norm")
+                 "attn_q_a", "attn_q_a_norm", "attn_q_b", "attn_kv_a_mqa", "attn_kv_a_norm", "attn_kv_b", "attn_k_b",
+                 "attn_v_b", "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down", "ffn_gate_inp",
+                 "ffn_up_exps", "ffn_gate_exps", "ffn_down_exps", "ffn_up_shexp", "ffn_gate_shexp", "ffn_down_shexp",
+                 "post_ffw_norm")
 """Every weight a block's nodes may read, `blk.{il}.{name}.weight` (tests/test_placed_graph.py holds the builder to it)."""
 GLOBAL_WEIGHTS = ("token_embd.weight", "output_norm.weight", "output.weight")
 """The weights the nodes outside the blocks read."""
