@@ -8,6 +8,8 @@ timed in CPU seconds of this process and its worker processes (the kernel's acco
     unchanged rescan       the same settings: no header read, nothing judged
     machine probed again   the machine's free RAM moved by a few MiB and its probe time changed (as a
                            re-probe moves them minute by minute): no header read, nothing judged
+    window, new budget     the Library window's scan (`judge=False`) at a budget never judged: no header
+                           read, nothing judged by the scan (the window judges the rows it shows)
 
 Each line also says how many headers were read and how many models were judged (counted, not
 timed). Budget: an unchanged rescan, and one after a re-probe, ≤ 0.3 s CPU for 1,000 models. The
@@ -100,18 +102,19 @@ def main() -> None:
         print(f"{args.files} small header-only models ({next(roots[0].path.rglob('*.gguf')).stat().st_size:,} bytes each); "
               f"{os.cpu_count()} CPUs; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         cases = [
-            ("first scan", first),
-            ("unchanged rescan", first),
+            ("first scan", first, True),
+            ("unchanged rescan", first, True),
             ("machine probed again", replace(first, machine=replace(machine, host_available=_moved(machine.host_available),
-                                                                    captured_at=time.time() + 60))),
+                                                                    captured_at=time.time() + 60)), True),
+            ("window, new budget", replace(first, budget=Budget.of(3 * GIB)), False),
         ]
-        for label, settings in cases:
+        for label, settings, judge in cases:
             counted.headers = counted.judged = 0
             cpu, start = cpu_seconds(), time.perf_counter()
-            result = scan(roots, counted.judge(settings), assess_key=assessment_key(settings), index=index)
+            result = scan(roots, counted.judge(settings), assess_key=assessment_key(settings), index=index, judge=judge)
             took, cpu = time.perf_counter() - start, cpu_seconds() - cpu
             assert result.complete and len(result.entries) == args.files
-            assert all(e.error is None and e.assessment is not None for e in result.entries)
+            assert all(e.error is None and (e.assessment is not None) == judge for e in result.entries)
             mark = f"  {cpu / BUDGET_S:5.2f}× the {BUDGET_S} s budget" if label != "first scan" else ""
             print(f"{label:<22} {took:7.3f} s wall {cpu:7.3f} s CPU ({cpu / args.files * 1000:6.3f} ms a model); "
                   f"headers read here {counted.headers:5d}, judged {counted.judged:5d}{mark}")

@@ -36,8 +36,9 @@ def arch_descs(draw: st.DrawFn, families: tuple[str, ...] = FAMILIES) -> ArchDes
         extra = {"n_expert": experts, "n_expert_used": min(experts, 2), "expert_ff": 32,
                  "n_expert_shared": draw(st.integers(0, 1))}
     elif family == "mla":
-        extra = {"arch": "deepseek2", "mla": MLADesc(kv_lora_rank=draw(st.sampled_from((32, 64))),
-                                                     rope_dim=draw(st.sampled_from((8, 16, 32))))}
+        rope = draw(st.sampled_from((8, 16, 32)))
+        extra = {"arch": "deepseek2", "mla": MLADesc(kv_lora_rank=draw(st.sampled_from((32, 64))), rope_dim=rope,
+                                                     key_length=rope + 64, absorbed=draw(st.booleans()))}
     elif family == "recurrent":
         n_head, n_head_kv = 0, 0
         extra = {"arch": "mamba", "ssm": draw(ssm_descs())}

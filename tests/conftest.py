@@ -13,6 +13,7 @@ from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
 
 import pytest  # noqa: E402
+from filelock import FileLock  # noqa: E402
 from gguf_factory import ArchDesc, Mode, write_gguf  # noqa: E402
 
 from gguf_budget.core import ModelSpec, load_model  # noqa: E402
@@ -31,14 +32,42 @@ def private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     return folder
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """CI runs `-n auto --dist loadfile`: each file whole on one worker, handed out in order. xdist's own order (most
+    tests first) handed the slow files (a few tests, minutes each) out last, so one worker ran them alone at the
+    end; the collection's order (`pytest_collection_modifyitems`) is kept instead."""
+    if getattr(config.option, "dist", "no") == "loadfile":
+        config.option.loadscopereorder = False
+
+
+LONGEST = ("test_readme.py", "test_packaging_bundle.py", "test_tune.py")
+"""The slowest files, slowest first (alone at load 8: 677, 484 and 305–437 s; the next, server_real, 148 s)."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files with a test marked `slow` first, the LONGEST of them first of all: both workers start on them and
+    share the short files at the end. Every file's tests stay together and in their order (a stable sort by file)."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+
+    def rank(item: pytest.Item) -> tuple[int, int]:
+        name = item.path.name
+        return (item.path not in slow, LONGEST.index(name) if name in LONGEST else len(LONGEST))
+
+    items.sort(key=rank)
+
+
 @pytest.fixture(scope="session")
 def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel packaging/build_bundle.py builds, once a run (a worker's run under `-n`): its own tests check it,
-    the bundle is frozen from it."""
-    out = tmp_path_factory.mktemp("wheel")
-    build = Path(__file__).resolve().parent.parent / "packaging" / "build_bundle.py"
-    cmd = [sys.executable, str(build), "--wheel-only", "--dist", str(out / "dist"), "--work", str(out / "work")]
-    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    """The wheel packaging/build_bundle.py builds, once a run: its own tests check it, the bundle is frozen from it.
+    Under `-n` the workers share one: the first to ask builds it, under a lock, in the run's folder they all sit in."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    shared = tmp_path_factory.getbasetemp().parent if worker else tmp_path_factory.mktemp("run")
+    out = shared / "wheel"
+    with FileLock(str(shared / "wheel.lock")):
+        if not list((out / "dist").glob("*.whl")):
+            build = Path(__file__).resolve().parent.parent / "packaging" / "build_bundle.py"
+            cmd = [sys.executable, str(build), "--wheel-only", "--dist", str(out / "dist"), "--work", str(out / "work")]
+            subprocess.run(cmd, check=True, capture_output=True, text=True)
     (wheel,) = (out / "dist").glob("*.whl")
     return wheel
 

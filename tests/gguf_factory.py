@@ -35,13 +35,17 @@ class SSMDesc:
 
 @dataclass(frozen=True)
 class MLADesc:
-    """DeepSeek-2 multi-head latent attention ranks."""
+    """DeepSeek-2 multi-head latent attention ranks. `key_length` / `value_length` are a head's query-key and value
+    dims; `absorbed` writes the file as llama.cpp's converter has since PR 12801 (conversion/deepseek.py: one KV
+    head of kv_lora_rank + rope dims, `key_length_mla` / `value_length_mla`, attn_kv_b split into attn_k_b and
+    attn_v_b), else as older converters did (every head's dims, one attn_kv_b)."""
 
     kv_lora_rank: int = 64
     q_lora_rank: int = 0
     rope_dim: int = 32
     key_length: int = 96
     value_length: int = 64
+    absorbed: bool = False
 
 
 @dataclass(frozen=True)
@@ -216,10 +220,13 @@ def _attention(d: ArchDesc, il: int, w, norm) -> list[Tensor]:
         if m.q_lora_rank:
             q = [w("attn_q_a", (d.n_embd, m.q_lora_rank)), norm("attn_q_a_norm", m.q_lora_rank),
                  w("attn_q_b", (m.q_lora_rank, n_head * m.key_length))]
+        kv_b = [w("attn_k_b", (m.key_length - m.rope_dim, m.kv_lora_rank, n_head)),
+                w("attn_v_b", (m.kv_lora_rank, m.value_length, n_head))] if m.absorbed else [
+            w("attn_kv_b", (m.kv_lora_rank, n_head * (m.key_length - m.rope_dim + m.value_length)))]
         return q + [
             w("attn_kv_a_mqa", (d.n_embd, m.kv_lora_rank + m.rope_dim)),
             norm("attn_kv_a_norm", m.kv_lora_rank),
-            w("attn_kv_b", (m.kv_lora_rank, n_head * (m.key_length - m.rope_dim + m.value_length))),
+            *kv_b,
             w("attn_output", (n_head * m.value_length, d.n_embd)),
         ]
     if not d.gated_ffn:
@@ -287,7 +294,8 @@ def _add_metadata(wr: GGUFWriter, d: ArchDesc) -> None:
     wr.add_uint32(f"{a}.embedding_length", d.n_embd)
     _add_per_layer(wr, f"{a}.feed_forward_length", d.n_ff)
     _add_per_layer(wr, f"{a}.attention.head_count", d.n_head)
-    _add_per_layer(wr, f"{a}.attention.head_count_kv", d.n_head_kv)
+    absorbed = d.mla is not None and d.mla.absorbed
+    _add_per_layer(wr, f"{a}.attention.head_count_kv", 1 if absorbed else d.n_head_kv)
     wr.add_float32(f"{a}.attention.layer_norm_rms_epsilon", 1e-5)
     if d.head_dim is not None:
         wr.add_uint32(f"{a}.attention.key_length", d.head_dim)
@@ -321,8 +329,14 @@ def _add_metadata(wr: GGUFWriter, d: ArchDesc) -> None:
         wr.add_uint32(f"{a}.attention.kv_lora_rank", m.kv_lora_rank)
         if m.q_lora_rank:
             wr.add_uint32(f"{a}.attention.q_lora_rank", m.q_lora_rank)
-        wr.add_uint32(f"{a}.attention.key_length", m.key_length)
-        wr.add_uint32(f"{a}.attention.value_length", m.value_length)
+        if m.absorbed:
+            wr.add_uint32(f"{a}.attention.key_length", m.kv_lora_rank + m.rope_dim)
+            wr.add_uint32(f"{a}.attention.value_length", m.kv_lora_rank)
+            wr.add_uint32(f"{a}.attention.key_length_mla", m.key_length)
+            wr.add_uint32(f"{a}.attention.value_length_mla", m.value_length)
+        else:
+            wr.add_uint32(f"{a}.attention.key_length", m.key_length)
+            wr.add_uint32(f"{a}.attention.value_length", m.value_length)
         wr.add_uint32(f"{a}.rope.dimension_count", m.rope_dim)
     if d.tokens:
         wr.add_string("tokenizer.ggml.model", "gpt2")

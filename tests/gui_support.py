@@ -20,7 +20,8 @@ from gguf_budget.core import ModelSpec
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.explorer.window_size import DESIGN_SIZE
 from gguf_budget.core.machine.snapshot import HardwareSnapshot, hypothetical_machine
-from gguf_budget.gui.qt.app import Explorer, compose
+from gguf_budget.gui.qt.addons import Explorer
+from gguf_budget.gui.qt.app import compose
 from gguf_budget.gui.qt.main_window import MainWindow
 
 MIB = 1 << 20

@@ -25,10 +25,13 @@ from PySide6.QtCore import QEventLoop, QRect, QSettings  # noqa: E402
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QDockWidget, QTableView, QTabBar, QWidget  # noqa: E402
 from test_gui_layout_matrix import chart_problems, clipped_texts, sideways_problems  # noqa: E402
 
+from gguf_budget.core.explorer.goal import GOAL_CHOICES  # noqa: E402
+from gguf_budget.core.explorer.tune import Goal  # noqa: E402
 from gguf_budget.core.library.config import add_folder  # noqa: E402
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry  # noqa: E402
 from gguf_budget.core.quant.ladder import price_types  # noqa: E402
-from gguf_budget.gui.qt.app import Explorer, application, compose  # noqa: E402
+from gguf_budget.gui.qt.addons import Explorer  # noqa: E402
+from gguf_budget.gui.qt.app import application, compose  # noqa: E402
 from gguf_budget.resources import demo_model_path  # noqa: E402
 
 MIN_ROWS = 12
@@ -137,6 +140,13 @@ def main() -> None:
     open_path(explorer, str(demo_model_path()))
     show_only(explorer, None)
     report["demo, no dock"] = problems(explorer, None)
+
+    goal = window.body.goal
+    goal.goal.setCurrentIndex(GOAL_CHOICES.index(Goal.MAX_CTX))
+    goal.min_tok_s.setValue(20.0)
+    goal.apply.click()
+    wait(lambda: window.session.state.goal is not None and not window.goal.worker.busy, "the goal's answer")
+    report["demo, goal applied"] = problems(explorer, None)
 
     open_path(explorer, eight_b)
     show_only(explorer, explorer.whatif.sweep_dock)

@@ -109,11 +109,15 @@ def _catalogue_shape(name: str) -> ArchDesc:
 def _quantized_shape(shape: dict[str, Any]) -> ArchDesc:
     """A catalogue model's config.json shape (`name`, with `ArchDesc` fields that differ in the published file, such
     as an older release's context length) at the published `quant`, typed as llama-quantize types it (the
-    catalogue's step 2, packaging/make_catalogue.py)."""
+    catalogue's step 2, packaging/make_catalogue.py); `retype` names the tensors (by the end of their name) that an
+    older llama-quantize typed otherwise, with the type it gave them."""
     module = _make_catalogue()
     quant = find_file_type(shape.pop("quant"))
+    retype = {suffix: T[t] for suffix, t in shape.pop("retype", {}).items()}
     source = replace(module.SHAPES[shape.pop("name")], file_type=32, **shape)
-    return replace(source, file_type=int(quant.llama_ftype), tensor_types=module._types(source, quant.name.value))
+    types = {name: next((t for suffix, t in retype.items() if name.endswith(suffix)), t)
+             for name, t in module._types(source, quant.name.value).items()}
+    return replace(source, file_type=int(quant.llama_ftype), tensor_types=types)
 
 
 def fixtures() -> tuple[Published, ...]:

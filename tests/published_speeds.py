@@ -132,7 +132,8 @@ def decode_bytes(row: Published) -> int:
 @functools.lru_cache(maxsize=None)
 def decode_row(row: Published) -> DecodeRow:
     return DecodeRow(device=row.device, x=decode_bytes(row) / row.preset.bandwidth, t=1 / row.tok_s, hbm=row.preset.hbm,
-                     main_type=row.prices.main_type or T.F16, group=f"{row.device} {row.backend.value} {row.source}")
+                     main_type=row.prices.main_type or T.F16, group=f"{row.device} {row.backend.value} {row.source}",
+                     vendor=row.preset.vendor)
 
 
 @functools.lru_cache(maxsize=None)
@@ -151,7 +152,7 @@ def estimate(row: Published, fitted: Fitted) -> float | None:
     speed = fitted.speed(row.backend)
     if row.decode:
         return 1 / speed.decode_seconds(decode_bytes(row), row.preset.bandwidth, hbm=row.preset.hbm,
-                                        ggml_type=row.prices.main_type or T.F16)
+                                        ggml_type=row.prices.main_type or T.F16, vendor=row.preset.vendor)
     p, prices = row.preset, row.prices
     peak = p.fp16_flops
     if peak is None and p.generation is not None and p.gpu_cores:

@@ -6,7 +6,8 @@ llama.cpp accepts the file, allocates its buffers and decodes a few tokens, quic
 Rule 1: the vocabulary is what llama.cpp's SPM loader needs: <unk>, <s>, </s>, the 256 byte
         tokens `<0x00>`…`<0xFF>` (byte fallback, and the line feed it looks up) and `▁`.
 Rule 2: heads of 32 dimensions, so a q8_0 or q4_0 KV cache (blocks of 32) is allowed.
-Rule 3: everything else comes from `gguf_factory.ArchDesc`, so the planner sees the same shape.
+Rule 3: everything else comes from `gguf_factory.ArchDesc`, so the planner sees the same shape; a deepseek2 (MLA)
+        of the same vocabulary in either file format (`runnable_mla_desc`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gguf.constants import GGMLQuantizationType as T
-from gguf_factory import ArchDesc, write_gguf
+from gguf_factory import ArchDesc, MLADesc, write_gguf
 
 NORMAL, UNKNOWN, CONTROL, UNUSED, BYTE = 1, 2, 3, 5, 6
 _SPECIALS = (("<unk>", UNKNOWN), ("<s>", CONTROL), ("</s>", CONTROL))
@@ -42,6 +43,19 @@ def runnable_desc(n_layer: int = 2, context_length: int = 4096) -> ArchDesc:
             "tokenizer.ggml.unknown_token_id": 0,
         },
     )
+
+
+def runnable_mla_desc(absorbed: bool) -> ArchDesc:
+    """A 2-layer deepseek2 (MLA: kv_lora_rank 128, rope 32, 4 heads of query-key 96 / value 64, q_lora_rank 64, one
+    dense block then 4 experts, 2 used, 1 shared) with Rule 1's vocabulary, in the current converter's format
+    (`absorbed`) or the older one; llama.cpp needs q_lora_rank and the expert keys for a deepseek2 of this depth
+    (src/models/deepseek2.cpp `load_arch_hparams`)."""
+    base = runnable_desc()
+    return replace(base, arch="deepseek2", name=f"tiny-runnable-deepseek2{'' if absorbed else '-legacy'}", n_embd=256,
+                   n_ff=512, n_head=4, n_head_kv=4, n_expert=4, n_expert_used=2, n_expert_shared=1, expert_ff=128,
+                   dense_layers=(0,), mla=MLADesc(kv_lora_rank=128, q_lora_rank=64, rope_dim=32, key_length=96,
+                                                  value_length=64, absorbed=absorbed),
+                   extra_kv={**base.extra_kv, "deepseek2.expert_weights_scale": 1.0})
 
 
 def write_runnable_model(path: str | Path, n_layer: int = 2) -> Path:

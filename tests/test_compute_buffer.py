@@ -11,7 +11,7 @@ smollm2's shape, Q8_0 and Q4_1, both 14.01 MiB at ctx 512).
 from __future__ import annotations
 
 import pytest
-from gguf_factory import ArchDesc
+from gguf_factory import ArchDesc, MLADesc
 
 from gguf_budget.core.fit.buffers.graph_alloc import Node, buffer_size
 from gguf_budget.core.fit.runtime_memory import compute_buffer, graph_settings
@@ -31,6 +31,21 @@ GEMMA3 = ArchDesc(arch="gemma3", n_layer=6, n_embd=640, n_ff=2048, n_head=4, n_h
                   tied=True, qk_norm=True, post_norms=True, sliding_window=512)
 QWEN3MOE = ArchDesc(arch="qwen3moe", n_layer=2, n_embd=512, n_ff=1536, n_head=8, n_head_kv=2, head_dim=64, n_vocab=8192,
                     tied=True, qk_norm=True, n_expert=8, n_expert_used=2, expert_ff=256)
+
+# GLM-4.7-Flash's shape (deepseek2, MLA as converted since llama.cpp PR 12801: 20 heads, kv_lora_rank 512, rope 64,
+# query-key 256 and value 256 per head, q_lora_rank 768; 64 experts of 1536, 4 used, 1 shared) with 2 blocks and a
+# 260-token vocabulary, measured with llama-completion (`-p 'The capital of France is' -n 1`; its graph reserves
+# logits for the whole ubatch: outputs 512), as a zero-weight complete file
+GLM47_FLASH = ArchDesc(arch="deepseek2", n_layer=2, n_embd=2048, n_ff=10240, n_head=20, n_head_kv=20, n_vocab=260,
+                       n_expert=64, n_expert_used=4, n_expert_shared=1, expert_ff=1536, dense_layers=(0,),
+                       mla=MLADesc(kv_lora_rank=512, q_lora_rank=768, rope_dim=64, key_length=256, value_length=256,
+                                   absorbed=True))
+COMPLETION = {"outputs": 512}
+# DeepSeek-V2-Lite's shape as older converters wrote it (27 blocks, 16 heads of query-key 192 / value 128 decompressed
+# from attn_kv_b, kv_lora_rank 512, rope 64, no Q rank; 64 experts of 1408, 6 used, 2 shared), measured the same way
+V2_LITE_LEGACY = ArchDesc(arch="deepseek2", n_layer=27, n_embd=2048, n_ff=10944, n_head=16, n_head_kv=16, n_vocab=260,
+                          n_expert=64, n_expert_used=6, n_expert_shared=2, expert_ff=1408, dense_layers=(0,),
+                          mla=MLADesc(kv_lora_rank=512, rope_dim=64, key_length=192, value_length=128))
 
 COMPUTE_TABLE = [
     # shape, ctx, KV type, engine settings → llama.cpp's compute buffer (MiB, as printed), tolerance
@@ -64,6 +79,14 @@ COMPUTE_TABLE = [
     (QWEN3MOE, 512, "f16", {}, "6.51", 0),
     (QWEN3MOE, 2048, "f16", {}, "8.01", 0),
     (QWEN3MOE, 2048, "f16", FA_OFF, "41.51", 0),
+    (GLM47_FLASH, 4096, "f16", COMPLETION, "86.01", 0),
+    (GLM47_FLASH, 4096, "f16", COMPLETION | FA_OFF, "236.51", 0),
+    (GLM47_FLASH, 32768, "f16", COMPLETION, "114.01", 0),
+    (GLM47_FLASH, 32768, "f16", COMPLETION | FA_OFF, "1412.51", 0),
+    (GLM47_FLASH, 4096, Q8, COMPLETION, "86.01", 0),                # K-only input: no Hadamard matrices
+    (V2_LITE_LEGACY, 4096, "f16", COMPLETION, "84.14", 0),
+    (V2_LITE_LEGACY, 4096, Q8, COMPLETION, "80.17", 0),
+    (V2_LITE_LEGACY, 4096, "f16", COMPLETION | FA_OFF, "184.27", 0),
 ]
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
+from gguf_factory import MIXTRAL_8X7B
 
 from gguf_budget.core.explorer.ctx_tiers import TIER_MARKS, tier_ctxs
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
+from gguf_budget.core.speed import token_bytes
+from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.gui.cli import main
 
 MACHINE = ["--host-available", "32G", "--gpu-total", "12G", "--cpu-features", "none"]
@@ -44,3 +48,22 @@ def test_fit_tiers_prints_one_row_a_tier(capsys):
     *rows, legend = [line for line in out[2:] if line.strip()]
     assert len(rows) >= 6 and sum("▶" in r[:4] for r in rows) == 1 and sum("★" in r[:4] for r in rows) == 1
     assert legend.strip() == TIER_MARKS and max(len(line) for line in out) <= 100
+
+
+def test_a_models_token_prices_are_made_once_and_its_expert_share_found_once_a_sum(model, monkeypatch):
+    """A ctx tick that moves the largest ctx re-derives the context tiers, and the tiers, the headline's fix and the
+    plan view each ask for the model's token prices: they are made once a model object (a 70B's took 0.1 s a tick),
+    and one pricing finds the routed experts' share once a sum, not once a tensor."""
+    spec = model(MIXTRAL_8X7B)
+    calls = Counter()
+    real = token_bytes.moe_fraction
+
+    def counted(m):
+        calls[id(m)] += 1
+        return real(m)
+
+    monkeypatch.setattr(token_bytes, "moe_fraction", counted)
+    first = TokenPrices.of(spec)
+    assert first.moe is not None and TokenPrices.of(spec) is first and calls[id(spec)] <= 5
+    again = model(MIXTRAL_8X7B)  # an equal model, another object: priced anew, as it may be another file's
+    assert TokenPrices.of(again) == first and TokenPrices.of(again) is not first and calls[id(again)] <= 5

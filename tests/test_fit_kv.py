@@ -39,8 +39,12 @@ GEMMA3 = ArchDesc(arch="gemma3", n_layer=12, n_embd=256, n_head=4, n_head_kv=1, 
 HYBRID = ArchDesc(arch="jamba", n_layer=4, n_head_kv=(0, 0, 2, 0), ssm=SSMDesc(), recurrent_layers=(0, 1, 3))
 # mamba: every layer recurrent, 3 · 9728 bytes whatever the context
 MAMBA = ArchDesc(arch="mamba", n_layer=3, ssm=SSMDesc())
-# deepseek2 MLA: one latent row of kv_lora_rank 64 + rope 32 = 96 elements, f16: 192 bytes
-MLA = ArchDesc(arch="deepseek2", n_layer=2, mla=MLADesc(kv_lora_rank=64, rope_dim=32))
+# deepseek2 MLA as converted since llama.cpp PR 12801: one latent row of kv_lora_rank 64 + rope 32 = 96 elements,
+# K only, f16: 192 bytes
+MLA = ArchDesc(arch="deepseek2", n_layer=2, mla=MLADesc(kv_lora_rank=64, rope_dim=32, absorbed=True))
+# the same model as older converters wrote it (no key_length_mla): every head's K (96) and V (64), 4 heads, f16:
+# 4 · (96 + 64) · 2 = 1280 bytes
+MLA_OLD = ArchDesc(arch="deepseek2", n_layer=2, n_head_kv=4, mla=MLADesc(kv_lora_rank=64, rope_dim=32))
 
 KV_TABLE = [
     # desc, ctx, kv type, FP16 lower bound (unpadded), engine, attention, sliding, recurrent, state
@@ -56,6 +60,8 @@ KV_TABLE = [
     (MAMBA, 100000, "f16", 0, 3 * 9728, 0, 0, 3, 3 * 9728),
     (MLA, 1000, "f16", 2 * 1000 * 192, 2 * 1024 * 192, 2, 0, 0, 0),
     (MLA, 1000, "q8_0", 2 * 1000 * 192, 2 * 1024 * 3 * 34, 2, 0, 0, 0),  # 96 elements = 3 blocks
+    (MLA_OLD, 1000, "f16", 2 * 1000 * 1280, 2 * 1024 * 1280, 2, 0, 0, 0),
+    (MLA_OLD, 1000, "q8_0", 2 * 1000 * 1280, 2 * 1024 * (12 + 8) * 34, 2, 0, 0, 0),  # K 384, V 256 elements
 ]
 
 
@@ -122,7 +128,8 @@ def test_a_layer_holds_at_most_its_cap():
     assert [price.at(c) for c in (0, 1000, 1024, 5000)] == [8, 256 * 1000 + 8, 256 * 1024 + 8, 256 * 1024 + 8]
 
 
-@pytest.mark.parametrize("desc", [DENSE, GEMMA3, HYBRID, MAMBA, MLA], ids=["dense", "gemma3", "hybrid", "mamba", "mla"])
+@pytest.mark.parametrize("desc", [DENSE, GEMMA3, HYBRID, MAMBA, MLA, MLA_OLD],
+                         ids=["dense", "gemma3", "hybrid", "mamba", "mla", "mla-old"])
 @pytest.mark.parametrize("kv_type", ["f16", "q8_0"])
 @pytest.mark.parametrize("swa_extra", [0, 512])
 def test_breakdown_price_and_table_are_sums_of_the_layer_rule(model, desc, kv_type, swa_extra):

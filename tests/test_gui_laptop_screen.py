@@ -1,6 +1,6 @@
 """Nothing off-screen at 1280 × 720 (issue 36, items 4–5): the real window, as the app opens it, on an offscreen
 screen of exactly 1280 × 720 (a process of its own: `tests/laptop_screen.py`), in every dock and view state —
-no dock, sweep, compare, Quants, Library, a priced quantization. It fails when a window's frame leaves the
+no dock, a goal applied, sweep, compare, Quants, Library, a priced quantization. It fails when a window's frame leaves the
 available area, a widget lies off screen, a text is clipped or elided without its tooltip, or Quants or
 Library shows fewer than 12 rows."""
 
@@ -23,6 +23,6 @@ def test_every_dock_and_view_state_fits_a_1280_by_720_screen(tmp_path):
                           timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
-    assert len(report) == 6
+    assert len(report) == 7
     problems = {state: found for state, found in report.items() if found}
     assert problems == {}, json.dumps(problems, indent=1)

@@ -1,7 +1,12 @@
-"""`gguf-budget [FILE] [--budget] [--ctx] [--screenshot]`: the window starts where asked, bad input exits 2."""
+"""`gguf-budget [FILE] [--budget] [--ctx] [--screenshot]`: the window starts where asked, bad input exits 2.
+
+Launching counts work, not time: what was imported and installed when the first plan was painted, and how
+often and where Qt filled its font database (its own debug messages, `qt.text.font.db`).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -17,7 +22,8 @@ from gguf_budget.core import load_model
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import no_display, parse_launch_args
 from gguf_budget.gui.qt.theme import TIER_COLOURS
-from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, open_window, shoot
+from gguf_budget.gui.qt.app import open_window
+from gguf_budget.gui.qt.screenshot import SCREENSHOT_SIZE, shoot
 from gguf_budget.resources import demo_model_path
 
 CLI = Path(sys.executable).with_name("gguf-budget")
@@ -118,7 +124,7 @@ def test_screenshot_of_a_corrupt_file_exits_2_with_its_reason(tmp_path):
 def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, settings_store, write_model, tmp_path):
     path = write_model()
     window = open_window(parse_launch_args([str(path), "--budget", "70M", "--ctx", "1024"]), settings_store,
-                         tmp_path / "logs").window
+                         tmp_path / "logs")
     qtbot.addWidget(window)
     with qtbot.waitSignal(window.planChanged, check_params_cb=lambda: window.session.view.plan.ctx_explicit):
         pass
@@ -126,3 +132,57 @@ def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, settings_store
     plan = window.session.view.plan
     assert (plan.budget.limit, plan.ctx, plan.ctx_explicit) == (70 * MIB, 1024, True)
     QThreadPool.globalInstance().waitForDone(5000)
+
+
+FIRST_PLAN = r"""
+import json, sys, threading
+from PySide6.QtCore import QEvent, QObject, QTimer, qInstallMessageHandler
+import gguf_budget.gui.qt.app as app_module
+from gguf_budget.gui.cli import main
+
+ADD_ONS = ("gguf_budget.gui.qt.addons", "gguf_budget.gui.qt.library.wiring", "gguf_budget.gui.qt.whatif.wiring",
+           "gguf_budget.gui.qt.quants.wiring", "gguf_budget.gui.qt.evidence.evidence_link")
+seen = {"events": [], "fonts filled on": []}
+
+def messages(mode, context, message):
+    if message == "Populating font database":
+        seen["fonts filled on"].append(threading.current_thread().name)
+
+qInstallMessageHandler(messages)
+opened = app_module.open_window
+
+class FirstPaint(QObject):
+    def eventFilter(self, watched, event):
+        if event.type() == QEvent.Type.Paint and window.session.state.model is not None and not seen["events"]:
+            seen["events"].append("plan painted")
+            seen["add-ons imported then"] = sorted(m for m in ADD_ONS if m in sys.modules)
+        return False
+
+def watched(options, *args, composed, **kwargs):
+    global window
+
+    def installed(explorer):
+        composed(explorer)
+        seen["events"].append("add-ons installed")
+        print(json.dumps(seen), flush=True)
+        QTimer.singleShot(0, window.close)
+
+    window = opened(options, *args, composed=installed, **kwargs)
+    window.ledger_chart().installEventFilter(FirstPaint(window))
+    return window
+
+app_module.open_window = watched
+sys.exit(main([]))
+"""
+
+
+def test_the_first_plan_is_painted_before_the_add_ons_and_the_font_database_is_filled_once_off_the_gui_thread(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "QT_LOGGING_RULES": "qt.text.font.db.debug=true",
+           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state"),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, "-c", FIRST_PLAN], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["events"] == ["plan painted", "add-ons installed"]
+    assert seen["add-ons imported then"] == []
+    assert seen["fonts filled on"] == ["font-database"]  # once, and not by the GUI thread's first text measure

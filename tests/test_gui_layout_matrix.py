@@ -93,14 +93,15 @@ def _rich(label: QLabel) -> bool:
 
 def label_problem(label: QLabel) -> str | None:
     """Why this label's text does not fit its room (None when it fits, or is elided with its tooltip)."""
-    text = QLabel.text(label)  # what the label shows (the banner shows the start of a text too long for it)
+    # what the label shows: an elided label paints the start of a text too long for it (QLabel holds none of it)
+    text = label.shown_text() if isinstance(label, ElidedLabel) else QLabel.text(label)
     if text != label.text() and (not text.endswith("…") or label.text() not in label.toolTip()):
         return "shows part of its text without an ellipsis and the whole in its tooltip"
     room = label.contentsRect().adjusted(label.margin(), label.margin(), -label.margin(), -label.margin())
     if label.indent() > 0:
         room.setLeft(room.left() + label.indent())
     if isinstance(label, ElidedLabel):
-        return None if not label.is_elided() or text in label.toolTip() else "elided without its text in a tooltip"
+        return None if not label.is_elided() or label.text() in label.toolTip() else "elided without its text in a tooltip"
     if _rich(label):
         doc = QTextDocument()
         doc.setDefaultFont(label.font())

@@ -163,3 +163,57 @@ def test_a_scan_of_50000_files_sends_the_window_a_few_hundred_progress_reports(q
         call.start(work)
     assert len(seen) <= PROGRESS_STEPS + 2 and seen[0] == (0, 50_000) and seen[-1] == (50_000, 50_000)
     assert all(b[0] > a[0] for a, b in zip(seen, seen[1:], strict=False))
+
+
+def test_only_the_rows_shown_are_judged_with_a_thousand_models(qtbot, tmp_path, monkeypatch):
+    """Verdicts are judged when a row is shown (table.py Rule 5): counted by the models `assess` is asked about."""
+    import shutil
+
+    import gguf_budget.gui.qt.library.dock as dock_module
+    from gguf_budget.core.library.assess import LibrarySettings
+    from gguf_budget.core.plan.budget import Budget
+    from gguf_budget.gui.qt.library.dock import LibraryView
+    from gui_support import small_machine
+
+    source = write_gguf(tmp_path / "tiny.gguf", TINY, "header_only")[0]
+    folder = tmp_path / "many"
+    for i in range(1000):
+        (folder / f"d{i // 100}").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, folder / f"d{i // 100}" / f"m{i:04d}.gguf")
+    add_folder(folder, tmp_path / "library.json")
+    asked: list[str] = []
+    real = dock_module.assess
+    monkeypatch.setattr(dock_module, "assess", lambda spec, settings: asked.append(spec.path) or real(spec, settings))
+    settings = LibrarySettings(small_machine(), Budget.of(4 << 30))
+    view = LibraryView(lambda: settings, tmp_path / "home", tmp_path / "library.json")
+    qtbot.addWidget(view)
+    view.resize(900, 500)
+    view.show()
+    qtbot.waitExposed(view)
+    with qtbot.waitSignal(view.worker.succeeded, timeout=120000):
+        view.rescan()
+    table, grid = view.table, view.view
+
+    def shown() -> set[str]:
+        inside = grid.viewport().rect()
+        return {table.entry(r).path for r in range(table.rowCount())
+                if grid.visualRect(table.index(r, 0)).intersects(inside)}
+
+    qtbot.waitUntil(lambda: bool(asked))
+    first = shown()
+    assert table.rowCount() == 1000 and 5 < len(first) < 50
+    assert set(asked) == first and len(asked) == len(first)  # the rows painted, each once, nothing else
+    grid.scrollToBottom()
+    qtbot.waitUntil(lambda: len(asked) > len(first))
+    last = shown()
+    assert set(asked) == first | last and len(asked) == len(first | last) < 100
+    assert all("fits" in table.index(r, 4).data() or "won't" in table.index(r, 4).data()
+               for r in range(table.rowCount() - 3, table.rowCount()))
+    before = len(asked)
+    with qtbot.waitSignal(view.worker.succeeded, timeout=120000):
+        view.rescan()  # unchanged files, same settings: the rows shown again were judged before
+    again = [table.index(r, 4).data() for r in range(len(first))]  # the top rows, shown again
+    assert len(asked) == before and all("fits" in cell or "won't" in cell for cell in again)
+    grid.sortByColumn(4, Qt.SortOrder.AscendingOrder)  # a sort by the verdict needs every verdict
+    qtbot.waitUntil(lambda: not any(e.unjudged() for e in table.entries()), timeout=120000)
+    assert len(set(asked)) == 1000 and len(asked) < 1000 + 50  # again only rows shown while the rest were judged

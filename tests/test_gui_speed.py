@@ -116,7 +116,7 @@ def test_the_budget_slider_marks_usable_ram_and_a_budget_above_it_is_said(qtbot,
 def test_an_asked_ctx_is_planned_exactly_from_the_launcher(qtbot, settings_store, tmp_path, write_model, ctx):
     path = write_model(replace(WIDE, context_length=8192))
     window = open_window(parse_launch_args([str(path), "--budget", "4G", "--ctx", str(ctx)]), settings_store,
-                         tmp_path / "logs").window
+                         tmp_path / "logs")
     qtbot.addWidget(window)
     qtbot.waitUntil(lambda: window.session.view.plan is not None and window.session.view.plan.ctx_explicit, timeout=10000)
     plan = window.session.view.plan

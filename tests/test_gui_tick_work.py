@@ -1,5 +1,6 @@
-"""A slider tick redraws what changed and nothing else (issue: the tick within one 60 Hz frame): a label set to the
-text it shows asks for no new layout, and the llama-server knobs are not touched by a state whose server did not
+"""A slider tick redraws what changed and nothing else (issue: the tick within one 60 Hz frame): an elided label
+asks for no new layout, nor does a boxed row (`row_box`) whose line count holds (one that wraps anew grows, shows
+and hides with its label), and the llama-server knobs are not touched by a state whose server did not
 change — a spin box set to its own value still repaints, and a tick used to repaint every knob. A label a tick
 gives a new text is laid out as a plain label (a selectable one goes through a text document, several times the
 cost), and becomes selectable when the mouse comes to it."""
@@ -15,9 +16,12 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
+from gguf_budget.core.explorer.ctx_tiers import TierCell
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.layout import SideColumn
 from gguf_budget.gui.qt.plan.report_view import ReportView
+from gguf_budget.gui.qt.plan.tier_strip import TierStrip
+from gguf_budget.gui.qt.row_box import RowBox
 from gguf_budget.gui.qt.selectable_label import SelectableLabel
 from gguf_budget.gui.qt.text_view import read_only_view, replace_text
 from gguf_budget.resources import demo_model_path
@@ -36,7 +40,9 @@ class Events(QObject):
         return False
 
 
-def test_an_elided_label_set_to_its_own_text_asks_for_no_layout(qtbot):
+def test_an_elided_label_set_to_a_text_asks_for_no_layout(qtbot):
+    """Its own text or a new one: one line at the layout's width either way, so the line repaints and nothing
+    is laid out."""
     parent = QWidget()
     qtbot.addWidget(parent)
     label = ElidedLabel(parent)
@@ -51,7 +57,7 @@ def test_an_elided_label_set_to_its_own_text_asks_for_no_layout(qtbot):
     assert events.seen[parent] == 0
     label.setText("llama-server -m model.gguf -c 8192")
     QApplication.processEvents()
-    assert events.seen[parent] == 1 and label.toolTip() == "llama-server -m model.gguf -c 8192"
+    assert events.seen[parent] == 0 and label.toolTip() == "llama-server -m model.gguf -c 8192"
 
 
 def test_a_state_whose_server_did_not_change_repaints_no_server_knob(qtbot, make_window):
@@ -181,3 +187,78 @@ def test_a_side_column_gone_before_its_deferred_fit_runs_raises_nothing(qtbot):
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QApplication.processEvents()  # pytest-qt fails the test on an exception raised in the event loop
     assert not shiboken6.isValid(column)
+
+
+def _boxed(qtbot, text: str, width: int = 200) -> tuple[QWidget, QLabel, RowBox]:
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    label = QLabel(text, parent, wordWrap=True)
+    box = RowBox(label, parent)
+    QVBoxLayout(parent).addWidget(box)
+    parent.resize(width, 300)
+    parent.show()
+    qtbot.waitExposed(parent)
+    for _ in range(3):  # the first layout's rounds
+        QApplication.processEvents()
+    return parent, label, box
+
+
+def test_a_boxed_row_of_as_many_lines_asks_its_layout_nothing(qtbot):
+    parent, label, box = _boxed(qtbot, "KV engine: 44.00 MiB (f16, 2,048 cells)")
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    label.setText("KV engine: 88.00 MiB (f16, 4,096 cells)")
+    for _ in range(3):  # the box's round, then its layout's, were it to ask
+        QApplication.processEvents()
+    assert events.seen[parent] == 0 and box.height() == label.height() == label.heightForWidth(box.width())
+
+
+def test_a_boxed_row_that_wraps_to_more_lines_grows_and_shows_them_all(qtbot):
+    parent, label, box = _boxed(qtbot, "one line")
+    one = box.height()
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    label.setText("a row that needs several lines at two hundred pixels, " * 3)
+    QApplication.processEvents()
+    QApplication.processEvents()
+    assert events.seen[parent] >= 1
+    assert box.height() == label.height() == label.heightForWidth(box.width()) > 2 * one
+
+
+def test_a_boxed_row_hides_with_its_label_and_shows_a_text_set_while_hidden(qtbot):
+    parent, label, box = _boxed(qtbot, "short")
+    label.hide()
+    QApplication.processEvents()
+    assert box.isHidden()
+    label.setText("a longer text set while the row is hidden, which wraps onto more lines than one at this width")
+    label.show()
+    QApplication.processEvents()
+    QApplication.processEvents()
+    assert box.isVisible() and box.height() == label.height() == label.heightForWidth(box.width())
+
+
+def test_a_boxed_row_narrowed_grows_to_its_new_line_count(qtbot):
+    parent, label, box = _boxed(qtbot, "a row that wraps onto more lines when its column is narrowed", width=600)
+    wide = box.height()
+    parent.resize(150, 300)
+    for _ in range(3):
+        QApplication.processEvents()
+    assert box.height() == label.height() == label.heightForWidth(box.width()) > wide
+
+
+def _cells(largest: int) -> tuple[TierCell, ...]:
+    return tuple(TierCell(ctx=ctx, lines=(f"{ctx // 1024}k", "33 L"), tip=f"{ctx:,} tokens", tier="fits",
+                          chosen=ctx == largest) for ctx in (4096, 8192, largest))
+
+
+def test_new_tiers_as_many_as_before_reuse_the_strips_buttons(qtbot):
+    """A ctx tick that moves the largest ctx that fits gives the strip a new last tier: its buttons are kept and
+    relabelled, not deleted and made again (each new one polished anew); a new count of tiers makes them anew."""
+    strip = TierStrip()
+    qtbot.addWidget(strip)
+    strip.show_tiers(_cells(11_008))
+    buttons = list(strip.buttons)
+    strip.show_tiers(_cells(12_032))
+    assert strip.buttons == buttons and buttons[-1].objectName() == "ctxTier12032" and buttons[-1].isChecked()
+    strip.show_tiers(_cells(12_032)[:2])
+    assert len(strip.buttons) == 2 and not set(strip.buttons) & set(buttons)

@@ -15,7 +15,7 @@ from gguf_budget.core import BudgetRequest, budget_range, load_model, plan_memor
 from gguf_budget.core.model.catalogue import CATALOGUE, catalogue_path
 from gguf_budget.core.speed.sweep import with_speeds
 from gguf_budget.core.views.speed_view import plan_payload
-from gguf_budget.gui.qt.app import Explorer
+from gguf_budget.gui.qt.addons import Explorer
 from gguf_budget.gui.qt.main_window import MainWindow
 from gguf_budget.gui.qt.whatif.screens import prepare_view
 from gguf_budget.gui.qt.whatif.wiring import WhatIf, shows

@@ -25,8 +25,9 @@ from gguf_budget.core import load_model
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.launch import parse_launch_args
-from gguf_budget.gui.qt.app import SCREENSHOT_SIZE, Explorer
-from gguf_budget.gui.qt.app import shoot as shoot_window
+from gguf_budget.gui.qt.addons import Explorer
+from gguf_budget.gui.qt.screenshot import SCREENSHOT_SIZE
+from gguf_budget.gui.qt.screenshot import shoot as shoot_window
 from gguf_budget.core.views.compare_view import column_title
 from gguf_budget.gui.qt.whatif.wiring import shows
 

@@ -21,7 +21,7 @@ VALUE_WIDGETS = ("gpuLayersSpin", "hypoPreset", "hypoGpuCount", "buffersSpin", "
                  "slowThreshold", "promptTokens", "budgetSlider", "ctxSlider", "runtimeCombo", "parallelSpin",
                  "kvUnifiedCombo", "cacheRamSpin", "ctxCheckpointsSpin", "draftLayersSpin", "draftKvCombo",
                  "flashAttnCombo", "ubatchSpin", "batchSpin", "vTypeCombo", "swaFullCombo", "loadModeCombo", "nCpuMoeSpin",
-                 "commandProgramCombo", "typedBackend")
+                 "commandProgramCombo", "typedBackend", "goalCombo", "goalMinTokS", "goalMinCtx")
 WAIT_FOR_A_FILE = ("draftLayersSpin", "draftKvCombo")
 UP, DOWN = 1, -1
 
@@ -36,9 +36,18 @@ def reachable(widget: QWidget) -> bool:
     return widget.window().childAt(under_pointer(widget)) in (widget, *widget.findChildren(QWidget))
 
 
+def laid_out() -> None:
+    """The relayouts still pending, done: each posts the next (a row, its panel, the side column's fit)."""
+    for _ in range(4):
+        QApplication.sendPostedEvents()
+        QApplication.processEvents()
+
+
 def wheel(widget: QWidget, notches: int) -> None:
     """One wheel turn of `notches` (up > 0) with the pointer over the middle of `widget`, as the platform delivers
-    it (QTest's wheel is spontaneous: Qt propagates an ignored one to the parents, as for a real wheel)."""
+    it (QTest's wheel is spontaneous: Qt propagates an ignored one to the parents, as for a real wheel). The layouts
+    still pending are done first: delivering the wheel runs them, and they may move the widget from under the point."""
+    laid_out()
     assert reachable(widget), f"{widget.objectName()} is covered"
     QTest.wheelEvent(widget.window().windowHandle(), QPointF(under_pointer(widget)), QPoint(0, 120 * notches))
 
@@ -62,7 +71,7 @@ def in_view(qtbot, widget: QWidget) -> None:
         parent = parent.parentWidget()
 
     def shown() -> bool:
-        QApplication.sendPostedEvents()  # a pending layout request moves it first
+        laid_out()  # a pending layout request moves it first
         if parent is not None:
             parent.ensureWidgetVisible(widget)
         return reachable(widget)

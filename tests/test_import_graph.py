@@ -53,7 +53,7 @@ def test_a_cycle_would_be_found():
 def test_the_add_ons_never_import_the_window(graph, add_on, installer):
     assert not graph.chain_exists(importer=f"gguf_budget.gui.qt.{add_on}", imported="gguf_budget.gui.qt.main_window",
                                   as_packages=True)
-    assert graph.direct_import_exists(importer="gguf_budget.gui.qt.app",
+    assert graph.direct_import_exists(importer="gguf_budget.gui.qt.addons",
                                       imported=f"gguf_budget.gui.qt.{add_on}.{installer}")
 
 

@@ -31,6 +31,8 @@ from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.gui.cli import main
 
+pytestmark = pytest.mark.slow  # published commands priced by fit, quants and the library (CI hands the file out first)
+
 HELP = Path(__file__).parent / "data" / "llamacpp-help"
 GiB = 1 << 30
 MiB = 1 << 20

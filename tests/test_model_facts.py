@@ -85,10 +85,20 @@ def test_moe_routed_experts(model):
 
 
 def test_deepseek2_mla_caches_one_latent_row(model):
-    spec = model(ArchDesc(arch="deepseek2", mla=MLADesc(), n_expert=4, n_expert_used=2, n_expert_shared=1))
+    spec = model(ArchDesc(arch="deepseek2", mla=MLADesc(absorbed=True), n_expert=4, n_expert_used=2,
+                          n_expert_shared=1))
     assert (spec.kv_lora_rank, spec.rope_dim) == (64, 32)
     assert spec.layers[0] == LayerAttention("full", 4, 1, 64 + 32, 0)
     assert spec.layer_role_bytes[0]["shared_experts"] == 3 * 8704
+
+
+def test_a_deepseek2_file_without_the_mla_lengths_caches_every_heads_k_and_v(model):
+    """A file converted before llama.cpp PR 12801 has no key_length_mla: 0c1e570 decompresses it to every head
+    (src/llama-hparams.cpp `is_mla` is false), so each head keeps K of key_length and V of value_length."""
+    spec = model(ArchDesc(arch="deepseek2", n_head_kv=4, mla=MLADesc(), n_expert=4, n_expert_used=2,
+                          n_expert_shared=1))
+    assert spec.kv_lora_rank == 64
+    assert spec.layers[0] == LayerAttention("full", 4, 4, 96, 64)
 
 
 def test_mamba_layers_are_recurrent_with_fixed_state(model):
@@ -139,8 +149,9 @@ def test_inventory_accounts_for_every_tensor_byte(model, desc, position_embd):
     assert [il for il, layer in enumerate(spec.layers) if layer.kind == "recurrent"] == recurrent
     assert (spec.recurrent_state_bytes is not None) == bool(recurrent)
     if desc.mla is not None:
-        assert {(layer.n_head_kv, layer.k_dim, layer.v_dim) for layer in spec.layers} == \
-            {(1, desc.mla.kv_lora_rank + desc.mla.rope_dim, 0)}
+        m = desc.mla
+        assert {(layer.n_head_kv, layer.k_dim, layer.v_dim) for layer in spec.layers} == (
+            {(1, m.kv_lora_rank + m.rope_dim, 0)} if m.absorbed else {(desc.n_head_kv, m.key_length, m.value_length)})
 
 
 def test_a_skeleton_knows_the_size_of_the_complete_file(gguf_file, tmp_path):

@@ -1,13 +1,14 @@
 """Every buffer of GPU loads people published, predicted from a header-only skeleton and the command as it was run.
 
-The fixtures (tests/data/published-gpu, read by `published_gpu`) are 30 loads: 24 from llama.cpp's own CI logs
+The fixtures (tests/data/published-gpu, read by `published_gpu`) are 31 loads: 24 from llama.cpp's own CI logs
 (github.com/ggml-org/ci, build 4896: pythia-2.8b on an NVIDIA V100 (CUDA) and pythia-1.4b on an Apple M4 (Metal),
 seven quantizations, llama-cli, llama-perplexity and llama-save-load-state, flash attention on and off, full and
 partial offload; build 4446: pythia-2.8b f16, q4_0 and q4_K_M on Vulkan, a Tesla T4), three of gpt-oss-20b on an
 Apple M5 (builds 8164–8193, a user's notes: sliding window, MoE, a llama-server with four slots, `--n-cpu-moe 12`
 and `--no-mmap`), Qwen3-30B-A3B on two CUDA GPUs with `-ot exps=CPU` (build 5622; every buffer compared per GPU)
-and Qwen3-14B on ROCm at `-ngl 0`, with one and two GPUs visible (build 5898: a compute buffer on the first GPU,
-which holds no layer).
+Qwen3-14B on ROCm at `-ngl 0`, with one and two GPUs visible (build 5898: a compute buffer on the first GPU,
+which holds no layer) and an MLA model, DeepSeek-Coder-V2-Lite Q5_K_M (older deepseek2 format: full K and V) in a
+llama-server of llama.cpp 0b1bad14f on an RTX 5080 (`--flash-attn auto`, which CUDA resolves to off for its heads).
 Each skeleton must carry the type counts the log printed, and each load is asked the way `fit --command` asks it.
 Where the build shares 0c1e570's rule: weights, KV and output within 1 %, a GPU's compute
 buffer within 10 %, the host's within 15 %, and never none where llama.cpp allocated one. Where a fixture's

@@ -33,6 +33,8 @@ from gguf_budget.core.views.quant_report import (
     BEST_MARK, COLUMNS, HEAVY_LOSS_MARK, RECOMMENDED_MARK, RECOMMENDED_RULE, ladder_dict, ladder_text,
 )
 
+pytestmark = pytest.mark.slow  # every file type of a 70B judged at every ctx the searches ask (CI hands the file out first)
+
 GiB = 1024**3
 
 

@@ -1,7 +1,8 @@
 """Two real devices, live: llama.cpp's RPC backend with two `ggml-rpc-server`s on 127.0.0.1, every buffer predicted.
 
 A live subset of tests/data/llamacpp-rpc (`rpc_runs.RUNS`): the same commands on the same model, with
-servers this test starts on free ports (their names are in every buffer line). In CI a missing
+servers this test starts on free ports (their names are in every buffer line); and an MLA model (deepseek2) in both
+file formats the same way. In CI a missing
 llama.cpp or ggml-rpc-server fails the test (`llama_support.missing`).
 """
 
@@ -16,8 +17,8 @@ from pathlib import Path
 import pytest
 from gguf_factory import write_gguf
 from llama_support import llama_engine, missing
-from rpc_runs import RUNS, predicted, printed
-from runnable_model import multi_device_descs
+from rpc_runs import RUNS, RpcRun, predicted, printed
+from runnable_model import multi_device_descs, runnable_mla_desc
 
 from gguf_budget.core.measure.engine import EngineKind
 from gguf_budget.core.model.loader import load_model
@@ -66,10 +67,24 @@ def servers() -> Iterator[tuple[Path, tuple[int, int]]]:
 
 @pytest.mark.parametrize("name", LIVE)
 def test_a_live_two_device_run_prints_the_buffers_predicted(servers, tmp_path, name):
-    folder, ports = servers
     run = next(r for r in RUNS if r.name == name)
+    _run_and_compare(servers, tmp_path, run, multi_device_descs()[run.model])
+
+
+MLA_RUNS = (RpcRun("mla_2dev_all", "mla", 2, 99), RpcRun("mla-legacy_2dev_ngl2_fa-off", "mla-legacy", 2, 2, ("-fa", "off")))
+
+
+@pytest.mark.parametrize("run", MLA_RUNS, ids=[r.name for r in MLA_RUNS])
+def test_an_mla_model_on_two_live_devices_prints_the_buffers_predicted(servers, tmp_path, run):
+    """A deepseek2 in either file format (`runnable_model.runnable_mla_desc`): the latent K-only cache and the
+    decompressed one, and each graph's compute buffer, on every device."""
+    _run_and_compare(servers, tmp_path, run, runnable_mla_desc(absorbed=run.model == "mla"))
+
+
+def _run_and_compare(servers, tmp_path, run: RpcRun, desc) -> None:
+    folder, ports = servers
     (tmp_path / "models").mkdir()
-    model = write_gguf(tmp_path / "models" / f"{run.model}.gguf", multi_device_descs()[run.model])[0]
+    model = write_gguf(tmp_path / "models" / f"{run.model}.gguf", desc)[0]
     argv = run.command(ports)
     done = subprocess.run([str(folder / argv[0]), *argv[1:]], cwd=tmp_path, stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, errors="replace", timeout=120)

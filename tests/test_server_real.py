@@ -18,6 +18,9 @@ from server_support import ServerRun, fill_with_letters, mib, one_image, one_lon
 from gguf_budget.gui.cli import main
 
 MiB = 1024**2
+
+pytestmark = pytest.mark.slow  # a real llama-server filling its prompt cache for minutes (CI hands the file out first)
+
 MACHINE = ("--host-available", "16G", "--no-gpu")
 
 

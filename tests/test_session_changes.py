@@ -84,6 +84,7 @@ def sound(state: ExplorerState) -> list[str]:
         "probed": state.probed is None or type(state.probed) is HardwareSnapshot,
         "hypothetical": state.hypothetical is None or type(state.hypothetical) is HardwareSnapshot,
         "measured_bandwidths": state.measured_bandwidths is None or type(state.measured_bandwidths) is Bandwidths,
+        "goal": state.goal is None or type(state.goal).__name__ == "AppliedGoal",
         "typed_bandwidths": type(state.typed_bandwidths) is TypedBandwidths and all(
             v is None or whole(v, 1, BANDWIDTH.high) for v in dataclasses.astuple(state.typed_bandwidths)),
     }

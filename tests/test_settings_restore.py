@@ -12,10 +12,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from gui_support import GIB, child, open_model
+from gui_support import GIB, child, open_model, settle, type_into
 from hostile_support import HANG_LIMIT_S, make_fifo
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QSettings, Qt
 
+from gguf_budget.core.explorer.state import TypedBandwidths
+from gguf_budget.core.machine.backend import Backend
+from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.explorer.session import ModelChoice
 from gguf_budget.gui.qt.settings import ExplorerSettings, load_memory, load_settings, user_settings
@@ -28,6 +31,9 @@ BAD_VALUES = {
     "head_mode": "sometimes",
     "kv_type": "q3_k",
     "force": "2",
+    "backend": "OpenCL",  # not one of llama.cpp's GPU backends
+    "gpu_flops": "1000",  # 1 kFLOP/s: below GPU_TFLOPS's 0.01 TFLOPS
+    "cpu_flops": "fast",
 }
 MODEL = "ab" * 32
 BAD_MODEL_ROWS = {
@@ -92,6 +98,59 @@ def test_a_window_starts_on_poisoned_settings_and_saves_sane_ones(qtbot, make_wi
     assert load_settings(again).n_buffers == ExplorerSettings().n_buffers
     (row,) = load_memory(again).rows().values()
     assert row == ModelChoice(Budget.of(GIB), None, None)
+
+
+def _one_gpu():
+    return hypothetical_machine(32 * GIB, gpu_count=1, gpu_total=24 * GIB)
+
+
+def test_the_typed_backend_and_compute_rates_are_remembered_with_the_bandwidths(qtbot, make_window, write_model, tmp_path):
+    """The machine editor's backend, GPU TFLOPS and CPU GFLOPS are saved and come back as the typed bandwidths do:
+    in the fields, in the session's typed figures, and in the estimates."""
+    store = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    window = make_window(store, probe_backend=_one_gpu)
+    type_into(qtbot, window, "bwRam", "20G")
+    type_into(qtbot, window, "typedGpuTflops", "82.6")
+    type_into(qtbot, window, "typedCpuGflops", "250")
+    box = child(window, "typedBackend")
+    box.setFocus()
+    box.lineEdit().selectAll()
+    qtbot.keyClicks(box.lineEdit(), "vulkan")
+    qtbot.keyClick(box.lineEdit(), Qt.Key.Key_Return)
+    settle(qtbot, window)
+    typed = window.session.state.typed_bandwidths
+    assert (typed.backend, typed.gpu_flops, typed.cpu_flops) == (Backend.VULKAN, int(82.6e12), 250 * 10**9)
+    window.save_settings()
+    again = make_window(QSettings(store.fileName(), QSettings.Format.IniFormat), probe_backend=_one_gpu)
+    assert again.session.state.typed_bandwidths == typed and typed.ram == 20 << 30
+    assert [child(again, name).text() for name in ("typedGpuTflops", "typedCpuGflops")] == ["82.6", "250"]
+    assert child(again, "typedBackend").currentText() == "Vulkan"
+    assert again.body.hardware.editor.typed_compute() == (Backend.VULKAN, int(82.6e12), 250 * 10**9)
+    open_model(qtbot, again, write_model())
+    speed = again.session.view.full_load.speed
+    assert speed.gpu is not None and speed.gpu.speed.backend is Backend.VULKAN
+    assert speed.gpu.compute is not None and speed.gpu.compute.flops_per_s == int(82.6e12)
+    type_into(qtbot, again, "bwRam", "")  # typing another figure keeps what was restored
+    assert again.session.state.typed_bandwidths == TypedBandwidths(backend=Backend.VULKAN, gpu_flops=int(82.6e12),
+                                                                   cpu_flops=250 * 10**9)
+
+
+def test_a_bad_stored_compute_rate_is_one_line_and_nothing_else_is_lost(qtbot, make_window, tmp_path, caplog):
+    store = _ini(tmp_path, """\
+        [explorer]
+        ram_bw=21474836480
+        backend=ROCm
+        gpu_flops=-5
+        cpu_flops=250000000000
+        """)
+    with caplog.at_level(logging.WARNING, logger="gguf_budget.gui.qt.settings"):
+        window = make_window(store, probe_backend=_one_gpu)
+    assert [r.getMessage() for r in caplog.records] == [
+        "settings: explorer/gpu_flops='-5' is not valid; using None instead"]
+    assert window.session.state.typed_bandwidths == TypedBandwidths(ram=20 << 30, backend=Backend.ROCM,
+                                                                    cpu_flops=250 * 10**9)
+    assert child(window, "typedGpuTflops").text() == "" and child(window, "typedCpuGflops").text() == "250"
+    assert child(window, "typedBackend").currentText() == "ROCm"
 
 
 def test_the_largest_budget_is_shown_on_a_clamped_slider(qtbot, make_window, write_model):

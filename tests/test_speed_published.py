@@ -8,6 +8,7 @@ published and on the benchmark's own estimate; every preset says where its figur
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 import pytest
 from published_speeds import Published, decode_row, estimate, prefill_row, read_rows, shape
@@ -16,7 +17,11 @@ from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine
 from gguf_budget.core.machine.backend import Backend
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.presets import PRESETS, find_preset, with_presets
-from gguf_budget.core.speed.backend_speed import SHIPPED, DecodeRow, PrefillRow, fit_backends
+from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
+from gguf_budget.core.machine.gpu import Vendor
+from gguf_budget.core.speed.backend_speed import (
+    SHIPPED, DecodeRow, PrefillRow, backend_speed, fit_backends, fit_vendors, gpu_figures,
+)
 from gguf_budget.core.speed.estimate import fit_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
@@ -51,11 +56,14 @@ def _row(device: str, model: str, quant: str, test: str) -> Published:
     ("M2 Ultra 76-core 192GB", "llama3-8b", "Q4_K_M", ("tg512", "pp512")),
     ("RX 9070 XT", "qwen2.5-14b", "Q4_0", ("tg128", "pp512")),      # Vulkan
     ("H100 PCIe 80GB", "llama3-70b", "Q4_K_M", ("tg512",)),         # HBM
+    ("Arc B580", "llama2-7b", "Q4_0", ("tg128",)),                  # Vulkan on an Intel GPU (discussion 10879)
+    ("M1 Pro 14-core 16GB", "llama2-7b", "Q8_0", ("tg128", "pp512")),  # discussion 4167's full table
 ])
 def test_the_app_estimates_a_published_row_as_the_benchmark_does(device, model, quant, tests):
     spec = shape(model, quant)
     machine = with_presets(device, hypothetical_machine(512 * GiB))
-    typed = Bandwidths(backend=Backend.VULKAN) if device == "RX 9070 XT" else Bandwidths()  # the row ran Vulkan
+    backend = _row(device, model, quant, tests[0]).backend
+    typed = Bandwidths(backend=backend) if backend is not find_preset(device).backend else Bandwidths()  # as it ran
     fit = estimate_fit(spec, machine, FitRequest(ctx=4096))
     assert fit.gpu_layers == spec.n_layer + 1 and fit.output_on_gpu  # every block and the output layer
     for test in tests:
@@ -84,3 +92,38 @@ def test_every_preset_says_its_backend_compute_and_sources():
     assert find_preset("A100 80GB").name == "A100 SXM 80GB" and find_preset("m2 ultra 192gb").gpu_cores == 76  # old names
     h100 = {p.name: p for p in PRESETS if p.name.startswith("H100")}
     assert set(h100) == {"H100 SXM 80GB", "H100 PCIe 80GB"} and h100["H100 SXM 80GB"].bandwidth > h100["H100 PCIe 80GB"].bandwidth
+
+
+def _maker_row(device: str, vendor: Vendor, share: float) -> DecodeRow:
+    """A row of 1 GB read at 1 TB/s (x = 1 ms) by a GPU reaching `share` of it, with no fixed time."""
+    return DecodeRow(device=device, x=1e-3, t=1e-3 / share, vendor=vendor, main_type=Q.Q4_0, group=device)
+
+
+@pytest.mark.parametrize(("rows", "expected"), [
+    # one maker: its share is the line's own, whatever it is
+    ([_maker_row("a", Vendor.NVIDIA, 0.8), _maker_row("b", Vendor.NVIDIA, 0.4)], {}),
+    # two makers, Intel on one device only: no factor for Intel (one device's driver is not its maker's)
+    ([_maker_row("a", Vendor.AMD, 0.8), _maker_row("b", Vendor.AMD, 0.8), _maker_row("c", Vendor.INTEL, 0.4)],
+     {Vendor.AMD: 1.0}),
+    # Intel on two devices at half the share AMD's two reach: 0.5 of the line AMD sets
+    ([_maker_row("a", Vendor.AMD, 0.8), _maker_row("b", Vendor.AMD, 0.8), _maker_row("c", Vendor.INTEL, 0.4),
+      _maker_row("d", Vendor.INTEL, 0.4)], {Vendor.AMD: 1.0, Vendor.INTEL: 0.5}),
+    # the median device: one odd device (an old path) does not move its maker
+    ([_maker_row("a", Vendor.NVIDIA, 0.8), _maker_row("b", Vendor.NVIDIA, 0.8), _maker_row("c", Vendor.NVIDIA, 0.2),
+      _maker_row("d", Vendor.AMD, 0.8), _maker_row("e", Vendor.AMD, 0.8)], {Vendor.AMD: 1.0, Vendor.NVIDIA: 1.0}),
+])
+def test_a_makers_factor_needs_two_makers_and_two_of_its_devices(rows, expected):
+    assert fit_vendors(rows, (0.8, 0.0), {}) == expected
+
+
+def test_an_intel_gpu_on_vulkan_decodes_at_its_makers_share_and_says_so():
+    """Backend Rule 1: the maker's factor applies to Vulkan's line (Intel's fitted from the A770 and B580 rows);
+    CUDA, one maker's backend, has none."""
+    vulkan = backend_speed(Backend.VULKAN)
+    assert vulkan.vendor_of(Vendor.INTEL) < 0.75 < vulkan.vendor_of(Vendor.AMD) and backend_speed(Backend.CUDA).vendor_decode == {}
+    arc = with_presets("Arc B580", hypothetical_machine(64 * GiB)).gpus
+    figures = gpu_figures(Bandwidths(backend=Backend.VULKAN), replace(hypothetical_machine(64 * GiB), gpus=arc))
+    assert figures.vendor is Vendor.INTEL and f"× {vulkan.vendor_of(Vendor.INTEL):.2f} on Intel GPUs" in figures.text
+    assert figures.decode_share == pytest.approx(vulkan.decode * vulkan.vendor_of(Vendor.INTEL))
+    plain = replace(figures, vendor=None)
+    assert figures.decode_seconds(4 << 30, 456 * 10**9) > plain.decode_seconds(4 << 30, 456 * 10**9)

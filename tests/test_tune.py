@@ -11,6 +11,7 @@ import json
 from dataclasses import replace
 from functools import cache
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,6 +30,8 @@ from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.gui.cli import main
+
+pytestmark = pytest.mark.slow  # minutes of searches over catalogue models (CI hands the file out first)
 
 GiB = 1024**3
 MODELS = ("llama-3.2-1b-instruct", "qwen3-8b", "qwen3-30b-a3b-instruct-2507", "gemma-3-4b-it")

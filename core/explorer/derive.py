@@ -24,8 +24,8 @@ Rule 6: `derive(state, previous)` equals `derive(state)`; it only reuses the par
         while the model object and the machine's total RAM stay. The full load's cheapest fix is reused with the
         full load; the context tiers while nothing but the asked ctx moved and the largest ctx stayed (only the
         chosen mark moves).
-Rule 7: the headline's two answers (`headline` Rules 5–6) and the context tiers (`ctx_tiers`) are the view's, so
-        the window draws them and the CLI's `fit --tiers` prints the same numbers.
+Rule 7: the headline's two answers and its goal line (`headline` Rules 5–7) and the context tiers (`ctx_tiers`) are
+        the view's, so the window draws them and the CLI's `fit --tiers` prints the same numbers.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.explorer.captions import ctx_label, measured_row, pinned_caption, ring_note
 from gguf_budget.core.explorer.ctx_tiers import CtxTier, ctx_tiers
+from gguf_budget.core.explorer.goal import goal_line
 from gguf_budget.core.explorer.headline import (
     Headline, differ_line, full_load_line, full_load_name, load_answer, plan_answer, plan_headline,
     refused_answer,
@@ -226,8 +227,18 @@ def _line(load: FullLoad | None, error: str | None, state: ExplorerState) -> str
     return full_load_line(load, state.machine)
 
 
+def _goal_line(state: ExplorerState, key: FullLoadKey | None) -> str:
+    """Rule 7's goal line: held while this full load reads what the goal's answer set (`goal` Rule 3)."""
+    applied = state.goal
+    if applied is None:
+        return ""
+    made, model = applied.settings, applied.settings.model
+    held = key is not None and model is not None and key.same(FullLoadKey.of(model, made))
+    return goal_line(applied, held)
+
+
 def _empty(state: ExplorerState, previous: ExplorerView | None) -> ExplorerView:
-    headline = Headline(BannerState.EMPTY, "No model loaded", "")
+    headline = Headline(state=BannerState.EMPTY, text="No model loaded", full_load="")
     return ExplorerView(state=state, plan=None, error=None, thresholds=None, budget_span=None, ctx_span=None,
                         usable_ram=None, full_load=None, plan_speed=None, headline=headline, pinned_caption="—",
                         ctx_label="auto", ring_note="", docks=dock_inputs(state, _docks(previous)))
@@ -244,7 +255,8 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
     tiers_key, tiers = reuse.tiers(key, state, load)
     text = f"CANNOT PLAN — {message}"
-    headline = Headline(BannerState.ERROR, text, line, refused_answer(text), load_answer(load, fix, line))
+    headline = Headline(state=BannerState.ERROR, text=text, full_load=line, plan=refused_answer(text),
+                        load=load_answer(load, fix, line), goal=_goal_line(state, key))
     ctx = "auto" if state.ctx is None else f"{state.ctx:,} tokens (as asked)"
     return ExplorerView(state=state, plan=None, error=message, thresholds=None, budget_span=reuse.budget_span(state),
                         ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
@@ -274,7 +286,8 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
     line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
     tiers_key, tiers = reuse.tiers(key, state, load)
     answers = (plan_answer(plan, speed, banner is BannerState.SLOW, usable, text), load_answer(load, fix, line))
-    headline = Headline(banner, text, line, *answers, differ=differ_line(plan, load, *answers))
+    headline = Headline(state=banner, text=text, full_load=line, plan=answers[0], load=answers[1],
+                        differ=differ_line(plan, load, *answers), goal=_goal_line(state, key))
     return ExplorerView(state=state, plan=plan, error=None, thresholds=thresholds, budget_span=reuse.budget_span(state),
                         ctx_span=ctx_span(model, state), usable_ram=usable,
                         full_load=load, plan_speed=speed, headline=headline,

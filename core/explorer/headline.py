@@ -19,6 +19,8 @@ Rule 5: the headline's first words are two answers of equal weight (`Answer`), e
 Rule 6: when the two answers' tiers differ, one line says why: what the Budget plan does that the full load cannot
         (stream layers from disk under a budget), or what the full load has that the plan does not (all usable
         RAM and the GPUs, not the budget set).
+Rule 7: under the two answers, the goal last applied from the Goal control and whether the settings on screen are
+        still its answer (`goal.goal_line`); empty when no goal was applied.
 Rule 4: the full-load line gives the fit's verdict at its ctx and why that ctx (`fit.ctx.auto_ctx`:
         as asked, the trained context, or shrunk to fit as llama.cpp's default fit does), its
         speed when it fits, and — when the ctx was asked, or sits at the floor with fewer GPU
@@ -66,7 +68,7 @@ class Answer:
     glossary: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Headline:
     """The banner (`state`, `text`), the full-load line under it, and both as answers in plain words (Rules 5–6)."""
 
@@ -76,6 +78,7 @@ class Headline:
     plan: Answer | None = None
     load: Answer | None = None
     differ: str = ""
+    goal: str = ""
 
 
 def is_slow(plan: MemoryPlan, speed: SpeedEstimate | None, slow_below_tok_s: float) -> bool:

@@ -5,7 +5,7 @@ Rule 1: every value read back is validated (`RESTORE`: sizes and counts against 
         falls back to its default and is named in the refusals, so start-up never fails
         because of what was stored.
 Rule 2: the knobs are global (ring depth, head mode, KV type, ctx policy, slow threshold,
-        typed bandwidths, recent files, the llama.cpp program, llama-server's slots, KV sharing,
+        typed bandwidths, the typed GPU backend and compute rates (`typed_words`), recent files, the llama.cpp program, llama-server's slots, KV sharing,
         prompt cache and checkpoints); budget, ctx and ctx cap are per model (`session`
         Rule 3), stored under the model's key (64 hex digits) as `budget` (0: unlimited, as the
         CLI spells it), `ctx`, `ctx_cap` and `used` (the order of use, oldest first).
@@ -18,6 +18,9 @@ Rule 3: llama-server's knobs are stored as the CLI spells them: `parallel` a slo
 Rule 4: llama.cpp's engine options, a V cache type apart from K's and a forced `--n-cpu-moe` are stored
         as llama.cpp spells them (`llama_options`, e.g. `-fa off -ub 256 -ctv q8_0`) and read back by the
         one reader of llama.cpp's words: text it would refuse, or that sets anything else, is refused.
+Rule 5: the typed GPU backend is stored as llama.cpp names it (`CUDA`, `Vulkan`; one of `GPU_BACKENDS`), the
+        typed GPU FP16 and CPU rates as whole FLOP/s, read back through the same ranges the machine editor and
+        the command line check them against (`ranges.GPU_TFLOPS`, `ranges.CPU_GFLOPS`).
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ import shlex
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Mapping
 
-from gguf_budget.core.errors import BudgetError
+from gguf_budget.core.errors import BudgetError, RequestError
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.session import ModelChoice, ModelMemory
 from gguf_budget.core.llama_words.reader import read_llama_args, split_command
+from gguf_budget.core.machine.backend import GPU_BACKENDS, Backend
 from gguf_budget.core.explorer.state import DEFAULT_N_BUFFERS, DEFAULT_SLOW_BELOW_TOK_S, SLOW_RANGE, ExplorerState, TypedBandwidths
 from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
@@ -38,7 +42,7 @@ from gguf_budget.core.fit.server.types import CACHE_RAM, CHECKPOINTS, SLOTS, Ser
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES, KVType
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import CTX_POLICIES, HEAD_MODES, CtxPolicy, HeadMode
-from gguf_budget.core.ranges import BANDWIDTH, BUDGET, BUFFERS, CONTEXT
+from gguf_budget.core.ranges import BANDWIDTH, BUDGET, BUFFERS, CONTEXT, CPU_GFLOPS, GPU_TFLOPS, ScaledRate
 
 RECENT_LIMIT = 8
 MAX_PATH_CHARS = 4096
@@ -62,6 +66,9 @@ class ExplorerSettings:
     ram_bw: int | None = None
     disk_bw: int | None = None
     vram_bw: int | None = None
+    backend: str | None = None
+    gpu_flops: int | None = None
+    cpu_flops: int | None = None
     recent: tuple[str, ...] = field(default_factory=tuple)
     runtime: str = DEFAULT_RUNTIME.value
     parallel: str = "1"
@@ -94,6 +101,20 @@ def _float_in(low: float, high: float) -> Callable[[Any], float | None]:
         except ValueError:
             return None
         return x if low <= x <= high else None
+
+    return check
+
+
+def _rate(rate: ScaledRate) -> Callable[[Any], int | None]:
+    """Rule 5: whole FLOP/s inside `rate`'s range."""
+    number = _int_in(0, 1 << 62)
+
+    def check(value: Any) -> int | None:
+        n = number(value)
+        try:
+            return None if n is None else rate.check(n)
+        except RequestError:
+            return None
 
     return check
 
@@ -136,6 +157,9 @@ RESTORE: dict[str, Callable[[Any], Any]] = {
     "ram_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
     "disk_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
     "vram_bw": _int_in(BANDWIDTH.low, BANDWIDTH.high),
+    "backend": _word(tuple(b.value for b in GPU_BACKENDS)),
+    "gpu_flops": _rate(GPU_TFLOPS),
+    "cpu_flops": _rate(CPU_GFLOPS),
     "recent": _recent,
     "runtime": _word(tuple(r.value for r in Runtime)),
     "parallel": _count_or_auto(SLOTS.low, SLOTS.high),
@@ -258,9 +282,23 @@ def llama_options(state: ExplorerState) -> str:
     return shlex.join(argv)
 
 
+def typed_words(typed: TypedBandwidths) -> dict[str, Any]:
+    """Rules 2 and 5: the typed bandwidths, backend and rates as `ExplorerSettings` fields (what `typed_from` reads)."""
+    return {"ram_bw": typed.ram, "disk_bw": typed.disk, "vram_bw": typed.vram,
+            "backend": None if typed.backend is None else typed.backend.value, "gpu_flops": typed.gpu_flops,
+            "cpu_flops": typed.cpu_flops}
+
+
+def typed_from(settings: ExplorerSettings) -> TypedBandwidths:
+    """Rules 2 and 5: what the person typed for the machine, as remembered."""
+    return TypedBandwidths(ram=settings.ram_bw, disk=settings.disk_bw, vram=settings.vram_bw,
+                           backend=None if settings.backend is None else Backend(settings.backend),
+                           gpu_flops=settings.gpu_flops, cpu_flops=settings.cpu_flops)
+
+
 def state_from(settings: ExplorerSettings) -> ExplorerState:
     """The state a session starts from: the global knobs; budget, ctx and cap come with each model."""
-    typed = TypedBandwidths(settings.ram_bw, settings.disk_bw, settings.vram_bw)
+    typed = typed_from(settings)
     state = ExplorerState(
         prefer=CtxPolicy(settings.prefer), n_buffers=settings.n_buffers, head_mode=HeadMode(settings.head_mode),
         kv_type=KVType(settings.kv_type), force=settings.force, slow_below_tok_s=settings.slow_below_tok_s,

@@ -35,7 +35,13 @@ Rule 8: the machine judged and the figures read are the session's, not a widget'
 Rule 9: one channel for every screen: `subscribe(fn)` hears each view, and `subscribe_models(fn)`
         hears `fn(model)` once a model was opened (a file, a priced quantization, a reload), after
         every view observer has drawn it, so a screen that follows the open model (its evidence,
-        its file, its quantizations) reads a drawn session and may change it in turn.
+        its file, its quantizations) reads a drawn session and may change it in turn. A screen that
+        subscribes after a model opened (an add-on installed after the first plan) asks `now=True` and
+        hears that model at once.
+Rule 10: a goal's answer (`tune`, searched off the GUI thread over the state as it was) is one change, `ApplyGoal`:
+        the answer's whole state and the goal it met, or — nothing met it — the goal alone, every knob as it was. It
+        is refused when the state moved while the search ran, so nothing the person set meanwhile is lost;
+        `ClearGoal` forgets the goal and keeps the knobs; opening another model forgets it too (Rule 6).
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
+from gguf_budget.core.explorer.goal import applied_goal
+from gguf_budget.core.explorer.tune import TuneAnswer
 from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, TypedBandwidths, check_field
@@ -225,6 +233,28 @@ class AskLlama:
 
 
 @dataclass(frozen=True)
+class ApplyGoal:
+    """Rule 10: `answer`, searched over `searched`, as the next state."""
+
+    answer: TuneAnswer
+    searched: ExplorerState
+
+    def next_state(self, session: Session) -> ExplorerState:
+        if session.state != self.searched:
+            raise RequestError("the settings changed while the goal was searched: choose the goal again")
+        made = replace(self.answer.state or self.searched, goal=None)
+        return replace(made, goal=applied_goal(self.answer, made))
+
+
+@dataclass(frozen=True)
+class ClearGoal:
+    """Rule 10: no goal; the knobs stay as they are."""
+
+    def next_state(self, session: Session) -> ExplorerState:
+        return replace(session.state, goal=None)
+
+
+@dataclass(frozen=True)
 class OpenModel:
     """Show `model` (Rules 2–4 and 6); `key` identifies it for the memory (the header fingerprint)."""
 
@@ -239,7 +269,7 @@ class OpenModel:
             (state.budget, BudgetOrigin.PROVISIONAL)
         server = replace(state.server, projector=None, draft=None)  # Rule 6
         return replace(state, model=self.model, head_mode=head, budget=budget, budget_origin=origin,
-                       ctx=choice.ctx, ctx_cap=choice.ctx_cap, server=server)
+                       ctx=choice.ctx, ctx_cap=choice.ctx_cap, server=server, goal=None)
 
 
 @dataclass(frozen=True)
@@ -331,9 +361,12 @@ class Session:
         """`observer(view)` after every change that moved the state (Rule 1)."""
         self._observers.append(observer)
 
-    def subscribe_models(self, observer: Callable[[ModelSpec], None]) -> None:
-        """Rule 9: `observer(model)` once a model was opened and every view observer has drawn it."""
+    def subscribe_models(self, observer: Callable[[ModelSpec], None], *, now: bool = False) -> None:
+        """Rule 9: `observer(model)` once a model was opened and every view observer has drawn it; with `now`, also
+        at once for the model open now, if any."""
         self._model_observers.append(observer)
+        if now and self.state.model is not None:
+            observer(self.state.model)
 
     def preview(self, change: Change) -> ExplorerView:
         """The view `change` would publish, committing nothing (Rule 5: a loading thread calls it)."""

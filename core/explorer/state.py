@@ -32,6 +32,8 @@ Rule 12: the session holds what the machine panel's inputs came from: `probed` (
         `measured_bandwidths` (this machine's figures as every command reads them, None until read)
         and `typed_bandwidths` (what the person typed over them). The session's changes keep
         `machine` = hypothetical, else probed, and `bandwidths` = the typed figures over the measured.
+Rule 13: `goal` is the goal last applied from the Goal control (`AppliedGoal`: the goal and its floors, its answer in
+        words, and the settings the answer made), None when none was; the knobs themselves hold the answer's settings.
 Rule 11: every field is checked where a state is made (`check_field`, one table for the state
         and for the session's typed changes): a value of the wrong kind or out of its range
         (`core.ranges`, the enums) is a RequestError, so no state holds a value `derive` cannot read.
@@ -115,6 +117,22 @@ class TypedBandwidths:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AppliedGoal:
+    """Rule 13, in plain values (the search's own types import this module): made by `goal.applied_goal`."""
+
+    goal: str
+    """The goal's name as `tune.Goal` and `gguf-budget tune --goal` spell it."""
+    min_tok_s: float
+    min_ctx: int
+    phrase: str
+    """The goal and its floors in words ('longest context at ≥ 20 tok/s')."""
+    outcome: str
+    """'met: …' with the answer's figure, or 'not met; …' with the binding constraint."""
+    settings: ExplorerState
+    """The state the answer made (nothing met: the state as it was), its own `goal` None."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ExplorerState:
     """What the person chose; `derive` turns it into everything the screen shows."""
 
@@ -147,6 +165,7 @@ class ExplorerState:
     hypothetical: HardwareSnapshot | None = None
     measured_bandwidths: Bandwidths | None = None
     typed_bandwidths: TypedBandwidths = TypedBandwidths()
+    goal: AppliedGoal | None = None
 
     def __post_init__(self) -> None:
         """Rule 11: the words arrive as text from settings and widgets: each becomes its enum, or a RequestError."""
@@ -253,6 +272,7 @@ _CHECKS: dict[str, Callable[[object], object]] = {
     "hypothetical": _optional(_kind(HardwareSnapshot, "a hypothetical machine")),
     "measured_bandwidths": _optional(_kind(Bandwidths, "the measured bandwidths")),
     "typed_bandwidths": _kind(TypedBandwidths, "the typed bandwidths"),
+    "goal": _optional(_kind(AppliedGoal, "an applied goal")),
 }
 
 

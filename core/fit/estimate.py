@@ -20,8 +20,9 @@ Rule 4: KV: the FP16 lower bound = Σ attention layers min(ctx, window) · n_hea
         (256-cell padding, window + ubatch cells rounded up to 256 for sliding layers, all cells
         with --swa-full, F32 recurrent state, the chosen cache type). Which layers slide or recur
         comes from metadata where present, else from llama.cpp's per-architecture rules
-        (`swa_rules`, `model_facts` Rule 5: `recurrent_layer_arr`); MLA layers cache one latent row of
-        kv_lora_rank + rope dims, V being a view of it (`model_facts` Rule 6, llama.cpp MLA).
+        (`swa_rules`, `model_facts` Rule 5: `recurrent_layer_arr`); MLA layers of a file with the MLA
+        lengths cache one latent row (K only), older deepseek2 files every head's K and V
+        (`model_facts` Rule 6: src/llama-hparams.cpp `llama_hparams::is_mla`).
         Each layer's cache sits on that layer's device (llama.cpp llama-kv-cache.cpp
         `llama_kv_cache`: `model.dev_layer(il)` when offload_kqv, the default).
 Rule 5: auto g = the largest g for which every GPU holds its weights, KV and compute buffer within its
@@ -48,7 +49,8 @@ Rule 12: each device's compute buffer is part of its need (`runtime_memory` Rule
         automatic and largest ctx all judge it so.
 Rule 13: `-sm row` where llama.cpp has no split buffer is refused as llama.cpp refuses it (`split_mode` Rule 1):
         does_not_fit, its error the verdict's reason (`FitEstimate.refused`); `-sm tensor` and SYCL's row
-        split are priced as `-sm layer`, and said so.
+        split are priced as `-sm layer`, and said so. Cache types llama.cpp makes no context for (an MLA model's
+        V type apart from K's, a quantized V cache with `-fa off`) are refused the same way (`cache_refusal`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ from gguf_budget.core.fit.server.holdings import (
 from gguf_budget.core.fit.server.band import server_band, session_workloads
 from gguf_budget.core.fit.server.types import ServerLoad
 from gguf_budget.core.fit.server.slots import SlotLayout, slot_kv_table
+from gguf_budget.core.fit.cache_refusal import cache_refusal
 from gguf_budget.core.fit.placement.split_mode import refusal, split_notes
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
@@ -117,26 +120,32 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     setup = replace(bare, held=extras.gpu_held)
     priced = _pricer(model, ctx, request, engine, setup)
 
-    def loads(p: Placement) -> tuple[DeviceLoad, ...]:
+    def loads(p: Placement, judged: bool | None = None) -> tuple[DeviceLoad, ...]:
+        """The devices of `p` with their compute buffers. `judged` (the host too, or the GPUs alone) asks for a
+        fits-or-not only: a load short before its compute buffers is returned unpriced (`devices` Rule 6)."""
         host_kv = None if slots.kv is None else slots.kv[p.host_blocks]
-        return priced(device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
-                                   host_kv, extras.host_held or 0), p, forced)
+        bare = device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
+                            host_kv, extras.host_held or 0)
+        if judged is not None and not fits(_placed(model, engine, bare, setup, p), host=judged):
+            return bare
+        return priced(bare, p, forced)
 
     def gpus_fit(g: int) -> bool:
         p = setup.place(L, g)
-        return fits(_placed(model, engine, loads(p), setup, p), host=False)
+        return fits(_placed(model, engine, loads(p, judged=False), setup, p), host=False)
 
     auto = most_layers_that_fit(L, gpus_fit) if slots.kv is not None and (search or request.gpu_layers is None) else None
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
     kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)
     weights = _weights(model, placement, forced)
-    server, devices = finish_server(model, extras, loads(placement), request.kv_type, engine, kv.engine)
+    server, devices = finish_server(model, extras, loads(placement, judged=None if search else True), request.kv_type,
+                                    engine, kv.engine)
     devices = _placed(model, engine, devices, setup, placement)
     if not engine.kv_offload and setup.gpus:
         kv = replace(kv, host=kv.engine, gpu=0 if kv.engine is not None else None)
     unknowns = fit_unknowns(model, snapshot, ctx) + server_unknowns(model, ctx, server)
-    refused = refusal(engine, setup.gpus)
+    refused = refusal(engine, setup.gpus) or cache_refusal(model, request.kv_type, request.v_type, engine.flash_attn)
     verdict = verdict_of(devices, placement, bool(unknowns), refused is not None)
     return _Judgement(ctx=ctx, table=table, slots=slots, setup=setup, auto=auto, placement=placement, kv=kv,
                       weights=weights, devices=devices, unknowns=unknowns, verdict=verdict, engine=engine,

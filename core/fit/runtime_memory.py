@@ -69,13 +69,14 @@ from dataclasses import dataclass
 
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.fit.server.checkpoints import CheckpointSettings, checkpoint_memory
-from gguf_budget.core.fit.buffers.compute_graph import GraphSettings, compute_nodes, k_rotation, v_rotation
+from gguf_budget.core.fit.buffers.compute_graph import GraphSettings, compute_nodes, k_only, k_rotation, v_rotation
 from gguf_budget.core.fit.buffers.compute_graph import approximate as approximate_graph
 from gguf_budget.core.fit.buffers.cpu_work import work_bytes
 from gguf_budget.core.fit.buffers.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, backend_of
 from gguf_budget.core.fit.buffers.graph_alloc import buffer_size
 from gguf_budget.core.fit.placement.options import host_span, mapped_span
-from gguf_budget.core.fit.buffers.sched import SCHED_MAX_COPIES, Scheduler, compute_buffers
+from gguf_budget.core.fit.buffers.placed_graph import device_buffers
+from gguf_budget.core.fit.buffers.sched import SCHED_MAX_COPIES, Scheduler
 from gguf_budget.core.fit.buffers.repack import Repack, repack_buffer
 from gguf_budget.core.fit.runtime_types import (
     DeviceMemory, EngineSettings, Resident, Runtime, RuntimeMemory, SplitMode, Workload,
@@ -135,17 +136,20 @@ def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSetting
                    v_type: KVType | None = None) -> GraphSettings:
     """The worst-case ubatch llama.cpp reserves for: min(ubatch, cells) tokens (a multiple of the sequences), its
     caches' cells per stream (`slots` Rules 2, 4 and 5: one stream, or one per sequence). K and V are rotated each
-    by its own cache's type (src/llama-kv-cache.cpp: `attn_rot_k` for a quantized type_k, `attn_rot_v` for type_v)."""
+    by its own cache's type (src/llama-kv-cache.cpp: `attn_rot_k` for a quantized type_k, `attn_rot_v` for type_v),
+    except through an absorbed MLA model's K-only input (`compute_graph.k_only`)."""
     layout = SlotLayout(s.n_seq, s.kv_unified)
     full = layout.ctx_seq(ctx)
     tokens = layout.reserve_tokens(ctx, s.ubatch)
     v = KVType(v_type if v_type is not None else kv_type)
     k_block, k_size = GGML_QUANT_SIZES[KV_TYPES[KVType(kv_type)]]
     v_block, v_size = GGML_QUANT_SIZES[KV_TYPES[v]]
+    rotless = k_only(model)
     return GraphSettings(ubatch=tokens, outputs=min(reserved_outputs(s), tokens), flash_attn=flash_attn(s), full_cells=full,
                          swa_cells=_swa_cells(model, ctx, layout, s),
-                         rot_k=k_rotation(model.head_dim_k, KVType(kv_type).quantized),
-                         rot_v=v_rotation(model.head_dim_v, v.quantized), k_size=k_size / k_block, v_size=v_size / v_block)
+                         rot_k=0 if rotless else k_rotation(model.head_dim_k, KVType(kv_type).quantized),
+                         rot_v=0 if rotless else v_rotation(model.head_dim_v, v.quantized), k_size=k_size / k_block,
+                         v_size=v_size / v_block)
 
 
 def _spanned(cells: int, tokens: int) -> int:
@@ -164,15 +168,9 @@ def compute_buffer(model: ModelSpec, settings: GraphSettings) -> tuple[int, int]
 
 @per_model(maxsize=256)
 def device_compute(model: ModelSpec, settings: GraphSettings, sched: Scheduler) -> tuple[int, ...]:
-    """Rule 5 with GPUs: each backend's compute buffer (GPUs in order, the host last)."""
-    names: dict[int, list[str]] = {}
-    if sched.overrides:
-        for t in model.tensors:
-            if t.layer is not None:
-                names.setdefault(t.layer, []).append(t.name)
-    keys = tuple(sched.block_key(il, tuple(names.get(il, ()))) + (sched.slot_device[il],)
-                 for il in range(model.n_layer))
-    return compute_buffers(compute_nodes(model, settings, keys, kv_on_cpu=sched.kv_on_cpu), sched)
+    """Rule 5 with GPUs: each backend's compute buffer (GPUs in order, the host last), kept for this exact placement;
+    placements whose graphs are alike share one replay (`placed_graph`)."""
+    return device_buffers(model, settings, sched)
 
 
 def _override_device(buffer: str, names: list[str], rules: list[BackendRules]) -> int:

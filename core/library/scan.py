@@ -29,6 +29,10 @@ Rule 8: the walk knows the real path of every folder it lists, so it resolves on
         rescan's time before).
 Rule 9: the workers die with the process that scans (`core.family`): a scan ended by a signal, or a
         window that ends without waiting for its pool, leaves none behind.
+Rule 10: a caller that shows only some entries at a time (the Library window) scans with `judge=False`:
+        an entry gets the verdict kept for `assess_key`, or none and stays `unjudged()` — nothing is
+        judged by the scan — and `judged(entry, assess)` judges one later, from the kept header (no
+        file is read), when it is shown.
 The one impure module of the library: it lists folders and reads headers.
 """
 
@@ -38,7 +42,7 @@ import multiprocessing
 import os
 import stat
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar
 
@@ -88,6 +92,12 @@ class LibraryEntry(Generic[A]):
     file_type: str | None = None
     n_params: int | None = None
     assessment: A | None = None
+    kept: IndexedFile[Any] | None = field(default=None, compare=False, repr=False)
+    """Rule 10: what the index keeps of the file, while its verdict is still to be judged."""
+
+    def unjudged(self) -> bool:
+        """Rule 10: a readable entry whose verdict was left to its caller."""
+        return self.kept is not None
 
 
 @dataclass(frozen=True)
@@ -115,8 +125,8 @@ def candidates(roots: Sequence[StoreRoot], cancelled: Callable[[], bool] = lambd
 def scan(roots: Sequence[StoreRoot], assess: Callable[[ModelSpec], A],
          progress: Callable[[int, int], None] = lambda done, total: None,
          cancelled: Callable[[], bool] = lambda: False, *, assess_key: str | None = None,
-         index: Path | None = None, workers: int | None = None) -> Scan[A]:
-    """Rules 2–7: every candidate's entry, its header read only when the index does not know it.
+         index: Path | None = None, workers: int | None = None, judge: bool = True) -> Scan[A]:
+    """Rules 2–7 and 10: every candidate's entry, its header read only when the index does not know it.
 
     `index` is the index file (default `index.index_file()`); `workers` the most worker
     processes (default: one per CPU, at most `MAX_WORKERS`; 1 reads in this process). Workers
@@ -137,12 +147,13 @@ def scan(roots: Sequence[StoreRoot], assess: Callable[[ModelSpec], A],
             continue
         key = file_key(shards, first)
         old = known.get(str(candidate.path))
-        indexed = _judged(old, assess, assess_key) if key is not None and old is not None and old.key == key else None
+        indexed = _judged(old, assess, assess_key, judge) if key is not None and old is not None and old.key == key \
+            else None
         if indexed is None:
             to_read.append((i, candidate, key))
             continue
         kept[str(candidate.path)] = indexed
-        entries[i] = _entry(candidate, indexed)
+        entries[i] = _entry(candidate, indexed, assess_key)
     done = len(entries)
     if todo:
         progress(done, len(todo))
@@ -151,10 +162,10 @@ def scan(roots: Sequence[StoreRoot], assess: Callable[[ModelSpec], A],
         if read is None:
             complete = False
             break
-        indexed = _judged(read, assess, assess_key) or replace(read, error="its header could not be kept", key=())
+        indexed = _judged(read, assess, assess_key, judge) or replace(read, error="its header could not be kept", key=())
         if indexed.key:
             kept[str(candidate.path)] = indexed
-        entries[i] = _entry(candidate, indexed)
+        entries[i] = _entry(candidate, indexed, assess_key)
         done += 1
         progress(done, len(todo))
     new = kept if complete else {**known, **kept}
@@ -217,21 +228,45 @@ def read_file(path: Path, key: FileKey | None) -> IndexedFile[Any]:
 
 
 def _judged(indexed: IndexedFile[Any], assess: Callable[[ModelSpec], A],
-            assess_key: str | None) -> IndexedFile[Any] | None:
+            assess_key: str | None, judge: bool = True) -> IndexedFile[Any] | None:
     """Rule 4: the entry with its verdict for `assess_key` — kept from before, or made now from the
-    kept spec; None when the kept spec cannot be read back (the file is then read again)."""
+    kept spec (Rule 10: left as it is without `judge`); None when the kept spec cannot be read back (the
+    file is then read again)."""
     if indexed.error is not None or (assess_key is not None and indexed.assess_key == assess_key):
         return indexed
+    if not judge:
+        return indexed if indexed.headers is not None else None
     spec = indexed.spec()
     if spec is None:
         return None
     return replace(indexed, assess_key=assess_key, assessment=assess(spec))
 
 
-def _entry(candidate: Candidate, indexed: IndexedFile[Any]) -> LibraryEntry[A]:
+def judged(entry: LibraryEntry[A], assess: Callable[[ModelSpec], A],
+           known: dict[tuple[str, FileKey], A] | None = None) -> LibraryEntry[A]:
+    """Rule 10: `entry` with its verdict, judged now from the kept header — or taken from `known` (the verdicts
+    judged before on the same settings, by path and file key), which keeps what is judged; an entry whose
+    kept header cannot be read back stays without one (the next scan reads the file again)."""
+    if entry.kept is None:
+        return entry
+    key = (entry.path, entry.kept.key)
+    if known is not None and key in known:
+        return replace(entry, kept=None, assessment=known[key])
+    spec = entry.kept.spec()
+    if spec is None:
+        return replace(entry, kept=None)
+    verdict = assess(spec)
+    if known is not None:
+        known[key] = verdict
+    return replace(entry, kept=None, assessment=verdict)
+
+
+def _entry(candidate: Candidate, indexed: IndexedFile[Any], assess_key: str | None) -> LibraryEntry[A]:
+    fresh = indexed.error is not None or assess_key is None or indexed.assess_key == assess_key
     return LibraryEntry(kind=candidate.kind, name=candidate.name, path=str(candidate.path), shards=indexed.shards,
                         size_bytes=indexed.size_bytes, error=indexed.error, architecture=indexed.architecture,
-                        file_type=indexed.file_type, n_params=indexed.n_params, assessment=indexed.assessment)
+                        file_type=indexed.file_type, n_params=indexed.n_params,
+                        assessment=indexed.assessment if fresh else None, kept=None if fresh else indexed)
 
 
 def _unreadable(candidate: Candidate, shards: list[Path]) -> LibraryEntry[A]:

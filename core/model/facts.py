@@ -11,8 +11,11 @@ Rule 4: sliding-window layers and their window follow llama.cpp's per-architectu
 Rule 5: recurrent layers: every layer of a pure recurrent architecture, the layers with
         head_count_kv == 0 in a hybrid, or all but every `full_attention_interval`-th layer.
         Their state is F32 and fixed in ctx (llama.cpp `n_embd_r` + `n_embd_s`).
-Rule 6: MLA (`attention.kv_lora_rank`): the cache holds one latent row of
-        kv_lora_rank + rope dims per token per layer; V is a view into it (llama.cpp MLA).
+Rule 6: MLA as llama.cpp 0c1e570 decides it (src/llama-hparams.cpp `llama_hparams::is_mla`): only a file
+        with `attention.key_length_mla` and `attention.value_length_mla` (converted since PR 12801: one KV
+        head of kv_lora_rank + rope dims) caches a latent row, and only K, V being a view of it
+        (src/llama-kv-cache.cpp `llama_kv_cache::llama_kv_cache`: `has_v = !is_mla`, since PR 19067). An
+        older file with `attention.kv_lora_rank` alone is decompressed to every head: full K and V rows.
 Rule 7: every value is read through `Metadata`'s typed accessors: a key of the wrong type is
         a one-line error at the key's byte offset, never a `TypeError` further on; a fact that
         contradicts the tensor directory names its key's offset too. The architecture is a
@@ -106,13 +109,15 @@ def build_model_spec(headers: list[GGUFHeader]) -> ModelSpec:
     ctx = f.number(Keys.LLM.CONTEXT_LENGTH, "context_length")
     window = f.number(Keys.Attention.SLIDING_WINDOW, required=False)
     kv_lora = f.number(Keys.Attention.KV_LORA_RANK, required=False)
+    mla = bool(f.number(Keys.Attention.KEY_LENGTH_MLA, required=False)
+               and f.number(Keys.Attention.VALUE_LENGTH_MLA, required=False))
     rope_dim = f.number(Keys.Rope.DIMENSION_COUNT, required=False)
     ssm = _ssm(f)
     recurrent = _recurrent_layers(f, n_head_kv, n_layer)
     state = _recurrent_state_bytes(f, ssm, n_embd) if any(recurrent) else None
     if any(recurrent) and state is None:
         f.unknown.append("recurrent_state")
-    layers = _layers(f, n_layer, n_head, n_head_kv, head_k, head_v, window, recurrent, kv_lora, rope_dim)
+    layers = _layers(f, n_layer, n_head, n_head_kv, head_k, head_v, window, recurrent, mla)
     window = max((layer.window or 0 for layer in layers), default=0) or window  # llama.cpp's, where it fixes one
     file_type = f.number(Keys.General.FILE_TYPE, required=False)
     name = meta.display_string(Keys.General.NAME)
@@ -287,7 +292,7 @@ def _recurrent_state_bytes(f: _Facts, ssm: SSMSizes | None, n_embd: int | None) 
 
 def _layers(f: _Facts, n_layer: int, n_head: tuple[int, ...] | None, n_head_kv: tuple[int, ...] | None,
             head_k: int | None, head_v: int | None, window: int | None, recurrent: tuple[bool, ...],
-            kv_lora: int | None, rope_dim: int | None) -> tuple[LayerAttention, ...]:
+            mla: bool) -> tuple[LayerAttention, ...]:
     windows = sliding_windows(f.arch, n_layer, window, f.meta.flags_or_count(f.key(Keys.Attention.SLIDING_WINDOW_PATTERN)))
     out = []
     for il in range(n_layer):
@@ -295,10 +300,10 @@ def _layers(f: _Facts, n_layer: int, n_head: tuple[int, ...] | None, n_head_kv: 
         nkv = n_head_kv[il] if n_head_kv else None
         if recurrent[il]:
             out.append(LayerAttention(LayerKind.RECURRENT, nh, 0, 0, 0))
-        elif kv_lora:
-            out.append(LayerAttention(LayerKind.FULL, nh, 1, kv_lora + (rope_dim or 0), 0))
         elif nkv is None or head_k is None or head_v is None:
             out.append(LayerAttention(LayerKind.UNKNOWN, nh, nkv, head_k, head_v))
+        elif mla:
+            out.append(LayerAttention(LayerKind.FULL, nh, nkv, head_k, 0))
         else:
             out.append(LayerAttention(LayerKind.SWA if windows[il] else LayerKind.FULL, nh, nkv, head_k, head_v,
                                       windows[il]))

@@ -79,7 +79,7 @@ class LayerAttention:
     """What one block keeps per token of context.
 
     `n_head_kv · (k_dim + v_dim)` elements are cached per token of a `FULL` or `SWA` layer;
-    for MLA that is the one latent row.
+    for MLA (a file with the MLA lengths, `model_facts` Rule 6) that is the one latent row, K only.
     """
 
     kind: LayerKind

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from gguf_budget.core.fit.placement.gpu_split import Placement
 from gguf_budget.core.gguf.constants import GGMLQuantizationType as Q
 from gguf_budget.core.model.kv import KVType, layer_kv_table
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.model.spec import LayerKind, ModelSpec, ModelTensor
 from gguf_budget.core.speed.kernel_speed import ATTENTION_TYPE, type_speed
@@ -101,21 +102,23 @@ def expert_read_bytes(model: ModelSpec) -> tuple[int, ...]:
     return tuple(roles.get(TensorRole.EXPERTS, 0) * moe.used // moe.count for roles in model.layer_role_bytes)
 
 
-def _block_elements(model: ModelSpec, t: ModelTensor) -> int:
-    """Rule 6: the elements of a block tensor one token passes through, routed experts at their share."""
-    moe = moe_fraction(model)
+def _block_elements(moe: MoeFraction | None, t: ModelTensor) -> int:
+    """Rule 6: the elements of a block tensor one token passes through, routed experts at their share (`moe`, the
+    model's, found once a model: it sums every layer's roles)."""
     experts = t.role is TensorRole.EXPERTS and moe is not None
     return t.n_elements * moe.used // moe.count if experts and moe is not None else t.n_elements
 
 
 def block_weights(model: ModelSpec) -> int:
     """Rule 6: the weights (elements) of every block a token passes through, routed experts at their share."""
-    return sum(_block_elements(model, t) for t in model.tensors if t.layer is not None)
+    moe = moe_fraction(model)
+    return sum(_block_elements(moe, t) for t in model.tensors if t.layer is not None)
 
 
 def block_work(model: ModelSpec) -> float:
     """Rule 7: `block_weights`, each tensor's weighed by its type's kernel speed."""
-    return sum(_block_elements(model, t) / type_speed(t.ggml_type) for t in model.tensors if t.layer is not None)
+    moe = moe_fraction(model)
+    return sum(_block_elements(moe, t) / type_speed(t.ggml_type) for t in model.tensors if t.layer is not None)
 
 
 def main_type(model: ModelSpec) -> Q | None:
@@ -183,6 +186,12 @@ class TokenPrices:
 
     @classmethod
     def of(cls, model: ModelSpec) -> TokenPrices:
+        """The model's prices, made once a model object (`per_model_cache`): a ctx tick's context tiers, headline
+        and plan view ask for them again (a 70B's took 0.1 s)."""
+        return _priced(model)
+
+    @classmethod
+    def _made(cls, model: ModelSpec) -> TokenPrices:
         g = model.global_bytes
         return cls(
             layer_prefix=tuple(accumulate(layer_read_bytes(model), initial=0)),
@@ -278,3 +287,8 @@ def fit_token_bytes(prices: TokenPrices, fit: FitEstimate, tokens: int) -> Token
         return None
     return experts_on_host(prices, prices.full_load(host_blocks, fit.output_on_gpu, *split), host_blocks,
                            fit.request.n_cpu_moe)
+
+
+@per_model(maxsize=8)
+def _priced(model: ModelSpec) -> TokenPrices:
+    return TokenPrices._made(model)

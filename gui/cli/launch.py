@@ -132,13 +132,18 @@ def launch(args: Sequence[str], load_library: Loader = ctypes.CDLL) -> int:
         if missing:
             complain(f"gguf-budget: {install_hint(missing, family_of(read_os_release()))}")
             return EXIT_BAD_INPUT
-    from gguf_budget.gui.qt.app import run_screenshot, run_window
+    from gguf_budget.gui.qt.qt_start import application
 
+    application()  # Qt first: its font database fills on a thread while the window's modules import
     if options.screenshot:
+        from gguf_budget.gui.qt.screenshot import run_screenshot
+
         with tempfile.TemporaryDirectory(prefix="gguf-budget-shot-") as scratch:
             message = run_screenshot(options, Path(scratch) / "settings.ini")
         if message:
             complain(f"gguf-budget: {message}")
             return EXIT_BAD_INPUT
         return 0
+    from gguf_budget.gui.qt.app import run_window
+
     return run_window(options)

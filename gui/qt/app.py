@@ -1,72 +1,52 @@
-"""The composition root: builds the window and installs its add-ons; runs it, or shoots it offscreen.
+"""The composition root: builds the window, then installs its add-ons; runs it.
 
-Rule 1: `compose` is the one place that knows both the window and what extends it: it builds
-        the `MainWindow`, installs the what-if, library, Quants and runtime-evidence add-ons through the
-        window's host protocols (Quants puts its switch in the what-if View menu), adds Help ▸ Glossary
-        and Help ▸ Show log folder, and watches the open model's file (File ▸ Reload). Nothing else
-        imports the add-ons into the window. It installs the app-wide wheel guard (`wheel_guard`)
-        before any widget is built.
+Rule 1: `compose` builds the `MainWindow` and installs every add-on on it at once (`addons.install_addons`),
+        after the app-wide wheel guard (`wheel_guard`) and before any model opens: what a test, a benchmark
+        and `--screenshot` (`screenshot`) drive.
 Rule 2: the interactive run logs to a rotating file in the platform's state folder
         (`log_file`); an exception nobody caught goes there with its traceback, and the window
         shows it (`error_report`: "Internal error — details in the log", nothing reset).
 Rule 3: kept apart from `launch.py` so argument errors are reported without importing Qt.
-Rule 4: the interactive run quits in well under a second: on close every worker is told to stop
-        and none is waited on for long, then the process ends without the interpreter's teardown
-        (`workers.quitting`); `run_window` does not return.
+Rule 4: the interactive run quits at once: the last window closed ends the event loop directly
+        (`exit`, not Qt's `quit`, which asks every top-level widget to close once more: ~0.15 s of a quit
+        on a loaded 2-core machine), every worker is told to stop and none is waited on, then the process
+        ends without the interpreter's teardown (`workers.quitting`); `run_window` does not return.
 Rule 5: SIGTERM, SIGHUP and Ctrl-C in the terminal end the interactive run as closing it does (`stop_signals`).
+Rule 6: the interactive run (`open_window`) draws the first plan before it composes the add-ons: the window
+        is built and shown and its model starts loading; the add-ons are imported and installed in the
+        event-loop turn after the plan area first painted a model (or after a failed load, or
+        FIRST_PLAN_LATEST_MS after the load when nothing was painted: a window not exposed), and each
+        shows the model already open (`addons` Rule 2). A URL or Hub reference is opened by the library
+        add-on, so for one the add-ons are installed first.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, Callable, NoReturn
 
-from PySide6.QtCore import (
-    QEvent, QEventLoop, QMessageLogContext, QSettings, QThreadPool, QTimer, QtMsgType, SignalInstance, qInstallMessageHandler,
-)
+from PySide6.QtCore import QEvent, QObject, QSettings, QTimer
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QApplication
 
-from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
 from gguf_budget.core.machine.probe import REPROBE_IDLE_S, probe_hardware
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
-from gguf_budget.core.quant.ladder import priced_variant
-from gguf_budget.core.errors import BudgetError
-from gguf_budget.gui.qt.app_icon import app_icon
-from gguf_budget.gui.qt.error_report import ErrorReport
-from gguf_budget.gui.qt.log_file import LOG_NAME, UrlOpener, add_show_log_folder, default_log_folder, start_log_file, stop_log_file
-from gguf_budget.gui.qt.file_watch import install_file_watch
-from gguf_budget.gui.qt.glossary_dialog import add_glossary
-from gguf_budget.gui.qt.machine.calibration_dialog import add_calibration
-from gguf_budget.gui.qt.library.wiring import Library, install_library
+from gguf_budget.core.plan.budget import Budget
+from gguf_budget.core.remote.refs import names_remote
+from gguf_budget.gui.qt.log_file import UrlOpener, default_log_folder, start_log_file, stop_log_file
 from gguf_budget.gui.qt.main_window import BandwidthBackend, MainWindow, measure_bandwidths
-from gguf_budget.gui.qt.quants.wiring import Quants, install_quants
-from gguf_budget.gui.qt.whatif.screens import prepare_view, shot_of
-from gguf_budget.gui.qt.whatif.wiring import WhatIf, install_whatif
-from gguf_budget.gui.qt.evidence.evidence_link import EvidenceLink, install_evidence
+from gguf_budget.gui.qt.qt_start import application
 from gguf_budget.gui.qt.stop_signals import install_stop_signals
 from gguf_budget.gui.qt.wheel_guard import install_wheel_guard
 from gguf_budget.gui.qt.workers.quitting import end_process, stop_workers
 
-SCREENSHOT_SIZE = (1440, 900)
-WAIT_MS = 60_000
-POOL_WAIT_MS = 10_000
+if TYPE_CHECKING:
+    from gguf_budget.gui.qt.addons import Explorer
 
-@dataclass(frozen=True)
-class Explorer:
-    """The app as `compose` builds it: the window and the add-ons installed on it."""
-
-    window: MainWindow
-    whatif: WhatIf
-    library: Library
-    quants: Quants
-    evidence: EvidenceLink
-    errors: ErrorReport
+FIRST_PLAN_LATEST_MS = 500
+"""Rule 6: how long after the model loaded the add-ons wait for a paint that may never come."""
 
 
 def compose(
@@ -83,37 +63,57 @@ def compose(
     header_cache: Path | None = None,
     reprobe_s: int | None = REPROBE_IDLE_S,
 ) -> Explorer:
-    """Rule 1: the window, its add-ons and Help ▸ Show log folder (`log_folder`, or the platform's)."""
+    """Rule 1: the window and its add-ons; Help ▸ Show log folder opens `log_folder`, or the platform's."""
+    from gguf_budget.gui.qt.addons import install_addons
+
     install_wheel_guard()
     window = MainWindow(settings=settings, load_backend=load_backend, probe_backend=probe_backend,
                         bandwidth_backend=bandwidth_backend, reprobe_s=reprobe_s)
-    whatif = install_whatif(window, compare_backend)
-    library = install_library(window, home=library_home, config_file=library_config, cache_root=header_cache)
-    quants = install_quants(window, whatif.view_menu)
-    evidence = install_evidence(window)
-    folder = log_folder or default_log_folder()
-    add_show_log_folder(window.help_menu, folder, open_url)
-    add_glossary(window.help_menu)
-    add_calibration(window.view_menu, window.refresh_speed_figures, window.show_status)
-    install_file_watch(window, window.file_menu.menu, window.file_menu.recent_menu.menuAction())
-    return Explorer(window, whatif, library, quants, evidence, ErrorReport(window, folder / LOG_NAME))
+    return install_addons(window, compare_backend=compare_backend, log_folder=log_folder, open_url=open_url,
+                          library_home=library_home, library_config=library_config, header_cache=header_cache)
 
 
-def application() -> QApplication:
-    existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
-    app.setOrganizationName("gguf-budget")
-    app.setApplicationName("gguf-budget")
-    app.setApplicationDisplayName("GGUF Budget Explorer")
-    app.setWindowIcon(app_icon())
-    return app
+class _AfterFirstPlan(QObject):
+    """Rule 6: runs `then` once, in the turn after the plan area first painted a model (or the fallbacks)."""
+
+    def __init__(self, window: MainWindow, then: Callable[[], None]):
+        super().__init__(window)
+        self._window, self._then, self._done = window, then, False
+        window.ledger_chart().installEventFilter(self)
+        window.loadFailed.connect(lambda _message: self._soon())
+        window.modelLoaded.connect(lambda: QTimer.singleShot(FIRST_PLAN_LATEST_MS, self, self._now))
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and self._window.session.state.model is not None:
+            self._soon()
+        return False
+
+    def _soon(self) -> None:
+        QTimer.singleShot(0, self, self._now)
+
+    def _now(self) -> None:
+        if not self._done:
+            self._done = True
+            self._window.ledger_chart().removeEventFilter(self)
+            self._then()
 
 
-def open_window(options: argparse.Namespace, settings: QSettings | None = None,
-                log_folder: Path | None = None) -> Explorer:
-    """Show the window and start loading FILE; `--budget`/`--ctx` apply once the model is planned."""
-    explorer = compose(settings, log_folder=log_folder)
-    window = explorer.window
+def _nothing(_explorer: Explorer) -> None:
+    """No one to tell that the add-ons are installed."""
+
+
+def open_window(options: argparse.Namespace, settings: QSettings | None = None, log_folder: Path | None = None,
+                composed: Callable[[Explorer], None] = _nothing) -> MainWindow:
+    """Show the window and start loading FILE; `--budget`/`--ctx` apply once the model is planned. The add-ons
+    follow the first plan (Rule 6); `composed` hears of them once they are installed."""
+
+    def install() -> None:
+        from gguf_budget.gui.qt.addons import install_addons
+
+        composed(install_addons(window, log_folder=log_folder))
+
+    install_wheel_guard()
+    window = MainWindow(settings=settings)
     if options.budget is not None or options.ctx is not None:
         def first_load() -> None:
             window.modelLoaded.disconnect(first_load)
@@ -121,8 +121,12 @@ def open_window(options: argparse.Namespace, settings: QSettings | None = None,
 
         window.modelLoaded.connect(first_load)
     window.show()
+    if names_remote(str(options.file)):
+        install()
+    else:
+        _AfterFirstPlan(window, install)
     window.open_path(options.file)
-    return explorer
+    return window
 
 
 def launch_budget(options: argparse.Namespace) -> Budget | None:
@@ -134,95 +138,21 @@ def run_window(options: argparse.Namespace) -> NoReturn:
     """The interactive app: runs until the window is closed, logging to the platform's state folder;
     then ends the process (Rule 4) with the event loop's exit code."""
     app = application()
+    app.setQuitOnLastWindowClosed(False)
+    app.lastWindowClosed.connect(lambda: app.exit(0))  # Rule 4
     install_stop_signals(app)
     folder = default_log_folder()
     handler = start_log_file(folder)
-    try:
-        explorer = open_window(options, log_folder=folder)
+
+    def composed(explorer: Explorer) -> None:
         sys.excepthook = explorer.errors.hook
+
+    try:
+        window = open_window(options, log_folder=folder, composed=composed)
         code = app.exec()
-        explorer.window.close()
-        stop_workers(explorer.window)
+        window.close()
+        stop_workers(window)
     finally:
         sys.excepthook = sys.__excepthook__
         stop_log_file(handler)
     end_process(code)
-
-
-def _wait_for(done: Callable[[], bool], signals: Sequence[SignalInstance]) -> None:
-    """Run the event loop until `done()` holds or WAIT_MS pass; each signal wakes the check."""
-    loop = QEventLoop()
-    for signal in signals:
-        signal.connect(loop.quit)
-    tick = QTimer(interval=100)
-    tick.timeout.connect(loop.quit)
-    tick.start()
-    deadline = time.monotonic() + WAIT_MS / 1000
-    while not done() and time.monotonic() < deadline:
-        loop.exec()
-    tick.stop()
-    for signal in signals:
-        signal.disconnect(loop.quit)
-
-
-def _offscreen_messages(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
-    """Qt's messages on stderr, less the offscreen platform's notice that it cannot resize hints."""
-    if "propagateSizeHints" not in message:
-        sys.stderr.write(message + "\n")
-
-
-def run_screenshot(options: argparse.Namespace, settings_file: Path) -> str | None:
-    """Render the window to `options.screenshot`; returns an error message, or None on success."""
-    qInstallMessageHandler(_offscreen_messages)
-    application()
-    store = QSettings(str(settings_file), QSettings.Format.IniFormat)
-    explorer = compose(store, header_cache=settings_file.parent / "headers")  # a URL is read afresh, kept nowhere
-    explorer.window.resize(*(getattr(options, "size", None) or SCREENSHOT_SIZE))
-    explorer.window.show()
-    try:
-        return shoot(explorer, options)
-    finally:
-        _dispose(explorer.window)
-        store.sync()  # nothing left to write when it is destroyed, after its folder is gone
-
-
-def _dispose(window: MainWindow) -> None:
-    """Close, let the workers finish, and destroy the window while Qt is still up (no crash at exit)."""
-    window.close()
-    QThreadPool.globalInstance().waitForDone(POOL_WAIT_MS)
-    window.deleteLater()
-    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-
-
-def shoot(explorer: Explorer, options: argparse.Namespace) -> str | None:
-    """Open FILE (or the URL), wait for its plan and the probe, judge `--preset`'s machine, bring `--view` up
-    and save the window as a PNG once the "Run it:" line has its last answer."""
-    window = explorer.window
-    failure: list[str] = []
-    window.loadFailed.connect(failure.append)
-    remote = explorer.library.url.worker
-    remote.failed.connect(lambda message: failure.append(f"cannot open the URL: {message}"))
-    window.open_path(options.file)
-    _wait_for(lambda: bool(failure) or window.session.state.model is not None,
-              (window.modelLoaded, window.loadFailed, remote.failed))
-    model = window.session.state.model
-    if failure or model is None:
-        return failure[0] if failure else "the model did not load in time"
-    _wait_for(lambda: window.session.state.machine is not None, (window.hardwareProbed,))
-    _wait_for(window.bandwidths_measured, (window.bandwidthsMeasured,))
-    if getattr(options, "preset", None):
-        window.body.hardware.editor.set_preset(options.preset)
-    if getattr(options, "priced", None):
-        try:
-            window.show_model(priced_variant(model, options.priced))
-        except BudgetError as e:
-            return str(e)
-    window.apply_request(launch_budget(options), options.ctx)
-    error = prepare_view(window, explorer.whatif, explorer.quants, options.view, options.compare, _wait_for)
-    if error:
-        return error
-    _wait_for(lambda: not window.run_it.ladder_pending(), ())
-    QApplication.processEvents()
-    if not shot_of(window, explorer.quants, options.view).grab().save(options.screenshot, "PNG"):
-        return f"could not write the screenshot to {options.screenshot}"
-    return None

@@ -3,8 +3,12 @@ its tooltip holds the whole text.
 
 Rule 1: `text()` is always the whole text (what tests and Copy read); only the painting elides,
         and the tooltip always holds the whole text (or a longer one the owner gives).
-Rule 2: it asks for its whole text but can shrink to `min_chars` average characters (or its text,
-        if shorter), so a long text never widens the window; the layout gives it what room there is.
+Rule 2: its size does not depend on its text: one line tall, and as wide as `min_chars` average
+        characters at least, the layout giving it what room there is (a stretch beside it, or
+        its own). So a long text never widens the window, and a new text asks for no new layout:
+        QLabel's own setText always does (and Qt then lays out every layout up to the window), so
+        the text is kept here and painted here, and QLabel's is left empty. Screen readers read
+        the text as the label's accessible name.
 """
 
 from __future__ import annotations
@@ -20,32 +24,38 @@ class ElidedLabel(QLabel):
     def __init__(self, parent: QWidget | None = None, min_chars: int = 12):
         super().__init__(parent)
         self._min_chars = min_chars
+        self._text = ""
         self.setTextFormat(Qt.TextFormat.PlainText)
-        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def text(self) -> str:
+        """The whole text (Rule 1)."""
+        return self._text
 
     def setText(self, text: str, tip: str | None = None) -> None:  # noqa: N802 - Qt's name
-        """A text and tooltip as they are already is no change: no new size, no repaint (a tick sets every line)."""
+        """A new text repaints this line and nothing else (Rule 2); the same text and tooltip is no change."""
         tip = text if tip is None else tip
-        if text == self.text() and tip == self.toolTip():
+        if text == self._text and tip == self.toolTip():
             return
-        super().setText(text)
+        if text != self._text:
+            self._text = text
+            self.setAccessibleName(text)
+            self.update()
         self.setToolTip(tip)
-        self.updateGeometry()
 
     def is_elided(self) -> bool:
         """Whether the text is wider than the room it has (then the tooltip holds it whole)."""
-        return self.fontMetrics().horizontalAdvance(self.text()) > self.contentsRect().width()
+        return self.fontMetrics().horizontalAdvance(self._text) > self.contentsRect().width()
 
     def shown_text(self) -> str:
         """What is painted: the text, or its start and "…"."""
-        return self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.contentsRect().width())
+        return self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, self.contentsRect().width())
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        least = min(self.fontMetrics().horizontalAdvance(self.text()) + 2, self.fontMetrics().averageCharWidth() * self._min_chars)
-        return QSize(least, super().minimumSizeHint().height())
+        return QSize(self.fontMetrics().averageCharWidth() * self._min_chars, super().minimumSizeHint().height())
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        return QSize(self.fontMetrics().horizontalAdvance(self.text()) + 2, super().sizeHint().height())
+        return self.minimumSizeHint()
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt's name
         painter = QPainter(self)

@@ -67,7 +67,7 @@ class FileWatch(QObject):
         self.reload_action.setToolTip("Read the open model's file again")
         self.reload_action.setEnabled(False)
         self.reload_action.triggered.connect(self.reload)
-        host.session.subscribe_models(lambda _model: self._loaded())
+        host.session.subscribe_models(lambda _model: self._loaded(), now=True)
         app = QGuiApplication.instance()
         if isinstance(app, QGuiApplication):
             app.applicationStateChanged.connect(self._app_state)

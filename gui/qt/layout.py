@@ -13,6 +13,7 @@ from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGroupBox, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from gguf_budget.gui.qt.machine.machine_panel import HardwarePanel
+from gguf_budget.gui.qt.plan.goal_control import GoalControl
 from gguf_budget.gui.qt.plan.knobs import Knobs
 from gguf_budget.gui.qt.plan.model_summary import ModelSummary
 from gguf_budget.gui.qt.plan.plan_panel import PlanPanel
@@ -27,6 +28,7 @@ class Body:
     knobs: Knobs
     plan: PlanPanel
     hardware: HardwarePanel
+    goal: GoalControl
 
 
 def _group(title: str, child: QWidget, parent: QWidget) -> QGroupBox:
@@ -70,10 +72,11 @@ class SideColumn(QScrollArea):
 def build_body(parent: QWidget) -> Body:
     splitter = QSplitter(Qt.Orientation.Horizontal, parent)
     left = QWidget(splitter)
-    summary, knobs = ModelSummary(left), Knobs(left)
+    summary, knobs, goal = ModelSummary(left), Knobs(left), GoalControl(left)
     column = QVBoxLayout(left)
     column.setContentsMargins(0, 0, 0, 0)
     column.addWidget(_group("Knobs", knobs, left))  # the controls first: at 1280 × 720 the facts scroll, not the knobs
+    column.addWidget(_group("Goal", goal, left))  # sets the knobs above it and the llama.cpp options from tune's answer
     column.addWidget(_group("Model", summary, left))
     column.addStretch(1)
     plan = PlanPanel(splitter)
@@ -84,4 +87,4 @@ def build_body(parent: QWidget) -> Body:
     splitter.setStretchFactor(1, 1)
     splitter.setSizes([SIDE_WIDTH, 1440 - 2 * SIDE_WIDTH - 40, SIDE_WIDTH + 40])
     splitter.setChildrenCollapsible(False)
-    return Body(splitter, summary, knobs, plan, hardware)
+    return Body(splitter, summary, knobs, plan, hardware, goal)

@@ -6,8 +6,9 @@ Rule 1: the window holds one `Session` (`core.explorer.session`), shared with ev
         decode estimates, the headline. The window computes no bytes and holds no policy (the
         budget a model opens at, what is remembered per model, the head mode a tied model
         allows, ranges, defaults and caps are the core's).
-Rule 2: every control change restarts a 0 ms single-shot timer, so a storm of slider signals in
-        one event-loop turn costs one change, not N; `derive` reuses the previous view's full
+Rule 2: every control change asks for one run at the next turn of the event loop (`throttle.NextTurn`,
+        ahead of the queued repaint: a tick paints once), so a storm of slider signals in one
+        event-loop turn costs one change, not N; `derive` reuses the previous view's full
         load and thresholds when their inputs did not move (a budget tick re-plans only). The
         controls are set from each published view without signals, so drawing changes nothing.
 Rule 3: loading, the hardware probe and the bandwidth probe run on worker threads
@@ -59,7 +60,7 @@ from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.core.explorer.model_key import model_key, spec_key
-from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from
+from gguf_budget.core.explorer.persist import ExplorerSettings, llama_options, server_words, state_from, typed_words
 from gguf_budget.core.explorer.session import (
     AskLlama, Controls, OpenModel, ResetToMachine, Session, SetBandwidths, SetBudget, SetCtx, SetCtxCap, SetEngine,
     SetKnobs, SetMeasured, SetPrefer, SetRuntime, SetServer, SetTypedBandwidths,
@@ -80,6 +81,7 @@ from gguf_budget.core.safe_text import safe_text
 from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.message_area import MessageArea
 from gguf_budget.gui.qt.workers.background import BackgroundCall
+from gguf_budget.gui.qt.plan.goal_control import GoalLink
 from gguf_budget.gui.qt.plan.headline_view import HeadlineView
 from gguf_budget.gui.qt.plan.tier_strip import TierStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
@@ -94,6 +96,7 @@ from gguf_budget.gui.qt.settings import (
 )
 from gguf_budget.gui.qt.theme import error_style
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.throttle import NextTurn
 
 BandwidthBackend = Callable[[str], tuple[Bandwidths, tuple[str, ...]]]
 log = logging.getLogger(__name__)
@@ -182,7 +185,7 @@ class MainWindow(QMainWindow):
         self._drawn_run: tuple[object, ...] = (None, None, None)
         self.recompute_count = 0
         self._bottom_docks: list[QDockWidget] = []
-        self._offered = False
+        self._shown_once = False
         self.remote_opener: Callable[[str], None] | None = None
         """Set by the library add-on: opens a URL, `hf://…` or `owner/repo:QUANT` (Open Recent keeps them)."""
         self._budget_touched = False
@@ -204,8 +207,8 @@ class MainWindow(QMainWindow):
         self._reprobe.timeout.connect(self._reprobe_if_idle)
         if reprobe_s is not None:
             self._reprobe.start()
-        self._timer = QTimer(self, singleShot=True, interval=0)
-        self._timer.timeout.connect(lambda: self._apply_controls())
+        self._timer = NextTurn(lambda: self._apply_controls(), self)
+        self.goal = GoalLink(self.body.goal, self.session, self.commit_controls, self.messages.say, self)
         self._restore()
         self.body.plan.budget.slider.setFocus()
         self.machine.refresh()
@@ -271,6 +274,8 @@ class MainWindow(QMainWindow):
         self.body.plan.context.set_request(state.ctx, state.ctx_cap, state.prefer)
         self.body.hardware.server.show_state(state)
         self.body.hardware.bandwidths.set_typed(s.ram_bw, s.disk_bw, s.vram_bw)
+        typed = state.typed_bandwidths
+        self.body.hardware.editor.set_typed_compute((typed.backend, typed.gpu_flops, typed.cpu_flops))
         self._show_bandwidths()
         self.file_menu.set_recent(s.recent)
         restore_geometry(self._store, self)
@@ -317,17 +322,21 @@ class MainWindow(QMainWindow):
         """True while a change waits for the coalescing timer."""
         return self._timer.isActive()
 
+    def commit_controls(self) -> None:
+        """A control change still waiting for the timer goes into the session now (a goal searches what is shown)."""
+        if self._timer.isActive():
+            self._apply_controls()
+
     def settings(self) -> ExplorerSettings:
         """The global knobs as they are now, as the window will remember them (budget, ctx and cap are
         remembered per model, by the session); a control change still waiting for the timer goes in first."""
         if self._timer.isActive():
             self._apply_controls()
         s = self.session.state
-        typed = s.typed_bandwidths
         return ExplorerSettings(
             prefer=s.prefer.value, n_buffers=s.n_buffers, head_mode=self.session.head_choice.value,
-            kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s, ram_bw=typed.ram,
-            disk_bw=typed.disk, vram_bw=typed.vram, recent=self._saved.recent, runtime=s.runtime.value,
+            kv_type=s.kv_type.value, force=s.force, slow_below_tok_s=s.slow_below_tok_s,
+            **typed_words(s.typed_bandwidths), recent=self._saved.recent, runtime=s.runtime.value,
             **server_words(s.server), llama_options=llama_options(s),
         )
 
@@ -536,6 +545,7 @@ class MainWindow(QMainWindow):
             knobs.set_values(k["n_buffers"], k["head_mode"], state.kv_type, k["force"], k["slow_below_tok_s"])
         self.body.hardware.server.show_state(state)
         self.body.hardware.engine.show_state(state)
+        self.body.hardware.show_gpu_layers(state.gpu_layers)
 
     def _show(self, view: ExplorerView) -> None:
         """Draw `view`: nothing here computes a number (Rule 1)."""
@@ -574,15 +584,19 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
             self.open_path(paths[0])
 
+    def offer_ways_in(self) -> None:
+        """Rule 8: the empty state offers the File menu's ways in; the composition root asks once the add-ons have
+        installed theirs (after the first plan is painted)."""
+        entries = [("emptyOpen", self.file_menu.open_action), ("emptyCatalogue", self.findChild(QMenu, "catalogueMenu")),
+                   ("emptyLibrary", self.findChild(QAction, "libraryAction"))]
+        self.body.plan.empty.offer([(name, entry) for name, entry in entries if entry is not None])
+
     def showEvent(self, event: QShowEvent) -> None:
-        """Rule 8: the empty state offers the File menu's ways in, once the add-ons have installed theirs."""
-        if not self._offered:
-            self._offered = True
+        """Rule 10: a window opened at the screen's size is kept on screen once first shown."""
+        if not self._shown_once:
+            self._shown_once = True
             if self.size() == self._opening:  # opened at the screen's size, not one the person left or asked
                 QTimer.singleShot(0, self, lambda: _keep_on_screen(self))
-            entries = [("emptyOpen", self.file_menu.open_action), ("emptyCatalogue", self.findChild(QMenu, "catalogueMenu")),
-                       ("emptyLibrary", self.findChild(QAction, "libraryAction"))]
-            self.body.plan.empty.offer([(name, entry) for name, entry in entries if entry is not None])
         super().showEvent(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -17,8 +17,16 @@ Rule 2: a block: norm → Q, K, V projections (Q/K norms, rope, gemma's Q scale)
         without flash attention and gemma's scaled Q.
 Rule 3: the last block keeps only the output rows (`out_ids`) after attention; then the final
         norm and the logits [n_vocab, outputs], an output the allocator never frees.
-Rule 4: recurrent and MLA layers are priced as their FFN plus a standard attention of their
-        cache's row size — an approximation, said so by `approximate`.
+Rule 4: an MLA layer of a file with the MLA lengths (`model_facts` Rule 6; its attn_k_b and attn_v_b give
+        the ranks) is built as llama.cpp 0c1e570 builds it (src/models/deepseek2.cpp `graph`, MLA branch;
+        src/llama-graph.cpp `build_attn` with a K-only input, `build_attn_mha`): Q (through q_lora_rank where
+        the file has attn_q_a), the compressed KV and its rope part, Q's nope part absorbed through attn_k_b,
+        Q and K concatenated to kv_lora_rank + rope dims, K alone written to the cache, attention with V a
+        view of K (without flash attention V is copied transposed first, in the cache's type), then
+        decompressed through attn_v_b; no V row indices and no Hadamard rotation (`k_only`). A deepseek2 file of the older format (attn_kv_b)
+        as the graph's non-MLA branch builds it: the latent expanded to every head, then a standard
+        attention. Recurrent layers are priced as their FFN plus a standard attention of their cache's row
+        size — an approximation, said so by `approximate`.
 Rule 5: the buffer's high-water mark repeats from block to block, so the replay takes each
         distinct block shape twice, in order, and the last block (checked: 2 and 30 blocks of
         smollm2, all 18 of gemma3, reserve the same); a 200,000-block model costs a few blocks.
@@ -33,12 +41,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from gguf_budget.core.fit.buffers.graph_alloc import Node
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
 from gguf_budget.core.model.per_model_cache import per_model
 
+BLOCK_WEIGHTS = ("attn_norm", "attn_q", "attn_q_norm", "attn_k", "attn_k_norm", "attn_v", "attn_output",
+                 "attn_q_a", "attn_q_a_norm", "attn_q_b", "attn_kv_a_mqa", "attn_kv_a_norm", "attn_kv_b", "attn_k_b",
+                 "attn_v_b", "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down", "ffn_gate_inp",
+                 "ffn_up_exps", "ffn_gate_exps", "ffn_down_exps", "ffn_up_shexp", "ffn_gate_shexp", "ffn_down_shexp",
+                 "post_ffw_norm")
+"""Every weight a block's nodes may read, `blk.{il}.{name}.weight` (tests/test_placed_graph.py holds the builder to it)."""
+GLOBAL_WEIGHTS = ("token_embd.weight", "output_norm.weight", "output.weight")
+"""The weights the nodes outside the blocks read."""
 F32 = 4
 F16 = 2
 I32 = 4
@@ -80,6 +96,20 @@ class BlockShape:
     expert_ff: int
     n_expert: int
     shared_ff: int
+    mla: MLAShape | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MLAShape:
+    """Rule 4: an MLA layer's ranks (elements): the latent, rope and nope parts of a head's query-key, the
+    decompressed value head, Q's low rank (0: attn_q alone); `absorbed`: the current format (else decompressed)."""
+
+    kv_lora: int
+    rope: int
+    nope: int
+    v_head: int
+    q_lora: int
+    absorbed: bool
 
 
 def k_rotation(head_dim: int | None, quantized: bool) -> int:
@@ -111,11 +141,31 @@ def block_shapes(model: ModelSpec) -> tuple[BlockShape, ...]:
     for il, layer in enumerate(model.layers):
         names = frozenset(roles.get(il, ()))
         ff = n_ff[min(il, len(n_ff) - 1)]
-        key = (layer, ff, names, _expert_ff(model, il) if "ffn_up_exps" in names else 0)
+        key = (layer, ff, names, _expert_ff(model, il) if "ffn_up_exps" in names else 0,
+               _mla_shape(model, il, layer) if "attn_kv_a_mqa" in names else None)
         if key not in made:
-            made[key] = _shape(model, layer, ff, names, key[3], shared)
+            made[key] = replace(_shape(model, layer, ff, names, key[3], shared), mla=key[4])
         out.append(made[key])
     return tuple(out)
+
+
+def _mla_shape(model: ModelSpec, il: int, layer: LayerAttention) -> MLAShape | None:
+    """Rule 4: the ranks from the layer's tensors (ggml order: attn_kv_a_mqa [n_embd, kv_lora + rope], attn_q_a
+    [n_embd, q_lora]; absorbed: attn_k_b [nope, kv_lora, heads], attn_v_b [kv_lora, v_head, heads]; older files:
+    attn_kv_b [kv_lora, heads · (nope + v_head)], with the head dims the layer caches). `absorbed` tells them apart."""
+    shapes = {t.name.split(".", 2)[2].rsplit(".", 1)[0]: t.shape for t in model.tensors if t.layer == il}
+    kv_a, q_a = shapes.get("attn_kv_a_mqa", ()), shapes.get("attn_q_a", ())
+    k_b, v_b, kv_b = shapes.get("attn_k_b", ()), shapes.get("attn_v_b", ()), shapes.get("attn_kv_b", ())
+    q_lora = q_a[1] if len(q_a) >= 2 else 0
+    if len(kv_a) < 2:
+        return None
+    if len(k_b) >= 2 and len(v_b) >= 2 and not layer.v_dim:
+        return MLAShape(kv_lora=k_b[1], rope=kv_a[1] - k_b[1], nope=k_b[0], v_head=v_b[1], q_lora=q_lora, absorbed=True)
+    if len(kv_b) >= 2 and layer.k_dim and layer.v_dim and kv_a[1] > kv_b[0]:
+        rope = kv_a[1] - kv_b[0]
+        return MLAShape(kv_lora=kv_b[0], rope=rope, nope=layer.k_dim - rope, v_head=layer.v_dim, q_lora=q_lora,
+                        absorbed=False)
+    return None
 
 
 def _shape(model: ModelSpec, layer: LayerAttention, ff: int, names: frozenset[str], expert_ff: int,
@@ -157,10 +207,17 @@ def _shared_ff(model: ModelSpec) -> int:
     return sh[0].shape[1] if sh else 0
 
 
+def k_only(model: ModelSpec) -> bool:
+    """Rule 4: an absorbed MLA model attends through a K-only input, which carries no Hadamard matrices whatever the
+    cache's type (src/llama-graph.cpp `build_attn_inp_k_impl`), though the cache prints `attn_rot_k = 1`."""
+    return any(blk.mla is not None and blk.mla.absorbed for blk in block_shapes(model))
+
+
 def approximate(model: ModelSpec) -> bool:
     """Rule 4: whether some layer is priced by approximation."""
-    return bool(model.kv_lora_rank) or any(layer.kind is not LayerKind.FULL and layer.kind is not LayerKind.SWA
-                                           for layer in model.layers)
+    unbuilt_mla = bool(model.kv_lora_rank) and any(blk.mla is None for blk in block_shapes(model))
+    return unbuilt_mla or any(layer.kind is not LayerKind.FULL and layer.kind is not LayerKind.SWA
+                             for layer in model.layers)
 
 
 class _Builder:
@@ -214,12 +271,23 @@ def _inputs(b: _Builder, s: GraphSettings, n_embd: int, v_row: int, has_swa: boo
     for swa in (False, True) if has_swa else (False,):
         cells = s.swa_cells if swa else s.full_cells
         masks[swa] = b.add(cells * T * (F16 if s.flash_attn else F32), is_input=True)
-        idxs[swa] = (b.add(I64 * T, is_input=True), b.add(I64 * T * (1 if s.flash_attn else v_row), is_input=True))
+        k_idx = b.add(I64 * T, is_input=True)
+        idxs[swa] = (k_idx, b.add(I64 * T * (1 if s.flash_attn else v_row), is_input=True) if v_row else "")
     out_ids = b.add(I32 * s.outputs, is_input=True)
     rot_k = b.add(F32 * s.rot_k * s.rot_k, is_input=True) if s.rot_k else None
     rot_v = b.add(F32 * s.rot_v * s.rot_v, is_input=True) if s.rot_v else None
     return _Inputs(pos=pos, masks=masks, idxs=idxs, out_ids=out_ids, rot_k=rot_k, rot_v=rot_v,
                    embd=b.add(F32 * n_embd * T, tokens, weight="token_embd.weight", op="get_rows"))
+
+
+@per_model(maxsize=16)
+def layer_tensors(model: ModelSpec) -> tuple[tuple[tuple[str, int], ...], ...]:
+    """Each block's tensors, (name, bytes) in the file's order: what a block's weights are and weigh."""
+    out: list[list[tuple[str, int]]] = [[] for _ in range(model.n_layer)]
+    for t in model.tensors:
+        if t.layer is not None and t.layer < model.n_layer:
+            out[t.layer].append((t.name, t.nbytes))
+    return tuple(tuple(names) for names in out)
 
 
 @per_model(maxsize=16)
@@ -230,14 +298,14 @@ def _tensor_sizes(model: ModelSpec) -> Mapping[str, int]:
     return MappingProxyType(sizes)
 
 
-def compute_nodes(model: ModelSpec, s: GraphSettings, keys: tuple[object, ...] | None = None,
+def compute_nodes(model: ModelSpec, s: GraphSettings, blocks: Sequence[tuple[int, BlockShape]] | None = None,
                   kv_on_cpu: bool = False) -> list[Node]:
-    """The node list of one ubatch through the whole model (Rules 1–3, 6). `keys[il]` tells blocks placed differently
-    apart (Rule 5); `kv_on_cpu` (`-nkvo`) pins each attention's output to the CPU without flash attention
-    (llama-graph.cpp `build_attn_mha`); with it the fused attention runs beside its neighbours, reading copies of
-    the cache."""
+    """The node list of one ubatch through the whole model (Rules 1–3, 6) over `blocks`, the `replayed` ones (Rule 5:
+    by default those of one device); `kv_on_cpu` (`-nkvo`) pins each attention's output to the CPU without flash
+    attention (llama-graph.cpp `build_attn_mha`); with it the fused attention runs beside its neighbours, reading
+    copies of the cache."""
     shapes = block_shapes(model)
-    blocks = replayed(shapes, keys)
+    blocks = replayed(shapes) if blocks is None else blocks
     E = model.n_embd or 0
     b = _Builder(_tensor_sizes(model), s.ubatch)
     v_row = max((blk.v for _, blk in blocks), default=0)
@@ -262,10 +330,15 @@ def _block(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, E: int,
            last: bool, kv_on_cpu: bool) -> str:
     T = s.ubatch
     cur = _norm(b, F32 * E * T, resid, "attn_norm")
-    attn = _attention(b, s, inp, blk, cur, gemma)
+    if blk.mla is None:
+        attn = _attention(b, s, inp, blk, cur, gemma)
+    elif blk.mla.absorbed:
+        attn = _mla_attention(b, s, inp, blk, blk.mla, cur)
+    else:
+        attn = _decompressed_attention(b, s, inp, blk, blk.mla, cur)
     if kv_on_cpu and not s.flash_attn:
         b.pin_cpu(attn)
-    out_bytes = F32 * blk.n_head * blk.head_v * T
+    out_bytes = F32 * blk.n_head * (blk.mla.v_head if blk.mla else blk.head_v) * T
     cur = b.add(F32 * E * T, b.view(attn, out_bytes), weight="attn_output", op="mul_mat")
     if last:
         T = s.outputs
@@ -300,6 +373,12 @@ def _attention(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, x: 
         k = b.add(F32 * blk.k * T, k, inp.rot_k, op="mul_mat")
     if gemma:
         v = _value(b, inp, blk, x, T)
+    return _attend(b, s, inp, blk, q, k, v)
+
+
+def _attend(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, q: str, k: str, v: str) -> str:
+    """K and V written to the cache, then attention (flash: one fused op; else KQ, soft-max, KQV and a copy)."""
+    T = s.ubatch
     k_idx, v_idx = inp.idxs[blk.swa]
     cells = s.swa_cells if blk.swa else s.full_cells
     set_k = b.add(int(cells * blk.k * s.k_size), b.view(k, F32 * blk.k * T), k_idx, view_of="cache", op="set_rows",
@@ -315,6 +394,57 @@ def _attention(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, x: 
     kq = b.add(F32 * cells * T * blk.n_head, kq, inp.masks[blk.swa], inplace=True, op="soft_max")
     kqv = b.add(out_bytes, set_v, kq, op="mul_mat")
     return b.add(out_bytes, b.view(kqv, out_bytes), op="cont")
+
+
+def _mla_query(b: _Builder, T: int, H: int, m: MLAShape, x: str) -> str:
+    """Rule 4: Q of every head (query-key dims), through attn_q_a and its norm where the file has a Q rank."""
+    if m.q_lora:
+        return b.add(F32 * H * (m.nope + m.rope) * T, _norm(b, F32 * m.q_lora * T, b.add(
+            F32 * m.q_lora * T, x, weight="attn_q_a", op="mul_mat"), "attn_q_a_norm"), weight="attn_q_b", op="mul_mat")
+    return b.add(F32 * H * (m.nope + m.rope) * T, x, weight="attn_q", op="mul_mat")
+
+
+def _decompressed_attention(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, m: MLAShape, x: str) -> str:
+    """Rule 4: an older deepseek2 file's attention, decompressed to every head (deepseek2.cpp's non-MLA branch):
+    Q roped (not in place: the rope has an offset), the latent normed and expanded through attn_kv_b, V copied
+    out of it, each head's K the expansion's nope part beside the shared rope part repeated; then a standard
+    attention."""
+    T, H, L, R = s.ubatch, blk.n_head, m.kv_lora, m.rope
+    q = b.add(F32 * H * (m.nope + R) * T, _mla_query(b, T, H, m, x), inp.pos, op="rope")
+    kv_a = b.add(F32 * (L + R) * T, x, weight="attn_kv_a_mqa", op="mul_mat")
+    kv = b.add(F32 * H * (m.nope + m.v_head) * T, _norm(b, F32 * L * T, b.view(kv_a), "attn_kv_a_norm"),
+               weight="attn_kv_b", op="mul_mat")
+    v = b.add(F32 * H * m.v_head * T, b.view(kv), op="cont")
+    k_pe = b.add(F32 * R * H * T, b.add(F32 * R * T, b.view(kv_a), inp.pos, op="rope"), op="repeat")
+    k = b.add(F32 * H * (m.nope + R) * T, b.view(kv), k_pe, op="concat")
+    return _attend(b, s, inp, blk, q, k, v)
+
+
+def _mla_attention(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, m: MLAShape, x: str) -> str:
+    """Rule 4: one absorbed MLA attention, node for node as llama.cpp builds it."""
+    T, H, L, R = s.ubatch, blk.n_head, m.kv_lora, m.rope
+    q = _mla_query(b, T, H, m, x)
+    absorbed = b.add(F32 * L * T * H, b.view(q), weight="attn_k_b", op="mul_mat")
+    q_pe = b.add(F32 * R * H * T, b.view(q), inp.pos, op="rope")
+    q = b.add(F32 * (L + R) * H * T, b.view(absorbed), q_pe, op="concat")
+    kv = b.add(F32 * (L + R) * T, x, weight="attn_kv_a_mqa", op="mul_mat")
+    kv_cmpr = _norm(b, F32 * L * T, b.view(kv), "attn_kv_a_norm")
+    k_pe = b.add(F32 * R * T, b.view(kv), inp.pos, op="rope")
+    k = b.add(F32 * (L + R) * T, b.view(kv_cmpr), k_pe, op="concat")
+    k_idx, _ = inp.idxs[blk.swa]
+    cells = s.swa_cells if blk.swa else s.full_cells
+    set_k = b.add(int(cells * (L + R) * s.k_size), b.view(k, F32 * (L + R) * T), k_idx, view_of="cache",
+                  op="set_rows", cache=True)
+    latent, out_bytes = F32 * L * H * T, F32 * m.v_head * H * T
+    if s.flash_attn:
+        out = b.add(latent, b.view(q, F32 * (L + R) * H * T), inp.masks[blk.swa], set_k, op="flash_attn")
+    else:
+        kq = b.add(F32 * cells * T * H, set_k, b.view(q, F32 * (L + R) * H * T), op="mul_mat")
+        kq = b.add(F32 * cells * T * H, kq, inp.masks[blk.swa], inplace=True, op="soft_max")
+        v = b.add(int(cells * L * s.k_size), b.view(set_k), op="cont")
+        out = b.add(latent, v, kq, op="mul_mat")
+    mla = b.add(out_bytes, b.view(out, latent), weight="attn_v_b", op="mul_mat")
+    return b.add(out_bytes, b.view(mla, out_bytes), op="cont")
 
 
 def _value(b: _Builder, inp: _Inputs, blk: BlockShape, x: str, T: int) -> str:

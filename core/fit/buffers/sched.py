@@ -48,7 +48,8 @@ Rule 8: a backend whose `supports_op` refuses an op by its size (Vulkan: a tenso
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import lru_cache
 
 from gguf_budget.core.fit.buffers.graph_alloc import Node, buffer_sizes
 
@@ -88,16 +89,14 @@ class Scheduler:
     def weight_device(self, name: str) -> int:
         """Where a weight lives: the first `-ot` pattern it matches (llama-model.cpp: `std::regex_search`), else its
         slot's device; the token embeddings (input layer) and tensors of no slot on the CPU."""
-        for pattern, dev in self.overrides:
-            if re.search(pattern, name):
-                return dev
-        if name.startswith("output"):
-            return self.slot_device[-1]
-        if name.startswith("blk."):
-            il = name.split(".", 2)[1]
-            if il.isdigit() and int(il) < len(self.slot_device) - 1:  # a block the header does not count: the host's
-                return self.slot_device[int(il)]
-        return self.cpu
+        return self.slot_weight_device(name, weight_slot(name, len(self.slot_device)))
+
+    def slot_weight_device(self, name: str, slot: int | None) -> int:
+        """`weight_device` of a weight whose `weight_slot` the caller keeps (a model's every tensor, walked per tick)."""
+        dev = _overridden(self.overrides, name) if self.overrides else None
+        if dev is not None:
+            return dev
+        return self.cpu if slot is None else self.slot_device[slot]
 
     def takes(self, b: int, n: Node) -> bool:
         """Whether backend b's `supports_op` takes op n by its size (ggml-vulkan.cpp `ggml_backend_vk_device_supports_op`:
@@ -108,6 +107,26 @@ class Scheduler:
     def block_key(self, il: int, names: tuple[str, ...]) -> tuple[int, ...]:
         """What tells block il's placement apart (`compute_graph` Rule 5): its tensors' devices and its cache's."""
         return (self.kv_device[il], *(self.weight_device(n) for n in names))
+
+
+@lru_cache(maxsize=1 << 16)
+def _overridden(overrides: tuple[tuple[str, int], ...], name: str) -> int | None:
+    """The device of the first `-ot` pattern that finds `name`, None for none: asked of every weight of every replayed
+    graph, and the same for every placement under one set of overrides."""
+    return next((dev for pattern, dev in overrides if re.search(pattern, name)), None)
+
+
+def weight_slot(name: str, n_slots: int) -> int | None:
+    """The layer slot a weight is placed with, by its name: the output layer's tensors the last of `n_slots`, block
+    il's il; None for the token embeddings (input layer), tensors of no slot and a block the header does not count
+    (the host's)."""
+    if name.startswith("output"):
+        return n_slots - 1
+    if name.startswith("blk."):
+        il = name.split(".", 2)[1]
+        if il.isdigit() and int(il) < n_slots - 1:
+            return int(il)
+    return None
 
 
 def _pass1(n: Node, s: Scheduler) -> int | None:
@@ -198,7 +217,7 @@ def split_graph(nodes: list[Node], s: Scheduler) -> list[Node]:
         if _is_view(n):
             if not splits:
                 splits.append((where[n.name], [], []))
-            splits[-1][2].append(replace(n, buffer=where[n.name]))
+            splits[-1][2].append(n.allocated(where[n.name]))
             continue
         dev = where[n.name]
         srcs = list(n.srcs) + ([f"w:{n.weight}"] if n.weight is not None else [])
@@ -208,7 +227,7 @@ def split_graph(nodes: list[Node], s: Scheduler) -> list[Node]:
             cur = dev
         inputs = splits[-1][1]
         new_srcs = [state.copy_of(p, dev, inputs) if where.get(p, dev) != dev else p for p in srcs]
-        splits[-1][2].append(replace(n, srcs=tuple(p for p in new_srcs if not p.startswith("w:")), buffer=dev))
+        splits[-1][2].append(n.allocated(dev, tuple(p for p in new_srcs if not p.startswith("w:"))))
     return _graph_copy(nodes, splits, state, s)
 
 
@@ -218,8 +237,8 @@ def _graph_copy(nodes: list[Node], splits: list[tuple[int, list[str], list[Node]
     out: list[Node] = []
     for n in nodes:
         if n.is_input:
-            out.append(replace(n, buffer=s.cpu, is_output=n.is_output or keep))
-            out += [replace(n, name=f"{n.name}@{c}", buffer=s.cpu, is_output=True) for c in range(1, s.copies)]
+            out.append(n.allocated(s.cpu, is_output=n.is_output or keep))
+            out += [n.allocated(s.cpu, name=f"{n.name}@{c}", is_output=True) for c in range(1, s.copies)]
     if keep:
         for dev, inputs, _ in splits:
             for src in inputs:

@@ -15,6 +15,11 @@ Rule 4: a pool fits when its weights + KV + compute buffer + what the server add
         layers leave it), and through the verdict so do the automatic and the largest ctx.
 Rule 5: verdict: unknown when a needed fact is missing; else does_not_fit when any pool is
         short or llama.cpp refuses the load (`split_mode` Rule 1); else cpu_only (nothing offloaded), fits_gpu (every slot offloaded) or fits_split.
+Rule 6: a compute buffer is never negative, and what the server and the shared pools add only grows with it: a
+        pool short of its weights, KV, shared and server bytes alone is short whatever the scheduler reserves. So a
+        search asks `fits` of the unpriced load (`device_loads`: compute 0) first, and replays llama.cpp's scheduler
+        (the costly part of a placement's price) only for a placement that may fit; a verdict alone does the same.
+        The answers are those of the priced load; a reported load is always priced.
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ Rule 4: what llama-server holds beside the model (`server`) stays where the plai
 Rule 5: each strategy is judged as the plain split is (`devices.fits`): every device's weights, KV and the
         compute buffer llama.cpp reserves there with those experts on the host (`priced`: `--n-cpu-moe N` is
         llama.cpp's tensor override `blk.i.ffn_(up|down|gate|gate_up)_(ch|)exps` → CPU for i < N, common/arg.cpp
-        `llm_add_n_cpu_ffn_overrides`, so its scheduler offloads those products' large batches to a GPU).
+        `llm_add_n_cpu_ffn_overrides`, so its scheduler offloads those products' large batches to a GPU). The
+        `--n-cpu-moe` search prices only the N whose GPUs hold their weights and KV (`devices` Rule 6).
 """
 
 from __future__ import annotations
@@ -111,12 +112,15 @@ def expert_offload(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup
     slots_for = slots_with_cpu_experts(model, table)
     p = setup.place(L, L + 1)
 
-    def loads(n: int) -> tuple[DeviceLoad, ...]:
+    def loads(n: int, search: bool = False) -> tuple[DeviceLoad, ...]:
+        """The devices at N; in the `search`, GPUs short before their compute buffers are left unpriced (`devices`
+        Rule 6)."""
         host_weights = input_layer_bytes(model) + sum(_experts(model)[:n])
-        return priced(device_loads(snapshot, setup, request.reserves.host, slots_for(n), p, host_weights,
-                                   0 if table else None, host_held), p, n)
+        bare = device_loads(snapshot, setup, request.reserves.host, slots_for(n), p, host_weights,
+                            0 if table else None, host_held)
+        return bare if search and not fits(bare, host=False) else priced(bare, p, n)
 
-    found = fewest_cpu_moe_layers(L, lambda n: fits(loads(n), host=False)) if table is not None else None
+    found = fewest_cpu_moe_layers(L, lambda n: fits(loads(n, search=True), host=False)) if table is not None else None
     n = L if found is None else found
     devices = loads(n)
     host_weights = devices[0].weights

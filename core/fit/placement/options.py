@@ -26,7 +26,7 @@ Rule 3: with mmap the host's model buffer (`CPU_Mapped`), and a Metal GPU's (`MT
 
 from __future__ import annotations
 
-from gguf_budget.core.fit.buffers.sched import Scheduler
+from gguf_budget.core.fit.buffers.sched import Scheduler, weight_slot
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 
@@ -36,12 +36,12 @@ def _padded(n: int, alignment: int = GGUF_ALIGNMENT) -> int:
 
 
 @per_model(maxsize=16)
-def _layout(model: ModelSpec) -> tuple[tuple[str, int, int], ...]:
-    """(name, data offset, bytes) of every tensor in file order, walked once per model: a slider tick re-places
-    the model many times, and each walk of an 80-layer model's 700 tensors showed in the tick."""
+def _layout(model: ModelSpec) -> tuple[tuple[str, int, int, int | None], ...]:
+    """(name, data offset, bytes, `weight_slot`) of every tensor in file order, walked once per model: a slider tick
+    re-places the model many times, and each walk of an 80-layer model's 700 tensors showed in the tick."""
     out, offset = [], 0
     for t in model.tensors:
-        out.append((t.name, offset, t.nbytes))
+        out.append((t.name, offset, t.nbytes, weight_slot(t.name, model.n_layer + 1)))
         offset += _padded(t.nbytes)
     return tuple(out)
 
@@ -50,11 +50,11 @@ def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
     """Rule 1: the bytes each backend holds (GPUs in order, the host last)."""
     out = [0] * (sched.cpu + 1)
     layout = _layout(model)
-    names = {name for name, _, _ in layout}
-    for name, _, nbytes in layout:
-        out[sched.weight_device(name)] += nbytes
+    names = {name for name, _, _, _ in layout}
+    for name, _, nbytes, slot in layout:
+        out[sched.slot_weight_device(name, slot)] += nbytes
     if "output.weight" not in names:  # tied: the output slot holds a copy of the embeddings table
-        table = next((nbytes for name, _, nbytes in layout if name == "token_embd.weight"), 0)
+        table = next((nbytes for name, _, nbytes, _ in layout if name == "token_embd.weight"), 0)
         dev = sched.weight_device("output.weight")
         if dev != sched.cpu:
             out[dev] += table
@@ -64,8 +64,8 @@ def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
 def mapped_span(model: ModelSpec, sched: Scheduler, backend: int, elsewhere: frozenset[str] = frozenset()) -> int:
     """Rule 3: the bytes of the file a backend that maps it (the host, a Metal GPU) holds; `elsewhere`: its tensors
     kept in another of its buffer types (the host's repacked copies)."""
-    held = [(offset, nbytes) for name, offset, nbytes in _layout(model)
-            if sched.weight_device(name) == backend and name not in elsewhere]
+    held = [(offset, nbytes) for name, offset, nbytes, slot in _layout(model)
+            if sched.slot_weight_device(name, slot) == backend and name not in elsewhere]
     if not held:
         return 0
     return held[-1][0] + held[-1][1] - held[0][0]

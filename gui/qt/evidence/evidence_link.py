@@ -87,7 +87,7 @@ class EvidenceLink(QObject):
         self.measure_action.triggered.connect(self.measure)
         self.location_action = named(QAction("llama.cpp l&ocation…", window), "llamaLocationAction")
         self.location_action.triggered.connect(self.choose_location)
-        host.session.subscribe_models(lambda _model: self.follow_model())
+        host.session.subscribe_models(lambda _model: self.follow_model(), now=True)
         window.installEventFilter(self)
         self.update_actions()
 

@@ -1,7 +1,7 @@
 """What the runtime-evidence add-on may use of the window it extends: a typed protocol, not the window class.
 
 Rule 1: as for the what-if add-on (`gui.qt.whatif.host`), the add-on never imports the window;
-        the composition root (`gui.qt.app.compose`) passes the `MainWindow` as the host.
+        the composition root (`gui.qt.addons.install_addons`) passes the `MainWindow` as the host.
 Rule 2: members: the explorer session the window draws (`session`: the model, plan and full load on
         screen; its `subscribe_models` says when a model opened), where the add-on keeps its preference
         (`settings_store`), where its File entries go (`file_menu`), and one drawing hook,

@@ -6,6 +6,10 @@ Rule 2: the stores, the added folders and the judgement are the core's (`core.li
         with the window's budget and machine at the time of the scan — the CLI's `library` rows.
 Rule 3: "Add folder…" remembers the folder in the library settings the CLI shares, then rescans.
 Rule 4: double-click (or Enter) on a readable row asks the host to open that model.
+Rule 5: the scan judges nothing (`core.library.scan` Rule 10): the table judges a row when it is first
+        shown, with the settings of its scan (`table.py` Rule 5); a sort by a verdict or a filter has the
+        rest judged off the GUI thread. What was judged is kept for the window's life: a rescan on the same
+        settings judges none of it again.
 
 Signals:
     openRequested(str): the path of the model to open.
@@ -26,18 +30,21 @@ from PySide6.QtWidgets import (
 
 from gguf_budget.core.library import config
 from gguf_budget.core.library.assess import Assessment, LibrarySettings, assess, assessment_key
-from gguf_budget.core.library.scan import Scan, scan
+from gguf_budget.core.library.index import FileKey
+from gguf_budget.core.library.scan import LibraryEntry, Scan, judged, scan
 from gguf_budget.core.library.stores import store_roots
 from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.units import counted
 from gguf_budget.gui.qt.file_dialogs import Purpose, existing_folder
-from gguf_budget.gui.qt.library.table import LibraryTable, TableRows, table_rows
+from gguf_budget.gui.qt.library.table import Judge, LibraryTable, TableRows, table_rows
+from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall, Work
 
 Settings = Callable[[], "LibrarySettings | None"]
-SIZED_ROWS = 100
-"""Columns fit the widest of this many rows, not of all 50,000 (each measured row is Python calls)."""
+SIZED_ROWS = 0
+"""Columns fit the widest of the rows shown, not of all 50,000: each measured row is Python calls, and a row
+measured is a row judged (Rule 5)."""
 W = TypeVar("W", bound=QWidget)
 
 
@@ -54,11 +61,20 @@ def scan_work(settings: LibrarySettings, home: Path, config_file: Path | None) -
              cancelled: Callable[[], bool]) -> tuple[Scan[Assessment], TableRows]:
         roots = store_roots(home, os.environ, config.read_folders(config_file))
         result = scan(roots, partial(assess, settings=settings), progress=progress, cancelled=cancelled,
-                      assess_key=assessment_key(settings))
+                      assess_key=assessment_key(settings), judge=False)
         return result, table_rows(result.entries)
 
-
     return work
+
+
+def judge_with(settings: LibrarySettings, known: dict[tuple[str, FileKey], Assessment]) -> Judge:
+    """Rule 5: one row's verdict on the settings of its scan, kept in `known` for the next scan on them."""
+    return partial(judged, assess=partial(assess, settings=settings), known=known)
+
+
+def judge_all(judge: Judge, entries: tuple[LibraryEntry[Assessment], ...]) -> tuple[Judge, TableRows]:
+    """Rule 5: every row judged, laid out again (off the GUI thread); with the judge, to drop a stale answer."""
+    return judge, table_rows([judge(e) if e.unjudged() else e for e in entries])
 
 
 class LibraryView(QWidget):
@@ -69,6 +85,12 @@ class LibraryView(QWidget):
         super().__init__(parent)
         self._settings, self._home, self._config_file = settings, home or Path.home(), config_file
         self.table = LibraryTable()
+        self._judge: Judge | None = None
+        self._judged: dict[str, dict[tuple[str, FileKey], Assessment]] = {}
+        """Rule 5: the verdicts judged here, by the settings' key, then path and file key: a rescan judges none again."""
+        self._judge_rest = BackgroundCall(judge_all, parent=self)
+        self._judge_rest.succeeded.connect(self._all_judged)
+        self.table.verdictsWanted.connect(self._judge_the_rest)
         self.view = _named(QTableView(), "libraryTable")
         self.view.setModel(self.table)
         self.view.setSortingEnabled(True)
@@ -119,7 +141,18 @@ class LibraryView(QWidget):
         self.progress.setRange(0, 0)
         self.progress.setVisible(True)
         self.status.setText("Scanning…")
+        self._judge = judge_with(settings, self._judged.setdefault(assessment_key(settings), {}))
         self.worker.start(scan_work(settings, self._home, self._config_file))
+
+    def _all_judged(self, answer: tuple[Judge, TableRows]) -> None:
+        judge, rows = answer
+        if judge is self._judge and not self.worker.busy:  # not a scan since
+            self.table.set_rows(rows, judge)
+
+    def _judge_the_rest(self) -> None:
+        """Rule 5."""
+        if self._judge is not None and not self._judge_rest.busy:
+            self._judge_rest.start(self._judge, self.table.entries())
 
     def add_folder(self, folder: Path) -> None:
         """Remember `folder` and scan; a folder list that cannot be written (its folder is a file, or read-only)
@@ -142,7 +175,7 @@ class LibraryView(QWidget):
 
     def _scanned(self, answer: tuple[Scan[Assessment], TableRows]) -> None:
         result, rows = answer
-        self.table.set_rows(rows)
+        self.table.set_rows(rows, self._judge)
         unreadable = sum(1 for e in result.entries if e.error)
         folders = len(result.roots)
         self._idle(f"{counted(len(result.entries), 'model')} in {counted(folders, 'folder')}"

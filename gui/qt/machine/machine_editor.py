@@ -14,7 +14,8 @@ Rule 5: the GPU's llama.cpp backend, its FP16 rate in TFLOPS and the CPU's rate 
         `ranges.GPU_TFLOPS`, `ranges.CPU_GFLOPS`); they apply to the probed machine and the
         hypothetical one alike, and the window merges them over the measured figures
         (`machine.bandwidth.with_typed_compute`). Text that does not parse shows an inline error
-        and changes nothing.
+        and changes nothing. The window remembers them with its settings and puts them back at
+        start-up (`set_typed_compute`, `explorer.persist` Rule 5).
 """
 
 from __future__ import annotations
@@ -143,6 +144,19 @@ class MachineEditor(QWidget):
     def typed_compute(self) -> TypedCompute:
         """Rule 5: what was typed, as the core read it."""
         return self._compute
+
+    def set_typed_compute(self, compute: TypedCompute) -> None:
+        """Rule 5, set from outside (settings): the fields show the figures, no `computeChanged` signal."""
+        backend, gpu_flops, cpu_flops = compute
+        self._compute = compute
+        self.backend.blockSignals(True)
+        self.backend.setCurrentText("" if backend is None else backend.value)
+        self.backend.blockSignals(False)
+        for edit, flops, rate in ((self.gpu_tflops, gpu_flops, GPU_TFLOPS), (self.cpu_gflops, cpu_flops, CPU_GFLOPS)):
+            edit.blockSignals(True)
+            edit.setText("" if flops is None else f"{flops / rate.scale:g}")
+            edit.setModified(False)
+            edit.blockSignals(False)
 
     def _compute_edited(self) -> None:
         """Rule 5: read the three fields by the core's parsing; a bad one shows why and changes nothing."""

@@ -4,7 +4,9 @@ llama-server runs beside the model (`server.server_knobs`), KV figures, what the
 largest ctx that fits, its decode estimate, what-if and the tier bandwidths.
 
 Draws the full load it is given (`show_full_load`); the words and numbers come from the core's
-views. The three claims — file size, admission, runtime evidence — get three separate rows.
+views. The three claims — file size, admission, runtime evidence — get three separate rows. Every
+row is a label in a box of its own (`row_box`): a ctx tick rewrites a dozen rows, and lays out only
+a row whose line count changed.
 
 Signals:
     refreshRequested(): the user asked for a new probe.
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox, QVBoxLayout, QWidget,
 )
@@ -41,6 +43,7 @@ from gguf_budget.gui.qt.machine.command_box import CommandBox
 from gguf_budget.gui.qt.machine.machine_editor import MachineEditor
 from gguf_budget.gui.qt.machine.memory_bar import MemoryBar, MemoryLegend
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.row_box import RowBox
 from gguf_budget.gui.qt.selectable_label import SelectableLabel
 from gguf_budget.gui.qt.server.engine_knobs import EngineKnobs
 from gguf_budget.gui.qt.server.server_knobs import ServerKnobs
@@ -135,7 +138,7 @@ class HardwarePanel(QGroupBox):
 
     def _build(self) -> None:
         top = QHBoxLayout()
-        top.addWidget(self.age, 1)
+        top.addWidget(RowBox(self.age, self), 1)
         top.addWidget(self.refresh)
         split = QHBoxLayout()
         split.addWidget(QLabel("GPU layers", self))
@@ -147,25 +150,25 @@ class HardwarePanel(QGroupBox):
         rows = {**self.rows, MEASURED_ROW: self.measured, "Verdict": self.verdict, "Largest ctx": self.max_ctx,
                 "Decode": self.decode, **self.claims}
         for name, label in rows.items():
-            form.addRow(f"{name}:", label)
+            form.addRow(f"{name}:", RowBox(label, self))
         layout = QVBoxLayout(self)
-        layout.addWidget(self.heading)
+        layout.addWidget(RowBox(self.heading, self))
         layout.addLayout(top)
         layout.addWidget(self.host_bar)
         layout.addWidget(self.legend)
         layout.addLayout(self.gpu_box)
-        layout.addWidget(self.gpu_status)
+        layout.addWidget(RowBox(self.gpu_status, self))
         layout.addLayout(split)
-        layout.addWidget(self.split_error)
-        layout.addWidget(self.split)
+        layout.addWidget(RowBox(self.split_error, self))
+        layout.addWidget(RowBox(self.split, self))
         layout.addWidget(self.server)
         layout.addWidget(self.engine)
-        layout.addWidget(self.server_rows)
+        layout.addWidget(RowBox(self.server_rows, self))
         layout.addWidget(self.session_chart)
         layout.addLayout(form)
-        layout.addWidget(self.offload)
+        layout.addWidget(RowBox(self.offload, self))
         layout.addWidget(self.command)
-        layout.addWidget(self.notes)
+        layout.addWidget(RowBox(self.notes, self))
         layout.addWidget(self.editor)
         layout.addWidget(self.bandwidths)
         layout.addStretch(1)
@@ -173,6 +176,14 @@ class HardwarePanel(QGroupBox):
     def set_layer_count(self, n_layer: int) -> None:
         """Override range: auto, or 0 … L + 1 (L + 1 also offloads the output layer)."""
         self.gpu_layers.setMaximum(n_layer + 1)
+
+    def show_gpu_layers(self, layers: int | None) -> None:
+        """The state's GPU layers (a goal's answer, an asked -ngl), quietly: the next panel change writes them back."""
+        value = AUTO if layers is None else min(layers, self.gpu_layers.maximum())
+        if self.gpu_layers.value() != value:
+            blocker = QSignalBlocker(self.gpu_layers)
+            self.gpu_layers.setValue(value)
+            del blocker
 
     def requested_gpu_layers(self) -> int | None:
         value = self.gpu_layers.value()

@@ -14,6 +14,7 @@ from gguf_budget.core.views.machine_view import POOL_LEGEND, PoolBar
 
 from gguf_budget.gui.qt.theme import MEMORY_COLOURS
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.row_box import RowBox
 
 SEGMENTS = ("used", "reserve", "usable")
 LEGEND_COLUMNS = 2
@@ -62,8 +63,9 @@ class MemoryBar(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 2, 0, 2)
         layout.setSpacing(2)
-        for w in (self.title, self.bar, self.caption):
-            layout.addWidget(w)
+        layout.addWidget(RowBox(self.title, self))  # a new title or caption of as many lines lays nothing out
+        layout.addWidget(self.bar)
+        layout.addWidget(RowBox(self.caption, self))
 
     def set_pool(self, pool: PoolBar) -> None:
         self.title.setText(pool.label)

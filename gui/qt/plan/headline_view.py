@@ -5,6 +5,8 @@ Rule 1: every word is the core's (`core.explorer.headline.Answer`): each card sh
         after the title — then the answer in plain words, then why and the cheapest fix: three lines a card. The jargon — the banner's and the
         full-load line's whole texts — is the card's tooltip, which names the glossary entry that explains it.
 Rule 2: when the two answers' tiers differ, one line under them says why (`Headline.differ`); hidden otherwise.
+Rule 4: under them, the goal last applied and whether it still holds (`Headline.goal`, `headlineGoal`); hidden
+        when no goal was applied.
 Rule 3: each line is elided at the card's width with its whole text in the tooltip, so the headline keeps its
         height while a slider moves and never widens the window.
 
@@ -90,6 +92,7 @@ class HeadlineView(QWidget):
         self.plan = AnswerCard("banner", self)
         self.load = AnswerCard("fullLoadLine", self)
         self.differ = named(ElidedLabel(self, min_chars=40), "headlineDiffer")
+        self.goal = named(ElidedLabel(self, min_chars=40), "headlineGoal")
         cards = QHBoxLayout()
         cards.setSpacing(6)
         cards.addWidget(self.plan, 1)
@@ -99,7 +102,9 @@ class HeadlineView(QWidget):
         layout.setSpacing(2)
         layout.addLayout(cards)
         layout.addWidget(self.differ)
+        layout.addWidget(self.goal)
         self.differ.hide()
+        self.goal.hide()
         self.plan.show_answer(None, "No model loaded")
         self.load.show_answer(None, "")
         _repolish(self.plan, "state", "empty")
@@ -110,3 +115,5 @@ class HeadlineView(QWidget):
         _repolish(self.plan, "state", headline.state.value)
         self.differ.setText(headline.differ)
         self.differ.setVisible(bool(headline.differ))
+        self.goal.setText(headline.goal)
+        self.goal.setVisible(bool(headline.goal))

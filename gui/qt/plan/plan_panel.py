@@ -23,6 +23,7 @@ from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.row_box import RowBox
 
 PLAN_COLUMN = "This plan"
 MINIMUM_COLUMN = "Minimum configuration"
@@ -72,7 +73,7 @@ class PlanPanel(QWidget):
         strip_row.addWidget(self.zoom)
         layout.addWidget(self.budget)
         layout.addWidget(self.context)
-        layout.addWidget(self.pinned)
+        layout.addWidget(RowBox(self.pinned, self))  # its new text each tick lays nothing out
         layout.addLayout(strip_row)
         self.empty = EmptyState(self)
         self._stack = QStackedWidget(self)

@@ -8,7 +8,10 @@ Rule 1: the widget draws an `ExplorerView` and computes nothing itself; the one 
         the quant ladder's smaller type for a full load nothing else rescues (`core.quant.would_fit`), is priced off the
         GUI thread (`BackgroundCall`) once per model and machine, and drawn when it comes.
 Rule 2: each part is one elided line (its tooltip holds the whole command and what it
-        realises), so the line never widens the window nor clips at 1280 × 720.
+        realises), so the line never widens the window nor clips at 1280 × 720; the widths are
+        the layout's, not the texts' (the Budget plan's flags keep `BUDGET_PLAN_CHARS`, the full
+        load's command takes the rest), so a new command on a tick repaints the line and lays
+        out nothing.
 
 Signals:
     copied(str): a command was put on the clipboard.
@@ -33,13 +36,14 @@ from gguf_budget.gui.qt.workers.background import BackgroundCall
 
 BUDGET_PLAN = "Budget plan"
 FULL_LOAD = "Full load"
+BUDGET_PLAN_CHARS = 44
 
 
 class _Part:
     """One runtime's answer: its name, the command or why none, and Copy."""
 
     def __init__(self, parent: QWidget, row: QHBoxLayout, name: str, key: str, on_copy: Callable[[str], None],
-                 min_chars: int):
+                 min_chars: int, stretch: int):
         self.name = named(QLabel(f"{name}:", parent), f"runIt{key}Name")
         self.text = named(ElidedLabel(parent, min_chars), f"runIt{key}")
         self.copy = named(QToolButton(parent), f"copyRunIt{key}")  # a tool button: the line stays one text line tall
@@ -52,12 +56,14 @@ class _Part:
         self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._plain = self.text.font()
         row.addWidget(self.name)
-        row.addWidget(self.text)
+        row.addWidget(self.text, stretch)
         row.addWidget(self.copy)
 
     def show(self, run: RunIt | None, waiting: str = "") -> None:
         self.command = None if run is None else run.command
-        self.text.setFont(self._fixed if self.command is not None else self._plain)
+        font = self._fixed if self.command is not None else self._plain
+        if font != self.text.font():
+            self.text.setFont(font)
         if run is None:
             self.text.setText(waiting)
         elif run.command is None:
@@ -84,10 +90,9 @@ class RunItLine(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         title = named(QLabel("<b>Run it:</b>", self), "runItTitle")
         row.addWidget(title)
-        self.budget_plan = _Part(self, row, BUDGET_PLAN, "BudgetPlan", self.copied.emit, 72)
+        self.budget_plan = _Part(self, row, BUDGET_PLAN, "BudgetPlan", self.copied.emit, BUDGET_PLAN_CHARS, 0)
         row.addSpacing(12)
-        self.full_load = _Part(self, row, FULL_LOAD, "FullLoad", self.copied.emit, 16)
-        row.addStretch(1)
+        self.full_load = _Part(self, row, FULL_LOAD, "FullLoad", self.copied.emit, 16, 1)
         self._ladder = BackgroundCall(smaller_quant, parent=self)
         self._ladder.succeeded.connect(self._priced)
         self._ladder_key: tuple[object, ...] | None = None

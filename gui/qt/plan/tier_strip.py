@@ -42,10 +42,11 @@ class TierStrip(QWidget):
         self.hide()
 
     def show_tiers(self, cells: tuple[TierCell, ...]) -> None:
-        """Draw `cells`; rebuild the buttons only when the tiers' words changed."""
+        """Draw `cells`; the same tiers are no change, and new ones reuse the buttons there are (a ctx tick that moves
+        the largest ctx that fits used to delete and make every button: seven polished anew)."""
         if cells == self._cells:
             return
-        if tuple(c.ctx for c in cells) != tuple(c.ctx for c in self._cells):
+        if len(cells) != len(self.buttons):
             self._rebuild(len(cells))
         self._cells = cells
         for button, cell in zip(self.buttons, cells, strict=True):

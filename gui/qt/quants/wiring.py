@@ -1,6 +1,6 @@
 """The Quants dock in the explorer window: the open model's quant ladder, following the machine.
 
-Rule 1: the composition root (`gui.qt.app`) calls `install_quants(host, view_menu)` on a built
+Rule 1: the composition root (`gui.qt.addons`) calls `install_quants(host, view_menu)` on a built
         window; the add-on reads only the explorer session the window draws (`host.session`),
         uses the window only through `QuantsHost`'s signals and hooks, and puts its switch in
         the View menu it is given. It never imports the window or reads its getters.
@@ -63,7 +63,7 @@ class _QuantsFollower(QObject):
         self._judge.succeeded.connect(self._judged_answer)
         self.timer = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self.timer.timeout.connect(self.judge_now)
-        host.session.subscribe_models(lambda _model: self._model_loaded())
+        host.session.subscribe_models(lambda _model: self._model_loaded(), now=True)
         host.session.subscribe(lambda _view: self._changed())
         dock.visibilityChanged.connect(self._visibility)
         view.planRequested.connect(host.show_model)

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 from gguf_budget.core.views.server_report import SessionChart
 
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.row_box import RowBox
 
 HEADROOM = 1.05
 
@@ -63,7 +64,7 @@ class SessionChartView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot)
-        layout.addWidget(self.caption)
+        layout.addWidget(RowBox(self.caption, self))  # a new caption of as many lines lays nothing out
         self.hide()
 
     def set_chart(self, chart: SessionChart | None) -> None:

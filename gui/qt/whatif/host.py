@@ -1,7 +1,7 @@
 """What the what-if add-on may use of the window it extends: a typed protocol, not the window class.
 
 Rule 1: the add-on never imports the window. It is given a host (the composition root,
-        `gui.qt.app`, passes the `MainWindow`) and uses only what this protocol names, so the
+        `gui.qt.addons`, passes the `MainWindow`) and uses only what this protocol names, so the
         window can change its widgets and menus without breaking the add-on, and the import
         graph has no cycle between them.
 Rule 2: the protocol has two kinds of members: the explorer session the window draws

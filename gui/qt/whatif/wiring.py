@@ -1,6 +1,6 @@
 """What-if analysis in the explorer window: the sweep and compare docks, File ▸ Catalogue and ▸ Export.
 
-Rule 1: the composition root (`gui.qt.app`) calls `install_whatif(host)` on a built window.
+Rule 1: the composition root (`gui.qt.addons`) calls `install_whatif(host)` on a built window.
         The add-on reads and changes only the explorer session the window draws
         (`host.session`, `core.explorer.session`), and uses the window only for its named hooks
         for docks and menus (`WhatIfHost`). It never imports the window, never reads its

@@ -9,7 +9,6 @@ Rule 3: `cancel()` sets the event the work watches; the work stops its child pro
 Rule 4: every exception ends the run in `failed(str)` (`background.failure_text`): the
         expected ones (`BudgetError`, `OSError`) say their one line; anything else is a bug,
         says "internal error: …" and leaves its traceback in the log.
-Rule 5: `wait_stopped` lets the app, quitting, wait until a cancelled run has stopped its engine.
 """
 
 from __future__ import annotations
@@ -32,18 +31,16 @@ class _Relay(QObject):
 
 
 class _Job(QRunnable):
-    def __init__(self, work: Work, cancel: threading.Event, relay: _Relay, finished: threading.Event):
+    def __init__(self, work: Work, cancel: threading.Event, relay: _Relay):
         super().__init__()
-        self._work, self._cancel, self._relay, self._finished = work, cancel, relay, finished
+        self._work, self._cancel, self._relay = work, cancel, relay
 
     def run(self) -> None:
         try:
             result = self._work(self._relay.progress.emit, self._cancel)
         except Exception as e:  # noqa: BLE001 -- Rule 4: every failure must answer the GUI thread
-            self._finished.set()
             self._relay.done.emit(False, failure_text(e, EXPECTED, "measuring with llama.cpp"))
             return
-        self._finished.set()
         self._relay.done.emit(True, result)
 
 
@@ -63,7 +60,6 @@ class MeasureJob(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._cancel = threading.Event()
-        self._finished = threading.Event()
         self._relay: _Relay | None = None
 
     @property
@@ -74,22 +70,14 @@ class MeasureJob(QObject):
         if self.running:
             raise RuntimeError("a measurement is already running")
         self._cancel = threading.Event()
-        self._finished = threading.Event()
         relay = _Relay()  # parentless: the job may outlive this object; Qt drops its queued reports
         relay.progress.connect(self.progressed)
         relay.done.connect(self._answer)
         self._relay = relay
-        QThreadPool.globalInstance().start(_Job(work, self._cancel, relay, self._finished))
+        QThreadPool.globalInstance().start(_Job(work, self._cancel, relay))
 
     def cancel(self) -> None:
         self._cancel.set()
-
-    def wait_stopped(self, timeout_s: float) -> bool:
-        """Block until the running work has returned (its engine stopped), at most `timeout_s`; True when it has.
-
-        For quitting only (`quitting.stop_workers`): the answer is not delivered, the app is ending.
-        """
-        return not self.running or self._finished.wait(timeout_s)
 
     def _answer(self, ok: bool, payload: object) -> None:
         self._relay = None

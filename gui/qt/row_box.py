@@ -1,0 +1,97 @@
+"""A label in a box of its own, so that a new text asks for a new layout only when the label's height changes.
+
+QLabel's setText always asks its layout for new room, and Qt then lays out every layout up to the window:
+the side panel's dozen word-wrapped rows each take a new text on every ctx tick, and each tick laid the
+whole window out again to find every widget where it was. A row's room changes only when its line count
+(or its longest word) does.
+
+Rule 1: the label is the box's only child and the box has no layout: the label's request for room reaches
+        the box alone, which measures the label at the box's width and asks its own layout for room only
+        when the height or the narrowest width it needs changed. Otherwise the new text is painted where
+        the old one was, and nothing else moves or repaints.
+Rule 2: the box is exactly as tall as the label's lines at the box's width (wrapped, or the label's own
+        one-line height, or the height the owner fixed), measured again when its width changes and when it
+        is shown (a hidden box hears of no new text); it is never narrower than the label's narrowest width
+        (its longest word, wrapped, or its minimum width; QLabel measures it again when the widest word's width changes), so
+        no text is clipped.
+Rule 3: the box shows and hides with its label, so an owner hides the row as it hid the label.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, QObject, QSize
+from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+
+class RowBox(QWidget):
+    """Rules 1–3; `label` is reparented into the box (its objectName, text and signals stay its own)."""
+
+    def __init__(self, label: QLabel, parent: QWidget):
+        super().__init__(parent)
+        self.label = label
+        label.setParent(self)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self._narrowest = 0
+        self._widest, self._least = -1, 0
+        self.setVisible(not label.isHidden())
+        label.installEventFilter(self)
+        self._fit()
+
+    def _narrowest_width(self) -> int:
+        """The label's narrowest width, asked of QLabel (three text layouts, four times its height's cost) only when
+        the widest word changed: a tick's new numbers seldom change it."""
+        label = self.label
+        metrics = label.fontMetrics()
+        widest = max((metrics.horizontalAdvance(word) for word in label.text().split()), default=0)
+        if widest != self._widest:
+            self._widest = widest
+            self._least = max(label.minimumWidth(), label.minimumSizeHint().width())
+        return self._least
+
+    def _needs(self) -> tuple[int, int]:
+        """(the narrowest width, the height at this width) the label needs; a height or width the owner fixed
+        stays as fixed."""
+        label = self.label
+        narrowest = self._narrowest_width()
+        if label.minimumHeight() == label.maximumHeight():
+            return narrowest, label.minimumHeight()
+        wrapped = label.heightForWidth(max(self.width(), narrowest)) if label.wordWrap() else -1
+        return narrowest, wrapped if wrapped >= 0 else label.sizeHint().height()  # -1: no text to wrap
+
+    def _fit(self) -> None:
+        """Rules 1–2: ask the layout for room only when what the label needs changed."""
+        narrowest, height = self._needs()
+        if narrowest != self._narrowest:
+            self._narrowest = narrowest
+            self.updateGeometry()
+        if height != self.maximumHeight() or height != self.minimumHeight():
+            self.setFixedHeight(height)
+        if self.label.geometry() != self.rect():  # a hidden box resized in its own resize event hears no second one
+            self.label.setGeometry(self.rect())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(self._narrowest, self.minimumHeight())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self.sizeHint()
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:  # the label's new text or font (Rule 1)
+            self._fit()
+        return super().event(event)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        self._fit()  # a text set while the box was hidden asked nothing of it (Qt posts no request to a hidden box)
+        super().showEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        if event.size().width() != event.oldSize().width():
+            self._fit()
+        self.label.setGeometry(self.rect())
+        super().resizeEvent(event)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.label and event.type() in (QEvent.Type.ShowToParent, QEvent.Type.HideToParent):
+            self.setVisible(event.type() == QEvent.Type.ShowToParent)  # Rule 3
+        return super().eventFilter(watched, event)
