@@ -25,6 +25,7 @@ from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.gpu import GpuInfo, Vendor
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import KVType
+from gguf_budget.core.views.runtime_report import runtime_dict, runtime_rows
 
 GiB = 1024**3
 LEGACY = ArchDesc(arch="deepseek2", n_layer=3, n_embd=256, n_ff=512, n_head=16, n_head_kv=16, n_vocab=260,
@@ -111,3 +112,18 @@ def test_the_cpu_alone_resolves_auto_on(models):
     assert s.flash_attn and not s.v_flat
     assert compute_buffer(models["legacy"], s) == compute_buffer(
         models["legacy"], graph_settings(models["legacy"], 4096, KVType.F16, EngineSettings(flash_attn=True)))
+
+
+def test_fit_says_how_auto_resolved(models):
+    request = FitRequest(ctx=4096, engine=EngineSettings(gpu_backend=GpuBackend.CUDA))
+    off = estimate_fit(models["legacy"], machine(), request)
+    on = estimate_fit(models["llama"], machine(), request)
+    text = dict(runtime_rows(off))["llama.cpp"]
+    assert "flash attention auto → off on CUDA0 (no kernel for K 192/V 128 at GQA 1)" in text
+    assert "flash attention auto → on," in dict(runtime_rows(on))["llama.cpp"]
+    settings = runtime_dict(off)["settings"]
+    assert (settings["flash_attn"], settings["flash_attn_asked"], settings["flash_attn_why"]) == (
+        False, "auto", "on CUDA0 (no kernel for K 192/V 128 at GQA 1)")
+    asked = estimate_fit(models["legacy"], machine(), replace(request, engine=EngineSettings(
+        gpu_backend=GpuBackend.CUDA, flash_attn=False)))
+    assert "flash attention off," in dict(runtime_rows(asked))["llama.cpp"]
