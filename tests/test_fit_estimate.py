@@ -18,6 +18,7 @@ from gguf.constants import GGMLQuantizationType as T
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine, snapshot_from_readings
 
@@ -27,6 +28,9 @@ BLOCK = 39680
 TABLE = 557056
 BIG_HEAD = ArchDesc(n_layer=2, n_vocab=8192)
 TENSORS = 2 * TABLE + 256 + 2 * BLOCK
+# These shapes' 16-wide heads have no CUDA flash-attention kernel, so `-fa auto` would resolve off on the (CUDA)
+# hypothetical GPU (`flash_attn_support` Rule 4); the budgets below are priced with it on, asked for
+FA_ON = EngineSettings(flash_attn=True)
 
 
 def gpu_machine(free: int, count: int = 1, host: int = 64 * GiB):
@@ -91,7 +95,7 @@ def test_usable_memory_never_goes_below_zero(model):
 
 
 def test_reserves_are_editable(model):
-    e = estimate_fit(model(BIG_HEAD), gpu_machine(2 * MiB, host=2 * MiB), FitRequest(ctx=256, reserves=Reserves(0, 0)))
+    e = estimate_fit(model(BIG_HEAD), gpu_machine(2 * MiB, host=2 * MiB), FitRequest(ctx=256, reserves=Reserves(0, 0), engine=FA_ON))
     assert e.verdict == "fits_gpu" and [(d.reserve, d.usable) for d in e.devices] == [(0, 2 * MiB), (0, 2 * MiB)]
 
 
@@ -121,7 +125,7 @@ GPU_COMPUTE_ALL = 595_072  # the GPU's with every slot offloaded
 )
 def test_auto_gpu_layers_is_the_most_that_fit_with_their_kv(model, usable, auto):
     machine = gpu_machine(3 * GiB // 2 + usable)
-    e = estimate_fit(model(BIG_HEAD), machine, FitRequest(ctx=256))
+    e = estimate_fit(model(BIG_HEAD), machine, FitRequest(ctx=256, engine=FA_ON))
     assert (e.auto_gpu_layers, e.gpu_layers) == (auto, auto)
     assert e.devices[1].usable == usable and e.devices[1].need <= usable
 
@@ -210,7 +214,7 @@ def test_moe_cpu_experts_strategy_is_shown_beside_the_default(model):
     assert spec.routed_expert_bytes == 2 * EXPERTS
     dense = [b - EXPERTS for b in spec.layer_bytes]
     machine = gpu_machine(3 * GiB // 2 + sum(dense) + TABLE + 256 + 2 * KV_BLOCK + MOE_CPU_EXPERTS_COMPUTE)
-    e = estimate_fit(spec, machine, FitRequest(ctx=256))
+    e = estimate_fit(spec, machine, FitRequest(ctx=256, engine=FA_ON))
     assert e.verdict == "fits_split" and e.gpu_layers < 3
     m = e.moe
     assert (m.name, m.verdict) == ("cpu_experts", "fits_split")

@@ -9,6 +9,7 @@ import pytest
 from gguf_factory import ArchDesc
 
 from gguf_budget.core.fit.estimate import estimate_fit
+from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.fit.placement.gpu_split import fewest_cpu_moe_layers
 from gguf_budget.core.machine.snapshot import hypothetical_machine
@@ -21,6 +22,9 @@ KV_BLOCK = 32768  # ctx 256, f16: 256 cells · 2 KV heads · (16 + 16) · 2 byte
 # The GPU's compute buffer at ctx 256 with the experts of blocks 0 … n − 1 on the host (the scheduler replayed,
 # `runtime_memory` Rule 5; `--n-cpu-moe n` is a tensor override, `moe` Rule 5): part of what the GPU must hold.
 COMPUTE = (1_119_360, 1_123_456, 1_123_456, 1_119_232, 1_119_232)
+# priced with flash attention asked on: the 16-wide heads have no CUDA kernel, so `-fa auto` would resolve off on the
+# (CUDA) hypothetical GPU (`flash_attn_support` Rule 4)
+FA_ON = FitRequest(ctx=256, engine=EngineSettings(flash_attn=True))
 
 
 @pytest.fixture
@@ -38,7 +42,7 @@ def gpu_need(spec, n: int) -> int:
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
 def test_the_smallest_n_that_fits_is_found(spec, n):
     exact = estimate_fit(spec, hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=RESERVE + gpu_need(spec, n)),
-                         FitRequest(ctx=256))
+                         FA_ON)
     m = exact.moe_offload
     assert (m.name, m.n_cpu_moe, m.gpu_layers) == ("n_cpu_moe", n, 5)
     assert m.devices[1].need == gpu_need(spec, n) == m.devices[1].usable
@@ -47,12 +51,12 @@ def test_the_smallest_n_that_fits_is_found(spec, n):
     assert m.host_exact == m.devices[0].weights == spec.global_bytes.token_embd + sum(experts[:n])
     if n:
         one_short = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=RESERVE + gpu_need(spec, n - 1) - 1)
-        assert estimate_fit(spec, one_short, FitRequest(ctx=256)).moe_offload.n_cpu_moe == n
+        assert estimate_fit(spec, one_short, FA_ON).moe_offload.n_cpu_moe == n
 
 
 def test_when_even_all_experts_on_the_host_do_not_fit_the_shortfall_is_reported(spec):
     small = hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=RESERVE + gpu_need(spec, 4) - 100)
-    m = estimate_fit(spec, small, FitRequest(ctx=256)).moe_offload
+    m = estimate_fit(spec, small, FA_ON).moe_offload
     assert (m.verdict, m.n_cpu_moe, m.shortfall) == ("does_not_fit", 4, {"gpu0": 100})
 
 

@@ -72,7 +72,8 @@ from gguf_budget.core.fit.server.checkpoints import CheckpointSettings, checkpoi
 from gguf_budget.core.fit.buffers.compute_graph import GraphSettings, compute_nodes, k_only, k_rotation, v_rotation
 from gguf_budget.core.fit.buffers.compute_graph import approximate as approximate_graph
 from gguf_budget.core.fit.buffers.cpu_work import work_bytes
-from gguf_budget.core.fit.buffers.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, backend_of
+from gguf_budget.core.fit.buffers.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, GpuBackend, backend_of
+from gguf_budget.core.fit.buffers.flash_attn_support import FlashAttn, attention_shapes, resolve
 from gguf_budget.core.fit.buffers.graph_alloc import buffer_size
 from gguf_budget.core.fit.placement.options import host_span, mapped_span
 from gguf_budget.core.fit.buffers.placed_graph import device_buffers
@@ -121,8 +122,30 @@ def reserved_outputs(s: EngineSettings) -> int:
 
 
 def flash_attn(s: EngineSettings) -> bool:
-    """Whether attention is fused: the request's choice, else the runtime's default."""
+    """Whether the context is made for fused attention: the request's choice, else the runtime's default (`auto`
+    counts as on until the devices resolve it, `attention`)."""
     return s.flash_attn if s.flash_attn is not None else PROFILES[s.runtime].flash_attn
+
+
+def asked_flash_attn(s: EngineSettings) -> bool | None:
+    """Rule 5: the request's on/off, else None where the runtime's default is llama.cpp's `auto`."""
+    return s.flash_attn if s.flash_attn is not None else (None if PROFILES[s.runtime].flash_attn else False)
+
+
+def attention(model: ModelSpec, s: EngineSettings, kv_type: KVType, v_type: KVType | None = None,
+              devices: tuple[DeviceLoad, ...] = (), gpus: tuple[GpuInfo, ...] = ()) -> FlashAttn:
+    """Rule 5: `-fa auto` resolved over the layers each GPU holds (`flash_attn_support`); on the CPU alone auto is
+    on."""
+    v = KVType(v_type if v_type is not None else kv_type)
+    L = model.n_layer
+    held: list[tuple[str, GpuBackend] | None] = [None] * L
+    for d, g in zip(devices[1:], gpus, strict=False):
+        backend = backend_of(g.vendor, s.gpu_backend, s.devices)
+        for il in range(*d.slots) if d.slots is not None else ():
+            if il < L:
+                held[il] = (BACKENDS[backend].device_name(g.index, g.name), backend)
+    return resolve(asked_flash_attn(s), attention_shapes(model, KVType(kv_type).value, v.value), tuple(held),
+                   v.quantized)
 
 
 def _swa_cells(model: ModelSpec, ctx: int, layout: SlotLayout, s: EngineSettings) -> int:
@@ -133,11 +156,12 @@ def _swa_cells(model: ModelSpec, ctx: int, layout: SlotLayout, s: EngineSettings
 
 
 def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSettings,
-                   v_type: KVType | None = None) -> GraphSettings:
+                   v_type: KVType | None = None, fa: FlashAttn | None = None) -> GraphSettings:
     """The worst-case ubatch llama.cpp reserves for: min(ubatch, cells) tokens (a multiple of the sequences), its
     caches' cells per stream (`slots` Rules 2, 4 and 5: one stream, or one per sequence). K and V are rotated each
     by its own cache's type (src/llama-kv-cache.cpp: `attn_rot_k` for a quantized type_k, `attn_rot_v` for type_v),
-    except through an absorbed MLA model's K-only input (`compute_graph.k_only`)."""
+    except through an absorbed MLA model's K-only input (`compute_graph.k_only`). `fa`: flash attention as the
+    devices resolve it (`attention`; None: as on the CPU alone)."""
     layout = SlotLayout(s.n_seq, s.kv_unified)
     full = layout.ctx_seq(ctx)
     tokens = layout.reserve_tokens(ctx, s.ubatch)
@@ -145,7 +169,9 @@ def graph_settings(model: ModelSpec, ctx: int, kv_type: KVType, s: EngineSetting
     k_block, k_size = GGML_QUANT_SIZES[KV_TYPES[KVType(kv_type)]]
     v_block, v_size = GGML_QUANT_SIZES[KV_TYPES[v]]
     rotless = k_only(model)
-    return GraphSettings(ubatch=tokens, outputs=min(reserved_outputs(s), tokens), flash_attn=flash_attn(s), full_cells=full,
+    fa = fa if fa is not None else attention(model, s, kv_type, v_type)
+    return GraphSettings(ubatch=tokens, outputs=min(reserved_outputs(s), tokens), flash_attn=fa.fused, v_flat=fa.v_flat,
+                         full_cells=full,
                          swa_cells=_swa_cells(model, ctx, layout, s),
                          rot_k=0 if rotless else k_rotation(model.head_dim_k, KVType(kv_type).quantized),
                          rot_v=0 if rotless else v_rotation(model.head_dim_v, v.quantized), k_size=k_size / k_block,
@@ -248,7 +274,7 @@ def device_computes(model: ModelSpec, ctx: int | None, kv_type: KVType, settings
     """Rule 5 per device, host first (as `devices`); None throughout when the context is unknown."""
     if not ctx:
         return (None,) * len(devices)
-    gs = graph_settings(model, ctx, kv_type, settings, v_type)
+    gs = graph_settings(model, ctx, kv_type, settings, v_type, attention(model, settings, kv_type, v_type, devices, gpus))
     if not gpus:
         return (compute_buffer(model, gs)[0],)
     *on_gpus, on_host = device_compute(model, gs, backends_of(model, settings, devices, gpus, all_offloaded,
@@ -279,6 +305,7 @@ class _Run:
     host_layers: int
     repacked: frozenset[str]
     on_gpu: bool
+    fa: FlashAttn
 
 
 def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
@@ -291,9 +318,9 @@ def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
 
 
 def _touched_compute(run: _Run, rows: int, tokens: int) -> int:
-    base = graph_settings(run.model, run.ctx, run.kv_type, run.settings, run.v_type)
+    base = graph_settings(run.model, run.ctx, run.kv_type, run.settings, run.v_type, run.fa)
     g = GraphSettings(ubatch=rows, outputs=1, flash_attn=base.flash_attn, full_cells=_spanned(base.full_cells, tokens),
-                      swa_cells=_spanned(base.swa_cells, tokens), rot_k=base.rot_k, rot_v=base.rot_v)
+                      swa_cells=_spanned(base.swa_cells, tokens), rot_k=base.rot_k, rot_v=base.rot_v, v_flat=base.v_flat)
     whole, inputs = compute_buffer(run.model, g)
     return inputs if run.on_gpu else whole
 
@@ -303,7 +330,7 @@ def resident(run: _Run, w: Workload) -> Resident:
     s, model = run.settings, run.model
     profile = PROFILES[s.runtime]
     graphs = _graphs(run, w)
-    base = graph_settings(model, run.ctx, run.kv_type, s, run.v_type)
+    base = graph_settings(model, run.ctx, run.kv_type, s, run.v_type, run.fa)
     compute = max(_touched_compute(run, rows, tokens) for rows, tokens in graphs)
     work = max(work_bytes(model, run.host_layers, rows, 1, _spanned(base.full_cells, tokens), base.flash_attn,
                           s.threads, run.repacked, KV_TYPES[run.kv_type]) for rows, tokens in graphs)
@@ -332,6 +359,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
                   if backends is not None and settings.overrides else None)
     repack = (repack_buffer(model, features, host_blocks, output_on_host, host_names)
               if features is not None and settings.repack and not host_buffer else Repack((), 0))
+    fa = attention(model, settings, kv_type, v_type, devices, gpus)
     computes = device_computes(model, ctx, kv_type, settings, devices, gpus, all_offloaded, v_type,
                                frozenset(repack.tensors))
     on_gpu = any(d.weights or d.kv for d in gpu_loads)
@@ -352,10 +380,10 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     along: tuple[Resident, ...] = ()
     if ctx and out[0].kv is not None and out[0].compute is not None:
         run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), v_type=v_type, settings=settings, host=out[0],
-                   host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu))
+                   host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu), fa=fa)
         short, full = resident(run, settings.short), resident(run, Workload(prompt=ctx))
         along = tuple(resident(run, w) for w in workloads)
     return RuntimeMemory(settings=settings, devices=tuple(out), repacked_tensors=repack.tensors, cpu_features=features,
                          compute_approximate=approximate_graph(model) or bool(on_gpu), short=short, full=full,
-                         along=along)
+                         along=along, attention=fa)
 

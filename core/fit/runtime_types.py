@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.fit.buffers.backends import GpuBackend
+from gguf_budget.core.fit.buffers.flash_attn_support import FlashAttn
 from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.vocab import TextEnum
 
@@ -219,6 +220,8 @@ class RuntimeMemory:
     full: Resident | None = None
     along: tuple[Resident, ...] = ()
     """The resident figures after each of the workloads asked for beside the band (a session's requests)."""
+    attention: FlashAttn | None = None
+    """Flash attention as asked and as the devices resolved it (`flash_attn_support`)."""
 
     @property
     def host(self) -> DeviceMemory:

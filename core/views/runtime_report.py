@@ -13,6 +13,9 @@ Rule 2: the host's predicted peak RSS is a band for the runtime assumed (llama-s
         verdict counts), the same in `fit`'s text, its JSON (`peak_memory`) and the side panel.
 Rule 3: the reserves are a safety margin on top, shown apart; the verdict's basis is said in
         words (`runtime_types.VERDICT_BASIS`), as is the revision the rules follow.
+Rule 4: flash attention as asked and as the devices resolve it: `on`, `off`, `auto → on`, or `auto → off on
+        CUDA0 (no kernel for K 192/V 128 at GQA 1)` (`flash_attn_support`); the JSON's `flash_attn` is the
+        resolved answer, `flash_attn_asked` the request and `flash_attn_why` the refusal.
 """
 
 from __future__ import annotations
@@ -44,6 +47,25 @@ def resident_dict(r: Resident | None) -> dict[str, Any] | None:
             "total": r.total}
 
 
+def flash_attn_words(m: RuntimeMemory) -> str:
+    """Rule 4."""
+    a = m.attention
+    if a is None:
+        return "on" if flash_attn(m.settings) else "off"
+    if a.asked is not None:
+        return "on" if a.asked else "off"
+    if a.fused:
+        return "auto → on"
+    return f"auto → off{_refusal(m)}"
+
+
+def _refusal(m: RuntimeMemory) -> str:
+    a = m.attention
+    if a is None or a.refused_by is None or a.shape is None:
+        return ""
+    return f" on {a.refused_by} (no kernel for {a.shape.words()})"
+
+
 def runtime_dict(fit: FitEstimate) -> dict[str, Any] | None:
     """The `runtime_memory` key of `fit --json` (Rules 1–3); None without a context."""
     m = fit.memory
@@ -51,10 +73,15 @@ def runtime_dict(fit: FitEstimate) -> dict[str, Any] | None:
         return None
     s = m.settings
     reserves = {d.name: d.reserve for d in fit.devices}
+    fa = m.attention
+    asked = fa.asked if fa is not None else flash_attn(s)
     return {
         "engine": LLAMA_CPP_SOURCE,
         "runtime": s.runtime.value,
-        "settings": {"ubatch": s.ubatch, "outputs": reserved_outputs(s), "flash_attn": flash_attn(s),
+        "settings": {"ubatch": s.ubatch, "outputs": reserved_outputs(s),
+                     "flash_attn": fa.fused if fa is not None else flash_attn(s),
+                     "flash_attn_asked": "auto" if asked is None else "on" if asked else "off",
+                     "flash_attn_why": _refusal(m).removeprefix(" ") or None,
                      "swa_full": s.swa_full, "mmap": s.mmap, "repack": s.repack, "threads": s.threads,
                      "cpu_features": sorted(m.cpu_features) if m.cpu_features is not None else None},
         "devices": [_device_dict(d, reserves.get(d.name, 0)) for d in m.devices],
@@ -145,7 +172,7 @@ def runtime_rows(fit: FitEstimate) -> list[tuple[str, str]]:
         return []
     s = m.settings
     how = (f"ubatch {s.ubatch}, {reserved_outputs(s)} output row(s) reserved, flash attention "
-           f"{'on' if flash_attn(s) else 'off'}, {'mmap' if s.mmap else 'no mmap (-lm none)'}"
+           f"{flash_attn_words(m)}, {'mmap' if s.mmap else 'no mmap (-lm none)'}"
            f"{', full-size SWA cache' if s.swa_full else ''}")
     rows = [("llama.cpp", f"{s.runtime} would reserve (per {LLAMA_CPP_SOURCE}; {how}; {_features(m)}):")]
     reserves = {d.name: d.reserve for d in fit.devices}

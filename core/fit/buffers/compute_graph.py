@@ -6,12 +6,14 @@ places, with their sizes; weights and the KV cache live elsewhere.
 
 Rule 1: inputs first: token ids, the embeddings input, positions, per cache a KQ mask (f16
         [cells, ubatch] with flash attention, f32 without) and K/V row indices (V indices cover
-        every element of a row without flash attention, the cache being transposed), the output
+        every element of a row without flash attention, the cache being transposed — unless the cache was
+        made for flash attention that `-fa auto` then resolved off, `v_flat`), the output
         ids, and the Hadamard matrices of a quantized cache (K: the largest power-of-two
         multiple of 64 dividing the head size, V: 64; only for head sizes that are multiples of 64).
 Rule 2: a block: norm → Q, K, V projections (Q/K norms, rope, gemma's Q scale), K/V written to
         the cache, attention (flash: one output; else KQ [cells, ubatch, heads], soft-max in place,
-        KQV and a contiguous copy), output projection, residual, norm, FFN (gate, up, GLU, down;
+        KQV and a contiguous copy; an untransposed V, `v_flat`, is first copied transposed in the cache's
+        type: llama-graph.cpp `build_attn_mha`'s `v_cont`), output projection, residual, norm, FFN (gate, up, GLU, down;
         MoE: router, top-k, experts' gate/up/GLU/down, weighting, sum), residual. Norms, adds,
         scales and rope work in place, except where llama.cpp's dumps show a copy: the roped Q
         without flash attention and gemma's scaled Q.
@@ -76,6 +78,9 @@ class GraphSettings:
     k_size: float = 2.0
     """Bytes per element of the K cache (f16: 2; a view of it copied to another device takes that much)."""
     v_size: float = 2.0
+    v_flat: bool = False
+    """The V cache is untransposed though attention is not fused: made while `-fa auto` counted as on, resolved off
+    after (src/llama-context.cpp: the cache is made before `resolve_fused_ops`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -272,7 +277,7 @@ def _inputs(b: _Builder, s: GraphSettings, n_embd: int, v_row: int, has_swa: boo
         cells = s.swa_cells if swa else s.full_cells
         masks[swa] = b.add(cells * T * (F16 if s.flash_attn else F32), is_input=True)
         k_idx = b.add(I64 * T, is_input=True)
-        idxs[swa] = (k_idx, b.add(I64 * T * (1 if s.flash_attn else v_row), is_input=True) if v_row else "")
+        idxs[swa] = (k_idx, b.add(I64 * T * (1 if s.flash_attn or s.v_flat else v_row), is_input=True) if v_row else "")
     out_ids = b.add(I32 * s.outputs, is_input=True)
     rot_k = b.add(F32 * s.rot_k * s.rot_k, is_input=True) if s.rot_k else None
     rot_v = b.add(F32 * s.rot_v * s.rot_v, is_input=True) if s.rot_v else None
@@ -390,9 +395,10 @@ def _attend(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, q: str
     if s.flash_attn:
         out = b.add(out_bytes, q_view, inp.masks[blk.swa], set_k, set_v, op="flash_attn")
         return b.add(out_bytes, b.view(out, out_bytes), inp.rot_v, op="mul_mat") if inp.rot_v else out
+    v = b.add(int(cells * blk.v * s.v_size), b.view(set_v), op="cont") if s.v_flat else set_v
     kq = b.add(F32 * cells * T * blk.n_head, set_k, q_view, op="mul_mat")
     kq = b.add(F32 * cells * T * blk.n_head, kq, inp.masks[blk.swa], inplace=True, op="soft_max")
-    kqv = b.add(out_bytes, set_v, kq, op="mul_mat")
+    kqv = b.add(out_bytes, v, kq, op="mul_mat")
     return b.add(out_bytes, b.view(kqv, out_bytes), op="cont")
 
 
