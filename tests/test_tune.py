@@ -320,3 +320,19 @@ def test_a_heavy_loss_type_is_chosen_only_when_allowed_and_any_type_below_the_fi
         return
     assert allow or a.best.bits >= HEAVY_LOSS_BPW
     assert (a.best.bits < 8.5) == any("fewer bits cost quality" in n for n in a.notes)  # the file is Q8_0, 8.50 bits
+
+
+def test_a_goal_asked_in_the_window_keeps_the_open_file():
+    """`goal` Rule 2: the window's question searches the open file's own type only, so applying its answer never swaps
+    the model under the person; the same goal from the CLI, with the repository known, answers another type."""
+    from gguf_budget.core.explorer.goal import DEFAULT_FLOORS, window_floors
+
+    model = _hub_model("hub")
+    machine = replace(hypothetical_machine(16 * GiB), cpu_features=frozenset())
+    state = ExplorerState(model=model, machine=machine)
+    assert DEFAULT_FLOORS == window_floors(DEFAULT_FLOORS.min_tok_s, DEFAULT_FLOORS.min_ctx)
+    window = tune(model, state, Goal.MAX_SPEED, window_floors(0.0, 4096))
+    assert window.quants == () and window.best is not None and window.best.knobs.quant is None
+    assert window.state is not None and window.state.model is model
+    cli = _hub_tune("hub", Goal.MAX_SPEED)
+    assert cli.best is not None and cli.best.knobs.quant is not None

@@ -5,7 +5,9 @@ Rule 1: the goals are `tune`'s (`tune.Goal`) and "none" (no search: the knobs st
         for max-slots); a goal's phrase names the floors that shape its answer: the speed floor when there is one,
         and the context floor for every goal but max-ctx (whose answer is the context itself).
 Rule 2: the floors a control starts at are `Constraints()`'s — the CLI's defaults — so the window and
-        `gguf-budget tune` ask the same question the same way.
+        `gguf-budget tune` ask the same question the same way, but for one thing: a goal in the window keeps the
+        open file's type (`Constraints.keep_file_type`) — opening another quantization is the person's act (the
+        Quants view prices them), never a side effect of a goal.
 Rule 3: an applied goal (`state.AppliedGoal`) is kept in the state with its answer in words and the settings the
         answer made. While the full load reads what those settings give it (`derive` compares the two full loads'
         keys, `FullLoadKey`: the model, the machine and every knob the fit reads), the goal line says the goal met and
@@ -24,7 +26,7 @@ from gguf_budget.core.units import human_bytes
 
 GOAL_CHOICES: tuple[Goal | None, ...] = (None, *Goal)
 """The control's choices, in its order: none first."""
-DEFAULT_FLOORS = Constraints()
+DEFAULT_FLOORS = Constraints(keep_file_type=True)
 """Rule 2."""
 NAMES: dict[Goal | None, str] = {
     None: "none", Goal.MAX_CTX: "longest context", Goal.MAX_SPEED: "fastest decode",
@@ -55,7 +57,12 @@ def applied_choice(applied: AppliedGoal | None) -> tuple[Goal | None, Constraint
     """The control's goal and floors for the goal last applied (none: no goal, the default floors)."""
     if applied is None:
         return None, DEFAULT_FLOORS
-    return Goal(applied.goal), Constraints(min_tok_s=applied.min_tok_s, min_ctx=applied.min_ctx)
+    return Goal(applied.goal), window_floors(applied.min_tok_s, applied.min_ctx)
+
+
+def window_floors(min_tok_s: float, min_ctx: int) -> Constraints:
+    """Rule 2: the window's question with these floors (RequestError for a value `tune` refuses)."""
+    return Constraints(min_tok_s=min_tok_s, min_ctx=min_ctx, keep_file_type=True)
 
 
 def ctx_floor_label(goal: Goal | None) -> str:

@@ -8,7 +8,8 @@ Rule 1: a candidate is the person's state with some of llama.cpp's options repla
         the fewest layers that still meet the speed floor, bisected), `-np`, `-c` and — when the model's Hub
         repository is known (`views.remote_command.source_repo`: opened from the Hub, or a file of the Hugging
         Face cache) — the quantization, every type of the quant ladder (`quant.ladder.price_types`) but those
-        with heavy loss (`quant.ladder.loses_heavily`) unless `allow_heavy_quant`.
+        with heavy loss (`quant.ladder.loses_heavily`) unless `allow_heavy_quant`; not when `keep_file_type`
+        (the window's goals: another file is the person's to open, from the Quants view, not a knob to set).
 Rule 2: every candidate is priced by `full_load` (fit + speed) — the one pricing path `fit` and the window use — and
         is admissible when its verdict is admitted and its decode (`SpeedEstimate.tok_s`, an empty cache) meets the
         floor. The answer's command is that full load's `fit.command` (a priced type's names the type it is).
@@ -90,6 +91,8 @@ class Constraints:
     min_ctx: int = DEFAULT_CTX
     allow_q4_kv: bool = False
     allow_heavy_quant: bool = False
+    keep_file_type: bool = False
+    """Rule 1: search the open file's own type only."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_tok_s < 1e9 or not 1 <= self.min_ctx < 2**31:
@@ -192,11 +195,11 @@ class _Variant:
     heavy: bool
 
 
-def _variants(model: ModelSpec, allow_heavy: bool) -> tuple[_Variant, ...]:
+def _variants(model: ModelSpec, allow_heavy: bool, keep: bool) -> tuple[_Variant, ...]:
     """Rule 1: the file's own type first, then — when its repository is known — every other type of the ladder, most
     bits first, less those with heavy loss unless allowed. Without a quant search every bits figure is 0."""
     own = _Variant(None, model, TokenPrices.of(model), 0.0, False)
-    if model.priced_type is not None or source_repo(model.path) is None:
+    if keep or model.priced_type is not None or source_repo(model.path) is None:
         return (own,)
     priced = price_types(model)
     elements = sum(prod(t.shape) for t in model.tensors)
@@ -411,7 +414,7 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
     if state.machine is None:
         raise RequestError("tune needs a machine (this one, or a hypothetical one)")
     goal = Goal(goal)
-    variants = _variants(model, constraints.allow_heavy_quant)
+    variants = _variants(model, constraints.allow_heavy_quant, constraints.keep_file_type)
     p = _Pricer(model, state, constraints.min_tok_s, variants)
     ceiling = ctx_ceiling(model.context_length, state.ctx_cap)
     floor_ctx = min(constraints.min_ctx, ceiling)

@@ -27,7 +27,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.goal import (
     APPLY_TIP, CANCEL_TIP, CANCELLED, DEFAULT_FLOORS, GOAL_CHOICES, GOAL_TIP, MOVED, NAMES, NO_SPEED_FLOOR, SPEED_FLOOR,
-    SPEED_FLOOR_HIGH, SPEED_TIP, TIPS, applied_choice, ctx_floor_label, ctx_floor_tip, searching_text,
+    SPEED_FLOOR_HIGH, SPEED_TIP, TIPS, applied_choice, ctx_floor_label, ctx_floor_tip, searching_text, window_floors,
 )
 from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.core.explorer.session import ApplyGoal, ClearGoal, Session
@@ -91,7 +91,7 @@ class GoalControl(QWidget):
 
     def floors(self) -> Constraints:
         """The floors as `tune` takes them (RequestError for a value it refuses)."""
-        return Constraints(min_tok_s=self.min_tok_s.value(), min_ctx=self.min_ctx.value())
+        return window_floors(self.min_tok_s.value(), self.min_ctx.value())
 
     def set_busy(self, busy: bool) -> None:
         self.busy.setVisible(busy)
