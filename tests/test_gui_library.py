@@ -216,4 +216,4 @@ def test_only_the_rows_shown_are_judged_with_a_thousand_models(qtbot, tmp_path, 
     assert len(asked) == before and all("fits" in cell or "won't" in cell for cell in again)
     grid.sortByColumn(4, Qt.SortOrder.AscendingOrder)  # a sort by the verdict needs every verdict
     qtbot.waitUntil(lambda: not any(e.unjudged() for e in table.entries()), timeout=120000)
-    assert len(set(asked)) == 1000 and len(asked) < 1000 + 50  # again only rows shown while the rest were judged
+    assert len(set(asked)) == 1000 and len(asked) == 1000  # each once: the GUI thread judges none while the worker does

@@ -90,6 +90,7 @@ class LibraryView(QWidget):
         """Rule 5: the verdicts judged here, by the settings' key, then path and file key: a rescan judges none again."""
         self._judge_rest = BackgroundCall(judge_all, parent=self)
         self._judge_rest.succeeded.connect(self._all_judged)
+        self._judge_rest.failed.connect(lambda _: self.table.take_back())
         self.table.verdictsWanted.connect(self._judge_the_rest)
         self.view = _named(QTableView(), "libraryTable")
         self.view.setModel(self.table)
@@ -152,7 +153,7 @@ class LibraryView(QWidget):
     def _judge_the_rest(self) -> None:
         """Rule 5."""
         if self._judge is not None and not self._judge_rest.busy:
-            self._judge_rest.start(self._judge, self.table.entries())
+            self._judge_rest.start(self._judge, self.table.hand_over())
 
     def add_folder(self, folder: Path) -> None:
         """Remember `folder` and scan; a folder list that cannot be written (its folder is a file, or read-only)

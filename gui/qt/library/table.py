@@ -14,7 +14,8 @@ Rule 5: verdicts are judged lazily, for what is shown (`core.library.scan` Rule 
         the rows painted, and those scrolled into view; with 1,000 models a table 20 rows tall judges
         about 20. A sort by a verdict column, or a filter, needs every verdict: `verdictsWanted` asks the
         view to judge the rest off the GUI thread (`set_rows` then shows them), in the meantime a row not
-        yet judged sorts and matches by its other cells.
+        yet judged sorts and matches by its other cells, and the GUI thread judges nothing (`hand_over`):
+        one thread judges at a time, and no row twice.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class LibraryTable(QAbstractTableModel):
 
     def __init__(self) -> None:
         super().__init__()
+        self._handed: Judge | None = None
         self._set(table_rows(()), None)
         self._shown: list[int] = []
         self._needle = ""
@@ -84,7 +86,7 @@ class LibraryTable(QAbstractTableModel):
         self._entries, self._cells = list(rows.entries), list(rows.cells)
         self._keys = [list(column) for column in rows.keys]
         self._haystack = list(rows.haystack)
-        self._judge = judge
+        self._judge, self._handed = judge, None
 
     def set_rows(self, rows: TableRows, judge: Judge | None = None) -> None:
         """Show `rows`; `judge` judges a row not judged yet when it is first shown (Rule 5)."""
@@ -97,6 +99,16 @@ class LibraryTable(QAbstractTableModel):
     def entries(self) -> tuple[LibraryEntry[Assessment], ...]:
         """Every row's entry as it stands (judged or not), in scan order."""
         return tuple(self._entries)
+
+    def hand_over(self) -> tuple[LibraryEntry[Assessment], ...]:
+        """Rule 5: every row's entry, for a worker to judge the rest; until its rows come back (`set_rows`) or it
+        fails (`take_back`), no row is judged here: one thread judges at a time, and no row twice."""
+        self._judge, self._handed = None, self._judge
+        return self.entries()
+
+    def take_back(self) -> None:
+        """Rule 5: the worker failed; rows are judged here again as they are shown."""
+        self._judge = self._judge or self._handed
 
     def _judged(self, i: int) -> None:
         """Rule 5: row `i` judged, its cells, sort keys and filter text with it."""
