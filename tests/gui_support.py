@@ -8,6 +8,7 @@ settings or another test's, and none opens the user's file manager.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
@@ -108,6 +109,19 @@ def laptop(qtbot, make_explorer: Callable[..., Explorer], write_model: Callable[
     qtbot.waitUntil(lambda: sweep.result() is not None and not sweep.worker.busy)
     settle(qtbot, window)
     return explorer
+
+
+def window_on_typed_cpu(qtbot, make_window: Callable[..., MainWindow], path: Path, available: int) -> MainWindow:
+    """A window probing a machine with `available` bytes free, no GPU and no CPU kernel features (what `fit`'s
+    `--host-available N --no-gpu --cpu-features none` describes), showing the model at `path`."""
+    def machine() -> HardwareSnapshot:
+        return replace(hypothetical_machine(available), cpu_features=frozenset())
+
+    w = make_window(probe_backend=machine)
+    qtbot.waitUntil(lambda: w.session.state.machine is not None, timeout=5000)
+    w.model_path = path
+    open_model(qtbot, w, path)
+    return w
 
 
 def open_model(qtbot, window: MainWindow, path: Path | str) -> ModelSpec:

@@ -14,10 +14,9 @@ from dataclasses import replace
 
 import pytest
 from gguf_factory import ArchDesc
-from gui_support import GIB, child, open_model, settle, type_into
+from gui_support import GIB, child, settle, window_on_typed_cpu, type_into
 from PySide6.QtCore import Qt, QThreadPool
 
-from gguf_budget.core import hypothetical_machine
 from gguf_budget.core.explorer.goal import CANCELLED, GOAL_CHOICES
 from gguf_budget.core.explorer.tune import Goal
 from gguf_budget.gui.cli import main
@@ -30,16 +29,9 @@ FLOORS = {Goal.MAX_CTX: (5.0, 4096), Goal.MAX_SPEED: (0.0, 8192), Goal.MAX_SLOTS
           Goal.LEAST_MEMORY: (0.0, 4096)}
 
 
-def machine():
-    return replace(hypothetical_machine(AVAILABLE), cpu_features=frozenset())
-
-
 @pytest.fixture
 def window(qtbot, make_window, write_model):
-    w = make_window(probe_backend=machine)
-    qtbot.waitUntil(lambda: w.session.state.machine is not None, timeout=5000)
-    w.model_path = write_model(DESC, "goal-llama.gguf")
-    open_model(qtbot, w, w.model_path)
+    w = window_on_typed_cpu(qtbot, make_window, write_model(DESC, "goal-llama.gguf"), AVAILABLE)
     qtbot.waitUntil(lambda: w.bandwidths_measured(), timeout=10000)
     settle(qtbot, w)
     return w

@@ -7,14 +7,12 @@ machine with the same flags, so every figure on screen is `fit`'s.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 from gguf_factory import ArchDesc
-from gui_support import GIB, child, open_model, settle
+from gui_support import GIB, child, settle, window_on_typed_cpu
 from PySide6.QtCore import Qt
 
-from gguf_budget.core import hypothetical_machine
 from gguf_budget.core.explorer.ctx_tiers import rate_text
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.cli import main
@@ -25,17 +23,9 @@ AVAILABLE = 8 * GIB
 FLAGS = ["--host-available", str(AVAILABLE), "--no-gpu", "--cpu-features", "none", "--no-measure"]
 
 
-def machine():
-    return replace(hypothetical_machine(AVAILABLE), cpu_features=frozenset())
-
-
 @pytest.fixture
 def window(qtbot, make_window, write_model):
-    w = make_window(probe_backend=machine)
-    qtbot.waitUntil(lambda: w.session.state.machine is not None, timeout=5000)
-    w.model_path = write_model(DESC, "strip-llama.gguf")
-    open_model(qtbot, w, w.model_path)
-    return w
+    return window_on_typed_cpu(qtbot, make_window, write_model(DESC, "strip-llama.gguf"), AVAILABLE)
 
 
 def fit_json(capsys, path, ctx: int | None) -> dict:
