@@ -471,3 +471,16 @@ def test_the_command_printed_is_the_programs_own(capsys, runtime):
         assert cmd.program.value == runtime.value and cmd.settings.ctx == 8192 and cmd.settings.ubatch == 256
     assert main([*argv[:-12], "--print-command", *argv[-11:]]) == 0
     assert capsys.readouterr().out.strip() == program["text"].strip()
+
+
+def test_n_cpu_moe_and_an_ot_place_the_weights_together(models):
+    """`--n-cpu-moe 12` beside one `-ot` moves both: the twelve blocks' experts and the named tensor are on the
+    host (the placement once priced the weights by the `-ot` alone and counted the twelve blocks back on the GPU)."""
+    m = models["qwen3-30b-a3b-instruct-2507"]
+    machine = hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=80 * GiB)
+    base = ["-c", "8192", "-ngl", "all"]
+    moe = _load(m, [*base, "--n-cpu-moe", "12"], machine)[1].fit
+    both = _load(m, [*base, "--n-cpu-moe", "12", "-ot", r"blk\.40\.ffn_down_exps\.weight=CPU"], machine)[1].fit
+    moved = next(t.nbytes for t in m.tensors if t.name == "blk.40.ffn_down_exps.weight")
+    assert both.devices[0].weights - moe.devices[0].weights == moved
+    assert moe.devices[1].weights - both.devices[1].weights == moved
