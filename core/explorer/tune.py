@@ -97,6 +97,9 @@ class Constraints:
     allow_heavy_quant: bool = False
     keep_file_type: bool = False
     """Rule 1: search the open file's own type only."""
+    place_experts: bool = True
+    """Rule 7: search the `-ot` expert placement (False: `--n-cpu-moe` is the only expert knob, the command has no
+    `-ot` regex)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_tok_s < 1e9 or not 1 <= self.min_ctx < 2**31:
@@ -468,7 +471,7 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
         held = max(found, key=rank).knobs
         for v in variants[1:]:
             search(replace(held, quant=v.name))
-    if found and model.routed_expert_bytes and state.machine.gpus:
+    if found and constraints.place_experts and model.routed_expert_bytes and state.machine.gpus:
         placed = _expert_placement(p, max(found, key=rank))
         if placed is not None and goal in (Goal.MAX_CTX, Goal.MAX_SLOTS):
             search(placed.knobs)  # Rule 4: its ctx or slots bisected up from the best so far's

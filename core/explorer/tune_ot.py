@@ -24,9 +24,11 @@ Rule 3: not quite independent, so priced, not predicted: a GPU's compute buffer 
         off), which the moved bytes do not see. The answer is the priced load that fits with the fewest bytes moved,
         so it always fits by the pricing; a host short ends the search (more levels only add to the host).
 Rule 4: spelled as llama.cpp reads it (`-ot PATTERN=BUFFER`, common/arg.cpp `parse_tensor_buffer_overrides`: a
-        comma separates overrides, so no pattern holds one): whole blocks that are 0 … N − 1 are `--n-cpu-moe N`,
-        any other set one `-ot blk\\.(i|j|…)\\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU`; the part blocks one `-ot`
-        per part. No two patterns find the same tensor, so their order does not matter.
+        comma separates overrides, so no pattern holds one): whole blocks alone that are 0 … N − 1 are
+        `--n-cpu-moe N`; any other set one `-ot blk\\.(i|j|…)\\.ffn_(up|down|gate|gate_up)_(ch|)exps=CPU`, and the
+        part blocks one `-ot` per part. No two patterns find the same tensor, so their order does not matter. Never
+        `--n-cpu-moe` beside `-ot`: llama.cpp adds both to its overrides, but the fit prices the experts
+        `--n-cpu-moe` moves only where no `-ot` is given.
 Rule 5: not searched: the layer split (`-ts`), a part block overflowing to the next GPU instead of the CPU (`--fit`
         does; a byte on another GPU is read at the same VRAM rate, so it would only move memory), the order of the
         blocks within a run (the first ones, as `--n-cpu-moe`), dense FFN and attention weights.
@@ -68,7 +70,8 @@ def runs_of(cand: Candidate) -> Runs:
 
 
 def _blocks(blocks: list[int]) -> str:
-    return rf"blk\.({'|'.join(str(b) for b in sorted(blocks))})"
+    """`blk\\.7` for one block, `blk\\.(0|1|24)` for several (the parenthesis keeps `1` from finding `blk.12`)."""
+    return rf"blk\.{blocks[0]}" if len(blocks) == 1 else rf"blk\.({'|'.join(str(b) for b in sorted(blocks))})"
 
 
 def spelled(runs: Runs, levels: tuple[int, ...]) -> tuple[int | None, tuple[TensorOverride, ...]]:
@@ -78,7 +81,7 @@ def spelled(runs: Runs, levels: tuple[int, ...]) -> tuple[int | None, tuple[Tens
     for (first, _), level in zip(runs, levels, strict=True):
         if level % STEPS:
             parts.setdefault(level % STEPS, []).append(first + level // STEPS)
-    prefix = bool(whole) and sorted(whole) == list(range(len(whole)))
+    prefix = bool(whole) and not parts and sorted(whole) == list(range(len(whole)))
     out = [] if prefix or not whole else [TensorOverride(_blocks(whole) + LLM_FFN_EXPS_REGEX, HOST)]
     out += [TensorOverride(_blocks(blocks) + PARTS[r], HOST) for r, blocks in sorted(parts.items())]
     return (len(whole) if prefix else None), tuple(out)
