@@ -40,11 +40,15 @@ Rule 6: what costs quality is never chosen silently: a q4_0 KV cache only when `
         when `allow_heavy_quant`; the answer's notes say what the chosen q4_0 cache, and a type with fewer bits
         per weight than the file's own, cost.
 Rule 7: MoE models on GPUs: once the knobs above are settled, the `-ot` expert placement (`tune_ot`): with the best
-        so far's other knobs, ctx and slots, every slot offloaded and the fewest routed experts per GPU on the host
-        that fit — whole blocks of each GPU's own run and part of one more — searched as one more candidate (its
-        ctx or slots bisected from the best so far's, Rule 4), so it is chosen only where Rule 3 ranks it first:
-        never slower than the best `--n-cpu-moe` answer for max-speed. Its decode reads each moved tensor from RAM
-        (`speed.token_bytes` Rule 10). The person's own `-ot` stays under every other candidate.
+        so far's other knobs, ctx and slots (nothing met the goal yet: the defaults at the smallest ctx asked), every
+        slot offloaded and the fewest routed experts per GPU on the host that fit — whole blocks of each GPU's own
+        run and part of one more — is one more candidate, chosen only where Rule 3 ranks it first: never slower
+        than the best `--n-cpu-moe` answer for max-speed. Its ctx and slots are the best so far's, not bisected
+        further: its levels are sized for them, so more would need more levels — a search of levels against ctx,
+        not monotone together (more levels fit more cache but read slower), which is not made; each `-ot` load
+        costs several plain ones. Where it is the only answer, its ctx or slots are bisected as Rule 4's are.
+        Its decode reads each moved tensor from RAM (`speed.token_bytes` Rule 10). The person's own `-ot` stays
+        under every other candidate.
 """
 
 from __future__ import annotations
@@ -471,12 +475,11 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
         held = max(found, key=rank).knobs
         for v in variants[1:]:
             search(replace(held, quant=v.name))
-    if found and constraints.place_experts and model.routed_expert_bytes and state.machine.gpus:
-        placed = _expert_placement(p, max(found, key=rank))
-        if placed is not None and goal in (Goal.MAX_CTX, Goal.MAX_SLOTS):
-            search(placed.knobs)  # Rule 4: its ctx or slots bisected up from the best so far's
-        elif placed is not None and p.ok(placed):
-            found.append(placed)
+    if constraints.place_experts and model.routed_expert_bytes and state.machine.gpus:
+        placed = _expert_placement(p, max(found, key=rank) if found else p.price(knobs[0], floor_ctx))
+        if placed is not None and not found:
+            search(placed.knobs)
+        found.extend([placed] if placed is not None and p.ok(placed) and found else [])
     if found and goal is Goal.LEAST_MEMORY:
         fewer = _fewest_layers(p, max(found, key=rank))
         found.extend([fewer] if fewer is not None else [])
