@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from functools import cache
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -65,7 +66,7 @@ def test_the_spelled_patterns_find_exactly_each_levels_experts(name, data):
     model = _model(name)
     cuts = sorted(data.draw(st.lists(st.integers(0, model.n_layer), min_size=1, max_size=3, unique=True)))
     edges = [0, *cuts, model.n_layer]
-    runs = tuple((a, b - a) for a, b in zip(edges, edges[1:]))
+    runs = tuple((a, b - a) for a, b in pairwise(edges))
     levels = tuple(data.draw(st.integers(0, count * STEPS)) for _, count in runs)
     n, ots = spelled(runs, levels)
     assert n is None or not ots  # never --n-cpu-moe beside -ot (the fit prices the pair wrongly)

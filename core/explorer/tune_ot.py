@@ -38,15 +38,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol, TypeVar
 
+from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.fit.placement.gpu_split import block_run
 from gguf_budget.core.fit.placement.moe import LLM_FFN_EXPS_REGEX
 from gguf_budget.core.fit.runtime_types import TensorOverride
 from gguf_budget.core.model.spec import ModelSpec
 
-if TYPE_CHECKING:
-    from gguf_budget.core.explorer.tune import Candidate
+
+class Priced(Protocol):
+    """A priced candidate (`tune.Candidate`): its full load."""
+
+    @property
+    def load(self) -> FullLoad: ...
+
+
+Candidate = TypeVar("Candidate", bound=Priced)
 
 STEPS = 3
 """Rule 1: levels per block."""
@@ -59,7 +67,7 @@ Runs = tuple[tuple[int, int], ...]
 """Per GPU, its run of blocks: (first block, count)."""
 
 
-def runs_of(cand: Candidate) -> Runs:
+def runs_of(cand: Priced) -> Runs:
     """Each GPU's run of blocks in a priced candidate (the output slot is no block)."""
     n_layer = cand.load.fit.n_layer
     out = []
