@@ -9,6 +9,7 @@ worse; the printed command reads back to the same placement; the window's goal c
 from __future__ import annotations
 
 import re
+import subprocess
 from dataclasses import replace
 from functools import cache
 from itertools import pairwise
@@ -17,6 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gguf_factory import write_gguf
+from llama_support import llama_engine
+from runnable_model import runnable_desc
+
 from gguf_budget.core import load_model
 from gguf_budget.core.explorer.full_load import full_load
 from gguf_budget.core.explorer.llama_question import ask
@@ -24,11 +29,13 @@ from gguf_budget.core.explorer.session import ApplyGoal, OpenModel, Session, Set
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.tune import Constraints, Goal, TuneAnswer, tune
 from gguf_budget.core.explorer.tune_ot import STEPS, _freed, spelled
+from gguf_budget.core.fit.engine_options import EngineOptions
 from gguf_budget.core.fit.placement.moe import expert_overrides
 from gguf_budget.core.fit.runtime_types import TensorOverride
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.llama_words.reader import read_llama_args
 from gguf_budget.core.machine.snapshot import hypothetical_machine
+from gguf_budget.core.measure.engine import EngineKind
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.token_bytes import TokenPrices
@@ -60,6 +67,20 @@ def _found(model: ModelSpec, overrides: tuple[TensorOverride, ...]) -> set[str]:
             if next((o.buffer for o in overrides if re.search(o.pattern, t.name)), None) == "CPU"}
 
 
+def _expected(model: ModelSpec, runs: tuple[tuple[int, int], ...], levels: tuple[int, ...]) -> set[str]:
+    """Rule 1 in words: per GPU the experts of the first k blocks of its run, then of the next block the down part
+    (r = 1) or the gate and down parts (r = 2); biases too, as llama.cpp's regex finds them."""
+    parts = {1: ("down",), 2: ("gate", "down")}
+    out = set()
+    for (first, _), level in zip(runs, levels, strict=True):
+        k, r = divmod(level, STEPS)
+        out |= {t.name for t in model.tensors if t.layer is not None and first <= t.layer < first + k
+                and ("_exps." in t.name or "_chexps." in t.name)}
+        out |= {t.name for t in model.tensors if t.layer == first + k and r
+                and any(f".ffn_{p}_exps." in t.name or f".ffn_{p}_chexps." in t.name for p in parts[r])}
+    return out
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(MOE), st.data())
 def test_the_spelled_patterns_find_exactly_each_levels_experts(name, data):
@@ -71,19 +92,33 @@ def test_the_spelled_patterns_find_exactly_each_levels_experts(name, data):
     n, ots = spelled(runs, levels)
     assert n is None or not ots  # never --n-cpu-moe beside -ot (the fit prices the pair wrongly)
     found = _found(model, ots + expert_overrides(n or 0))
-    parts = {1: ("down",), 2: ("gate", "down")}
-    expected = set()
-    for (first, _), level in zip(runs, levels, strict=True):
-        k, r = divmod(level, STEPS)
-        expected |= {t.name for t in model.tensors if t.layer is not None and first <= t.layer < first + k
-                     and ("_exps." in t.name or "_chexps." in t.name)}  # biases too, as llama.cpp's regex finds them
-        expected |= {t.name for t in model.tensors if t.layer == first + k and r
-                     and any(f".ffn_{p}_exps." in t.name or f".ffn_{p}_chexps." in t.name for p in parts[r])}
+    expected = _expected(model, runs, levels)
     assert found == expected
     for run, level in zip(runs, levels, strict=True):
         mine = spelled((run,), (level,))
         moved = _found(model, mine[1] + expert_overrides(mine[0] or 0))
         assert _freed(model, run)[level] == sum(t.nbytes for t in model.tensors if t.name in moved)
+
+
+@pytest.mark.parametrize(("runs", "levels"), [
+    (((0, 12),), (7,)),  # one GPU: two whole blocks and block 2's down experts
+    (((0, 6), (6, 6)), (4, 8)),  # two GPUs: blocks 0 and 6, 7 whole; block 1's down, block 8's gate and down
+    (((0, 4), (4, 4), (8, 4)), (12, 0, 2)),  # a whole run, nothing, a part alone
+    (((0, 12),), (9,)),  # blocks 0, 1, 2 whole: --n-cpu-moe 3
+])
+def test_llama_cpp_moves_exactly_the_tensors_the_spelled_command_names(tmp_path, runs, levels):
+    """The real llama.cpp (0c1e570) reads the `-ot` words as the printed command spells them (`EngineOptions.argv`)
+    and reports each tensor it moves ('buffer type overridden to CPU', -v): the same set Rule 1 names."""
+    path = write_gguf(tmp_path / "moe.gguf", replace(runnable_desc(12), name="tiny-runnable-moe", n_expert=4,
+                                                     n_expert_used=2))[0]
+    n, ots = spelled(runs, levels)
+    argv = EngineOptions(overrides=ots).argv() + (["--n-cpu-moe", str(n)] if n is not None else [])
+    engine = llama_engine(EngineKind.COMPLETION)
+    done = subprocess.run([engine.executable, "-m", str(path), "-c", "512", "-t", "1", "-p", "hi", "-n", "1",
+                           "--no-warmup", "-v", *argv], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    moved = set(re.findall(r"tensor (\S+) \(.*\) buffer type overridden to CPU", done.stdout + done.stderr))
+    assert moved == _expected(load_model(path), runs, levels) != set()
 
 
 @pytest.mark.parametrize("name", MOE)
