@@ -45,6 +45,7 @@ from gguf_budget.core.fit.placement.gpu_split import block_run
 from gguf_budget.core.fit.placement.moe import LLM_FFN_EXPS_REGEX
 from gguf_budget.core.fit.runtime_types import TensorOverride
 from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.speed.token_bytes import HOST_BUFFER
 
 
 class Priced(Protocol):
@@ -60,7 +61,6 @@ STEPS = 3
 """Rule 1: levels per block."""
 PARTS = {1: r"\.ffn_down_(ch|)exps", 2: r"\.ffn_(gate|gate_up|down)_(ch|)exps"}
 """Rule 1: the part of the block after the whole ones that goes to the host, by r."""
-HOST = "CPU"
 MAX_LOADS = 6
 
 Runs = tuple[tuple[int, int], ...]
@@ -90,8 +90,8 @@ def spelled(runs: Runs, levels: tuple[int, ...]) -> tuple[int | None, tuple[Tens
         if level % STEPS:
             parts.setdefault(level % STEPS, []).append(first + level // STEPS)
     prefix = bool(whole) and not parts and sorted(whole) == list(range(len(whole)))
-    out = [] if prefix or not whole else [TensorOverride(_blocks(whole) + LLM_FFN_EXPS_REGEX, HOST)]
-    out += [TensorOverride(_blocks(blocks) + PARTS[r], HOST) for r, blocks in sorted(parts.items())]
+    out = [] if prefix or not whole else [TensorOverride(_blocks(whole) + LLM_FFN_EXPS_REGEX, HOST_BUFFER)]
+    out += [TensorOverride(_blocks(blocks) + PARTS[r], HOST_BUFFER) for r, blocks in sorted(parts.items())]
     return (len(whole) if prefix else None), tuple(out)
 
 

@@ -323,7 +323,8 @@ def overridden(prices: TokenPrices, read: TokenBytes, host_blocks: int,
 
 
 def fit_token_bytes(prices: TokenPrices, fit: FitEstimate, tokens: int) -> TokenBytes | None:
-    """Rule 4 with `tokens` cached; None when the KV cache cannot be priced."""
+    """Rule 4 with `tokens` cached, experts and overridden weights where Rules 9–10 put them; None when the KV cache
+    cannot be priced."""
     if fit.kv.host is None or fit.kv.gpu is None:
         return None
     host_blocks = Placement(fit.n_layer, fit.gpu_layers, ()).host_blocks
