@@ -197,3 +197,14 @@ def test_the_windows_goal_carries_the_ot_placement_into_the_session():
     assert view.full_load is not None and view.full_load.speed is not None
     assert view.full_load.speed.tok_s == pytest.approx(answer.best.tok_s)
     assert session.state.goal is not None and session.state.goal.outcome.startswith("met")
+
+
+def test_a_floor_only_the_ot_placement_meets_is_met_and_its_context_searched():
+    """qwen3-30b-a3b on 2 × 6 GiB at ≥ 12 tok/s: `--n-cpu-moe` alone decodes ≈ 10 (nothing meets it); the placement
+    ≈ 15, so max-ctx answers with it, its ctx bisected from the floor."""
+    state = _state(MOE[0], 6, 2)
+    plain, placed = (tune(_model(MOE[0]), state, Goal.MAX_CTX, Constraints(min_tok_s=12.0, place_experts=p))
+                     for p in (False, True))
+    assert plain.best is None and plain.binding is not None and plain.binding.startswith("speed")
+    assert placed.best is not None and placed.best.knobs.overrides and placed.best.tok_s >= 12.0
+    assert placed.best.ctx >= 4096 and placed.best.load.fit.verdict.admitted

@@ -412,12 +412,13 @@ def _expert_placement(p: _Pricer, best: Candidate) -> Candidate | None:
     """Rule 7: `best`'s knobs with the fewest experts on the host per GPU that fit at its ctx and slots, every slot
     offloaded (`tune_ot`), priced; None when that family does not fit or is `best`'s own placement."""
     bare = replace(best.knobs, n_cpu_moe=None, overrides=(), gpu_layers=p.model.n_layer + 1)
-    none = p.price(bare, best.ctx, best.slots)
-    runs = runs_of(none)
+    every_expert = p.price(bare, best.ctx, best.slots)  # level 0: every expert on the GPUs
+    runs = runs_of(every_expert)
 
     def at(levels: tuple[int, ...]) -> Candidate:
         n, ots = spelled(runs, levels)
-        return none if n is None and not ots else p.price(replace(bare, n_cpu_moe=n, overrides=ots), best.ctx, best.slots)
+        moved = replace(bare, n_cpu_moe=n, overrides=ots)
+        return every_expert if moved == bare else p.price(moved, best.ctx, best.slots)
 
     found = fewest_levels(p.variants[best.knobs.quant].model, runs, at)
     if found is None or found.knobs == best.knobs or not (found.knobs.overrides or found.knobs.n_cpu_moe):
@@ -476,10 +477,11 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
         for v in variants[1:]:
             search(replace(held, quant=v.name))
     if constraints.place_experts and model.routed_expert_bytes and state.machine.gpus:
-        placed = _expert_placement(p, max(found, key=rank) if found else p.price(knobs[0], floor_ctx))
-        if placed is not None and not found:
-            search(placed.knobs)
-        found.extend([placed] if placed is not None and p.ok(placed) and found else [])
+        met = bool(found)
+        placed = _expert_placement(p, max(found, key=rank) if met else p.price(knobs[0], floor_ctx))
+        if placed is not None and not met:
+            search(placed.knobs)  # the only answer: its ctx or slots bisected (Rule 4)
+        found.extend([placed] if placed is not None and met and p.ok(placed) else [])
     if found and goal is Goal.LEAST_MEMORY:
         fewer = _fewest_layers(p, max(found, key=rank))
         found.extend([fewer] if fewer is not None else [])
