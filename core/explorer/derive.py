@@ -22,8 +22,9 @@ Rule 6: `derive(state, previous)` equals `derive(state)`; it only reuses the par
         largest ctx that fits. A budget tick then costs a plan and a speed estimate, plus one
         fit when ctx moved, instead of the max-ctx search's ten fits. The budget span is reused
         while the model object and the machine's total RAM stay. The full load's cheapest fix is reused with the
-        full load; the context tiers while nothing but the asked ctx moved and the largest ctx stayed (only the
-        chosen mark moves).
+        full load; each context tier while nothing but the asked ctx moved (a tier's figures are its own ctx's:
+        only the chosen and largest marks move, `ctx_tiers` Rule 4), so a tick that moves the largest ctx judges one
+        new tier at most.
 Rule 7: the headline's two answers and its goal line (`headline` Rules 5–7) and the context tiers (`ctx_tiers`) are
         the view's, so the window draws them and the CLI's `fit --tiers` prints the same numbers.
 """
@@ -36,9 +37,10 @@ from gguf_budget.core.model.context import ctx_slider_top
 from gguf_budget.core.explorer.budget_span import Span, budget_span, machine_total
 from gguf_budget.core.explorer.dock_inputs import DockInputs, dock_inputs
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
+from gguf_budget.core.fit.ctx.auto_ctx import largest_cap
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.explorer.captions import ctx_label, measured_row, pinned_caption, ring_note
-from gguf_budget.core.explorer.ctx_tiers import CtxTier, ctx_tiers
+from gguf_budget.core.explorer.ctx_tiers import CtxTier, marked, tier_asks, tier_figures
 from gguf_budget.core.explorer.goal import goal_line
 from gguf_budget.core.explorer.headline import (
     Headline, differ_line, full_load_line, full_load_name, load_answer, plan_answer, plan_headline,
@@ -62,6 +64,8 @@ from gguf_budget.core.views.plan_report import plan_text
 from gguf_budget.core.views.speed_view import plan_report_with_speed
 
 MiB = 1 << 20
+TIERS_KEPT = 64
+"""Rule 6: the context tiers kept by asked ctx (the fixed ones and the largest ctxs met since the key last moved)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +115,8 @@ class ExplorerView:
     fix: Fix | None = None
     tiers: tuple[CtxTier, ...] = ()
     tiers_key: FullLoadKey | None = None
+    tier_figures: tuple[tuple[int, CtxTier], ...] = ()
+    """Rule 6: every tier judged under `tiers_key`, unmarked, by the ctx asked (`ctx_tiers.tier_figures`)."""
 
     @property
     def fit(self) -> FitEstimate | None:
@@ -198,19 +204,21 @@ class _Reuse:
         return cheapest_fix(self.model, state, load, prices)
 
     def tiers(self, key: FullLoadKey | None, state: ExplorerState,
-              load: FullLoad | None) -> tuple[FullLoadKey | None, tuple[CtxTier, ...]]:
-        """The context tiers beside the full load (Rule 7), re-marked when only the asked ctx moved (Rule 6)."""
+              load: FullLoad | None) -> tuple[FullLoadKey | None, tuple[CtxTier, ...], tuple[tuple[int, CtxTier], ...]]:
+        """The context tiers beside the full load (Rule 7): a tier asked before under the same key but its ctx is
+        taken over, only re-marked (Rule 6; `ctx_tiers` Rule 4); (its key, the tiers, every tier kept by ask)."""
         if load is None or key is None:
-            return None, ()
+            return None, (), ()
         any_ctx = replace(key, request=replace(key.request, ctx=None))
         p = self.previous
-        if (p is not None and any_ctx.same(p.tiers_key) and p.full_load is not None
-                and p.full_load.max_ctx == load.max_ctx):
-            return any_ctx, tuple(replace(t, chosen=t.ctx == load.ctx) for t in p.tiers)
-        return any_ctx, ctx_tiers(self.model, state, load)
+        kept = dict(p.tier_figures) if p is not None and any_ctx.same(p.tiers_key) else {}
+        figures = tier_figures(self.model, state, tier_asks(self.model, load.max_ctx), kept)
+        newest = {**{ctx: t for ctx, t in kept.items() if ctx not in figures}, **figures}
+        return any_ctx, marked(figures, load), tuple(newest.items())[-TIERS_KEPT:]
 
-    def _known_max_ctx(self, key: FullLoadKey) -> tuple[int, int | None] | None:
-        """The previous full load's (GPU layers, largest ctx) when only an asked ctx moved (`full_load` Rule 2)."""
+    def _known_max_ctx(self, key: FullLoadKey) -> tuple[int, int, int | None] | None:
+        """The previous full load's (GPU layers, the cap its largest ctx was searched to, that largest ctx) when only
+        an asked ctx moved (`full_load` Rule 2)."""
         p = self.previous
         if p is None or p.full_load is None or p.full_load_key is None or p.full_load_key.model is not self.model:
             return None
@@ -218,7 +226,7 @@ class _Reuse:
         before, now = previous.request.ctx, key.request.ctx
         if before is None or now is None or replace(previous, request=replace(previous.request, ctx=now)) != key:
             return None
-        return p.full_load.fit.gpu_layers, p.full_load.max_ctx
+        return p.full_load.fit.gpu_layers, largest_cap(p.full_load.choice), p.full_load.max_ctx
 
 
 def _line(load: FullLoad | None, error: str | None, state: ExplorerState) -> str:
@@ -253,7 +261,7 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     prices = reuse.prices()
     key, load, load_error = reuse.full_load(state, prices)
     line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
-    tiers_key, tiers = reuse.tiers(key, state, load)
+    tiers_key, tiers, figures = reuse.tiers(key, state, load)
     text = f"CANNOT PLAN — {message}"
     headline = Headline(state=BannerState.ERROR, text=text, full_load=line, plan=refused_answer(text),
                         load=load_answer(load, fix, line), goal=_goal_line(state, key))
@@ -262,7 +270,8 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
                         ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
                         full_load=load, plan_speed=None, headline=headline, pinned_caption="—", ctx_label=ctx,
                         ring_note="", prices=prices, full_load_key=key, full_load_error=load_error, fix=fix,
-                        tiers=tiers, tiers_key=tiers_key, docks=dock_inputs(state, _docks(reuse.previous)))
+                        tiers=tiers, tiers_key=tiers_key, tier_figures=figures,
+                        docks=dock_inputs(state, _docks(reuse.previous)))
 
 
 def derive(state: ExplorerState, previous: ExplorerView | None = None) -> ExplorerView:
@@ -284,7 +293,7 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
     usable = usable_ram(state.machine, state.reserves.host)
     banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable)
     line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
-    tiers_key, tiers = reuse.tiers(key, state, load)
+    tiers_key, tiers, figures = reuse.tiers(key, state, load)
     answers = (plan_answer(plan, speed, banner is BannerState.SLOW, usable, text), load_answer(load, fix, line))
     headline = Headline(state=banner, text=text, full_load=line, plan=answers[0], load=answers[1],
                         differ=differ_line(plan, load, *answers), goal=_goal_line(state, key))
@@ -293,4 +302,5 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
                         full_load=load, plan_speed=speed, headline=headline,
                         pinned_caption=pinned_caption(plan, speed), ctx_label=ctx_label(plan), ring_note=ring_note(plan),
                         prices=prices, threshold_key=threshold_key, full_load_key=key, full_load_error=load_error,
-                        fix=fix, tiers=tiers, tiers_key=tiers_key, docks=dock_inputs(state, _docks(previous)))
+                        fix=fix, tiers=tiers, tiers_key=tiers_key, tier_figures=figures,
+                        docks=dock_inputs(state, _docks(previous)))
