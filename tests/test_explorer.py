@@ -198,15 +198,35 @@ def test_a_ctx_tick_judges_no_context_tier_again(llama70b, monkeypatch):
     monkeypatch.setattr(derive_module, "full_load", counted)
     monkeypatch.setattr(ctx_tiers_module, "full_load", counted)
     moved = 0
-    for ctx in (8192, 20480, 40960, 61440, 81920, 102400, 40960, 8192):
+    for ctx in (8192, 20480, 40960, 61440, 81920, 102400):
         judged.clear()
         before = view.full_load.max_ctx
         view = derive(replace(state, ctx=ctx), view)
         moved += view.full_load.max_ctx != before
-        fixed = [c for c in judged[1:] if c != view.full_load.max_ctx]
-        assert judged[0] == ctx and len(judged) <= 2 and not fixed, judged
+        assert judged in ([ctx], [ctx, view.full_load.max_ctx]), judged
         assert view.tiers == derive(replace(state, ctx=ctx)).tiers
     assert moved >= 4
+
+
+def test_a_ctx_met_again_is_not_judged_again(llama70b, monkeypatch):
+    """Dragging the ctx slider back over values it met (nothing else moved) judges no full load, tier or fix again: the
+    view keeps the last KEPT asked ctxs' judgements (`derive` Rule 6), and what it shows is the fresh view's."""
+    state = ExplorerState(model=llama70b, budget=Budget.of(40 * GiB),
+                          machine=hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=24 * GiB))
+    ctxs = (4096, 12288, 30720, 61440, 98304)
+    view = derive(replace(state, ctx=ctxs[0]))
+    for ctx in ctxs[1:]:
+        view = derive(replace(state, ctx=ctx), view)
+    judged = []
+    monkeypatch.setattr(derive_module, "full_load", lambda *a, **k: judged.append(a[1].ctx))
+    monkeypatch.setattr(ctx_tiers_module, "full_load", lambda *a, **k: judged.append(a[1].ctx))
+    monkeypatch.setattr(derive_module, "cheapest_fix", lambda *a, **k: judged.append("fix"))
+    for ctx in reversed(ctxs):
+        view = derive(replace(state, ctx=ctx), view)
+        assert view.full_load is not None and view.full_load.ctx == ctx
+    assert judged == []
+    monkeypatch.undo()
+    assert (view.headline, view.tiers, view.fix) == (lambda f: (f.headline, f.tiers, f.fix))(derive(replace(state, ctx=4096)))
 
 
 def test_an_asked_ctx_past_the_trained_one_searches_its_largest_ctx_again(llama8b):
