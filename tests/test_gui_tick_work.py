@@ -13,6 +13,7 @@ import pytest
 import shiboken6
 from gui_support import child, open_model, settle
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
@@ -244,6 +245,29 @@ def test_a_boxed_row_narrowed_grows_to_its_new_line_count(qtbot):
     for _ in range(3):
         QApplication.processEvents()
     assert box.height() == label.height() == label.heightForWidth(box.width()) > wide
+
+
+def test_a_boxed_row_measures_each_word_once_a_font_and_keeps_its_narrowest_width(qtbot, monkeypatch):
+    """RowBox Rule 4: a tick's new text is mostly the last one's words; only the new ones are measured. A larger
+    font measures them all again, and the box is never narrower than the longest word in it."""
+    parent, label, box = _boxed(qtbot, "KV engine: 44.00 MiB (f16, 2,048 cells)")
+    measured = []
+    real = QFontMetrics.horizontalAdvance
+    monkeypatch.setattr(QFontMetrics, "horizontalAdvance", lambda self, *a: (measured.append(a[0]), real(self, *a))[1])
+    label.setText("KV engine: 88.00 MiB (f16, 4,096 cells)")
+    QApplication.processEvents()
+    assert sorted(measured) == ["4,096", "88.00"]
+    measured.clear()
+    label.setText("KV engine: 44.00 MiB (f16, 2,048 cells)")
+    QApplication.processEvents()
+    assert measured == []
+    font = label.font()
+    font.setPointSize(font.pointSize() * 3)
+    label.setFont(font)
+    for _ in range(3):
+        QApplication.processEvents()
+    assert len(measured) == len(set(label.text().split()))
+    assert box.sizeHint().width() >= QFontMetrics(font).horizontalAdvance("cells)")
 
 
 def _cells(largest: int) -> tuple[TierCell, ...]:
