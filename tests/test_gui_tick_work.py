@@ -148,6 +148,54 @@ def test_a_new_report_of_the_same_shape_repaints_no_scroll_bar(qtbot):
     assert events.seen[view.viewport()] >= 1 and [events.seen[bar] for bar in bars] == [0, 0]
 
 
+def test_a_new_report_edits_and_repaints_only_the_lines_that_changed(qtbot):
+    """text_view Rule 2: a tick that changes one row's numbers edits that row alone, and the view repaints the
+    rows it changed, not the whole viewport (the old code replaced and repainted every row)."""
+    before = _report(4096, 20)
+    rows = before.split("\n")
+    after = "\n".join([*rows[:5], rows[5].replace("4,096", "8,192"), *rows[6:]])
+    report = ReportView()
+    qtbot.addWidget(report)
+    report.resize(400, 300)
+    report.set_text(before)
+    report.show()
+    qtbot.waitExposed(report)
+    qtbot.wait(50)
+    view = report.findChild(QPlainTextEdit, "reportView")
+    edits = []
+    view.document().contentsChange.connect(lambda at, removed, added: edits.append((at, removed, added)))
+    painted = Painted()
+    view.viewport().installEventFilter(painted)
+    report.set_text(after)
+    QApplication.processEvents()
+    assert report.text() == after
+    assert len(edits) == 1 and edits[0][1] < 20 and edits[0][2] < 20
+    assert 0 < painted.height < view.viewport().height() // 2
+
+
+class Painted(QObject):
+    """The height of the rows a widget was repainted over."""
+
+    height = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.height += event.region().boundingRect().height()
+        return False
+
+
+@pytest.mark.parametrize("text", ["a 😀 b\nc", "😀😀\nline two 😀", "x\u2029y", "", "\n\n"])
+def test_a_text_of_wide_or_odd_characters_is_replaced_exactly(qtbot, text):
+    view = read_only_view(QPlainTextEdit())
+    qtbot.addWidget(view)
+    for first in ("a 😀 c\nc", "", "😀\nline two"):
+        view.setPlainText(first)
+        replace_text(view, text)
+        plain = QPlainTextEdit()
+        plain.setPlainText(text)
+        assert view.toPlainText() == plain.toPlainText()
+
+
 @pytest.mark.parametrize("lines", [40, 3, 80])
 def test_a_replaced_text_shows_what_set_plain_text_shows(qtbot, lines):
     """Side by side with `setPlainText` after the person scrolled to the end: the same text, at its start."""
