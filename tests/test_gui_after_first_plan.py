@@ -3,9 +3,10 @@
 Quitting is answered between two event-loop turns, so the longest turn after the first plan is what a close may
 wait for. Counted, not timed, in the real app (a child process, the bundled demo, the sweep dock in front as on
 every launch): every module first imported after the plan was painted, and by which thread (the add-ons' modules,
-pyqtgraph and numpy (numpy comes earlier on a first launch, which measures the bandwidths): ~0.6 s of imports, 2.5 s on a loaded 2-core machine); the sweep chart's plots built in each
-turn, a turn being marked by a zero-interval timer. The old code imported them all on the GUI thread and built the
-chart's four plots in one turn. Everything still appears: the add-ons install and the chart draws the sweep.
+pyqtgraph and numpy: ~0.6 s of imports, 2.5 s on a loaded 2-core machine; a first launch imports numpy earlier, off
+the GUI thread, to measure the bandwidths); the sweep chart's plots built in each turn, a turn being marked by a
+zero-interval timer. The old code imported them all on the GUI thread and built the chart's four plots in one turn.
+Everything still appears: the add-ons install and the chart draws the sweep.
 """
 
 from __future__ import annotations
