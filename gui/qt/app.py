@@ -17,8 +17,10 @@ Rule 6: the interactive run (`open_window`) draws the first plan before it compo
         painted a model (or after a failed load, or FIRST_PLAN_LATEST_MS after the load when nothing was
         painted: a window not exposed) the add-ons' modules are imported off the GUI thread (`ImportAhead`),
         and installed once they are, each showing the model already open (`addons` Rule 2): the window
-        answers a close meanwhile. A URL or Hub reference is opened by the library add-on, so for one the
-        add-ons are installed first.
+        answers a close meanwhile. The wheel guard comes with them (it brings the widgets polished before it
+        under its rule, `wheel_guard` Rule 4): as an application-wide event filter it ran Python for each of the
+        ~8,000 events Qt sends while the window is built and first painted. A URL or Hub reference is opened by
+        the library add-on, so for one the add-ons are installed first.
 """
 
 from __future__ import annotations
@@ -113,12 +115,12 @@ def open_window(options: argparse.Namespace, settings: QSettings | None = None, 
     def install() -> None:
         from gguf_budget.gui.qt.addons import install_addons
 
+        install_wheel_guard()
         composed(install_addons(window, log_folder=log_folder))
 
     def import_then_install() -> None:
         ImportAhead((ADDONS_MODULE,), window).when_ready(install)
 
-    install_wheel_guard()
     window = MainWindow(settings=settings)
     if options.budget is not None or options.ctx is not None:
         def first_load() -> None:
