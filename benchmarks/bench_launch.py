@@ -108,7 +108,7 @@ def run_once(python: str, idle_ms: int, scratch: Path, measure: tuple[str, str] 
     if "drawn" not in marks or "closing" not in marks:
         raise SystemExit(f"the window did not come up or was not closed: exit {child.returncode}\n{err[-2000:]}")
     return {"launch": (float(marks["drawn"]) - start) * 1000, "cpu": float(marks["cpu"]) * 1000, "quit": (ended - float(marks["closing"])) * 1000,
-            "code": child.returncode, "stderr": "\n".join(line for line in err.splitlines() if OFFSCREEN_NOTICE not in line)}
+            "after": idle_ms, "code": child.returncode, "stderr": "\n".join(line for line in err.splitlines() if OFFSCREEN_NOTICE not in line)}
 
 
 def report(name: str, rows: dict[str, list[dict[str, float | str | int]]]) -> None:
@@ -124,6 +124,8 @@ def report(name: str, rows: dict[str, list[dict[str, float | str | int]]]) -> No
         print(f"  quit {label:<21} {statistics.median(quits):7.0f} ms  ({statistics.median(quits) / 100:.2f}× the "
               f"100 ms budget; min {min(quits):.0f}, max {max(quits):.0f}); "
               f"{len(rs) - len(bad)}/{len(rs)} exited 0 with an empty stderr")
+        if label == "just after first plan":
+            print("      due → quit: " + ", ".join(f"{r['after']} ms → {float(r['quit']):.0f} ms" for r in rs))
         for r in bad[:2]:
             print(f"      exit {r['code']}: {str(r['stderr'])[-600:]}")
 
