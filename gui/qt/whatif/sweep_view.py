@@ -224,13 +224,15 @@ class SweepView(QWidget):
         """Rule 6: the chart built a piece an event-loop turn, then `result` drawn, while it is the latest sweep's."""
         if sweep != self._sweeps:
             return
-        chart = self._started_chart()
-        if chart.whole:
+        if self._chart is not None and self._chart.whole:
             self._draw(result)
             return
-        chart.build_step()
-        if chart.whole:
-            self._draw_mark()
+        if self._chart is None:
+            self._started_chart()  # the widget in this turn, its plots in the next ones
+        else:
+            self._chart.build_step()
+            if self._chart.whole:
+                self._draw_mark()
         QTimer.singleShot(0, self, lambda: self._draw_in_steps(result, sweep))
 
     def _draw(self, result: SweepResult) -> None:
