@@ -134,7 +134,7 @@ class SweepView(QWidget):
         """A new model: default range, sweep at once."""
         self._model, self._request, self._custom_range = model, sweep_request(request), False
         self._mark = request.budget.limit
-        if self._chart is not None:
+        if self._chart is not None and self._chart.whole:  # one still being built shows nothing yet
             self._chart.show_result(None)
         self.run()
 
