@@ -1,7 +1,8 @@
 """`gguf-budget [FILE] [--budget] [--ctx] [--screenshot]`: the window starts where asked, bad input exits 2.
 
-Launching counts work, not time: what was imported and installed when the first plan was painted, and how
-often and where Qt filled its font database (its own debug messages, `qt.text.font.db`).
+Launching counts work, not time: what was imported and installed when the first plan was painted (the add-ons, the
+application-wide wheel guard), and how often and where Qt filled its font database (its own debug messages,
+`qt.text.font.db`).
 """
 
 from __future__ import annotations
@@ -137,6 +138,7 @@ def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, settings_store
 FIRST_PLAN = r"""
 import json, sys, threading
 from PySide6.QtCore import QEvent, QObject, QTimer, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication
 import gguf_budget.gui.qt.app as app_module
 from gguf_budget.gui.cli import main
 
@@ -156,6 +158,7 @@ class FirstPaint(QObject):
         if event.type() == QEvent.Type.Paint and window.session.state.model is not None and not seen["events"]:
             seen["events"].append("plan painted")
             seen["add-ons imported then"] = sorted(m for m in ADD_ONS if m in sys.modules)
+            seen["wheel guard then"] = QApplication.instance().findChild(QObject, "wheelGuard") is not None
         return False
 
 def watched(options, *args, composed, **kwargs):
@@ -164,6 +167,7 @@ def watched(options, *args, composed, **kwargs):
     def installed(explorer):
         composed(explorer)
         seen["events"].append("add-ons installed")
+        seen["wheel guard with them"] = QApplication.instance().findChild(QObject, "wheelGuard") is not None
         print(json.dumps(seen), flush=True)
         QTimer.singleShot(0, window.close)
 
@@ -185,4 +189,5 @@ def test_the_first_plan_is_painted_before_the_add_ons_and_the_font_database_is_f
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["events"] == ["plan painted", "add-ons installed"]
     assert seen["add-ons imported then"] == []
+    assert (seen["wheel guard then"], seen["wheel guard with them"]) == (False, True)  # no Python on every event
     assert seen["fonts filled on"] == ["font-database"]  # once, and not by the GUI thread's first text measure

@@ -256,3 +256,25 @@ def test_a_budget_dragged_off_the_range_sweeps_again_once_it_is_still(qtbot, vie
         pass
     rows = view.result().rows
     assert rows[0].budget <= top + 5 * 64 * MIB <= rows[-1].budget
+
+
+def test_a_new_model_while_the_chart_is_being_built_is_drawn_once_it_is_whole(qtbot, view, wide, tmp_path):
+    """The first sweep's chart is built a piece an event-loop turn, the widget first; a model opened before its
+    plots stops that sweep's drawing, and its own sweep finishes the chart and draws itself (the old rows never)."""
+    import gguf_budget.gui.qt.whatif.sweep_chart  # noqa: F401 -- imported: the widget is made as the sweep answers
+
+    tied = load_model(write_gguf(tmp_path / "tied.gguf", TIED, "header_only")[0])
+    plots_then: list[int] = []
+
+    def reopen(_result: object) -> None:
+        view.worker.succeeded.disconnect(reopen)
+        plots_then.append(len(view._chart.plots))
+        view.set_model(tied, BudgetRequest())
+
+    view.worker.succeeded.connect(reopen)
+    finished: list[object] = []
+    view.sweepFinished.connect(lambda: finished.append(view.result()))
+    with qtbot.assertNotEmitted(view.sweepFailed), qtbot.waitSignal(view.sweepFinished, timeout=10000):
+        view.set_model(wide, BudgetRequest())
+    expected = sweep_budgets(tied, budget_range(view.range_edit.text()), BudgetRequest())
+    assert plots_then == [0] and finished == [expected] and view.chart.whole and view.chart.isVisible()

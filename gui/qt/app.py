@@ -13,11 +13,14 @@ Rule 4: the interactive run quits at once: the last window closed ends the event
         ends without the interpreter's teardown (`workers.quitting`); `run_window` does not return.
 Rule 5: SIGTERM, SIGHUP and Ctrl-C in the terminal end the interactive run as closing it does (`stop_signals`).
 Rule 6: the interactive run (`open_window`) draws the first plan before it composes the add-ons: the window
-        is built and shown and its model starts loading; the add-ons are imported and installed in the
-        event-loop turn after the plan area first painted a model (or after a failed load, or
-        FIRST_PLAN_LATEST_MS after the load when nothing was painted: a window not exposed), and each
-        shows the model already open (`addons` Rule 2). A URL or Hub reference is opened by the library
-        add-on, so for one the add-ons are installed first.
+        is built and shown and its model starts loading; in the event-loop turn after the plan area first
+        painted a model (or after a failed load, or FIRST_PLAN_LATEST_MS after the load when nothing was
+        painted: a window not exposed) the add-ons' modules are imported off the GUI thread (`ImportAhead`),
+        and installed once they are, each showing the model already open (`addons` Rule 2): the window
+        answers a close meanwhile. The wheel guard comes with them (it brings the widgets polished before it
+        under its rule, `wheel_guard` Rule 4): as an application-wide event filter it ran Python for each of the
+        ~8,000 events Qt sends while the window is built and first painted. A URL or Hub reference is opened by
+        the library add-on, so for one the add-ons are installed first.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from gguf_budget.gui.qt.main_window import BandwidthBackend, MainWindow, measure
 from gguf_budget.gui.qt.qt_start import application
 from gguf_budget.gui.qt.stop_signals import install_stop_signals
 from gguf_budget.gui.qt.wheel_guard import install_wheel_guard
+from gguf_budget.gui.qt.workers.import_ahead import ImportAhead
 from gguf_budget.gui.qt.workers.quitting import end_process, stop_workers
 
 if TYPE_CHECKING:
@@ -47,6 +51,7 @@ if TYPE_CHECKING:
 
 FIRST_PLAN_LATEST_MS = 500
 """Rule 6: how long after the model loaded the add-ons wait for a paint that may never come."""
+ADDONS_MODULE = "gguf_budget.gui.qt.addons"
 
 
 def compose(
@@ -110,9 +115,12 @@ def open_window(options: argparse.Namespace, settings: QSettings | None = None, 
     def install() -> None:
         from gguf_budget.gui.qt.addons import install_addons
 
+        install_wheel_guard()
         composed(install_addons(window, log_folder=log_folder))
 
-    install_wheel_guard()
+    def import_then_install() -> None:
+        ImportAhead((ADDONS_MODULE,), window).when_ready(install)
+
     window = MainWindow(settings=settings)
     if options.budget is not None or options.ctx is not None:
         def first_load() -> None:
@@ -124,7 +132,7 @@ def open_window(options: argparse.Namespace, settings: QSettings | None = None, 
     if names_remote(str(options.file)):
         install()
     else:
-        _AfterFirstPlan(window, install)
+        _AfterFirstPlan(window, import_then_install)
     window.open_path(options.file)
     return window
 

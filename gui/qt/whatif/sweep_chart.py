@@ -13,11 +13,14 @@ budget now chosen; budgets below the first feasible one are shaded "impossible" 
 rows show the minimum configuration, as `sweep` does). A left click picks the swept budget
 nearest the click. The chart computes no bytes. No grid: with a grid each axis spans its
 plot, so moving the budget mark on a slider tick repainted every tick label (~3 ms a frame).
+The chart is built a plot at a time when asked (`build_step`: one piece an event-loop turn, where the whole took
+~100 ms on a loaded 2-core machine and held a click or a close behind it), or at once (`build`).
 """
 
 from __future__ import annotations
 
 import bisect
+from typing import Iterator
 
 import numpy as np
 import pyqtgraph as pg
@@ -74,28 +77,51 @@ class SweepChart(pg.GraphicsLayoutWidget):
         self._result: SweepResult | None = None
         self.hover_text = ""
         self.setToolTip("Each plot against the RAM budget (x axis); click a plot to make that budget the window's")
-        self.plots = {name: self._add_plot(col, name) for col, name in enumerate(CURVES)}
+        self.plots: dict[str, pg.PlotItem] = {}
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.markers: dict[str, list[pg.InfiniteLine]] = {key: [] for key in MARKERS}
+        self.budget_lines: list[pg.InfiniteLine] = []
+        self.regions: list[pg.LinearRegionItem] = []
+        self.whole = False
+        """Built to the end (`build_step`, `build`)."""
+        self._pieces = self._build()
+        self.hide()  # until a sweep is drawn (`show_result`)
+
+    def build_step(self) -> None:
+        """Build the next piece: one plot with its curve and lines, then what joins them (nothing once whole)."""
+        next(self._pieces, None)
+
+    def build(self) -> SweepChart:
+        """Build whatever is left, at once."""
+        for _piece in self._pieces:
+            pass
+        return self
+
+    def _build(self) -> Iterator[None]:
+        for col, name in enumerate(CURVES):
+            plot = self.plots[name] = self._add_plot(col, name)
+            self.curves[name] = self._add_curve(name)
+            if name == "total":
+                self._diagonal = plot.plot([], [], name="peak = budget")
+            for key, lines in self.markers.items():
+                lines.append(self._add_marker(key, name, plot))
+            self.budget_lines.append(self._add_vline(plot, BUDGET_LABEL[1] if name == BUDGET_LABEL[0] else None))
+            self.regions.append(self._add_region(plot))
+            yield
         for name in ("ctx", "n_pinned", "tok_s"):
             self.plots[name].setXLink(self.plots["total"])
-        self.curves = {name: self._add_curve(name) for name in CURVES}
-        self._diagonal = self.plots["total"].plot([], [], name="peak = budget")
-        self.markers = {key: self._add_markers(key) for key in MARKERS}
-        self.budget_lines = [self._add_vline(plot, BUDGET_LABEL[1] if name == BUDGET_LABEL[0] else None)
-                             for name, plot in self.plots.items()]
-        self.regions = [self._add_region(plot) for plot in self.plots.values()]
         self.scene().sigMouseClicked.connect(self._clicked)
         self.scene().sigMouseMoved.connect(self._hover)
+        self.whole = True
         self.apply_palette()
         for plot in self.plots.values():
             plot.vb.sigResized.connect(self._fit_heights)
-        self.hide()  # until a sweep is drawn (`show_result`)
 
     def _add_plot(self, col: int, name: str) -> pg.PlotItem:
         axes = {"bottom": ByteAxis("bottom")}
         if name == "total":
             axes["left"] = ByteAxis("left")
-        plot = self.addPlot(row=0, col=col, title=CURVES[name][0], axisItems=axes)
-        plot.setMenuEnabled(False)
+        plot = self.addPlot(row=0, col=col, title=CURVES[name][0], axisItems=axes, enableMenu=False)
         plot.hideButtons()
         plot.setMouseEnabled(x=False, y=False)
         return plot
@@ -117,14 +143,13 @@ class SweepChart(pg.GraphicsLayoutWidget):
         plot.addItem(line)
         return line
 
-    def _add_markers(self, key: str) -> list[pg.InfiniteLine]:
+    def _add_marker(self, key: str, name: str, plot: pg.PlotItem) -> pg.InfiniteLine:
         where, text = MARKER_LABELS[key]
-        lines = [self._add_vline(plot, text if name == where else None) for name, plot in self.plots.items()]
-        for line in lines:
-            line.setPen(pg.mkPen(MARKERS[key], width=1.5, style=Qt.PenStyle.DashLine))
-            if getattr(line, "label", None) is not None:
-                line.label.setColor(MARKERS[key])
-        return lines
+        line = self._add_vline(plot, text if name == where else None)
+        line.setPen(pg.mkPen(MARKERS[key], width=1.5, style=Qt.PenStyle.DashLine))
+        if getattr(line, "label", None) is not None:
+            line.label.setColor(MARKERS[key])
+        return line
 
     def _add_region(self, plot: pg.PlotItem) -> pg.LinearRegionItem:
         region = pg.LinearRegionItem(movable=False, brush=IMPOSSIBLE_BRUSH, pen=pg.mkPen(None))
@@ -154,7 +179,7 @@ class SweepChart(pg.GraphicsLayoutWidget):
                 line.label.setColor(text)
 
     def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "budget_lines"):
+        if event.type() == QEvent.Type.PaletteChange and getattr(self, "whole", False):
             self.apply_palette()
         super().changeEvent(event)
 

@@ -16,8 +16,11 @@ Rule 5: the automatic range holds the window's budget (`automatic_range(…, bud
 Rule 4: the budget mark follows the window's budget at once, but while the budget keeps
         moving (a slider drag) it is redrawn at most every MARK_INTERVAL_MS: redrawing it
         repaints three plots (~3 ms), which would push a slider tick past one 60 Hz frame.
-Rule 6: the chart is built when first wanted (the first sweep, or a test or export asking for it): it is drawn
-        by pyqtgraph, whose import (~350 ms) a window that never shows the sweep does not pay at launch.
+Rule 6: the chart is built when first wanted (the first sweep's result, or a test or export asking for it): it is
+        drawn by pyqtgraph, whose import (with numpy ~0.6 s, 2.5 s on a loaded 2-core machine) a window that never
+        shows the sweep does not pay. A sweep imports it off the GUI thread while the budgets are planned
+        (`ImportAhead`); once both are done the chart is built a plot an event-loop turn and the result drawn:
+        the window answers a click or a close meanwhile.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from gguf_budget.core import (
 from gguf_budget.core.views.sweep_view import summary_text
 
 from gguf_budget.gui.qt.whatif.sweep_worker import SweepBackend, SweepSpeed, SweepWorker
+from gguf_budget.gui.qt.workers.import_ahead import ImportAhead
 from gguf_budget.gui.qt.throttle import Throttle
 from gguf_budget.gui.qt.named import named
 
@@ -42,6 +46,7 @@ if TYPE_CHECKING:
 
 MARK_INTERVAL_MS = 100
 RESWEEP_SETTLE_MS = 300
+CHART_MODULE = "gguf_budget.gui.qt.whatif.sweep_chart"
 
 
 class SweepView(QWidget):
@@ -71,6 +76,10 @@ class SweepView(QWidget):
         self.resweep_timer = QTimer(self, singleShot=True, interval=RESWEEP_SETTLE_MS)
         self.resweep_timer.timeout.connect(self._resweep)
         self.worker = SweepWorker(backend, self)
+        self.chart_import = ImportAhead((CHART_MODULE,), self)
+        """Rule 6: the chart's modules, imported off the GUI thread while the first sweep runs."""
+        self._sweeps = 0
+        """Counts the sweeps started or dropped: a result drawn once the chart's import answers must be the latest."""
         self._build()
         self.worker.progress.connect(self._progressed)
         self.worker.succeeded.connect(self._finished)
@@ -103,7 +112,14 @@ class SweepView(QWidget):
 
     @property
     def chart(self) -> SweepChart:
-        """Rule 6: the chart, built the first time it is wanted."""
+        """Rule 6: the chart, built (whole) the first time it is wanted."""
+        chart = self._started_chart()
+        if not chart.whole:
+            chart.build()
+            self._draw_mark()
+        return chart
+
+    def _started_chart(self) -> SweepChart:
         if self._chart is None:
             from gguf_budget.gui.qt.whatif.sweep_chart import SweepChart
 
@@ -118,7 +134,8 @@ class SweepView(QWidget):
         """A new model: default range, sweep at once."""
         self._model, self._request, self._custom_range = model, sweep_request(request), False
         self._mark = request.budget.limit
-        self.chart.show_result(None)
+        if self._chart is not None and self._chart.whole:  # one still being built shows nothing yet
+            self._chart.show_result(None)
         self.run()
 
     def set_request(self, request: BudgetRequest) -> None:
@@ -152,9 +169,9 @@ class SweepView(QWidget):
         return not result.rows[0].budget <= budget <= result.rows[-1].budget
 
     def _draw_mark(self) -> None:
-        if self._mark != self._mark_drawn:
+        if self._chart is not None and self._chart.whole and self._mark != self._mark_drawn:
             self._mark_drawn = self._mark
-            self.chart.set_budget(self._mark)
+            self._chart.set_budget(self._mark)
 
     def result(self) -> SweepResult | None:
         """The sweep on the chart (None before the first one finishes)."""
@@ -177,6 +194,8 @@ class SweepView(QWidget):
         self._show_busy(True)
         self.status.setText(f"Sweeping {len(budgets):,} budgets…")
         self._swept_speed = self._speed
+        self._sweeps += 1
+        self.chart_import.start()
         self.worker.start(self._model, budgets, self._request, self._speed)
 
     def cancel(self) -> None:
@@ -185,6 +204,7 @@ class SweepView(QWidget):
     def invalidate(self, message: str) -> None:
         """The request changed and a new sweep will follow: stop the one running, say so, keep the chart."""
         self.worker.discard()
+        self._sweeps += 1
         self._idle(message)
 
     # -- worker answers ---------------------------------------------------------------
@@ -197,6 +217,25 @@ class SweepView(QWidget):
         self.progress.setValue(done)
 
     def _finished(self, result: SweepResult) -> None:
+        sweep = self._sweeps
+        self.chart_import.when_ready(lambda: self._draw_in_steps(result, sweep))
+
+    def _draw_in_steps(self, result: SweepResult, sweep: int) -> None:
+        """Rule 6: the chart built a piece an event-loop turn, then `result` drawn, while it is the latest sweep's."""
+        if sweep != self._sweeps:
+            return
+        if self._chart is not None and self._chart.whole:
+            self._draw(result)
+            return
+        if self._chart is None:
+            self._started_chart()  # the widget in this turn, its plots in the next ones
+        else:
+            self._chart.build_step()
+            if self._chart.whole:
+                self._draw_mark()
+        QTimer.singleShot(0, self, lambda: self._draw_in_steps(result, sweep))
+
+    def _draw(self, result: SweepResult) -> None:
         self.chart.show_result(result)
         self._idle(summary_text(result))
         if self._off_the_range(self._mark):  # Rule 5: the budget moved off the range while this one ran
