@@ -176,7 +176,9 @@ def test_the_printed_command_reads_back_to_the_same_placement():
     assert a.best is not None and a.state is not None and a.best.knobs.overrides
     argv = a.best.load.fit.command.argv
     assert argv.count("-ot") == len(a.best.knobs.overrides)
-    asked = ask(read_llama_args(argv), _state(MOE[0], 6, 2), _model(MOE[0])).state
+    searched = _state(MOE[0], 6, 2)
+    typed = replace(searched, reserves=replace(searched.reserves, per_gpu=(searched.reserves.gpu, 0)))
+    asked = ask(read_llama_args(argv), typed, _model(MOE[0])).state  # the margins searched with, typed: they stay
     assert asked.engine.overrides == a.state.engine.overrides == a.best.knobs.overrides
     assert asked.gpu_layers == a.state.gpu_layers and asked.n_cpu_moe is None
     again = full_load(_model(MOE[0]), asked, TokenPrices.of(_model(MOE[0])))
