@@ -45,8 +45,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
 
 
-LONGEST = ("test_readme.py", "test_packaging_bundle.py", "test_tune.py")
-"""The slowest files, slowest first (alone at load 8: 677, 484 and 305–437 s; the next, server_real, 148 s)."""
+LONGEST = ("test_readme.py", "test_packaging_bundle.py", "test_server_real.py", "test_quant_ladder.py")
+"""The slowest files, slowest first, by the CPU each takes alone (user + sys of pytest and its children): 97, 59, 55
+and 53 s; then llama_words and tune, 28 s each. Wall time on a shared machine is that times the load over the cores."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
