@@ -8,6 +8,11 @@ import subprocess
 import sys
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Python keeps what it compiles, in this run and in every process a test starts (the app, the CLI, a fresh venv's
+# commands, the workers: they inherit this environment). With PYTHONDONTWRITEBYTECODE set, each of those processes
+# compiled every module it imported again: core/ and gui/ alone are ~0.35 s of CPU a process.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 from pathlib import Path  # noqa: E402
 from typing import Callable  # noqa: E402
@@ -40,8 +45,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
 
 
-LONGEST = ("test_readme.py", "test_packaging_bundle.py", "test_tune.py")
-"""The slowest files, slowest first (alone at load 8: 677, 484 and 305–437 s; the next, server_real, 148 s)."""
+LONGEST = ("test_readme.py", "test_packaging_bundle.py", "test_server_real.py", "test_quant_ladder.py")
+"""The slowest files, slowest first, by the CPU each takes alone (user + sys of pytest and its children): 97, 59, 55
+and 53 s; then llama_words and tune, 28 s each. Wall time on a shared machine is that times the load over the cores."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
