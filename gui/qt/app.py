@@ -1,7 +1,7 @@
 """The composition root: builds the window, then installs its add-ons; runs it.
 
 Rule 1: `compose` builds the `MainWindow` and installs every add-on on it at once (`addons.install_addons`),
-        after the app-wide wheel guard (`wheel_guard`) and before any model opens: what a test, a benchmark
+        after the wheel guard (`wheel_guard`, idempotent) and before any model opens: what a test, a benchmark
         and `--screenshot` (`screenshot`) drive.
 Rule 2: the interactive run logs to a rotating file in the platform's state folder
         (`log_file`); an exception nobody caught goes there with its traceback, and the window
@@ -17,9 +17,8 @@ Rule 6: the interactive run (`open_window`) draws the first plan before it compo
         painted a model (or after a failed load, or FIRST_PLAN_LATEST_MS after the load when nothing was
         painted: a window not exposed) the add-ons' modules are imported off the GUI thread (`ImportAhead`),
         and installed once they are, each showing the model already open (`addons` Rule 2): the window
-        answers a close meanwhile. The wheel guard comes with them (it brings the widgets polished before it
-        under its rule, `wheel_guard` Rule 4): as an application-wide event filter it ran Python for each of the
-        ~8,000 events Qt sends while the window is built and first painted. A URL or Hub reference is opened by
+        answers a close meanwhile. The wheel guard is there from the start (the application's style, `qt_start`
+        Rule 3), running Python for value widgets' events only. A URL or Hub reference is opened by
         the library add-on, so for one the add-ons are installed first.
 """
 
@@ -115,7 +114,6 @@ def open_window(options: argparse.Namespace, settings: QSettings | None = None, 
     def install() -> None:
         from gguf_budget.gui.qt.addons import install_addons
 
-        install_wheel_guard()
         composed(install_addons(window, log_folder=log_folder))
 
     def import_then_install() -> None:
