@@ -3,6 +3,8 @@ real cgroup file trees written into a temporary folder."""
 
 from __future__ import annotations
 
+import ctypes
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,8 +13,8 @@ import psutil
 import pytest
 from machine_fixtures import fake_nvml
 
-from gguf_budget.core.machine.snapshot import NO_BINDINGS, NO_DEVICES
-from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.snapshot import NO_BINDINGS, NO_DEVICES, NVML_REASONS
+from gguf_budget.core.machine.probe import NVML_LIBRARY, probe_hardware
 
 GiB = 1024**3
 
@@ -76,6 +78,37 @@ def test_missing_bindings_are_reported(monkeypatch, no_cgroup):
     monkeypatch.setitem(sys.modules, "pynvml", None)  # `import pynvml` now raises ImportError
     s = probe_hardware(**no_cgroup)
     assert (s.gpus, s.gpu_error) == ((), NO_BINDINGS)
+
+
+def _probe_in_a_fresh_interpreter(library: str) -> tuple[str, bool]:
+    """The default binding's answer on this machine, and whether `pynvml` was imported to give it."""
+    code = ("import sys\n"
+            "from gguf_budget.core.machine.probe import probe_hardware\n"
+            f"s = probe_hardware(nvml_library={library!r})\n"
+            "print(s.gpu_error)\n"
+            "print('pynvml' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    reason, imported = done.stdout.splitlines()
+    return reason, imported == "True"
+
+
+def _loads(library: str) -> bool:
+    try:
+        ctypes.CDLL(library)
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("library", [NVML_LIBRARY, "no-such-dir/libnvidia-ml.so.1", "libc.so.6"],
+                         ids=["driver", "missing", "loadable"])
+def test_pynvml_is_imported_only_when_the_driver_library_loads(library):
+    """Rule 5: without the driver's library pynvml's answer is known before it is imported (error 12, the
+    reason a `nvmlInit` gives); with it (the real driver here, or any loadable library) the binding is asked."""
+    reason, imported = _probe_in_a_fresh_interpreter(library)
+    assert imported == _loads(library)
+    if not imported:
+        assert reason == NVML_REASONS[12]
 
 
 def test_host_figures_come_from_psutil(no_cgroup):

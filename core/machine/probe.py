@@ -13,10 +13,16 @@ Rule 3: `nvml` is any pynvml-like module (default: `import pynvml`, from nvidia-
 Rule 4: cgroup files are looked up under each mount (v2 at the root or `unified/`, v1 at
         `memory/`) for every level from the process's own cgroup (`/proc/self/cgroup`) up to
         the mount root; levels without the files are skipped.
+Rule 5: the default binding is imported only where it could answer: `import pynvml` builds ~1,000 ctypes
+        declarations (~20 ms of every probe), and its first act, `nvmlInit`, loads the driver's library
+        `libnvidia-ml.so.1` (outside Windows). So the probe loads that library first, as pynvml would; where it
+        cannot be loaded the answer is pynvml's own (NVML error 12, not installed) and pynvml is never
+        imported. Installed bindings are still told from missing ones first (`NO_BINDINGS`).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import sys
 import time
@@ -50,6 +56,9 @@ PROC_SELF_CGROUP = "/proc/self/cgroup"
 V2_FILES = ("memory.max", "memory.current", "memory.stat")
 V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat")
 NVML_CLOCK_MEM = 2  # nvml.h nvmlClockType_t NVML_CLOCK_MEM
+NVML_LIBRARY = "libnvidia-ml.so.1"
+"""The library pynvml's `nvmlInit` loads outside Windows (`_LoadNvmlLibrary`), before any driver call."""
+NVML_ERROR_LIBRARY_NOT_FOUND = 12  # nvml.h nvmlReturn_t
 
 log = logging.getLogger(__name__)
 
@@ -65,13 +74,15 @@ def probe_hardware(
     proc_self_cgroup: str | Path = PROC_SELF_CGROUP,
     cpuinfo: str | Path = CPUINFO,
     clock: Callable[[], float] = time.time,
+    nvml_library: str = NVML_LIBRARY,
 ) -> HardwareSnapshot:
-    """Snapshot this machine now. Never raises: what could not be read is said on the snapshot."""
+    """Snapshot this machine now. Never raises: what could not be read is said on the snapshot.
+    `nvml_library` is the driver library tried before the default binding is imported (Rule 5)."""
     captured_at = clock()
     total, available, swap, host_error = _read_host()
     cgroups = _read_cgroups(Path(cgroup_root), Path(proc_self_cgroup))
     host = snapshot_from_readings(captured_at, total, available, cgroups, (), None, swap, host_error)
-    nvidia, nvml_error = _read_nvml(nvml)
+    nvidia, nvml_error = _read_nvml(nvml, nvml_library, platform)
     apple = read_apple(sysctl or run_sysctl) if platform == "darwin" else None
     gpus, gpu_error = gpus_from_readings(nvidia, nvml_error, read_cards(Path(drm_root), amdsmi), apple,
                                          host.host_total, host.host_available)
@@ -118,8 +129,25 @@ def _read_cgroups(root: Path, proc_self_cgroup: Path) -> tuple[CgroupReading, ..
     return tuple(readings)
 
 
-def _read_nvml(nvml: Any) -> tuple[tuple[GpuInfo, ...], str | None]:
+def _nvml_library_loads(library: str, platform: str) -> bool:
+    """Rule 5: whether `nvmlInit` could find the driver's library; pynvml's own search on Windows."""
+    if platform.startswith("win"):
+        return True
+    import ctypes
+
+    try:
+        ctypes.CDLL(library)
+    except OSError:
+        return False
+    return True
+
+
+def _read_nvml(nvml: Any, library: str, platform: str) -> tuple[tuple[GpuInfo, ...], str | None]:
     if nvml is None:
+        if importlib.util.find_spec("pynvml") is None:
+            return (), NO_BINDINGS
+        if not _nvml_library_loads(library, platform):
+            return (), nvml_error_reason(NVML_ERROR_LIBRARY_NOT_FOUND, "")
         try:
             import pynvml
         except ImportError:
