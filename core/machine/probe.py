@@ -20,6 +20,8 @@ Rule 5: the default binding is imported only where it could answer: `import pynv
         imported. Installed bindings are still told from missing ones first (`NO_BINDINGS`).
 Rule 6: on Linux host memory is read from `/proc/meminfo` (`meminfo`), the file psutil reads, and psutil (~15 ms to
         import) only where `snapshot.meminfo_figures` leaves the figures to it; elsewhere psutil always.
+Rule 7: a question about host RAM alone (a budget plan's default budget, the free RAM a streamed plan pages into)
+        asks `probe_host`: the same host figures, no GPU read (no NVML, DRM sysfs or sysctl).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ REPROBE_IDLE_S = 60
 costs milliseconds."""
 PROC_SELF_CGROUP = "/proc/self/cgroup"
 MEMINFO = "/proc/meminfo"
+GPUS_NOT_READ = "the GPUs were not read (host memory only)"
 V2_FILES = ("memory.max", "memory.current", "memory.stat")
 V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat")
 NVML_CLOCK_MEM = 2  # nvml.h nvmlClockType_t NVML_CLOCK_MEM
@@ -84,20 +87,42 @@ def probe_hardware(
     """Snapshot this machine now. Never raises: what could not be read is said on the snapshot.
     `nvml_library` is the driver library tried before the default binding is imported (Rule 5); `meminfo` the file
     host memory is read from on Linux (Rule 6)."""
-    captured_at = clock()
-    total, available, swap, host_error = _read_host(Path(meminfo), platform)
-    cgroups = _read_cgroups(Path(cgroup_root), Path(proc_self_cgroup))
-    host = snapshot_from_readings(captured_at, total, available, cgroups, (), None, swap, host_error)
+    host, cgroups = _probe_host(platform, Path(cgroup_root), Path(proc_self_cgroup), clock, Path(meminfo))
     nvidia, nvml_error = _read_nvml(nvml, nvml_library, platform)
     apple = read_apple(sysctl or run_sysctl) if platform == "darwin" else None
     gpus, gpu_error = gpus_from_readings(nvidia, nvml_error, read_cards(Path(drm_root), amdsmi), apple,
                                          host.host_total, host.host_available)
-    for reason in (host_error, gpu_error):
+    for reason in (host.host_error, gpu_error):
         if reason:
             log.info("probe: %s", reason)
     log.debug("probe: host %d of %d bytes available, %d cgroup level(s), %d GPU(s)",
-              host.host_available, host.host_total, len(cgroups), len(gpus))
+              host.host_available, host.host_total, cgroups, len(gpus))
     return replace(host, gpus=gpus, gpu_error=gpu_error, cpu_features=read_cpu_features(cpuinfo))
+
+
+def probe_host(
+    *,
+    platform: str = sys.platform,
+    cgroup_root: str | Path = CGROUP_ROOT,
+    proc_self_cgroup: str | Path = PROC_SELF_CGROUP,
+    clock: Callable[[], float] = time.time,
+    meminfo: str | Path = MEMINFO,
+) -> HardwareSnapshot:
+    """Rule 7: the host's memory now, as `probe_hardware` reads it, with no GPU read (`gpu_error` says so). Never
+    raises."""
+    host, _ = _probe_host(platform, Path(cgroup_root), Path(proc_self_cgroup), clock, Path(meminfo))
+    if host.host_error:
+        log.info("probe: %s", host.host_error)
+    return replace(host, gpu_error=GPUS_NOT_READ)
+
+
+def _probe_host(platform: str, cgroup_root: Path, proc_self_cgroup: Path, clock: Callable[[], float],
+                meminfo: Path) -> tuple[HardwareSnapshot, int]:
+    """The host part of a snapshot (GPUs not yet read) and how many cgroup levels bound it."""
+    captured_at = clock()
+    total, available, swap, host_error = _read_host(meminfo, platform)
+    cgroups = _read_cgroups(cgroup_root, proc_self_cgroup)
+    return snapshot_from_readings(captured_at, total, available, cgroups, (), None, swap, host_error), len(cgroups)
 
 
 def _read_host(meminfo: Path, platform: str) -> tuple[int, int, int | None, str | None]:
