@@ -189,3 +189,32 @@ print("drawn", "pyqtgraph" in sys.modules)
     names, done = imported(code=code)
     assert done.returncode == 0 and "drawn" in done.stdout, done.stderr[-2000:]
     assert "PySide6" in names and names & {"pyqtgraph", "numpy", "http", "ssl", "email"} == set()
+
+
+def test_a_command_run_as_the_program_keeps_the_collector_off_what_its_import_made():
+    """cli Rule 8: the program's own run imports its command with the collector paused and freezes what the import
+    made (tens of thousands of objects), so no collection runs during the import and the command's own collections
+    walk none of it; a caller passing its arguments keeps its collector as it was."""
+    code = ("import gc, sys\n"
+            "from gguf_budget.gui.cli import main\n"
+            "import gguf_budget.gui.cli.commands as commands\n"
+            "loading = []\n"
+            "load = commands.Command.load\n"
+            "def counted(self):\n"
+            "    gc.callbacks.append(lambda phase, info: loading.append(phase))\n"
+            "    try:\n"
+            "        return load(self)\n"
+            "    finally:\n"
+            "        gc.callbacks.clear()\n"
+            "commands.Command.load = counted\n"
+            f"main({['fit', *MODEL, '--no-measure', '--host-available', '8G']!r})\n"
+            "print('gc', gc.get_freeze_count(), gc.isenabled(), len(loading), file=sys.stderr)\n"
+            f"sys.argv = {['gguf-budget', 'fit', *MODEL, '--no-measure', '--host-available', '8G']!r}\n"
+            "sys.modules.pop('gguf_budget.gui.cli.commands.fit_cmd')\n"
+            "main()\n"
+            "print('gc', gc.get_freeze_count(), gc.isenabled(), len(loading), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    hosted, program = (line.split()[1:] for line in done.stderr.splitlines() if line.startswith("gc "))
+    assert hosted[:2] == ["0", "True"] and int(hosted[2]) > 0
+    assert int(program[0]) > 10_000 and program[1] == "True" and program[2] == hosted[2]
