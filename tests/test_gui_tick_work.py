@@ -13,6 +13,7 @@ import pytest
 import shiboken6
 from gui_support import child, open_model, settle
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
@@ -147,6 +148,54 @@ def test_a_new_report_of_the_same_shape_repaints_no_scroll_bar(qtbot):
     assert events.seen[view.viewport()] >= 1 and [events.seen[bar] for bar in bars] == [0, 0]
 
 
+def test_a_new_report_edits_and_repaints_only_the_lines_that_changed(qtbot):
+    """text_view Rule 2: a tick that changes one row's numbers edits that row alone, and the view repaints the
+    rows it changed, not the whole viewport (the old code replaced and repainted every row)."""
+    before = _report(4096, 20)
+    rows = before.split("\n")
+    after = "\n".join([*rows[:5], rows[5].replace("4,096", "8,192"), *rows[6:]])
+    report = ReportView()
+    qtbot.addWidget(report)
+    report.resize(400, 300)
+    report.set_text(before)
+    report.show()
+    qtbot.waitExposed(report)
+    qtbot.wait(50)
+    view = report.findChild(QPlainTextEdit, "reportView")
+    edits = []
+    view.document().contentsChange.connect(lambda at, removed, added: edits.append((at, removed, added)))
+    painted = Painted()
+    view.viewport().installEventFilter(painted)
+    report.set_text(after)
+    QApplication.processEvents()
+    assert report.text() == after
+    assert len(edits) == 1 and edits[0][1] < 20 and edits[0][2] < 20
+    assert 0 < painted.height < view.viewport().height() // 2
+
+
+class Painted(QObject):
+    """The height of the rows a widget was repainted over."""
+
+    height = 0
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.height += event.region().boundingRect().height()
+        return False
+
+
+@pytest.mark.parametrize("text", ["a 😀 b\nc", "😀😀\nline two 😀", "x\u2029y", "", "\n\n"])
+def test_a_text_of_wide_or_odd_characters_is_replaced_exactly(qtbot, text):
+    view = read_only_view(QPlainTextEdit())
+    qtbot.addWidget(view)
+    for first in ("a 😀 c\nc", "", "😀\nline two"):
+        view.setPlainText(first)
+        replace_text(view, text)
+        plain = QPlainTextEdit()
+        plain.setPlainText(text)
+        assert view.toPlainText() == plain.toPlainText()
+
+
 @pytest.mark.parametrize("lines", [40, 3, 80])
 def test_a_replaced_text_shows_what_set_plain_text_shows(qtbot, lines):
     """Side by side with `setPlainText` after the person scrolled to the end: the same text, at its start."""
@@ -244,6 +293,29 @@ def test_a_boxed_row_narrowed_grows_to_its_new_line_count(qtbot):
     for _ in range(3):
         QApplication.processEvents()
     assert box.height() == label.height() == label.heightForWidth(box.width()) > wide
+
+
+def test_a_boxed_row_measures_each_word_once_a_font_and_keeps_its_narrowest_width(qtbot, monkeypatch):
+    """RowBox Rule 4: a tick's new text is mostly the last one's words; only the new ones are measured. A larger
+    font measures them all again, and the box is never narrower than the longest word in it."""
+    parent, label, box = _boxed(qtbot, "KV engine: 44.00 MiB (f16, 2,048 cells)")
+    measured = []
+    real = QFontMetrics.horizontalAdvance
+    monkeypatch.setattr(QFontMetrics, "horizontalAdvance", lambda self, *a: (measured.append(a[0]), real(self, *a))[1])
+    label.setText("KV engine: 88.00 MiB (f16, 4,096 cells)")
+    QApplication.processEvents()
+    assert sorted(measured) == ["4,096", "88.00"]
+    measured.clear()
+    label.setText("KV engine: 44.00 MiB (f16, 2,048 cells)")
+    QApplication.processEvents()
+    assert measured == []
+    font = label.font()
+    font.setPointSize(font.pointSize() * 3)
+    label.setFont(font)
+    for _ in range(3):
+        QApplication.processEvents()
+    assert len(measured) == len(set(label.text().split()))
+    assert box.sizeHint().width() >= QFontMetrics(font).horizontalAdvance("cells)")
 
 
 def _cells(largest: int) -> tuple[TierCell, ...]:

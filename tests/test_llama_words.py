@@ -22,6 +22,7 @@ from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.engine_options import EngineOptions, LoadMode
 from gguf_budget.core.fit.runtime_types import Runtime, SplitMode, TensorOverride
+from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.llama_words.options import OPTIONS, PRICED, SPELLINGS, Effect, Program
 from gguf_budget.core.llama_words.reader import read_llama_args, split_command
 from gguf_budget.core.machine.snapshot import hypothetical_machine
@@ -212,8 +213,25 @@ def test_fit_off_loads_the_trained_context_on_every_layer(models):
     off = _load(m, ["llama-server", "-fit", "off"], machine)[1]
     assert on.ctx < m.context_length and on.fit.verdict.admitted
     assert off.ctx == m.context_length and off.fit.gpu_layers == m.n_layer + 1 and not off.fit.verdict.admitted
-    floor = _load(m, ["llama-server", "-fitc", "2048"], hypothetical_machine(7 * GiB, gpu_count=1, gpu_total=6 * GiB))[1]
-    assert floor.ctx < 4096
+    floor = _load(m, ["llama-server", "-fitc", "2048", "-fitt", "1536"],
+                  hypothetical_machine(7 * GiB, gpu_count=1, gpu_total=6 * GiB))[1]
+    assert 2048 <= floor.ctx < 4096
+
+
+def test_a_command_without_fitt_keeps_the_programs_1024_mib_free_on_every_gpu(models):
+    """A command without `-fitt` asks llama.cpp's `--fit` margin on every GPU, not this tool's reserve (1.5 GiB on
+    the first GPU only), whether `--fit` places the layers or the command does; a GPU reserve the person typed stays
+    theirs."""
+    m = models["llama-3.1-8b-instruct"]
+    machine = hypothetical_machine(64 * GiB, gpu_count=2, gpu_total=24 * GiB)
+    for words in (["-c", "8192"], ["-c", "8192", "-ngl", "all"], ["-c", "8192", "-fit", "off"]):
+        assert [d.reserve for d in _load(m, words, machine)[1].fit.devices[1:]] == [1024 * MiB, 1024 * MiB]
+    typed = ExplorerState(model=m, machine=machine, reserves=Reserves(gpu=2 * GiB))
+    load = full_load(m, ask(read_llama_args(["-c", "8192"]), typed, m).state, TokenPrices.of(m))
+    assert load is not None and [d.reserve for d in load.fit.devices[1:]] == [2 * GiB, 0]
+    small = hypothetical_machine(7 * GiB, gpu_count=1, gpu_total=6 * GiB)
+    assert _load(m, ["llama-server", "-fitc", "2048"], small)[1].ctx > _load(
+        m, ["llama-server", "-fitc", "2048", "-fitt", "1536"], small)[1].ctx
 
 
 def test_fit_target_is_each_gpus_reserve(models):
@@ -453,3 +471,16 @@ def test_the_command_printed_is_the_programs_own(capsys, runtime):
         assert cmd.program.value == runtime.value and cmd.settings.ctx == 8192 and cmd.settings.ubatch == 256
     assert main([*argv[:-12], "--print-command", *argv[-11:]]) == 0
     assert capsys.readouterr().out.strip() == program["text"].strip()
+
+
+def test_n_cpu_moe_and_an_ot_place_the_weights_together(models):
+    """`--n-cpu-moe 12` beside one `-ot` moves both: the twelve blocks' experts and the named tensor are on the
+    host (the placement once priced the weights by the `-ot` alone and counted the twelve blocks back on the GPU)."""
+    m = models["qwen3-30b-a3b-instruct-2507"]
+    machine = hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=80 * GiB)
+    base = ["-c", "8192", "-ngl", "all"]
+    moe = _load(m, [*base, "--n-cpu-moe", "12"], machine)[1].fit
+    both = _load(m, [*base, "--n-cpu-moe", "12", "-ot", r"blk\.40\.ffn_down_exps\.weight=CPU"], machine)[1].fit
+    moved = next(t.nbytes for t in m.tensors if t.name == "blk.40.ffn_down_exps.weight")
+    assert both.devices[0].weights - moe.devices[0].weights == moved
+    assert moe.devices[1].weights - both.devices[1].weights == moved

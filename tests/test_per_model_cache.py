@@ -10,6 +10,7 @@ import pytest
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model
 from gguf_budget.core.fit.ctx.auto_ctx import auto_fit, largest_ctx
+from gguf_budget.core.fit.buffers import flash_attn_support
 from gguf_budget.core.fit.buffers.cpu_work import _matmul, matmul_work
 from gguf_budget.core.frozen import FrozenMap
 from gguf_budget.core.model.per_model_cache import per_model
@@ -102,3 +103,24 @@ def test_a_ctx_tick_walks_no_tensor_list_again():
     for ctx in (8192, 12288, 16384, 40960, 65536):  # new ctxs, new GPU splits: the graph and the CPU work re-priced
         estimate_fit(counted, machine, FitRequest(ctx=ctx))
     assert _CountedTensors.walks == before
+
+
+def test_a_ctx_tick_reads_no_layers_attention_shapes_or_experts_again(monkeypatch):
+    """Each placement a search prices asked every layer's attention shape (`flash_attn_support.attention_shapes`) and
+    each block's routed experts (`moe`) again, at every ctx: ~7 and ~9 walks of the 80 layers an estimate. They
+    depend on the model (and the cache types) alone, so a new ctx reads neither again; what walks the blocks' roles
+    still is the "has it routed experts" test (`ModelSpec.routed_expert_bytes`, asked twice an estimate)."""
+    model = load_model(str(SEVENTY_B))
+    counted = dataclasses.replace(model)
+    object.__setattr__(counted, "layer_role_bytes", _CountedTensors(model.layer_role_bytes))
+    shapes = []
+    real = flash_attn_support.block_shapes
+    monkeypatch.setattr(flash_attn_support, "block_shapes", lambda m: (shapes.append(m), real(m))[1])
+    machine = hypothetical_machine(128 << 30, gpu_count=1, gpu_total=24 << 30)
+    first = estimate_fit(counted, machine, FitRequest(ctx=4096))
+    assert first == estimate_fit(model, machine, FitRequest(ctx=4096))
+    _CountedTensors.walks, shapes[:] = 0, []
+    ctxs = (8192, 12288, 16384, 40960, 65536)
+    for ctx in ctxs:
+        estimate_fit(counted, machine, FitRequest(ctx=ctx))
+    assert _CountedTensors.walks <= 2 * len(ctxs) and shapes == []

@@ -106,3 +106,16 @@ def test_cpu_overrides_are_repacked_only_beside_a_backend_without_a_host_buffer_
     rpc = predicted(replace(arm, meta={**arm.meta, "backend": "rpc", "vendor": "nvidia"}), tmp_path, command)
     embd = next(t for t in f.spec(tmp_path).tensors if t.name == "token_embd.weight")
     assert rpc["repack"] > 12 * 1024 * MiB and rpc["host weights"] == embd.nbytes
+
+
+def test_a_command_without_ngl_or_fitt_is_placed_with_fits_own_1024_mib(tmp_path):
+    """The MLA fixture's source at `-c 8192` (raw-log-ctx8192.txt beside the fixture's log): ollama's command gives no
+    `-ngl` and no `-fitt`, and llama.cpp's `--fit` kept all 28 layers on the RTX 5080 with 14832 − (11160.99 +
+    2160.00 + 340.27) = 1171 MiB free — above its 1024 MiB target, below this tool's 1.5 GiB reserve, which moved one
+    layer to the host."""
+    f = next(f for f in FIXTURES if f.name == "cuda-5080_deepseek-coder-v2-lite-q5_k_m_server_c4096")
+    at_4096 = predicted(f, tmp_path)
+    got = predicted(f, tmp_path, f.meta["command_0c1e570"].replace("-c 4096", "-c 8192"))
+    assert got["gpu weights"] == at_4096["gpu weights"] and got["host KV"] == 0
+    for role, printed_mib in (("gpu KV", 2160.00), ("gpu compute", 340.27), ("host compute", 24.01)):
+        assert abs(got[role] / MiB - printed_mib) <= 0.01, (role, got[role] / MiB)

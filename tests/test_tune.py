@@ -183,7 +183,9 @@ def test_the_printed_command_read_back_prices_the_same(name, goal, gpu, allow_q4
     if a.best is None:
         return
     argv = [w for w in a.best.load.fit.command.argv]
-    asked = ask(read_llama_args(argv), _state(name, 16, gpu), _model(name)).state
+    searched = _state(name, 16, gpu)
+    typed = replace(searched, reserves=replace(searched.reserves, per_gpu=(searched.reserves.gpu,)))
+    asked = ask(read_llama_args(argv), typed, _model(name)).state  # the margin searched with, typed: it stays
     again = full_load(_model(name), asked, TokenPrices.of(_model(name)))
     assert again is not None and asked.kv_type is a.best.knobs.kv and (asked.v_type or asked.kv_type) is a.best.knobs.kv
     assert (again.ctx, again.fit.verdict, again.fit.gpu_layers) == (a.best.ctx, a.best.load.fit.verdict,

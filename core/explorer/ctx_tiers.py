@@ -2,17 +2,21 @@
 largest context that fits — memory, GPU layers and speed each, so a person sees what context costs.
 
 Rule 1: each tier is `full_load` at that ctx asked (the same call `fit --ctx N` makes), so a tier's figures are
-        exactly `fit --ctx N`'s (the chosen load's largest ctx is passed in: a tier's own is not shown); the largest-that-fits tier is the full load's own `max_ctx` (None when nothing fits).
+        exactly `fit --ctx N`'s (a tier's own largest ctx is not shown, so not searched); the largest-that-fits tier
+        is the full load's own `max_ctx` (None when nothing fits).
 Rule 2: tiers run from 4,096 tokens by doublings up to the trained context (never past it), the trained context
         itself when it is not a power-of-two step, then the largest that fits when it is none of those (and no more
         than a person may ask, `ranges.CONTEXT`: a hostile header's trained context is no tier).
 Rule 3: a tier's memory is the one peak figure once its context has filled (`load_tier.peak_memory`, the figure
         `fit` prints and its JSON's `peak_memory.full`), its tier fits / tight / won't (`load_tier`) and each device's need (weights + KV + what the server holds); its speed the decode at the start
         and the time to the first token for the state's prompt.
+Rule 4: a tier's figures are its asked ctx's alone; which tier is the chosen ctx and which the largest that fits are
+        marks set beside them (`marked`), so a tick that moves only those marks judges no tier again (`derive` Rule 6).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
@@ -56,11 +60,35 @@ def tier_ctxs(context_length: int | None) -> tuple[int, ...]:
     return tuple(out or [top])
 
 
-def _tier(load: FullLoad, chosen_ctx: int, largest: bool) -> CtxTier:
+def tier_asks(model: ModelSpec, largest: int | None) -> tuple[int, ...]:
+    """Rule 2: the ctxs asked for the tiers beside a full load whose largest ctx that fits is `largest`."""
+    ctxs = tier_ctxs(model.context_length)
+    extra = largest is not None and largest not in ctxs and CONTEXT.contains(largest)
+    return (*ctxs, largest) if extra and largest is not None else ctxs
+
+
+def tier_figures(model: ModelSpec, state: ExplorerState, asks: tuple[int, ...],
+                 kept: Mapping[int, CtxTier] | None = None) -> dict[int, CtxTier]:
+    """Rules 1 and 3: each asked ctx's tier, unmarked (Rule 4), by the ctx asked. `kept`: tiers made before for the
+    same state at any asked ctx (`derive` Rule 6); only the asks it lacks are judged."""
+    prices = TokenPrices.of(model)
+    known = kept or {}
+    return {ctx: known.get(ctx) or _tier(full_load(model, replace(state, ctx=ctx), prices, largest=False))
+            for ctx in asks}
+
+
+def marked(figures: Mapping[int, CtxTier], chosen: FullLoad) -> tuple[CtxTier, ...]:
+    """Rule 4: the tiers in ctx order, the chosen load's ctx and its largest ctx that fits marked."""
+    out = [replace(t, chosen=t.ctx == chosen.ctx, largest=ctx == chosen.max_ctx) for ctx, t in figures.items()]
+    return tuple(sorted(out, key=lambda t: t.ctx))
+
+
+def _tier(load: FullLoad | None) -> CtxTier:
+    assert load is not None
     fit, speed = load.fit, load.speed
     prefill = None if speed is None else speed.prefill
     judged = load_tier(fit)
-    return CtxTier(ctx=load.ctx, largest=largest, chosen=load.ctx == chosen_ctx, verdict=fit.verdict,
+    return CtxTier(ctx=load.ctx, largest=False, chosen=False, verdict=fit.verdict,
                    tier=None if judged is None else judged.tier, gpu_layers=fit.gpu_layers,
                    peak_rss=peak_memory(fit).full,
                    needs=tuple((d.name, d.need) for d in fit.devices), tok_s=None if speed is None else speed.tok_s,
@@ -68,21 +96,8 @@ def _tier(load: FullLoad, chosen_ctx: int, largest: bool) -> CtxTier:
 
 
 def ctx_tiers(model: ModelSpec, state: ExplorerState, chosen: FullLoad) -> tuple[CtxTier, ...]:
-    """Rules 1–3 beside `chosen`, the full load on screen (its ctx is marked)."""
-    prices = TokenPrices.of(model)
-    ctxs = list(tier_ctxs(model.context_length))
-    largest = chosen.max_ctx
-    known = (chosen.fit.gpu_layers, largest)
-    out = []
-    for ctx in ctxs:
-        load = full_load(model, replace(state, ctx=ctx), prices, known)
-        assert load is not None
-        out.append(_tier(load, chosen.ctx, ctx == largest))
-    if largest is not None and largest not in ctxs and CONTEXT.contains(largest):
-        load = full_load(model, replace(state, ctx=largest), prices, known)
-        assert load is not None
-        out.append(_tier(load, chosen.ctx, True))
-    return tuple(sorted(out, key=lambda t: t.ctx))
+    """Rules 1–4 beside `chosen`, the full load on screen (its ctx is marked)."""
+    return marked(tier_figures(model, state, tier_asks(model, chosen.max_ctx)), chosen)
 
 
 def rate_text(tok_s: float | None) -> str:

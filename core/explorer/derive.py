@@ -18,27 +18,30 @@ Rule 5: the report (rendered when read) is the plan's report followed by the spe
 Rule 6: `derive(state, previous)` equals `derive(state)`; it only reuses the parts of `previous`
         whose inputs are the same (the same model object and equal other inputs): the model's
         token prices, the thresholds (they ignore budget and force), the full load (it ignores
-        the budget unless ctx moves) and, when only ctx moved and the GPU layers stayed, the
+        the budget; `Kept` holds the last KEPT asked ctxs' full loads, so a ctx met again while nothing else
+        moved is judged once) and, when only ctx moved and the GPU layers stayed, the
         largest ctx that fits. A budget tick then costs a plan and a speed estimate, plus one
         fit when ctx moved, instead of the max-ctx search's ten fits. The budget span is reused
         while the model object and the machine's total RAM stay. The full load's cheapest fix is reused with the
-        full load; the context tiers while nothing but the asked ctx moved and the largest ctx stayed (only the
-        chosen mark moves).
+        full load; each context tier while nothing but the asked ctx moved (a tier's figures are its own ctx's:
+        only the chosen and largest marks move, `ctx_tiers` Rule 4), so a tick that moves the largest ctx judges one
+        new tier at most.
 Rule 7: the headline's two answers and its goal line (`headline` Rules 5–7) and the context tiers (`ctx_tiers`) are
         the view's, so the window draws them and the CLI's `fit --tiers` prints the same numbers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from gguf_budget.core.model.context import ctx_slider_top
 from gguf_budget.core.explorer.budget_span import Span, budget_span, machine_total
 from gguf_budget.core.explorer.dock_inputs import DockInputs, dock_inputs
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
+from gguf_budget.core.fit.ctx.auto_ctx import largest_cap
 from gguf_budget.core.fit.types import FitEstimate, FitRequest
 from gguf_budget.core.explorer.captions import ctx_label, measured_row, pinned_caption, ring_note
-from gguf_budget.core.explorer.ctx_tiers import CtxTier, ctx_tiers
+from gguf_budget.core.explorer.ctx_tiers import CtxTier, marked, tier_asks, tier_figures
 from gguf_budget.core.explorer.goal import goal_line
 from gguf_budget.core.explorer.headline import (
     Headline, differ_line, full_load_line, full_load_name, load_answer, plan_answer, plan_headline,
@@ -62,6 +65,8 @@ from gguf_budget.core.views.plan_report import plan_text
 from gguf_budget.core.views.speed_view import plan_report_with_speed
 
 MiB = 1 << 20
+KEPT = 64
+"""Rule 6: full loads and context tiers kept by asked ctx, the newest."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,6 +88,16 @@ class FullLoadKey:
 
     def same(self, other: FullLoadKey | None) -> bool:
         return other is not None and other.model is self.model and other == self
+
+
+@dataclass(frozen=True)
+class Kept:
+    """Rule 6: what was judged under one full-load key (`key`, its ctx None) at the asked ctxs met, newest last: each
+    full load with why it could not be estimated and its cheapest fix, and each context tier unmarked."""
+
+    key: FullLoadKey
+    loads: tuple[tuple[int | None, FullLoad | None, str | None, Fix | None], ...] = ()
+    tiers: tuple[tuple[int, CtxTier], ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,7 +125,8 @@ class ExplorerView:
     """Every dock's inputs for this state, built once (`dock_inputs` Rule 5)."""
     fix: Fix | None = None
     tiers: tuple[CtxTier, ...] = ()
-    tiers_key: FullLoadKey | None = None
+    kept: Kept | None = field(default=None, compare=False, repr=False)
+    """Rule 6: what this view's key judged at other asked ctxs, for the next view; no part of what is shown."""
 
     @property
     def fit(self) -> FitEstimate | None:
@@ -172,45 +188,48 @@ class _Reuse:
         except BudgetError:
             return None
 
-    def full_load(self, state: ExplorerState,
-                  prices: TokenPrices) -> tuple[FullLoadKey | None, FullLoad | None, str | None]:
-        """(its key, the full load or None, why it could not be estimated)."""
+    def judged(self, state: ExplorerState,
+               prices: TokenPrices) -> tuple[FullLoadKey | None, FullLoad | None, str | None, Fix | None, Kept | None]:
+        """(its key, the full load or None, why it could not be estimated, its cheapest fix (`load_fix`), what is kept
+        beside them): taken over where judged before under the same key but its asked ctx (Rule 6)."""
         try:
             key = FullLoadKey.of(self.model, state)
         except BudgetError as e:  # a split or reserve the fit refuses: said on the full-load line
-            return None, None, str(e)
-        p = self.previous
-        if p is not None and key.same(p.full_load_key):
-            return key, p.full_load, p.full_load_error
+            return None, None, str(e), None, None
+        kept = self._kept(key)
+        ctx = key.request.ctx
+        for asked, load, error, fix in kept.loads:
+            if asked == ctx:
+                return key, load, error, fix, kept
         try:
-            return key, full_load(self.model, state, prices, self._known_max_ctx(key)), None
+            load, error = full_load(self.model, state, prices, self._known_max_ctx(key)), None
         except BudgetError as e:
-            return key, None, str(e)
+            load, error = None, str(e)
+        fix = None if load is None else cheapest_fix(self.model, state, load, prices)
+        return key, load, error, fix, replace(kept, loads=(*kept.loads, (ctx, load, error, fix))[-KEPT:])
 
-    def fix(self, key: FullLoadKey | None, state: ExplorerState, load: FullLoad | None,
-            prices: TokenPrices) -> Fix | None:
-        """The full load's cheapest fix (`load_fix`), reused with the full load (Rule 6)."""
-        p = self.previous
-        if load is None or key is None:
-            return None
-        if p is not None and key.same(p.full_load_key):
-            return p.fix
-        return cheapest_fix(self.model, state, load, prices)
+    def tiers(self, kept: Kept | None, state: ExplorerState,
+              load: FullLoad | None) -> tuple[tuple[CtxTier, ...], Kept | None]:
+        """The context tiers beside the full load (Rule 7): a tier asked before under the same key but its ctx is
+        taken over, only re-marked (Rule 6; `ctx_tiers` Rule 4); with what is kept after them."""
+        if load is None or kept is None:
+            return (), kept
+        known = dict(kept.tiers)
+        figures = tier_figures(self.model, state, tier_asks(self.model, load.max_ctx), known)
+        newest = {**{ctx: t for ctx, t in known.items() if ctx not in figures}, **figures}
+        return marked(figures, load), replace(kept, tiers=tuple(newest.items())[-KEPT:])
 
-    def tiers(self, key: FullLoadKey | None, state: ExplorerState,
-              load: FullLoad | None) -> tuple[FullLoadKey | None, tuple[CtxTier, ...]]:
-        """The context tiers beside the full load (Rule 7), re-marked when only the asked ctx moved (Rule 6)."""
-        if load is None or key is None:
-            return None, ()
+    def _kept(self, key: FullLoadKey) -> Kept:
+        """Rule 6: the previous view's judgements while nothing but the asked ctx moved, else none."""
         any_ctx = replace(key, request=replace(key.request, ctx=None))
         p = self.previous
-        if (p is not None and any_ctx.same(p.tiers_key) and p.full_load is not None
-                and p.full_load.max_ctx == load.max_ctx):
-            return any_ctx, tuple(replace(t, chosen=t.ctx == load.ctx) for t in p.tiers)
-        return any_ctx, ctx_tiers(self.model, state, load)
+        if p is not None and p.kept is not None and any_ctx.same(p.kept.key):
+            return p.kept
+        return Kept(any_ctx)
 
-    def _known_max_ctx(self, key: FullLoadKey) -> tuple[int, int | None] | None:
-        """The previous full load's (GPU layers, largest ctx) when only an asked ctx moved (`full_load` Rule 2)."""
+    def _known_max_ctx(self, key: FullLoadKey) -> tuple[int, int, int | None] | None:
+        """The previous full load's (GPU layers, the cap its largest ctx was searched to, that largest ctx) when only
+        an asked ctx moved (`full_load` Rule 2)."""
         p = self.previous
         if p is None or p.full_load is None or p.full_load_key is None or p.full_load_key.model is not self.model:
             return None
@@ -218,7 +237,7 @@ class _Reuse:
         before, now = previous.request.ctx, key.request.ctx
         if before is None or now is None or replace(previous, request=replace(previous.request, ctx=now)) != key:
             return None
-        return p.full_load.fit.gpu_layers, p.full_load.max_ctx
+        return p.full_load.fit.gpu_layers, largest_cap(p.full_load.choice), p.full_load.max_ctx
 
 
 def _line(load: FullLoad | None, error: str | None, state: ExplorerState) -> str:
@@ -251,9 +270,9 @@ def _docks(previous: ExplorerView | None) -> DockInputs | None:
 def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
     model = reuse.model
     prices = reuse.prices()
-    key, load, load_error = reuse.full_load(state, prices)
-    line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
-    tiers_key, tiers = reuse.tiers(key, state, load)
+    key, load, load_error, fix, kept = reuse.judged(state, prices)
+    line = _line(load, load_error, state)
+    tiers, kept = reuse.tiers(kept, state, load)
     text = f"CANNOT PLAN — {message}"
     headline = Headline(state=BannerState.ERROR, text=text, full_load=line, plan=refused_answer(text),
                         load=load_answer(load, fix, line), goal=_goal_line(state, key))
@@ -262,7 +281,7 @@ def _refused(reuse: _Reuse, state: ExplorerState, message: str) -> ExplorerView:
                         ctx_span=ctx_span(model, state), usable_ram=usable_ram(state.machine, state.reserves.host),
                         full_load=load, plan_speed=None, headline=headline, pinned_caption="—", ctx_label=ctx,
                         ring_note="", prices=prices, full_load_key=key, full_load_error=load_error, fix=fix,
-                        tiers=tiers, tiers_key=tiers_key, docks=dock_inputs(state, _docks(reuse.previous)))
+                        tiers=tiers, kept=kept, docks=dock_inputs(state, _docks(reuse.previous)))
 
 
 def derive(state: ExplorerState, previous: ExplorerView | None = None) -> ExplorerView:
@@ -280,11 +299,11 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
     prices = reuse.prices()
     host_available = None if state.machine is None else state.machine.host_available
     speed = plan_speed(prices, plan, state.bandwidths, host_available, state.prompt_tokens)
-    key, load, load_error = reuse.full_load(state, prices)
+    key, load, load_error, fix, kept = reuse.judged(state, prices)
     usable = usable_ram(state.machine, state.reserves.host)
     banner, text = plan_headline(plan, speed, state.slow_below_tok_s, usable)
-    line, fix = _line(load, load_error, state), reuse.fix(key, state, load, prices)
-    tiers_key, tiers = reuse.tiers(key, state, load)
+    line = _line(load, load_error, state)
+    tiers, kept = reuse.tiers(kept, state, load)
     answers = (plan_answer(plan, speed, banner is BannerState.SLOW, usable, text), load_answer(load, fix, line))
     headline = Headline(state=banner, text=text, full_load=line, plan=answers[0], load=answers[1],
                         differ=differ_line(plan, load, *answers), goal=_goal_line(state, key))
@@ -293,4 +312,4 @@ def derive(state: ExplorerState, previous: ExplorerView | None = None) -> Explor
                         full_load=load, plan_speed=speed, headline=headline,
                         pinned_caption=pinned_caption(plan, speed), ctx_label=ctx_label(plan), ring_note=ring_note(plan),
                         prices=prices, threshold_key=threshold_key, full_load_key=key, full_load_error=load_error,
-                        fix=fix, tiers=tiers, tiers_key=tiers_key, docks=dock_inputs(state, _docks(previous)))
+                        fix=fix, tiers=tiers, kept=kept, docks=dock_inputs(state, _docks(previous)))

@@ -13,7 +13,11 @@ Rule 2: each program's defaults (llama.cpp 0c1e570, common/arg.cpp and tools/ser
         (`llama_context_default_params`: a full-size sliding-window cache, a 512-token batch).
 Rule 3: `-c N` is the context asked (`-c 0`: the model's own, which llama.cpp's `--fit` may shrink);
         `-ngl auto` leaves the layers to `--fit`, `-ngl all` (or a number past the last layer) is
-        every layer; `-fitt` sets each GPU's reserve (MiB, one value for every GPU), `-cram`,
+        every layer; `-fitt` sets each GPU's reserve (MiB, one value for every GPU; not given, the
+        program's own 1024 MiB on every GPU, common/common.h `fit_params_target` — what `--fit` keeps
+        free when it places `-ngl auto`, and the margin a command that places its layers itself is
+        judged by, so the command `fit` prints reads back to the same answer — unless the person set
+        this tool's GPU reserves: a reserve typed is theirs, the tool's default gives way), `-cram`,
         `-ctxcp`, `-np`, `-kvu` llama-server's settings, `-mm` and `-md` its projector and draft (read
         and checked as `fit --mmproj`/`--draft` read them); `-ctkd`/`-ctvd` the draft's cache (one
         type is priced: K's).
@@ -34,6 +38,7 @@ from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.fit.server.inputs import open_draft, open_projector
 from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.machine.usable import DEFAULT_GPU_RESERVE
 from gguf_budget.core.llama_words.options import Program
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
@@ -130,10 +135,17 @@ def _engine(s: LlamaSettings, base: EngineOptions) -> EngineOptions:
         fit=s.fit if s.fit is not None else base.fit, fit_ctx=s.fit_ctx if s.fit_ctx is not None else base.fit_ctx)
 
 
+FIT_TARGET_MIB = 1024
+"""llama.cpp's `-fitt` default: what `--fit` keeps free on each GPU (common/common.h `fit_params_target`)."""
+
+
 def _reserves(fit_target_mib: tuple[int, ...] | None, base: Reserves) -> Reserves:
-    """Rule 3: `-fitt` — one value for every GPU, or one per GPU in order."""
+    """Rule 3: `-fitt` — one value for every GPU, or one per GPU in order; not given, the program's 1024 MiB on
+    every GPU where the GPU reserves are this tool's default (the host's reserve stays this tool's)."""
     if fit_target_mib is None:
-        return base
+        if base.gpu != DEFAULT_GPU_RESERVE or base.per_gpu:
+            return base
+        fit_target_mib = (FIT_TARGET_MIB,)
     if not fit_target_mib:
         raise LlamaArgsError('error while handling argument "-fitt": give a MiB value, or one per GPU')
     per_gpu = tuple(m * MiB for m in fit_target_mib)

@@ -39,9 +39,16 @@ Rule 5: a goal nothing meets names the binding constraint: memory (no candidate 
 Rule 6: what costs quality is never chosen silently: a q4_0 KV cache only when `allow_q4_kv`, a heavy-loss type only
         when `allow_heavy_quant`; the answer's notes say what the chosen q4_0 cache, and a type with fewer bits
         per weight than the file's own, cost.
-Rule 7: not searched: `-ot` placements other than `--n-cpu-moe`'s. The decode estimate reads host-kept experts
-        only as `--n-cpu-moe`'s run of whole blocks (`speed.token_bytes` Rule 9); any other `-ot` is priced for
-        memory but would be read at VRAM speed, so the search would take it for free VRAM — a wrong answer.
+Rule 7: MoE models on GPUs: once the knobs above are settled, the `-ot` expert placement (`tune_ot`): with the best
+        so far's other knobs, ctx and slots (nothing met the goal yet: the defaults at the smallest ctx asked), every
+        slot offloaded and the fewest routed experts per GPU on the host that fit — whole blocks of each GPU's own
+        run and part of one more — is one more candidate, chosen only where Rule 3 ranks it first: never slower
+        than the best `--n-cpu-moe` answer for max-speed. Its ctx and slots are the best so far's, not bisected
+        further: its levels are sized for them, so more would need more levels — a search of levels against ctx,
+        not monotone together (more levels fit more cache but read slower), which is not made; each `-ot` load
+        costs several plain ones. Where it is the only answer, its ctx or slots are bisected as Rule 4's are.
+        Its decode reads each moved tensor from RAM (`speed.token_bytes` Rule 10). The person's own `-ot` stays
+        under every other candidate.
 """
 
 from __future__ import annotations
@@ -53,8 +60,9 @@ from math import prod
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.explorer.tune_ot import fewest_levels, runs_of, spelled
 from gguf_budget.core.fit.runtime_memory import flash_attn
-from gguf_budget.core.fit.runtime_types import Runtime
+from gguf_budget.core.fit.runtime_types import Runtime, TensorOverride
 from gguf_budget.core.fit.server.slots import MAX_SLOTS
 from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
 from gguf_budget.core.model.kv import KVType
@@ -93,6 +101,9 @@ class Constraints:
     allow_heavy_quant: bool = False
     keep_file_type: bool = False
     """Rule 1: search the open file's own type only."""
+    place_experts: bool = True
+    """Rule 7: search the `-ot` expert placement (False: `--n-cpu-moe` is the only expert knob, the command has no
+    `-ot` regex)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.min_tok_s < 1e9 or not 1 <= self.min_ctx < 2**31:
@@ -111,12 +122,15 @@ class Knobs:
     flash_attn: bool | None = None
     gpu_layers: int | None = None
     quant: str | None = None
+    overrides: tuple[TensorOverride, ...] = ()
+    """Rule 7's `-ot` expert placement (empty: the person's own `-ot`, if any)."""
 
     def apply(self, state: ExplorerState, ctx: int, slots: int, model: ModelSpec | None = None) -> ExplorerState:
         """The state with these settings at `ctx` and `slots`; `model` is the type `quant` names (None: the state's)."""
         quantized = self.kv is not KVType.F16
         engine = replace(state.engine, ubatch=None if self.ubatch == 512 else self.ubatch,
-                         flash_attn=True if quantized else self.flash_attn)
+                         flash_attn=True if quantized else self.flash_attn,
+                         overrides=self.overrides or state.engine.overrides)
         cache = self.cache_ram_mib if self.cache_ram_mib is not None else state.server.cache_ram_mib
         server = replace(state.server, n_parallel=slots, cache_ram_mib=cache)
         return replace(state, model=model or state.model, ctx=ctx, gpu_layers=self.gpu_layers, kv_type=self.kv,
@@ -127,6 +141,7 @@ class Knobs:
         out += [f"-fa {'on' if self.flash_attn else 'off'}"] if self.flash_attn is not None else []
         out += [f"-ngl {self.gpu_layers}"] if self.gpu_layers is not None else []
         out += [f"--n-cpu-moe {self.n_cpu_moe}"] if self.n_cpu_moe is not None else []
+        out += [f"-ot {','.join(f'{o.pattern}={o.buffer}' for o in self.overrides)}"] if self.overrides else []
         out += [f"--cache-ram {self.cache_ram_mib}"] if self.cache_ram_mib is not None else []
         out += [f"quant {self.quant}"] if self.quant is not None else []
         return tuple(out)
@@ -393,6 +408,24 @@ def _fewest_layers(p: _Pricer, best: Candidate) -> Candidate | None:
     return found
 
 
+def _expert_placement(p: _Pricer, best: Candidate) -> Candidate | None:
+    """Rule 7: `best`'s knobs with the fewest experts on the host per GPU that fit at its ctx and slots, every slot
+    offloaded (`tune_ot`), priced; None when that family does not fit or is `best`'s own placement."""
+    bare = replace(best.knobs, n_cpu_moe=None, overrides=(), gpu_layers=p.model.n_layer + 1)
+    every_expert = p.price(bare, best.ctx, best.slots)  # level 0: every expert on the GPUs
+    runs = runs_of(every_expert)
+
+    def at(levels: tuple[int, ...]) -> Candidate:
+        n, ots = spelled(runs, levels)
+        moved = replace(bare, n_cpu_moe=n, overrides=ots)
+        return every_expert if moved == bare else p.price(moved, best.ctx, best.slots)
+
+    found = fewest_levels(p.variants[best.knobs.quant].model, runs, at)
+    if found is None or found.knobs == best.knobs or not (found.knobs.overrides or found.knobs.n_cpu_moe):
+        return None
+    return found
+
+
 def _quality_notes(best: Candidate, own: _Variant, quant: _Variant | None) -> tuple[str, ...]:
     """Rule 6: what the chosen settings cost in quality, one note each."""
     notes = [Q4_QUALITY] if best.knobs.kv is KVType.Q4_0 else []
@@ -443,6 +476,12 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
         held = max(found, key=rank).knobs
         for v in variants[1:]:
             search(replace(held, quant=v.name))
+    if constraints.place_experts and model.routed_expert_bytes and state.machine.gpus:
+        met = bool(found)
+        placed = _expert_placement(p, max(found, key=rank) if met else p.price(knobs[0], floor_ctx))
+        if placed is not None and not met:
+            search(placed.knobs)  # the only answer: its ctx or slots bisected (Rule 4)
+        found.extend([placed] if placed is not None and met and p.ok(placed) else [])
     if found and goal is Goal.LEAST_MEMORY:
         fewer = _fewest_layers(p, max(found, key=rank))
         found.extend([fewer] if fewer is not None else [])

@@ -126,13 +126,13 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
         host_kv = None if slots.kv is None else slots.kv[p.host_blocks]
         bare = device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
                             host_kv, extras.host_held or 0)
-        if judged is not None and not fits(_placed(model, engine, bare, setup, p), host=judged):
+        if judged is not None and not fits(_placed(model, engine, bare, setup, p, forced), host=judged):
             return bare
         return priced(bare, p, forced)
 
     def gpus_fit(g: int) -> bool:
         p = setup.place(L, g)
-        return fits(_placed(model, engine, loads(p, judged=False), setup, p), host=False)
+        return fits(_placed(model, engine, loads(p, judged=False), setup, p, forced), host=False)
 
     auto = most_layers_that_fit(L, gpus_fit) if slots.kv is not None and (search or request.gpu_layers is None) else None
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
@@ -141,7 +141,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     weights = _weights(model, placement, forced)
     server, devices = finish_server(model, extras, loads(placement, judged=None if search else True), request.kv_type,
                                     engine, kv.engine)
-    devices = _placed(model, engine, devices, setup, placement)
+    devices = _placed(model, engine, devices, setup, placement, forced)
     if not engine.kv_offload and setup.gpus:
         kv = replace(kv, host=kv.engine, gpu=0 if kv.engine is not None else None)
     unknowns = fit_unknowns(model, snapshot, ctx) + server_unknowns(model, ctx, server)
@@ -171,8 +171,10 @@ def _pricer(model: ModelSpec, ctx: int | None, request: FitRequest, engine: Engi
 
 
 def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad, ...], setup: GpuSetup,
-            p: Placement) -> tuple[DeviceLoad, ...]:
-    """Rule 11: `-ot` moves weights between devices, `-nkvo` every layer's KV to the host (`placement`)."""
+            p: Placement, forced: int) -> tuple[DeviceLoad, ...]:
+    """Rule 11: `-ot` moves weights between devices, `-nkvo` every layer's KV to the host (`placement`); the weights
+    are placed by every override at once, `--n-cpu-moe`'s (`forced` blocks) after the command's `-ot`s, as the
+    estimate's compute buffers are."""
     if not setup.gpus or (not engine.overrides and engine.kv_offload and all(g.max_buffer is None for g in setup.gpus)):
         return devices
     host, *gpus = devices
@@ -181,7 +183,8 @@ def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad,
         total = None if any(k is None for k in known) else sum(k or 0 for k in known)
         host, gpus = replace(host, kv=total), [replace(d, kv=0) for d in gpus]
     if engine.overrides or any(g.max_buffer is not None for g in setup.gpus):
-        held = device_weights(model, backends_of(model, engine, devices, setup.gpus, p.all_on_gpu).sched)
+        every = replace(engine, overrides=engine.overrides + expert_overrides(forced)) if forced else engine
+        held = device_weights(model, backends_of(model, every, devices, setup.gpus, p.all_on_gpu).sched)
         host, gpus = replace(host, weights=held[-1]), [replace(d, weights=w) for d, w in zip(gpus, held, strict=False)]
     return (host, *gpus)
 

@@ -141,15 +141,22 @@ def attention(model: ModelSpec, s: EngineSettings, kv_type: KVType, v_type: KVTy
     held: list[tuple[str, GpuBackend] | None] = [None] * L
     for d, g in zip(devices[1:], gpus, strict=False):
         backend = backend_of(g.vendor, s.gpu_backend, s.devices)
-        for il in range(*d.slots) if d.slots is not None else ():
-            if il < L:
-                held[il] = (BACKENDS[backend].device_name(g.index, g.name), backend)
+        device = (BACKENDS[backend].device_name(g.index, g.name), backend)
+        if d.slots is not None:
+            low, high = d.slots
+            held[low:min(high, L)] = [device] * max(min(high, L) - low, 0)
     return resolve(asked_flash_attn(s), attention_shapes(model, KVType(kv_type).value, v.value), tuple(held),
                    v.quantized)
 
 
+@per_model(maxsize=16)
+def _window(model: ModelSpec) -> int:
+    """The widest sliding window of the model's layers (0: none slides), kept per model."""
+    return max((layer.window or 0 for layer in model.layers), default=0)
+
+
 def _swa_cells(model: ModelSpec, ctx: int, layout: SlotLayout, s: EngineSettings) -> int:
-    window = max((layer.window or 0 for layer in model.layers), default=0)
+    window = _window(model)
     if not window:
         return 0
     return layout.ctx_seq(ctx) if s.swa_full else layout.swa_cells(ctx, window, s.ubatch)

@@ -28,12 +28,19 @@ Rule 9: experts on the CPU (`--n-cpu-moe N`, `core.fit.placement.moe`; `--cpu-mo
         share instead of VRAM, as the fit keeps them (`fit.placement.moe.experts_on_host`), whether the fit
         was asked for them or is the expert-offload placement shown beside it (every slot
         offloaded).
+Rule 10: tensor overrides (`-ot PATTERN=BUFFER`, the first pattern that finds a weight's name wins, as the fit
+        places them: `fit.buffers.sched.Scheduler.weight_device`, with `--n-cpu-moe N`'s own override after the
+        person's, `fit.placement.moe.expert_overrides`): a block weight an override keeps in a host buffer (`CPU`,
+        `CPU_REPACK`, …: the names the fit gives the host, `fit.runtime_memory`) is read from RAM, one an override
+        puts in a GPU's buffer from VRAM, whatever its block's slot; routed experts at Rule 2's share of what
+        moved in each block (so whole blocks moved read exactly Rule 9's bytes). The tiers still add up (Rule 5).
 Rule 8: a model's main weight type is the type holding the most block weights (Q4_K in a Q4_K_M
         file): a GPU backend's prefill speed is read for it (`backend_speed` Rule 2).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import TYPE_CHECKING
@@ -47,6 +54,7 @@ from gguf_budget.core.model.spec import LayerKind, ModelSpec, ModelTensor
 from gguf_budget.core.speed.kernel_speed import ATTENTION_TYPE, type_speed
 
 if TYPE_CHECKING:
+    from gguf_budget.core.fit.runtime_types import TensorOverride
     from gguf_budget.core.fit.types import FitEstimate
 
 
@@ -277,16 +285,60 @@ def experts_on_cpu(prices: TokenPrices, n_cpu_moe: int, kv_gpu: int) -> TokenByt
     return experts_on_host(prices, prices.full_load(0, True, 0, kv_gpu), 0, n_cpu_moe)
 
 
+HOST_BUFFER = "CPU"
+"""Rule 10: an override buffer whose name starts so is the host's (the fit refuses any other name not a GPU's)."""
+
+
+@per_model(maxsize=64)
+def _block_moves(model: ModelSpec, overrides: tuple[tuple[str, str], ...]) -> tuple[tuple[int, int], ...]:
+    """Rule 10, per block: the bytes one token reads of its weights an override sends to the host, and of those it
+    sends to a GPU (routed experts at Rule 2's share of the moved experts); once per model and overrides, as a search
+    prices the same overrides at many contexts."""
+    moe = moe_fraction(model)
+    moved = [[0, 0, 0, 0] for _ in range(model.n_layer)]  # to host: other, experts; to a GPU: other, experts
+    for t in model.tensors:
+        if t.layer is None or not 0 <= t.layer < model.n_layer:
+            continue
+        buffer = next((b for pattern, b in overrides if re.search(pattern, t.name)), None)
+        if buffer is not None:
+            at = 0 if buffer.upper().startswith(HOST_BUFFER) else 2
+            moved[t.layer][at + (t.role is TensorRole.EXPERTS and moe is not None)] += t.nbytes
+
+    def share(experts: int) -> int:
+        return experts if moe is None else experts * moe.used // moe.count
+
+    return tuple((h + share(he), g + share(ge)) for h, he, g, ge in moved)
+
+
+def overridden(prices: TokenPrices, read: TokenBytes, host_blocks: int,
+               overrides: tuple[TensorOverride, ...]) -> TokenBytes:
+    """Rule 10: `read` with what the overrides send from offloaded blocks to the host, and from the host's blocks
+    (0 … host_blocks − 1) to a GPU, read where they are."""
+    if prices.model is None or not overrides:
+        return read
+    moves = _block_moves(prices.model, tuple((o.pattern, o.buffer) for o in overrides))
+    to_host = sum(h for h, _ in moves[host_blocks:])
+    to_gpu = sum(g for _, g in moves[:host_blocks])
+    return TokenBytes(ram=read.ram + to_host - to_gpu, stream=read.stream, vram=read.vram - to_host + to_gpu)
+
+
 def fit_token_bytes(prices: TokenPrices, fit: FitEstimate, tokens: int) -> TokenBytes | None:
-    """Rule 4 with `tokens` cached; None when the KV cache cannot be priced."""
+    """Rule 4 with `tokens` cached, experts and overridden weights where Rules 9–10 put them; None when the KV cache
+    cannot be priced."""
     if fit.kv.host is None or fit.kv.gpu is None:
         return None
     host_blocks = Placement(fit.n_layer, fit.gpu_layers, ()).host_blocks
     split = prices.kv_split(fit.kv.kv_type, tokens, host_blocks, fit.request.engine.swa_full)
     if split is None:
         return None
-    return experts_on_host(prices, prices.full_load(host_blocks, fit.output_on_gpu, *split), host_blocks,
-                           fit.request.n_cpu_moe)
+    read = prices.full_load(host_blocks, fit.output_on_gpu, *split)
+    overrides = fit.request.engine.overrides
+    if not overrides:
+        return experts_on_host(prices, read, host_blocks, fit.request.n_cpu_moe)
+    from gguf_budget.core.fit.placement.moe import expert_overrides  # Rule 10 only: `plan` starts without the fit
+
+    n_cpu_moe = min(fit.request.n_cpu_moe or 0, fit.n_layer) if prices.model and prices.model.routed_expert_bytes else 0
+    return overridden(prices, read, host_blocks, overrides + expert_overrides(n_cpu_moe))
 
 
 @per_model(maxsize=8)

@@ -15,6 +15,8 @@ Rule 2: the box is exactly as tall as the label's lines at the box's width (wrap
         (its longest word, wrapped, or its minimum width; QLabel measures it again when the widest word's width changes), so
         no text is clipped.
 Rule 3: the box shows and hides with its label, so an owner hides the row as it hid the label.
+Rule 4: a word's width is measured once for the label's font (a tick's text is mostly the words of the last one);
+        the widths kept are forgotten when the font changes or more than WORDS_KEPT words were met.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, QSize
 from PySide6.QtGui import QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
+
+WORDS_KEPT = 2048
 
 
 class RowBox(QWidget):
@@ -34,16 +38,23 @@ class RowBox(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self._narrowest = 0
         self._widest, self._least = -1, 0
+        self._font, self._advances = "", dict[str, int]()
         self.setVisible(not label.isHidden())
         label.installEventFilter(self)
         self._fit()
 
     def _narrowest_width(self) -> int:
         """The label's narrowest width, asked of QLabel (three text layouts, four times its height's cost) only when
-        the widest word changed: a tick's new numbers seldom change it."""
+        the widest word changed: a tick's new numbers seldom change it. Each word's width is measured once for the
+        label's font (Rule 4)."""
         label = self.label
-        metrics = label.fontMetrics()
-        widest = max((metrics.horizontalAdvance(word) for word in label.text().split()), default=0)
+        font = label.font().key()
+        if font != self._font or len(self._advances) > WORDS_KEPT:
+            self._font, self._advances = font, {}
+        advances, metrics = self._advances, label.fontMetrics()
+        for word in set(label.text().split()) - advances.keys():
+            advances[word] = metrics.horizontalAdvance(word)
+        widest = max((advances[word] for word in label.text().split()), default=0)
         if widest != self._widest:
             self._widest = widest
             self._least = max(label.minimumWidth(), label.minimumSizeHint().width())

@@ -212,6 +212,7 @@ def _shared_ff(model: ModelSpec) -> int:
     return sh[0].shape[1] if sh else 0
 
 
+@per_model(maxsize=16)
 def k_only(model: ModelSpec) -> bool:
     """Rule 4: an absorbed MLA model attends through a K-only input, which carries no Hadamard matrices whatever the
     cache's type (src/llama-graph.cpp `build_attn_inp_k_impl`), though the cache prints `attn_rot_k = 1`."""

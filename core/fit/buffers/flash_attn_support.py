@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from gguf_budget.core.fit.buffers.backends import GpuBackend
 from gguf_budget.core.fit.buffers.compute_graph import block_shapes
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 
 
@@ -102,10 +103,11 @@ SUPPORTS = {GpuBackend.CUDA: cuda_supports, GpuBackend.ROCM: cuda_supports, GpuB
             GpuBackend.METAL: metal_supports, GpuBackend.SYCL: sycl_supports, GpuBackend.RPC: cpu_supports}
 
 
+@per_model(maxsize=64)
 def attention_shapes(model: ModelSpec, k_type: str, v_type: str) -> tuple[AttentionShape | None, ...]:
     """Each layer's shape as FLASH_ATTN_EXT sees it (None: a layer without attention): an absorbed MLA layer attends
     over the latent and its rope part (K), of which V is the latent, one KV head; an older deepseek2 layer over
-    every head's decompressed K and V."""
+    every head's decompressed K and V. Kept per model and cache types: every placement a search prices asks it."""
     out: list[AttentionShape | None] = []
     for blk in block_shapes(model):
         m = blk.mla

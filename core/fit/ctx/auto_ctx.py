@@ -153,9 +153,14 @@ def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, 
     return AutoFit(estimate_fit(model, snapshot, replace(request, ctx=ctx)), ctx, ceiling, reason, model.context_length)
 
 
+def largest_cap(choice: AutoFit) -> int:
+    """Rule 5: the ctx the largest that fits is searched up to: the ceiling, or an asked ctx past it."""
+    return max(choice.ceiling, choice.ctx)
+
+
 def largest_ctx(model: ModelSpec, snapshot: HardwareSnapshot, choice: AutoFit) -> int | None:
     """Rule 5."""
     if choice.reason in (FitCtxReason.CEILING, FitCtxReason.SHRUNK):
         return choice.ctx
     fit = choice.fit
-    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, max(choice.ceiling, choice.ctx))
+    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice))

@@ -30,6 +30,7 @@ from gguf_budget.core.fit.placement.gpu_split import Placement, fewest_cpu_moe_l
 from gguf_budget.core.fit.runtime_types import TensorOverride
 from gguf_budget.core.fit.types import DeviceLoad, FitRequest, FitVerdict, Strategy
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.roles import TensorRole
 from gguf_budget.core.model.spec import ModelSpec
 
@@ -57,8 +58,10 @@ def input_layer_bytes(model: ModelSpec) -> int:
     return g.token_embd + (g.position_embd or 0) + g.other
 
 
-def _experts(model: ModelSpec) -> list[int]:
-    return [r.get(TensorRole.EXPERTS, 0) for r in model.layer_role_bytes]
+@per_model(maxsize=16)
+def _experts(model: ModelSpec) -> tuple[int, ...]:
+    """Each block's routed experts' bytes, kept per model: every placement a search prices asks it."""
+    return tuple(r.get(TensorRole.EXPERTS, 0) for r in model.layer_role_bytes)
 
 
 def cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, request: FitRequest,
@@ -88,7 +91,7 @@ def cpu_experts(model: ModelSpec, snapshot: HardwareSnapshot, setup: GpuSetup, r
 
 def experts_on_host(model: ModelSpec, host_blocks: int, n_cpu_moe: int) -> int:
     """The routed experts `--n-cpu-moe N` keeps on the host of blocks the placement offloads (host_blocks … N − 1)."""
-    return sum(_experts(model)[host_blocks:n_cpu_moe])
+    return sum(_experts(model)[host_blocks:n_cpu_moe]) if n_cpu_moe > host_blocks else 0
 
 
 def slots_with_cpu_experts(model: ModelSpec, table: KVTable | None) -> Callable[[int], Slots]:

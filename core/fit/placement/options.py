@@ -61,6 +61,7 @@ def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
     return tuple(out)
 
 
+@per_model(maxsize=256)
 def mapped_span(model: ModelSpec, sched: Scheduler, backend: int, elsewhere: frozenset[str] = frozenset()) -> int:
     """Rule 3: the bytes of the file a backend that maps it (the host, a Metal GPU) holds; `elsewhere`: its tensors
     kept in another of its buffer types (the host's repacked copies)."""
