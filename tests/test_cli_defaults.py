@@ -54,7 +54,7 @@ def test_plan_without_a_budget_plans_for_this_machine_and_says_so(capsys, path):
 
 
 def test_the_machine_budget_is_available_less_the_host_reserve(capsys, monkeypatch, path):
-    monkeypatch.setattr(plan_cmd, "probe_hardware", lambda: hypothetical_machine(10 * GiB, captured_at=0.0))
+    monkeypatch.setattr(plan_cmd, "probe_host", lambda: hypothetical_machine(10 * GiB, captured_at=0.0))
     assert main(["plan", path, "--json"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["budget"] == 4 * GiB
@@ -62,7 +62,7 @@ def test_the_machine_budget_is_available_less_the_host_reserve(capsys, monkeypat
 
 
 def test_a_machine_with_nothing_usable_asks_for_a_budget(capsys, monkeypatch, path):
-    monkeypatch.setattr(plan_cmd, "probe_hardware", lambda: hypothetical_machine(5 * GiB, captured_at=0.0))
+    monkeypatch.setattr(plan_cmd, "probe_host", lambda: hypothetical_machine(5 * GiB, captured_at=0.0))
     assert main(["plan", path]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "give --budget SIZE" in err

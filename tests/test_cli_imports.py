@@ -2,19 +2,35 @@
 
 `--version`, `help` and a bad argument import nothing heavy; a command imports what it uses: the
 GGUF reader without numpy or the rest of gguf-py, the HTTP and Hugging Face clients only for a
-remote model, psutil only when the machine is probed, Qt never. The times are
-`benchmarks/bench_cli.py`'s business.
+remote model, psutil only when the machine is probed off Linux, pynvml only where NVIDIA's driver
+library loads, Qt never. The times are `benchmarks/bench_cli.py`'s business.
 """
 
 from __future__ import annotations
 
+import ctypes
 import subprocess
 import sys
 
 import pytest
 
-HEAVY = frozenset({"httpx", "huggingface_hub", "numpy", "gguf", "PySide6", "pyqtgraph", "psutil", "yaml"})
+from gguf_budget.core.machine.probe import NVML_LIBRARY
+
+HEAVY = frozenset({"httpx", "huggingface_hub", "numpy", "gguf", "PySide6", "pyqtgraph", "psutil", "yaml", "pynvml"})
 MODEL = ["--catalog", "llama-3.1-8b-instruct"]
+
+
+def _driver_library_loads() -> bool:
+    try:
+        ctypes.CDLL(NVML_LIBRARY)
+    except OSError:
+        return False
+    return True
+
+
+PROBE = ({"pynvml"} if _driver_library_loads() else set()) | (set() if sys.platform.startswith("linux") else {"psutil"})
+"""What probing this machine imports (probe Rules 5 and 6): NVIDIA's binding only where its driver library loads,
+psutil only off Linux (Linux's /proc/meminfo holds its figures)."""
 
 
 def imported_modules(*argv: str, code: str | None = None) -> tuple[set[str], subprocess.CompletedProcess[str]]:
@@ -51,7 +67,7 @@ def test_starting_and_refusing_import_nothing_heavy(argv):
     (["plan", *MODEL, "--budget", "6G", "--no-measure"], set()),
     (["inspect", *MODEL, "--json"], set()),
     (["sweep", *MODEL, "--no-measure"], set()),
-    (["fit", *MODEL, "--no-measure"], {"psutil"}),
+    (["fit", *MODEL, "--no-measure"], PROBE),
 ], ids=["plan", "inspect", "sweep", "fit"])
 def test_a_command_on_a_local_model_imports_only_what_it_uses(argv, allowed):
     names, done = imported(*argv)
@@ -84,6 +100,26 @@ def test_a_command_imports_none_of_the_modules_its_answer_does_not_use(argv, nee
     assert done.returncode in (0, 3), done.stderr[-2000:]
     assert f"gguf_budget.{needed}" in names
     assert {f"gguf_budget.{m}" for m in not_needed} & names == set()
+
+
+@pytest.mark.parametrize("argv, unused", [
+    (["plan", *MODEL, "--no-measure"], {"ctypes", "pynvml", "psutil"}),
+    (["plan", *MODEL, "--budget", "6G", "--ram-bw", "20G", "--disk-bw", "2G", "--cpu-gflops", "100"],
+     {"ctypes", "pynvml", "psutil"}),
+    (["fit", *MODEL, "--no-measure"], {"pynvml", "psutil"} - PROBE),
+    (["fit", *MODEL, "--no-gpu", "--no-measure"], {"pynvml", "psutil"} - PROBE),
+    (["quants", *MODEL, "--no-measure"], {"pynvml", "psutil"} - PROBE),
+], ids=["plan-default-budget", "plan-streamed-ram", "fit", "fit-no-gpu", "quants"])
+def test_a_command_probes_no_more_than_its_answer_reads(argv, unused):
+    """`plan` reads only host RAM (its default budget, the free RAM a streamed plan pages into: probe Rule 7), so it
+    reads no GPU; `fit` and `quants` read the GPUs, through pynvml only where NVIDIA's driver library loads (Rule 5),
+    and host RAM from /proc/meminfo on Linux (Rule 6). A command that ran the probe's readers before imported
+    ~35 ms of modules it did not use. Each runs as a person's second call does (the first keeps this machine's
+    figures: `speed_args` Rule 1)."""
+    imported_modules(*argv)
+    names, done = imported_modules(*argv)
+    assert done.returncode in (0, 3), done.stderr[-2000:]
+    assert names & unused == set()
 
 
 def test_the_header_reader_needs_only_gguf_constants_and_shares_them_with_gguf():
@@ -153,3 +189,32 @@ print("drawn", "pyqtgraph" in sys.modules)
     names, done = imported(code=code)
     assert done.returncode == 0 and "drawn" in done.stdout, done.stderr[-2000:]
     assert "PySide6" in names and names & {"pyqtgraph", "numpy", "http", "ssl", "email"} == set()
+
+
+def test_a_command_run_as_the_program_keeps_the_collector_off_what_its_import_made():
+    """cli Rule 8: the program's own run imports its command with the collector paused and freezes what the import
+    made (tens of thousands of objects), so no collection runs during the import and the command's own collections
+    walk none of it; a caller passing its arguments keeps its collector as it was."""
+    code = ("import gc, sys\n"
+            "from gguf_budget.gui.cli import main\n"
+            "import gguf_budget.gui.cli.commands as commands\n"
+            "loading = []\n"
+            "load = commands.Command.load\n"
+            "def counted(self):\n"
+            "    gc.callbacks.append(lambda phase, info: loading.append(phase))\n"
+            "    try:\n"
+            "        return load(self)\n"
+            "    finally:\n"
+            "        gc.callbacks.clear()\n"
+            "commands.Command.load = counted\n"
+            f"main({['fit', *MODEL, '--no-measure', '--host-available', '8G']!r})\n"
+            "print('gc', gc.get_freeze_count(), gc.isenabled(), len(loading), file=sys.stderr)\n"
+            f"sys.argv = {['gguf-budget', 'fit', *MODEL, '--no-measure', '--host-available', '8G']!r}\n"
+            "sys.modules.pop('gguf_budget.gui.cli.commands.fit_cmd')\n"
+            "main()\n"
+            "print('gc', gc.get_freeze_count(), gc.isenabled(), len(loading), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    hosted, program = (line.split()[1:] for line in done.stderr.splitlines() if line.startswith("gc "))
+    assert hosted[:2] == ["0", "True"] and int(hosted[2]) > 0
+    assert int(program[0]) > 10_000 and program[1] == "True" and program[2] == hosted[2]

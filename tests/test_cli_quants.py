@@ -146,3 +146,29 @@ def test_an_8b_on_an_rtx_4090_recommends_q8_0_and_its_json_says_why(capsys):
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert out.count("★ recommended") == 1 and "Recommended: Q8_0 — runs fully on GPU" in out
+
+
+@pytest.mark.parametrize("available", ["12G", "20G", "40G"])
+def test_a_machine_without_gpus_searches_no_rows_largest_ctx_its_auto_ctx_found(capsys, monkeypatch, available):
+    """`quant.ladder` Rule 3: without GPUs the auto ctx's own search is the largest-ctx search for a row whose ctx
+    shrank to a multiple of 256 or stayed at the ceiling; only the other rows search, and every row's largest ctx is
+    the one a fresh search finds."""
+    from gguf_budget.core.fit.ctx import max_ctx
+    from gguf_budget.core.fit.ctx.auto_ctx import FitCtxReason
+    from gguf_budget.core.quant import ladder
+
+    searched = []
+    monkeypatch.setattr(ladder, "largest_fitting_ctx", lambda *a: searched.append(a) or max_ctx.largest_fitting_ctx(*a))
+    caught = []
+    real_ladder = ladder.quant_ladder
+    monkeypatch.setattr("gguf_budget.gui.cli.commands.quants_cmd.quant_ladder",
+                        lambda *a, **k: caught.append(real_ladder(*a, **k)) or caught[-1])
+    assert main(["quants", "--catalog", "llama-3.1-8b-instruct", "--no-gpu", "--no-measure",
+                 "--host-available", available, "--json"]) in (0, 3)
+    rows = caught[0].rows
+    found = [r for r in rows if r.choice.reason in (FitCtxReason.CEILING, FitCtxReason.SHRUNK)]
+    assert len(searched) == len(rows) - len(found)
+    assert json.loads(capsys.readouterr().out)["machine"]["gpus"] == [] and found
+    for row in found:
+        fresh = max_ctx.largest_fitting_ctx(row.model, caught[0].snapshot, row.choice.fit.request, None, row.choice.ceiling)
+        assert row.largest_ctx == fresh

@@ -3,6 +3,8 @@ real cgroup file trees written into a temporary folder."""
 
 from __future__ import annotations
 
+import ctypes
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -11,8 +13,8 @@ import psutil
 import pytest
 from machine_fixtures import fake_nvml
 
-from gguf_budget.core.machine.snapshot import NO_BINDINGS, NO_DEVICES
-from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.snapshot import NO_BINDINGS, NO_DEVICES, NVML_REASONS, meminfo_figures
+from gguf_budget.core.machine.probe import NVML_LIBRARY, probe_hardware
 
 GiB = 1024**3
 
@@ -78,10 +80,73 @@ def test_missing_bindings_are_reported(monkeypatch, no_cgroup):
     assert (s.gpus, s.gpu_error) == ((), NO_BINDINGS)
 
 
+def _probe_in_a_fresh_interpreter(library: str) -> tuple[str, bool]:
+    """The default binding's answer on this machine, and whether `pynvml` was imported to give it."""
+    code = ("import sys\n"
+            "from gguf_budget.core.machine.probe import probe_hardware\n"
+            f"s = probe_hardware(nvml_library={library!r})\n"
+            "print(s.gpu_error)\n"
+            "print('pynvml' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    reason, imported = done.stdout.splitlines()
+    return reason, imported == "True"
+
+
+def _loads(library: str) -> bool:
+    try:
+        ctypes.CDLL(library)
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("library", [NVML_LIBRARY, "no-such-dir/libnvidia-ml.so.1", "libc.so.6"],
+                         ids=["driver", "missing", "loadable"])
+def test_pynvml_is_imported_only_when_the_driver_library_loads(library):
+    """Rule 5: without the driver's library pynvml's answer is known before it is imported (error 12, the
+    reason a `nvmlInit` gives); with it (the real driver here, or any loadable library) the binding is asked."""
+    reason, imported = _probe_in_a_fresh_interpreter(library)
+    assert imported == _loads(library)
+    if not imported:
+        assert reason == NVML_REASONS[12]
+
+
 def test_host_figures_come_from_psutil(no_cgroup):
     s = probe_hardware(fake_nvml([]), **no_cgroup)
     assert s.host_total == psutil.virtual_memory().total and s.host_error is None
+    assert s.swap_total == psutil.swap_memory().total
     assert 0 < s.host_available <= s.host_total and s.cgroup_limit is None
+
+
+MEMINFO = ("MemTotal:       24683784 kB\nMemFree:         1630868 kB\nMemAvailable:   22903244 kB\n"
+           "Buffers:          123456 kB\nSwapTotal:       2097148 kB\nSwapFree:        2097148 kB\n"
+           "HugePages_Total:       0\nHugepagesize:       2048 kB\n")
+
+
+@pytest.mark.parametrize(("text", "figures"), [
+    (MEMINFO, (24683784 * 1024, 22903244 * 1024, 2097148 * 1024)),
+    (MEMINFO.replace("MemAvailable:   22903244", "MemAvailable:          0"), None),
+    (MEMINFO.replace("MemAvailable:   22903244", "MemAvailable:   99999999"), None),
+    ("".join(line + "\n" for line in MEMINFO.splitlines() if not line.startswith("MemAvailable")), None),
+    ("".join(line + "\n" for line in MEMINFO.splitlines() if not line.startswith("SwapTotal")), None),
+    ("", None),
+], ids=["as-is", "available-0", "available-over-total", "no-available", "no-swap-line", "empty"])
+def test_meminfo_gives_psutils_figures_or_leaves_them_to_psutil(text, figures):
+    """Snapshot Rule 1: the figures psutil takes as they stand; None where psutil estimates or corrects."""
+    assert meminfo_figures(text) == figures
+
+
+def test_linux_host_memory_is_read_from_meminfo(no_cgroup, tmp_path):
+    """Probe Rule 6: a recorded /proc/meminfo is the host's memory; one psutil would correct is psutil's."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text(MEMINFO)
+    s = probe_hardware(fake_nvml([]), meminfo=meminfo, **no_cgroup)
+    assert (s.host_total, s.host_available, s.swap_total) == meminfo_figures(MEMINFO)
+    meminfo.write_text(MEMINFO.replace("MemAvailable:   22903244", "MemAvailable:          0"))
+    s = probe_hardware(fake_nvml([]), meminfo=meminfo, **no_cgroup)
+    assert s.host_total == psutil.virtual_memory().total and s.swap_total == psutil.swap_memory().total
+    s = probe_hardware(fake_nvml([]), meminfo=tmp_path / "none", **{**no_cgroup, "platform": "darwin"}, sysctl=str)
+    assert s.host_total == psutil.virtual_memory().total
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

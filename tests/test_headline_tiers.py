@@ -145,3 +145,23 @@ def test_when_no_setting_rescues_it_the_fix_is_the_largest_smaller_quant_that_fi
     assert fix.change.startswith("Q3_K_M (priced, not downloaded; was Q8_0)") and fix.reaches is LoadTier.FITS
     assert "bits per weight: lower quality, and a new download" in fix.cost
     assert fix.load.fit.verdict.admitted and fix.load.fit.weights.file_bytes < model.complete_file_bytes
+
+
+@pytest.mark.parametrize("name", ["tight", "won't"])
+def test_the_fix_search_searches_no_candidates_largest_ctx(monkeypatch, path, name):
+    """load_fix Rule 2: a fix is told by its fit and ctx, so pricing the candidates runs no largest-ctx search (each
+    is a dozen fits); the fix found is the one the answers above name."""
+    from gguf_budget.core.explorer import full_load as full_load_module
+    from gguf_budget.core.explorer.load_fix import cheapest_fix
+    from gguf_budget.core.speed.token_bytes import TokenPrices
+
+    available, reserve, *_ = MACHINES[name]
+    model = load_model(path)
+    state = ExplorerState(model=model, ctx=CTX, machine=hypothetical_machine(available), reserves=Reserves(host=reserve))
+    load = full_load_module.full_load(model, state, TokenPrices.of(model))
+    searched = []
+    real = full_load_module.largest_ctx
+    monkeypatch.setattr(full_load_module, "largest_ctx", lambda *a: searched.append(a) or real(*a))
+    fix = cheapest_fix(model, state, load, TokenPrices.of(model))
+    assert fix is not None and fix.reaches in (LoadTier.FITS, LoadTier.TIGHT)
+    assert searched == []

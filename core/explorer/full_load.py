@@ -13,7 +13,7 @@ Rule 2: the largest ctx that fits holds the fit's GPU layers and searches up to 
         past it raises the cap, `auto_ctx` Rule 5) passes it in.
 Rule 3: the speed estimate is `fit_speed` for the state's prompt length: only for a full load that fits.
 Rule 4: the fit's runtime-evidence claim is the state's `evidence` (None until a real run).
-Rule 5: a search that prices many loads and reads none of their largest ctx (`tune`) asks `largest=False`: the fit
+Rule 5: a search that prices many loads and reads none of their largest ctx (`tune`, `load_fix`) asks `largest=False`: the fit
         and speed are the same, the largest ctx is not searched (None).
 `gguf-budget fit` and the window both call `full_load`, so they show the same numbers.
 """

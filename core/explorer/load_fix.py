@@ -8,7 +8,8 @@ Rule 1: candidates, cheapest first: fewer slots (`-np 1`, llama-server with more
         that knob alone.
 Rule 2: every candidate is priced by `full_load` (the one pricing path `fit`, `tune` and the window use) and judged
         by `load_tier`. The fix is the first candidate that fits; failing that (a load that won't fit), the first
-        that is at least tight; None when no candidate helps.
+        that is at least tight; None when no candidate helps. A fix is told by its fit and ctx alone, so no
+        candidate's largest ctx is searched (`full_load` Rule 5: its `max_ctx` is None).
 Rule 3: candidates are priced lazily and the search stops at the first that fits, so a load that one knob rescues
         costs one or two full loads; the smaller quantizations' mixes and token prices are made once per model.
 """
@@ -51,7 +52,8 @@ class FixKnob(TextEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class Fix:
-    """One priced candidate: the knob, the change in words, what it costs, and the tier it reaches."""
+    """One priced candidate: the knob, the change in words, what it costs, and the tier it reaches (`load`: its fit and
+    ctx; no largest ctx, Rule 2)."""
 
     knob: FixKnob
     change: str
@@ -160,7 +162,7 @@ def cheapest_fix(model: ModelSpec, state: ExplorerState, load: FullLoad, prices:
     ctx = state.ctx if state.ctx is not None else load.ctx
     fallback: Fix | None = None
     for c in _candidates(model, state, ctx):
-        priced = full_load(c.model, c.state, c.prices or prices)
+        priced = full_load(c.model, c.state, c.prices or prices, largest=False)
         assert priced is not None  # the state has a machine: `load` was priced on it
         tier = load_tier(priced.fit)
         if tier is None:

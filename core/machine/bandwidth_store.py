@@ -19,7 +19,9 @@ Rule 4: a figure missing from the record is measured when first needed and store
         measured again until asked (`hw --measure`, the window's "Measure again"), which adds a
         RAM and a compute measurement and forgets the disks (each is measured again on its next
         model file). `measure=False` runs no probe: the stored figures, else the assumed ones.
-        `forget_record` goes back to nothing kept (`hw --reset-calibration`).
+        A call that finds every figure it asks for stored loads no probe either (`bandwidth_probe`
+        and psutil, ~15 ms of every command). `forget_record` goes back to nothing kept
+        (`hw --reset-calibration`).
 Rule 5: the record is written whole to a temporary file beside it, then renamed over it, so a
         reader never sees half a record (`core.safe_write.replace_atomically`); no number that is
         not finite is ever written (`allow_nan=False`).
@@ -317,10 +319,12 @@ class Probes:
 
 
 def _measure_missing(record: MachineRecord, model_path: str | Path | None, tiers: tuple[str, ...],
-                     probes: Probes, again: bool) -> tuple[MachineRecord, list[str]]:
+                     probes: Probes | None, again: bool) -> tuple[MachineRecord, list[str]]:
+    """What `tiers` lack, measured now; the real probes (psutil, ~15 ms to import) are made only when one runs."""
     notes: list[str] = []
     for tier in ("ram", "compute"):
         if tier in tiers and (again or record.kept(tier) is None):
+            probes = probes or Probes.real()
             found = probes.measured(tier)
             if isinstance(found, str):
                 notes.append(f"{'RAM' if tier == 'ram' else tier} not measured: {found}")
@@ -329,7 +333,9 @@ def _measure_missing(record: MachineRecord, model_path: str | Path | None, tiers
             notes += _busy_note(record, found)
     device = device_of(model_path)
     if "disk" in tiers and record.disk(device) is None:
-        disk = probes.disk(model_path) if model_path is not None and device is not None else "no model file to read"
+        disk: Bandwidth | str = "no model file to read"
+        if model_path is not None and device is not None:
+            disk = (probes or Probes.real()).disk(model_path)
         low, high = RATE_BANDS["disk"]
         if isinstance(disk, Bandwidth) and device is not None and low <= disk.bytes_per_s <= high:
             record = replace(record, disks=tuple(sorted({**dict(record.disks), device: disk}.items())))
@@ -358,7 +364,7 @@ def machine_bandwidths(model_path: str | Path | None, tiers: tuple[str, ...] = T
         record = replace(record, disks=())
     notes: list[str] = []
     if measure:
-        record, notes = _measure_missing(record, model_path, tiers, probes or Probes.real(), again)
+        record, notes = _measure_missing(record, model_path, tiers, probes, again)
         if record != stored:
             failed = write_record(record, folder)
             notes += [failed] if failed else []

@@ -1,4 +1,4 @@
-"""The one impure corner of the core: reads psutil, the memory cgroup files, the GPUs and the clock.
+"""The one impure corner of the core: reads psutil (or /proc/meminfo), the memory cgroup files, the GPUs and the clock.
 
 Rule 1: `probe_hardware` never raises. Each reader catches what its source can throw and
         turns it into a reason (`host_error`, `gpu_error`) on the snapshot.
@@ -13,10 +13,20 @@ Rule 3: `nvml` is any pynvml-like module (default: `import pynvml`, from nvidia-
 Rule 4: cgroup files are looked up under each mount (v2 at the root or `unified/`, v1 at
         `memory/`) for every level from the process's own cgroup (`/proc/self/cgroup`) up to
         the mount root; levels without the files are skipped.
+Rule 5: the default binding is imported only where it could answer: `import pynvml` builds ~1,000 ctypes
+        declarations (~20 ms of every probe), and its first act, `nvmlInit`, loads the driver's library
+        `libnvidia-ml.so.1` (outside Windows). So the probe loads that library first, as pynvml would; where it
+        cannot be loaded the answer is pynvml's own (NVML error 12, not installed) and pynvml is never
+        imported. Installed bindings are still told from missing ones first (`NO_BINDINGS`).
+Rule 6: on Linux host memory is read from `/proc/meminfo` (`meminfo`), the file psutil reads, and psutil (~15 ms to
+        import) only where `snapshot.meminfo_figures` leaves the figures to it; elsewhere psutil always.
+Rule 7: a question about host RAM alone (a budget plan's default budget, the free RAM a streamed plan pages into)
+        asks `probe_host`: the same host figures, no GPU read (no NVML, DRM sysfs or sysctl).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import sys
 import time
@@ -38,6 +48,7 @@ from gguf_budget.core.machine.snapshot import (
     HardwareSnapshot,
     gpu_error_text,
     gpu_from_nvml,
+    meminfo_figures,
     nvml_error_reason,
     snapshot_from_readings,
 )
@@ -47,9 +58,14 @@ REPROBE_IDLE_S = 60
 """How often a window probes the machine again while idle: free memory moves as other programs run, and a probe
 costs milliseconds."""
 PROC_SELF_CGROUP = "/proc/self/cgroup"
+MEMINFO = "/proc/meminfo"
+GPUS_NOT_READ = "the GPUs were not read (host memory only)"
 V2_FILES = ("memory.max", "memory.current", "memory.stat")
 V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat")
 NVML_CLOCK_MEM = 2  # nvml.h nvmlClockType_t NVML_CLOCK_MEM
+NVML_LIBRARY = "libnvidia-ml.so.1"
+"""The library pynvml's `nvmlInit` loads outside Windows (`_LoadNvmlLibrary`), before any driver call."""
+NVML_ERROR_LIBRARY_NOT_FOUND = 12  # nvml.h nvmlReturn_t
 
 log = logging.getLogger(__name__)
 
@@ -65,25 +81,54 @@ def probe_hardware(
     proc_self_cgroup: str | Path = PROC_SELF_CGROUP,
     cpuinfo: str | Path = CPUINFO,
     clock: Callable[[], float] = time.time,
+    nvml_library: str = NVML_LIBRARY,
+    meminfo: str | Path = MEMINFO,
 ) -> HardwareSnapshot:
-    """Snapshot this machine now. Never raises: what could not be read is said on the snapshot."""
-    captured_at = clock()
-    total, available, swap, host_error = _read_host()
-    cgroups = _read_cgroups(Path(cgroup_root), Path(proc_self_cgroup))
-    host = snapshot_from_readings(captured_at, total, available, cgroups, (), None, swap, host_error)
-    nvidia, nvml_error = _read_nvml(nvml)
+    """Snapshot this machine now. Never raises: what could not be read is said on the snapshot.
+    `nvml_library` is the driver library tried before the default binding is imported (Rule 5); `meminfo` the file
+    host memory is read from on Linux (Rule 6)."""
+    host, cgroups = _probe_host(platform, Path(cgroup_root), Path(proc_self_cgroup), clock, Path(meminfo))
+    nvidia, nvml_error = _read_nvml(nvml, nvml_library, platform)
     apple = read_apple(sysctl or run_sysctl) if platform == "darwin" else None
     gpus, gpu_error = gpus_from_readings(nvidia, nvml_error, read_cards(Path(drm_root), amdsmi), apple,
                                          host.host_total, host.host_available)
-    for reason in (host_error, gpu_error):
+    for reason in (host.host_error, gpu_error):
         if reason:
             log.info("probe: %s", reason)
     log.debug("probe: host %d of %d bytes available, %d cgroup level(s), %d GPU(s)",
-              host.host_available, host.host_total, len(cgroups), len(gpus))
+              host.host_available, host.host_total, cgroups, len(gpus))
     return replace(host, gpus=gpus, gpu_error=gpu_error, cpu_features=read_cpu_features(cpuinfo))
 
 
-def _read_host() -> tuple[int, int, int | None, str | None]:
+def probe_host(
+    *,
+    platform: str = sys.platform,
+    cgroup_root: str | Path = CGROUP_ROOT,
+    proc_self_cgroup: str | Path = PROC_SELF_CGROUP,
+    clock: Callable[[], float] = time.time,
+    meminfo: str | Path = MEMINFO,
+) -> HardwareSnapshot:
+    """Rule 7: the host's memory now, as `probe_hardware` reads it, with no GPU read (`gpu_error` says so). Never
+    raises."""
+    host, _ = _probe_host(platform, Path(cgroup_root), Path(proc_self_cgroup), clock, Path(meminfo))
+    if host.host_error:
+        log.info("probe: %s", host.host_error)
+    return replace(host, gpu_error=GPUS_NOT_READ)
+
+
+def _probe_host(platform: str, cgroup_root: Path, proc_self_cgroup: Path, clock: Callable[[], float],
+                meminfo: Path) -> tuple[HardwareSnapshot, int]:
+    """The host part of a snapshot (GPUs not yet read) and how many cgroup levels bound it."""
+    captured_at = clock()
+    total, available, swap, host_error = _read_host(meminfo, platform)
+    cgroups = _read_cgroups(cgroup_root, proc_self_cgroup)
+    return snapshot_from_readings(captured_at, total, available, cgroups, (), None, swap, host_error), len(cgroups)
+
+
+def _read_host(meminfo: Path, platform: str) -> tuple[int, int, int | None, str | None]:
+    figures = meminfo_figures(_read_text(meminfo) or "") if platform.startswith("linux") else None
+    if figures is not None:
+        return (*figures, None)
     try:
         import psutil
 
@@ -118,8 +163,25 @@ def _read_cgroups(root: Path, proc_self_cgroup: Path) -> tuple[CgroupReading, ..
     return tuple(readings)
 
 
-def _read_nvml(nvml: Any) -> tuple[tuple[GpuInfo, ...], str | None]:
+def _nvml_library_loads(library: str, platform: str) -> bool:
+    """Rule 5: whether `nvmlInit` could find the driver's library; pynvml's own search on Windows."""
+    if platform.startswith("win"):
+        return True
+    import ctypes
+
+    try:
+        ctypes.CDLL(library)
+    except OSError:
+        return False
+    return True
+
+
+def _read_nvml(nvml: Any, library: str, platform: str) -> tuple[tuple[GpuInfo, ...], str | None]:
     if nvml is None:
+        if importlib.util.find_spec("pynvml") is None:
+            return (), NO_BINDINGS
+        if not _nvml_library_loads(library, platform):
+            return (), nvml_error_reason(NVML_ERROR_LIBRARY_NOT_FOUND, "")
         try:
             import pynvml
         except ImportError:

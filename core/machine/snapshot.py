@@ -5,7 +5,11 @@ real machines (psutil numbers, cgroup files, NVML answers; DRM sysfs in `drm.py`
 sysctl in `apple.py`).
 
 Rule 1: host RAM is psutil's `total` and `available`. `available` never includes swap, and
-        swap is recorded only to say that it is not counted: paging to SSD is no RAM.
+        swap is recorded only to say that it is not counted: paging to SSD is no RAM. On Linux
+        psutil reads them from `/proc/meminfo` (MemTotal, MemAvailable, SwapTotal, in KiB);
+        `meminfo_figures` reads the same three where psutil would take them as they stand, and
+        says None where psutil estimates or corrects (no MemAvailable, 0, above the total), which
+        the probe leaves to psutil.
 Rule 2: a container's memory cgroup bounds both figures: total ≤ the tightest limit,
         available ≤ the least headroom (the readings and their rules are in `cgroup.py`).
 Rule 3: GPUs are the NVIDIA devices NVML lists, in NVML index order, then the AMD and Intel
@@ -59,6 +63,7 @@ NVML_REASONS: dict[int, str] = {
 }
 NO_BINDINGS = "the NVML Python bindings (nvidia-ml-py) are not installed"
 NO_DEVICES = "the NVIDIA driver is loaded but reports no GPU"
+MEMINFO_FIELDS = ("MemTotal", "MemAvailable", "SwapTotal")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -109,6 +114,21 @@ def gpu_from_nvml(index: int, name: str | bytes, total: int, free: int, used: in
     return GpuInfo(index=index, name=safe_text(text, 80), total=total, free=min(max(int(free), 0), total),
                    used=max(int(used), 0), vendor=Vendor.NVIDIA,
                    bandwidth=bandwidth, bandwidth_source="NVML: bus width × max memory clock" if bandwidth else None)
+
+
+def meminfo_figures(text: str) -> tuple[int, int, int] | None:
+    """Rule 1: `/proc/meminfo`'s total, available and swap bytes as psutil reports them, or None where psutil would
+    not take them as they stand (an estimate, a correction or a field missing)."""
+    kib: dict[str, int] = {}
+    for line in text.splitlines():
+        name, _, rest = line.partition(":")
+        number = rest.split()
+        if name in MEMINFO_FIELDS and number and number[0].isdigit():
+            kib[name] = int(number[0]) * 1024
+    if len(kib) < len(MEMINFO_FIELDS):
+        return None
+    total, available, swap = (kib[name] for name in MEMINFO_FIELDS)
+    return (total, available, swap) if 0 < available <= total else None
 
 
 def gpu_error_text(device_count: int, failures: Iterable[str]) -> str | None:

@@ -15,7 +15,10 @@ Rule 3: the largest ctx that fits is `largest_fitting_ctx` with the placement ch
         each ctx (automatic GPU layers: the most context this type runs at on the machine,
         not only with the GPU layers of the row's ctx), searched up to the one ctx ceiling
         (`model.context.ctx_ceiling`), or the asked ctx when larger. None when not even 256
-        tokens fit or facts are missing.
+        tokens fit or facts are missing. On a machine without GPUs a row whose automatic ctx
+        was shrunk to a multiple of 256, or stayed at the ceiling, already has it: the auto
+        ctx's search bisected the same verdict (admitted, placed automatically) over the same
+        candidates (`auto_ctx` Rules 2–3), so it is not searched again.
 Rule 4: best fit = the first row fully on GPU; else the first row fully in RAM; else none.
 Rule 5: with a budget request, each row carries its budget plan (`plan_memory`) or the
         planner's one-line refusal.
@@ -50,7 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gguf_budget.core.errors import PlanError, RequestError
-from gguf_budget.core.fit.ctx.auto_ctx import AutoFit, auto_fit
+from gguf_budget.core.fit.ctx.auto_ctx import AutoFit, FitCtxReason, auto_fit
 from gguf_budget.core.fit.estimate import fit_verdict
 from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx
 from gguf_budget.core.fit.server.types import ServerSettings
@@ -58,7 +61,7 @@ from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict, Rese
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
-from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KVType
+from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, ENGINE_CELL_PAD, KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import plan_memory
 from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
@@ -277,12 +280,21 @@ def _row(source: ModelSpec, mix: QuantMix, model: ModelSpec, prices: TokenPrices
     bandwidths = request.bandwidths
     return QuantRow(
         mix=mix, model=model, choice=choice, fits_in_ram=in_ram,
-        largest_ctx=largest_fitting_ctx(model, snapshot, base, None, max(ceiling, request.ctx or 0)),
+        largest_ctx=_largest(model, snapshot, base, choice, max(ceiling, request.ctx or 0)),
         plan=plan, plan_error=error, is_source=is_own_type(source, mix),
         speed=fit_speed(prices, choice.fit, bandwidths, request.prompt_tokens),
         plan_speed=None if plan is None else plan_speed(prices, plan, bandwidths, snapshot.host_available,
                                                         request.prompt_tokens),
     )
+
+
+def _largest(model: ModelSpec, snapshot: HardwareSnapshot, base: FitRequest, choice: AutoFit, cap: int) -> int | None:
+    """Rule 3: the largest ctx placed automatically; the auto ctx itself where its search was this one."""
+    searched = (choice.reason is FitCtxReason.CEILING
+                or choice.reason is FitCtxReason.SHRUNK and choice.ctx % ENGINE_CELL_PAD == 0)
+    if searched and not snapshot.gpus and base.ctx is None and choice.ceiling == cap:
+        return choice.ctx
+    return largest_fitting_ctx(model, snapshot, base, None, cap)
 
 
 def best_fit(rows: tuple[QuantRow, ...]) -> tuple[str | None, str | None]:

@@ -16,7 +16,7 @@ from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import HEAD_MODES, BudgetRequest, RequestError, plan_memory
 from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, KV_TYPES
-from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.probe import probe_host
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.machine.usable import DEFAULT_HOST_RESERVE
 from gguf_budget.core.ranges import BUDGET, BUFFERS, CONTEXT, MEMORY
@@ -86,7 +86,7 @@ def _budget(args: argparse.Namespace) -> Budget:
     """The typed budget, or this machine's usable RAM, said where the output goes (the module's rule)."""
     if args.budget is not None:
         return Budget.from_cli(args.budget)
-    snapshot = probe_hardware() if args.host_available is None else hypothetical_machine(args.host_available)
+    snapshot = probe_host() if args.host_available is None else hypothetical_machine(args.host_available)
     try:
         usable = machine_budget(snapshot, args.host_reserve)
     except RequestError as e:

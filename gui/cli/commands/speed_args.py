@@ -30,7 +30,7 @@ from gguf_budget.core.machine.backend import GPU_BACKENDS, parse_backend
 from gguf_budget.core.machine.bandwidth import Bandwidths, with_typed, with_typed_compute
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.speed.machine_speed import speed_figures
-from gguf_budget.core.machine.probe import probe_hardware
+from gguf_budget.core.machine.probe import probe_host
 from gguf_budget.core.model.spec import ModelSpec
 
 from gguf_budget.core.ranges import BANDWIDTH, CPU_GFLOPS, GPU_TFLOPS, MEMORY, PROMPT_TOKENS, ScaledRate
@@ -124,4 +124,4 @@ def host_available_from(args: argparse.Namespace) -> int | None:
     """Rule 2."""
     if args.host_available is not None:
         return int(args.host_available)
-    return None if args.no_measure else probe_hardware().host_available
+    return None if args.no_measure else probe_host().host_available
