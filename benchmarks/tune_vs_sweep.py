@@ -11,17 +11,26 @@ default on a real machine).
 Goals, each case priced by `tune` and measured with the command it prints, against every combination of the sweep:
 - max-speed / least-memory (llama-completion, ctx 4096): `-ctk/-ctv` f16, q8_0 × `-fa` on, off (f16) × `-ub` 256,
   512, 1024; decode tok/s as tokens per CPU second of the decode (`_speed_case`: wall time on a shared machine
-  swings by a third between identical runs), the best of REPEATS interleaved rounds, and peak RSS (rusage). The runtime priced is llama-completion's, which has no prompt cache or checkpoints.
+  swings by a third between identical runs), the best of REPEATS interleaved rounds, and peak RSS (rusage). The
+  runtime priced is llama-completion's, which keeps no prompt cache or checkpoints (`holdings.program_settings`).
 - max-ctx (llama-server, a RAM ceiling): `-c` on a grid × `-ctk/-ctv` × `-ub` 256, 512, with `--cache-ram 0`; the
-  sweep's best is the largest ctx whose measured peak RSS (VmHWM after one request) is within the ceiling and
-  whose decode (tokens per CPU second, `_server`) meets the floor. tune's command is run as printed (its own ctx, cache, ubatch).
+  sweep's best is the largest ctx whose measured memory is within the ceiling and whose decode (tokens per CPU
+  second, `_server`) meets the floor, each row bisected over the grid (memory only grows with ctx). tune's command is
+  run as printed (its own ctx, cache, ubatch).
 - max-slots (llama-server, a RAM ceiling, `--min-ctx` per slot): `-np N -c N·min_ctx` × `-ctk/-ctv`, with
-  `--cache-ram 0`; RSS read after every slot has served one request (`id_slot`).
+  `--cache-ram 0`, bisected the same way.
+The server's memory is what its session holds: tune is told the session (`_session`: a 600-token prompt and 32
+generated in every slot — longer than gemma3's sliding window, so each leaves llama-server's context checkpoints) and
+the sweep runs it; the figure is the peak RSS after it (VmHWM) with each compute buffer counted whole (`_untouched`:
+the buffer is reserved for a full ubatch at the full context, which a session that fills the context touches; the
+untouched part is read from /proc/PID/smaps, each buffer in a mapping of its own by the preloaded `apart.c`), so a
+ctx that fits only while empty does not count as fitting.
 A case passes when the chosen command's measured objective is within 10 % of the sweep's best (a chosen command
 whose measured RSS is over the ceiling, or whose decode is under the floor, scores 0). Every llama.cpp run holds
 an exclusive flock on LOCK (so runs never overlap other benchmarks') and runs at nice 10, one thread.
 Exit 1 if any case misses.
 
+Needs a C compiler (`cc`) for `apart.c`.
 Run: .venv/bin/python benchmarks/tune_vs_sweep.py [--llama-bin DIR] [--models DIR] [--only NAME] [--goals G,G]
 """
 
@@ -52,6 +61,7 @@ from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.tune import Constraints, Goal, TuneAnswer, tune
 from gguf_budget.core.fit.runtime_memory import process_bytes
 from gguf_budget.core.fit.runtime_types import Runtime
+from gguf_budget.core.fit.server.session_spec import SessionSpec
 from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.llama_words.programs import for_program
@@ -66,10 +76,22 @@ LOCK = Path(os.environ.get("GGUF_BUDGET_LLAMA_LOCK", "/work/llama.lock"))
 REPEATS = 3
 SHORT, DECODED = 8, 128
 SERVED = 32
+SESSION_PROMPT, SESSION_GENERATED = 600, 32
+"""Each request of the server's session: a prompt longer than gemma3's 512-token sliding window, so that it leaves
+llama-server's two context checkpoints, the second of a whole window, as a chat turn does."""
+BOS_FREE, TOKEN_SPAN = 1000, 20000
+PAGE, ROUNDING = 4096, 5243  # the log's MiB have two decimals
+MIN_MAPPED = 1 << 20
+APART = Path(__file__).with_name("apart.c")
+"""Preloaded into llama-server: every buffer of MIN_MAPPED or more that ggml allocates (posix_memalign) in a mapping
+of its own between two PROT_NONE pages — the kernel merges adjacent anonymous mappings, and glibc may put one in the
+heap — so /proc/PID/smaps shows each apart; smaller compute buffers are not looked for."""
 SPEED_CTX = 4096
 RUN = ["-t", "1", "--temp", "0"]
 SWEEPS: dict[object, dict[str, list[tuple[float, int]]]] = {}
 """The speed sweeps measured so far, by model and ctx: max-speed and least-memory share one."""
+SHIM = Path("apart.so")
+"""`APART` built, once per run (`main`)."""
 COMBOS = (("f16", None), ("f16", "off"), ("q8_0", None))  # (-ctk/-ctv, -fa): auto is on for llama.cpp's programs
 
 
@@ -86,14 +108,14 @@ class Case:
 
 CASES = (
     Case("smollm2", Goal.MAX_SPEED), Case("smollm2", Goal.LEAST_MEMORY),
-    Case("smollm2", Goal.MAX_CTX, 205, 1024, 5.0, tuple(range(2048, 8193, 512))),
-    Case("smollm2", Goal.MAX_CTX, 230, 1024, 5.0, tuple(range(2048, 8193, 1024))),
-    Case("smollm2", Goal.MAX_CTX, 280, 1024, 5.0, tuple(range(2048, 8193, 1024))),
+    Case("smollm2", Goal.MAX_CTX, 205, 1024, 5.0, tuple(range(1024, 8193, 256))),
+    Case("smollm2", Goal.MAX_CTX, 230, 1024, 5.0, tuple(range(1024, 8193, 256))),
+    Case("smollm2", Goal.MAX_CTX, 280, 1024, 5.0, tuple(range(1024, 8193, 256))),
     Case("smollm2", Goal.MAX_SLOTS, 330, 2048, 0.0, tuple(range(1, 10))),
     Case("gemma3", Goal.MAX_SPEED), Case("gemma3", Goal.LEAST_MEMORY),
-    Case("gemma3", Goal.MAX_CTX, 340, 1024, 5.0, tuple(range(8192, 32769, 4096))),
+    Case("gemma3", Goal.MAX_CTX, 340, 1024, 5.0, tuple(range(1024, 32769, 1024))),
     Case("gemma3", Goal.MAX_SLOTS, 400, 8192, 0.0, tuple(range(1, 10))),
-    Case("mid8", Goal.MAX_CTX, 300, 1024, 0.0, tuple(range(8192, 32769, 2048))),
+    Case("mid8", Goal.MAX_CTX, 300, 1024, 0.0, tuple(range(2048, 32769, 1024))),
 )
 
 
@@ -140,16 +162,53 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _server(argv: list[str], slots: int) -> tuple[float, int]:
-    """llama-server as asked: every slot serves one short request (SERVED tokens); its decode speed as tokens per
-    CPU second of the slowest request (as `_speed_case`'s: wall time swings with others' load) and the process's
-    peak RSS (VmHWM) after them."""
+def _untouched(pid: int, log: str) -> int:
+    """What llama.cpp's compute buffers reserve and the requests have not yet touched: for each buffer the log prints
+    ("… compute buffer size = X MiB"), the one anonymous mapping of that size (`APART`; to a page, and the log's
+    rounding) in /proc/PID/smaps, its Size − Rss. The buffer is reserved for a full ubatch at the full context, so a
+    session that fills the context touches it whole: filling one costs minutes a point at one thread (gemma3 prefills
+    41 tokens a second here), so the sweep counts what the filled context would touch instead."""
+    sizes = [round(float(m[1]) * MiB) for m in re.finditer(r"compute buffer size = +([\d.]+) MiB", log)]
+    maps, current = [], None
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(\S*)$", line)
+        if head:
+            current = [head[1], 0, 0]
+            maps.append(current)
+        elif current is not None and line.startswith(("Size:", "Rss:")):
+            current[1 if line.startswith("Size:") else 2] = int(line.split()[1]) * 1024
+    untouched = 0
+    for size in sizes:
+        match = [m for m in maps if not m[0] and size - ROUNDING - PAGE <= m[1] <= size + ROUNDING + PAGE]
+        if size >= MIN_MAPPED and len(match) != 1:
+            raise SystemExit(f"no single mapping of the {size / MiB:.2f} MiB compute buffer in /proc/{pid}/smaps")
+        untouched += match[0][1] - match[0][2] if match else 0
+    return untouched
+
+
+def _build_shim(folder: Path) -> Path:
+    """`APART` compiled for this machine."""
+    out = folder / "apart.so"
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(out), str(APART), "-lpthread"], check=True)
+    return out
+
+
+def _ids(n: int, salt: int) -> list[int]:
+    """A prompt of n token ids no two requests share (their slots keep nothing of each other's)."""
+    return [BOS_FREE + (salt * 7919 + i * 31) % TOKEN_SPAN for i in range(n)]
+
+
+def _server(argv: list[str], slots: int, requests: int) -> tuple[float, int]:
+    """llama-server as asked: one short request on slot 0 for the decode speed (tokens per CPU second, as
+    `_speed_case`'s: wall time swings with others' load), then the session (`SESSION`): `requests` prompts of
+    SESSION_PROMPT tokens, each to the next slot in turn. The figure is the process's peak RSS (VmHWM) after them,
+    with each compute buffer counted whole (`_untouched`)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     with tempfile.TemporaryFile("w+", errors="replace") as log, _locked():
-        child = subprocess.Popen([*argv, "--port", str(port), "--no-warmup"], stdin=subprocess.DEVNULL, stdout=log,
-                                 stderr=log, preexec_fn=_nice)
+        child = subprocess.Popen([*argv, "--port", str(port), "--no-warmup", "-lv", "4"], stdin=subprocess.DEVNULL,
+                                 stdout=log, stderr=log, preexec_fn=_nice, env={**os.environ, "LD_PRELOAD": str(SHIM)})
         try:
             for _ in range(600):
                 time.sleep(0.2)
@@ -163,26 +222,41 @@ def _server(argv: list[str], slots: int) -> tuple[float, int]:
                         break
                 except OSError:
                     continue
-            speed = float("inf")
-            for slot in range(slots):
-                before = _cpu_seconds(child.pid)
-                _post(port, {"prompt": "hello", "n_predict": SERVED, "id_slot": slot, "temperature": 0,
-                             "ignore_eos": True, "cache_prompt": False})
-                speed = min(speed, SERVED / max(_cpu_seconds(child.pid) - before, 1e-3))
+            before = _cpu_seconds(child.pid)
+            _post(port, {"prompt": "hello", "n_predict": SERVED, "id_slot": 0, "temperature": 0, "ignore_eos": True,
+                         "cache_prompt": False})
+            speed = SERVED / max(_cpu_seconds(child.pid) - before, 1e-3)
+            for i in range(requests):
+                answer = _post(port, {"prompt": _ids(SESSION_PROMPT, i), "n_predict": SESSION_GENERATED,
+                                      "id_slot": i % slots, "temperature": 0, "ignore_eos": True,
+                                      "cache_prompt": True})
+                if "error" in answer or not answer.get("tokens_evaluated"):
+                    raise SystemExit(f"request {i} of {shlex.join(argv)}: {str(answer)[:300]}")
             status = Path(f"/proc/{child.pid}/status").read_text()
             peak = int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) * 1024  # type: ignore[index]
+            log.seek(0)
+            peak += _untouched(child.pid, log.read())
         finally:
             child.terminate()
             child.wait()
     return speed, peak
 
 
+def _session(case: Case) -> SessionSpec:
+    """What the server serves, told to `tune` and run by `_server`: max-ctx one request, max-slots one a slot up to the
+    grid's most (with fewer slots the later ones replace an earlier slot's, as the session's replay says)."""
+    return SessionSpec.parse(f"{max(case.grid) if case.goal is Goal.MAX_SLOTS else 1}x"
+                             f"({SESSION_PROMPT}+{SESSION_GENERATED})")
+
+
 def _state(model: ModelSpec, case: Case) -> ExplorerState:
-    """The case's machine: RAM of its ceiling, the program's own resident memory held back as the host reserve."""
+    """The case's machine: RAM of its ceiling, the program's own resident memory held back as the host reserve; the
+    server's session the one the benchmark runs."""
     machine = replace(hypothetical_machine(case.ceiling_mib * MiB), cpu_features=None)
     runtime = Runtime.LLAMA_COMPLETION if case.goal in (Goal.MAX_SPEED, Goal.LEAST_MEMORY) else Runtime.LLAMA_SERVER
-    server = ServerSettings(cache_ram_mib=0, ctx_checkpoints=0) if runtime is Runtime.LLAMA_COMPLETION else ServerSettings()
-    return ExplorerState(model=model, machine=machine, reserves=Reserves(host=process_bytes(model, runtime)), runtime=runtime, server=server)
+    server = ServerSettings(session=_session(case)) if runtime is Runtime.LLAMA_SERVER else ServerSettings()
+    return ExplorerState(model=model, machine=machine, reserves=Reserves(host=process_bytes(model, runtime)),
+                         runtime=runtime, server=server)
 
 
 def _chosen(binary: Path, answer: TuneAnswer, runtime: Runtime) -> list[str]:
@@ -226,30 +300,42 @@ def _speed_case(binary: Path, path: Path, case: Case, answer: TuneAnswer) -> tup
 
 
 def _ceiling_case(binary: Path, path: Path, case: Case, answer: TuneAnswer) -> tuple[str, float, str, float, str]:
-    """max-ctx / max-slots: the sweep's largest ctx (slots) within the ceiling and the floor, against the chosen."""
+    """max-ctx / max-slots: the sweep's largest ctx (slots) within the ceiling and the floor, against the chosen. Peak
+    RSS and the floor's decode only fall as ctx and slots grow, so each row (KV type × ubatch) is bisected over the
+    grid, from the best found so far (a row that cannot beat it costs one run)."""
     assert answer.best is not None
     server = [str(binary / "llama-server"), "-m", str(path), "--cache-ram", "0", *RUN]
     slots = case.goal is Goal.MAX_SLOTS
+    session = len(_session(case).requests())
 
     def fits(speed: float, peak: int) -> bool:
         return peak <= case.ceiling_mib * MiB and speed >= case.min_tok_s
 
-    best, label = 0, "none"
+    def measured(kv: str, ub: int, n: int) -> bool:
+        ctx, np = (n * case.min_ctx, n) if slots else (n, 1)
+        speed, peak = _server([*server, "-c", str(ctx), "-np", str(np), *_flags(kv, None, ub)], np, min(np, session))
+        print(f"   {kv} ub {ub} {'-np' if slots else '-c'} {n}: {peak / MiB:.1f} MiB, {speed:.1f} tok/s",
+              file=sys.stderr, flush=True)
+        return fits(speed, peak)
+
+    best, label = -1, "none"
     for kv in ("f16", "q8_0"):
         for ub in ((512,) if slots else (256, 512)):
-            for n in case.grid:
-                ctx, np = (n * case.min_ctx, n) if slots else (n, 1)
-                speed, peak = _server([*server, "-c", str(ctx), "-np", str(np), *_flags(kv, None, ub)], np)
-                if not fits(speed, peak):
-                    break  # RSS grows with ctx and slots: the rest of this row is over the ceiling too
-                if n > best:
-                    best, label = n, f"{kv} ub {ub} {'-np' if slots else '-c'} {n}"
+            low, high = best, len(case.grid)  # grid[low] fits (or is the best so far), grid[high] does not
+            while high - low > 1:
+                mid = (low + high) // 2
+                low, high = (mid, high) if measured(kv, ub, case.grid[mid]) else (low, mid)
+            if low > best:
+                best, label = low, f"{kv} ub {ub} {'-np' if slots else '-c'} {case.grid[low]}"
+    top = case.grid[best] if best >= 0 else 0
     chosen = answer.best.slots if slots else answer.best.ctx
-    speed, peak = _server(_chosen(binary, answer, Runtime.LLAMA_SERVER), answer.best.slots)
+    cache = answer.best.load.fit.server.cache_ram_mib if answer.best.load.fit.server else 0
+    speed, peak = _server(_chosen(binary, answer, Runtime.LLAMA_SERVER), answer.best.slots,
+                          session if cache else min(answer.best.slots, session))
     ok = fits(speed, peak)
-    measured = f"{chosen if ok else 0} ({peak / MiB:.0f} MiB, {speed:.0f} tok/s)"
-    best = max(best, chosen if ok else 0)
-    return measured, (best - (chosen if ok else 0)) / best if best else 1.0, label, best, f"{best}"
+    measured_text = f"{chosen if ok else 0} ({peak / MiB:.0f} MiB, {speed:.0f} tok/s)"
+    top = max(top, chosen if ok else 0)
+    return measured_text, (top - (chosen if ok else 0)) / top if top else 1.0, label, top, f"{top}"
 
 
 def _models(folder: Path, tmp: Path) -> dict[str, Path]:
@@ -267,7 +353,9 @@ def main() -> int:
     args = ap.parse_args()
     binary = args.llama_bin if args.llama_bin.is_dir() else args.llama_bin.parent
     rows, misses = [], 0
+    global SHIM
     with tempfile.TemporaryDirectory() as tmp:
+        SHIM = _build_shim(Path(tmp))
         paths = _models(args.models, Path(tmp))
         for case in CASES:
             if args.only and case.model != args.only or args.goals and case.goal.value not in args.goals.split(","):
