@@ -322,6 +322,10 @@ def _ceiling_case(binary: Path, path: Path, case: Case, answer: TuneAnswer) -> t
     for kv in ("f16", "q8_0"):
         for ub in ((512,) if slots else (256, 512)):
             low, high = best, len(case.grid)  # grid[low] fits (or is the best so far), grid[high] does not
+            if best >= 0:  # a row that does not beat the best so far costs one run
+                if best + 1 >= high or not measured(kv, ub, case.grid[best + 1]):
+                    continue
+                low = best + 1
             while high - low > 1:
                 mid = (low + high) // 2
                 low, high = (mid, high) if measured(kv, ub, case.grid[mid]) else (low, mid)

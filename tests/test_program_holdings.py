@@ -37,7 +37,8 @@ def swa(tmp_path_factory):
     return load_model(write_gguf(tmp_path_factory.mktemp("swa") / "m.gguf", SWA, "header_only")[0])
 
 
-def _fit(model, runtime: Runtime, server: ServerSettings = ServerSettings()):
+def _fit(model, runtime: Runtime, server: ServerSettings | None = None):
+    server = server if server is not None else ServerSettings()
     return estimate_fit(model, hypothetical_machine(16 * GiB),
                         FitRequest(ctx=4096, engine=EngineSettings(runtime=runtime), server=server))
 
