@@ -3,10 +3,11 @@
 Models: the two real small models (smollm2-135m Q4_1, gemma3-270m Q4_K_M; `--models DIR`) and one zero-weight larger
 shape (`mid8` of tests/runnable_model.py — 8 blocks of 1024, a 32,000-token vocabulary, Q8_0 — with a 32,768-token
 context). The machine is CPU only; each case's is hypothetical: RAM of the case's ceiling, of which the host reserve
-is the program's own resident memory as the peak-RSS band prices it (`runtime_memory.process_bytes`: the program's
-constant and 149 bytes per vocabulary token — 26 MiB for llama-server with smollm2, 56 MiB with gemma3) — the
-verdict prices the model's buffers and leaves the program's code, stacks and allocator to the reserve (6 GiB by
-default on a real machine).
+is the program's own resident memory as the peak-RSS band prices it (`_reserve`: `runtime_memory.process_bytes`, the
+program's constant and 149 bytes per vocabulary token — 26 MiB for llama-server with smollm2, 56 MiB with gemma3 —
+and the CPU backend's work buffer at one thread, 0.75 MiB for mid8, 4.6 MiB for gemma3) — the verdict prices the
+model's buffers and leaves the program's code, stacks, allocator and scratch to the reserve (6 GiB by default on a
+real machine).
 
 Goals, each case priced by `tune` and measured with the command it prints, against every combination of the sweep:
 - max-speed / least-memory (llama-completion, ctx 4096): `-ctk/-ctv` f16, q8_0 × `-fa` on, off (f16) × `-ub` 256,
@@ -59,11 +60,12 @@ from runnable_model import multi_device_descs
 
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.tune import Constraints, Goal, TuneAnswer, tune
+from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.runtime_memory import process_bytes
-from gguf_budget.core.fit.runtime_types import Runtime
+from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime
 from gguf_budget.core.fit.server.session_spec import SessionSpec
 from gguf_budget.core.fit.server.types import ServerSettings
-from gguf_budget.core.fit.types import Reserves
+from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.llama_words.programs import for_program
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.loader import load_model
@@ -255,8 +257,21 @@ def _state(model: ModelSpec, case: Case) -> ExplorerState:
     machine = replace(hypothetical_machine(case.ceiling_mib * MiB), cpu_features=None)
     runtime = Runtime.LLAMA_COMPLETION if case.goal in (Goal.MAX_SPEED, Goal.LEAST_MEMORY) else Runtime.LLAMA_SERVER
     server = ServerSettings(session=_session(case)) if runtime is Runtime.LLAMA_SERVER else ServerSettings()
-    return ExplorerState(model=model, machine=machine, reserves=Reserves(host=process_bytes(model, runtime)),
+    return ExplorerState(model=model, machine=machine, reserves=Reserves(host=_reserve(model, case, runtime)),
                          runtime=runtime, server=server)
+
+
+def _reserve(model: ModelSpec, case: Case, runtime: Runtime) -> int:
+    """The host reserve: what the peak-RSS band prices of the program's own memory, which the verdict leaves to the
+    reserve (`runtime_types.VERDICT_BASIS`) — the process, and the CPU backend's work buffer at one thread (the
+    largest over the ubatches searched, at the context floor: with flash attention its tiles do not grow with ctx)."""
+    machine = hypothetical_machine(64 * 1024 * MiB)
+    work = 0
+    for ub in (256, 512, 1024):
+        fit = estimate_fit(model, machine, FitRequest(ctx=case.min_ctx, engine=EngineSettings(runtime=runtime,
+                                                                                              ubatch=ub, threads=1)))
+        work = max(work, fit.memory.full.work if fit.memory.full is not None else 0)
+    return process_bytes(model, runtime) + work
 
 
 def _chosen(binary: Path, answer: TuneAnswer, runtime: Runtime) -> list[str]:
