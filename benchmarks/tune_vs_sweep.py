@@ -92,6 +92,10 @@ SPEED_CTX = 4096
 RUN = ["-t", "1", "--temp", "0"]
 SWEEPS: dict[object, dict[str, list[tuple[float, int]]]] = {}
 """The speed sweeps measured so far, by model and ctx: max-speed and least-memory share one."""
+REUSE: Path | None = None
+REUSED: dict[str, tuple[float, int]] = {}
+"""llama-server measurements by command and session, kept in REUSE (`--reuse`) so a second run of the table measures
+only what changed (the sweep's points do not depend on tune)."""
 SHIM = Path("apart.so")
 """`APART` built, once per run (`main`)."""
 COMBOS = (("f16", None), ("f16", "off"), ("q8_0", None))  # (-ctk/-ctv, -fa): auto is on for llama.cpp's programs
@@ -201,6 +205,17 @@ def _ids(n: int, salt: int) -> list[int]:
 
 
 def _server(argv: list[str], slots: int, requests: int) -> tuple[float, int]:
+    """`_measured_server`, or what it measured for the same command and session in an earlier run (`--reuse`)."""
+    key = f"{shlex.join(argv)} | {requests} requests of {SESSION_PROMPT}+{SESSION_GENERATED}"
+    if key not in REUSED:
+        REUSED[key] = _measured_server(argv, slots, requests)
+        if REUSE is not None:
+            REUSE.write_text(json.dumps(REUSED, indent=0))
+    speed, peak = REUSED[key]
+    return speed, int(peak)
+
+
+def _measured_server(argv: list[str], slots: int, requests: int) -> tuple[float, int]:
     """llama-server as asked: one short request on slot 0 for the decode speed (tokens per CPU second, as
     `_speed_case`'s: wall time swings with others' load), then the session (`SESSION`): `requests` prompts of
     SESSION_PROMPT tokens, each to the next slot in turn. The figure is the process's peak RSS (VmHWM) after them,
@@ -337,10 +352,10 @@ def _ceiling_case(binary: Path, path: Path, case: Case, answer: TuneAnswer) -> t
     for kv in ("f16", "q8_0"):
         for ub in ((512,) if slots else (256, 512)):
             low, high = best, len(case.grid)  # grid[low] fits (or is the best so far), grid[high] does not
-            if best >= 0:  # a row that does not beat the best so far costs one run
-                if best + 1 >= high or not measured(kv, ub, case.grid[best + 1]):
-                    continue
-                low = best + 1
+            first = best + 1  # a row that does not beat the best so far (or fits nowhere) costs one run
+            if first >= high or not measured(kv, ub, case.grid[first]):
+                continue
+            low = first
             while high - low > 1:
                 mid = (low + high) // 2
                 low, high = (mid, high) if measured(kv, ub, case.grid[mid]) else (low, mid)
@@ -352,7 +367,7 @@ def _ceiling_case(binary: Path, path: Path, case: Case, answer: TuneAnswer) -> t
     speed, peak = _server(_chosen(binary, answer, Runtime.LLAMA_SERVER), answer.best.slots,
                           session if cache else min(answer.best.slots, session))
     ok = fits(speed, peak)
-    measured_text = f"{chosen if ok else 0} ({peak / MiB:.0f} MiB, {speed:.0f} tok/s)"
+    measured_text = f"{chosen if ok else 0} ({peak / MiB:.1f} MiB, {speed:.0f} tok/s)"
     top = max(top, chosen if ok else 0)
     return measured_text, (top - (chosen if ok else 0)) / top if top else 1.0, label, top, f"{top}"
 
@@ -369,10 +384,16 @@ def main() -> int:
     ap.add_argument("--models", type=Path, default=Path("/work/models"))
     ap.add_argument("--only", default=None, help="run only the cases of this model")
     ap.add_argument("--goals", default=None, help="run only these goals (comma-separated)")
+    ap.add_argument("--reuse", type=Path, default=None, help="keep llama-server measurements in this JSON file and "
+                    "reuse those of the same command and session")
     args = ap.parse_args()
+    global REUSE
+    REUSE = args.reuse
+    if REUSE is not None and REUSE.exists():
+        REUSED.update({k: (v[0], v[1]) for k, v in json.loads(REUSE.read_text()).items()})
     binary = args.llama_bin if args.llama_bin.is_dir() else args.llama_bin.parent
     rows, misses = [], 0
-    global SHIM
+    global SHIM  # noqa: PLW0603
     with tempfile.TemporaryDirectory() as tmp:
         SHIM = _build_shim(Path(tmp))
         paths = _models(args.models, Path(tmp))
