@@ -3,11 +3,11 @@
 Models: the two real small models (smollm2-135m Q4_1, gemma3-270m Q4_K_M; `--models DIR`) and one zero-weight larger
 shape (`mid8` of tests/runnable_model.py — 8 blocks of 1024, a 32,000-token vocabulary, Q8_0 — with a 32,768-token
 context). The machine is CPU only; each case's is hypothetical: RAM of the case's ceiling, of which the host reserve
-is the program's own resident memory as the peak-RSS band prices it (`_reserve`: `runtime_memory.process_bytes`, the
-program's constant and 149 bytes per vocabulary token — 26 MiB for llama-server with smollm2, 56 MiB with gemma3 —
-and the CPU backend's work buffer at one thread, 0.75 MiB for mid8, 4.6 MiB for gemma3) — the verdict prices the
-model's buffers and leaves the program's code, stacks, allocator and scratch to the reserve (6 GiB by default on a
-real machine).
+is the program's own resident memory — the verdict prices the model's buffers and leaves the program's code, stacks,
+allocator and scratch to the reserve (6 GiB by default on a real machine). For llama-server it is measured once per
+model on the session at a setting no case asks (`_own_memory`: peak RSS less the buffers and checkpoints llama.cpp's
+log reports); for llama-completion it is the peak-RSS band's (`_reserve`: `runtime_memory.process_bytes` and the CPU
+backend's work buffer at one thread).
 
 Goals, each case priced by `tune` and measured with the command it prints, against every combination of the sweep:
 - max-speed / least-memory (llama-completion, ctx 4096): `-ctk/-ctv` f16, q8_0 × `-fa` on, off (f16) × `-ub` 256,
@@ -93,7 +93,7 @@ RUN = ["-t", "1", "--temp", "0"]
 SWEEPS: dict[object, dict[str, list[tuple[float, int]]]] = {}
 """The speed sweeps measured so far, by model and ctx: max-speed and least-memory share one."""
 REUSE: Path | None = None
-REUSED: dict[str, tuple[float, int]] = {}
+REUSED: dict[str, tuple[float, ...]] = {}
 """llama-server measurements by command and session, kept in REUSE (`--reuse`) so a second run of the table measures
 only what changed (the sweep's points do not depend on tune)."""
 SHIM = Path("apart.so")
@@ -205,21 +205,28 @@ def _ids(n: int, salt: int) -> list[int]:
 
 
 def _server(argv: list[str], slots: int, requests: int) -> tuple[float, int]:
-    """`_measured_server`, or what it measured for the same command and session in an earlier run (`--reuse`)."""
+    """The decode speed and the memory of `_served`."""
+    return _served(argv, slots, requests)[:2]
+
+
+def _served(argv: list[str], slots: int, requests: int, own: bool = False) -> tuple[float, int, int]:
+    """`_measured_server`, or what it measured for the same command and session in an earlier run (`--reuse`; one
+    kept without the program's own memory is measured again when `own` is asked)."""
     key = f"{shlex.join(argv)} | {requests} requests of {SESSION_PROMPT}+{SESSION_GENERATED}"
-    if key not in REUSED:
+    if key not in REUSED or own and len(REUSED[key]) < 3:
         REUSED[key] = _measured_server(argv, slots, requests)
         if REUSE is not None:
             REUSE.write_text(json.dumps(REUSED, indent=0))
-    speed, peak = REUSED[key]
-    return speed, int(peak)
+    speed, peak, *mine = REUSED[key]
+    return speed, int(peak), int(mine[0]) if mine else 0
 
 
-def _measured_server(argv: list[str], slots: int, requests: int) -> tuple[float, int]:
+def _measured_server(argv: list[str], slots: int, requests: int) -> tuple[float, int, int]:
     """llama-server as asked: one short request on slot 0 for the decode speed (tokens per CPU second, as
     `_speed_case`'s: wall time swings with others' load), then the session (`SESSION`): `requests` prompts of
     SESSION_PROMPT tokens, each to the next slot in turn. The figure is the process's peak RSS (VmHWM) after them,
-    with each compute buffer counted whole (`_untouched`)."""
+    with each compute buffer counted whole (`_untouched`); beside it, what of that is the program's own (`_buffers`
+    taken off)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -252,11 +259,21 @@ def _measured_server(argv: list[str], slots: int, requests: int) -> tuple[float,
             status = Path(f"/proc/{child.pid}/status").read_text()
             peak = int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) * 1024  # type: ignore[index]
             log.seek(0)
-            peak += _untouched(child.pid, log.read())
+            text = log.read()
+            peak += _untouched(child.pid, text)
         finally:
             child.terminate()
             child.wait()
-    return speed, peak
+    return speed, peak, peak - _buffers(text)
+
+
+def _buffers(log: str) -> int:
+    """What llama.cpp's log says it holds in buffers the verdict prices — the mapped model, KV, output and compute
+    buffers (a repacked copy is left to the reserve, as the verdict leaves it) — and the context checkpoints it made."""
+    held = sum(float(m[1]) for m in re.finditer(r"(?:CPU_Mapped model|KV|output|compute) buffer size = +([\d.]+) MiB",
+                                                log))
+    held += sum(float(m[1]) for m in re.finditer(r"created context checkpoint .*size = ([\d.]+) MiB", log))
+    return round(held * MiB)
 
 
 def _session(case: Case) -> SessionSpec:
@@ -266,14 +283,25 @@ def _session(case: Case) -> SessionSpec:
                              f"({SESSION_PROMPT}+{SESSION_GENERATED})")
 
 
-def _state(model: ModelSpec, case: Case) -> ExplorerState:
-    """The case's machine: RAM of its ceiling, the program's own resident memory held back as the host reserve; the
-    server's session the one the benchmark runs."""
+def _state(model: ModelSpec, case: Case, own: int | None = None) -> ExplorerState:
+    """The case's machine: RAM of its ceiling, the program's own resident memory held back as the host reserve (`own`
+    where measured, else `_reserve`); the server's session the one the benchmark runs."""
     machine = replace(hypothetical_machine(case.ceiling_mib * MiB), cpu_features=None)
     runtime = Runtime.LLAMA_COMPLETION if case.goal in (Goal.MAX_SPEED, Goal.LEAST_MEMORY) else Runtime.LLAMA_SERVER
     server = ServerSettings(session=_session(case)) if runtime is Runtime.LLAMA_SERVER else ServerSettings()
-    return ExplorerState(model=model, machine=machine, reserves=Reserves(host=_reserve(model, case, runtime)),
-                         runtime=runtime, server=server)
+    reserve = own if own is not None else _reserve(model, case, runtime)
+    return ExplorerState(model=model, machine=machine, reserves=Reserves(host=reserve), runtime=runtime, server=server)
+
+
+def _own_memory(binary: Path, path: Path) -> int:
+    """llama-server's own resident memory while it serves the session, measured once per model at one setting none of
+    the cases asks (`-c 4096`, one slot, f16, `-ub 512`, no prompt cache): its peak RSS less the buffers and
+    checkpoints llama.cpp's log reports (`_buffers`). The band's process figure is fitted on idle servers; a server
+    that has served a request holds more (its sampler's per-token arrays, the request's tokens and text: 8 MiB more
+    for smollm2, 18 MiB for gemma3 here)."""
+    argv = [str(binary / "llama-server"), "-m", str(path), "--cache-ram", "0", *RUN, "-c", "4096", "-np", "1",
+            *_flags("f16", None, 512)]
+    return _served(argv, 1, 1, own=True)[2]
 
 
 def _reserve(model: ModelSpec, case: Case, runtime: Runtime) -> int:
@@ -390,7 +418,7 @@ def main() -> int:
     global REUSE
     REUSE = args.reuse
     if REUSE is not None and REUSE.exists():
-        REUSED.update({k: (v[0], v[1]) for k, v in json.loads(REUSE.read_text()).items()})
+        REUSED.update({k: tuple(v) for k, v in json.loads(REUSE.read_text()).items()})
     binary = args.llama_bin if args.llama_bin.is_dir() else args.llama_bin.parent
     rows, misses = [], 0
     global SHIM  # noqa: PLW0603
@@ -401,8 +429,10 @@ def main() -> int:
             if args.only and case.model != args.only or args.goals and case.goal.value not in args.goals.split(","):
                 continue
             model = load_model(paths[case.model])
-            answer = tune(model, _state(model, case), case.goal, Constraints(min_ctx=case.min_ctx,
-                                                                             min_tok_s=case.min_tok_s))
+            served = case.goal in (Goal.MAX_CTX, Goal.MAX_SLOTS)
+            own = _own_memory(binary, paths[case.model]) if served else None
+            answer = tune(model, _state(model, case, own), case.goal, Constraints(min_ctx=case.min_ctx,
+                                                                                  min_tok_s=case.min_tok_s))
             assert answer.best is not None, answer.binding
             run = _speed_case if case.goal in (Goal.MAX_SPEED, Goal.LEAST_MEMORY) else _ceiling_case
             measured, gap, top, _, top_text = run(binary, paths[case.model], case, answer)
