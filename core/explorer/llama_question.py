@@ -34,6 +34,7 @@ from gguf_budget.core.errors import LlamaArgsError
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.engine_options import EngineOptions
 from gguf_budget.core.fit.placement.gpu_split import MAX_TENSOR_SPLIT
+from gguf_budget.core.fit.runtime_memory import serves_sessions
 from gguf_budget.core.fit.runtime_types import Runtime
 from gguf_budget.core.fit.server.inputs import open_draft, open_projector
 from gguf_budget.core.fit.server.types import ServerSettings
@@ -52,7 +53,6 @@ EVERY_LAYER = 2**31 - 1
 RUNTIME_OF = {Program.SERVER: Runtime.LLAMA_SERVER, Program.CLI: Runtime.LLAMA_CLI,
               Program.COMPLETION: Runtime.LLAMA_COMPLETION}
 PROGRAM_OF = {r: p for p, r in RUNTIME_OF.items()}
-_NO_SERVER = frozenset({Runtime.LLAMA_COMPLETION, Runtime.LLAMA_CPP_PYTHON})
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ def _server(s: LlamaSettings, runtime: Runtime, model: ModelSpec | None, base: S
         n_parallel: int | None = None if s.parallel == -1 else s.parallel
     else:
         n_parallel = None if runtime is Runtime.LLAMA_SERVER else 1
-    quiet = runtime in _NO_SERVER
+    quiet = not serves_sessions(runtime)
     if model is None and (s.mmproj is not None or s.draft_model is not None):
         raise LlamaArgsError("--mmproj and --model-draft belong to one model: ask about that model")
     projector = open_projector(s.mmproj, model) if s.mmproj is not None and model is not None else base.projector

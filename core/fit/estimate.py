@@ -40,7 +40,8 @@ Rule 9: beside the verdict, what llama.cpp would hold per device beyond weights 
         copies, the process — and the predicted peak RSS (`runtime_memory`).
 Rule 10: llama-server's own additions (`server`): its slots set the KV cells and the compute
         graph's outputs; its projector and draft are placed before the model's layers; what they,
-        the checkpoints and the full prompt cache hold is part of each device's need.
+        the checkpoints and the full prompt cache hold is part of each device's need — the cache and the
+        checkpoints only for a program that keeps them (`holdings` Rule 8).
 Rule 11: llama.cpp's placement options move bytes between devices after the layer split
         (`placement`): `-ot` weights to the buffer it names, `-nkvo` every layer's KV to the host.
 Rule 12: each device's compute buffer is part of its need (`runtime_memory` Rule 5: the scheduler replayed
@@ -71,7 +72,7 @@ from gguf_budget.core.fit.placement.options import device_weights
 from gguf_budget.core.fit.runtime_memory import backends_of, device_computes, output_buffer, runtime_memory
 from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.server.holdings import (
-    finish_server, server_engine, server_extras, server_flags, server_notes, server_unknowns,
+    finish_server, program_settings, server_engine, server_extras, server_flags, server_notes, server_unknowns,
 )
 from gguf_budget.core.fit.server.band import server_band, session_workloads
 from gguf_budget.core.fit.server.types import ServerLoad
@@ -109,6 +110,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     """Rules 1–13; `search` False skips the automatic GPU layers where the request fixes them (a verdict alone)."""
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
+    request = replace(request, server=program_settings(request.server, request.engine.runtime))
     layout, engine = server_engine(request.engine, request.server)
     table = slot_kv_table(model, ctx, request.kv_type, layout, ubatch=engine.ubatch, swa_full=engine.swa_full,
                           v_type=request.v_type) if ctx else None

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gguf_budget.core.fit.runtime_memory import PROFILES
+from gguf_budget.core.fit.runtime_memory import serves_sessions
 from gguf_budget.core.fit.types import FitEstimate, FitVerdict
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.vocab import TextEnum
@@ -62,7 +62,7 @@ def peak_memory(fit: FitEstimate) -> Peak:
         return Peak(None if m is None else m.peak_rss_short, None)
     full = m.full.total
     server = fit.server
-    serves = PROFILES[fit.request.engine.runtime].checkpoints  # llama-server and llama-cli, as `server_band` gates
+    serves = serves_sessions(fit.request.engine.runtime)
     counted = None if server is None or not server.host_rss or not serves else server.counted
     if counted is not None:
         full = max(full, full - m.full.checkpoints + counted)

@@ -47,7 +47,8 @@ Rule 8: the CPU backend's work buffer for those graphs (`cpu_work`): with flash 
         grows with the context (the F16 copy of the soft-max, cells × ubatch × heads).
 Rule 9: llama-server and llama-cli (which runs the server in-process) keep context checkpoints
         of a sliding-window or recurrent model (`checkpoints`: two for a prompt beyond
-        4 + n_ubatch tokens).
+        4 + n_ubatch tokens) and the prompt cache; llama-completion and llama-cpp-python keep
+        neither (`serves_sessions`).
 Rule 10: the process (binary, libraries, threads, tokenizer tables, sampler arrays, and for
         llama-cpp-python the interpreter): `PROFILES[runtime].process` + `PROCESS_PER_TOKEN` ·
         n_vocab, fitted as peak RSS − every other resident item. llama-cli: 31,930 KiB + 149
@@ -98,7 +99,8 @@ LOGIT_BYTES = 4
 @dataclass(frozen=True)
 class RuntimeProfile:
     """What differs by program: reserved output rows (None: one per ubatch token), n_batch, flash attention by
-    default, checkpoints, process."""
+    default, whether it runs llama-server's context (`checkpoints`: its prompt cache and context checkpoints,
+    `serves_sessions`), process."""
 
     outputs: int | None
     n_batch: int
@@ -113,6 +115,13 @@ PROFILES: dict[Runtime, RuntimeProfile] = {  # process: Rule 10's fits (tests/te
     Runtime.LLAMA_COMPLETION: RuntimeProfile(None, 2048, True, False, 24_411 * KiB),
     Runtime.LLAMA_CPP_PYTHON: RuntimeProfile(None, 512, False, False, 59_282 * KiB),
 }
+
+
+def serves_sessions(runtime: Runtime) -> bool:
+    """Rule 9: whether the program runs llama-server's context, and so keeps its prompt cache and context checkpoints:
+    llama-server and llama-cli (common/arg.cpp gives `--cache-ram` and `--ctx-checkpoints` to LLAMA_EXAMPLE_SERVER and
+    LLAMA_EXAMPLE_CLI only; tools/completion and the library make neither)."""
+    return PROFILES[runtime].checkpoints
 
 
 def reserved_outputs(s: EngineSettings) -> int:
@@ -343,7 +352,7 @@ def resident(run: _Run, w: Workload) -> Resident:
                           s.threads, run.repacked, KV_TYPES[run.kv_type]) for rows, tokens in graphs)
     slots = CheckpointSettings(max_checkpoints=s.ctx_checkpoints, n_batch=s.batch or profile.n_batch,
                                n_ubatch=s.ubatch, swa_full=s.swa_full)
-    checkpoints = checkpoint_memory(model, run.kv_type, min(w.prompt, run.ctx), slots) if profile.checkpoints else 0
+    checkpoints = checkpoint_memory(model, run.kv_type, min(w.prompt, run.ctx), slots) if serves_sessions(s.runtime) else 0
     host = run.host
     return Resident(
         workload=w, mapped_weights=host.mapped_weights, loaded_weights=host.loaded_weights, repack=host.repack,

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from gguf_budget.core.fit.server.checkpoints import CheckpointSettings, checkpoint_memory
 from gguf_budget.core.fit.server.checkpoints import DEFAULT_BATCH
-from gguf_budget.core.fit.runtime_memory import PROFILES
+from gguf_budget.core.fit.runtime_memory import serves_sessions
 from gguf_budget.core.fit.runtime_types import EngineSettings, Resident, RuntimeMemory, Workload
 from gguf_budget.core.fit.server.types import ServerLoad
 from gguf_budget.core.model.kv import KVType
@@ -47,7 +47,7 @@ def server_band(memory: RuntimeMemory, load: ServerLoad, model: ModelSpec, kv_ty
                 engine: EngineSettings) -> RuntimeMemory:
     """Rules 1–2 on the band `runtime_memory` made for one sequence."""
     short, full = memory.short, memory.full
-    if short is None or full is None or load.slot_ctx is None or not PROFILES[engine.runtime].checkpoints:
+    if short is None or full is None or load.slot_ctx is None or not serves_sessions(engine.runtime):
         return memory
     cp = CheckpointSettings(max_checkpoints=load.settings.ctx_checkpoints, n_batch=engine.batch or DEFAULT_BATCH,
                             n_ubatch=engine.ubatch, swa_full=engine.swa_full)

@@ -31,6 +31,9 @@ Rule 7: a draft beside a model that checkpoints adds its own state to each check
         (`create_checkpoint`: `update_dft`), its whole state for a draft that makes none itself
         (`checkpoints.partial_state_bytes`); its host weights are repacked for the CPU as the
         model's are (`repack`).
+Rule 8: the prompt cache and the context checkpoints are llama-server's context's, which llama-server and llama-cli
+        run (`runtime_memory.serves_sessions`): for llama-completion and llama-cpp-python neither is priced,
+        whatever the settings say (`program_settings`).
 """
 
 from __future__ import annotations
@@ -45,8 +48,10 @@ from gguf_budget.core.fit.placement.devices import GpuSetup, Slots
 from gguf_budget.core.fit.server.draft import DRAFT_N_MAX, SPEC_TYPE, DraftModel
 from gguf_budget.core.fit.placement.moe import input_layer_bytes, output_slot_bytes
 from gguf_budget.core.fit.server.prompt_cache import NO_LIMIT, chosen_cache_ram_mib, full_cache_bytes
-from gguf_budget.core.fit.runtime_memory import LOGIT_BYTES, compute_buffer, flash_attn, graph_settings, reserved_outputs
-from gguf_budget.core.fit.runtime_types import EngineSettings
+from gguf_budget.core.fit.runtime_memory import (
+    LOGIT_BYTES, compute_buffer, flash_attn, graph_settings, reserved_outputs, serves_sessions,
+)
+from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime
 from gguf_budget.core.fit.server.projector import ProjectorSpec
 from gguf_budget.core.fit.buffers.repack import repack_buffer
 from gguf_budget.core.fit.server.session import SessionModel, SessionTrace, replay
@@ -58,6 +63,12 @@ from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.model.kv import KVType
 
 HOST = "host"
+
+
+def program_settings(settings: ServerSettings, runtime: Runtime) -> ServerSettings:
+    """Rule 8: the settings as the program keeps them: no prompt cache and no checkpoints where it runs no server
+    context (llama-completion, llama-cpp-python)."""
+    return settings if serves_sessions(runtime) else replace(settings, cache_ram_mib=0, ctx_checkpoints=0)
 
 
 def server_engine(engine: EngineSettings, settings: ServerSettings) -> tuple[SlotLayout, EngineSettings]:
