@@ -62,7 +62,7 @@ def test_a_hybrid_load_adds_the_cpus_time_for_the_layers_it_keeps():
 
 
 def test_a_cpu_only_load_keeps_the_cpus_calibrated_line():
-    cpu = speed_at(0)  # the quiet-machine CPU table (docs/speed-calibration.md) rests on this line, unchanged
+    cpu = speed_at(0)  # the quiet-machine CPU table (docs/cpu-speed-runs.md) rests on this line, unchanged
     c = cpu.calibration
     assert cpu.gpu is None and cpu.start.vram == 0 and cpu.gpu_seconds(cpu.start) == 0
     assert cpu.seconds_at(cpu.start) == pytest.approx(cpu.start.total / cpu.ram.bytes_per_s / c.decode + c.decode_overhead_s)
