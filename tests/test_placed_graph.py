@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine, load_model
+from gguf_budget.core.fit import estimate as estimate_module
 from gguf_budget.core.fit.buffers import placed_graph
 from gguf_budget.core.fit.buffers.compute_graph import BLOCK_WEIGHTS, GLOBAL_WEIGHTS, GraphSettings, compute_nodes
 from gguf_budget.core.fit.buffers.placed_graph import device_buffers, graph_key
@@ -120,3 +121,20 @@ def test_every_weight_the_graph_reads_is_one_the_key_names(name):
     read = {(n.layer is None, n.weight if n.layer is None else n.weight.split(".", 2)[2].removesuffix(".weight"))
             for n in compute_nodes(model, gs) if n.weight is not None}
     assert read and read <= {(True, w) for w in GLOBAL_WEIGHTS} | {(False, w) for w in BLOCK_WEIGHTS}
+
+
+@pytest.mark.parametrize("ctx", [4_352, 20_736, 71_168])
+def test_the_automatic_gpu_layers_on_one_gpu_price_a_compute_buffer_or_three(monkeypatch, ctx):
+    """gpu_split Rule 5: on one GPU the search asks first the most layers whose weights and cache fit before any compute
+    buffer, then goes down from there: at most three placements priced with their compute buffers, the report's
+    included (by bisection over the 81 slots of a 70B: 5–7), and the answer is the largest g that fits, as the g above it says."""
+    priced = []
+    real = estimate_module.device_computes
+    monkeypatch.setattr(estimate_module, "device_computes", lambda *a, **k: priced.append(1) or real(*a, **k))
+    model = load_model(catalogue_path(find_entry("llama-3.1-70b-instruct")))
+    machine = hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=24 * GiB)
+    estimate = estimate_fit(model, machine, FitRequest(ctx=ctx))
+    auto = estimate.auto_gpu_layers
+    assert auto is not None and 0 < auto < model.n_layer + 1 and len(priced) <= 3  # the answer's own report included
+    assert fit_verdict(model, machine, FitRequest(ctx=ctx, gpu_layers=auto)).admitted
+    assert not fit_verdict(model, machine, FitRequest(ctx=ctx, gpu_layers=auto + 1)).admitted

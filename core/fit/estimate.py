@@ -122,12 +122,16 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     setup = replace(bare, held=extras.gpu_held)
     priced = _pricer(model, ctx, request, engine, setup)
 
+    def unpriced(p: Placement) -> tuple[DeviceLoad, ...]:
+        """The devices of `p` before their compute buffers."""
+        host_kv = None if slots.kv is None else slots.kv[p.host_blocks]
+        return device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
+                            host_kv, extras.host_held or 0)
+
     def loads(p: Placement, judged: bool | None = None) -> tuple[DeviceLoad, ...]:
         """The devices of `p` with their compute buffers. `judged` (the host too, or the GPUs alone) asks for a
         fits-or-not only: a load short before its compute buffers is returned unpriced (`devices` Rule 6)."""
-        host_kv = None if slots.kv is None else slots.kv[p.host_blocks]
-        bare = device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
-                            host_kv, extras.host_held or 0)
+        bare = unpriced(p)
         if judged is not None and not fits(_placed(model, engine, bare, setup, p, forced), host=judged):
             return bare
         return priced(bare, p, forced)
@@ -136,7 +140,14 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
         p = setup.place(L, g)
         return fits(_placed(model, engine, loads(p, judged=False), setup, p, forced), host=False)
 
-    auto = most_layers_that_fit(L, gpus_fit) if slots.kv is not None and (search or request.gpu_layers is None) else None
+    def gpus_fit_unpriced(g: int) -> bool:
+        p = setup.place(L, g)
+        return fits(_placed(model, engine, unpriced(p), setup, p, forced), host=False)
+
+    auto = None
+    if slots.kv is not None and (search or request.gpu_layers is None):
+        upper = most_layers_that_fit(L, gpus_fit_unpriced) if len(setup.gpus) == 1 else None
+        auto = most_layers_that_fit(L, gpus_fit, upper)
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
     kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)

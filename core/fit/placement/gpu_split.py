@@ -22,7 +22,11 @@ Rule 5: the most slots that fit is found by bisection over g = 0 … L + 1: O(lo
         each O(number of GPUs). With one GPU feasibility is monotone in g (its run only grows).
         With several, each run slides by at most one slot per step of g, so uneven layers can
         make it non-monotone; the answer is then a g that fits while g + 1 does not — never
-        one that does not fit.
+        one that does not fit. With one GPU the estimate first finds, by the same bisection, the most
+        layers whose weights and cache fit before any compute buffer (no scheduler replay), and
+        searches down from that g in doubling steps: the compute buffers only add, so nothing past
+        it fits, and it is usually the answer or a layer or two above it (one or two replays, not
+        log₂ L).
 Rule 6: the GPUs llama.cpp offloads to (src/llama.cpp, `llama_model_load_from_file_impl`):
         the discrete ones, and integrated GPUs (iGPU, APU, Apple) only when there is no discrete
         GPU. Of those, a GPU whose memory could not be read cannot be judged: it is left out of
@@ -181,11 +185,19 @@ def _first_true(lo: int, hi: int, holds: Callable[[int], bool]) -> int:
     return hi
 
 
-def most_layers_that_fit(n_layer: int, fits: Callable[[int], bool]) -> int:
-    """The largest g in 0 … L + 1 with `fits(g)` (g = 0 always counts as fitting), by bisection (Rule 5)."""
-    if fits(n_layer + 1):
-        return n_layer + 1
-    return _first_true(0, n_layer + 1, lambda g: not fits(g)) - 1
+def most_layers_that_fit(n_layer: int, fits: Callable[[int], bool], upper: int | None = None) -> int:
+    """The largest g in 0 … L + 1 with `fits(g)` (g = 0 always counts as fitting), by bisection (Rule 5); `upper`,
+    where given, a g past which nothing fits (`fits(upper + 1)` is false), asked first (Rule 5)."""
+    top = n_layer + 1 if upper is None else upper
+    if top == 0 or fits(top):
+        return top
+    lo, hi, step = 0, top, 1
+    while upper is not None and hi - step > 0:  # from the top down, in doubling steps: the answer is near it
+        if fits(hi - step):
+            lo = hi - step
+            break
+        hi, step = hi - step, step * 2
+    return _first_true(lo, hi, lambda g: not fits(g)) - 1
 
 
 def offload_gpus(gpus: Sequence[GpuInfo]) -> tuple[tuple[GpuInfo, ...], tuple[GpuInfo, ...]]:
