@@ -163,4 +163,5 @@ def largest_ctx(model: ModelSpec, snapshot: HardwareSnapshot, choice: AutoFit) -
     if choice.reason in (FitCtxReason.CEILING, FitCtxReason.SHRUNK):
         return choice.ctx
     fit = choice.fit
-    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice))
+    near = choice.ctx if fit.verdict.admitted else None
+    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice), near)
