@@ -27,7 +27,8 @@ Rule 5: the largest ctx that fits with the chosen GPU layers held (`largest_ctx`
         ceiling — or up to an asked ctx past it (llama.cpp runs an asked ctx as asked, so the
         largest ctx is never below one that fits): for a ctx chosen by Rule 2 that ctx itself
         (the same candidates and test, so nothing is searched again); else
-        `max_ctx.largest_fitting_ctx`. `fit`, the window and every quant row read it here.
+        `max_ctx.largest_fitting_ctx`, aimed from the load's own ctx when it fits there (its
+        compute buffers are already replayed). `fit`, the window and every quant row read it here.
 Rule 6: every device's KV cache grows with ctx, so "fits without giving anything up" holds up to
         some ctx and no further: the largest candidate is bisected (log2 of the candidates).
 Rule 7: `-fit off` (common/common.cpp: `common_fit_params` runs only `if (params.fit_params)`) adjusts
