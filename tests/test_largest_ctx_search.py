@@ -18,9 +18,11 @@ from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit import estimate as estimate_module
 from gguf_budget.core.fit.buffers import placed_graph
 from gguf_budget.core.fit.ctx import max_ctx
+from gguf_budget.core.fit.ctx.auto_ctx import FitCtxReason, auto_fit
 from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx, last_fitting
 from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
-from gguf_budget.core.fit.types import FitRequest
+from gguf_budget.core.fit.types import FitRequest, FitVerdict
+from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KVType
 from gguf_budget.core.plan.budget import Budget
@@ -160,3 +162,44 @@ def test_a_70b_ctx_tick_at_a_ctx_not_met_before_replays_five_graphs_at_most(coun
         layers.add(view.full_load.fit.gpu_layers)
         assert counted["replays"] <= 5, (ctx, counted)
     assert len(layers) == 10 and view.headline == derive_module.derive(replace(state, ctx=114944)).headline
+
+
+def shrunk_by_bisection(model, machine, request, cap):
+    """The plain reference for llama.cpp's default ctx (`auto_ctx` Rule 2): a bisection over the floor, the multiples of
+    256 between and the ceiling, each judged as Rule 3 says."""
+    ceiling = ctx_ceiling(model.context_length, cap)
+    floor = min(DEFAULT_CTX, ceiling)
+    ctxs = [floor, *range(-(-(floor + 1) // ENGINE_CELL_PAD) * ENGINE_CELL_PAD, ceiling, ENGINE_CELL_PAD)]
+    ctxs += [ceiling] if ceiling > floor else []
+
+    def whole(ctx):
+        if request.gpu_layers is None and machine.gpus:
+            return fit_verdict(model, machine, replace(request, ctx=ctx, gpu_layers=model.n_layer + 1)) is FitVerdict.FITS_GPU
+        return fit_verdict(model, machine, replace(request, ctx=ctx)).admitted
+
+    last = bisect_left(range(len(ctxs)), True, key=lambda i: not whole(ctxs[i])) - 1
+    return ctxs[max(last, 0)], last < 0
+
+
+@given(which=st.sampled_from(["8b", "70b"]), gpu=st.integers(0, 48), ram=st.sampled_from([8, 16, 64, 128]),
+       layers=st.one_of(st.none(), st.integers(0, 81)), cap=st.one_of(st.none(), st.integers(1, 131_072)),
+       kv=st.sampled_from([KVType.F16, KVType.Q8_0]))
+@settings(max_examples=60, deadline=None)
+def test_llama_cpp_s_default_ctx_is_the_bisections(llama8b, llama70b, which, gpu, ram, layers, cap, kv):
+    """The ctx llama.cpp's default `--fit` shrinks to, aimed the same way (`auto_ctx` Rule 6): the bisection's."""
+    model = llama8b if which == "8b" else llama70b
+    machine = hypothetical_machine(ram * GiB, gpu_count=1, gpu_total=gpu * GiB) if gpu else hypothetical_machine(ram * GiB)
+    request = FitRequest(kv_type=kv, gpu_layers=None if layers is None else min(layers, model.n_layer + 1))
+    choice = auto_fit(model, machine, request, cap)
+    ctx, floor = shrunk_by_bisection(model, machine, request, cap)
+    assert (choice.ctx, choice.reason is FitCtxReason.FLOOR) == (ctx, floor)
+
+
+def test_a_model_that_fits_at_its_trained_ctx_is_judged_there_once(llama8b, monkeypatch):
+    """The 8B on a 48 GiB GPU fits every layer at its 131,072-token context: one verdict there and the reported
+    estimate (the bisection judged 9 candidates first)."""
+    judged = []
+    real = estimate_module._judge
+    monkeypatch.setattr(estimate_module, "_judge", lambda *a, **k: judged.append(a[2].ctx) or real(*a, **k))
+    choice = auto_fit(llama8b, hypothetical_machine(64 * GiB, gpu_count=1, gpu_total=48 * GiB), FitRequest())
+    assert choice.reason is FitCtxReason.CEILING and judged == [131_072, 131_072]
