@@ -17,7 +17,8 @@ Rule 3: every device's KV grows with ctx under either placement, so "fits" holds
         fitting and short ones judged so far, drawn as a line, reaches zero (false position). Each
         verdict decides its side exactly, so the answer is the bisection's; about 4 verdicts instead of
         log2(cap / 256) ≈ 9. From the fourth aimed guess on, every other one bisects instead, so a
-        headroom far from a line costs at most about twice the bisection. A caller that judged a load
+        headroom far from a line costs at most about twice the bisection. The search is a value (`Aim`)
+        that takes one verdict a step, so it can be resumed between any two verdicts. A caller that judged a load
         with this placement fitting at some ctx (`near`: the window's own full load) has the search start
         from the candidate at or below it instead of the first: its scheduler replay is already kept.
 Rule 4: None when even the first candidate (256 tokens, or the cap when smaller) does not fit,
@@ -31,7 +32,7 @@ Rule 5: the answer does not depend on the request's own ctx, so it is kept by th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.fit.estimate import fit_headroom
@@ -87,32 +88,49 @@ def last_fitting(n: int, ctx_of: Callable[[int], int], judged: Callable[[int], t
     """Rule 3: the last of n candidates (ctx_of(i) increasing) that fits, −1 when none does; `judged(i)` is whether
     candidate i fits and its headroom; `start` the first candidate judged after the last. Fitting must hold up to
     some candidate and no further."""
-    fits, spare = judged(n - 1)
-    if fits:
-        return n - 1
-    lo, lo_spare, hi, hi_spare = -1, None, n - 1, spare
-    if 0 < start < n - 1:
-        fits, spare = judged(start)
-        lo, lo_spare, hi, hi_spare = (start, spare, hi, hi_spare) if fits else (lo, lo_spare, start, spare)
-    if lo < 0 and hi > 0:
-        fits, spare = judged(0)
-        lo, lo_spare, hi, hi_spare = (0, spare, hi, hi_spare) if fits else (lo, lo_spare, 0, spare)
-    if lo < 0:
-        return -1
-    aimed = 0
-    while hi - lo > 1:
-        guess = (lo + hi) // 2
-        if (aimed < 3 or aimed % 2 == 0) and lo_spare is not None and hi_spare is not None and lo_spare >= 0 > hi_spare:
+    aim = Aim(n=n, start=start)
+    while (i := aim.next(ctx_of)) is not None:
+        aim = aim.after(i, *judged(i))
+    return aim.lo
+
+
+@dataclass(frozen=True, kw_only=True)
+class Aim:
+    """Rule 3's search, one verdict a step: `next` names the candidate to judge (None: `lo` is the answer), `after`
+    takes its verdict. Between steps it holds the last candidate known to fit (`lo`, −1: none yet) and the first
+    known not to (`hi`, None: the cap not judged yet), with their headrooms."""
+
+    n: int
+    start: int = 0
+    lo: int = -1
+    lo_spare: int | None = None
+    hi: int | None = None
+    hi_spare: int | None = None
+    aimed: int = 0
+
+    def next(self, ctx_of: Callable[[int], int]) -> int | None:
+        lo, hi = self.lo, self.hi
+        if hi is None:
+            return self.n - 1
+        if hi - lo <= 1:
+            return None
+        if lo < 0:
+            return self.start if 0 < self.start < hi else 0
+        lo_spare, hi_spare = self.lo_spare, self.hi_spare
+        if ((self.aimed < 3 or self.aimed % 2 == 0) and lo_spare is not None and hi_spare is not None
+                and lo_spare >= 0 > hi_spare):
             low, high = ctx_of(lo), ctx_of(hi)
             zero = low + (high - low) * lo_spare // (lo_spare - hi_spare)
-            guess = min(max(_at_or_below(zero, lo, hi, ctx_of), lo + 1), hi - 1)
-        aimed += 1
-        fits, spare = judged(guess)
+            return min(max(_at_or_below(zero, lo, hi, ctx_of), lo + 1), hi - 1)
+        return (lo + hi) // 2
+
+    def after(self, i: int, fits: bool, spare: int | None) -> Aim:
+        aimed = self.aimed + (self.lo >= 0)
+        if self.hi is None and fits:
+            return replace(self, lo=i, lo_spare=spare, hi=self.n)
         if fits:
-            lo, lo_spare = guess, spare
-        else:
-            hi, hi_spare = guess, spare
-    return lo
+            return replace(self, lo=i, lo_spare=spare, aimed=aimed)
+        return replace(self, hi=i, hi_spare=spare, aimed=aimed)
 
 
 def _at_or_below(ctx: int, lo: int, hi: int, ctx_of: Callable[[int], int]) -> int:
