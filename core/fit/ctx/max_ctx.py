@@ -26,7 +26,7 @@ Rule 4: None when even the first candidate (256 tokens, or the cap when smaller)
 Rule 5: the answer does not depend on the request's own ctx, so it is kept by the rest of its inputs
         (the last KEPT searches): moving an asked ctx back and forth over the same GPU layers in the
         window, or judging one model's ladder again, searches once. `near` changes the work, never the
-        answer, so it is no part of the key (`_Aim` equals every other).
+        answer, so it is no part of the key (`_Near` equals every other).
 """
 
 from __future__ import annotations
@@ -52,33 +52,33 @@ def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: F
                         gpu_layers: int | None, cap: int, near: int | None = None) -> int | None:
     """Rules 1–5: the largest candidate ctx ≤ cap at which the model fits this machine with `gpu_layers`
     layers held (None: placed automatically at each candidate); `near` a ctx judged fitting so (Rule 3)."""
-    return _searched(model, snapshot, replace(request, gpu_layers=gpu_layers, ctx=None), cap, _Aim(near))
+    return _searched(model, snapshot, replace(request, gpu_layers=gpu_layers, ctx=None), cap, _Near(near))
 
 
-class _Aim:
+class _Near:
     """Rule 5: where the search starts, equal to every other, so the kept answers ignore it."""
 
-    __slots__ = ("near",)
+    __slots__ = ("ctx",)
 
-    def __init__(self, near: int | None) -> None:
-        self.near = near
+    def __init__(self, ctx: int | None) -> None:
+        self.ctx = ctx
 
     def __hash__(self) -> int:
         return 0
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Aim)
+        return isinstance(other, _Near)
 
 
 @per_model(maxsize=KEPT)
-def _searched(model: ModelSpec, snapshot: HardwareSnapshot, held: FitRequest, cap: int, aim: _Aim) -> int | None:
+def _searched(model: ModelSpec, snapshot: HardwareSnapshot, held: FitRequest, cap: int, near: _Near) -> int | None:
     n = max(-(-cap // ENGINE_CELL_PAD), 1)
 
     def judged(i: int) -> tuple[bool, int | None]:
         verdict, spare = fit_headroom(model, snapshot, replace(held, ctx=_candidate(i, n, cap)))
         return verdict.admitted, spare
 
-    start = 0 if aim.near is None else max(min(aim.near // ENGINE_CELL_PAD - 1, n - 2), 0)
+    start = 0 if near.ctx is None else max(min(near.ctx // ENGINE_CELL_PAD - 1, n - 2), 0)
     last = last_fitting(n, lambda i: _candidate(i, n, cap), judged, start)
     return None if last < 0 else _candidate(last, n, cap)
 
