@@ -162,7 +162,7 @@ IDLE = (("server-logs", "smollm2_ctx4096_np1"), ("server-sessions", "llama_idle"
 
 
 def test_llama_servers_process_constant_is_the_mean_over_its_idle_runs_only(models, tmp_path):
-    """`runtime_memory` Rule 10: peak − every other resident item − 149 B a vocabulary token, on the three idle runs;
+    """`runtime_memory` Rule 10: peak − every other resident item − 137 B a vocabulary token, on the three idle runs;
     every session sample is judged, none fitted."""
     specs = {**load_recorded_models(tmp_path), "llama": load_model(models["llama"]), "gemma": load_model(models["gemma"])}
     bases = []
