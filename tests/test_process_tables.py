@@ -20,6 +20,7 @@ from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.loader import load_model
+from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import fit_dict, fit_text
 from gguf_budget.gui.cli import main
 
@@ -124,6 +125,7 @@ def test_fit_itemizes_them_in_text_and_json(model, gguf_file, capsys):
     fit = _fit(spec, 4096, slots=4)
     text = fit_text(fit)
     assert "samplers 2.29 MiB + KV cells' metadata 208.00 KiB" in text  # 2,400,000 B; 212,992 B
+    assert "a sampler each: 2.29 MiB in host RAM" in text  # the server's Slots row
     (host, *_) = fit_dict(fit)["devices"]
     assert (host["sampler"], host["kv_cells"]) == (2_400_000, 212_992)
     full = fit_dict(fit)["runtime_memory"]["full"]
@@ -132,3 +134,12 @@ def test_fit_itemizes_them_in_text_and_json(model, gguf_file, capsys):
     assert main(["fit", str(path), "--ctx", "4096", "-np", "4", "--host-available", "8G", "--no-gpu", "--json"]) == 0
     (host, *_) = json.loads(capsys.readouterr().out)["devices"]
     assert (host["sampler"], host["kv_cells"]) == (2_400_000, 212_992)
+
+
+def test_tune_says_what_of_the_hosts_memory_they_are(gguf_file, capsys):
+    path = gguf_file(DENSE, "header_only")
+    assert main(["tune", str(path), "--goal", "max-slots", "--min-ctx", "1024", "--host-available", "64M", "--host-reserve", "0",
+                 "--no-gpu"]) == 0
+    text = capsys.readouterr().out
+    slots = int(text.split(" slots, ")[0].rsplit(" ", 1)[-1])  # 50: a sampler each is 44 % of the host's memory
+    assert f"  host     of it samplers {human_bytes(slots * 12 * 50_000)} + KV cells' metadata" in text

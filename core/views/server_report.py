@@ -25,7 +25,8 @@ from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.units import human_bytes
 
 
-def _slots_text(s: ServerLoad) -> str:
+def _slots_text(s: ServerLoad, sampler: int) -> str:
+    """The slots, their cells and output rows, and the samplers they keep in host RAM (`runtime_memory` Rule 11)."""
     n, lay = s.layout.n_seq, s.layout
     asked = "auto" if s.settings.n_parallel is None else str(s.settings.n_parallel)
     if n == 1:
@@ -36,7 +37,8 @@ def _slots_text(s: ServerLoad) -> str:
     else:
         how = f"{n} slots, each with its own {s.ctx_seq} cells (up to {s.slot_ctx} tokens a slot)"
     return (f"{how} (-np {asked}; llama-server's default is auto: {AUTO_SLOTS} slots, unified KV); "
-            f"compute graph and output buffer for {s.outputs} and {n} output row(s)")
+            f"compute graph and output buffer for {s.outputs} and {n} output row(s); "
+            f"{'its sampler' if n == 1 else 'a sampler each'}: {human_bytes(sampler)} in host RAM")
 
 
 def _cache_text(s: ServerLoad) -> str:
@@ -65,7 +67,7 @@ def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
     s = e.server
     if s is None:
         return []
-    rows = [("Slots", _slots_text(s)), ("Cache RAM", "prompt cache: " + _cache_text(s)),
+    rows = [("Slots", _slots_text(s, e.devices[0].sampler)), ("Cache RAM", "prompt cache: " + _cache_text(s)),
             ("Checkpoint", _checkpoint_text(s))]
     p = s.projector
     if p is not None:
