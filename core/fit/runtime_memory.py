@@ -65,20 +65,23 @@ Rule 10: the process (binary, libraries, threads, tokenizer tables, and for llam
 
 The process's own host arrays that grow with the settings (itemized beside the buffers, in the verdict's host need
 and in both ends of the band; llama.cpp's buffer lines are not theirs):
-Rule 11: the sampler: `common_sampler::set_logits` (common/sampling.cpp, lines 130–161) fills `cur`, a vector of
-        n_vocab `llama_token_data` (include/llama.h, lines 230–234: id int32, logit float, p float: 12 bytes) kept
-        with the sampler once it has sampled. llama-server keeps one sampler per slot (tools/server/server-context.cpp
-        line 307 `slot.smpl`, made anew for each task at line 1764, its old one freed), so N slots hold N;
-        llama-cli runs llama-server in a thread (tools/cli/cli-server.h `cli_server::start`) and holds one per slot too; llama-completion
-        runs one sampler, and llama-cpp-python keeps one candidates array of the same records
-        (llama_cpp/_internals.py `LlamaTokenDataArray`).
+Rule 11: the sampler: `common_sampler::set_logits` (common/sampling.cpp, lines 130–161) fills `cur`, a
+        vector of n_vocab `llama_token_data` (include/llama.h, lines 230–234: id int32, logit float, p float:
+        12 bytes) kept with the sampler once it has sampled. llama-server keeps one sampler per slot
+        (tools/server/server-context.cpp line 307 `slot.smpl`, made anew for each task at line 1764, its old
+        one freed), so N slots hold N; llama-cli runs llama-server in a thread (tools/cli/cli-server.h
+        `cli_server::start`) and holds one per slot too; llama-completion runs one sampler; llama-cpp-python
+        samples through a `llama_sampler` chain (llama_cpp/_internals.py `LlamaSampler.sample`), whose own
+        `cur` keeps the same n_vocab records between calls (src/llama-sampler.cpp lines 895–941,
+        `llama_sampler_sample`): one.
 Rule 12: the KV cells' metadata: each KV cache keeps, per stream, `llama_kv_cells` over its kv_size cells
-        (src/llama-kv-cache.cpp line 144 `v_cells[s].resize(kv_size)`): `pos` (int32), `ext` (x, y, tok: three
-        int32), `shift` (int32) and `seq`, a bitset of LLAMA_MAX_SEQ = 256 sequences (src/llama-kv-cells.h lines
-        499–522; src/llama-cparams.h line 8): 52 bytes a cell, over every cell its K and V tensors hold. A model with
-        sliding-window layers runs two caches, the full one of n_ctx cells and the window's (src/llama-kv-cache-iswa.cpp
-        lines 69–80: `slots` Rule 4), each with its cells; recurrent state keeps no per-token cells. What a filled
-        cell adds to the `used` and `seq_pos` trees is left to the process (Rule 10).
+        (src/llama-kv-cache.cpp line 144 `v_cells[s].resize(kv_size)`): `pos` (int32), `ext` (x, y, tok:
+        three int32), `shift` (int32) and `seq`, a bitset of LLAMA_MAX_SEQ = 256 sequences
+        (src/llama-kv-cells.h lines 499–522; src/llama-cparams.h line 8): 52 bytes a cell, over every cell its
+        K and V tensors hold. A model with sliding-window layers runs two caches, the full one of n_ctx cells
+        and the window's (src/llama-kv-cache-iswa.cpp lines 69–80: `slots` Rule 4), each with its cells;
+        recurrent state keeps no per-token cells. What a filled cell adds to the `used` and `seq_pos` trees is
+        left to the process (Rule 10).
 """
 
 from __future__ import annotations
