@@ -16,6 +16,7 @@ from hypothesis import given, settings, strategies as st
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.runtime_memory import KV_CELL_BYTES, TOKEN_DATA_BYTES
 from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime
+from gguf_budget.core.fit.server.draft import DraftModel
 from gguf_budget.core.fit.server.types import ServerSettings
 from gguf_budget.core.fit.types import FitRequest, Reserves
 from gguf_budget.core.machine.snapshot import hypothetical_machine
@@ -143,3 +144,19 @@ def test_tune_says_what_of_the_hosts_memory_they_are(gguf_file, capsys):
     text = capsys.readouterr().out
     slots = int(text.split(" slots, ")[0].rsplit(" ", 1)[-1])  # 50: a sampler each is 44 % of the host's memory
     assert f"  host     of it samplers {human_bytes(slots * 12 * 50_000)} + KV cells' metadata" in text
+
+
+def test_a_draft_holds_a_sampler_a_slot_and_its_own_cells(model):
+    """The draft's context (common/speculative.cpp: one top-k sampler a sequence) counts in the host's need through
+    llama-server's holdings, and in the band's server items."""
+    spec = model(DENSE)
+    plain = _fit(spec, 4096, slots=2)
+    request = FitRequest(ctx=4096, server=ServerSettings(n_parallel=2, cache_ram_mib=0, draft=DraftModel(spec)))
+    drafted = estimate_fit(spec, BIG_HOST, request)
+    d = drafted.server.draft
+    assert (d.sampler, d.kv_cells) == (2 * 12 * 50_000, 52 * 2 * 2048)
+    host = drafted.devices[0]
+    assert host.server == dict(d.weights)["host"] + dict(d.kv)["host"] + d.sampler + d.kv_cells
+    assert drafted.memory.full.server - plain.memory.full.server >= d.sampler + d.kv_cells
+    assert f"samplers {human_bytes(d.sampler)} + KV cells' metadata {human_bytes(d.kv_cells)} in host RAM" in \
+        fit_text(drafted)

@@ -217,7 +217,8 @@ def test_the_draft_and_the_projector_are_in_both_ends_of_the_band(capsys, models
     d = json.loads(capsys.readouterr().out)
     b, server = d["runtime_memory"], d["server"]
     draft, projector = server["draft"], server["projector"]
-    extra = draft["kv"]["host"] + draft["output"] + draft["compute"] + projector["weights"] + projector["compute"]
+    extra = (draft["kv"]["host"] + draft["output"] + draft["compute"] + draft["sampler"] + draft["kv_cells"]
+             + projector["weights"] + projector["compute"])
     for end in ("short", "full"):
         moved = sum(b[end][k] - a[end][k] for k in ("kv", "compute", "checkpoints", "kv_cells"))  # the image's 256
         # cells of ctx

@@ -81,7 +81,8 @@ def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
                           for name, w in d.weights if w or dict(d.kv).get(name))
         rows.append(("Draft", f"{d.path}: {d.gpu_layers} of {d.n_slots} layers on GPU (-ngld); {where}; "
                               f"compute {human_bytes(d.compute)} on {d.compute_device}, output "
-                              f"{human_bytes(d.output)}"))
+                              f"{human_bytes(d.output)}; samplers {human_bytes(d.sampler)} + KV cells' metadata "
+                              f"{human_bytes(d.kv_cells)} in host RAM"))
     rows += _session_rows(e)
     rss = e.peak_rss_server
     if rss is not None and s.host_rss:
@@ -179,7 +180,7 @@ def server_dict(e: FitEstimate) -> dict[str, Any] | None:
         "draft": None if d is None else {
             "path": d.path, "gpu_layers": d.gpu_layers, "n_layer": d.n_layer, "kv_type": d.kv_type,
             "weights": dict(d.weights), "kv": dict(d.kv), "compute": d.compute, "compute_device": d.compute_device,
-            "output": d.output},
+            "output": d.output, "sampler": d.sampler, "kv_cells": d.kv_cells},
         "held": dict(s.held),
         "host_rss": s.host_rss,
         "peak_rss_server": e.peak_rss_server,
