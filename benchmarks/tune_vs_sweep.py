@@ -6,7 +6,7 @@ context). The machine is CPU only; each case's is hypothetical: RAM of the case'
 is the program's own resident memory — the verdict prices the model's buffers and leaves the program's code, stacks,
 allocator and scratch to the reserve (6 GiB by default on a real machine). For llama-server it is measured once per
 model on the session at settings no case asks (`_own_memory`: peak RSS less the buffers and checkpoints llama.cpp's
-log reports); for llama-completion it is the peak-RSS band's (`_reserve`: `runtime_memory.process_bytes` and the CPU
+log reports and the sampler and KV cells' metadata the verdict prices); for llama-completion it is the peak-RSS band's (`_reserve`: `runtime_memory.process_bytes` and the CPU
 backend's work buffer at one thread).
 
 Goals, each case priced by `tune` and measured with the command it prints, against every combination of the sweep:
@@ -61,7 +61,7 @@ from runnable_model import multi_device_descs
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.explorer.tune import Constraints, Goal, TuneAnswer, tune
 from gguf_budget.core.fit.estimate import estimate_fit
-from gguf_budget.core.fit.runtime_memory import process_bytes
+from gguf_budget.core.fit.runtime_memory import kv_cell_bytes, process_bytes, sampler_bytes
 from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime
 from gguf_budget.core.fit.server.session_spec import SessionSpec
 from gguf_budget.core.fit.server.types import ServerSettings
@@ -89,6 +89,8 @@ APART = Path(__file__).with_name("apart.c")
 of its own between two PROT_NONE pages — the kernel merges adjacent anonymous mappings, and glibc may put one in the
 heap — so /proc/PID/smaps shows each apart; smaller compute buffers are not looked for."""
 SPEED_CTX = 4096
+OWN_CTX = 4096
+"""`_own_memory`'s calibration context."""
 RUN = ["-t", "1", "--temp", "0"]
 SWEEPS: dict[object, dict[str, list[tuple[float, int]]]] = {}
 """The speed sweeps measured so far, by model and ctx: max-speed and least-memory share one."""
@@ -294,14 +296,23 @@ def _state(model: ModelSpec, case: Case, own: int | None = None) -> ExplorerStat
     return ExplorerState(model=model, machine=machine, reserves=Reserves(host=reserve), runtime=runtime, server=server)
 
 
-def _own_memory(binary: Path, path: Path) -> int:
+def _own_memory(binary: Path, path: Path, model: ModelSpec) -> int:
     """llama-server's own resident memory while it serves the session: its peak RSS less the buffers and checkpoints
-    llama.cpp's log reports (`_buffers`), measured once per model at `-c 4096`, one slot, no prompt cache — a setting
-    no case asks — with f16 and `-ub 512` and with q8_0 and `-ub 256`, the larger kept (it moves by about a MiB with
-    the settings: gemma3 78.8 to 80.2 MiB). The band's process figure is fitted on idle servers; a server that has
-    served a request holds more (smollm2 36 MiB against 26, gemma3 80 against 56; mid8 24 against 24)."""
-    return max(_served([str(binary / "llama-server"), "-m", str(path), "--cache-ram", "0", *RUN, "-c", "4096", "-np",
-                        "1", *_flags(kv, None, ub)], 1, 1, own=True)[2] for kv, ub in (("f16", 512), ("q8_0", 256)))
+    llama.cpp's log reports (`_buffers`) and less what the verdict prices beside them (`_priced_beside`), measured once
+    per model at `-c 4096`, one slot, no prompt cache — a setting no case asks — with f16 and `-ub 512` and with q8_0
+    and `-ub 256`, the larger kept (it moves by about a MiB with the settings: gemma3 78.8 to 80.2 MiB before the
+    sampler and cells were priced). The band's process figure is fitted on idle servers; a server that has served a
+    request holds more (smollm2 36 MiB against 26, gemma3 80 against 56; mid8 24 against 24)."""
+    return max(_served([str(binary / "llama-server"), "-m", str(path), "--cache-ram", "0", *RUN, "-c", str(OWN_CTX),
+                        "-np", "1", *_flags(kv, None, ub)], 1, 1, own=True)[2] - _priced_beside(model, ub)
+               for kv, ub in (("f16", 512), ("q8_0", 256)))
+
+
+def _priced_beside(model: ModelSpec, ubatch: int) -> int:
+    """What the verdict now prices of the calibration run's own memory, so it is not held back twice: its one slot's
+    sampler and its KV cells' metadata (`runtime_memory` Rules 11–12)."""
+    engine = EngineSettings(runtime=Runtime.LLAMA_SERVER, ubatch=ubatch)
+    return sampler_bytes(model, engine) + kv_cell_bytes(model, OWN_CTX, engine)
 
 
 def _reserve(model: ModelSpec, case: Case, runtime: Runtime) -> int:
@@ -430,7 +441,7 @@ def main() -> int:
                 continue
             model = load_model(paths[case.model])
             served = case.goal in (Goal.MAX_CTX, Goal.MAX_SLOTS)
-            own = _own_memory(binary, paths[case.model]) if served else None
+            own = _own_memory(binary, paths[case.model], model) if served else None
             answer = tune(model, _state(model, case, own), case.goal, Constraints(min_ctx=case.min_ctx,
                                                                                   min_tok_s=case.min_tok_s))
             assert answer.best is not None, answer.binding

@@ -217,7 +217,7 @@ def _wait_healthy(proc: subprocess.Popen[bytes], url: str, timeout: float, log_p
     raise AssertionError(f"llama-server did not come up in {timeout:.0f} s:\n{log_path.read_text()[-3000:]}")
 
 
-def complete(url: str, prompt: str, n_predict: int = 4, **extra: object) -> dict[str, object]:
+def complete(url: str, prompt: str | list[int], n_predict: int = 4, **extra: object) -> dict[str, object]:
     """One /completion request; the server's JSON answer."""
     r = httpx.post(f"{url}/completion", json={"prompt": prompt, "n_predict": n_predict, "cache_prompt": True, **extra},
                    timeout=600)

@@ -243,7 +243,7 @@ def test_fit_json_and_text_itemize_what_llama_cpp_holds(gguf_file, capsys):
     full = d["full"]
     assert d["peak_rss"] == d["peak_rss_full"] == full["total"] == full["anonymous"] + host["mapped_weights"]
     assert full["anonymous"] == sum(full[k] for k in ("loaded_weights", "repack", "kv", "output", "compute", "work",
-                                                       "checkpoints", "process"))
+                                                       "checkpoints", "process", "sampler", "kv_cells"))
     assert d["peak_rss_short"] <= d["peak_rss_full"] and d["runtime"] == "llama-server"
     assert host["output"] == 8192 * 4 and d["settings"]["ubatch"] == 512
     assert "weights + KV + compute buffer" in d["verdict_basis"]

@@ -48,9 +48,11 @@ def test_host_and_gpu_placement_on_an_apple_machine_never_exceed_the_one_pool(sp
     placed = e.weights.gpu_exact + e.weights.host_exact + e.kv.engine
     server = host.server  # llama-server's prompt cache (and checkpoints) live in the same pool
     compute = host.compute + gpu.compute  # both compute buffers (and the logits row) are in the one pool too
-    assert host.need == host.weights + host.kv + gpu.weights + gpu.kv + server + compute == placed + server + compute
+    beside = host.sampler + host.kv_cells  # the process's sampler and KV cells' metadata, on the host
+    assert host.need == host.weights + host.kv + gpu.weights + gpu.kv + server + compute + beside
+    assert host.need == placed + server + compute + beside
     if e.verdict.admitted:
-        assert placed + server + compute <= machine.host_available - host_reserve  # never beyond the pool
+        assert placed + server + compute + beside <= machine.host_available - host_reserve  # never beyond the pool
         assert gpu.need <= max(machine.gpus[0].total - gpu_reserve, 0)  # nor beyond Metal's working set (usable ≥ 0)
     elif e.verdict == "does_not_fit":
         assert host.shortfall or gpu.shortfall

@@ -107,6 +107,7 @@ OUTPUT = 8192 * 4  # the host's logits row
 CPU_COMPUTE = 661_536 + OUTPUT  # no GPU: the whole graph on the host
 GPU_COMPUTE = 595_200  # the GPU's, -ngl 0 … 2 (at 0 it runs the prompt's large batches: op offload)
 GPU_COMPUTE_ALL = 595_072  # the GPU's with every slot offloaded
+BESIDE = 12 * 8192 + 52 * 256  # the host's sampler and its 256 KV cells' metadata (`runtime_memory` Rules 11–12)
 
 
 @pytest.mark.parametrize(
@@ -147,7 +148,7 @@ def test_verdicts(model, machine, g, verdict):
 
 def test_does_not_fit_names_the_shortfall_per_device(model):
     spec = model(BIG_HEAD)
-    host_need = TENSORS + 2 * KV_BLOCK + CPU_COMPUTE  # the host's compute buffer and logits row count too
+    host_need = TENSORS + 2 * KV_BLOCK + CPU_COMPUTE + BESIDE  # the host's compute buffer and logits row count too
     e = estimate_fit(spec, hypothetical_machine(6 * GiB + host_need - 1000), FitRequest(ctx=256))
     assert (e.verdict, e.shortfall) == ("does_not_fit", {"host": 1000})
     too_many = estimate_fit(spec, gpu_machine(3 * GiB // 2 + 100), FitRequest(ctx=256, gpu_layers=1))
@@ -158,7 +159,7 @@ def test_swap_is_never_counted_as_ram(model):
     spec = model(BIG_HEAD)
     short = snapshot_from_readings(0.0, 8 * GiB, 6 * GiB + 1000, swap_total=512 * GiB)
     e = estimate_fit(spec, short, FitRequest(ctx=256))
-    assert e.verdict == "does_not_fit" and e.shortfall["host"] == TENSORS + 2 * KV_BLOCK + CPU_COMPUTE - 1000
+    assert e.verdict == "does_not_fit" and e.shortfall["host"] == TENSORS + 2 * KV_BLOCK + CPU_COMPUTE + BESIDE - 1000
     assert any("swap" in n and "not counted" in n for n in e.notes)
 
 

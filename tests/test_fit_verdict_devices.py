@@ -43,12 +43,13 @@ def spec(tmp_path_factory):
 
 
 def lines(e: FitEstimate) -> list[tuple[str, int, int]]:
-    """Per device: (name, weights + KV + compute buffer (+ the host's logits row) + what else it holds, usable)."""
+    """Per device: (name, weights + KV + compute buffer (+ the host's logits row) + what else it holds (the host's
+    samplers and KV cells' metadata among it), usable)."""
     assert e.memory is not None
     out = []
     for d, m in zip(e.devices, e.memory.devices, strict=True):
         compute = (m.compute or 0) + (m.output if d.name == "host" else 0)
-        out.append((d.name, d.weights + (d.kv or 0) + compute + d.shared + d.server, d.usable))
+        out.append((d.name, d.weights + (d.kv or 0) + compute + d.shared + d.server + d.sampler + d.kv_cells, d.usable))
     return out
 
 

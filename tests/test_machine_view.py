@@ -42,14 +42,16 @@ def test_each_bar_splits_its_total_into_used_reserve_and_usable(spec, total, fre
 
 # Host need, all on the host: token_embd 557,056 + 4 blocks × 39,680 + output 557,056 + output_norm 256
 # = 1,273,088 bytes of weights, plus KV 4 layers × 2,048 cells × 2 KV heads × (16 + 16) × 2 bytes
-# = 1,048,576, plus the CPU's compute buffer 3,289,120 (the scheduler's replay) and the logits row 32,768:
-# 5,643,552 bytes (5.38 MiB), all short when the whole 1 GiB is reserved.
+# = 1,048,576, plus the CPU's compute buffer 3,289,120 (the scheduler's replay) and the logits row 32,768, plus the
+# sampler 12 × 8,192 = 98,304 and the KV cells' metadata 52 × 2,048 = 106,496 (`runtime_memory` Rules 11–12):
+# 5,848,352 bytes (5.58 MiB), all short when the whole 1 GiB is reserved.
 @pytest.mark.parametrize("machine, verdict", [
     (hypothetical_machine(64 * GIB), "fits CPU-only — everything in host RAM (slowest)"),
     (hypothetical_machine(64 * GIB, gpu_count=1, gpu_total=24 * GIB),
      "fits on GPU — all 4 blocks and the output layer offloaded"),
-    (hypothetical_machine(1 * GIB), "does not fit — host short by 5.38 MiB: weights 1.21 MiB + KV 1.00 MiB + "
-                                    "compute 3.17 MiB > 0 B usable"),
+    (hypothetical_machine(1 * GIB), "does not fit — host short by 5.58 MiB: weights 1.21 MiB + KV 1.00 MiB + "
+                                    "compute 3.17 MiB + samplers 96.00 KiB + KV cells' metadata 104.00 KiB > 0 B "
+                                    "usable"),
 ])
 def test_verdict_words(spec, machine, verdict):
     reserves = Reserves(host=1 * GIB) if machine.host_available == GIB else Reserves()

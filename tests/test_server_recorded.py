@@ -117,11 +117,13 @@ def _flip(models: dict[str, ModelSpec], spec: ModelSpec, ctx: int, base: ServerS
           added: int) -> None:
     """On a host that holds the base load and half of what `extra` adds, the base fits and the extra does not;
     the largest ctx falls; and the extra adds `added` bytes to the host's need (what the log printed), beside what it
-    changes of the host's compute buffer and logits rows."""
+    changes of the host's compute buffer, logits rows, samplers and KV cells' metadata."""
     a = estimate_fit(spec, MACHINE, FitRequest(ctx=ctx, reserves=NO_RESERVE, server=base))
     b = estimate_fit(spec, MACHINE, FitRequest(ctx=ctx, reserves=NO_RESERVE, server=extra))
-    # the need counts the host's compute buffer and logits rows too, which more slots change beside their KV
-    added += b.devices[0].compute - a.devices[0].compute
+    # the need counts the host's compute buffer and logits rows too, which more slots change beside their KV, and
+    # its samplers and KV cells' metadata (`runtime_memory` Rules 11–12: a sampler a slot)
+    host_a, host_b = a.devices[0], b.devices[0]
+    added += (host_b.compute + host_b.sampler + host_b.kv_cells) - (host_a.compute + host_a.sampler + host_a.kv_cells)
     assert b.devices[0].need - a.devices[0].need == added
     machine = hypothetical_machine(a.devices[0].need + added // 2)
     tight_a = FitRequest(ctx=ctx, reserves=NO_RESERVE, server=base)

@@ -45,7 +45,8 @@ Rule 10: llama-server's own additions (`server`): its slots set the KV cells and
 Rule 11: llama.cpp's placement options move bytes between devices after the layer split
         (`placement`): `-ot` weights to the buffer it names, `-nkvo` every layer's KV to the host.
 Rule 12: each device's compute buffer is part of its need (`runtime_memory` Rule 5: the scheduler replayed
-        over the reserved graph for this placement; the host's adds the logits output buffer). The
+        over the reserved graph for this placement; the host's adds the logits output buffer, and beside it
+        the samplers and the KV cells' metadata, `runtime_memory` Rules 11–12). The
         verdict, the automatic GPU layers, the `--n-cpu-moe` search and, through `fit_verdict`, the
         automatic and largest ctx all judge it so.
 Rule 13: `-sm row` where llama.cpp has no split buffer is refused as llama.cpp refuses it (`split_mode` Rule 1):
@@ -69,7 +70,9 @@ from gguf_budget.core.fit.notes import fit_notes, fit_unknowns
 from gguf_budget.core.fit.types import Claims, DeviceLoad, FitEstimate, FitRequest, FitVerdict, KVEstimate, WeightSplit
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.fit.placement.options import device_weights
-from gguf_budget.core.fit.runtime_memory import backends_of, device_computes, output_buffer, runtime_memory
+from gguf_budget.core.fit.runtime_memory import (
+    backends_of, device_computes, kv_cell_bytes, output_buffer, runtime_memory, sampler_bytes,
+)
 from gguf_budget.core.fit.runtime_types import EngineSettings
 from gguf_budget.core.fit.server.holdings import (
     finish_server, program_settings, server_engine, server_extras, server_flags, server_notes, server_unknowns,
@@ -167,7 +170,8 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
 
 def _pricer(model: ModelSpec, ctx: int | None, request: FitRequest, engine: EngineSettings, setup: GpuSetup) -> Priced:
     """Rule 12: each device's compute buffer, as llama.cpp's scheduler reserves it for the placement (`runtime_memory`
-    Rule 5), with `--n-cpu-moe N`'s experts on the host (`moe` Rule 5); the host's adds the logits output buffer, and a
+    Rule 5), with `--n-cpu-moe N`'s experts on the host (`moe` Rule 5); the host's adds the logits output buffer (and
+    beside it the samplers and the KV cells' metadata, `runtime_memory` Rules 11–12), and a
     GPU whose budget is host RAM adds its compute to the one pool (`devices` Rule 3)."""
 
     def priced(devices: tuple[DeviceLoad, ...], p: Placement, cpu_moe: int) -> tuple[DeviceLoad, ...]:
@@ -177,7 +181,8 @@ def _pricer(model: ModelSpec, ctx: int | None, request: FitRequest, engine: Engi
         host, *gpus = devices
         pooled = sum(c or 0 for g, c in zip(setup.gpus, gpu_c, strict=True) if g.shares_host_memory)
         host = replace(host, shared=host.shared + pooled,
-                       compute=None if host_c is None else host_c + output_buffer(model, engine))
+                       compute=None if host_c is None else host_c + output_buffer(model, engine),
+                       sampler=sampler_bytes(model, engine), kv_cells=kv_cell_bytes(model, ctx, engine) if ctx else 0)
         return (host, *(replace(d, compute=c) for d, c in zip(gpus, gpu_c, strict=True)))
 
     return priced

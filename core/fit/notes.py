@@ -87,5 +87,5 @@ def fit_notes(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
     if p.output_on_gpu and model.tied_embeddings:
         notes.append("tied embeddings: the GPU holds a copy of token_embd as the output layer; the host keeps its own")
     notes.append("repacked copies and the process are itemized under 'llama.cpp'; the verdict leaves them to the "
-                 "reserves (each device's compute buffer it counts)")
+                 "reserves (each device's compute buffer it counts, and the host's samplers and KV cells' metadata)")
     return tuple(notes)

@@ -49,19 +49,39 @@ Rule 9: llama-server and llama-cli (which runs the server in-process) keep conte
         of a sliding-window or recurrent model (`checkpoints`: two for a prompt beyond
         4 + n_ubatch tokens) and the prompt cache; llama-completion and llama-cpp-python keep
         neither (`serves_sessions`).
-Rule 10: the process (binary, libraries, threads, tokenizer tables, sampler arrays, and for
-        llama-cpp-python the interpreter): `PROFILES[runtime].process` + `PROCESS_PER_TOKEN` ·
-        n_vocab, fitted as peak RSS − every other resident item. llama-cli: 31,930 KiB + 149
-        bytes a vocabulary token, least squares on the 12 llama-cli runs of
+Rule 10: the process (binary, libraries, threads, tokenizer tables, and for llama-cpp-python the
+        interpreter): `PROFILES[runtime].process` + `PROCESS_PER_TOKEN` · n_vocab, fitted as peak RSS −
+        every other resident item (Rules 11–12's samplers and KV cells among them). llama-cli: 31,801 KiB
+        + 137 bytes a vocabulary token, least squares on the 12 llama-cli runs of
         tests/data/llamacpp-logs (a copy of the shared logs) only; llama-server (the same engine
-        without llama-cli's console) 19,445 KiB, the slope kept, the mean over its three idle
+        without llama-cli's console) 19,081 KiB, the slope kept, the mean over its three idle
         runs only: smollm2 of tests/data/server-logs (smollm2_ctx4096_np1) and the runnable
-        llama and gemma3 of tests/data/server-sessions (llama_idle, gemma_idle), 25.5 and
-        16.6/16.2 MiB — a 260-token byte vocabulary holds ~15 MiB less than the llama-cli fit said;
-        llama-completion 24,411 KiB and llama-cpp-python 59,282 KiB (the interpreter), each on
-        its one short smollm2 run of tests/data/llamacpp-runs only, the slope kept. The 31 other
+        llama and gemma3 of tests/data/server-sessions (llama_idle, gemma_idle), 24.7 and
+        15.8/15.3 MiB — a 260-token byte vocabulary holds ~15 MiB less than the llama-cli fit said;
+        llama-completion 24,203 KiB and llama-cpp-python 59,074 KiB (the interpreter), each on
+        its one short smollm2 run of tests/data/llamacpp-runs only, the slope kept. The 41 other
         runs of tests/data/llamacpp-runs (gemma3, the 8B-shaped model, full contexts, `-fa off`,
-        `-lm none`, llama-server) are judged, not fitted: all within ±3.1 %.
+        `-lm none`, llama-server) are judged, not fitted: all within ±4.1 %.
+
+The process's own host arrays that grow with the settings (itemized beside the buffers, in the verdict's host need
+and in both ends of the band; llama.cpp's buffer lines are not theirs):
+Rule 11: the sampler: `common_sampler::set_logits` (common/sampling.cpp, lines 130–161) fills `cur`, a
+        vector of n_vocab `llama_token_data` (include/llama.h, lines 230–234: id int32, logit float, p float:
+        12 bytes) kept with the sampler once it has sampled. llama-server keeps one sampler per slot
+        (tools/server/server-context.cpp line 307 `slot.smpl`, made anew for each task at line 1764, its old
+        one freed), so N slots hold N; llama-cli runs llama-server in a thread (tools/cli/cli-server.h
+        `cli_server::start`) and holds one per slot too; llama-completion runs one sampler; llama-cpp-python
+        samples through a `llama_sampler` chain (llama_cpp/_internals.py `LlamaSampler.sample`), whose own
+        `cur` keeps the same n_vocab records between calls (src/llama-sampler.cpp lines 895–941,
+        `llama_sampler_sample`): one.
+Rule 12: the KV cells' metadata: each KV cache keeps, per stream, `llama_kv_cells` over its kv_size cells
+        (src/llama-kv-cache.cpp line 144 `v_cells[s].resize(kv_size)`): `pos` (int32), `ext` (x, y, tok:
+        three int32), `shift` (int32) and `seq`, a bitset of LLAMA_MAX_SEQ = 256 sequences
+        (src/llama-kv-cells.h lines 499–522; src/llama-cparams.h line 8): 52 bytes a cell, over every cell its
+        K and V tensors hold. A model with sliding-window layers runs two caches, the full one of n_ctx cells
+        and the window's (src/llama-kv-cache-iswa.cpp lines 69–80: `slots` Rule 4), each with its cells;
+        recurrent state keeps no per-token cells. What a filled cell adds to the `used` and `seq_pos` trees is
+        left to the process (Rule 10).
 """
 
 from __future__ import annotations
@@ -89,11 +109,15 @@ from gguf_budget.core.fit.server.slots import SlotLayout
 from gguf_budget.core.fit.types import DeviceLoad
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType
-from gguf_budget.core.model.spec import ModelSpec
+from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 KiB = 1024
-PROCESS_PER_TOKEN = 149
+PROCESS_PER_TOKEN = 137
 LOGIT_BYTES = 4
+TOKEN_DATA_BYTES = 12
+"""Rule 11: one `llama_token_data` (id, logit, p)."""
+KV_CELL_BYTES = 4 + 3 * 4 + 4 + 256 // 8
+"""Rule 12: one cell's `pos`, `ext`, `shift` and `seq` (52 bytes)."""
 
 
 @dataclass(frozen=True)
@@ -110,10 +134,10 @@ class RuntimeProfile:
 
 
 PROFILES: dict[Runtime, RuntimeProfile] = {  # process: Rule 10's fits (tests/test_peak_rss_band.py redoes them)
-    Runtime.LLAMA_SERVER: RuntimeProfile(1, 2048, True, True, 19_445 * KiB),
-    Runtime.LLAMA_CLI: RuntimeProfile(1, 2048, True, True, 31_930 * KiB),
-    Runtime.LLAMA_COMPLETION: RuntimeProfile(None, 2048, True, False, 24_411 * KiB),
-    Runtime.LLAMA_CPP_PYTHON: RuntimeProfile(None, 512, False, False, 59_282 * KiB),
+    Runtime.LLAMA_SERVER: RuntimeProfile(1, 2048, True, True, 19_081 * KiB),
+    Runtime.LLAMA_CLI: RuntimeProfile(1, 2048, True, True, 31_801 * KiB),
+    Runtime.LLAMA_COMPLETION: RuntimeProfile(None, 2048, True, False, 24_203 * KiB),
+    Runtime.LLAMA_CPP_PYTHON: RuntimeProfile(None, 512, False, False, 59_074 * KiB),
 }
 
 
@@ -303,6 +327,22 @@ def output_buffer(model: ModelSpec, settings: EngineSettings) -> int:
     return LOGIT_BYTES * (model.n_vocab or 0) * settings.n_seq
 
 
+def sampler_bytes(model: ModelSpec, settings: EngineSettings) -> int:
+    """Rule 11: every sampler's candidates: one per sequence where the program runs the server's slots, else one."""
+    samplers = settings.n_seq if serves_sessions(settings.runtime) else 1
+    return TOKEN_DATA_BYTES * (model.n_vocab or 0) * samplers
+
+
+def kv_cell_bytes(model: ModelSpec, ctx: int, settings: EngineSettings) -> int:
+    """Rule 12: the cells' metadata of every KV cache, every stream (0 for a model of recurrent layers alone)."""
+    kinds = {layer.kind for layer in model.layers}
+    layout = SlotLayout(settings.n_seq, settings.kv_unified)
+    if not kinds - {LayerKind.RECURRENT}:
+        return 0
+    cells = layout.total_cells(ctx) + _swa_cells(model, ctx, layout, settings) * layout.streams
+    return KV_CELL_BYTES * cells
+
+
 def process_bytes(model: ModelSpec, runtime: Runtime) -> int:
     """Rule 10."""
     return PROFILES[runtime].process + PROCESS_PER_TOKEN * (model.n_vocab or 0)
@@ -342,7 +382,7 @@ def _touched_compute(run: _Run, rows: int, tokens: int) -> int:
 
 
 def resident(run: _Run, w: Workload) -> Resident:
-    """Rules 6–10 for one workload."""
+    """Rules 6–12 for one workload."""
     s, model = run.settings, run.model
     profile = PROFILES[s.runtime]
     graphs = _graphs(run, w)
@@ -357,7 +397,8 @@ def resident(run: _Run, w: Workload) -> Resident:
     return Resident(
         workload=w, mapped_weights=host.mapped_weights, loaded_weights=host.loaded_weights, repack=host.repack,
         kv=host.kv or 0, output=host.output, compute=min(compute, host.compute or compute), work=work,
-        checkpoints=checkpoints or 0, process=process_bytes(model, s.runtime),
+        checkpoints=checkpoints or 0, process=process_bytes(model, s.runtime), sampler=sampler_bytes(model, s),
+        kv_cells=kv_cell_bytes(model, run.ctx, s),
     )
 
 
@@ -365,7 +406,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
                    snapshot_features: frozenset[str] | None, devices: tuple[DeviceLoad, ...], host_blocks: int,
                    output_on_host: bool, gpus: tuple[GpuInfo, ...] = (), all_offloaded: bool = False,
                    v_type: KVType | None = None, workloads: tuple[Workload, ...] = ()) -> RuntimeMemory:
-    """Rules 1–10 for the placement the fit chose (`devices[0]` is the host, then one per GPU of `gpus`), and for
+    """Rules 1–12 for the placement the fit chose (`devices[0]` is the host, then one per GPU of `gpus`), and for
     each of `workloads`."""
     features = settings.cpu_features if settings.cpu_features is not None else snapshot_features
     host, *gpu_loads = devices

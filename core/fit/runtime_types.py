@@ -20,8 +20,9 @@ from gguf_budget.core.fit.buffers.flash_attn_support import FlashAttn
 from gguf_budget.core.fit.server.checkpoints import CTX_CHECKPOINTS
 from gguf_budget.core.vocab import TextEnum
 
-VERDICT_BASIS = ("the verdict compares each device's weights + KV + compute buffer (the host's with its output buffer) "
-                 "with its usable memory (free − reserve); the reserves stand in for repacked copies and the process")
+VERDICT_BASIS = ("the verdict compares each device's weights + KV + compute buffer (the host's with its output buffer, "
+                 "its samplers and the KV cells' metadata) with its usable memory (free − reserve); the reserves stand "
+                 "in for repacked copies and the process")
 
 
 class Runtime(TextEnum):
@@ -175,7 +176,8 @@ class Resident:
     `compute` is the touched part of the compute buffer, `work` the CPU backend's work buffer,
     `checkpoints` llama-server's context checkpoints (every slot's), `process` the runtime's own constant;
     `server` what llama-server's draft and projector hold in host RAM (anonymous), `server_mapped` the draft's
-    mapped weights."""
+    mapped weights; `sampler` and `kv_cells` the process's arrays that grow with the settings (`runtime_memory`
+    Rules 11–12: every sampler's candidates, the KV cells' metadata)."""
 
     workload: Workload
     mapped_weights: int
@@ -189,6 +191,8 @@ class Resident:
     process: int
     server: int = 0
     server_mapped: int = 0
+    sampler: int = 0
+    kv_cells: int = 0
 
     def growth_over(self, short: Resident) -> Growth:
         """What this workload holds beyond `short`'s in the items a longer context grows."""
@@ -199,7 +203,7 @@ class Resident:
     def anonymous(self) -> int:
         """What the machine must really have: everything but the mapped files' pages."""
         return (self.loaded_weights + self.repack + self.kv + self.output + self.compute + self.work
-                + self.checkpoints + self.process + self.server)
+                + self.checkpoints + self.process + self.server + self.sampler + self.kv_cells)
 
     @property
     def total(self) -> int:

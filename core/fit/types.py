@@ -142,7 +142,8 @@ class DeviceLoad:
     llama-server adds on this device (`server` Rule 3: projector, draft, checkpoints, prompt cache).
     `compute` is the compute buffer llama.cpp's scheduler reserves there (`runtime_memory` Rule 5; the host's
     adds the logits output buffer, Rule 4), None when the context is unknown: every device must hold its weights,
-    KV, compute and what the server adds within its usable memory (`devices` Rule 4).
+    KV, compute and what the server adds within its usable memory (`devices` Rule 4). The host's `sampler` and
+    `kv_cells` are the process's own arrays its need counts beside (`runtime_memory` Rules 11–12).
     """
 
     name: str
@@ -155,6 +156,8 @@ class DeviceLoad:
     slots: tuple[int, int] | None = None
     server: int = 0
     compute: int | None = 0
+    sampler: int = 0
+    kv_cells: int = 0
 
     @property
     def usable(self) -> int:
@@ -164,7 +167,7 @@ class DeviceLoad:
     def need(self) -> int | None:
         if self.kv is None or self.compute is None:
             return None
-        return self.weights + self.kv + self.compute + self.shared + self.server
+        return self.weights + self.kv + self.compute + self.shared + self.server + self.sampler + self.kv_cells
 
     @property
     def shortfall(self) -> int | None:

@@ -96,7 +96,8 @@ def _device_dict(e: FitEstimate, d: DeviceLoad) -> dict[str, Any]:
     """A pool's need in its four lines (weights, KV, compute, reserve) and the free and total they are judged against."""
     return {"name": d.name, "label": d.label, "available": d.available, "total": device_total(e, d),
             "reserve": d.reserve, "usable": d.usable, "weights": d.weights, "kv": d.kv, "compute": d.compute,
-            "need": d.need, "shortfall": d.shortfall, "shared": d.shared, "server": d.server,
+            "need": d.need, "shortfall": d.shortfall, "shared": d.shared, "server": d.server, "sampler": d.sampler,
+            "kv_cells": d.kv_cells,
             "slots": list(d.slots) if d.slots is not None else None}
 
 

@@ -69,9 +69,12 @@ class PoolBar:
 
 
 def held_words(d: DeviceLoad) -> list[str]:
-    """What a pool holds beyond its own weights, KV and compute: a shared GPU's share, llama-server's additions."""
+    """What a pool holds beyond its own weights, KV and compute: a shared GPU's share, llama-server's additions, the
+    process's samplers and KV cells' metadata (`runtime_memory` Rules 11–12)."""
     return (([f"held by GPUs in this pool {human_bytes(d.shared)}"] if d.shared else [])
-            + ([f"llama-server {human_bytes(d.server)}"] if d.server else []))
+            + ([f"llama-server {human_bytes(d.server)}"] if d.server else [])
+            + ([f"samplers {human_bytes(d.sampler)}"] if d.sampler else [])
+            + ([f"KV cells' metadata {human_bytes(d.kv_cells)}"] if d.kv_cells else []))
 
 
 def need_parts(d: DeviceLoad) -> str:

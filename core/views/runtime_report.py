@@ -6,7 +6,8 @@ Rule 1: per device, what llama.cpp reserves: the mapped (file-backed) weights ap
 Rule 2: the host's predicted peak RSS is a band for the runtime assumed (llama-server unless
         chosen): after a short prompt, and once the context has filled — the figure to plan on
         (`peak_rss_short`, `peak_rss_full`), each itemized by what is resident (the touched part
-        of the compute buffer, the work buffer, context checkpoints, the process); what the
+        of the compute buffer, the work buffer, context checkpoints, the process, its samplers and KV
+        cells' metadata); what the
         machine must really have is the anonymous part (mapped pages are clean and can be
         dropped and read back).
         The full end is `load_tier.peak_memory`'s one figure (for llama-server, with the cache and checkpoints its
@@ -43,7 +44,8 @@ def resident_dict(r: Resident | None) -> dict[str, Any] | None:
     return {"prompt_tokens": r.workload.prompt, "generated_tokens": r.workload.generated,
             "mapped_weights": r.mapped_weights, "loaded_weights": r.loaded_weights, "repack": r.repack, "kv": r.kv,
             "output": r.output, "compute": r.compute, "work": r.work, "checkpoints": r.checkpoints,
-            "process": r.process, "server": r.server, "server_mapped": r.server_mapped, "anonymous": r.anonymous,
+            "process": r.process, "sampler": r.sampler, "kv_cells": r.kv_cells, "server": r.server,
+            "server_mapped": r.server_mapped, "anonymous": r.anonymous,
             "total": r.total}
 
 

@@ -25,7 +25,8 @@ from gguf_budget.core.fit.types import FitEstimate
 from gguf_budget.core.units import human_bytes
 
 
-def _slots_text(s: ServerLoad) -> str:
+def _slots_text(s: ServerLoad, sampler: int) -> str:
+    """The slots, their cells and output rows, and the samplers they keep in host RAM (`runtime_memory` Rule 11)."""
     n, lay = s.layout.n_seq, s.layout
     asked = "auto" if s.settings.n_parallel is None else str(s.settings.n_parallel)
     if n == 1:
@@ -36,7 +37,8 @@ def _slots_text(s: ServerLoad) -> str:
     else:
         how = f"{n} slots, each with its own {s.ctx_seq} cells (up to {s.slot_ctx} tokens a slot)"
     return (f"{how} (-np {asked}; llama-server's default is auto: {AUTO_SLOTS} slots, unified KV); "
-            f"compute graph and output buffer for {s.outputs} and {n} output row(s)")
+            f"compute graph and output buffer for {s.outputs} and {n} output row(s); "
+            f"{'its sampler' if n == 1 else 'a sampler each'}: {human_bytes(sampler)} in host RAM")
 
 
 def _cache_text(s: ServerLoad) -> str:
@@ -65,7 +67,7 @@ def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
     s = e.server
     if s is None:
         return []
-    rows = [("Slots", _slots_text(s)), ("Cache RAM", "prompt cache: " + _cache_text(s)),
+    rows = [("Slots", _slots_text(s, e.devices[0].sampler)), ("Cache RAM", "prompt cache: " + _cache_text(s)),
             ("Checkpoint", _checkpoint_text(s))]
     p = s.projector
     if p is not None:
@@ -79,7 +81,8 @@ def server_rows(e: FitEstimate) -> list[tuple[str, str]]:
                           for name, w in d.weights if w or dict(d.kv).get(name))
         rows.append(("Draft", f"{d.path}: {d.gpu_layers} of {d.n_slots} layers on GPU (-ngld); {where}; "
                               f"compute {human_bytes(d.compute)} on {d.compute_device}, output "
-                              f"{human_bytes(d.output)}"))
+                              f"{human_bytes(d.output)}; samplers {human_bytes(d.sampler)} + KV cells' metadata "
+                              f"{human_bytes(d.kv_cells)} in host RAM"))
     rows += _session_rows(e)
     rss = e.peak_rss_server
     if rss is not None and s.host_rss:
@@ -177,7 +180,7 @@ def server_dict(e: FitEstimate) -> dict[str, Any] | None:
         "draft": None if d is None else {
             "path": d.path, "gpu_layers": d.gpu_layers, "n_layer": d.n_layer, "kv_type": d.kv_type,
             "weights": dict(d.weights), "kv": dict(d.kv), "compute": d.compute, "compute_device": d.compute_device,
-            "output": d.output},
+            "output": d.output, "sampler": d.sampler, "kv_cells": d.kv_cells},
         "held": dict(s.held),
         "host_rss": s.host_rss,
         "peak_rss_server": e.peak_rss_server,

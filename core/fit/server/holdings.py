@@ -12,14 +12,16 @@ Rule 3: the verdict counts, per device: the projector's weights and one image's 
         the draft's weights and KV cache; on the host also the prompt cache and every slot's
         checkpoints as the session leaves them at its peak (`session` Rule 5), or — asked with
         `worst_case` — full (`checkpoints` Rules 3–4: each slot's list full; `prompt_cache` Rules
-        2–3: the cache at its limit). The draft's compute and output buffers are itemized beside,
-        like the model's own.
+        2–3: the cache at its limit), and the draft's samplers and KV cells' metadata (`runtime_memory`
+        Rules 11–12 for the draft's context: common/speculative.cpp lines 232–240 make one top-k sampler
+        a sequence, each filling n_vocab candidates). The draft's compute and output buffers are itemized
+        beside, like the model's own.
 Rule 4: the prompt cache the person did not size holds one context's worth, within what the
         host has left once everything else is placed (`prompt_cache` Rule 5): it never turns a
         load that fits into one that does not; one the person sized is held, and may.
 Rule 5: the server's resident memory beyond the model's in the worst case (`host_rss`): the full
         cache, the checkpoints, whatever of the projector and the draft sits in host RAM (the
-        draft's weights mapped, as the model's), and the draft's output buffer; what the draft and
+        draft's weights mapped, as the model's), and the draft's output buffer, samplers and cells' metadata; what the draft and
         the projector hold in both ends of the band (`band_extra`, `band_mapped`: `server_band`).
 Rule 6: the command carries the settings that realise the load: `-np`, `--kv-unified` for
         shared slots, `--cache-ram`, `--ctx-checkpoints` where the model makes checkpoints or the
@@ -49,7 +51,8 @@ from gguf_budget.core.fit.server.draft import DRAFT_N_MAX, SPEC_TYPE, DraftModel
 from gguf_budget.core.fit.placement.moe import input_layer_bytes, output_slot_bytes
 from gguf_budget.core.fit.server.prompt_cache import NO_LIMIT, chosen_cache_ram_mib, full_cache_bytes
 from gguf_budget.core.fit.runtime_memory import (
-    LOGIT_BYTES, compute_buffer, flash_attn, graph_settings, reserved_outputs, serves_sessions,
+    LOGIT_BYTES, compute_buffer, flash_attn, graph_settings, kv_cell_bytes, reserved_outputs, sampler_bytes,
+    serves_sessions,
 )
 from gguf_budget.core.fit.runtime_types import EngineSettings, Runtime
 from gguf_budget.core.fit.server.projector import ProjectorSpec
@@ -144,7 +147,8 @@ def _draft(draft: DraftModel | None, setup: GpuSetup, ctx: int | None, layout: S
               if chosen is not None and engine.repack else 0)
     return DraftLoad(path=spec.path, gpu_layers=p.gpu_layers, n_layer=L, kv_type=draft.kv_type, weights=tuple(weights),
                      kv=tuple(kv), compute_device=compute_device, compute=compute,
-                     output=LOGIT_BYTES * (spec.n_vocab or 0) * layout.n_seq, repack=repack)
+                     output=LOGIT_BYTES * (spec.n_vocab or 0) * layout.n_seq, repack=repack,
+                     sampler=sampler_bytes(spec, engine), kv_cells=kv_cell_bytes(spec, ctx, engine) if ctx else 0)
 
 
 def _checkpoint(model: ModelSpec, kv_type: KVType, ctx: int | None, layout: SlotLayout, engine: EngineSettings) -> int | None:
@@ -173,7 +177,8 @@ def server_extras(model: ModelSpec, setup: GpuSetup, settings: ServerSettings, c
         gpu_held.append(held + ((draft.on(name) or 0) if draft is not None else 0))
     host = projector.total if projector is not None and projector.device == HOST else 0
     host_draft = draft.on(HOST) if draft is not None else 0
-    host_held = None if every is None or host_draft is None else host + host_draft
+    beside = draft.sampler + draft.kv_cells if draft is not None else 0
+    host_held = None if every is None or host_draft is None else host + host_draft + beside
     return ServerExtras(settings=settings, layout=layout, ctx=ctx, projector=projector, draft=draft, checkpoint=one,
                         checkpoints=every, gpu_held=tuple(gpu_held), host_held=host_held)
 
@@ -259,7 +264,8 @@ def _band_extra(x: ServerExtras) -> int:
         total += p.total
     d = x.draft
     if d is not None:
-        total += (dict(d.kv).get(HOST) or 0) + d.output + d.repack + (d.compute or 0 if d.compute_device == HOST else 0)
+        total += ((dict(d.kv).get(HOST) or 0) + d.output + d.repack + d.sampler + d.kv_cells
+                  + (d.compute or 0 if d.compute_device == HOST else 0))
     return total
 
 
@@ -275,7 +281,7 @@ def _host_rss(x: ServerExtras, cache: int | None) -> int | None:
         on_host = d.on(HOST)
         if on_host is None or d.compute is None:
             return None
-        total += on_host + d.output + (d.compute if d.compute_device == HOST else 0)
+        total += on_host + d.output + d.sampler + d.kv_cells + (d.compute if d.compute_device == HOST else 0)
     return total
 
 

@@ -86,6 +86,10 @@ class DraftLoad:
     output: int
     repack: int = 0
     """The CPU's repacked copies of its host weights (`repack`), beside the mapped ones."""
+    sampler: int = 0
+    """Its samplers' candidates in host RAM, one a sequence (`runtime_memory` Rule 11)."""
+    kv_cells: int = 0
+    """Its KV cache's cells' metadata in host RAM (`runtime_memory` Rule 12)."""
 
     @property
     def n_slots(self) -> int:

@@ -15,6 +15,7 @@ from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.machine_view import held_words
 from gguf_budget.core.views.remote_command import no_command_reason, runnable
 from gguf_budget.gui.cli.args import EXIT_IMPOSSIBLE, ranged, say
 from gguf_budget.gui.cli.commands.common import add_model_arguments, chosen_model, emit_json, listed_catalogue
@@ -68,6 +69,7 @@ def answer_text(a: TuneAnswer) -> str:
     rows = [f"{head}: met", f"  Run it   {run_it}",
             f"  ctx {b.ctx:,}, {b.slots} slot{'s' if b.slots > 1 else ''}, {b.load.fit.gpu_layers} GPU layers, "
             f"≈ {b.tok_s:.1f} tok/s", f"  memory   {needs}",
+            *(f"  {d.name:<8} of it {' + '.join(held)}" for d in b.load.fit.devices if (held := held_words(d))),
             *(f"  runner-up: {u.trades}" for u in a.runners_up), *(f"  note: {n}" for n in a.notes),
             f"  ({a.priced} full loads priced)"]
     return "\n".join(rows)
