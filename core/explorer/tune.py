@@ -49,6 +49,11 @@ Rule 7: MoE models on GPUs: once the knobs above are settled, the `-ot` expert p
         costs several plain ones. Where it is the only answer, its ctx or slots are bisected as Rule 4's are.
         Its decode reads each moved tensor from RAM (`speed.token_bytes` Rule 10). The person's own `-ot` stays
         under every other candidate.
+Rule 8: a candidate pays only for what the search and the answer read — its verdict, devices, command and speed,
+        the report's own: it is priced once (the same knobs, ctx and slots asked again are the load priced
+        before), without its largest ctx (`full_load` Rule 5) and without the rest of the fit's report
+        (`fit.estimate` Rule 14: the automatic GPU layers beside a fixed `-ngl`, the MoE strategies, the peak-RSS
+        band), the answer too: the window applies the answer's state and prices that whole itself.
 """
 
 from __future__ import annotations
@@ -266,7 +271,8 @@ def _knobs(model: ModelSpec, allow_q4: bool, fewest: dict[KVType, int | None], a
 
 
 class _Pricer:
-    """Rule 2, counting the full loads priced; a knob's `quant` picks its type among `variants`."""
+    """Rule 2, counting the full loads priced; a knob's `quant` picks its type among `variants`. A candidate asked
+    again (the `--n-cpu-moe` bisection's loads are grid candidates too) is the one priced before (Rule 8)."""
 
     def __init__(self, model: ModelSpec, state: ExplorerState, floor: float,
                  variants: tuple[_Variant, ...] | None = None) -> None:
@@ -274,15 +280,19 @@ class _Pricer:
         own = _Variant(None, model, TokenPrices.of(model), 0.0, False)
         self.variants = {v.name: v for v in (variants or (own,))}
         self.count = 0
+        self.priced: dict[tuple[Knobs, int, int], Candidate] = {}
 
-    def price(self, knobs: Knobs, ctx: int, slots: int = 1, largest: bool = False) -> Candidate:
-        """Rule 2; the largest ctx (`full_load` Rule 5) only for the answer."""
-        self.count += 1
-        v = self.variants[knobs.quant]
-        state = knobs.apply(self.state, ctx, slots, v.model)
-        load = full_load(v.model, state, v.prices, largest=largest)
-        assert load is not None  # tune needs a machine
-        return Candidate(knobs=knobs, ctx=ctx, slots=slots, load=load, state=state, bits=v.bits)
+    def price(self, knobs: Knobs, ctx: int, slots: int = 1) -> Candidate:
+        """Rules 2 and 8."""
+        key = (knobs, ctx, slots)
+        if key not in self.priced:
+            self.count += 1
+            v = self.variants[knobs.quant]
+            state = knobs.apply(self.state, ctx, slots, v.model)
+            load = full_load(v.model, state, v.prices, largest=False, report=False)
+            assert load is not None  # tune needs a machine
+            self.priced[key] = Candidate(knobs=knobs, ctx=ctx, slots=slots, load=load, state=state, bits=v.bits)
+        return self.priced[key]
 
     def ok(self, c: Candidate) -> bool:
         return c.load.fit.verdict.admitted and c.load.speed is not None and c.tok_s >= self.floor
@@ -490,7 +500,7 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
     if not ranked:
         return TuneAnswer(goal=goal, constraints=constraints, best=None, runners_up=(), notes=(), quants=quants,
                           binding=_binding(p, [p.price(k, floor_ctx) for k in knobs], constraints), priced=p.count)
-    best = p.price(ranked[0].knobs, ranked[0].ctx, ranked[0].slots, largest=True)
+    best = ranked[0]
     ups = tuple(RunnerUp(candidate=x, trades=_trades(best, x)) for x in ranked[1:3])
     chosen = p.variants[best.knobs.quant] if best.knobs.quant is not None else None
     return TuneAnswer(goal=goal, constraints=constraints, best=best, runners_up=ups, binding=None, quants=quants,
