@@ -133,13 +133,18 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
         return device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
                             host_kv, extras.host_held or 0)
 
+    searched: dict[Placement, tuple[DeviceLoad, ...]] = {}
+
     def loads(p: Placement, judged: bool | None = None) -> tuple[DeviceLoad, ...]:
         """The devices of `p` with their compute buffers. `judged` (the host too, or the GPUs alone) asks for a
-        fits-or-not only: a load short before its compute buffers is returned unpriced (`devices` Rule 6)."""
+        fits-or-not only: a load short before its compute buffers is returned unpriced (`devices` Rule 6). A
+        placement the automatic GPU layers priced is not priced again for the answer."""
         bare = unpriced(p)
         if judged is not None and not fits(_placed(model, engine, bare, setup, p, forced), host=judged):
             return bare
-        return priced(bare, p, forced)
+        if p not in searched:
+            searched[p] = priced(bare, p, forced)
+        return searched[p]
 
     def gpus_fit(g: int) -> bool:
         p = setup.place(L, g)
