@@ -16,13 +16,14 @@ from gguf_budget.core import FitRequest, estimate_fit, load_model
 from gguf_budget.core.explorer import tune as tune_module
 from gguf_budget.core.explorer.full_load import full_load
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.explorer.tune import Candidate, Constraints, Goal, TuneAnswer, tune
+from gguf_budget.core.explorer.tune import Candidate, Constraints, Goal, TuneAnswer, _fewest_cpu_moe, _Pricer, tune
 from gguf_budget.core.fit import estimate as estimate_module
 from gguf_budget.core.fit.buffers.compute_graph import GraphSettings
 from gguf_budget.core.fit.buffers.placed_graph import graph_key
 from gguf_budget.core.fit.buffers.sched import Scheduler
 from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
+from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
@@ -132,3 +133,18 @@ def test_a_placements_graph_key_blocks_are_found_once_for_every_ctx(monkeypatch)
                                             swa_cells=0, rot_k=0, rot_v=0), sched)
     assert before > 0 and len(asked) == before
     assert second.blocks == first.blocks and second.signature[1:] == first.signature[1:]
+
+
+@pytest.mark.parametrize("gpu, ctx", [(6, 4096), (8, 32768), (10, 131072), (12, 131072)])
+def test_the_second_cache_types_fewest_cpu_moe_asks_the_firsts_first(gpu, ctx):
+    """tune Rule 1's fewest `--n-cpu-moe` per cache type: q8_0's, hinted by f16's, is the bisection's own; where the two
+    are the same it costs two loads (the bisection's eight before), and a wrong hint only adds its two."""
+    model, state = _model(MOE), _state(MOE, gpu)
+    bisected, hinted = _Pricer(model, state, 0.0), _Pricer(model, state, 0.0)
+    f16 = _fewest_cpu_moe(bisected, ctx, KVType.F16)
+    alone = bisected.count
+    q8 = _fewest_cpu_moe(bisected, ctx, KVType.Q8_0)
+    assert f16 is not None and q8 is not None
+    assert _fewest_cpu_moe(hinted, ctx, KVType.Q8_0, f16) == q8
+    assert hinted.count == 2 if q8 == f16 else hinted.count <= bisected.count - alone + 2
+    assert _fewest_cpu_moe(_Pricer(model, state, 0.0), ctx, KVType.Q8_0, model.n_layer) == q8  # a wrong hint

@@ -232,16 +232,20 @@ def _variants(model: ModelSpec, allow_heavy: bool, keep: bool) -> tuple[_Variant
     return tuple(out)
 
 
-def _fewest_cpu_moe(p: _Pricer, ctx: int, kv: KVType) -> int | None:
+def _fewest_cpu_moe(p: _Pricer, ctx: int, kv: KVType, hint: int | None = None) -> int | None:
     """Rule 1: the fewest blocks whose experts go to RAM for every repeating layer to reach the GPUs at `ctx` with a
     `kv` cache (-ub 512; the output layer may stay on the host), bisected — more blocks in RAM only free VRAM, so
-    "every layer fits" is monotone in N. None when 0 already does, or when all blocks in RAM still leave layers off."""
+    "every layer fits" is monotone in N. None when 0 already does, or when all blocks in RAM still leave layers off.
+    `hint`, another cache type's N, is asked first (the types' caches differ by less than a block's experts, so their
+    N is mostly the same): where N fits and N − 1 does not, it is the answer the bisection would find, in two loads."""
     blocks = p.model.n_layer
 
     def all_on_gpu(n: int) -> bool:
         load = p.price(Knobs(kv=kv, ubatch=512, n_cpu_moe=n, cache_ram_mib=None), ctx).load
         return load.fit.verdict.admitted and load.fit.gpu_layers >= blocks
 
+    if hint is not None and 0 < hint <= blocks and all_on_gpu(hint) and not all_on_gpu(hint - 1):
+        return hint
     if all_on_gpu(0) or not all_on_gpu(blocks):
         return None
     low, high = 0, blocks
@@ -461,8 +465,9 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
     p = _Pricer(model, state, constraints.min_tok_s, variants)
     ceiling = ctx_ceiling(model.context_length, state.ctx_cap)
     floor_ctx = min(constraints.min_ctx, ceiling)
-    fewest = ({kv: _fewest_cpu_moe(p, floor_ctx, kv) for kv in _kv_types(constraints.allow_q4_kv)}
-              if model.is_moe and model.n_layer else {})
+    fewest: dict[KVType, int | None] = {}
+    for kv in _kv_types(constraints.allow_q4_kv) if model.is_moe and model.n_layer else ():
+        fewest[kv] = _fewest_cpu_moe(p, floor_ctx, kv, next(iter(fewest.values())) if fewest else None)
     auto_fa = flash_attn(replace(state.engine, flash_attn=None).settings(state.runtime))
     knobs = list(_knobs(model, constraints.allow_q4_kv, fewest, auto_fa))
     order = {k: i for i, k in enumerate(knobs)}
