@@ -62,7 +62,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gguf_budget.core.fit.command import run_command
-from gguf_budget.core.fit.placement.devices import GpuSetup, KVTable, Slots, device_loads, fits, verdict_of
+from gguf_budget.core.fit.placement.devices import GpuSetup, KVTable, Slots, device_loads, fits, headroom, verdict_of
 from gguf_budget.core.fit.placement.gpu_split import Placement, most_layers_that_fit
 from gguf_budget.core.fit.placement.moe import (
     Priced, cpu_experts, expert_offload, expert_overrides, experts_on_host, input_layer_bytes, output_slot_bytes,
@@ -216,6 +216,12 @@ def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReques
     """The verdict `estimate_fit` gives, without the figures only its report needs (a search asks it often): with the
     GPU layers fixed, the automatic count it would report beside them is not searched."""
     return _judge(model, snapshot, request, search=False, judged=True).verdict
+
+
+def fit_headroom(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> tuple[FitVerdict, int | None]:
+    """`fit_verdict` and the judged load's headroom (`devices` Rule 7), which aims the largest-ctx search."""
+    j = _judge(model, snapshot, request, search=False, judged=True)
+    return j.verdict, headroom(j.devices)
 
 
 def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, report: bool = True) -> FitEstimate:

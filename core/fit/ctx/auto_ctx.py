@@ -27,9 +27,12 @@ Rule 5: the largest ctx that fits with the chosen GPU layers held (`largest_ctx`
         ceiling — or up to an asked ctx past it (llama.cpp runs an asked ctx as asked, so the
         largest ctx is never below one that fits): for a ctx chosen by Rule 2 that ctx itself
         (the same candidates and test, so nothing is searched again); else
-        `max_ctx.largest_fitting_ctx`. `fit`, the window and every quant row read it here.
+        `max_ctx.largest_fitting_ctx`, aimed from the load's own ctx when it fits there (its
+        compute buffers are already replayed). `fit`, the window and every quant row read it here.
 Rule 6: every device's KV cache grows with ctx, so "fits without giving anything up" holds up to
-        some ctx and no further: the largest candidate is bisected (log2 of the candidates).
+        some ctx and no further: the largest candidate is found as the largest ctx is, aimed by the
+        load's headroom (`max_ctx.last_fitting`): the ceiling first (a load that fits there is judged
+        once, not log2 of the candidates times), then the floor, then where the headroom reaches zero.
 Rule 7: `-fit off` (common/common.cpp: `common_fit_params` runs only `if (params.fit_params)`) adjusts
         nothing: an unset ctx is the trained context (llama.cpp's n_ctx 0), unset GPU layers are
         every layer (src/llama-model.cpp `n_gpu_layers()`: −1 is n_layer + 1). `-fitc N` moves the
@@ -40,13 +43,12 @@ this search is exact against this tool's placement, so its ctx can differ by a s
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import overload
 
-from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
-from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx
+from gguf_budget.core.fit.estimate import estimate_fit, fit_headroom
+from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx, last_fitting
 from gguf_budget.core.fit.server.holdings import image_room
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -121,13 +123,15 @@ class _Candidates(Sequence[int]):
         return self.ceiling if i == n - 1 else self._steps[i - 1]
 
 
-def _whole(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, ctx: int) -> bool:
-    """Rule 3 at one ctx. "Every layer on the GPUs" is asked as such (-ngl L + 1): the automatic layers are every
-    layer exactly when every device fits there, so the GPU-layer search need not run at each candidate."""
+def _whole(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, ctx: int) -> tuple[bool, int | None]:
+    """Rule 3 at one ctx, with the load's headroom (Rule 6). "Every layer on the GPUs" is asked as such (-ngl L + 1):
+    the automatic layers are every layer exactly when every device fits there, so the GPU-layer search need not run
+    at each candidate."""
     if request.gpu_layers is None and snapshot.gpus:
-        every = replace(request, ctx=ctx, gpu_layers=model.n_layer + 1)
-        return fit_verdict(model, snapshot, every) is FitVerdict.FITS_GPU
-    return fit_verdict(model, snapshot, replace(request, ctx=ctx)).admitted
+        verdict, spare = fit_headroom(model, snapshot, replace(request, ctx=ctx, gpu_layers=model.n_layer + 1))
+        return verdict is FitVerdict.FITS_GPU, spare
+    verdict, spare = fit_headroom(model, snapshot, replace(request, ctx=ctx))
+    return verdict.admitted, spare
 
 
 def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, cap: int | None = None,
@@ -145,8 +149,8 @@ def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, 
         return AutoFit(estimate_fit(model, snapshot, replace(request, ctx=ctx), report), ctx, ceiling, FitCtxReason.ASKED,
                        model.context_length, room)
     candidates = _Candidates(min(request.fit_ctx or DEFAULT_CTX, ceiling), ceiling)
-    last = bisect_left(range(len(candidates)), True,
-                       key=lambda i: not _whole(model, snapshot, request, candidates[i])) - 1
+    last = last_fitting(len(candidates), lambda i: candidates[i],
+                        lambda i: _whole(model, snapshot, request, candidates[i]))
     if last < 0:
         ctx, reason = candidates[0], FitCtxReason.FLOOR
     else:
@@ -166,4 +170,5 @@ def largest_ctx(model: ModelSpec, snapshot: HardwareSnapshot, choice: AutoFit) -
     if choice.reason in (FitCtxReason.CEILING, FitCtxReason.SHRUNK):
         return choice.ctx
     fit = choice.fit
-    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice))
+    near = choice.ctx if fit.verdict.admitted else None
+    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice), near)

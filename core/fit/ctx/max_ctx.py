@@ -10,21 +10,32 @@ Rule 2: only ctx (and, when asked, the placement) moves; the machine, KV type an
         "how far can ctx go on this machine at all" (the quant ladder). A candidate fits when
         the verdict admits it.
 Rule 3: every device's KV grows with ctx under either placement, so "fits" holds up to some ctx
-        and no further: the largest is bisected (log2(cap / 256) verdicts, not cap / 256).
+        and no further: the answer is the candidate that fits while the next one up does not (or the
+        cap, or None). It is aimed, not bisected: with the placement held a load's headroom (`devices`
+        Rule 7) falls almost linearly with ctx (KV and compute buffer both grow with it), so the cap is
+        judged first, then the first candidate, then the candidate where the headroom of the closest
+        fitting and short ones judged so far, drawn as a line, reaches zero (false position). Each
+        verdict decides its side exactly, so the answer is the bisection's; about 4 verdicts instead of
+        log2(cap / 256) ≈ 9. From the fourth aimed guess on, every other one bisects instead, so a
+        headroom far from a line costs at most about twice the bisection. The search is a value (`Aim`)
+        that takes one verdict a step, so it can be resumed between any two verdicts. A caller that judged a load
+        with this placement fitting at some ctx (`near`: the window's own full load) has the search start
+        from the candidate at or below it instead of the first: its scheduler replay is already kept.
 Rule 4: None when even the first candidate (256 tokens, or the cap when smaller) does not fit,
         or the verdict cannot be told (unknown facts).
 Rule 5: the answer does not depend on the request's own ctx, so it is kept by the rest of its inputs
         (the last KEPT searches): moving an asked ctx back and forth over the same GPU layers in the
-        window, or judging one model's ladder again, searches once.
+        window, or judging one model's ladder again, searches once. `near` changes the work, never the
+        answer, so it is no part of the key (`_Near` equals every other).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.model.per_model_cache import per_model
-from gguf_budget.core.fit.estimate import fit_verdict
+from gguf_budget.core.fit.estimate import fit_headroom
 from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD
@@ -38,18 +49,93 @@ def _candidate(i: int, n: int, cap: int) -> int:
 
 
 def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
-                        gpu_layers: int | None, cap: int) -> int | None:
+                        gpu_layers: int | None, cap: int, near: int | None = None) -> int | None:
     """Rules 1–5: the largest candidate ctx ≤ cap at which the model fits this machine with `gpu_layers`
-    layers held (None: placed automatically at each candidate)."""
-    return _searched(model, snapshot, replace(request, gpu_layers=gpu_layers, ctx=None), cap)
+    layers held (None: placed automatically at each candidate); `near` a ctx judged fitting so (Rule 3)."""
+    return _searched(model, snapshot, replace(request, gpu_layers=gpu_layers, ctx=None), cap, _Near(near))
+
+
+class _Near:
+    """Rule 5: where the search starts, equal to every other, so the kept answers ignore it."""
+
+    __slots__ = ("ctx",)
+
+    def __init__(self, ctx: int | None) -> None:
+        self.ctx = ctx
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Near)
 
 
 @per_model(maxsize=KEPT)
-def _searched(model: ModelSpec, snapshot: HardwareSnapshot, held: FitRequest, cap: int) -> int | None:
+def _searched(model: ModelSpec, snapshot: HardwareSnapshot, held: FitRequest, cap: int, near: _Near) -> int | None:
     n = max(-(-cap // ENGINE_CELL_PAD), 1)
 
-    def fits(i: int) -> bool:
-        return fit_verdict(model, snapshot, replace(held, ctx=_candidate(i, n, cap))).admitted
+    def judged(i: int) -> tuple[bool, int | None]:
+        verdict, spare = fit_headroom(model, snapshot, replace(held, ctx=_candidate(i, n, cap)))
+        return verdict.admitted, spare
 
-    last = bisect_left(range(n), True, key=lambda i: not fits(i)) - 1
+    start = 0 if near.ctx is None else max(min(near.ctx // ENGINE_CELL_PAD - 1, n - 2), 0)
+    last = last_fitting(n, lambda i: _candidate(i, n, cap), judged, start)
     return None if last < 0 else _candidate(last, n, cap)
+
+
+def last_fitting(n: int, ctx_of: Callable[[int], int], judged: Callable[[int], tuple[bool, int | None]],
+                 start: int = 0) -> int:
+    """Rule 3: the last of n candidates (ctx_of(i) increasing) that fits, −1 when none does; `judged(i)` is whether
+    candidate i fits and its headroom; `start` the first candidate judged after the last. Fitting must hold up to
+    some candidate and no further."""
+    aim = Aim(n=n, start=start)
+    while (i := aim.next(ctx_of)) is not None:
+        aim = aim.after(i, *judged(i))
+    return aim.lo
+
+
+@dataclass(frozen=True, kw_only=True)
+class Aim:
+    """Rule 3's search, one verdict a step: `next` names the candidate to judge (None: `lo` is the answer), `after`
+    takes its verdict. Between steps it holds the last candidate known to fit (`lo`, −1: none yet) and the first
+    known not to (`hi`, None: the cap not judged yet), with their headrooms."""
+
+    n: int
+    start: int = 0
+    lo: int = -1
+    lo_spare: int | None = None
+    hi: int | None = None
+    hi_spare: int | None = None
+    aimed: int = 0
+
+    def next(self, ctx_of: Callable[[int], int]) -> int | None:
+        lo, hi = self.lo, self.hi
+        if hi is None:
+            return self.n - 1
+        if hi - lo <= 1:
+            return None
+        if lo < 0:
+            return self.start if 0 < self.start < hi else 0
+        lo_spare, hi_spare = self.lo_spare, self.hi_spare
+        if ((self.aimed < 3 or self.aimed % 2 == 0) and lo_spare is not None and hi_spare is not None
+                and lo_spare >= 0 > hi_spare):
+            low, high = ctx_of(lo), ctx_of(hi)
+            zero = low + (high - low) * lo_spare // (lo_spare - hi_spare)
+            return min(max(_at_or_below(zero, lo, hi, ctx_of), lo + 1), hi - 1)
+        return (lo + hi) // 2
+
+    def after(self, i: int, fits: bool, spare: int | None) -> Aim:
+        aimed = self.aimed + (self.lo >= 0)
+        if self.hi is None and fits:
+            return replace(self, lo=i, lo_spare=spare, hi=self.n)
+        if fits:
+            return replace(self, lo=i, lo_spare=spare, aimed=aimed)
+        return replace(self, hi=i, hi_spare=spare, aimed=aimed)
+
+
+def _at_or_below(ctx: int, lo: int, hi: int, ctx_of: Callable[[int], int]) -> int:
+    """The last candidate in [lo, hi] whose ctx is at most `ctx` (lo when none is)."""
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ctx_of(mid) <= ctx else (lo, mid)
+    return hi if ctx_of(hi) <= ctx else lo

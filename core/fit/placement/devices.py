@@ -20,6 +20,8 @@ Rule 6: a compute buffer is never negative, and what the server and the shared p
         search asks `fits` of the unpriced load (`device_loads`: compute 0) first, and replays llama.cpp's scheduler
         (the costly part of a placement's price) only for a placement that may fit; a verdict alone does the same.
         The answers are those of the priced load; a reported load is always priced.
+Rule 7: a load's headroom is the least usable − need over its pools whose need is known (negative: short). It aims
+        a search (the largest ctx, `max_ctx` Rule 3); `fits` alone decides.
 """
 
 from __future__ import annotations
@@ -112,6 +114,12 @@ def fits(devices: tuple[DeviceLoad, ...], host: bool = True) -> bool:
     """Rule 4: every pool (`host` False: every GPU) holds its need within its usable memory; a need not known
     (the context unknown) is judged by what is known."""
     return not any(d.shortfall for d in (devices if host else devices[1:]))
+
+
+def headroom(devices: tuple[DeviceLoad, ...]) -> int | None:
+    """Rule 7 (None: no pool's need is known)."""
+    spare = [d.usable - need for d in devices if (need := d.need) is not None]
+    return min(spare) if spare else None
 
 
 def verdict_of(devices: tuple[DeviceLoad, ...], p: Placement, unknown: bool, refused: bool = False) -> FitVerdict:
