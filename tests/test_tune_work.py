@@ -80,7 +80,7 @@ def test_every_candidate_of_the_answer_is_its_states_whole_load(name, gpu, goal)
 @pytest.mark.parametrize("goal", list(Goal))
 def test_each_candidate_is_priced_once_without_a_report(monkeypatch, goal):
     """Every full load tune asks is a state not asked before in the same call (the `--n-cpu-moe` bisection's loads are
-    grid candidates too: 6-9 asked twice before) and asks no report (each load ran the MoE strategies' searches
+    grid candidates too: 1-9 of 54-84 loads asked twice before) and asks no report (each load ran the MoE strategies' searches
     before, and its largest ctx for the answer)."""
     asked: list[tuple[ExplorerState, dict[str, object]]] = []
     real = tune_module.full_load
