@@ -16,7 +16,9 @@ from gguf_budget.core import FitRequest, estimate_fit, load_model
 from gguf_budget.core.explorer import tune as tune_module
 from gguf_budget.core.explorer.full_load import full_load
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.explorer.tune import Candidate, Constraints, Goal, TuneAnswer, _fewest_cpu_moe, _Pricer, tune
+from gguf_budget.core.explorer.tune import (
+    Candidate, Constraints, Goal, Knobs, TuneAnswer, _fewest_cpu_moe, _Pricer, tune,
+)
 from gguf_budget.core.fit import estimate as estimate_module
 from gguf_budget.core.fit.buffers.compute_graph import GraphSettings
 from gguf_budget.core.fit.buffers.placed_graph import graph_key
@@ -135,16 +137,30 @@ def test_a_placements_graph_key_blocks_are_found_once_for_every_ctx(monkeypatch)
     assert second.blocks == first.blocks and second.signature[1:] == first.signature[1:]
 
 
-@pytest.mark.parametrize("gpu, ctx", [(6, 4096), (8, 32768), (10, 131072), (12, 131072)])
-def test_the_second_cache_types_fewest_cpu_moe_asks_the_firsts_first(gpu, ctx):
-    """tune Rule 1's fewest `--n-cpu-moe` per cache type: q8_0's, hinted by f16's, is the bisection's own; where the two
-    are the same it costs two loads (the bisection's eight before), and a wrong hint only adds its two."""
+def _bisected(p: _Pricer, ctx: int, kv: KVType) -> int | None:
+    """tune Rule 1's fewest `--n-cpu-moe`, as it was found before: a plain bisection of the same test over 0 … L."""
+    blocks = p.model.n_layer
+
+    def all_on_gpu(n: int) -> bool:
+        load = p.price(Knobs(kv=kv, ubatch=512, n_cpu_moe=n, cache_ram_mib=None), ctx).load
+        return load.fit.verdict.admitted and load.fit.gpu_layers >= blocks
+
+    if all_on_gpu(0) or not all_on_gpu(blocks):
+        return None
+    low, high = 0, blocks
+    while high - low > 1:
+        mid = (low + high) // 2
+        low, high = (low, mid) if all_on_gpu(mid) else (mid, high)
+    return high
+
+
+@pytest.mark.parametrize("gpu, ctx", [(6, 4096), (8, 32768), (10, 131072), (12, 131072), (16, 262144)])
+@pytest.mark.parametrize("kv", [KVType.F16, KVType.Q8_0])
+def test_the_fewest_cpu_moe_is_the_bisections_in_fewer_loads(gpu, ctx, kv):
+    """tune Rule 1's fewest `--n-cpu-moe` is the plain bisection's, aimed from the load with every expert in RAM
+    (tune_ot Rule 6): three loads where the aim is right (the bisection's seven or eight here), never more."""
     model, state = _model(MOE), _state(MOE, gpu)
-    bisected, hinted = _Pricer(model, state, 0.0), _Pricer(model, state, 0.0)
-    f16 = _fewest_cpu_moe(bisected, ctx, KVType.F16)
-    alone = bisected.count
-    q8 = _fewest_cpu_moe(bisected, ctx, KVType.Q8_0)
-    assert f16 is not None and q8 is not None
-    assert _fewest_cpu_moe(hinted, ctx, KVType.Q8_0, f16) == q8
-    assert hinted.count == 2 if q8 == f16 else hinted.count <= bisected.count - alone + 2
-    assert _fewest_cpu_moe(_Pricer(model, state, 0.0), ctx, KVType.Q8_0, model.n_layer) == q8  # a wrong hint
+    reference, aimed = _Pricer(model, state, 0.0), _Pricer(model, state, 0.0)
+    want = _bisected(reference, ctx, kv)
+    assert want is not None and _fewest_cpu_moe(aimed, ctx, kv) == want
+    assert aimed.count == 3 < reference.count

@@ -65,7 +65,7 @@ from math import prod
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.explorer.tune_ot import fewest_levels, runs_of, spelled
+from gguf_budget.core.explorer.tune_ot import aimed_cpu_moe, fewest_levels, runs_of, spelled
 from gguf_budget.core.fit.runtime_memory import flash_attn
 from gguf_budget.core.fit.runtime_types import Runtime, TensorOverride
 from gguf_budget.core.fit.server.slots import MAX_SLOTS
@@ -232,23 +232,32 @@ def _variants(model: ModelSpec, allow_heavy: bool, keep: bool) -> tuple[_Variant
     return tuple(out)
 
 
-def _fewest_cpu_moe(p: _Pricer, ctx: int, kv: KVType, hint: int | None = None) -> int | None:
+def _fewest_cpu_moe(p: _Pricer, ctx: int, kv: KVType) -> int | None:
     """Rule 1: the fewest blocks whose experts go to RAM for every repeating layer to reach the GPUs at `ctx` with a
     `kv` cache (-ub 512; the output layer may stay on the host), bisected — more blocks in RAM only free VRAM, so
     "every layer fits" is monotone in N. None when 0 already does, or when all blocks in RAM still leave layers off.
-    `hint`, another cache type's N, is asked first (the types' caches differ by less than a block's experts, so their
-    N is mostly the same): where N fits and N − 1 does not, it is the answer the bisection would find, in two loads."""
+    The bisection is narrowed first by N aimed from the load with every block's experts in RAM
+    (`tune_ot.aimed_cpu_moe`) and the N below it, priced: where the aim fits and the N below does not, it is the
+    bisection's answer in three loads, not eight (a load short of VRAM costs the automatic GPU layers' whole search,
+    so the bisection's steps below N are the costly ones)."""
     blocks = p.model.n_layer
 
+    def knobs(n: int) -> Knobs:
+        return Knobs(kv=kv, ubatch=512, n_cpu_moe=n, cache_ram_mib=None)
+
     def all_on_gpu(n: int) -> bool:
-        load = p.price(Knobs(kv=kv, ubatch=512, n_cpu_moe=n, cache_ram_mib=None), ctx).load
+        load = p.price(knobs(n), ctx).load
         return load.fit.verdict.admitted and load.fit.gpu_layers >= blocks
 
-    if hint is not None and 0 < hint <= blocks and all_on_gpu(hint) and not all_on_gpu(hint - 1):
-        return hint
-    if all_on_gpu(0) or not all_on_gpu(blocks):
+    if not all_on_gpu(blocks):
         return None
     low, high = 0, blocks
+    aim = aimed_cpu_moe(p.model, p.price(knobs(blocks), ctx))
+    for n in (aim, aim - 1):
+        if low < n < high:
+            low, high = (low, n) if all_on_gpu(n) else (n, high)
+    if low == 0 and all_on_gpu(0):
+        return None
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if all_on_gpu(mid) else (mid, high)
@@ -465,9 +474,8 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
     p = _Pricer(model, state, constraints.min_tok_s, variants)
     ceiling = ctx_ceiling(model.context_length, state.ctx_cap)
     floor_ctx = min(constraints.min_ctx, ceiling)
-    fewest: dict[KVType, int | None] = {}
-    for kv in _kv_types(constraints.allow_q4_kv) if model.is_moe and model.n_layer else ():
-        fewest[kv] = _fewest_cpu_moe(p, floor_ctx, kv, next(iter(fewest.values())) if fewest else None)
+    fewest = ({kv: _fewest_cpu_moe(p, floor_ctx, kv) for kv in _kv_types(constraints.allow_q4_kv)}
+              if model.is_moe and model.n_layer else {})
     auto_fa = flash_attn(replace(state.engine, flash_attn=None).settings(state.runtime))
     knobs = list(_knobs(model, constraints.allow_q4_kv, fewest, auto_fa))
     order = {k: i for i, k in enumerate(knobs)}
