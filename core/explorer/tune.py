@@ -3,7 +3,7 @@
 Rule 1: a candidate is the person's state with some of llama.cpp's options replaced — `-ctk/-ctv` (f16, q8_0; q4_0
         only when `allow_q4_kv`), `-fa` (auto; a quantized V cache needs on; an f16 one tries on where auto is off),
         `-ub` (256, 512, 1024), `--n-cpu-moe` (MoE models: not set, the fewest blocks that put every layer on the
-        GPUs at the ctx floor, bisected per KV type, and a quarter, half, three quarters and all), `--cache-ram`
+        GPUs at the ctx floor per KV type, aimed and bisected, and a quarter, half, three quarters and all), `--cache-ram`
         (the person's; where llama-server runs and memory is the goal — max-ctx, max-slots, least-memory — also 0), `-ngl` (llama.cpp's own; for `least-memory` on GPUs also
         the fewest layers that still meet the speed floor, bisected), `-np`, `-c` and — when the model's Hub
         repository is known (`views.remote_command.source_repo`: opened from the Hub, or a file of the Hugging
