@@ -14,7 +14,8 @@ Rule 2: the largest ctx that fits holds the fit's GPU layers and searches up to 
 Rule 3: the speed estimate is `fit_speed` for the state's prompt length: only for a full load that fits.
 Rule 4: the fit's runtime-evidence claim is the state's `evidence` (None until a real run).
 Rule 5: a search that prices many loads and reads none of their largest ctx (`tune`, `load_fix`) asks `largest=False`: the fit
-        and speed are the same, the largest ctx is not searched (None).
+        and speed are the same, the largest ctx is not searched (None). One that reads only each load's verdict,
+        devices, command and speed (`tune`) asks `report=False` too (`fit.estimate` Rule 14).
 `gguf-budget fit` and the window both call `full_load`, so they show the same numbers.
 """
 
@@ -58,13 +59,14 @@ def _largest(model: ModelSpec, state: ExplorerState, choice: AutoFit,
 
 
 def full_load(model: ModelSpec, state: ExplorerState, prices: TokenPrices,
-              known: tuple[int, int, int | None] | None = None, largest: bool = True) -> FullLoad | None:
+              known: tuple[int, int, int | None] | None = None, largest: bool = True,
+              report: bool = True) -> FullLoad | None:
     """Rules 1–5 at the state's asked ctx (None: llama.cpp's default); None until the state knows a machine.
     `known` is (GPU layers, the cap searched to, their largest ctx) from a full load of the same state at another
     asked ctx."""
     if state.machine is None:
         return None
-    choice = auto_fit(model, state.machine, state.fit_request(state.ctx), state.ctx_cap)
+    choice = auto_fit(model, state.machine, state.fit_request(state.ctx), state.ctx_cap, report)
     fit = replace(choice.fit, claims=replace(choice.fit.claims, runtime_evidence=state.evidence))
     choice = replace(choice, fit=fit)
     return FullLoad(choice, _largest(model, state, choice, known) if largest else None, fit_speed(prices, fit, state.bandwidths,

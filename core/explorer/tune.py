@@ -3,7 +3,7 @@
 Rule 1: a candidate is the person's state with some of llama.cpp's options replaced — `-ctk/-ctv` (f16, q8_0; q4_0
         only when `allow_q4_kv`), `-fa` (auto; a quantized V cache needs on; an f16 one tries on where auto is off),
         `-ub` (256, 512, 1024), `--n-cpu-moe` (MoE models: not set, the fewest blocks that put every layer on the
-        GPUs at the ctx floor, bisected per KV type, and a quarter, half, three quarters and all), `--cache-ram`
+        GPUs at the ctx floor per KV type, aimed and bisected, and a quarter, half, three quarters and all), `--cache-ram`
         (the person's; where llama-server runs and memory is the goal — max-ctx, max-slots, least-memory — also 0), `-ngl` (llama.cpp's own; for `least-memory` on GPUs also
         the fewest layers that still meet the speed floor, bisected), `-np`, `-c` and — when the model's Hub
         repository is known (`views.remote_command.source_repo`: opened from the Hub, or a file of the Hugging
@@ -49,6 +49,11 @@ Rule 7: MoE models on GPUs: once the knobs above are settled, the `-ot` expert p
         costs several plain ones. Where it is the only answer, its ctx or slots are bisected as Rule 4's are.
         Its decode reads each moved tensor from RAM (`speed.token_bytes` Rule 10). The person's own `-ot` stays
         under every other candidate.
+Rule 8: a candidate pays only for what the search and the answer read — its verdict, devices, command and speed,
+        the report's own: it is priced once (the same knobs, ctx and slots asked again are the load priced
+        before), without its largest ctx (`full_load` Rule 5) and without the rest of the fit's report
+        (`fit.estimate` Rule 14: the automatic GPU layers beside a fixed `-ngl`, the MoE strategies, the peak-RSS
+        band), the answer too: the window applies the answer's state and prices that whole itself.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ from math import prod
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.explorer.tune_ot import fewest_levels, runs_of, spelled
+from gguf_budget.core.explorer.tune_ot import aimed_cpu_moe, fewest_levels, runs_of, spelled
 from gguf_budget.core.fit.runtime_memory import flash_attn
 from gguf_budget.core.fit.runtime_types import Runtime, TensorOverride
 from gguf_budget.core.fit.server.slots import MAX_SLOTS
@@ -230,16 +235,29 @@ def _variants(model: ModelSpec, allow_heavy: bool, keep: bool) -> tuple[_Variant
 def _fewest_cpu_moe(p: _Pricer, ctx: int, kv: KVType) -> int | None:
     """Rule 1: the fewest blocks whose experts go to RAM for every repeating layer to reach the GPUs at `ctx` with a
     `kv` cache (-ub 512; the output layer may stay on the host), bisected — more blocks in RAM only free VRAM, so
-    "every layer fits" is monotone in N. None when 0 already does, or when all blocks in RAM still leave layers off."""
+    "every layer fits" is monotone in N. None when 0 already does, or when all blocks in RAM still leave layers off.
+    The bisection is narrowed first by N aimed from the load with every block's experts in RAM
+    (`tune_ot.aimed_cpu_moe`) and the N below it, priced: where the aim fits and the N below does not, it is the
+    bisection's answer in three loads, not eight (a load short of VRAM costs the automatic GPU layers' whole search,
+    so the bisection's steps below N are the costly ones)."""
     blocks = p.model.n_layer
 
+    def knobs(n: int) -> Knobs:
+        return Knobs(kv=kv, ubatch=512, n_cpu_moe=n, cache_ram_mib=None)
+
     def all_on_gpu(n: int) -> bool:
-        load = p.price(Knobs(kv=kv, ubatch=512, n_cpu_moe=n, cache_ram_mib=None), ctx).load
+        load = p.price(knobs(n), ctx).load
         return load.fit.verdict.admitted and load.fit.gpu_layers >= blocks
 
-    if all_on_gpu(0) or not all_on_gpu(blocks):
+    if not all_on_gpu(blocks):
         return None
     low, high = 0, blocks
+    aim = aimed_cpu_moe(p.model, p.price(knobs(blocks), ctx))
+    for n in (aim, aim - 1):
+        if low < n < high:
+            low, high = (low, n) if all_on_gpu(n) else (n, high)
+    if low == 0 and all_on_gpu(0):
+        return None
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (low, mid) if all_on_gpu(mid) else (mid, high)
@@ -266,7 +284,8 @@ def _knobs(model: ModelSpec, allow_q4: bool, fewest: dict[KVType, int | None], a
 
 
 class _Pricer:
-    """Rule 2, counting the full loads priced; a knob's `quant` picks its type among `variants`."""
+    """Rule 2, counting the full loads priced; a knob's `quant` picks its type among `variants`. A candidate asked
+    again (the `--n-cpu-moe` bisection's loads are grid candidates too) is the one priced before (Rule 8)."""
 
     def __init__(self, model: ModelSpec, state: ExplorerState, floor: float,
                  variants: tuple[_Variant, ...] | None = None) -> None:
@@ -274,15 +293,19 @@ class _Pricer:
         own = _Variant(None, model, TokenPrices.of(model), 0.0, False)
         self.variants = {v.name: v for v in (variants or (own,))}
         self.count = 0
+        self.priced: dict[tuple[Knobs, int, int], Candidate] = {}
 
-    def price(self, knobs: Knobs, ctx: int, slots: int = 1, largest: bool = False) -> Candidate:
-        """Rule 2; the largest ctx (`full_load` Rule 5) only for the answer."""
-        self.count += 1
-        v = self.variants[knobs.quant]
-        state = knobs.apply(self.state, ctx, slots, v.model)
-        load = full_load(v.model, state, v.prices, largest=largest)
-        assert load is not None  # tune needs a machine
-        return Candidate(knobs=knobs, ctx=ctx, slots=slots, load=load, state=state, bits=v.bits)
+    def price(self, knobs: Knobs, ctx: int, slots: int = 1) -> Candidate:
+        """Rules 2 and 8."""
+        key = (knobs, ctx, slots)
+        if key not in self.priced:
+            self.count += 1
+            v = self.variants[knobs.quant]
+            state = knobs.apply(self.state, ctx, slots, v.model)
+            load = full_load(v.model, state, v.prices, largest=False, report=False)
+            assert load is not None  # tune needs a machine
+            self.priced[key] = Candidate(knobs=knobs, ctx=ctx, slots=slots, load=load, state=state, bits=v.bits)
+        return self.priced[key]
 
     def ok(self, c: Candidate) -> bool:
         return c.load.fit.verdict.admitted and c.load.speed is not None and c.tok_s >= self.floor
@@ -490,7 +513,7 @@ def tune(model: ModelSpec, state: ExplorerState, goal: Goal, constraints: Constr
     if not ranked:
         return TuneAnswer(goal=goal, constraints=constraints, best=None, runners_up=(), notes=(), quants=quants,
                           binding=_binding(p, [p.price(k, floor_ctx) for k in knobs], constraints), priced=p.count)
-    best = p.price(ranked[0].knobs, ranked[0].ctx, ranked[0].slots, largest=True)
+    best = ranked[0]
     ups = tuple(RunnerUp(candidate=x, trades=_trades(best, x)) for x in ranked[1:3])
     chosen = p.variants[best.knobs.quant] if best.knobs.quant is not None else None
     return TuneAnswer(goal=goal, constraints=constraints, best=best, runners_up=ups, binding=None, quants=quants,

@@ -32,6 +32,11 @@ Rule 4: spelled as llama.cpp reads it (`-ot PATTERN=BUFFER`, common/arg.cpp `par
 Rule 5: not searched: the layer split (`-ts`), a part block overflowing to the next GPU instead of the CPU (`--fit`
         does; a byte on another GPU is read at the same VRAM rate, so it would only move memory), the order of the
         blocks within a run (the first ones, as `--n-cpu-moe`), dense FFN and attention weights.
+Rule 6: `--n-cpu-moe N` is the same family with every GPU's level a multiple of STEPS set by N (the blocks before N
+        keep their experts on the host), so its fewest N is aimed as the levels are: from a load with every block's
+        experts on the host, per GPU the fewest of its run's first blocks whose experts must stay there for the
+        rest to fit its spare memory; the largest of those over the GPUs. The compute buffers' move with the
+        placement is not seen, so the aim is checked by pricing, not trusted.
 """
 
 from __future__ import annotations
@@ -144,3 +149,14 @@ def fewest_levels(model: ModelSpec, runs: Runs, price: Callable[[tuple[int, ...]
             break
         levels = step
     return None if best is None else best[1]
+
+
+def aimed_cpu_moe(model: ModelSpec, every_on_host: Priced) -> int:
+    """Rule 6: `--n-cpu-moe`'s N aimed from `every_on_host` (N = every block, every slot on the GPUs)."""
+    aim = 0
+    for run, d in zip(runs_of(every_on_host), every_on_host.load.fit.devices[1:], strict=True):
+        if run[1] and d.need is not None:
+            freed = _freed(model, run)
+            stay = freed[-1] - (d.usable - d.need)  # the bytes of the run's experts the GPU cannot take back
+            aim = max(aim, run[0] + -(-_level_for(freed, stay) // STEPS) if stay > 0 else 0)
+    return aim

@@ -53,6 +53,9 @@ Rule 13: `-sm row` where llama.cpp has no split buffer is refused as llama.cpp r
         does_not_fit, its error the verdict's reason (`FitEstimate.refused`); `-sm tensor` and SYCL's row
         split are priced as `-sm layer`, and said so. Cache types llama.cpp makes no context for (an MLA model's
         V type apart from K's, a quantized V cache with `-fa off`) are refused the same way (`cache_refusal`).
+Rule 14: a search's candidate asks no report (`report` False): its verdict, devices and command are the report's
+        own, but the automatic GPU layers beside fixed ones, the MoE strategies (Rule 7) and the peak-RSS band
+        (Rule 9) — several placements priced each, read by no search — are left None.
 """
 
 from __future__ import annotations
@@ -109,8 +112,10 @@ class _Judgement:
     refused: str | None
 
 
-def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, search: bool = True) -> _Judgement:
-    """Rules 1–13; `search` False skips the automatic GPU layers where the request fixes them (a verdict alone)."""
+def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, search: bool = True,
+           judged: bool = False) -> _Judgement:
+    """Rules 1–13; `search` False skips the automatic GPU layers where the request fixes them (no report of them);
+    `judged` prices the devices' compute buffers only where they fit before them (a verdict alone)."""
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
     request = replace(request, server=program_settings(request.server, request.engine.runtime))
@@ -131,13 +136,18 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
         return device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
                             host_kv, extras.host_held or 0)
 
+    searched: dict[Placement, tuple[DeviceLoad, ...]] = {}
+
     def loads(p: Placement, judged: bool | None = None) -> tuple[DeviceLoad, ...]:
         """The devices of `p` with their compute buffers. `judged` (the host too, or the GPUs alone) asks for a
-        fits-or-not only: a load short before its compute buffers is returned unpriced (`devices` Rule 6)."""
+        fits-or-not only: a load short before its compute buffers is returned unpriced (`devices` Rule 6). A
+        placement the automatic GPU layers priced is not priced again for the answer."""
         bare = unpriced(p)
         if judged is not None and not fits(_placed(model, engine, bare, setup, p, forced), host=judged):
             return bare
-        return priced(bare, p, forced)
+        if p not in searched:
+            searched[p] = priced(bare, p, forced)
+        return searched[p]
 
     def gpus_fit(g: int) -> bool:
         p = setup.place(L, g)
@@ -155,7 +165,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     placement = setup.place(L, wanted)
     kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)
     weights = _weights(model, placement, forced)
-    server, devices = finish_server(model, extras, loads(placement, judged=None if search else True), request.kv_type,
+    server, devices = finish_server(model, extras, loads(placement, judged=True if judged else None), request.kv_type,
                                     engine, kv.engine)
     devices = _placed(model, engine, devices, setup, placement, forced)
     if not engine.kv_offload and setup.gpus:
@@ -210,18 +220,18 @@ def _placed(model: ModelSpec, engine: EngineSettings, devices: tuple[DeviceLoad,
 def fit_verdict(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitVerdict:
     """The verdict `estimate_fit` gives, without the figures only its report needs (a search asks it often): with the
     GPU layers fixed, the automatic count it would report beside them is not searched."""
-    return _judge(model, snapshot, request, search=False).verdict
+    return _judge(model, snapshot, request, search=False, judged=True).verdict
 
 
 def fit_headroom(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> tuple[FitVerdict, int | None]:
     """`fit_verdict` and the judged load's headroom (`devices` Rule 7), which aims the largest-ctx search."""
-    j = _judge(model, snapshot, request, search=False)
+    j = _judge(model, snapshot, request, search=False, judged=True)
     return j.verdict, headroom(j.devices)
 
 
-def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest) -> FitEstimate:
-    """Place the model on the snapshot's devices and judge it (Rules 1–8)."""
-    j = _judge(model, snapshot, request)
+def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, report: bool = True) -> FitEstimate:
+    """Place the model on the snapshot's devices and judge it (Rules 1–14; `report` False: a search's candidate)."""
+    j = _judge(model, snapshot, request, search=report)
     ctx, placement, unknowns, verdict = j.ctx, j.placement, j.unknowns, j.verdict
     held = j.devices[0].server
     flags = server_flags(j.server, model, j.engine.swa_full)
@@ -230,7 +240,7 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
                                         placement.host_blocks, not placement.output_on_gpu, j.setup.gpus,
                                         placement.all_on_gpu, v_type=request.v_type,
                                         workloads=session_workloads(j.server)),
-                         j.server, model, request.kv_type, j.engine)
+                         j.server, model, request.kv_type, j.engine) if report else None
     return FitEstimate(
         snapshot=snapshot, reserves=request.reserves, request=request, n_layer=model.n_layer,
         gpu_layers=placement.gpu_layers, auto_gpu_layers=j.auto, output_on_gpu=placement.output_on_gpu,
@@ -239,9 +249,9 @@ def estimate_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitReque
                + split_notes(j.engine, j.setup.gpus)),
         refused=j.refused,
         claims=Claims(j.weights.file_bytes, model.header_only, verdict, snapshot.captured_at, snapshot.source),
-        moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns), j.priced, held),
+        moe=cpu_experts(model, snapshot, j.setup, request, j.table, bool(unknowns), j.priced, held) if report else None,
         moe_offload=expert_offload(model, snapshot, j.setup, request, ctx, j.table, bool(unknowns),
-                                   placement.gpu_layers, j.priced, held, flags),
+                                   placement.gpu_layers, j.priced, held, flags) if report else None,
         command=run_command("layers", model.path, ctx, placement.gpu_layers, request.kv_type, request.tensor_split,
                             _forced_cpu_moe(model, request) or None, server=flags, v_type=request.v_type,
                             engine_argv=request.engine_argv, priced_type=model.priced_type),

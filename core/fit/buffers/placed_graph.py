@@ -17,6 +17,9 @@ Rule 2: a weight's device is its block's, except where an `-ot` pattern (`--n-cp
         alone: with repacked weights the key holds each kept block's index, and no two placements share a replay.
 Rule 3: the replays are kept per model (`per_model`), the newest KEPT signatures: a search's steps and the
         next tick's share them; the exact placement's answer is kept by its caller as before.
+Rule 4: the key's blocks are a function of the scheduler alone (the graph settings — ctx, ubatch, cache type — do
+        not enter them), and finding them asks every weight's device: kept per model and scheduler too, so the
+        placements a search prices at many ctxs (the automatic GPU layers, `tune`'s bisections) find them once.
 """
 
 from __future__ import annotations
@@ -56,6 +59,14 @@ class GraphKey:
 
 def graph_key(model: ModelSpec, settings: GraphSettings, sched: Scheduler) -> GraphKey:
     """Rules 1–2: the blocks the replay keeps for this placement, and its signature."""
+    blocks, scheduler, kept = _placed(model, sched)
+    return GraphKey(signature=(settings, scheduler, kept), settings=settings, sched=sched, blocks=blocks)
+
+
+@per_model(maxsize=KEPT)
+def _placed(model: ModelSpec, sched: Scheduler) -> tuple[tuple[tuple[int, BlockShape], ...], tuple[object, ...],
+                                                          tuple[KeptBlock, ...]]:
+    """Rule 4: the kept blocks, the scheduler's part of the signature and the kept blocks' part of it."""
     tensors = layer_tensors(model)
     keys = tuple(sched.block_key(il, tuple(n for n, _ in tensors[il]) if sched.overrides else ())
                  + (sched.slot_device[il],) for il in range(model.n_layer))
@@ -69,7 +80,7 @@ def graph_key(model: ModelSpec, settings: GraphSettings, sched: Scheduler) -> Gr
     scheduler = (sched.alignments, sched.offload, sched.copies, sched.kv_on_cpu, sched.matmul_only, sched.max_tensor,
                  sched.pin_norms, sched.repacked, sched.slot_device[-1],
                  tuple(sched.weight_device(name) for name in GLOBAL_WEIGHTS))
-    return GraphKey(signature=(settings, scheduler, kept), settings=settings, sched=sched, blocks=blocks)
+    return blocks, scheduler, kept
 
 
 @per_model(maxsize=KEPT)

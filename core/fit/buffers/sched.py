@@ -105,8 +105,9 @@ class Scheduler:
         return limit is None or max(n.nbytes, n.weight_bytes) <= limit
 
     def block_key(self, il: int, names: tuple[str, ...]) -> tuple[int, ...]:
-        """What tells block il's placement apart (`compute_graph` Rule 5): its tensors' devices and its cache's."""
-        return (self.kv_device[il], *(self.weight_device(n) for n in names))
+        """What tells block il's placement apart (`compute_graph` Rule 5): its tensors' devices (`names`: block il's,
+        so their slot is il) and its cache's."""
+        return (self.kv_device[il], *(self.slot_weight_device(n, il) for n in names))
 
 
 @lru_cache(maxsize=1 << 16)
@@ -116,10 +117,11 @@ def _overridden(overrides: tuple[tuple[str, int], ...], name: str) -> int | None
     return next((dev for pattern, dev in overrides if re.search(pattern, name)), None)
 
 
+@lru_cache(maxsize=1 << 16)
 def weight_slot(name: str, n_slots: int) -> int | None:
     """The layer slot a weight is placed with, by its name: the output layer's tensors the last of `n_slots`, block
     il's il; None for the token embeddings (input layer), tensors of no slot and a block the header does not count
-    (the host's)."""
+    (the host's). Kept: asked of every weight of every replayed graph, and the same for every placement."""
     if name.startswith("output"):
         return n_slots - 1
     if name.startswith("blk."):

@@ -134,9 +134,11 @@ def _whole(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, ct
     return verdict.admitted, spare
 
 
-def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, cap: int | None = None) -> AutoFit:
+def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, cap: int | None = None,
+             report: bool = True) -> AutoFit:
     """Rules 1–4, 6: `request.ctx` None asks for llama.cpp's default; `cap` lowers the ceiling. With `-fit off`
-    (Rule 7) nothing is adjusted: an unset ctx is the ceiling, unset GPU layers are every layer."""
+    (Rule 7) nothing is adjusted: an unset ctx is the ceiling, unset GPU layers are every layer. `report` False:
+    a search's candidate (`estimate` Rule 14)."""
     ceiling = ctx_ceiling(model.context_length, cap)
     if not request.fit:
         layers = request.gpu_layers if request.gpu_layers is not None else model.n_layer + 1
@@ -144,7 +146,7 @@ def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, 
     if request.ctx is not None:
         room = image_room(request.server)
         ctx = request.ctx + room
-        return AutoFit(estimate_fit(model, snapshot, replace(request, ctx=ctx)), ctx, ceiling, FitCtxReason.ASKED,
+        return AutoFit(estimate_fit(model, snapshot, replace(request, ctx=ctx), report), ctx, ceiling, FitCtxReason.ASKED,
                        model.context_length, room)
     candidates = _Candidates(min(request.fit_ctx or DEFAULT_CTX, ceiling), ceiling)
     last = last_fitting(len(candidates), lambda i: candidates[i],
@@ -154,7 +156,8 @@ def auto_fit(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, 
     else:
         ctx = candidates[last]
         reason = FitCtxReason.CEILING if ctx == ceiling else FitCtxReason.SHRUNK
-    return AutoFit(estimate_fit(model, snapshot, replace(request, ctx=ctx)), ctx, ceiling, reason, model.context_length)
+    return AutoFit(estimate_fit(model, snapshot, replace(request, ctx=ctx), report), ctx, ceiling, reason,
+                   model.context_length)
 
 
 def largest_cap(choice: AutoFit) -> int:
