@@ -47,7 +47,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from PySide6.QtCore import QRect, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QShowEvent
@@ -75,10 +75,8 @@ from gguf_budget.core.machine.probe import REPROBE_IDLE_S, probe_hardware
 from gguf_budget.core.remote.refs import names_remote
 from gguf_budget.core.remote.source import reopen_name
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.views.evidence_view import MeasuredView
 from gguf_budget.core.safe_text import safe_text
 
-from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.message_area import MessageArea
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.plan.goal_control import GoalLink
@@ -97,6 +95,9 @@ from gguf_budget.gui.qt.settings import (
 from gguf_budget.gui.qt.theme import error_style
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.throttle import NextTurn
+
+if TYPE_CHECKING:
+    from gguf_budget.core.views.evidence_view import MeasuredView
 
 BandwidthBackend = Callable[[str], tuple[Bandwidths, tuple[str, ...]]]
 log = logging.getLogger(__name__)
@@ -247,7 +248,7 @@ class MainWindow(QMainWindow):
         self.menuBar().addMenu(self.help_menu)
         about = self.help_menu.addAction("&About GGUF Budget Explorer")
         about.setObjectName("aboutAction")
-        about.triggered.connect(lambda: show_about(self))
+        about.triggered.connect(self._show_about)
         self.view_menu = QMenu("&View", self)
         """The View menu: Reset to this machine here; the add-ons add their docks' toggles."""
         self.view_menu.setObjectName("viewMenu")
@@ -267,6 +268,12 @@ class MainWindow(QMainWindow):
         self._pending_command: LlamaCommand | None = None
         self.body.hardware.bandwidthsChanged.connect(self._bandwidths_typed)
         self.body.hardware.bandwidths.measureAgain.connect(self._measure_again)
+
+    def _show_about(self) -> None:
+        """Help ▸ About: its module (the dependency list, platform details) is imported when first asked."""
+        from gguf_budget.gui.qt.about_dialog import show_about
+
+        show_about(self)
 
     def _restore(self) -> None:
         s, state = self._saved, self.session.state
