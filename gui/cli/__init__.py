@@ -20,14 +20,14 @@ Rule 8: run as the program itself (`main()` without arguments: the console scrip
         command's module is imported with the cyclic garbage collector paused, and what the import
         made is then frozen out of later collections (`gc.freeze`): an import makes tens of
         thousands of objects that live as long as the process and no garbage, and the collector
-        walked them again some fifty times a `fit` (~10% of its CPU). A caller that passes its own
-        arguments (a test, a program hosting the CLI) keeps its collector as it was.
+        walked them again some fifty times a `fit` (~10% of its CPU) (`settled`); the window's modules the
+        same (`launch` Rule 8). A caller that passes its own arguments (a test, a program hosting the CLI)
+        keeps its collector as it was.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import sys
 from dataclasses import replace
@@ -46,6 +46,7 @@ from gguf_budget.gui.cli.args import (
 from gguf_budget.gui.cli.commands import COMMANDS, Command
 from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
+from gguf_budget.gui.cli.settled import settled_imports
 from gguf_budget.gui.cli.stop_signals import Stopped, stop_signals_raise
 
 log = logging.getLogger(__name__)
@@ -97,14 +98,8 @@ def _subcommand_parser(chosen: str | None, own_process: bool = False) -> argpars
 
 def _settled(command: Command) -> ModuleType:
     """Rule 8: the command's module, imported with the collector paused, and frozen out of its later collections."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with settled_imports():
         return command.load()
-    finally:
-        gc.freeze()
-        if collecting:
-            gc.enable()
 
 
 def _help_asked(args: list[str]) -> list[str]:
@@ -147,7 +142,7 @@ def _main(argv: Sequence[str] | None) -> int:
             complain("gguf-budget: the window takes no llama.cpp arguments after -- (File ▸ Ask about a llama.cpp "
                      "command… takes a whole command)")
             return EXIT_BAD_INPUT
-        return launch(args)
+        return launch(args, own_process=argv is None)
     parsed = _subcommand_parser(word, own_process=argv is None).parse_args(args)
     if tail and not hasattr(parsed, LLAMA_TAIL):
         complain(f"gguf-budget {parsed.command}: takes no llama.cpp arguments after --")
