@@ -40,7 +40,7 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.sweep import SweepResult, automatic_range, budget_range, sweep_budgets
 from gguf_budget.core.plan.types import BudgetRequest, CtxPolicy, HeadMode
 from gguf_budget.core.speed.sweep import with_speeds
-from gguf_budget.core.quant.ladder import LadderRequest
+from gguf_budget.core.quant.ladder_request import LadderRequest
 
 
 @dataclass(frozen=True, kw_only=True)
