@@ -9,7 +9,8 @@ Rule 3: `--log-level LEVEL` (default WARNING) is global: it sets the stderr log 
 Rule 4: `gguf-budget help [COMMAND]` is `gguf-budget [COMMAND] --help`; the top-level help names
         the window's own arguments too (`launch.py`).
 Rule 5: start-up is lazy: `--version`, `help` and a bad argument import no command and nothing
-        heavy; a command imports its own module only (`commands` Rule 1).
+        heavy; a command imports its own module only (`commands` Rule 1); the window imports neither the
+        commands' shared options (the catalogue, the remote limits) nor the mistyped-command words.
 Rule 6: Ctrl-C (KeyboardInterrupt) ends any command with one line, "gguf-budget: interrupted", and
         exit code 130 (128 + SIGINT, as a shell reports it); what the command started is stopped
         on the way out (`measure` stops llama.cpp and everything it started). SIGTERM and SIGHUP
@@ -39,12 +40,10 @@ from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.version import __version__
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.ranges import HEADER_CAP
-from gguf_budget.core.views.command_words import unknown_command
 from gguf_budget.gui.cli.args import (
     EXIT_BAD_INPUT, EXIT_INTERRUPTED, LLAMA_TAIL, OneLineParser, complain, join_negative_values, ranged, split_tail,
 )
 from gguf_budget.gui.cli.commands import COMMANDS, Command
-from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
 from gguf_budget.gui.cli.settled import settled_imports
 from gguf_budget.gui.cli.stop_signals import Stopped, stop_signals_raise
@@ -79,6 +78,8 @@ def _command_word(args: Sequence[str]) -> str | None:
 def _subcommand_parser(chosen: str | None, own_process: bool = False) -> argparse.ArgumentParser:
     """Every command is listed, but only the `chosen` one's arguments are defined (and its module imported: Rule 8 when
     this is the program's `own_process`)."""
+    from gguf_budget.gui.cli.commands.common import RemoteOptions  # Rule 5: not with the window
+
     parser = OneLineParser(prog="gguf-budget", description="Will this GGUF model fit?", epilog=WINDOW_HELP,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gguf-budget {__version__}")
@@ -133,7 +134,11 @@ def _main(argv: Sequence[str] | None) -> int:
     if word is None and not args or (word not in COMMANDS and word not in ("-h", "--help", "--version")):
         from gguf_budget.gui.cli.launch import launch
 
-        mistyped = None if word is None else unknown_command(word, tuple(COMMANDS))
+        mistyped = None
+        if word is not None:
+            from gguf_budget.core.views.command_words import unknown_command  # Rule 5
+
+            mistyped = unknown_command(word, tuple(COMMANDS))
         if mistyped is not None:
             complain(mistyped)
             return EXIT_BAD_INPUT
@@ -150,6 +155,8 @@ def _main(argv: Sequence[str] | None) -> int:
     setattr(parsed, LLAMA_TAIL, tail)
     log.debug("running %s", parsed.command)
     try:
+        from gguf_budget.gui.cli.commands.common import RemoteOptions
+
         RemoteOptions.limits = replace(RemoteOptions.limits, cap=parsed.max_header,
                                        first_chunk=min(RemoteOptions.limits.first_chunk, parsed.max_header))
         RemoteOptions.refresh = parsed.refresh
