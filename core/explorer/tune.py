@@ -60,7 +60,7 @@ from math import prod
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
-from gguf_budget.core.explorer.tune_goal import Constraints, Goal
+from gguf_budget.core.explorer.tune_goal import Constraints as Constraints, Goal as Goal  # named here too
 from gguf_budget.core.explorer.tune_ot import fewest_levels, runs_of, spelled
 from gguf_budget.core.fit.runtime_memory import flash_attn
 from gguf_budget.core.fit.runtime_types import Runtime, TensorOverride

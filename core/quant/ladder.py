@@ -67,7 +67,7 @@ from gguf_budget.core.errors import QuantMixError
 from gguf_budget.core.quant.file_types import FILE_TYPES
 from gguf_budget.core.quant.mix import QuantMix, quant_mix
 from gguf_budget.core.quant.mix import PreparedModel
-from gguf_budget.core.quant.ladder_request import LadderRequest
+from gguf_budget.core.quant.ladder_request import LadderRequest as LadderRequest  # its callers name it here too
 from gguf_budget.core.quant.priced import priced_model
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.speed.estimate import SpeedEstimate, fit_speed, plan_speed
