@@ -59,7 +59,7 @@ SHOT_WIDTHS = Range("a screenshot width", 1280, 7680, "pixels")
 SHOT_HEIGHTS = Range("a screenshot height", 720, 4320, "pixels")
 WINDOW_CORE = tuple(f"gguf_budget.core.{name}" for name in (
     "explorer.session", "explorer.persist", "explorer.ctx_tiers", "explorer.model_key", "explorer.window_size",
-    "explorer.messages", "machine.probe", "model.loader", "speed.machine_speed", "quant.would_fit", "ini_screen",
+    "explorer.messages", "machine.probe", "model.loader", "quant.would_fit", "ini_screen",
     "views.run_it", "views.presets_view", "views.file_label", "llama_words.programs",
 ))
 """Rule 8: the core modules the window's own modules import (with theirs, nearly all the core it uses)."""

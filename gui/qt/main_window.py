@@ -42,8 +42,9 @@ Rule 11: the machine is probed again on View ▸ Reset to this machine and every
         no model loads, so the usable memory a model opens at is today's, not the start's.
 Rule 12: an opened model's bandwidth figures are read (`measure_bandwidths`, on a worker) from a zero-interval timer,
         so in an event-loop turn after its plan is painted: the read runs Python (~20 ms at every launch of the
-        demo, whose disk has nothing to measure) and held the interpreter lock while the first plan painted.
-        The estimates use the figures when they answer (Rule 3), as before.
+        demo, whose disk has nothing to measure) and held the interpreter lock while the first plan painted;
+        their module (the kept record, the calibration) is imported by the worker that reads them. The
+        estimates use the figures when they answer (Rule 3), as before.
 """
 
 from __future__ import annotations
@@ -73,7 +74,6 @@ from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import ExplorerState, TypedBandwidths
 from gguf_budget.core.explorer.window_size import Rect, dock_height, on_screen, opening_size, view_geometry
 from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine
-from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import REPROBE_IDLE_S, probe_hardware
 from gguf_budget.core.remote.refs import names_remote
@@ -109,12 +109,16 @@ log = logging.getLogger(__name__)
 
 def measure_again(path: str | None) -> tuple[Bandwidths, tuple[str, ...]]:
     """The bandwidth editor's Measure again: this machine measured anew and kept, as `hw --measure` does."""
+    from gguf_budget.core.speed.machine_speed import speed_figures  # Rule 12: on the worker that reads them
+
     return speed_figures(path, again=True)
 
 
 def measure_bandwidths(path: str) -> tuple[Bandwidths, tuple[str, ...]]:
     """This machine's figures, as every command reads them: kept from the first measurement (RAM, compute, this
     model's disk), measured now only where none is kept (under a second, never raising), and calibrated."""
+    from gguf_budget.core.speed.machine_speed import speed_figures  # Rule 12: on the worker that reads them
+
     return speed_figures(path)
 
 
