@@ -53,7 +53,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
 from gguf_budget.core.explorer.goal import applied_goal
-from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, TypedBandwidths, check_field
 from gguf_budget.core.fit.engine_options import EngineOptions
@@ -228,6 +227,8 @@ class AskLlama:
         state = session.state
         if state.model is None:
             raise RequestError("open a model first (or give the command's -m)")
+        from gguf_budget.core.explorer.llama_question import ask  # llama.cpp's option table: not before the first plan
+
         question = ask(self.command, state, state.model)
         return replace(question.state, asked=question.lines)
 
