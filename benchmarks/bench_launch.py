@@ -48,17 +48,37 @@ JUST_AFTER_MS = (150, 400, 800, 1500)
 """When a "just after" close is due, after the first plan: the runs take them in turn."""
 
 CHILD = r"""
-import resource, sys, time
-from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QApplication
-import gguf_budget.gui.qt.app as app_module
-from gguf_budget.gui.cli import main
+import importlib.util, resource, sys, time
 
 idle_ms, measuring = int(sys.argv[1]), sys.argv[2] == "measure"
-opened = app_module.open_window
 closed = []
 
+
+class WatchApp:  # patches `open_window` as the launcher imports the app: the child imports in the launcher's order
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "gguf_budget.gui.qt.app":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        run_module = spec.loader.exec_module
+
+        def exec_module(module):
+            run_module(module)
+            global opened
+            opened, module.open_window = module.open_window, watched
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+sys.meta_path.insert(0, WatchApp())
+from gguf_budget.gui.cli import main
+
 def watched(options, *args, composed, **kwargs):
+    from PySide6.QtCore import Qt, QTimer
+    from PySide6.QtWidgets import QApplication
+
     def close(due):
         closed.append(due)
         print(f"closing {due:.6f}", flush=True)
@@ -86,8 +106,8 @@ def watched(options, *args, composed, **kwargs):
     window.modelLoaded.connect(drawn)
     return window
 
-app_module.open_window = watched
-sys.exit(main(sys.argv[3:]))
+sys.argv[1:] = sys.argv[3:]  # the launcher as the program itself (`main()`: `cli` Rule 8)
+sys.exit(main())
 """
 
 

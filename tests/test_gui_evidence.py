@@ -20,8 +20,9 @@ from gguf_budget.core.views.calibration_view import HEADERS
 from gguf_budget.core.evidence.llamacpp_log import parse_llamacpp_log
 from gguf_budget.core.views.evidence_report import speed_beside
 from gguf_budget.core.measure.engine import ENV_BIN, HOW_TO_GET_ONE
+from gguf_budget.core.views.ledger_names import MEASURED_LINES
 from gguf_budget.core.views.evidence_view import (
-    MEASURED_LINES, evidence_claim, measured_column, measured_items, measured_summary,
+    evidence_claim, measured_column, measured_items, measured_summary,
 )
 from gguf_budget.gui.qt.machine.machine_panel import NOT_MEASURED
 

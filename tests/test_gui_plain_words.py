@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.ledger import LEDGER_LINES
 from gguf_budget.core.views.glossary import GLOSSARY
-from gguf_budget.core.views.evidence_view import MEASURED_LINES
+from gguf_budget.core.views.ledger_names import MEASURED_LINES
 from gguf_budget.core.views.ledger_names import line_name, line_tooltip
 
 

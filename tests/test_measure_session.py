@@ -20,8 +20,9 @@ from gguf_budget.core.measure.record import Origin
 from gguf_budget.core.measure.session import EvidenceError, import_log, stored_evidence
 from gguf_budget.core.measure.store import EvidenceStore
 from gguf_budget.core.evidence.buffer_parts import is_host_buffer
+from gguf_budget.core.views.ledger_names import MEASURED_LINES
 from gguf_budget.core.views.evidence_view import (
-    MEASURED_LINES, buffer_total, evidence_claim, evidence_dict, evidence_text, measured_items, measured_parts,
+    buffer_total, evidence_claim, evidence_dict, evidence_text, measured_items, measured_parts,
     measured_summary,
 )
 

@@ -9,17 +9,16 @@ Rule 3: the ring note is empty when the planned depth is the requested one; othe
         the report's "requested N, planned M: why".
 Rule 4: the measured row is what a real run gave (`state.measured`), with the log's timings beside
         the estimates at the run's own settings; a log the estimate cannot price (another model)
-        leaves the row alone. None before a run.
+        leaves the row alone. None before a run. The log's comparison (`evidence.compare`, with the
+        log parser: ~15 ms of imports) is imported with the first run shown, not with the window.
 """
 
 from __future__ import annotations
 
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.evidence.compare import compare
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.plan.types import CtxPolicy, MemoryPlan, PlanOutcome, RingReason
 from gguf_budget.core.speed.estimate import SpeedEstimate
-from gguf_budget.core.views.evidence_report import speed_beside
 from gguf_budget.core.views.plan_report import ring_text
 from gguf_budget.core.views.speed_view import decode_brief, streamed_text
 
@@ -54,6 +53,9 @@ def measured_row(state: ExplorerState) -> str | None:
         return None
     beside = ""
     if run.log is not None and model is not None:
+        from gguf_budget.core.evidence.compare import compare
+        from gguf_budget.core.views.evidence_report import speed_beside
+
         try:
             beside = speed_beside(compare(run.log, model, state.bandwidths))
         except BudgetError:  # a log of another model, or one the estimate cannot price: the row stands alone

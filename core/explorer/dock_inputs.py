@@ -23,7 +23,7 @@ Rule 5: the view publishes all three at once (`dock_inputs(state, previous)`, `E
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from gguf_budget.core.errors import BudgetError
 from gguf_budget.core.explorer.state import ExplorerState
@@ -37,10 +37,11 @@ from gguf_budget.core.library.assess import LibrarySettings
 from gguf_budget.core.machine.bandwidth import Bandwidths
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.budget import Budget
-from gguf_budget.core.plan.sweep import SweepResult, automatic_range, budget_range, sweep_budgets
 from gguf_budget.core.plan.types import BudgetRequest, CtxPolicy, HeadMode
-from gguf_budget.core.speed.sweep import with_speeds
-from gguf_budget.core.quant.ladder import LadderRequest
+from gguf_budget.core.quant.ladder_request import LadderRequest
+
+if TYPE_CHECKING:
+    from gguf_budget.core.plan.sweep import SweepResult
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,6 +74,10 @@ def sweep_inputs(state: ExplorerState) -> SweepInputs | None:
 
 def sweep_of(inputs: SweepInputs, budgets: Sequence[int] | None = None, mark: Budget | None = None) -> SweepResult:
     """Rule 2; raises a BudgetError when the model or range cannot be planned."""
+    # the sweep's own code is imported by the first sweep: a view builds only its inputs
+    from gguf_budget.core.plan.sweep import automatic_range, budget_range, sweep_budgets
+    from gguf_budget.core.speed.sweep import with_speeds
+
     chosen = tuple(budgets) if budgets is not None else \
         budget_range(automatic_range(inputs.model, inputs.request, None if mark is None else mark.limit))
     result = sweep_budgets(inputs.model, chosen, inputs.request)

@@ -1,6 +1,6 @@
 """The window's Goal control in words: the goals it offers, their floors, and the headline's goal line.
 
-Rule 1: the goals are `tune`'s (`tune.Goal`) and "none" (no search: the knobs stay as the person set them). Every
+Rule 1: the goals are `tune`'s (`tune_goal.Goal`) and "none" (no search: the knobs stay as the person set them). Every
         goal is held to both floors `tune` takes (`Constraints`: a decode speed floor, and a context floor — per slot
         for max-slots); a goal's phrase names the floors that shape its answer: the speed floor when there is one,
         and the context floor for every goal but max-ctx (whose answer is the context itself).
@@ -20,9 +20,14 @@ Rule 4: the words the window shows about a goal (its name, its floors, what a se
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gguf_budget.core.explorer.state import AppliedGoal, ExplorerState
-from gguf_budget.core.explorer.tune import Candidate, Constraints, Goal, TuneAnswer
+from gguf_budget.core.explorer.tune_goal import Constraints, Goal
 from gguf_budget.core.units import human_bytes
+
+if TYPE_CHECKING:
+    from gguf_budget.core.explorer.tune import Candidate, TuneAnswer
 
 GOAL_CHOICES: tuple[Goal | None, ...] = (None, *Goal)
 """The control's choices, in its order: none first."""

@@ -31,7 +31,6 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 from gguf_budget.core.errors import BudgetError, RequestError
-from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.explorer.session import ModelChoice, ModelMemory
 from gguf_budget.core.llama_words.reader import read_llama_args, split_command
 from gguf_budget.core.machine.backend import GPU_BACKENDS, Backend
@@ -307,5 +306,7 @@ def state_from(settings: ExplorerSettings) -> ExplorerState:
     )
     if not settings.llama_options:
         return state
+    from gguf_budget.core.explorer.llama_question import ask  # Rule 4's reader: ~7 ms of imports, when options were kept
+
     asked = ask(read_llama_args(split_command(settings.llama_options)), state, None, state.runtime).state
     return replace(state, engine=asked.engine, v_type=asked.v_type, n_cpu_moe=asked.n_cpu_moe)

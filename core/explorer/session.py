@@ -53,8 +53,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.derive import ExplorerView, derive, initial_budget
 from gguf_budget.core.explorer.goal import applied_goal
-from gguf_budget.core.explorer.tune import TuneAnswer
-from gguf_budget.core.explorer.llama_question import ask
 from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import BudgetOrigin, ExplorerState, TypedBandwidths, check_field
 from gguf_budget.core.fit.engine_options import EngineOptions
@@ -70,7 +68,8 @@ from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import CtxPolicy, HeadMode
 from gguf_budget.core.views.model_summary import summary_rows
 
-if TYPE_CHECKING:  # a view of a run imports the measuring code (psutil): not for a CLI refusal
+if TYPE_CHECKING:  # a view of a run imports the measuring code (psutil), a goal's answer the search: not before
+    from gguf_budget.core.explorer.tune import TuneAnswer  # the first plan, nor for a CLI refusal
     from gguf_budget.core.views.evidence_view import MeasuredView
 
 MEMORY_LIMIT = 64
@@ -228,6 +227,8 @@ class AskLlama:
         state = session.state
         if state.model is None:
             raise RequestError("open a model first (or give the command's -m)")
+        from gguf_budget.core.explorer.llama_question import ask  # llama.cpp's option table: not before the first plan
+
         question = ask(self.command, state, state.model)
         return replace(question.state, asked=question.lines)
 

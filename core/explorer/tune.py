@@ -65,18 +65,18 @@ from math import prod
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.explorer.full_load import FullLoad, full_load
 from gguf_budget.core.explorer.state import ExplorerState
+from gguf_budget.core.explorer.tune_goal import Constraints as Constraints, Goal as Goal  # named here too
 from gguf_budget.core.explorer.tune_ot import aimed_cpu_moe, fewest_levels, runs_of, spelled
 from gguf_budget.core.fit.runtime_memory import flash_attn
 from gguf_budget.core.fit.runtime_types import Runtime, TensorOverride
 from gguf_budget.core.fit.server.slots import MAX_SLOTS
-from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
+from gguf_budget.core.model.context import ctx_ceiling
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.quant.ladder import BPW_DECIMALS, HEAVY_LOSS_BPW, is_own_type, loses_heavily, price_types, shown_bits
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.core.views.quant_report import HEAVY_LOSS_MARK
 from gguf_budget.core.views.remote_command import source_repo
-from gguf_budget.core.vocab import TextEnum
 
 CTX_STEP = 256
 UBATCHES = (512, 256, 1024)
@@ -85,34 +85,6 @@ MEMORY_STEP = 0.01
 _KV_RANK = {KVType.Q4_0: 0, KVType.Q8_0: 1, KVType.F16: 2}
 Q4_QUALITY = ("q4_0 KV cache: about a quarter of f16's bytes, at a measurable loss of quality on long contexts "
               "(perplexity rises); chosen only because q4_0 was allowed")
-
-
-class Goal(TextEnum):
-    """What to optimise (Rule 3)."""
-
-    MAX_CTX = "max-ctx"
-    MAX_SPEED = "max-speed"
-    MAX_SLOTS = "max-slots"
-    LEAST_MEMORY = "least-memory"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Constraints:
-    """The floors a goal must meet, and what costs quality that may be chosen (Rule 6)."""
-
-    min_tok_s: float = 0.0
-    min_ctx: int = DEFAULT_CTX
-    allow_q4_kv: bool = False
-    allow_heavy_quant: bool = False
-    keep_file_type: bool = False
-    """Rule 1: search the open file's own type only."""
-    place_experts: bool = True
-    """Rule 7: search the `-ot` expert placement (False: `--n-cpu-moe` is the only expert knob, the command has no
-    `-ot` regex)."""
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.min_tok_s < 1e9 or not 1 <= self.min_ctx < 2**31:
-            raise RequestError("--min-tok-s must be from 0 and --min-ctx from 1 to 2^31−1")
 
 
 @dataclass(frozen=True, kw_only=True)

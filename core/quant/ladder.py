@@ -50,18 +50,16 @@ Rule 10: the row of the file's own type is the file itself, not its type priced 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from gguf_budget.core.errors import PlanError, RequestError
 from gguf_budget.core.fit.ctx.auto_ctx import AutoFit, FitCtxReason, auto_fit
 from gguf_budget.core.fit.estimate import fit_verdict
 from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx
-from gguf_budget.core.fit.server.types import ServerSettings
-from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict, Reserves
-from gguf_budget.core.machine.bandwidth import Bandwidths
+from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.context import DEFAULT_CTX, ctx_ceiling
-from gguf_budget.core.model.kv import DEFAULT_KV_TYPE, ENGINE_CELL_PAD, KVType
+from gguf_budget.core.model.kv import ENGINE_CELL_PAD
 from gguf_budget.core.model.spec import ModelSpec
 from gguf_budget.core.plan.search import plan_memory
 from gguf_budget.core.plan.types import BudgetRequest, MemoryPlan
@@ -69,9 +67,10 @@ from gguf_budget.core.errors import QuantMixError
 from gguf_budget.core.quant.file_types import FILE_TYPES
 from gguf_budget.core.quant.mix import QuantMix, quant_mix
 from gguf_budget.core.quant.mix import PreparedModel
+from gguf_budget.core.quant.ladder_request import LadderRequest as LadderRequest  # its callers name it here too
 from gguf_budget.core.quant.priced import priced_model
 from gguf_budget.core.safe_text import safe_text
-from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS, SpeedEstimate, fit_speed, plan_speed
+from gguf_budget.core.speed.estimate import SpeedEstimate, fit_speed, plan_speed
 from gguf_budget.core.speed.token_bytes import TokenPrices
 
 FULLY_ON_GPU = "fully on GPU"
@@ -81,30 +80,6 @@ HEAVY_LOSS_BPW = 3.0
 BPW_DECIMALS = 2
 DECODE_ESTIMATE = "decode estimate"
 TENSOR_BYTES = "tensor bytes"
-
-
-@dataclass(frozen=True, kw_only=True)
-class LadderRequest:
-    """ctx None = llama.cpp's default ctx per row, under `ctx_cap` (Rules 2, 6); budget None = no budget plans;
-    bandwidths for Rule 7."""
-
-    ctx: int | None = None
-    ctx_cap: int | None = None
-    kv_type: KVType = DEFAULT_KV_TYPE
-    reserves: Reserves = field(default_factory=Reserves)
-    budget: BudgetRequest | None = None
-    imatrix: bool = True
-    bandwidths: Bandwidths = field(default_factory=Bandwidths)
-    prompt_tokens: int = DEFAULT_PROMPT_TOKENS
-    server: ServerSettings = field(default_factory=ServerSettings)
-    """What llama-server runs beside each type's full load (slots, cache, checkpoints, a projector, a draft)."""
-    like: FitRequest | None = None
-    """The full load's own request, whose llama.cpp options (engine, V cache type, a forced `--n-cpu-moe`, the
-    program, the split) every row keeps, so the file's own row is the full load `fit` shows; None: the defaults."""
-
-    def __post_init__(self) -> None:
-        if self.ctx is not None and self.ctx < 1:
-            raise RequestError("context must be at least 1 token")
 
 
 @dataclass(frozen=True, kw_only=True)

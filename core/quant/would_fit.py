@@ -19,7 +19,7 @@ from gguf_budget.core.fit.ctx.auto_ctx import AutoFit
 from gguf_budget.core.fit.types import FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.model.spec import ModelSpec
-from gguf_budget.core.quant.ladder import LadderRequest, quant_ladder
+from gguf_budget.core.quant.ladder_request import LadderRequest
 from gguf_budget.core.vocab import TextEnum
 
 
@@ -62,6 +62,8 @@ def wants_smaller_quant(choice: AutoFit, max_ctx: int | None) -> bool:
 def smaller_quant(model: ModelSpec, snapshot: HardwareSnapshot, request: LadderRequest) -> str | None:
     """Rule 3's smaller quant: the quant ladder's best fit on this machine (None: no type fits, or the model's own
     type is the best fit — then a smaller one is no answer)."""
+    from gguf_budget.core.quant.ladder import quant_ladder  # the ladder's pricing code, when it is first asked
+
     ladder = quant_ladder(model, snapshot, request)
     source = next((row.name for row in ladder.rows if row.is_source), None)
     return None if ladder.best is None or ladder.best == source else ladder.best

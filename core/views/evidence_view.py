@@ -26,18 +26,9 @@ from gguf_budget.core.evidence.log_records import LlamaCppLog
 from gguf_budget.core.measure.record import Origin
 from gguf_budget.core.measure.session import RuntimeEvidence
 from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.ledger_names import MEASURED_PARTS
 
 MEASURED_COLUMN = "Measured"
-MEASURED_PARTS: tuple[tuple[str, str], ...] = (
-    # JSON key,  the segment's name in the chart
-    ("weights", "Measured: weights"),
-    ("repack", "Measured: repacked weights"),
-    ("kv", "Measured: KV cache"),
-    ("compute", "Measured: compute buffers"),
-    ("output", "Measured: output buffer"),
-    ("process", "Measured: rest of peak RSS"),
-)
-MEASURED_LINES: tuple[str, ...] = tuple(name for _, name in MEASURED_PARTS)
 
 
 def buffer_total(evidence: RuntimeEvidence) -> int | None:

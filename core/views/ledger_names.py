@@ -42,6 +42,19 @@ LINE_NAMES: dict[str, LineWords] = {
     "pinned": LineWords("Pinned layers", "Layers kept in RAM so they are not read from disk for every token: they "
                         "grow one layer at a time with the budget."),
 }
+MEASURED_PARTS: tuple[tuple[str, str], ...] = (
+    # JSON key,  the segment's name in the chart
+    ("weights", "Measured: weights"),
+    ("repack", "Measured: repacked weights"),
+    ("kv", "Measured: KV cache"),
+    ("compute", "Measured: compute buffers"),
+    ("output", "Measured: output buffer"),
+    ("process", "Measured: rest of peak RSS"),
+)
+MEASURED_LINES: tuple[str, ...] = tuple(name for _, name in MEASURED_PARTS)
+"""The Measured column's segments (`evidence_view` Rule 1), named here so the chart can lay out its lines without
+importing the evidence views."""
+
 TOTAL_NAME = "Total"
 
 if tuple(LINE_NAMES) != LEDGER_LINES:  # a new ledger line needs its words here

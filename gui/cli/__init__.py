@@ -9,7 +9,8 @@ Rule 3: `--log-level LEVEL` (default WARNING) is global: it sets the stderr log 
 Rule 4: `gguf-budget help [COMMAND]` is `gguf-budget [COMMAND] --help`; the top-level help names
         the window's own arguments too (`launch.py`).
 Rule 5: start-up is lazy: `--version`, `help` and a bad argument import no command and nothing
-        heavy; a command imports its own module only (`commands` Rule 1).
+        heavy; a command imports its own module only (`commands` Rule 1); the window imports neither the
+        commands' shared options (the catalogue, the remote limits) nor the mistyped-command words.
 Rule 6: Ctrl-C (KeyboardInterrupt) ends any command with one line, "gguf-budget: interrupted", and
         exit code 130 (128 + SIGINT, as a shell reports it); what the command started is stopped
         on the way out (`measure` stops llama.cpp and everything it started). SIGTERM and SIGHUP
@@ -20,14 +21,14 @@ Rule 8: run as the program itself (`main()` without arguments: the console scrip
         command's module is imported with the cyclic garbage collector paused, and what the import
         made is then frozen out of later collections (`gc.freeze`): an import makes tens of
         thousands of objects that live as long as the process and no garbage, and the collector
-        walked them again some fifty times a `fit` (~10% of its CPU). A caller that passes its own
-        arguments (a test, a program hosting the CLI) keeps its collector as it was.
+        walked them again some fifty times a `fit` (~10% of its CPU) (`settled`); the window's modules the
+        same (`launch` Rule 8). A caller that passes its own arguments (a test, a program hosting the CLI)
+        keeps its collector as it was.
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import sys
 from dataclasses import replace
@@ -39,13 +40,12 @@ from gguf_budget.core.regular_file import os_words
 from gguf_budget.core.version import __version__
 from gguf_budget.core.units import human_bytes
 from gguf_budget.core.ranges import HEADER_CAP
-from gguf_budget.core.views.command_words import unknown_command
 from gguf_budget.gui.cli.args import (
     EXIT_BAD_INPUT, EXIT_INTERRUPTED, LLAMA_TAIL, OneLineParser, complain, join_negative_values, ranged, split_tail,
 )
 from gguf_budget.gui.cli.commands import COMMANDS, Command
-from gguf_budget.gui.cli.commands.common import RemoteOptions
 from gguf_budget.gui.cli.log_level import add_log_level_argument, log_to_stderr, split_log_level
+from gguf_budget.gui.cli.settled import settled_imports
 from gguf_budget.gui.cli.stop_signals import Stopped, stop_signals_raise
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,8 @@ def _command_word(args: Sequence[str]) -> str | None:
 def _subcommand_parser(chosen: str | None, own_process: bool = False) -> argparse.ArgumentParser:
     """Every command is listed, but only the `chosen` one's arguments are defined (and its module imported: Rule 8 when
     this is the program's `own_process`)."""
+    from gguf_budget.gui.cli.commands.common import RemoteOptions  # Rule 5: not with the window
+
     parser = OneLineParser(prog="gguf-budget", description="Will this GGUF model fit?", epilog=WINDOW_HELP,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"gguf-budget {__version__}")
@@ -97,14 +99,8 @@ def _subcommand_parser(chosen: str | None, own_process: bool = False) -> argpars
 
 def _settled(command: Command) -> ModuleType:
     """Rule 8: the command's module, imported with the collector paused, and frozen out of its later collections."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with settled_imports():
         return command.load()
-    finally:
-        gc.freeze()
-        if collecting:
-            gc.enable()
 
 
 def _help_asked(args: list[str]) -> list[str]:
@@ -138,7 +134,11 @@ def _main(argv: Sequence[str] | None) -> int:
     if word is None and not args or (word not in COMMANDS and word not in ("-h", "--help", "--version")):
         from gguf_budget.gui.cli.launch import launch
 
-        mistyped = None if word is None else unknown_command(word, tuple(COMMANDS))
+        mistyped = None
+        if word is not None:
+            from gguf_budget.core.views.command_words import unknown_command  # Rule 5
+
+            mistyped = unknown_command(word, tuple(COMMANDS))
         if mistyped is not None:
             complain(mistyped)
             return EXIT_BAD_INPUT
@@ -147,7 +147,7 @@ def _main(argv: Sequence[str] | None) -> int:
             complain("gguf-budget: the window takes no llama.cpp arguments after -- (File ▸ Ask about a llama.cpp "
                      "command… takes a whole command)")
             return EXIT_BAD_INPUT
-        return launch(args)
+        return launch(args, own_process=argv is None)
     parsed = _subcommand_parser(word, own_process=argv is None).parse_args(args)
     if tail and not hasattr(parsed, LLAMA_TAIL):
         complain(f"gguf-budget {parsed.command}: takes no llama.cpp arguments after --")
@@ -155,6 +155,8 @@ def _main(argv: Sequence[str] | None) -> int:
     setattr(parsed, LLAMA_TAIL, tail)
     log.debug("running %s", parsed.command)
     try:
+        from gguf_budget.gui.cli.commands.common import RemoteOptions
+
         RemoteOptions.limits = replace(RemoteOptions.limits, cap=parsed.max_header,
                                        first_chunk=min(RemoteOptions.limits.first_chunk, parsed.max_header))
         RemoteOptions.refresh = parsed.refresh

@@ -21,6 +21,12 @@ Rule 6: `--size WxH` (with `--screenshot`) renders at that window size, 1280x720
 Rule 7: `--preset NAME` (with `--screenshot`) judges a hypothetical machine from the preset table,
         as the machine panel's Preset box does ("RTX 4090", "M4 Max 128GB", or GPUs comma-separated);
         a name not in the table exits 2 with one line.
+Rule 8: the window's pure core (WINDOW_CORE and what it imports: ~140 modules, no Qt) is imported before
+        Qt: PySide6's import hook reads the source of every module imported after it, to see whether it
+        uses PySide (~0.25 ms a module, ~45 ms of a launch). Then Qt starts (its font database filling on
+        a thread while the window's Qt modules import), then the window. Run as the program itself
+        (`own_process`), all of it is imported with the garbage collector paused and then frozen
+        (`settled`), as a command's module is.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from __future__ import annotations
 import argparse
 import ctypes
 import os
+from contextlib import nullcontext
+from importlib import import_module
 import sys
 import tempfile
 from pathlib import Path
@@ -42,12 +50,19 @@ from gguf_budget.resources import demo_model_path
 
 from gguf_budget.gui.cli.args import EXIT_BAD_INPUT, OneLineParser, complain, join_negative_values, ranged
 from gguf_budget.gui.cli.log_level import add_log_level_argument
+from gguf_budget.gui.cli.settled import settled_imports
 from gguf_budget.gui.cli.xcb_check import Loader, family_of, install_hint, missing_libraries, platform_is_xcb, read_os_release
 
 DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
 SCREENSHOT_VIEWS = ("plan", "sweep", "compare", "quants")
 SHOT_WIDTHS = Range("a screenshot width", 1280, 7680, "pixels")
 SHOT_HEIGHTS = Range("a screenshot height", 720, 4320, "pixels")
+WINDOW_CORE = tuple(f"gguf_budget.core.{name}" for name in (
+    "explorer.session", "explorer.persist", "explorer.ctx_tiers", "explorer.model_key", "explorer.window_size",
+    "explorer.messages", "machine.probe", "model.loader", "quant.would_fit", "ini_screen",
+    "views.run_it", "views.presets_view", "views.file_label", "llama_words.programs",
+))
+"""Rule 8: the core modules the window's own modules import (with theirs, nearly all the core it uses)."""
 
 
 def parse_launch_args(args: Sequence[str]) -> argparse.Namespace:
@@ -115,10 +130,11 @@ def no_display(environ: Mapping[str, str], platform: str) -> bool:
     return platform.startswith("linux") and not any(environ.get(k) for k in DISPLAY_VARIABLES)
 
 
-def launch(args: Sequence[str], load_library: Loader = ctypes.CDLL) -> int:
+def launch(args: Sequence[str], load_library: Loader = ctypes.CDLL, own_process: bool = False) -> int:
     """Parse, check what Qt needs (Rules 2–3b), then open the window or take the screenshot.
 
-    `load_library` is the loader the xcb check asks (ctypes.CDLL unless a test gives one).
+    `load_library` is the loader the xcb check asks (ctypes.CDLL unless a test gives one); `own_process`: this
+    is the program itself (`cli` Rule 8), so the imports pause the garbage collector (Rule 8).
     """
     options = parse_launch_args(args)
     if options.screenshot:
@@ -132,9 +148,13 @@ def launch(args: Sequence[str], load_library: Loader = ctypes.CDLL) -> int:
         if missing:
             complain(f"gguf-budget: {install_hint(missing, family_of(read_os_release()))}")
             return EXIT_BAD_INPUT
-    from gguf_budget.gui.qt.qt_start import application
+    with settled_imports() if own_process else nullcontext():
+        for name in WINDOW_CORE:  # Rule 8: before Qt
+            import_module(name)
+        from gguf_budget.gui.qt.qt_start import application
 
-    application()  # Qt first: its font database fills on a thread while the window's modules import
+        application()  # its font database fills on a thread while the window's Qt modules import
+        from gguf_budget.gui.qt.app import run_window
     if options.screenshot:
         from gguf_budget.gui.qt.screenshot import run_screenshot
 
@@ -144,6 +164,4 @@ def launch(args: Sequence[str], load_library: Loader = ctypes.CDLL) -> int:
             complain(f"gguf-budget: {message}")
             return EXIT_BAD_INPUT
         return 0
-    from gguf_budget.gui.qt.app import run_window
-
     return run_window(options)

@@ -15,8 +15,8 @@ Rule 5: SIGTERM, SIGHUP and Ctrl-C in the terminal end the interactive run as cl
 Rule 6: the interactive run (`open_window`) draws the first plan before it composes the add-ons: the window
         is built and shown and its model starts loading; in the event-loop turn after the plan area first
         painted a model (or after a failed load, or FIRST_PLAN_LATEST_MS after the load when nothing was
-        painted: a window not exposed) the add-ons' modules are imported off the GUI thread (`ImportAhead`),
-        and installed once they are, each showing the model already open (`addons` Rule 2): the window
+        painted: a window not exposed) the add-ons' modules and the goal search's are imported off the GUI
+        thread (`ImportAhead`), and the add-ons installed once they are, each showing the model already open (`addons` Rule 2): the window
         answers a close meanwhile. The wheel guard is there from the start (the application's style, `qt_start`
         Rule 3), running Python for value widgets' events only. A URL or Hub reference is opened by
         the library add-on, so for one the add-ons are installed first.
@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 FIRST_PLAN_LATEST_MS = 500
 """Rule 6: how long after the model loaded the add-ons wait for a paint that may never come."""
 ADDONS_MODULE = "gguf_budget.gui.qt.addons"
+AFTER_FIRST_PLAN = (ADDONS_MODULE, "gguf_budget.core.explorer.tune")
+"""Rule 6: what is imported off the GUI thread after the first plan: the add-ons, and the goal search the window's
+Goal control runs (`goal_control` Rule 5), so no later GUI-thread turn imports it."""
 
 
 def compose(
@@ -117,7 +120,7 @@ def open_window(options: argparse.Namespace, settings: QSettings | None = None, 
         composed(install_addons(window, log_folder=log_folder))
 
     def import_then_install() -> None:
-        ImportAhead((ADDONS_MODULE,), window).when_ready(install)
+        ImportAhead(AFTER_FIRST_PLAN, window).when_ready(install)
 
     window = MainWindow(settings=settings)
     if options.budget is not None or options.ctx is not None:

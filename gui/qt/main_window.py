@@ -40,6 +40,11 @@ Rule 10: a window opened at the screen's size is on screen frame included once s
         (`add_views`, `window_size.view_geometry`), never a strip at the bottom of this one.
 Rule 11: the machine is probed again on View ▸ Reset to this machine and every REPROBE_IDLE_S seconds while
         no model loads, so the usable memory a model opens at is today's, not the start's.
+Rule 12: an opened model's bandwidth figures are read (`measure_bandwidths`, on a worker) from a zero-interval timer,
+        so in an event-loop turn after its plan is painted: the read runs Python (~20 ms at every launch of the
+        demo, whose disk has nothing to measure) and held the interpreter lock while the first plan painted;
+        their module (the kept record, the calibration) is imported by the worker that reads them. The
+        estimates use the figures when they answer (Rule 3), as before.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from PySide6.QtCore import QRect, QSettings, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QShowEvent
@@ -69,16 +74,13 @@ from gguf_budget.core.llama_words.reader import LlamaCommand
 from gguf_budget.core.explorer.state import ExplorerState, TypedBandwidths
 from gguf_budget.core.explorer.window_size import Rect, dock_height, on_screen, opening_size, view_geometry
 from gguf_budget.core.machine.bandwidth import Bandwidths, for_machine
-from gguf_budget.core.speed.machine_speed import speed_figures
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.machine.probe import REPROBE_IDLE_S, probe_hardware
 from gguf_budget.core.remote.refs import names_remote
 from gguf_budget.core.remote.source import reopen_name
 from gguf_budget.core.errors import BudgetError
-from gguf_budget.core.views.evidence_view import MeasuredView
 from gguf_budget.core.safe_text import safe_text
 
-from gguf_budget.gui.qt.about_dialog import show_about
 from gguf_budget.gui.qt.message_area import MessageArea
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 from gguf_budget.gui.qt.plan.goal_control import GoalLink
@@ -98,18 +100,25 @@ from gguf_budget.gui.qt.theme import error_style
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.throttle import NextTurn
 
+if TYPE_CHECKING:
+    from gguf_budget.core.views.evidence_view import MeasuredView
+
 BandwidthBackend = Callable[[str], tuple[Bandwidths, tuple[str, ...]]]
 log = logging.getLogger(__name__)
 
 
 def measure_again(path: str | None) -> tuple[Bandwidths, tuple[str, ...]]:
     """The bandwidth editor's Measure again: this machine measured anew and kept, as `hw --measure` does."""
+    from gguf_budget.core.speed.machine_speed import speed_figures  # Rule 12: on the worker that reads them
+
     return speed_figures(path, again=True)
 
 
 def measure_bandwidths(path: str) -> tuple[Bandwidths, tuple[str, ...]]:
     """This machine's figures, as every command reads them: kept from the first measurement (RAM, compute, this
     model's disk), measured now only where none is kept (under a second, never raising), and calibrated."""
+    from gguf_budget.core.speed.machine_speed import speed_figures  # Rule 12: on the worker that reads them
+
     return speed_figures(path)
 
 
@@ -196,6 +205,9 @@ class MainWindow(QMainWindow):
         self._loader.failed.connect(self._load_failed)
         self._bandwidth_probe = BackgroundCall(bandwidth_backend, parent=self)
         self._bandwidth_probe.succeeded.connect(self._bandwidths_measured)
+        self._read_figures = QTimer(self, singleShot=True, interval=0)
+        """Rule 12: the opened model's figures are read in a turn after its plan is painted."""
+        self._read_figures.timeout.connect(self._start_figures)
         self._remeasure = BackgroundCall(remeasure_backend, parent=self)
         self._remeasure.succeeded.connect(self._bandwidths_measured)
         self._remeasure.succeeded.connect(lambda _: self.messages.say("Measured this machine's bandwidths again"))
@@ -247,7 +259,7 @@ class MainWindow(QMainWindow):
         self.menuBar().addMenu(self.help_menu)
         about = self.help_menu.addAction("&About GGUF Budget Explorer")
         about.setObjectName("aboutAction")
-        about.triggered.connect(lambda: show_about(self))
+        about.triggered.connect(self._show_about)
         self.view_menu = QMenu("&View", self)
         """The View menu: Reset to this machine here; the add-ons add their docks' toggles."""
         self.view_menu.setObjectName("viewMenu")
@@ -267,6 +279,12 @@ class MainWindow(QMainWindow):
         self._pending_command: LlamaCommand | None = None
         self.body.hardware.bandwidthsChanged.connect(self._bandwidths_typed)
         self.body.hardware.bandwidths.measureAgain.connect(self._measure_again)
+
+    def _show_about(self) -> None:
+        """Help ▸ About: its module (the dependency list, platform details) is imported when first asked."""
+        from gguf_budget.gui.qt.about_dialog import show_about
+
+        show_about(self)
 
     def _restore(self) -> None:
         s, state = self._saved, self.session.state
@@ -316,7 +334,8 @@ class MainWindow(QMainWindow):
 
     def bandwidths_measured(self) -> bool:
         """True once the bandwidth probe has answered for the model on screen."""
-        return self.session.state.measured_bandwidths is not None and not self._bandwidth_probe.busy
+        pending = self._bandwidth_probe.busy or self._read_figures.isActive()
+        return self.session.state.measured_bandwidths is not None and not pending
 
     def plan_pending(self) -> bool:
         """True while a change waits for the coalescing timer."""
@@ -419,11 +438,17 @@ class MainWindow(QMainWindow):
         self.file_menu.set_recent(self._saved.recent)
         self.messages.say(f"Loaded {safe_text(spec.path, 200)}")
         self.save_settings()
-        self._bandwidth_probe.start(spec.path)
+        self._read_figures.start()  # Rule 12
         pending, self._pending_command = self._pending_command, None
         if pending is not None:
             self.ask_llama(replace(pending, settings=replace(pending.settings, model=None, model_url=None, hf_repo=None,
                                                              hf_file=None)))
+
+    def _start_figures(self) -> None:
+        """Rule 12: the figures of the model on screen, read now."""
+        model = self.session.state.model
+        if model is not None:
+            self._bandwidth_probe.start(model.path)
 
     def _load_failed(self, message: str) -> None:
         self._pending_command = None

@@ -8,6 +8,8 @@ Rule 2: the search runs off the GUI thread (`ProgressCall`) with Cancel: a cance
 Rule 3: choosing a goal in the box (mouse or keyboard) or pressing Apply runs it; "none" forgets the goal and keeps
         the knobs. A knob changed afterwards leaves the goal as last applied: nothing here searches by itself.
 Rule 4: the box and floors show the goal the session last applied (quietly), except while a search runs.
+Rule 5: the search's modules (`tune`, with the quant ladder's pricing) are not imported with the window: the first
+        search imports them on its worker thread, unless the import after the first plan (`app` Rule 6) has.
 
 Signals (GoalControl):
     asked(): Apply, or a goal chosen in the box.
@@ -32,7 +34,7 @@ from gguf_budget.core.explorer.goal import (
 from gguf_budget.core.explorer.messages import MessageKind
 from gguf_budget.core.explorer.session import ApplyGoal, ClearGoal, Session
 from gguf_budget.core.explorer.state import AppliedGoal
-from gguf_budget.core.explorer.tune import Constraints, Goal, TuneAnswer, tune
+from gguf_budget.core.explorer.tune_goal import Constraints, Goal
 from gguf_budget.core.ranges import CONTEXT
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall
@@ -155,10 +157,18 @@ class GoalLink(QObject):
         model = state.model
         assert model is not None
         self._control.set_busy(True)
-        self.worker.start(lambda progress, cancelled: tune(model, state, goal, floors))
+
+        def search(_progress: object, _cancelled: object) -> object:
+            from gguf_budget.core.explorer.tune import tune  # Rule 5
+
+            return tune(model, state, goal, floors)
+
+        self.worker.start(search)
 
     def _answered(self, answer: object) -> None:
         """Rule 2; a state that moved during the search (a knob, the bandwidth probe) is searched again, once more."""
+        from gguf_budget.core.explorer.tune import TuneAnswer  # imported by the search that answered
+
         assert isinstance(answer, TuneAnswer)
         if self._session.state != self._searched and self._session.state.model is not None:
             self._say(f"{MOVED} {searching_text(answer.goal, answer.constraints)}", MessageKind.BUSY)

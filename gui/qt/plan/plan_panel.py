@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QSplitter, QStacke
 from gguf_budget.core import ModelSpec
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.plan.ledger import LEDGER_LINES
-from gguf_budget.core.views.evidence_view import MEASURED_LINES
+from gguf_budget.core.views.ledger_names import MEASURED_LINES
 
 from gguf_budget.gui.qt.plan.budget_control import BudgetControl
 from gguf_budget.gui.qt.plan.context_control import ContextControl

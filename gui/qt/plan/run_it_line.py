@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.headline import full_load_name
-from gguf_budget.core.quant.ladder import LadderRequest
+from gguf_budget.core.quant.ladder_request import LadderRequest
 from gguf_budget.core.quant.would_fit import smaller_quant, wants_smaller_quant
 from gguf_budget.core.views.run_it import NO_COMMAND, RunIt, budget_plan_run, full_load_run
 from gguf_budget.gui.qt.elided_label import ElidedLabel

@@ -9,6 +9,8 @@ Rule 3: `cancel()` sets the event the work watches; the work stops its child pro
 Rule 4: every exception ends the run in `failed(str)` (`background.failure_text`): the
         expected ones (`BudgetError`, `OSError`) say their one line; anything else is a bug,
         says "internal error: …" and leaves its traceback in the log.
+Rule 5: at quit every running measurement under the window is cancelled and its engine killed at once
+        (`quitting` Rules 1, 2 and 4: registered when this module is imported).
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
+from gguf_budget.core.measure.runner import kill_runs_now
 from gguf_budget.gui.qt.workers.background import EXPECTED, failure_text
+from gguf_budget.gui.qt.workers.quitting import stop_at_quit
 
 Work = Callable[[Callable[[Any], None], threading.Event], Any]
 
@@ -85,3 +89,14 @@ class MeasureJob(QObject):
             self.succeeded.emit(payload)
         else:
             self.failed.emit(str(payload))
+
+
+def _stop_measurements(root: QObject) -> int:
+    """Rule 5: cancel the measurements under `root`, kill every llama.cpp run now; how many were killed."""
+    for job in root.findChildren(MeasureJob):
+        if job.running:
+            job.cancel()
+    return kill_runs_now()
+
+
+stop_at_quit(_stop_measurements)

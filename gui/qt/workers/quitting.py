@@ -15,6 +15,9 @@ Rule 3: the process then ends at once (`end_process`): the log, stdout and stder
         moment a worker thread still in Python code could crash the exit or hang it (the global
         thread pool's destructor waits for every thread). The settings are written when the window
         closes (`closeEvent`), before this.
+Rule 4: what only a module imported later can start registers how to stop it when that module is imported
+        (`stop_at_quit`): the measurements (`measure_job`), so this module, imported before the first plan,
+        imports no measuring code, and a run that never imported it has nothing of the kind to look for.
 """
 
 from __future__ import annotations
@@ -22,26 +25,27 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import NoReturn
+from typing import Callable, NoReturn
 
 from PySide6.QtCore import QObject, QThreadPool
 
-from gguf_budget.core.measure.runner import kill_runs_now
 from gguf_budget.gui.qt.workers.at_end import run_at_end
-from gguf_budget.gui.qt.workers.measure_job import MeasureJob
 from gguf_budget.gui.qt.workers.progress_call import ProgressCall
 
 log = logging.getLogger(__name__)
+_STOPPERS: list[Callable[[QObject], int]] = []
+
+
+def stop_at_quit(stop: Callable[[QObject], int]) -> None:
+    """Rule 4: at quit, `stop(root)` cancels the work of its kind under `root` and says how many engines it killed."""
+    _STOPPERS.append(stop)
 
 
 def stop_workers(root: QObject) -> None:
     """Rules 1–2: drop every call under `root`, cancel its measurements and kill their engines; wait for none."""
     for call in root.findChildren(ProgressCall):
         call.discard()
-    for job in root.findChildren(MeasureJob):
-        if job.running:
-            job.cancel()
-    killed = kill_runs_now()
+    killed = sum(stop(root) for stop in _STOPPERS)
     running = QThreadPool.globalInstance().activeThreadCount()
     if killed or running:
         log.info("quitting: %d measurement(s) killed, %d worker(s) left running, none waited for", killed, running)
