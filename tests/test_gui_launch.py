@@ -136,7 +136,8 @@ def test_the_window_opens_file_then_applies_budget_and_ctx(qtbot, settings_store
 
 
 FIRST_PLAN = r"""
-import json, sys, threading
+import faulthandler, json, sys, threading
+faulthandler.dump_traceback_later(100, exit=True)  # a hung child says where every thread is, before the test's timeout
 from PySide6.QtCore import QEvent, QObject, QTimer, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 import gguf_budget.gui.qt.app as app_module
