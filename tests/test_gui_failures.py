@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import shiboken6
 from gui_support import MIB, child
 from PySide6.QtCore import QThreadPool, QUrl
 
@@ -74,6 +75,18 @@ def test_background_call_answers_every_exception(qtbot, error, shown):
     with qtbot.assertNotEmitted(call.succeeded), qtbot.waitSignal(call.failed, timeout=10000) as failed:
         call.start()
     assert failed.args == [shown] and not call.busy
+
+
+def test_a_job_whose_caller_is_deleted_ends_without_a_word(qtbot, capfd):
+    """Rule 5 of the background call: an answer nobody can hear is dropped (at a test run's teardown every Qt
+    object is deleted while a bandwidth read may still run; it printed "Signal source has been deleted")."""
+    release = threading.Event()
+    call = BackgroundCall(lambda: release.wait(10))
+    call.start()
+    shiboken6.delete(call._relay)
+    release.set()
+    assert QThreadPool.globalInstance().waitForDone(10000)
+    assert "deleted" not in capfd.readouterr().err
 
 
 def test_a_probe_bug_is_said_on_the_panel_and_refresh_works_again(qtbot, make_window, log_file):

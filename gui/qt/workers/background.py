@@ -11,6 +11,9 @@ Rule 4: every exception ends the call in `failed(str)`, so a busy indicator neve
         forever. The expected ones (`EXPECTED`: the core's `BudgetError`, the disk's `OSError`,
         or the types the adapter was given) say their one line; anything else is a bug: it
         says "internal error: …" and its traceback goes to the log (`failure_text`).
+Rule 5: an answer with nobody left to hear it is dropped: a job still running while the process ends (a test run's
+        interpreter teardown deletes every Qt object, the job's relay among them) finds its relay gone and says
+        nothing, where it printed "Signal source has been deleted" from inside Qt's thread pool.
 """
 
 from __future__ import annotations
@@ -54,9 +57,15 @@ class _Job(QRunnable):
         try:
             result = self._call()
         except Exception as e:  # noqa: BLE001 -- Rule 4: every failure must answer the GUI thread
-            self._relay.done.emit(self._ticket, False, failure_text(e, self._expected, self._doing))
+            self._answer(False, failure_text(e, self._expected, self._doing))
             return
-        self._relay.done.emit(self._ticket, True, result)
+        self._answer(True, result)
+
+    def _answer(self, ok: bool, payload: object) -> None:
+        try:
+            self._relay.done.emit(self._ticket, ok, payload)
+        except RuntimeError:  # Rule 5: the relay is deleted; nobody is left to answer
+            log.debug("a finished job's caller was gone: %s", self._doing)
 
 
 class BackgroundCall(QObject):
