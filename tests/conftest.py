@@ -22,6 +22,7 @@ from filelock import FileLock  # noqa: E402
 from gguf_factory import ArchDesc, Mode, write_gguf  # noqa: E402
 
 from gguf_budget.core import ModelSpec, load_model  # noqa: E402
+from gguf_budget.core.model.catalogue import catalogue_path, find_entry  # noqa: E402
 
 # The GUI fixtures (settings_store, write_model, make_window) for every test module.
 pytest_plugins = ["gui_support"]
@@ -60,6 +61,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         return (item.path not in slow, LONGEST.index(name) if name in LONGEST else len(LONGEST))
 
     items.sort(key=rank)
+
+
+@pytest.fixture(scope="module")
+def llama70b() -> ModelSpec:
+    """The catalogue's Llama-3.1-70B skeleton (80 layers, 128k trained context), read once a module."""
+    return load_model(catalogue_path(find_entry("llama-3.1-70b-instruct")))
+
+
+@pytest.fixture(scope="module")
+def llama8b() -> ModelSpec:
+    """The catalogue's Llama-3.1-8B skeleton, read once a module."""
+    return load_model(catalogue_path(find_entry("llama-3.1-8b-instruct")))
 
 
 @pytest.fixture(scope="session")

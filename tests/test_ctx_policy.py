@@ -19,16 +19,10 @@ from test_planner_properties import Reference, arch_descs
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, load_model, plan_dict, plan_memory, plan_text
-from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.ledger import LedgerPrices
 from gguf_budget.core.plan.types import CtxPolicy, CtxReason, RingReason
 
 GiB = 1 << 30
-
-
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model(catalogue_path(find_entry("llama-3.1-8b-instruct")))
 
 
 def plan(model, budget: int, **kw):

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from gguf_budget.core.errors import RequestError
 from gguf_budget.core.model.context import DEFAULT_CTX
 from gguf_budget.core.plan.budget import Budget
-from gguf_budget.core import BudgetRequest, hypothetical_machine, load_model, plan_memory, plan_text
+from gguf_budget.core import BudgetRequest, hypothetical_machine, plan_memory, plan_text
 from gguf_budget.core.explorer import ctx_tiers as ctx_tiers_module
 from gguf_budget.core.explorer import derive as derive_module
 from gguf_budget.core.explorer.derive import derive, initial_budget
@@ -22,23 +22,12 @@ from gguf_budget.core.explorer.headline import BUDGET_PLAN, BannerState
 from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource
-from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.types import CtxPolicy
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.cli import main
 
 GiB = 1 << 30
 TYPED = Bandwidths(ram=Bandwidth(20 * GiB, BandwidthSource.TYPED, "t"), disk=Bandwidth(2 * GiB, BandwidthSource.TYPED, "t"))
-
-
-@pytest.fixture(scope="module")
-def llama70b():
-    return load_model(catalogue_path(find_entry("llama-3.1-70b-instruct")))
-
-
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model(catalogue_path(find_entry("llama-3.1-8b-instruct")))
 
 
 def test_70b_at_16_gib_is_feasible_but_slow_and_the_full_load_does_not_fit(llama70b):

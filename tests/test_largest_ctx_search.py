@@ -30,16 +30,6 @@ from gguf_budget.core.plan.budget import Budget
 GiB = 1 << 30
 
 
-@pytest.fixture(scope="module")
-def llama70b():
-    return load_model(catalogue_path(find_entry("llama-3.1-70b-instruct")))
-
-
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model(catalogue_path(find_entry("llama-3.1-8b-instruct")))
-
-
 @given(n=st.integers(1, 600), data=st.data())
 @settings(max_examples=300, deadline=None)
 def test_the_aimed_search_finds_the_last_fitting_candidate_whatever_the_headroom_says(n, data):

@@ -45,11 +45,6 @@ def machine(ram_gib: float, gpu_gib: float | None = None):
 
 
 @pytest.fixture(scope="module")
-def llama70b():
-    return load_model(catalogue_path(find_entry("llama-3.1-70b-instruct")))
-
-
-@pytest.fixture(scope="module")
 def ladder70b(llama70b):
     return quant_ladder(llama70b, machine(64, 24))
 
@@ -235,11 +230,6 @@ def test_the_ladders_largest_ctx_places_the_layers_again_where_fit_holds_them(ll
     held = largest_fitting_ctx(row.model, m, base, row.fit.gpu_layers, cap)
     assert row.largest_ctx == largest_fitting_ctx(row.model, m, base, None, cap)
     assert held is not None and row.largest_ctx is not None and held < row.largest_ctx
-
-
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model(catalogue_path(find_entry("llama-3.1-8b-instruct")))
 
 
 def _on_tier(ladder):

@@ -23,7 +23,6 @@ from gguf_budget.core.explorer.state import BudgetOrigin, TypedBandwidths
 from gguf_budget.core.machine.bandwidth import Bandwidth, Bandwidths, BandwidthSource
 from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.usable import usable_ram
-from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.plan.types import HeadMode
 
@@ -38,11 +37,6 @@ DEMO_PATH = Path(str(files("gguf_budget.resources") / "demo-tinyllama-1.1b-chat-
 @pytest.fixture(scope="module")
 def demo():
     return load_model(DEMO_PATH)
-
-
-@pytest.fixture(scope="module")
-def llama8b():
-    return load_model(catalogue_path(find_entry("llama-3.1-8b-instruct")))
 
 
 def on_machine() -> Session:
