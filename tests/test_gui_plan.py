@@ -44,8 +44,11 @@ def model(model_path):
 
 @pytest.fixture
 def loaded(qtbot, make_window, model_path) -> MainWindow:
+    """A window with the model open and its bandwidth figures read: they are read a turn after the first plan is
+    painted (main_window Rule 12), and their answer replans, so a test that counts plans starts after it."""
     window = make_window()
     open_model(qtbot, window, model_path)
+    qtbot.waitUntil(window.bandwidths_measured, timeout=10000)
     return window
 
 
