@@ -136,6 +136,7 @@ def _window(make_explorer, qtbot, path: Path) -> QWidget:
         dock.hide()
     open_model(qtbot, window, path)
     qtbot.waitUntil(lambda: window.session.view.full_load is not None and not window.plan_pending())
+    qtbot.waitUntil(window.bandwidths_measured)  # read a turn after the first plan; their answer redraws
     column = next(c for c in window.findChildren(SideColumn) if c.widget() is window.body.hardware)
     column.ensureWidgetVisible(window.findChild(QLabel, SIDE_ROWS[0]), 0, 0)
     _drain()
