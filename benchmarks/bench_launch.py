@@ -41,6 +41,9 @@ import tempfile
 import time
 from pathlib import Path
 
+TESTS = Path(__file__).resolve().parent.parent / "tests"
+"""Where the child finds `launch_watch` (it imports nothing of the app, so the launch order holds)."""
+
 OFFSCREEN_NOTICE = "does not support propagateSizeHints"
 """Qt's offscreen platform says this when a window is shown; it is not an error of the app."""
 
@@ -48,31 +51,20 @@ JUST_AFTER_MS = (150, 400, 800, 1500)
 """When a "just after" close is due, after the first plan: the runs take them in turn."""
 
 CHILD = r"""
-import importlib.util, resource, sys, time
+import resource, sys, time
+from launch_watch import watch_open_window
 
 idle_ms, measuring = int(sys.argv[1]), sys.argv[2] == "measure"
 closed = []
 
 
-class WatchApp:  # patches `open_window` as the launcher imports the app: the child imports in the launcher's order
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "gguf_budget.gui.qt.app":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        run_module = spec.loader.exec_module
-
-        def exec_module(module):
-            run_module(module)
-            global opened
-            opened, module.open_window = module.open_window, watched
-
-        spec.loader.exec_module = exec_module
-        return spec
+def keep(original):  # `open_window` as the launcher imports the app (tests/launch_watch.py)
+    global opened
+    opened = original
+    return watched
 
 
-sys.meta_path.insert(0, WatchApp())
+watch_open_window(keep)
 from gguf_budget.gui.cli import main
 
 def watched(options, *args, composed, **kwargs):
@@ -120,7 +112,7 @@ def run_once(python: str, idle_ms: int, scratch: Path, measure: tuple[str, str] 
     if measure:
         env["GGUF_BUDGET_LLAMA_BIN"] = measure[0]
     start = time.time()
-    child = subprocess.Popen([python, "-c", CHILD, str(idle_ms), *(("measure", measure[1]) if measure else ("close",))],
+    child = subprocess.Popen([python, "-c", f"import sys; sys.path.append({str(TESTS)!r})\n{CHILD}", str(idle_ms), *(("measure", measure[1]) if measure else ("close",))],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     out, err = child.communicate(timeout=120)
     ended = time.time()

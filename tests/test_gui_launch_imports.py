@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 FIRST_PLAN_IMPORTS = r"""
-import importlib.util, json, sys
+import json, sys
+from launch_watch import watch_open_window
 
 seen = []
 
@@ -33,37 +34,24 @@ class Imports:  # every module first asked for, and whether Qt was imported by t
         return None
 
 
-class WatchApp:  # patches `open_window` as the launcher imports the app, so the launcher imports in its own order
-    def find_spec(self, name, path=None, target=None):
-        if name != "gguf_budget.gui.qt.app":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        run_module = spec.loader.exec_module
+def watched(opened):
+    def open_window(options, *args, **kwargs):
+        window = opened(options, *args, **kwargs)
 
-        def exec_module(module):
-            run_module(module)
-            opened = module.open_window
+        def drawn():
+            window.modelLoaded.disconnect(drawn)
+            imported = [(name, after_qt) for name, after_qt in seen if name in sys.modules]
+            print(json.dumps(imported), flush=True)
+            window.close()
 
-            def watched(options, *args, **kwargs):
-                window = opened(options, *args, **kwargs)
+        window.modelLoaded.connect(drawn)
+        return window
 
-                def drawn():
-                    window.modelLoaded.disconnect(drawn)
-                    imported = [(name, after_qt) for name, after_qt in seen if name in sys.modules]
-                    print(json.dumps(imported), flush=True)
-                    window.close()
-
-                window.modelLoaded.connect(drawn)
-                return window
-
-            module.open_window = watched
-
-        spec.loader.exec_module = exec_module
-        return spec
+    return open_window
 
 
-sys.meta_path[:0] = [WatchApp(), Imports()]
+sys.meta_path.insert(0, Imports())
+watch_open_window(watched)  # first on sys.meta_path, before Imports (tests/launch_watch.py)
 from gguf_budget.gui.cli import main
 
 sys.argv[1:] = []
@@ -86,7 +74,7 @@ def test_the_first_plan_imports_no_later_module_and_the_core_before_qt(tmp_path:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
            "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
            "XDG_DATA_HOME": str(tmp_path / "data")}
-    done = subprocess.run([sys.executable, "-c", FIRST_PLAN_IMPORTS], capture_output=True, text=True, env=env,
+    done = subprocess.run([sys.executable, "-c", f"import sys; sys.path.append({str(Path(__file__).parent)!r})\n{FIRST_PLAN_IMPORTS}"], capture_output=True, text=True, env=env,
                           timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     imported = dict(json.loads(done.stdout.splitlines()[-1]))
