@@ -9,7 +9,9 @@ does, and so would not measure or count the real launch. Instead `watch_open_win
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
+from pathlib import Path
 from typing import Any, Callable
 
 APP = "gguf_budget.gui.qt.app"
@@ -38,3 +40,10 @@ class _WatchApp:
 def watch_open_window(wrap: Callable[[Any], Any]) -> None:
     """When the launcher imports the app, its `open_window` becomes `wrap(open_window)`."""
     sys.meta_path.insert(0, _WatchApp(wrap))
+
+
+def app_env(folder: Path, **more: str) -> dict[str, str]:
+    """The environment of an app run in a child process: offscreen, its settings, state, cache and data in `folder`."""
+    return {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(folder / "config"),
+            "XDG_STATE_HOME": str(folder / "state"), "XDG_CACHE_HOME": str(folder / "cache"),
+            "XDG_DATA_HOME": str(folder / "data"), **more}

@@ -12,10 +12,10 @@ Everything still appears: the add-ons install and the chart draws the sweep.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
+from launch_watch import app_env
 
 AFTER_FIRST_PLAN = r"""
 import json
@@ -78,11 +78,8 @@ sys.exit(main([]))
 
 
 def test_after_the_first_plan_the_gui_thread_imports_nothing_and_builds_a_plot_a_turn(tmp_path: Path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "XDG_DATA_HOME": str(tmp_path / "data")}
-    done = subprocess.run([sys.executable, "-c", AFTER_FIRST_PLAN], capture_output=True, text=True, env=env,
-                          timeout=180)
+    done = subprocess.run([sys.executable, "-c", AFTER_FIRST_PLAN], capture_output=True, text=True,
+                          env=app_env(tmp_path), timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.splitlines()[-1])
     assert seen["add-ons"]

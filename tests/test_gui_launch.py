@@ -26,6 +26,7 @@ from gguf_budget.gui.qt.theme import TIER_COLOURS
 from gguf_budget.gui.qt.app import open_window
 from gguf_budget.gui.qt.screenshot import SCREENSHOT_SIZE, shoot
 from gguf_budget.resources import demo_model_path
+from launch_watch import app_env
 
 CLI = Path(sys.executable).with_name("gguf-budget")
 
@@ -191,9 +192,7 @@ sys.exit(main([]))
 
 
 def test_the_first_plan_is_painted_before_the_add_ons_and_the_font_database_is_filled_once_off_the_gui_thread(tmp_path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "QT_LOGGING_RULES": "qt.text.font.db.debug=true",
-           "XDG_CONFIG_HOME": str(tmp_path / "config"), "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_DATA_HOME": str(tmp_path / "data")}
+    env = app_env(tmp_path, QT_LOGGING_RULES="qt.text.font.db.debug=true")
     done = subprocess.run([sys.executable, "-c", FIRST_PLAN], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     seen = json.loads(done.stdout.splitlines()[-1])

@@ -15,10 +15,10 @@ calls it), until the first plan is on screen (`modelLoaded`):
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
+from launch_watch import app_env
 
 FIRST_PLAN_IMPORTS = r"""
 import json, sys
@@ -71,10 +71,8 @@ OWN_MODULES = 220
 
 
 def test_the_first_plan_imports_no_later_module_and_the_core_before_qt(tmp_path: Path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
-           "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "XDG_DATA_HOME": str(tmp_path / "data")}
-    done = subprocess.run([sys.executable, "-c", f"import sys; sys.path.append({str(Path(__file__).parent)!r})\n{FIRST_PLAN_IMPORTS}"], capture_output=True, text=True, env=env,
+    script = f"import sys; sys.path.append({str(Path(__file__).parent)!r})\n{FIRST_PLAN_IMPORTS}"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=app_env(tmp_path),
                           timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     imported = dict(json.loads(done.stdout.splitlines()[-1]))

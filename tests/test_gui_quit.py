@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from launch_watch import app_env
 
 from llama_support import llama_engine
 from runnable_model import write_runnable_model
@@ -132,12 +133,6 @@ def watched(options, *args, composed, **kwargs):
 app_module.open_window = watched
 sys.exit(main([sys.argv[2]]))
 """
-
-
-def app_env(tmp_path: Path, **more: str) -> dict[str, str]:
-    return {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
-            "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-            "XDG_DATA_HOME": str(tmp_path / "data"), **more}
 
 
 def clean(stderr: str) -> list[str]:
