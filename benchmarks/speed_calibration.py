@@ -122,21 +122,25 @@ def _row(model: Model, c: Comparison, own: Comparison) -> tuple[str, ...]:
     return tuple(cells)
 
 
-def _speed_run(c: Comparison, model: Model) -> SpeedRun | None:
-    """The run as a calibration point, as `measure` and an imported log keep it."""
-    log = c.log
-    timed = [None if e is None else (e.tokens_per_second, e.tokens) for e in (log.eval, log.prompt_eval)]
-    kv = log.run.settings.type_k if log.run is not None else None
+def _speed_run(runs: list[Comparison], model: Model) -> SpeedRun | None:
+    """The model's runs as one calibration point, as `measure` and an imported log keep a run: the fastest decode and
+    the fastest prefill of them (`_fastest`), each with its own token count."""
+    decode, prefill = (_best(runs, name).log for name in ("decode", "prefill"))
+    timed = [None if e is None else (e.tokens_per_second, e.tokens) for e in (decode.eval, prefill.prompt_eval)]
+    kv = decode.run.settings.type_k if decode.run is not None else None
     return measured_run(load_model(str(model.path)), kv, timed[0], timed[1], 1.0)
 
 
-def _fastest(runs: list[Comparison]) -> Comparison:
-    """The run with the fastest decode, its prefill row replaced by the fastest prefill of them all."""
-    def speed(c: Comparison, name: str) -> float:
-        return c.row(name).measured or 0.0
+def _best(runs: list[Comparison], name: str) -> Comparison:
+    return max(runs, key=lambda c: c.row(name).measured or 0.0)
 
-    best = max(runs, key=lambda c: speed(c, "decode"))
-    prefill = max(runs, key=lambda c: speed(c, "prefill")).row("prefill")
+
+def _fastest(runs: list[Comparison]) -> Comparison:
+    """The run with the fastest decode, its prefill row replaced by the fastest prefill of them all (a busy neighbour
+    only ever slows a run). Both columns of a model are read this way — the default calibration's and its own — so
+    each estimate is set against the same measured figure."""
+    best = _best(runs, "decode")
+    prefill = _best(runs, "prefill").row("prefill")
     return replace(best, rows=tuple(prefill if r.name == "prefill" else r for r in best.rows))
 
 
@@ -195,15 +199,16 @@ def main() -> None:
                 runs.append(compare(parse_llamacpp_log(text), load_model(str(model.path)), figures))
                 print(f"… {model.name} ctx {ctx:,}: {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
             if runs:
-                comparisons.append((model, _fastest(runs)))
+                comparisons.append((model, runs))
         load_after = os.getloadavg()
-        points = [(m.name, _speed_run(c, m)) for m, c in comparisons]
-        own = []
-        for model, c in comparisons:  # this machine's calibration from every other model's runs
+        points = [(m.name, _speed_run(runs, m)) for m, runs in comparisons]
+        default, own = [], []
+        for model, runs in comparisons:  # this machine's calibration from every other model's runs
             others = tuple(r for name, r in points if name != model.name and r is not None)
             mine = replace(figures, calibration=calibrate(others, figures.ram, figures.compute))
-            own.append(compare(c.log, load_model(str(model.path)), mine))
-            table.append(_row(model, c, own[-1]))
+            default.append(_fastest(runs))
+            own.append(_fastest([compare(c.log, load_model(str(model.path)), mine) for c in runs]))
+            table.append(_row(model, default[-1], own[-1]))
         shutil.rmtree(scratch / "data", ignore_errors=True)
     print(f"llama.cpp {binary}, -t {args.threads}; figures measured now: RAM {figures.ram.text}; "
           f"compute {figures.compute.text}; {figures.calibration.text} "
@@ -212,7 +217,7 @@ def main() -> None:
     print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
           f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f} (targets hold on a quiet machine, load < 1)")
     print("\n".join(line.rstrip() for line in aligned_lines(table)))
-    for what, rows in (("default calibration", [c for _, c in comparisons]), ("own calibration", own)):
+    for what, rows in (("default calibration", default), ("own calibration", own)):
         print(_verdict([c.row("decode") for c in rows], DECODE_TARGET, f"decode, {what}"))
         print(_verdict([c.row("prefill") for c in rows], PREFILL_TARGET, f"prefill, {what}"))
     mine = calibrate(tuple(r for _, r in points if r is not None), figures.ram, figures.compute)
