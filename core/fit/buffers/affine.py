@@ -77,16 +77,6 @@ def floor_times(x: int, factor: float) -> int:
     return int(x * factor)
 
 
-def _parts(x: object) -> tuple[int, int] | None:
-    """(value at the ask, slope) of a plain int or an `Affine`, None for anything else (a `Peak` among them)."""
-    kind = type(x)
-    if kind is int:
-        return x, 0  # type: ignore[return-value]  # `type(x) is int`, which mypy does not narrow
-    if kind is Affine:
-        return x.a, x.s  # type: ignore[attr-defined]
-    return None
-
-
 class Affine(int):
     """Rule 2: `a + s·τ` (s ≠ 0), which is `a` wherever Python reads it as an int; `domain` is its replay's."""
 
@@ -103,10 +93,13 @@ class Affine(int):
         return f"Affine({self.a}{self.s:+}τ)"
 
     def _other(self, other: object) -> tuple[int, int] | None:
-        o = _parts(other)
-        if o is None:
-            self.domain.pin()
-        return o
+        kind = type(other)
+        if kind is int:
+            return other, 0  # type: ignore[return-value]  # `type(x) is int`, which mypy does not narrow
+        if kind is Affine:
+            return other.a, other.s  # type: ignore[attr-defined]
+        self.domain.pin()
+        return None
 
     def __add__(self, other: int) -> int:
         o = self._other(other)
@@ -239,6 +232,8 @@ def highest(x: int, y: int) -> int:
     """Rule 5: `max(x, y)` for the high-water mark, compared at no τ: a `Peak` where either moves with the cells."""
     if type(x) is int and type(y) is int:
         return x if x >= y else y
+    if type(x) is Peak and type(y) is Affine and x.lines.get(y.s, y.a - 1) >= y.a:  # type: ignore[attr-defined]
+        return x
     lines, domain = _lines(x)
     more, other = _lines(y)
     lines = dict(lines)
