@@ -21,9 +21,9 @@ from gguf_budget.core.fit import runtime_memory
 from gguf_budget.core.fit.buffers import placed_graph
 from gguf_budget.core.fit.buffers.affine import Affine, Domain, Peak, cells_of, floor_times, highest, lines_of
 from gguf_budget.core.fit.buffers.backends import GpuBackend
-from gguf_budget.core.fit.buffers.compute_graph import compute_nodes
+from gguf_budget.core.fit.buffers.compute_graph import GraphSettings, compute_nodes
 from gguf_budget.core.fit.buffers.placed_graph import device_buffers, graph_key, replay
-from gguf_budget.core.fit.buffers.sched import compute_buffers
+from gguf_budget.core.fit.buffers.sched import Scheduler, compute_buffers
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.runtime_types import EngineSettings, TensorOverride
 from gguf_budget.core.fit.types import FitRequest
@@ -126,6 +126,30 @@ def test_a_span_s_buffers_are_the_plain_replay_s_at_every_cells_inside_it(models
             assert device_buffers(model, there, sched) == span.buffers_at(cells)
         beside = replace(gs, full_cells=(1 + next(picks) % (MAX_CELLS // ENGINE_CELL_PAD)) * ENGINE_CELL_PAD)
         assert device_buffers(model, beside, sched) == _plain(model, beside, sched), (name, beside.full_cells)
+
+
+@settings(max_examples=40, deadline=None)
+@given(gpus=st.integers(1, 3), start=st.integers(0, 13), kv_on_cpu=st.booleans(), fa=st.booleans(),
+       ubatch=st.sampled_from((1, 32, 512)), limit=st.sampled_from((None, 300_000, 700_000, 3_000_000)),
+       copies=st.sampled_from((1, 4)), k_size=st.sampled_from((2.0, 34 / 32, 18 / 32)), pick=st.integers(0, 1 << 30),
+       cells=st.integers(1, 256).map(lambda n: n * ENGINE_CELL_PAD))
+def test_a_span_holds_where_a_gpu_s_tensor_limit_moves_ops_by_their_size(models, gpus, start, kv_on_cpu, fa, ubatch,
+                                                                         limit, copies, k_size, pick, cells):
+    """sched Rule 8 (Vulkan's largest tensor) places an op by its size, and pipeline copies keep every copied tensor:
+    the span's comparisons hold those decisions too, so its buffers are still the plain replay's inside it."""
+    model = models("dense")
+    n = model.n_layer
+    slot = tuple(gpus if i < start else i % gpus for i in range(n + 1))
+    sched = Scheduler(alignments=(128,) * gpus + (32,), offload=(32,) * gpus + (None,), slot_device=slot,
+                      kv_device=tuple(gpus if kv_on_cpu else d for d in slot[:n]), kv_on_cpu=kv_on_cpu,
+                      max_tensor=(limit,) * gpus, copies=copies if gpus > 1 else 1, pin_norms=start == 0)
+    gs = GraphSettings(ubatch=ubatch, outputs=1, flash_attn=fa, full_cells=cells, swa_cells=0, rot_k=0, rot_v=0,
+                       k_size=k_size, v_size=k_size)
+    span = replay(model, graph_key(model, gs, sched))
+    first = -((span.at - max(span.lo, ENGINE_CELL_PAD)) // span.step)
+    last = (min(span.hi, MAX_CELLS) - span.at) // span.step
+    there = span.at + span.step * (first + pick % (last - first + 1))
+    assert span.buffers_at(there) == _plain(model, replace(gs, full_cells=there), sched), (there, span)
 
 
 def test_a_70b_ctx_drag_replays_far_fewer_graphs_than_it_asks_for(monkeypatch):
