@@ -232,7 +232,7 @@ def highest(x: int, y: int) -> int:
     """Rule 5: `max(x, y)` for the high-water mark, compared at no τ: a `Peak` where either moves with the cells."""
     if type(x) is int and type(y) is int:
         return x if x >= y else y
-    if type(x) is Peak and type(y) is Affine and x.lines.get(y.s, y.a - 1) >= y.a:  # type: ignore[attr-defined]
+    if type(x) is Peak and type(y) is Affine and x.lines.get(y.s, y.a - 1) >= y.a:
         return x
     lines, domain = _lines(x)
     more, other = _lines(y)
