@@ -155,7 +155,7 @@ def test_a_span_holds_where_a_gpu_s_tensor_limit_moves_ops_by_their_size(models,
 def test_a_70b_ctx_drag_replays_far_fewer_graphs_than_it_asks_for(monkeypatch):
     """The window's ctx tick on the 70B (128 GiB, one 24 GiB GPU) dragged over 50 ctxs across the slider, each new:
     its load, the automatic GPU layers and the largest ctx ask 136 distinct (placement, cells) graphs, each a replay
-    before; the spans answer all but 22 of them (at most a fifth here)."""
+    before; the spans answer all but 24 of them (at most a fifth here)."""
     model = load_model(catalogue_path(find_entry("llama-3.1-70b-instruct")))  # its own object: nothing kept for it
     asked, replays = set(), []
     real_ask, real_replay = runtime_memory.device_buffers, placed_graph.compute_buffers

@@ -24,13 +24,17 @@ Rule 5: the full cache's cells do not enter the key either: a replay runs with t
         answers with a `Span`, the cells over which every decision of the allocator and the scheduler holds and each
         buffer there as the highest of a few affine functions of the cells — exact, byte for byte, not an estimate
         (`affine` Rules 3–5). An ask inside a kept span is answered from it, with no graph built: a 70B dragged over
-        50 ctxs on a 24 GiB GPU asks 136 graphs and replays 22. The sliding-window cache's cells stay in the key
+        50 ctxs on a 24 GiB GPU asks 136 graphs and replays 24. The sliding-window cache's cells stay in the key
         (they stop growing at the window). Each placement keeps its newest `SPANS` spans.
-Rule 6: there is one replay, the parametric one, over the one allocator and scheduler, written over ints (an
-        `Affine` is an int; a size that does not move stays a plain one): a replay of the 70B's placements costs
-        ~3.0 ms against ~2.0 ms over plain ints (median of 30, same minute), which the first ask inside its span
-        repays. Spans are widest where the cache's tensors dwarf the rest and narrowest at small ctx, where the best
-        fit among freed blocks of fixed and growing sizes changes every few hundred cells: the 70B's slider
+Rule 6: one allocator and scheduler, written over ints (an `Affine` is an int; a size that does not move stays a
+        plain one), replay a graph either way: with the cells a parameter, or over plain ints, a span of the asked
+        cells alone. The parametric replay costs more (a 70B's placements ~3.0 ms against ~2.0 ms over plain
+        ints, Mixtral-8x22B's on 4 GPUs ~2.5×: more tensors that move, copied to more devices), and a placement
+        asked at one ctx only (`tune`'s and the fit's searches over placements at the asked ctx) never repays it.
+        So a placement's first ask replays over plain ints, and an ask of it at other cells than its spans hold
+        replays with the cells a parameter: a ctx drag pays one plain replay more per placement, a search at one
+        ctx nothing. Spans are widest where the cache's tensors dwarf the rest and narrowest at small ctx, where the
+        best fit among freed blocks of fixed and growing sizes changes every few hundred cells: the 70B's slider
         (512 … 131,072 cells, one 24 GiB GPU, -ngl 0-40) is covered by 24-28 spans with flash attention, 16-20
         without, the last from ~37k cells on; with every layer offloaded by 4.
 """
@@ -119,12 +123,15 @@ class Span:
         return tuple(max(at + per * steps for at, per in lines) for lines in self.buffers)
 
 
-def replay(model: ModelSpec, key: GraphKey) -> Span:
-    """Rule 5: the scheduler and allocator replayed once over the graph of `key`'s placement, its cells a parameter."""
+def replay(model: ModelSpec, key: GraphKey, parametric: bool = True) -> Span:
+    """Rules 5–6: the scheduler and allocator replayed once over the graph of `key`'s placement, its cells a parameter
+    (else plain ints: a span of the asked cells alone)."""
     domain = Domain()
     cells = key.settings.full_cells
-    settings = replace(key.settings, full_cells=cells_of(cells, domain))
+    settings = replace(key.settings, full_cells=cells_of(cells, domain)) if parametric else key.settings
     buffers = compute_buffers(compute_nodes(model, settings, key.blocks, kv_on_cpu=key.sched.kv_on_cpu), key.sched)
+    if not parametric:
+        domain.pin()
     step = grid(cells)
     return Span(at=cells, step=step, lo=cells + step * domain.lo, hi=cells + step * domain.hi,
                 buffers=tuple(lines_of(b) for b in buffers))
@@ -144,7 +151,7 @@ def device_buffers(model: ModelSpec, settings: GraphSettings, sched: Scheduler) 
     for span in reversed(spans):
         if span.holds(cells):
             return span.buffers_at(cells)
-    span = replay(model, key)
+    span = replay(model, key, parametric=bool(spans))
     spans.append(span)
     del spans[:-SPANS]
     return span.buffers_at(cells)
