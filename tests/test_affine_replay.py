@@ -213,3 +213,26 @@ def test_the_high_water_mark_keeps_each_line_and_compares_none():
     assert isinstance(peak, Peak) and (d.lo, d.hi) == (Domain().lo, Domain().hi)
     assert sorted(lines_of(peak)) == [(8292, 512), (9000, 0)]
     assert peak == 9000 and (d.lo, d.hi) == (0, 0)  # read as an int: Rule 4
+
+
+def test_a_placement_asked_at_one_ctx_replays_over_plain_ints_and_at_another_with_the_cells_a_parameter(models,
+                                                                                                       monkeypatch):
+    """placed_graph Rule 6: the first ask of a placement is a plain replay (a search over placements at one ctx pays
+    nothing for spans it never uses); an ask at other cells replays once with the cells a parameter, and asks inside
+    that span replay nothing."""
+    model = models("dense")
+    n = model.n_layer
+    sched = Scheduler(alignments=(128, 32), offload=(32, None), slot_device=(0,) * (n + 1), kv_device=(0,) * n)
+    gs = GraphSettings(ubatch=512, outputs=1, flash_attn=True, full_cells=32 * 1024, swa_cells=0, rot_k=0, rot_v=0)
+    made = []
+    real = placed_graph.replay
+    monkeypatch.setattr(placed_graph, "replay", lambda m, key, parametric=True: made.append(parametric) or
+                        real(m, key, parametric))
+    at = [device_buffers(model, replace(gs, full_cells=c), sched) for c in (32 * 1024, 32 * 1024, 48 * 1024)]
+    assert made == [False, True]
+    span = placed_graph.replay(model, graph_key(model, replace(gs, full_cells=48 * 1024), sched))
+    inside = list(range(max(span.lo, ENGINE_CELL_PAD), min(span.hi, MAX_CELLS) + 1, span.step))[:5]
+    assert len(inside) == 5 and span.step == ENGINE_CELL_PAD
+    assert [device_buffers(model, replace(gs, full_cells=c), sched) for c in inside] == \
+        [_plain(model, replace(gs, full_cells=c), sched) for c in inside]
+    assert made == [False, True, True] and at[2] == _plain(model, replace(gs, full_cells=48 * 1024), sched)
