@@ -3,7 +3,9 @@ asks for no new layout, nor does a boxed row (`row_box`) whose line count holds 
 and hides with its label), and the llama-server knobs are not touched by a state whose server did not
 change — a spin box set to its own value still repaints, and a tick used to repaint every knob. A label a tick
 gives a new text is laid out as a plain label (a selectable one goes through a text document, several times the
-cost), and becomes selectable when the mouse comes to it."""
+cost), and becomes selectable when the mouse comes to it. The ledger chart paints its axes again only when they
+change: a tick that moves the bars under the same axis draws the bars and lines alone, the same pixels as the
+whole drawing the exports make."""
 
 from __future__ import annotations
 
@@ -11,15 +13,17 @@ from collections import Counter
 
 import pytest
 import shiboken6
-from gui_support import child, open_model, settle
+from gui_support import MIB, child, open_model, settle
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPalette
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
 from gguf_budget.core.explorer.ctx_tiers import TierCell
+from gguf_budget.core.plan.ledger import LEDGER_LINES
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.layout import SideColumn
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
 from gguf_budget.gui.qt.plan.tier_strip import TierStrip
 from gguf_budget.gui.qt.row_box import RowBox
@@ -334,3 +338,48 @@ def test_new_tiers_as_many_as_before_reuse_the_strips_buttons(qtbot):
     assert strip.buttons == buttons and buttons[-1].objectName() == "ctxTier12032" and buttons[-1].isChecked()
     strip.show_tiers(_cells(12_032)[:2])
     assert len(strip.buttons) == 2 and not set(strip.buttons) & set(buttons)
+
+
+def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
+    return [("This plan", (("base", 40 * MIB), ("kv", kv_mib * MIB), ("pinned", 600 * MIB))),
+            ("Minimum configuration", (("base", 40 * MIB), ("kv", 8 * MIB)))]
+
+
+def _drawn(chart: LedgerChart) -> tuple[QImage, QImage]:
+    """(the chart on screen, the whole chart drawn as the exports draw it), in one format."""
+    whole = QImage(chart.size(), QImage.Format.Format_RGB32)
+    painter = QPainter(whole)
+    chart.paint(painter, float(chart.width()), float(chart.height()))
+    painter.end()
+    return chart.grab().toImage().convertToFormat(QImage.Format.Format_RGB32), whole
+
+
+def test_a_ledger_chart_whose_axis_holds_paints_only_its_bars_and_lines_again(qtbot, monkeypatch):
+    """LedgerChart Rule 3: a tick that moves the bars under the same axis draws no axis label; what is on screen is
+    the whole drawing (the exports'), before and after, and after a change of axis top and of palette."""
+    chart = LedgerChart(LEDGER_LINES)
+    qtbot.addWidget(chart)
+    chart.resize(520, 320)
+    chart.show()
+    qtbot.waitExposed(chart)
+    chart.show_ledgers(_columns(100), 900 * MIB, 48 * MIB)
+    chart.grab()  # the screen's paint event, on an image
+    top = chart.top()
+    texts: list[str] = []
+    real = QPainter.drawText
+    monkeypatch.setattr(QPainter, "drawText", lambda self, *a: (texts.append(a[-1]), real(self, *a))[1])
+    chart.show_ledgers(_columns(140), 900 * MIB, 48 * MIB)
+    chart.grab()
+    assert chart.top() == top
+    assert texts == [label for _, label in chart.mark_labels()]
+    shown, whole = _drawn(chart)
+    assert shown == whole
+    chart.show_ledgers(_columns(4000), 900 * MIB, 48 * MIB)  # a taller column: a new axis
+    assert chart.top() > top
+    shown, whole = _drawn(chart)
+    assert shown == whole
+    palette = chart.palette()
+    palette.setColor(QPalette.ColorRole.Base, QColor("#202830"))
+    chart.setPalette(palette)
+    shown, whole = _drawn(chart)
+    assert shown == whole
