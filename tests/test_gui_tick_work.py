@@ -322,6 +322,39 @@ def test_a_boxed_row_measures_each_word_once_a_font_and_keeps_its_narrowest_widt
     assert box.sizeHint().width() >= QFontMetrics(font).horizontalAdvance("cells)")
 
 
+class Walked(dict):
+    """A word-width table that counts the times all of it is walked (its keys or items listed, or iterated)."""
+
+    walks = 0
+
+    def keys(self):  # type: ignore[override]
+        Walked.walks += 1
+        return super().keys()
+
+    def items(self):  # type: ignore[override]
+        Walked.walks += 1
+        return super().items()
+
+    def __iter__(self):
+        Walked.walks += 1
+        return super().__iter__()
+
+
+def test_a_boxed_rows_new_text_looks_up_its_own_words_not_every_word_kept(qtbot):
+    """RowBox Rule 4: the widths kept can be 2,048 words; a tick's text is looked up word by word (a set
+    difference with the kept words copied them all, ~20 µs a row and a tick)."""
+    parent, label, box = _boxed(qtbot, "KV engine: 44.00 MiB (f16, 2,048 cells)")
+    kept = Walked({f"word{i}": i for i in range(1000)})
+    kept.update(box._advances)
+    box._advances = kept
+    Walked.walks = 0
+    for cells in (4096, 8192, 2048):
+        label.setText(f"KV engine: {cells / 46.5:.2f} MiB (f16, {cells:,} cells)")
+        QApplication.processEvents()
+    assert box._advances is kept and Walked.walks == 0
+    assert {"4,096", "8,192"} <= kept.keys()
+
+
 def _cells(largest: int) -> tuple[TierCell, ...]:
     return tuple(TierCell(ctx=ctx, lines=(f"{ctx // 1024}k", "33 L"), tip=f"{ctx:,} tokens", tier="fits",
                           chosen=ctx == largest) for ctx in (4096, 8192, largest))
