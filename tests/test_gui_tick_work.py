@@ -14,8 +14,8 @@ from collections import Counter
 import pytest
 import shiboken6
 from gui_support import MIB, child, open_model, settle
-from PySide6.QtCore import QEvent, QObject, QPoint, Qt
-from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPalette
+from PySide6.QtCore import QEvent, QObject, QPoint, QRect, Qt
+from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPalette, QRegion
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
@@ -23,6 +23,7 @@ from gguf_budget.core.explorer.ctx_tiers import TierCell
 from gguf_budget.core.plan.ledger import LEDGER_LINES
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.layout import SideColumn
+from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
 from gguf_budget.gui.qt.plan.tier_strip import TierStrip
@@ -416,3 +417,56 @@ def test_a_ledger_chart_whose_axis_holds_paints_only_its_bars_and_lines_again(qt
     chart.setPalette(palette)
     shown, whole = _drawn(chart)
     assert shown == whole
+
+
+class PaintRegions(QObject):
+    """The region each paint event of the watched widget covers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.regions: list[QRegion] = []
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.regions.append(QRegion(event.region()))
+        return False
+
+
+def _strip_image(strip: LayerStrip, image: QImage | None = None, region: QRegion | None = None) -> QImage:
+    """The strip drawn on `image` (a new one by default) over a white ground, in `region` only (default: all of it),
+    as the window paints a region: its ground there, then the strip."""
+    if image is None:
+        image = QImage(strip.size(), QImage.Format.Format_RGB32)
+    region = QRegion(image.rect()) if region is None else region
+    painter = QPainter(image)
+    painter.setClipRegion(region)
+    painter.fillRect(image.rect(), QColor("white"))
+    painter.end()
+    strip.render(image, region.boundingRect().topLeft(), region)  # the region's corner goes to the offset
+    return image
+
+
+@pytest.mark.parametrize("layers, before, after", [(80, 40, 43), (80, 43, 40), (80, 0, 80), (32, 10, 11), (200, 5, 6)])
+def test_a_new_pinned_count_repaints_the_cells_that_changed_and_draws_what_a_whole_paint_draws(
+        qtbot, layers, before, after):
+    """layer_strip Rule 1: a budget tick that pins a few more layers repaints those cells (the old strip repainted
+    all of them); what it leaves on screen is what painting the whole strip draws."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    strip = LayerStrip(parent)
+    QVBoxLayout(parent).addWidget(strip)
+    parent.resize(613, 60)
+    parent.show()
+    qtbot.waitExposed(parent)
+    sizes = tuple(100 + i for i in range(layers))
+    strip.set_layers(sizes, before)
+    QApplication.processEvents()
+    old = _strip_image(strip)
+    painted = PaintRegions()
+    strip.installEventFilter(painted)
+    strip.set_layers(sizes, after)
+    qtbot.waitUntil(lambda: painted.regions != [])
+    region = painted.regions[0]
+    cell = strip.width() / layers
+    assert len(painted.regions) == 1 and region.boundingRect().width() <= abs(after - before) * cell + 4
+    assert _strip_image(strip, old, region) == _strip_image(strip)
