@@ -22,7 +22,9 @@ from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVB
 from gguf_budget.core.explorer.ctx_tiers import TierCell
 from gguf_budget.core.plan.ledger import LEDGER_LINES
 from gguf_budget.gui.qt.elided_label import ElidedLabel
+from gguf_budget.gui.qt import main_window
 from gguf_budget.gui.qt.layout import SideColumn
+from gguf_budget.gui.qt.plan import run_it_line
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
@@ -470,3 +472,24 @@ def test_a_new_pinned_count_repaints_the_cells_that_changed_and_draws_what_a_who
     cell = strip.width() / layers
     assert len(painted.regions) == 1 and region.boundingRect().width() <= abs(after - before) * cell + 4
     assert _strip_image(strip, old, region) == _strip_image(strip)
+
+
+def test_a_budget_tick_makes_the_tiers_and_the_full_loads_command_once(qtbot, make_window, monkeypatch):
+    """main_window Rule 2, run_it_line Rule 3: a budget tick keeps the full load and its tiers (derive keeps them);
+    their words are made once, not on every tick; a ctx tick makes them anew."""
+    window = make_window()
+    window.show()
+    open_model(qtbot, window, demo_model_path())
+    made: Counter[str] = Counter()
+    for module, name in ((main_window, "tier_cells"), (run_it_line, "full_load_run")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: (made.update([_name]), _real(*a, **k))[1])
+    budget, ctx = window.findChild(QSlider, "budgetSlider"), window.findChild(QSlider, "ctxSlider")
+    load = window.session.view.full_load
+    for step in (1, 2, 3):
+        budget.setValue(budget.value() + step * budget.singleStep() * 16)
+        settle(qtbot, window)
+    assert window.session.view.full_load is load and made == Counter()
+    ctx.setValue(ctx.minimum() if ctx.value() != ctx.minimum() else ctx.maximum())
+    settle(qtbot, window)
+    assert window.session.view.full_load is not load and made == Counter(tier_cells=1, full_load_run=1)
