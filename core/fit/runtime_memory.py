@@ -95,7 +95,7 @@ from gguf_budget.core.fit.buffers.compute_graph import approximate as approximat
 from gguf_budget.core.fit.buffers.cpu_work import work_bytes
 from gguf_budget.core.fit.buffers.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, GpuBackend, backend_of
 from gguf_budget.core.fit.buffers.flash_attn_support import FlashAttn, attention_shapes, resolve
-from gguf_budget.core.fit.buffers.graph_alloc import buffer_size
+from gguf_budget.core.fit.buffers.graph_alloc import Node, buffer_size
 from gguf_budget.core.fit.placement.options import host_span, mapped_span
 from gguf_budget.core.fit.buffers.placed_graph import device_buffers
 from gguf_budget.core.fit.buffers.sched import SCHED_MAX_COPIES, Scheduler
@@ -223,13 +223,24 @@ def _spanned(cells: int, tokens: int) -> int:
     return min(cells, max(ENGINE_CELL_PAD, -(-tokens // ENGINE_CELL_PAD) * ENGINE_CELL_PAD)) if cells else 0
 
 
+def _graph_inputs(model: ModelSpec, settings: GraphSettings, nodes: list[Node]) -> int:
+    """Rule 7: the host's share of a graph with GPU layers: its inputs and the embeddings lookup."""
+    return sum(n.nbytes for n in nodes if n.is_input) + 4 * (model.n_embd or 0) * settings.ubatch
+
+
 @per_model(maxsize=256)
 def compute_buffer(model: ModelSpec, settings: GraphSettings) -> tuple[int, int]:
     """Rule 5: the buffer for the whole graph on one device, and the host's share with GPU layers
     (the graph inputs and the embeddings lookup)."""
     nodes = compute_nodes(model, settings)
-    inputs = sum(n.nbytes for n in nodes if n.is_input) + 4 * (model.n_embd or 0) * settings.ubatch
-    return buffer_size(nodes), inputs
+    return buffer_size(nodes), _graph_inputs(model, settings, nodes)
+
+
+@per_model(maxsize=256)
+def graph_inputs(model: ModelSpec, settings: GraphSettings) -> int:
+    """Rule 7 with GPU layers: `compute_buffer`'s host share alone — the graph built, its allocator not replayed (the
+    whole buffer is not read: a new ctx's full-context graph costs its nodes only)."""
+    return _graph_inputs(model, settings, compute_nodes(model, settings))
 
 
 @per_model(maxsize=256)
@@ -362,6 +373,8 @@ class _Run:
     repacked: frozenset[str]
     on_gpu: bool
     fa: FlashAttn
+    base: GraphSettings
+    """The reserved graph's settings (`graph_settings` at the run's ctx), made once for every workload of the run."""
 
 
 def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
@@ -374,11 +387,10 @@ def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
 
 
 def _touched_compute(run: _Run, rows: int, tokens: int) -> int:
-    base = graph_settings(run.model, run.ctx, run.kv_type, run.settings, run.v_type, run.fa)
+    base = run.base
     g = GraphSettings(ubatch=rows, outputs=1, flash_attn=base.flash_attn, full_cells=_spanned(base.full_cells, tokens),
                       swa_cells=_spanned(base.swa_cells, tokens), rot_k=base.rot_k, rot_v=base.rot_v, v_flat=base.v_flat)
-    whole, inputs = compute_buffer(run.model, g)
-    return inputs if run.on_gpu else whole
+    return graph_inputs(run.model, g) if run.on_gpu else compute_buffer(run.model, g)[0]
 
 
 def resident(run: _Run, w: Workload) -> Resident:
@@ -386,7 +398,7 @@ def resident(run: _Run, w: Workload) -> Resident:
     s, model = run.settings, run.model
     profile = PROFILES[s.runtime]
     graphs = _graphs(run, w)
-    base = graph_settings(model, run.ctx, run.kv_type, s, run.v_type, run.fa)
+    base = run.base
     compute = max(_touched_compute(run, rows, tokens) for rows, tokens in graphs)
     work = max(work_bytes(model, run.host_layers, rows, 1, _spanned(base.full_cells, tokens), base.flash_attn,
                           s.threads, run.repacked, KV_TYPES[run.kv_type]) for rows, tokens in graphs)
@@ -437,7 +449,8 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     along: tuple[Resident, ...] = ()
     if ctx and out[0].kv is not None and out[0].compute is not None:
         run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), v_type=v_type, settings=settings, host=out[0],
-                   host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu), fa=fa)
+                   host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu), fa=fa,
+                   base=graph_settings(model, ctx, kv_type, settings, v_type, fa))
         short, full = resident(run, settings.short), resident(run, Workload(prompt=ctx))
         along = tuple(resident(run, w) for w in workloads)
     return RuntimeMemory(settings=settings, devices=tuple(out), repacked_tensors=repack.tensors, cpu_features=features,
