@@ -165,18 +165,29 @@ def asked_flash_attn(s: EngineSettings) -> bool | None:
     return s.flash_attn if s.flash_attn is not None else (None if PROFILES[s.runtime].flash_attn else False)
 
 
+def _held_slots(devices: tuple[DeviceLoad, ...]) -> tuple[tuple[int, int] | None, ...]:
+    """The slots each GPU of `devices` (the host first) holds: all a placement's backends read of its loads."""
+    return tuple(d.slots for d in devices[1:])
+
+
 def attention(model: ModelSpec, s: EngineSettings, kv_type: KVType, v_type: KVType | None = None,
               devices: tuple[DeviceLoad, ...] = (), gpus: tuple[GpuInfo, ...] = ()) -> FlashAttn:
     """Rule 5: `-fa auto` resolved over the layers each GPU holds (`flash_attn_support`); on the CPU alone auto is
-    on."""
+    on. Kept per placement (`_resolved`): a tick asks it of every load it prices, at every ctx alike."""
+    return _resolved(model, s, KVType(kv_type), v_type, _held_slots(devices), gpus)
+
+
+@per_model(maxsize=256)
+def _resolved(model: ModelSpec, s: EngineSettings, kv_type: KVType, v_type: KVType | None,
+              slots: tuple[tuple[int, int] | None, ...], gpus: tuple[GpuInfo, ...]) -> FlashAttn:
     v = KVType(v_type if v_type is not None else kv_type)
     L = model.n_layer
     held: list[tuple[str, GpuBackend] | None] = [None] * L
-    for d, g in zip(devices[1:], gpus, strict=False):
+    for d_slots, g in zip(slots, gpus, strict=False):
         backend = backend_of(g.vendor, s.gpu_backend, s.devices)
         device = (BACKENDS[backend].device_name(g.index, g.name), backend)
-        if d.slots is not None:
-            low, high = d.slots
+        if d_slots is not None:
+            low, high = d_slots
             held[low:min(high, L)] = [device] * max(min(high, L) - low, 0)
     return resolve(asked_flash_attn(s), attention_shapes(model, KVType(kv_type).value, v.value), tuple(held),
                    v.quantized)
@@ -289,15 +300,22 @@ def _too_large(model: ModelSpec, gpus: tuple[GpuInfo, ...], slot_device: list[in
 def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[DeviceLoad, ...],
                 gpus: tuple[GpuInfo, ...], all_offloaded: bool, repacked: frozenset[str] = frozenset()) -> Backends:
     """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`); `repacked`: the host
-    weights in CPU_REPACK (`sched` Rule 3)."""
+    weights in CPU_REPACK (`sched` Rule 3). Kept per placement (`_backends`): a tick asks it of every load it prices,
+    at every ctx alike."""
+    return _backends(model, settings, _held_slots(devices), gpus, all_offloaded, repacked)
+
+
+@per_model(maxsize=256)
+def _backends(model: ModelSpec, settings: EngineSettings, slots: tuple[tuple[int, int] | None, ...],
+              gpus: tuple[GpuInfo, ...], all_offloaded: bool, repacked: frozenset[str]) -> Backends:
     L = model.n_layer
     rules = [BACKENDS[backend_of(g.vendor, settings.gpu_backend, settings.devices)] for g in gpus]
     names = [r.device_name(g.index, g.name) for r, g in zip(rules, gpus, strict=True)]
     cpu = len(gpus)
     slot_device = [cpu] * (L + 1)
-    for b, d in enumerate(devices[1:]):
-        if d.slots is not None:
-            for slot in range(*d.slots):
+    for b, d_slots in enumerate(slots):
+        if d_slots is not None:
+            for slot in range(*d_slots):
                 slot_device[slot] = b
     overrides = (*_too_large(model, gpus, slot_device, cpu),
                  *((o.pattern, _override_device(o.buffer, names, rules)) for o in settings.overrides))
