@@ -86,6 +86,7 @@ from gguf_budget.core.fit.server.slots import SlotLayout, slot_kv_table
 from gguf_budget.core.fit.cache_refusal import cache_refusal
 from gguf_budget.core.fit.placement.split_mode import refusal, split_notes
 from gguf_budget.core.model.kv import KVType, layer_kv_table
+from gguf_budget.core.model.layer_kinds import kind_counts
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 __all__ = ["estimate_fit"]
@@ -115,7 +116,8 @@ class _Judgement:
 def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, search: bool = True,
            judged: bool = False) -> _Judgement:
     """Rules 1–13; `search` False skips the automatic GPU layers where the request fixes them (no report of them);
-    `judged` prices the devices' compute buffers only where they fit before them (a verdict alone)."""
+    `judged` prices the devices' compute buffers only where they fit before them, and no KV lower bound (a verdict
+    alone)."""
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
     request = replace(request, server=program_settings(request.server, request.engine.runtime))
@@ -163,7 +165,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
         auto = most_layers_that_fit(L, gpus_fit, upper)
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
-    kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)
+    kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout, lower=not judged)
     weights = _weights(model, placement, forced)
     server, devices = finish_server(model, extras, loads(placement, judged=True if judged else None), request.kv_type,
                                     engine, kv.engine)
@@ -296,20 +298,21 @@ def _weights(model: ModelSpec, p: Placement, cpu_moe: int = 0) -> WeightSplit:
 
 
 def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: KVType, table: KVTable | None, slots: Slots,
-                 p: Placement, layout: SlotLayout) -> KVEstimate:
-    kinds = [layer.kind for layer in model.layers]
-    n_rec = kinds.count(LayerKind.RECURRENT)
+                 p: Placement, layout: SlotLayout, lower: bool = True) -> KVEstimate:
+    """Rule 4; `lower` False: a verdict alone, which reads no FP16 lower bound (None)."""
+    kinds = kind_counts(model)
+    n_rec = kinds[LayerKind.RECURRENT]
     state = model.recurrent_state_bytes
-    lower = None
-    if ctx and LayerKind.UNKNOWN not in kinds:
+    bound = None
+    if lower and ctx and not kinds[LayerKind.UNKNOWN]:
         f16 = layer_kv_table(model, ctx, KVType.F16)
-        lower = sum(b or 0 for b, k in zip(f16, kinds, strict=True) if k is not LayerKind.RECURRENT)
+        bound = sum(b or 0 for b, layer in zip(f16, model.layers, strict=True) if layer.kind is not LayerKind.RECURRENT)
     engine = slots.kv[-1] if slots.kv is not None else None
     host = None if slots.kv is None else slots.kv[p.host_blocks]
     return KVEstimate(
-        kv_type=kv_type, ctx=ctx, cells=layout.total_cells(ctx) if ctx else None, lower_bound=lower, engine=engine,
-        attention_layers=kinds.count(LayerKind.FULL) + kinds.count(LayerKind.SWA),
-        swa_layers=kinds.count(LayerKind.SWA),
+        kv_type=kv_type, ctx=ctx, cells=layout.total_cells(ctx) if ctx else None, lower_bound=bound, engine=engine,
+        attention_layers=kinds[LayerKind.FULL] + kinds[LayerKind.SWA],
+        swa_layers=kinds[LayerKind.SWA],
         recurrent_layers=n_rec, recurrent_state=(n_rec * state if state is not None else None) if n_rec else 0,
         gpu=None if engine is None or host is None else engine - host, host=host,
     )

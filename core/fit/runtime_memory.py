@@ -109,6 +109,7 @@ from gguf_budget.core.fit.server.slots import SlotLayout
 from gguf_budget.core.fit.types import DeviceLoad
 from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType
+from gguf_budget.core.model.layer_kinds import kind_counts
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 KiB = 1024
@@ -364,9 +365,8 @@ def sampler_bytes(model: ModelSpec, settings: EngineSettings) -> int:
 
 def kv_cell_bytes(model: ModelSpec, ctx: int, settings: EngineSettings) -> int:
     """Rule 12: the cells' metadata of every KV cache, every stream (0 for a model of recurrent layers alone)."""
-    kinds = {layer.kind for layer in model.layers}
     layout = SlotLayout(settings.n_seq, settings.kv_unified)
-    if not kinds - {LayerKind.RECURRENT}:
+    if not any(n for kind, n in kind_counts(model).items() if kind is not LayerKind.RECURRENT):
         return 0
     cells = layout.total_cells(ctx) + _swa_cells(model, ctx, layout, settings) * layout.streams
     return KV_CELL_BYTES * cells
