@@ -61,6 +61,7 @@ Rule 14: a search's candidate asks no report (`report` False): its verdict, devi
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 from gguf_budget.core.fit.command import run_command
 from gguf_budget.core.fit.placement.devices import GpuSetup, KVTable, Slots, device_loads, fits, headroom, verdict_of
@@ -87,6 +88,7 @@ from gguf_budget.core.fit.cache_refusal import cache_refusal
 from gguf_budget.core.fit.placement.split_mode import refusal, split_notes
 from gguf_budget.core.model.kv import KVType, layer_kv_table
 from gguf_budget.core.model.layer_kinds import kind_counts
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 __all__ = ["estimate_fit"]
@@ -274,7 +276,14 @@ def _host_weights(model: ModelSpec, p: Placement) -> int:
     """
     g = model.global_bytes
     output = 0 if p.output_on_gpu else (g.output or 0) + g.output_norm
-    return input_layer_bytes(model) + sum(model.layer_bytes[:p.host_blocks]) + output
+    return input_layer_bytes(model) + _blocks_below(model)[p.host_blocks] + output
+
+
+@per_model(maxsize=16)
+def _blocks_below(model: ModelSpec) -> tuple[int, ...]:
+    """The bytes of blocks 0 … i − 1 for each i (0 … L), summed once per model: the GPU-layer search splits the blocks
+    at many counts a tick."""
+    return tuple(accumulate(model.layer_bytes, initial=0))
 
 
 def _forced_cpu_moe(model: ModelSpec, request: FitRequest) -> int:
@@ -289,7 +298,8 @@ def _weights(model: ModelSpec, p: Placement, cpu_moe: int = 0) -> WeightSplit:
     file_bytes = complete_file_bytes(model)
     gpu_coarse = file_bytes * min(p.gpu_layers, L) // L if L else 0
     kept = experts_on_host(model, p.host_blocks, cpu_moe)
-    gpu_blocks = sum(model.layer_bytes[p.host_blocks:]) - kept
+    below = _blocks_below(model)
+    gpu_blocks = below[-1] - below[p.host_blocks] - kept
     return WeightSplit(
         file_bytes=file_bytes, gpu_coarse=gpu_coarse, host_coarse=file_bytes - gpu_coarse,
         gpu_exact=gpu_blocks + (output_slot_bytes(model) if p.output_on_gpu else 0),
