@@ -107,7 +107,7 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.fit.server.slots import SlotLayout
 from gguf_budget.core.fit.types import DeviceLoad
-from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES
+from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType
 from gguf_budget.core.model.layer_kinds import kind_counts
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
@@ -393,6 +393,8 @@ class _Run:
     fa: FlashAttn
     base: GraphSettings
     """The reserved graph's settings (`graph_settings` at the run's ctx), made once for every workload of the run."""
+    kv_cells: int
+    """Rule 12 at the run's ctx, the same for every workload."""
 
 
 def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
@@ -404,22 +406,31 @@ def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
     return tuple(graphs) or ((1, 1),)
 
 
-def _touched_compute(run: _Run, rows: int, tokens: int) -> int:
+def _touched(run: _Run, rows: int, tokens: int) -> tuple[int, int]:
+    """Rules 7–8 for one graph a workload runs: (the compute buffer it touches, the CPU's work buffer)."""
     base = run.base
     g = GraphSettings(ubatch=rows, outputs=1, flash_attn=base.flash_attn, full_cells=_spanned(base.full_cells, tokens),
                       swa_cells=_spanned(base.swa_cells, tokens), rot_k=base.rot_k, rot_v=base.rot_v, v_flat=base.v_flat)
-    return graph_inputs(run.model, g) if run.on_gpu else compute_buffer(run.model, g)[0]
+    return _graph_touched(run.model, g, run.on_gpu, run.host_layers, run.settings.threads, run.repacked,
+                          KV_TYPES[run.kv_type])
+
+
+@per_model(maxsize=1024)
+def _graph_touched(model: ModelSpec, g: GraphSettings, on_gpu: bool, host_layers: int, threads: int,
+                   repacked: frozenset[str], kv: GGMLQuantizationType) -> tuple[int, int]:
+    """`_touched`, kept per model by the graph alone: a band's short end and a session's requests run the same
+    graphs at every ctx (only the full context's graph is new at a new ctx)."""
+    compute = graph_inputs(model, g) if on_gpu else compute_buffer(model, g)[0]
+    return compute, work_bytes(model, host_layers, g.ubatch, 1, g.full_cells, g.flash_attn, threads, repacked, kv)
 
 
 def resident(run: _Run, w: Workload) -> Resident:
     """Rules 6–12 for one workload."""
     s, model = run.settings, run.model
     profile = PROFILES[s.runtime]
-    graphs = _graphs(run, w)
-    base = run.base
-    compute = max(_touched_compute(run, rows, tokens) for rows, tokens in graphs)
-    work = max(work_bytes(model, run.host_layers, rows, 1, _spanned(base.full_cells, tokens), base.flash_attn,
-                          s.threads, run.repacked, KV_TYPES[run.kv_type]) for rows, tokens in graphs)
+    touched = [_touched(run, rows, tokens) for rows, tokens in _graphs(run, w)]
+    compute = max(c for c, _ in touched)
+    work = max(w for _, w in touched)
     slots = CheckpointSettings(max_checkpoints=s.ctx_checkpoints, n_batch=s.batch or profile.n_batch,
                                n_ubatch=s.ubatch, swa_full=s.swa_full)
     checkpoints = checkpoint_memory(model, run.kv_type, min(w.prompt, run.ctx), slots) if serves_sessions(s.runtime) else 0
@@ -428,7 +439,7 @@ def resident(run: _Run, w: Workload) -> Resident:
         workload=w, mapped_weights=host.mapped_weights, loaded_weights=host.loaded_weights, repack=host.repack,
         kv=host.kv or 0, output=host.output, compute=min(compute, host.compute or compute), work=work,
         checkpoints=checkpoints or 0, process=process_bytes(model, s.runtime), sampler=sampler_bytes(model, s),
-        kv_cells=kv_cell_bytes(model, run.ctx, s),
+        kv_cells=run.kv_cells,
     )
 
 
@@ -468,7 +479,7 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     if ctx and out[0].kv is not None and out[0].compute is not None:
         run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), v_type=v_type, settings=settings, host=out[0],
                    host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu), fa=fa,
-                   base=graph_settings(model, ctx, kv_type, settings, v_type, fa))
+                   base=graph_settings(model, ctx, kv_type, settings, v_type, fa), kv_cells=kv_cell_bytes(model, ctx, settings))
         short, full = resident(run, settings.short), resident(run, Workload(prompt=ctx))
         along = tuple(resident(run, w) for w in workloads)
     return RuntimeMemory(settings=settings, devices=tuple(out), repacked_tensors=repack.tensors, cpu_features=features,
