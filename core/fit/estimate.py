@@ -137,7 +137,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     def unpriced(p: Placement) -> tuple[DeviceLoad, ...]:
         """The devices of `p` before their compute buffers."""
         host_kv = None if slots.kv is None else slots.kv[p.host_blocks]
-        return device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
+        return device_loads(snapshot, setup, request.reserves.host, slots, p, _host_exact(model, p, forced),
                             host_kv, extras.host_held or 0)
 
     searched: dict[Placement, tuple[DeviceLoad, ...]] = {}
@@ -292,6 +292,11 @@ def _forced_cpu_moe(model: ModelSpec, request: FitRequest) -> int:
     return min(n, model.n_layer) if n and model.routed_expert_bytes else 0
 
 
+def _host_exact(model: ModelSpec, p: Placement, cpu_moe: int) -> int:
+    """Rule 3: the host's exact weights, all the GPU-layer search's unpriced loads read of the split."""
+    return _host_weights(model, p) + experts_on_host(model, p.host_blocks, cpu_moe)
+
+
 def _weights(model: ModelSpec, p: Placement, cpu_moe: int = 0) -> WeightSplit:
     """Rules 2–3; `cpu_moe` blocks keep their routed experts on the host even where the block is offloaded."""
     L = model.n_layer
@@ -303,7 +308,7 @@ def _weights(model: ModelSpec, p: Placement, cpu_moe: int = 0) -> WeightSplit:
     return WeightSplit(
         file_bytes=file_bytes, gpu_coarse=gpu_coarse, host_coarse=file_bytes - gpu_coarse,
         gpu_exact=gpu_blocks + (output_slot_bytes(model) if p.output_on_gpu else 0),
-        host_exact=_host_weights(model, p) + kept,
+        host_exact=_host_exact(model, p, cpu_moe),
     )
 
 
