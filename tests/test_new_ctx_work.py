@@ -7,11 +7,19 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from session_scenarios import write_models
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine
 from gguf_budget.core.fit import estimate, runtime_memory
 from gguf_budget.core.fit.estimate import fit_headroom
+from gguf_budget.core.fit.server import session
+from gguf_budget.core.fit.server.checkpoints import CheckpointSettings
+from gguf_budget.core.fit.server.session_spec import SessionSpec
+from gguf_budget.core.fit.server.slots import SlotLayout
 from gguf_budget.core.model.kv import KVType
+from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
 
 GiB = 1 << 30
@@ -123,3 +131,40 @@ def test_the_band_at_a_new_ctx_prices_only_the_full_contexts_graph(llama70b, mon
     cells = sorted({args[4] for args in work})
     assert len(work) == len(NEW_CTXS) and cells == sorted(-(-c // 256) * 256 for c in NEW_CTXS)
     assert whole == []
+
+
+def test_a_drag_replays_its_session_once(llama70b, monkeypatch):
+    """Every load a tick judges replayed llama-server's session (`session`) at its own slot context, cells and cache
+    limit; none of those tells this session apart once above its widest request, its conversations' cells and its
+    entries (`session` Rule 6): of five new ctxs on one placement, 8,192 cells are below the typical chat's four
+    conversations of 2,800 tokens and replay it there; the four above share one replay (and one bounding)."""
+    llama70b = _fresh(llama70b)
+    made = _calls(monkeypatch, session, "_Server")
+    machine = _machine()
+    for ctx in NEW_CTXS:
+        fit_headroom(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
+        estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
+    assert [m.n_ctx for _, m in made] == [0, 8192, 11200]
+
+
+@pytest.fixture(scope="module")
+def session_models(tmp_path_factory) -> dict[str, ModelSpec]:
+    paths = write_models(tmp_path_factory.mktemp("session-models"))
+    return {name: load_model(paths[name]) for name in ("llama", "gemma")}
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["llama", "gemma"]), spec=st.sampled_from(["4x(500+200)*4", "7x(1500+20)", "2x(400+40)*3",
+                                                                      "3000+1, 2x(40+4+1img)", "(1+0)*3"]),
+       slots=st.sampled_from([SlotLayout(), SlotLayout(4, True), SlotLayout(4, False)]),
+       slot_ctx=st.integers(1, 40_000), n_ctx=st.integers(1, 80_000), mib=st.sampled_from([-1, 0, 1, 20, 100, 400, 8192]),
+       image=st.sampled_from([0, 256]))
+def test_a_session_kept_by_what_it_tells_apart_is_the_one_replayed(session_models, name, spec, slots, slot_ctx, n_ctx,
+                                                                   mib, image):
+    """Rule 6 changes which replay is kept, never what it says: the one looked up equals a replay at the asked slot
+    context, cells and cache limit themselves."""
+    model = session_models[name]
+    m = session.SessionModel(kv_type=KVType.F16, layout=slots, slot_ctx=slot_ctx, n_ctx=n_ctx, cache_ram_mib=mib,
+                             checkpoints=CheckpointSettings(max_checkpoints=8), image_tokens=image)
+    parsed = SessionSpec.parse(spec)
+    assert session.replay(model, m, parsed) == session._replay(model, m, parsed)
