@@ -77,13 +77,14 @@ SPEC_FROM_ANOTHER_PROCESS = """
 import pickle, sys
 from gguf_budget.core import load_model
 spec = load_model(sys.argv[1])
-hash(spec)
+hash(spec), spec.routed_expert_bytes
 sys.stdout.buffer.write(pickle.dumps(spec))
 """
 
 
 def test_a_spec_pickled_by_another_process_hashes_as_one_read_here(gguf_file):
-    """The spec keeps its hash once computed; a pickle must not carry it, since a string's hash is per process."""
+    """The spec keeps its hash once computed; a pickle must not carry it, since a string's hash is per process (nor
+    what else it keeps: its routed experts' bytes, summed again where read)."""
     import subprocess
     import sys
 
@@ -95,6 +96,8 @@ def test_a_spec_pickled_by_another_process_hashes_as_one_read_here(gguf_file):
                           env={**os.environ, "PYTHONHASHSEED": "1"})
     there = pickle.loads(done.stdout)
     assert there == here and hash(there) == hash(here) and {here: "found"}[there] == "found"
+    assert set(vars(there)) == {f.name for f in dataclasses.fields(there)} | {"_kept_hash"}
+    assert there.routed_expert_bytes == here.routed_expert_bytes
     assert hash(dataclasses.replace(here, name="other")) != hash(here)
     assert copy.copy(here) == here and hash(copy.copy(here)) == hash(here)
 

@@ -61,6 +61,7 @@ Rule 14: a search's candidate asks no report (`report` False): its verdict, devi
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import accumulate
 
 from gguf_budget.core.fit.command import run_command
 from gguf_budget.core.fit.placement.devices import GpuSetup, KVTable, Slots, device_loads, fits, headroom, verdict_of
@@ -86,6 +87,8 @@ from gguf_budget.core.fit.server.slots import SlotLayout, slot_kv_table
 from gguf_budget.core.fit.cache_refusal import cache_refusal
 from gguf_budget.core.fit.placement.split_mode import refusal, split_notes
 from gguf_budget.core.model.kv import KVType, layer_kv_table
+from gguf_budget.core.model.layer_kinds import kind_counts
+from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 __all__ = ["estimate_fit"]
@@ -115,7 +118,8 @@ class _Judgement:
 def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, search: bool = True,
            judged: bool = False) -> _Judgement:
     """Rules 1–13; `search` False skips the automatic GPU layers where the request fixes them (no report of them);
-    `judged` prices the devices' compute buffers only where they fit before them (a verdict alone)."""
+    `judged` prices the devices' compute buffers only where they fit before them, and no KV lower bound (a verdict
+    alone)."""
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
     request = replace(request, server=program_settings(request.server, request.engine.runtime))
@@ -133,7 +137,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     def unpriced(p: Placement) -> tuple[DeviceLoad, ...]:
         """The devices of `p` before their compute buffers."""
         host_kv = None if slots.kv is None else slots.kv[p.host_blocks]
-        return device_loads(snapshot, setup, request.reserves.host, slots, p, _weights(model, p, forced).host_exact,
+        return device_loads(snapshot, setup, request.reserves.host, slots, p, _host_exact(model, p, forced),
                             host_kv, extras.host_held or 0)
 
     searched: dict[Placement, tuple[DeviceLoad, ...]] = {}
@@ -163,7 +167,7 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
         auto = most_layers_that_fit(L, gpus_fit, upper)
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
-    kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout)
+    kv = _kv_estimate(model, ctx, request.kv_type, table, slots, placement, layout, lower=not judged)
     weights = _weights(model, placement, forced)
     server, devices = finish_server(model, extras, loads(placement, judged=True if judged else None), request.kv_type,
                                     engine, kv.engine)
@@ -272,7 +276,14 @@ def _host_weights(model: ModelSpec, p: Placement) -> int:
     """
     g = model.global_bytes
     output = 0 if p.output_on_gpu else (g.output or 0) + g.output_norm
-    return input_layer_bytes(model) + sum(model.layer_bytes[:p.host_blocks]) + output
+    return input_layer_bytes(model) + _blocks_below(model)[p.host_blocks] + output
+
+
+@per_model(maxsize=16)
+def _blocks_below(model: ModelSpec) -> tuple[int, ...]:
+    """The bytes of blocks 0 … i − 1 for each i (0 … L), summed once per model: the GPU-layer search splits the blocks
+    at many counts a tick."""
+    return tuple(accumulate(model.layer_bytes, initial=0))
 
 
 def _forced_cpu_moe(model: ModelSpec, request: FitRequest) -> int:
@@ -281,35 +292,42 @@ def _forced_cpu_moe(model: ModelSpec, request: FitRequest) -> int:
     return min(n, model.n_layer) if n and model.routed_expert_bytes else 0
 
 
+def _host_exact(model: ModelSpec, p: Placement, cpu_moe: int) -> int:
+    """Rule 3: the host's exact weights, all the GPU-layer search's unpriced loads read of the split."""
+    return _host_weights(model, p) + experts_on_host(model, p.host_blocks, cpu_moe)
+
+
 def _weights(model: ModelSpec, p: Placement, cpu_moe: int = 0) -> WeightSplit:
     """Rules 2–3; `cpu_moe` blocks keep their routed experts on the host even where the block is offloaded."""
     L = model.n_layer
     file_bytes = complete_file_bytes(model)
     gpu_coarse = file_bytes * min(p.gpu_layers, L) // L if L else 0
     kept = experts_on_host(model, p.host_blocks, cpu_moe)
-    gpu_blocks = sum(model.layer_bytes[p.host_blocks:]) - kept
+    below = _blocks_below(model)
+    gpu_blocks = below[-1] - below[p.host_blocks] - kept
     return WeightSplit(
         file_bytes=file_bytes, gpu_coarse=gpu_coarse, host_coarse=file_bytes - gpu_coarse,
         gpu_exact=gpu_blocks + (output_slot_bytes(model) if p.output_on_gpu else 0),
-        host_exact=_host_weights(model, p) + kept,
+        host_exact=_host_exact(model, p, cpu_moe),
     )
 
 
 def _kv_estimate(model: ModelSpec, ctx: int | None, kv_type: KVType, table: KVTable | None, slots: Slots,
-                 p: Placement, layout: SlotLayout) -> KVEstimate:
-    kinds = [layer.kind for layer in model.layers]
-    n_rec = kinds.count(LayerKind.RECURRENT)
+                 p: Placement, layout: SlotLayout, lower: bool = True) -> KVEstimate:
+    """Rule 4; `lower` False: a verdict alone, which reads no FP16 lower bound (None)."""
+    kinds = kind_counts(model)
+    n_rec = kinds[LayerKind.RECURRENT]
     state = model.recurrent_state_bytes
-    lower = None
-    if ctx and LayerKind.UNKNOWN not in kinds:
+    bound = None
+    if lower and ctx and not kinds[LayerKind.UNKNOWN]:
         f16 = layer_kv_table(model, ctx, KVType.F16)
-        lower = sum(b or 0 for b, k in zip(f16, kinds, strict=True) if k is not LayerKind.RECURRENT)
+        bound = sum(b or 0 for b, layer in zip(f16, model.layers, strict=True) if layer.kind is not LayerKind.RECURRENT)
     engine = slots.kv[-1] if slots.kv is not None else None
     host = None if slots.kv is None else slots.kv[p.host_blocks]
     return KVEstimate(
-        kv_type=kv_type, ctx=ctx, cells=layout.total_cells(ctx) if ctx else None, lower_bound=lower, engine=engine,
-        attention_layers=kinds.count(LayerKind.FULL) + kinds.count(LayerKind.SWA),
-        swa_layers=kinds.count(LayerKind.SWA),
+        kv_type=kv_type, ctx=ctx, cells=layout.total_cells(ctx) if ctx else None, lower_bound=bound, engine=engine,
+        attention_layers=kinds[LayerKind.FULL] + kinds[LayerKind.SWA],
+        swa_layers=kinds[LayerKind.SWA],
         recurrent_layers=n_rec, recurrent_state=(n_rec * state if state is not None else None) if n_rec else 0,
         gpu=None if engine is None or host is None else engine - host, host=host,
     )

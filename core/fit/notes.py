@@ -19,6 +19,7 @@ from gguf_budget.core.fit.types import FitRequest
 from gguf_budget.core.machine.gpu import MEMORY_WORDS, GpuMemory
 from gguf_budget.core.machine.gpus import is_driver_detail
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
+from gguf_budget.core.model.layer_kinds import kind_counts
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 from gguf_budget.core.units import human_bytes
 
@@ -32,11 +33,12 @@ def fit_unknowns(model: ModelSpec, snapshot: HardwareSnapshot, ctx: int | None) 
         out.append("block count: the file does not give it")
     if ctx is None:
         out.append("context length: the file does not give it (pass a context size)")
-    n_unknown = sum(layer.kind is LayerKind.UNKNOWN for layer in model.layers)
+    kinds = kind_counts(model)
+    n_unknown = kinds[LayerKind.UNKNOWN]
     if n_unknown:
         missing = ", ".join(f for f in ATTENTION_FACTS if f in model.unknown) or "attention facts"
         out.append(f"KV cache of {n_unknown} layer(s): the file lacks {missing}")
-    if model.recurrent_state_bytes is None and any(layer.kind is LayerKind.RECURRENT for layer in model.layers):
+    if model.recurrent_state_bytes is None and kinds[LayerKind.RECURRENT]:
         out.append("recurrent state: the file lacks the SSM/RWKV state sizes")
     return tuple(out)
 

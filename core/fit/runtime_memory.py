@@ -95,7 +95,7 @@ from gguf_budget.core.fit.buffers.compute_graph import approximate as approximat
 from gguf_budget.core.fit.buffers.cpu_work import work_bytes
 from gguf_budget.core.fit.buffers.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, GpuBackend, backend_of
 from gguf_budget.core.fit.buffers.flash_attn_support import FlashAttn, attention_shapes, resolve
-from gguf_budget.core.fit.buffers.graph_alloc import buffer_size
+from gguf_budget.core.fit.buffers.graph_alloc import Node, buffer_size
 from gguf_budget.core.fit.placement.options import host_span, mapped_span
 from gguf_budget.core.fit.buffers.placed_graph import device_buffers
 from gguf_budget.core.fit.buffers.sched import SCHED_MAX_COPIES, Scheduler
@@ -107,8 +107,9 @@ from gguf_budget.core.errors import RequestError
 from gguf_budget.core.machine.gpu import GpuInfo
 from gguf_budget.core.fit.server.slots import SlotLayout
 from gguf_budget.core.fit.types import DeviceLoad
-from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES
+from gguf_budget.core.gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KV_TYPES, KVType
+from gguf_budget.core.model.layer_kinds import kind_counts
 from gguf_budget.core.model.spec import LayerKind, ModelSpec
 
 KiB = 1024
@@ -165,18 +166,29 @@ def asked_flash_attn(s: EngineSettings) -> bool | None:
     return s.flash_attn if s.flash_attn is not None else (None if PROFILES[s.runtime].flash_attn else False)
 
 
+def _held_slots(devices: tuple[DeviceLoad, ...]) -> tuple[tuple[int, int] | None, ...]:
+    """The slots each GPU of `devices` (the host first) holds: all a placement's backends read of its loads."""
+    return tuple(d.slots for d in devices[1:])
+
+
 def attention(model: ModelSpec, s: EngineSettings, kv_type: KVType, v_type: KVType | None = None,
               devices: tuple[DeviceLoad, ...] = (), gpus: tuple[GpuInfo, ...] = ()) -> FlashAttn:
     """Rule 5: `-fa auto` resolved over the layers each GPU holds (`flash_attn_support`); on the CPU alone auto is
-    on."""
+    on. Kept per placement (`_resolved`): a tick asks it of every load it prices, at every ctx alike."""
+    return _resolved(model, s, KVType(kv_type), v_type, _held_slots(devices), gpus)
+
+
+@per_model(maxsize=256)
+def _resolved(model: ModelSpec, s: EngineSettings, kv_type: KVType, v_type: KVType | None,
+              slots: tuple[tuple[int, int] | None, ...], gpus: tuple[GpuInfo, ...]) -> FlashAttn:
     v = KVType(v_type if v_type is not None else kv_type)
     L = model.n_layer
     held: list[tuple[str, GpuBackend] | None] = [None] * L
-    for d, g in zip(devices[1:], gpus, strict=False):
+    for d_slots, g in zip(slots, gpus, strict=False):
         backend = backend_of(g.vendor, s.gpu_backend, s.devices)
         device = (BACKENDS[backend].device_name(g.index, g.name), backend)
-        if d.slots is not None:
-            low, high = d.slots
+        if d_slots is not None:
+            low, high = d_slots
             held[low:min(high, L)] = [device] * max(min(high, L) - low, 0)
     return resolve(asked_flash_attn(s), attention_shapes(model, KVType(kv_type).value, v.value), tuple(held),
                    v.quantized)
@@ -223,13 +235,24 @@ def _spanned(cells: int, tokens: int) -> int:
     return min(cells, max(ENGINE_CELL_PAD, -(-tokens // ENGINE_CELL_PAD) * ENGINE_CELL_PAD)) if cells else 0
 
 
+def _graph_inputs(model: ModelSpec, settings: GraphSettings, nodes: list[Node]) -> int:
+    """Rule 7: the host's share of a graph with GPU layers: its inputs and the embeddings lookup."""
+    return sum(n.nbytes for n in nodes if n.is_input) + 4 * (model.n_embd or 0) * settings.ubatch
+
+
 @per_model(maxsize=256)
 def compute_buffer(model: ModelSpec, settings: GraphSettings) -> tuple[int, int]:
     """Rule 5: the buffer for the whole graph on one device, and the host's share with GPU layers
     (the graph inputs and the embeddings lookup)."""
     nodes = compute_nodes(model, settings)
-    inputs = sum(n.nbytes for n in nodes if n.is_input) + 4 * (model.n_embd or 0) * settings.ubatch
-    return buffer_size(nodes), inputs
+    return buffer_size(nodes), _graph_inputs(model, settings, nodes)
+
+
+@per_model(maxsize=256)
+def graph_inputs(model: ModelSpec, settings: GraphSettings) -> int:
+    """Rule 7 with GPU layers: `compute_buffer`'s host share alone — the graph built, its allocator not replayed (the
+    whole buffer is not read: a new ctx's full-context graph costs its nodes only)."""
+    return _graph_inputs(model, settings, compute_nodes(model, settings))
 
 
 @per_model(maxsize=256)
@@ -278,15 +301,22 @@ def _too_large(model: ModelSpec, gpus: tuple[GpuInfo, ...], slot_device: list[in
 def backends_of(model: ModelSpec, settings: EngineSettings, devices: tuple[DeviceLoad, ...],
                 gpus: tuple[GpuInfo, ...], all_offloaded: bool, repacked: frozenset[str] = frozenset()) -> Backends:
     """`sched`'s backends for a placement (`devices[0]` is the host, then one per GPU of `gpus`); `repacked`: the host
-    weights in CPU_REPACK (`sched` Rule 3)."""
+    weights in CPU_REPACK (`sched` Rule 3). Kept per placement (`_backends`): a tick asks it of every load it prices,
+    at every ctx alike."""
+    return _backends(model, settings, _held_slots(devices), gpus, all_offloaded, repacked)
+
+
+@per_model(maxsize=256)
+def _backends(model: ModelSpec, settings: EngineSettings, slots: tuple[tuple[int, int] | None, ...],
+              gpus: tuple[GpuInfo, ...], all_offloaded: bool, repacked: frozenset[str]) -> Backends:
     L = model.n_layer
     rules = [BACKENDS[backend_of(g.vendor, settings.gpu_backend, settings.devices)] for g in gpus]
     names = [r.device_name(g.index, g.name) for r, g in zip(rules, gpus, strict=True)]
     cpu = len(gpus)
     slot_device = [cpu] * (L + 1)
-    for b, d in enumerate(devices[1:]):
-        if d.slots is not None:
-            for slot in range(*d.slots):
+    for b, d_slots in enumerate(slots):
+        if d_slots is not None:
+            for slot in range(*d_slots):
                 slot_device[slot] = b
     overrides = (*_too_large(model, gpus, slot_device, cpu),
                  *((o.pattern, _override_device(o.buffer, names, rules)) for o in settings.overrides))
@@ -335,9 +365,8 @@ def sampler_bytes(model: ModelSpec, settings: EngineSettings) -> int:
 
 def kv_cell_bytes(model: ModelSpec, ctx: int, settings: EngineSettings) -> int:
     """Rule 12: the cells' metadata of every KV cache, every stream (0 for a model of recurrent layers alone)."""
-    kinds = {layer.kind for layer in model.layers}
     layout = SlotLayout(settings.n_seq, settings.kv_unified)
-    if not kinds - {LayerKind.RECURRENT}:
+    if not any(n for kind, n in kind_counts(model).items() if kind is not LayerKind.RECURRENT):
         return 0
     cells = layout.total_cells(ctx) + _swa_cells(model, ctx, layout, settings) * layout.streams
     return KV_CELL_BYTES * cells
@@ -362,6 +391,10 @@ class _Run:
     repacked: frozenset[str]
     on_gpu: bool
     fa: FlashAttn
+    base: GraphSettings
+    """The reserved graph's settings (`graph_settings` at the run's ctx), made once for every workload of the run."""
+    kv_cells: int
+    """Rule 12 at the run's ctx, the same for every workload."""
 
 
 def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
@@ -373,23 +406,31 @@ def _graphs(run: _Run, w: Workload) -> tuple[tuple[int, int], ...]:
     return tuple(graphs) or ((1, 1),)
 
 
-def _touched_compute(run: _Run, rows: int, tokens: int) -> int:
-    base = graph_settings(run.model, run.ctx, run.kv_type, run.settings, run.v_type, run.fa)
+def _touched(run: _Run, rows: int, tokens: int) -> tuple[int, int]:
+    """Rules 7–8 for one graph a workload runs: (the compute buffer it touches, the CPU's work buffer)."""
+    base = run.base
     g = GraphSettings(ubatch=rows, outputs=1, flash_attn=base.flash_attn, full_cells=_spanned(base.full_cells, tokens),
                       swa_cells=_spanned(base.swa_cells, tokens), rot_k=base.rot_k, rot_v=base.rot_v, v_flat=base.v_flat)
-    whole, inputs = compute_buffer(run.model, g)
-    return inputs if run.on_gpu else whole
+    return _graph_touched(run.model, g, run.on_gpu, run.host_layers, run.settings.threads, run.repacked,
+                          KV_TYPES[run.kv_type])
+
+
+@per_model(maxsize=1024)
+def _graph_touched(model: ModelSpec, g: GraphSettings, on_gpu: bool, host_layers: int, threads: int,
+                   repacked: frozenset[str], kv: GGMLQuantizationType) -> tuple[int, int]:
+    """`_touched`, kept per model by the graph alone: a band's short end and a session's requests run the same
+    graphs at every ctx (only the full context's graph is new at a new ctx)."""
+    compute = graph_inputs(model, g) if on_gpu else compute_buffer(model, g)[0]
+    return compute, work_bytes(model, host_layers, g.ubatch, 1, g.full_cells, g.flash_attn, threads, repacked, kv)
 
 
 def resident(run: _Run, w: Workload) -> Resident:
     """Rules 6–12 for one workload."""
     s, model = run.settings, run.model
     profile = PROFILES[s.runtime]
-    graphs = _graphs(run, w)
-    base = graph_settings(model, run.ctx, run.kv_type, s, run.v_type, run.fa)
-    compute = max(_touched_compute(run, rows, tokens) for rows, tokens in graphs)
-    work = max(work_bytes(model, run.host_layers, rows, 1, _spanned(base.full_cells, tokens), base.flash_attn,
-                          s.threads, run.repacked, KV_TYPES[run.kv_type]) for rows, tokens in graphs)
+    touched = [_touched(run, rows, tokens) for rows, tokens in _graphs(run, w)]
+    compute = max(c for c, _ in touched)
+    work = max(w for _, w in touched)
     slots = CheckpointSettings(max_checkpoints=s.ctx_checkpoints, n_batch=s.batch or profile.n_batch,
                                n_ubatch=s.ubatch, swa_full=s.swa_full)
     checkpoints = checkpoint_memory(model, run.kv_type, min(w.prompt, run.ctx), slots) if serves_sessions(s.runtime) else 0
@@ -398,7 +439,7 @@ def resident(run: _Run, w: Workload) -> Resident:
         workload=w, mapped_weights=host.mapped_weights, loaded_weights=host.loaded_weights, repack=host.repack,
         kv=host.kv or 0, output=host.output, compute=min(compute, host.compute or compute), work=work,
         checkpoints=checkpoints or 0, process=process_bytes(model, s.runtime), sampler=sampler_bytes(model, s),
-        kv_cells=kv_cell_bytes(model, run.ctx, s),
+        kv_cells=run.kv_cells,
     )
 
 
@@ -437,7 +478,8 @@ def runtime_memory(model: ModelSpec, ctx: int | None, kv_type: KVType, settings:
     along: tuple[Resident, ...] = ()
     if ctx and out[0].kv is not None and out[0].compute is not None:
         run = _Run(model=model, ctx=ctx, kv_type=KVType(kv_type), v_type=v_type, settings=settings, host=out[0],
-                   host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu), fa=fa)
+                   host_layers=host_blocks, repacked=frozenset(repack.tensors), on_gpu=bool(on_gpu), fa=fa,
+                   base=graph_settings(model, ctx, kv_type, settings, v_type, fa), kv_cells=kv_cell_bytes(model, ctx, settings))
         short, full = resident(run, settings.short), resident(run, Workload(prompt=ctx))
         along = tuple(resident(run, w) for w in workloads)
     return RuntimeMemory(settings=settings, devices=tuple(out), repacked_tensors=repack.tensors, cpu_features=features,

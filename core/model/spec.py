@@ -10,7 +10,9 @@ Rule 3: a spec checks itself on construction: one entry per layer in `layers`, `
         roles' bytes. A violation is a bug in whoever built it (ValueError).
 Rule 4: a spec's hash is computed once and kept (an 80-layer model's 724 tensors took 0.56 ms to hash,
         and the caches keyed by the model — the compute buffer, the CPU work — hashed it at every
-        slider tick); the kept hash is never pickled, as a string's hash differs between processes.
+        slider tick); the kept hash is never pickled, as a string's hash differs between processes. Its routed
+        experts' bytes are summed once too and kept the same way (every MoE strategy of every priced load asked
+        them, a walk of every block's roles each time).
 """
 
 from __future__ import annotations
@@ -109,6 +111,7 @@ class SSMSizes:
 
 
 _HASH = "_kept_hash"
+_EXPERTS = "_kept_routed_expert_bytes"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,7 +180,7 @@ class ModelSpec:
 
     def __getstate__(self) -> dict[str, Any]:
         """Rule 4: a pickle carries the fields, not this process's hash."""
-        return {k: v for k, v in self.__dict__.items() if k != _HASH}
+        return {k: v for k, v in self.__dict__.items() if k not in (_HASH, _EXPERTS)}
 
     def _check(self) -> None:
         for name in ("layers", "layer_bytes", "layer_role_bytes"):
@@ -234,7 +237,12 @@ class ModelSpec:
 
     @property
     def routed_expert_bytes(self) -> int:
-        return sum(r.get(TensorRole.EXPERTS, 0) for r in self.layer_role_bytes)
+        """Rule 4: summed once and kept."""
+        kept: int | None = self.__dict__.get(_EXPERTS)
+        if kept is None:
+            kept = sum(r.get(TensorRole.EXPERTS, 0) for r in self.layer_role_bytes)
+            object.__setattr__(self, _EXPERTS, kept)
+        return kept
 
 
 def _not_negative(record: str, counts: Mapping[str, int]) -> None:

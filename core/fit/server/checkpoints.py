@@ -45,6 +45,7 @@ from dataclasses import dataclass
 
 from gguf_budget.core.model.kv import KVType, row_bytes
 from gguf_budget.core.model.per_model_cache import per_model
+from gguf_budget.core.model.layer_kinds import kind_counts
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
 
 CTX_CHECKPOINTS = 32  # common/common.h n_ctx_checkpoints (-ctxcp, --ctx-checkpoints)
@@ -70,8 +71,8 @@ class CheckpointSettings:
 
 def makes_checkpoints(model: ModelSpec, s: CheckpointSettings) -> bool:
     """Rule 1."""
-    kinds = {layer.kind for layer in model.layers}
-    return s.max_checkpoints > 0 and (LayerKind.RECURRENT in kinds or LayerKind.SWA in kinds and not s.swa_full)
+    kinds = kind_counts(model)
+    return s.max_checkpoints > 0 and (kinds[LayerKind.RECURRENT] > 0 or kinds[LayerKind.SWA] > 0 and not s.swa_full)
 
 
 def checkpoint_positions(prompt_tokens: int, s: CheckpointSettings, held: int = 0) -> tuple[int, ...]:
@@ -160,8 +161,8 @@ def partial_state_bytes(model: ModelSpec, kv_type: KVType, tokens: int, streams:
     """Rule 4 for a draft beside a target that checkpoints (`create_checkpoint`: `update_dft`): a model without
     sliding-window or recurrent layers writes its whole state (src/llama-kv-cache.cpp `state_write` ignores the
     partial flag), Rule 5's."""
-    kinds = {layer.kind for layer in model.layers}
-    if LayerKind.SWA in kinds or LayerKind.RECURRENT in kinds:
+    kinds = kind_counts(model)
+    if kinds[LayerKind.SWA] or kinds[LayerKind.RECURRENT]:
         return checkpoint_bytes(model, kv_type, tokens, streams)
     return seq_state_bytes(model, kv_type, tokens, streams)
 

@@ -24,11 +24,17 @@ Rule 4: an image takes the projector's tokens of the slot's context, in its requ
 Rule 5: after each request the server holds its cache entries and every slot's checkpoints;
         the session's peak is the largest such sum. The worst case — every cache and checkpoint
         full — is `server.finish_server`'s, kept beside it.
+Rule 6: the replay is kept per model by what it can tell apart: a slot's context at or above the widest request
+        (its prompt, images and generated tokens) refuses none, whatever it is; the cache holds one entry a
+        conversation (Rule 2), so an n_ctx at or above the sum of each conversation's widest request prunes none;
+        and without checkpoints, a cache limit at or above the sum of each conversation's largest entry skips and
+        evicts none. Each of those is replayed once, at the smallest such value (so a ctx tick, whose slot context,
+        cells and cache limit move with the ctx and the placement, mostly finds its session replayed).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gguf_budget.core.fit.server.checkpoints import (
     CheckpointSettings, checkpoint_bytes, checkpoint_positions, keep_checkpoints, makes_checkpoints, partial_state_bytes,
@@ -204,9 +210,56 @@ class _Server:
         return i, prompt, prompt - held
 
 
-@per_model(maxsize=256)
 def replay(model: ModelSpec, m: SessionModel, spec: SessionSpec) -> SessionTrace:
-    """Rules 1–5 over every request of `spec` (kept per model: a search asks again at the same context)."""
+    """Rules 1–5 over every request of `spec`, kept per model by what the replay can tell apart (Rule 6)."""
+    return _replay(model, _told_apart(model, m, spec), spec)
+
+
+@dataclass(frozen=True)
+class _Bounds:
+    """Rule 6's bounds for one session: the widest request, the sum of each conversation's widest, and the sum of each
+    conversation's largest cache entry (None where checkpoints make entries larger)."""
+
+    widest: int
+    cells: int
+    entries: int | None
+
+
+@per_model(maxsize=64)
+def _bounds(model: ModelSpec, m: SessionModel, spec: SessionSpec) -> _Bounds | None:
+    """Rule 6 for `m` with its slot context, cells and cache limit left out (None: a session of no token, whose largest
+    state is the slot context's own)."""
+    widest: dict[int, int] = {}
+    kept: dict[int, list[int]] = {}
+    for r in spec.requests():
+        prompt = r.prompt + r.images * m.image_tokens
+        widest[r.conversation] = max(widest.get(r.conversation, 0), prompt + r.generated)
+        kept.setdefault(r.conversation, []).append(prompt + max(r.generated - 1, 0))
+    if not widest or not max(widest.values()):
+        return None
+    server = _Server(model, m)
+    entries = None if server.swa else sum(max(server.state(n) for n in ns) for ns in kept.values())
+    return _Bounds(max(widest.values()), sum(widest.values()), entries)
+
+
+def _told_apart(model: ModelSpec, m: SessionModel, spec: SessionSpec) -> SessionModel:
+    """Rule 6: `m` with its slot context, cells and cache limit at the smallest value the replay tells apart from
+    theirs."""
+    bounds = _bounds(model, replace(m, slot_ctx=0, n_ctx=0, cache_ram_mib=0), spec)
+    if bounds is None or m.slot_ctx < bounds.widest:
+        return m
+    m = replace(m, slot_ctx=bounds.widest)
+    if m.n_ctx < bounds.cells:
+        return m
+    m = replace(m, n_ctx=bounds.cells)
+    if bounds.entries is None or m.cache_ram_mib <= 0:
+        return m
+    limit = max(-(-bounds.entries // MiB), 1)
+    return replace(m, cache_ram_mib=limit) if m.cache_ram_mib >= limit else m
+
+
+@per_model(maxsize=256)
+def _replay(model: ModelSpec, m: SessionModel, spec: SessionSpec) -> SessionTrace:
     server = _Server(model, m)
     steps = []
     largest_prompt = largest_tokens = 0

@@ -1,0 +1,170 @@
+"""A tick at a ctx the session has not met prices what moves with the ctx and looks the rest up: each count here is of
+work the old code did again at every new ctx (every load it judged, every workload of the peak-RSS band), though its
+answer depends on the model or the placement alone."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from session_scenarios import write_models
+
+from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine
+from gguf_budget.core.fit import estimate, runtime_memory
+from gguf_budget.core.fit.estimate import fit_headroom
+from gguf_budget.core.fit.server import session
+from gguf_budget.core.fit.server.checkpoints import CheckpointSettings
+from gguf_budget.core.fit.server.session_spec import SessionSpec
+from gguf_budget.core.fit.server.slots import SlotLayout
+from gguf_budget.core.model.kv import KVType
+from gguf_budget.core.model.loader import load_model
+from gguf_budget.core.model.spec import ModelSpec
+
+GiB = 1 << 30
+NEW_CTXS = (8192, 12288, 16384, 40960, 65536)
+
+
+class _Counted(tuple):
+    """A model's sequence, counting every walk over it and every slice taken of it."""
+
+    walks = 0
+    slices = 0
+
+    def __iter__(self):
+        type(self).walks += 1
+        return super().__iter__()
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            type(self).slices += 1
+        return super().__getitem__(i)
+
+
+def _fresh(model: ModelSpec) -> ModelSpec:
+    """An equal model that is another object: nothing another test priced is kept for it (`per_model` Rule 1)."""
+    return dataclasses.replace(model)
+
+
+def _machine():
+    return hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=24 * GiB)
+
+
+def _counting(model: ModelSpec, field: str) -> ModelSpec:
+    counted = dataclasses.replace(model)
+    object.__setattr__(counted, field, _Counted(getattr(model, field)))
+    return counted
+
+
+def _calls(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[tuple[object, ...]]:
+    """Every call of `module.name` from here on, by its arguments."""
+    seen: list[tuple[object, ...]] = []
+    real = getattr(module, name)
+
+    def counted(*args, **kwargs):
+        seen.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return seen
+
+
+def test_a_judged_load_walks_no_layer_list_and_sums_no_slice_of_the_blocks(llama70b):
+    """Each load the searches judge counted the blocks by kind (the KV estimate, the unknown facts, the KV cells'
+    metadata, the checkpoints: ~6 walks of the 80 layers) and summed the blocks' bytes below and above its split
+    (2 slices); both are kept per model."""
+    layers = _counting(llama70b, "layers")
+    machine = _machine()
+    fit_headroom(layers, machine, FitRequest(ctx=4096, gpu_layers=30))
+    _Counted.walks = 0
+    for ctx in NEW_CTXS:
+        fit_headroom(layers, machine, FitRequest(ctx=ctx, gpu_layers=30))
+    assert _Counted.walks == 0
+    blocks = _counting(llama70b, "layer_bytes")
+    fit_headroom(blocks, machine, FitRequest(ctx=4096, gpu_layers=30))
+    _Counted.slices = 0
+    for ctx in NEW_CTXS:
+        fit_headroom(blocks, machine, FitRequest(ctx=ctx, gpu_layers=30))
+        estimate_fit(blocks, machine, FitRequest(ctx=ctx))
+    assert _Counted.slices == 0
+
+
+def test_a_verdict_alone_tables_no_fp16_lower_bound(llama70b, monkeypatch):
+    """The largest-ctx search asks verdicts only; the KV estimate's FP16 lower bound is the report's, not theirs."""
+    llama70b = _fresh(llama70b)
+    tables = _calls(monkeypatch, estimate, "layer_kv_table")
+    machine = _machine()
+    for ctx in NEW_CTXS:
+        fit_headroom(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
+    assert tables == []
+    fit = estimate_fit(llama70b, machine, FitRequest(ctx=8192, gpu_layers=30))
+    assert len(tables) == 1 and tables[0][2] is KVType.F16 and fit.kv.lower_bound
+
+
+def test_a_placement_is_scheduled_and_its_flash_attention_resolved_once(llama70b, monkeypatch):
+    """The scheduler's backends and `-fa auto`'s resolution read the GPUs' slots alone: pricing one placement at five
+    new ctxs made both anew for every load (and again for its peak-RSS band)."""
+    llama70b = _fresh(llama70b)
+    machine = _machine()
+    estimate_fit(llama70b, machine, FitRequest(ctx=4096, gpu_layers=30))
+    scheduled = _calls(monkeypatch, runtime_memory, "Scheduler")
+    resolved = _calls(monkeypatch, runtime_memory, "resolve")
+    for ctx in NEW_CTXS:
+        fit_headroom(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
+        estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30), report=False)
+    assert scheduled == [] and resolved == []
+
+
+def test_the_band_at_a_new_ctx_prices_only_the_full_contexts_graph(llama70b, monkeypatch):
+    """The band's short end and the session's requests run the same graphs at every ctx: at a new ctx only the
+    filled context's graph is new (the GPU layers held), so only its CPU work is priced; and with GPU layers its host
+    share is the graph's inputs, without replaying the allocator over the whole graph (`compute_buffer`)."""
+    llama70b = _fresh(llama70b)
+    machine = _machine()
+    estimate_fit(llama70b, machine, FitRequest(ctx=4096, gpu_layers=30))
+    work = _calls(monkeypatch, runtime_memory, "work_bytes")
+    whole = _calls(monkeypatch, runtime_memory, "compute_buffer")
+    for ctx in NEW_CTXS:
+        fit = estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
+        assert fit.memory is not None and fit.memory.full is not None and fit.memory.along
+    cells = sorted({args[4] for args in work})
+    assert len(work) == len(NEW_CTXS) and cells == sorted(-(-c // 256) * 256 for c in NEW_CTXS)
+    assert whole == []
+
+
+def test_a_drag_replays_its_session_once(llama70b, monkeypatch):
+    """Every load a tick judges replayed llama-server's session (`session`) at its own slot context, cells and cache
+    limit; none of those tells this session apart once above its widest request, its conversations' cells and its
+    entries (`session` Rule 6): of five new ctxs on one placement, 8,192 cells are below the typical chat's four
+    conversations of 2,800 tokens and replay it there; the four above share one replay (and one bounding)."""
+    llama70b = _fresh(llama70b)
+    made = _calls(monkeypatch, session, "_Server")
+    machine = _machine()
+    for ctx in NEW_CTXS:
+        fit_headroom(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
+        estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
+    assert [m.n_ctx for _, m in made] == [0, 8192, 11200]
+
+
+@pytest.fixture(scope="module")
+def session_models(tmp_path_factory) -> dict[str, ModelSpec]:
+    paths = write_models(tmp_path_factory.mktemp("session-models"))
+    return {name: load_model(paths[name]) for name in ("llama", "gemma")}
+
+
+@settings(max_examples=60, deadline=None)
+@given(name=st.sampled_from(["llama", "gemma"]), spec=st.sampled_from(["4x(500+200)*4", "7x(1500+20)", "2x(400+40)*3",
+                                                                      "3000+1, 2x(40+4+1img)", "(1+0)*3"]),
+       slots=st.sampled_from([SlotLayout(), SlotLayout(4, True), SlotLayout(4, False)]),
+       slot_ctx=st.integers(1, 40_000), n_ctx=st.integers(1, 80_000), mib=st.sampled_from([-1, 0, 1, 20, 100, 400, 8192]),
+       image=st.sampled_from([0, 256]))
+def test_a_session_kept_by_what_it_tells_apart_is_the_one_replayed(session_models, name, spec, slots, slot_ctx, n_ctx,
+                                                                   mib, image):
+    """Rule 6 changes which replay is kept, never what it says: the one looked up equals a replay at the asked slot
+    context, cells and cache limit themselves."""
+    model = session_models[name]
+    m = session.SessionModel(kv_type=KVType.F16, layout=slots, slot_ctx=slot_ctx, n_ctx=n_ctx, cache_ram_mib=mib,
+                             checkpoints=CheckpointSettings(max_checkpoints=8), image_tokens=image)
+    parsed = SessionSpec.parse(spec)
+    assert session.replay(model, m, parsed) == session._replay(model, m, parsed)
