@@ -25,7 +25,8 @@ Rule 5: the full cache's cells do not enter the key either: a replay runs with t
         buffer there as the highest of a few affine functions of the cells — exact, byte for byte, not an estimate
         (`affine` Rules 3–5). An ask inside a kept span is answered from it, with no graph built: a 70B dragged over
         50 ctxs on a 24 GiB GPU asks 136 graphs and replays 24. The sliding-window cache's cells stay in the key
-        (they stop growing at the window). Each placement keeps its newest `SPANS` spans.
+        (they stop growing at the window). Each placement keeps its newest `SPANS` spans (more than cover the
+        70B's whole slider: Rule 6).
 Rule 6: one allocator and scheduler, written over ints (an `Affine` is an int; a size that does not move stays a
         plain one), replay a graph either way: with the cells a parameter, or over plain ints, a span of the asked
         cells alone. The parametric replay costs more (a 70B's placements ~3.0 ms against ~2.0 ms over plain
@@ -52,7 +53,7 @@ from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 
 KEPT = 1024
-SPANS = 16
+SPANS = 64
 
 KeptBlock = tuple[int | None, bool, BlockShape, int, int, tuple[tuple[str, int], ...], tuple[int, ...]]
 """Rules 1–2 for one kept block: (its index where Rule 2 needs it, last, shape, its slot's device, its KV's device,
