@@ -13,6 +13,7 @@ from session_scenarios import write_models
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine
 from gguf_budget.core.fit import estimate, runtime_memory
+from gguf_budget.core.fit.buffers import compute_graph
 from gguf_budget.core.fit.estimate import fit_headroom
 from gguf_budget.core.fit.server import session
 from gguf_budget.core.fit.server.checkpoints import CheckpointSettings
@@ -132,6 +133,23 @@ def test_the_band_at_a_new_ctx_prices_only_the_full_contexts_graph(llama70b, mon
     assert len(work) == len(NEW_CTXS) and cells == sorted(-(-c // 256) * 256 for c in NEW_CTXS)
     assert whole == []
 
+
+
+def test_the_band_with_gpu_layers_builds_no_graph_only_its_inputs(llama70b, monkeypatch):
+    """With GPU layers the band's host share of a graph is its inputs (`runtime_memory.graph_inputs`): at a new ctx no
+    graph's blocks are built for it (`compute_nodes`), only the inputs (`compute_graph.input_bytes`) — which are the
+    whole graph's inputs, byte for byte."""
+    llama70b = _fresh(llama70b)
+    machine = _machine()
+    estimate_fit(llama70b, machine, FitRequest(ctx=4096, gpu_layers=30))
+    built = _calls(monkeypatch, runtime_memory, "compute_nodes")
+    inputs = _calls(monkeypatch, runtime_memory, "input_bytes")
+    for ctx in NEW_CTXS:
+        estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
+    assert built == [] and inputs
+    for model, settings_ in inputs:
+        whole = compute_graph.compute_nodes(model, settings_)
+        assert compute_graph.input_bytes(model, settings_) == sum(n.nbytes for n in whole if n.is_input)
 
 def test_a_drag_replays_its_session_once(llama70b, monkeypatch):
     """Every load a tick judges replayed llama-server's session (`session`) at its own slot context, cells and cache

@@ -315,8 +315,7 @@ def compute_nodes(model: ModelSpec, s: GraphSettings, blocks: Sequence[tuple[int
     blocks = replayed(shapes) if blocks is None else blocks
     E = model.n_embd or 0
     b = _Builder(_tensor_sizes(model), s.ubatch)
-    v_row = max((blk.v for _, blk in blocks), default=0)
-    inp = _inputs(b, s, E, v_row, any(blk.swa for _, blk in blocks))
+    inp = _graph_inputs(b, s, E, blocks)
     gemma = model.architecture.startswith("gemma")
     resid = b.add(F32 * E * s.ubatch, inp.embd, inplace=True) if gemma else inp.embd
     for il, blk in blocks:
@@ -327,6 +326,19 @@ def compute_nodes(model: ModelSpec, s: GraphSettings, blocks: Sequence[tuple[int
     norm = _norm(b, F32 * E * s.outputs, resid, "output_norm.weight")
     b.add(F32 * (model.n_vocab or 0) * s.outputs, norm, is_output=True, weight="output.weight", op="mul_mat")
     return b.nodes
+
+
+def input_bytes(model: ModelSpec, s: GraphSettings) -> int:
+    """Rule 1: the bytes of the inputs `compute_nodes` places first (over the blocks it replays by default), the
+    graph's blocks not built: what a GPU-layer graph leaves on the host (`runtime_memory` Rule 7)."""
+    b = _Builder(_tensor_sizes(model), s.ubatch)
+    _graph_inputs(b, s, model.n_embd or 0, replayed(block_shapes(model)))
+    return sum(n.nbytes for n in b.nodes if n.is_input)
+
+
+def _graph_inputs(b: _Builder, s: GraphSettings, E: int, blocks: Sequence[tuple[int, BlockShape]]) -> _Inputs:
+    """Rule 1 for `blocks`: a V row as wide as their widest, the sliding window's mask and indices where one is."""
+    return _inputs(b, s, E, max((blk.v for _, blk in blocks), default=0), any(blk.swa for _, blk in blocks))
 
 
 def _norm(b: _Builder, nbytes: int, src: str, weight: str) -> str:
