@@ -215,24 +215,32 @@ def test_the_high_water_mark_keeps_each_line_and_compares_none():
     assert peak == 9000 and (d.lo, d.hi) == (0, 0)  # read as an int: Rule 4
 
 
-def test_a_placement_asked_at_one_ctx_replays_over_plain_ints_and_at_another_with_the_cells_a_parameter(models,
-                                                                                                       monkeypatch):
-    """placed_graph Rule 6: the first ask of a placement is a plain replay (a search over placements at one ctx pays
-    nothing for spans it never uses); an ask at other cells replays once with the cells a parameter, and asks inside
-    that span replay nothing."""
+def test_a_placement_asked_at_one_ctx_replays_over_plain_ints_and_at_others_its_allocator_over_one_split_graph(
+        models, monkeypatch):
+    """placed_graph Rules 6–7: the first ask of a placement is a plain replay (a search over placements at one ctx pays
+    nothing for spans it never uses); an ask at other cells builds the placement's split graph once, with the cells a
+    parameter, and replays the allocator over it; an ask its spans miss after that replays the allocator alone, and
+    asks inside a span replay nothing. Every answer is the plain replay's."""
     model = models("dense")
     n = model.n_layer
     sched = Scheduler(alignments=(128, 32), offload=(32, None), slot_device=(0,) * (n + 1), kv_device=(0,) * n)
     gs = GraphSettings(ubatch=512, outputs=1, flash_attn=True, full_cells=32 * 1024, swa_cells=0, rot_k=0, rot_v=0)
-    made = []
-    real = placed_graph.replay
-    monkeypatch.setattr(placed_graph, "replay", lambda m, key, parametric=True: made.append(parametric) or
-                        real(m, key, parametric))
+    made: list[str] = []
+
+    def counted(name, real):
+        return lambda *a, **k: made.append(name) or real(*a, **k)
+
+    monkeypatch.setattr(placed_graph, "replay", counted("replay", placed_graph.replay))
+    monkeypatch.setattr(placed_graph, "split_graph_of", counted("split", placed_graph.split_graph_of))
+    monkeypatch.setattr(placed_graph.SplitGraph, "span_at", counted("allocator", placed_graph.SplitGraph.span_at))
     at = [device_buffers(model, replace(gs, full_cells=c), sched) for c in (32 * 1024, 32 * 1024, 48 * 1024)]
-    assert made == [False, True]
-    span = placed_graph.replay(model, graph_key(model, replace(gs, full_cells=48 * 1024), sched))
+    assert made == ["replay", "split", "allocator"]
+    span = placed_graph._spans(model, graph_key(model, replace(gs, full_cells=48 * 1024), sched))[-1]
     inside = list(range(max(span.lo, ENGINE_CELL_PAD), min(span.hi, MAX_CELLS) + 1, span.step))[:5]
-    assert len(inside) == 5 and span.step == ENGINE_CELL_PAD
-    assert [device_buffers(model, replace(gs, full_cells=c), sched) for c in inside] == \
-        [_plain(model, replace(gs, full_cells=c), sched) for c in inside]
-    assert made == [False, True, True] and at[2] == _plain(model, replace(gs, full_cells=48 * 1024), sched)
+    outside = [c for c in (span.lo - ENGINE_CELL_PAD, span.hi + ENGINE_CELL_PAD) if ENGINE_CELL_PAD <= c <= MAX_CELLS]
+    assert len(inside) == 5 and span.step == ENGINE_CELL_PAD and outside
+    asked = inside + outside
+    assert [device_buffers(model, replace(gs, full_cells=c), sched) for c in asked] == \
+        [_plain(model, replace(gs, full_cells=c), sched) for c in asked]
+    assert made == ["replay", "split", "allocator"] + ["allocator"] * len(outside)
+    assert at[:2] == [_plain(model, gs, sched)] * 2 and at[2] == _plain(model, replace(gs, full_cells=48 * 1024), sched)

@@ -21,6 +21,7 @@ Rule 6: one allocator serves every backend of a split graph (`ggml_gallocr` with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gguf_budget.core.fit.buffers.affine import highest
@@ -117,9 +118,14 @@ def buffer_size(nodes: tuple[Node, ...] | list[Node]) -> int:
     return buffer_sizes(nodes, (ALIGNMENT,))[0]
 
 
-def buffer_sizes(nodes: tuple[Node, ...] | list[Node], alignments: tuple[int, ...]) -> tuple[int, ...]:
-    """The compute buffer of each backend (Rules 1–6): `alignments[b]` is buffer b's, in bytes."""
+def buffer_sizes(nodes: tuple[Node, ...] | list[Node], alignments: tuple[int, ...],
+                 resized: Mapping[str, int] | None = None) -> tuple[int, ...]:
+    """The compute buffer of each backend (Rules 1–6): `alignments[b]` is buffer b's, in bytes. `resized`: the sizes
+    of some nodes, by name, in place of their own (`placed_graph` Rule 7: a kept graph at other cells)."""
     by_name = {n.name: n for n in nodes}
+    size = {n.name: n.nbytes for n in nodes}
+    if resized:
+        size.update(resized)
     consumers = dict.fromkeys(by_name, 0)
     views = dict.fromkeys(by_name, 0)
     for n in nodes:
@@ -138,16 +144,16 @@ def buffer_sizes(nodes: tuple[Node, ...] | list[Node], alignments: tuple[int, ..
             for p in n.srcs:
                 parent = by_name.get(p)
                 if (parent is not None and p in placed and not parent.is_output and parent.view_of is None
-                        and parent.buffer == n.buffer and parent.nbytes == n.nbytes and consumers[p] == 1
+                        and parent.buffer == n.buffer and size[p] == size[n.name] and consumers[p] == 1
                         and views[p] == 0):
                     placed[n.name] = placed.pop(p)
                     return
-        placed[n.name] = frees[n.buffer].take(n.nbytes)
+        placed[n.name] = frees[n.buffer].take(size[n.name])
 
     def release(name: str) -> None:
         node = by_name[name]
         if name in placed and not node.is_output:
-            frees[node.buffer].give(placed.pop(name), node.nbytes)
+            frees[node.buffer].give(placed.pop(name), size[name])
 
     for n in nodes:
         if n.is_input:
