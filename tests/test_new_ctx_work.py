@@ -10,9 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_scenarios import write_models
+from test_largest_ctx_search import bisected
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine
 from gguf_budget.core.fit import estimate, runtime_memory
+from gguf_budget.core.fit.ctx import max_ctx
+from gguf_budget.core.fit.ctx.auto_ctx import FitCtxReason, auto_fit, largest_ctx
 from gguf_budget.core.fit.estimate import fit_headroom
 from gguf_budget.core.fit.server import session
 from gguf_budget.core.fit.server.checkpoints import CheckpointSettings
@@ -145,6 +148,22 @@ def test_a_drag_replays_its_session_once(llama70b, monkeypatch):
         fit_headroom(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
         estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
     assert [m.n_ctx for _, m in made] == [0, 8192, 11200]
+
+
+def test_the_largest_ctx_search_takes_the_full_loads_own_verdict(llama70b, monkeypatch):
+    """The largest ctx beside a full load that fits at its asked ctx (a candidate: a multiple of 256) is searched from
+    there (`max_ctx` Rule 3): that candidate's verdict and headroom are the load's own, never asked again (the old
+    search judged it once more, one verdict of its four or five), and the answer is the bisection's."""
+    llama70b = _fresh(llama70b)
+    machine = _machine()
+    choices = [auto_fit(llama70b, machine, FitRequest(ctx=ctx)) for ctx in NEW_CTXS]
+    asked = _calls(monkeypatch, max_ctx, "fit_headroom")
+    for choice in choices:
+        assert choice.fit.verdict.admitted and choice.reason is FitCtxReason.ASKED
+        held = choice.fit.gpu_layers
+        assert largest_ctx(llama70b, machine, choice) == bisected(llama70b, machine, FitRequest(), held, 131_072)
+    judged = [(request.gpu_layers, request.ctx) for _, _, request in asked]
+    assert judged and not {(c.fit.gpu_layers, c.ctx) for c in choices} & set(judged)
 
 
 @pytest.fixture(scope="module")
