@@ -3,7 +3,9 @@ asks for no new layout, nor does a boxed row (`row_box`) whose line count holds 
 and hides with its label), and the llama-server knobs are not touched by a state whose server did not
 change — a spin box set to its own value still repaints, and a tick used to repaint every knob. A label a tick
 gives a new text is laid out as a plain label (a selectable one goes through a text document, several times the
-cost), and becomes selectable when the mouse comes to it."""
+cost), and becomes selectable when the mouse comes to it. The ledger chart paints its axes again only when they
+change: a tick that moves the bars under the same axis draws the bars and lines alone, the same pixels as the
+whole drawing the exports make."""
 
 from __future__ import annotations
 
@@ -11,15 +13,20 @@ from collections import Counter
 
 import pytest
 import shiboken6
-from gui_support import child, open_model, settle
+from gui_support import MIB, child, open_model, settle
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPalette, QRegion
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVBoxLayout, QWidget
 
 from gguf_budget.core.explorer.ctx_tiers import TierCell
+from gguf_budget.core.plan.ledger import LEDGER_LINES
 from gguf_budget.gui.qt.elided_label import ElidedLabel
+from gguf_budget.gui.qt import main_window
 from gguf_budget.gui.qt.layout import SideColumn
+from gguf_budget.gui.qt.plan import run_it_line
+from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
 from gguf_budget.gui.qt.plan.tier_strip import TierStrip
 from gguf_budget.gui.qt.row_box import RowBox
@@ -318,6 +325,39 @@ def test_a_boxed_row_measures_each_word_once_a_font_and_keeps_its_narrowest_widt
     assert box.sizeHint().width() >= QFontMetrics(font).horizontalAdvance("cells)")
 
 
+class Walked(dict):
+    """A word-width table that counts the times all of it is walked (its keys or items listed, or iterated)."""
+
+    walks = 0
+
+    def keys(self):  # type: ignore[override]
+        Walked.walks += 1
+        return super().keys()
+
+    def items(self):  # type: ignore[override]
+        Walked.walks += 1
+        return super().items()
+
+    def __iter__(self):
+        Walked.walks += 1
+        return super().__iter__()
+
+
+def test_a_boxed_rows_new_text_looks_up_its_own_words_not_every_word_kept(qtbot):
+    """RowBox Rule 4: the widths kept can be 2,048 words; a tick's text is looked up word by word (a set
+    difference with the kept words copied them all, ~20 µs a row and a tick)."""
+    parent, label, box = _boxed(qtbot, "KV engine: 44.00 MiB (f16, 2,048 cells)")
+    kept = Walked({f"word{i}": i for i in range(1000)})
+    kept.update(box._advances)
+    box._advances = kept
+    Walked.walks = 0
+    for cells in (4096, 8192, 2048):
+        label.setText(f"KV engine: {cells / 46.5:.2f} MiB (f16, {cells:,} cells)")
+        QApplication.processEvents()
+    assert box._advances is kept and Walked.walks == 0
+    assert {"4,096", "8,192"} <= kept.keys()
+
+
 def _cells(largest: int) -> tuple[TierCell, ...]:
     return tuple(TierCell(ctx=ctx, lines=(f"{ctx // 1024}k", "33 L"), tip=f"{ctx:,} tokens", tier="fits",
                           chosen=ctx == largest) for ctx in (4096, 8192, largest))
@@ -334,3 +374,122 @@ def test_new_tiers_as_many_as_before_reuse_the_strips_buttons(qtbot):
     assert strip.buttons == buttons and buttons[-1].objectName() == "ctxTier12032" and buttons[-1].isChecked()
     strip.show_tiers(_cells(12_032)[:2])
     assert len(strip.buttons) == 2 and not set(strip.buttons) & set(buttons)
+
+
+def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
+    return [("This plan", (("base", 40 * MIB), ("kv", kv_mib * MIB), ("pinned", 600 * MIB))),
+            ("Minimum configuration", (("base", 40 * MIB), ("kv", 8 * MIB)))]
+
+
+def _drawn(chart: LedgerChart) -> tuple[QImage, QImage]:
+    """(the chart on screen, the whole chart drawn as the exports draw it), in one format."""
+    whole = QImage(chart.size(), QImage.Format.Format_RGB32)
+    painter = QPainter(whole)
+    chart.paint(painter, float(chart.width()), float(chart.height()))
+    painter.end()
+    return chart.grab().toImage().convertToFormat(QImage.Format.Format_RGB32), whole
+
+
+def test_a_ledger_chart_whose_axis_holds_paints_only_its_bars_and_lines_again(qtbot, monkeypatch):
+    """LedgerChart Rule 3: a tick that moves the bars under the same axis draws no axis label; what is on screen is
+    the whole drawing (the exports'), before and after, and after a change of axis top and of palette."""
+    chart = LedgerChart(LEDGER_LINES)
+    qtbot.addWidget(chart)
+    chart.resize(520, 320)
+    chart.show()
+    qtbot.waitExposed(chart)
+    chart.show_ledgers(_columns(100), 900 * MIB, 48 * MIB)
+    chart.grab()  # the screen's paint event, on an image
+    top = chart.top()
+    texts: list[str] = []
+    real = QPainter.drawText
+    monkeypatch.setattr(QPainter, "drawText", lambda self, *a: (texts.append(a[-1]), real(self, *a))[1])
+    chart.show_ledgers(_columns(140), 900 * MIB, 48 * MIB)
+    chart.grab()
+    assert chart.top() == top
+    assert texts == [label for _, label in chart.mark_labels()]
+    shown, whole = _drawn(chart)
+    assert shown == whole
+    chart.show_ledgers(_columns(4000), 900 * MIB, 48 * MIB)  # a taller column: a new axis
+    assert chart.top() > top
+    shown, whole = _drawn(chart)
+    assert shown == whole
+    palette = chart.palette()
+    palette.setColor(QPalette.ColorRole.Base, QColor("#202830"))
+    chart.setPalette(palette)
+    shown, whole = _drawn(chart)
+    assert shown == whole
+
+
+class PaintRegions(QObject):
+    """The region each paint event of the watched widget covers."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.regions: list[QRegion] = []
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.regions.append(QRegion(event.region()))
+        return False
+
+
+def _strip_image(strip: LayerStrip, image: QImage | None = None, region: QRegion | None = None) -> QImage:
+    """The strip drawn on `image` (a new one by default) over a white ground, in `region` only (default: all of it),
+    as the window paints a region: its ground there, then the strip."""
+    if image is None:
+        image = QImage(strip.size(), QImage.Format.Format_RGB32)
+    region = QRegion(image.rect()) if region is None else region
+    painter = QPainter(image)
+    painter.setClipRegion(region)
+    painter.fillRect(image.rect(), QColor("white"))
+    painter.end()
+    strip.render(image, region.boundingRect().topLeft(), region)  # the region's corner goes to the offset
+    return image
+
+
+@pytest.mark.parametrize("layers, before, after", [(80, 40, 43), (80, 43, 40), (80, 0, 80), (32, 10, 11), (200, 5, 6)])
+def test_a_new_pinned_count_repaints_the_cells_that_changed_and_draws_what_a_whole_paint_draws(
+        qtbot, layers, before, after):
+    """layer_strip Rule 1: a budget tick that pins a few more layers repaints those cells (the old strip repainted
+    all of them); what it leaves on screen is what painting the whole strip draws."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    strip = LayerStrip(parent)
+    QVBoxLayout(parent).addWidget(strip)
+    parent.resize(613, 60)
+    parent.show()
+    qtbot.waitExposed(parent)
+    sizes = tuple(100 + i for i in range(layers))
+    strip.set_layers(sizes, before)
+    QApplication.processEvents()
+    old = _strip_image(strip)
+    painted = PaintRegions()
+    strip.installEventFilter(painted)
+    strip.set_layers(sizes, after)
+    qtbot.waitUntil(lambda: painted.regions != [])
+    region = painted.regions[0]
+    cell = strip.width() / layers
+    assert len(painted.regions) == 1 and region.boundingRect().width() <= abs(after - before) * cell + 4
+    assert _strip_image(strip, old, region) == _strip_image(strip)
+
+
+def test_a_budget_tick_makes_the_tiers_and_the_full_loads_command_once(qtbot, make_window, monkeypatch):
+    """main_window Rule 2, run_it_line Rule 3: a budget tick keeps the full load and its tiers (derive keeps them);
+    their words are made once, not on every tick; a ctx tick makes them anew."""
+    window = make_window()
+    window.show()
+    open_model(qtbot, window, demo_model_path())
+    made: Counter[str] = Counter()
+    for module, name in ((main_window, "tier_cells"), (run_it_line, "full_load_run")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: (made.update([_name]), _real(*a, **k))[1])
+    budget, ctx = window.findChild(QSlider, "budgetSlider"), window.findChild(QSlider, "ctxSlider")
+    load = window.session.view.full_load
+    for step in (1, 2, 3):
+        budget.setValue(budget.value() + step * budget.singleStep() * 16)
+        settle(qtbot, window)
+    assert window.session.view.full_load is load and made == Counter()
+    ctx.setValue(ctx.minimum() if ctx.value() != ctx.minimum() else ctx.maximum())
+    settle(qtbot, window)
+    assert window.session.view.full_load is not load and made == Counter(tier_cells=1, full_load_run=1)

@@ -9,7 +9,9 @@ Rule 1: the window holds one `Session` (`core.explorer.session`), shared with ev
 Rule 2: every control change asks for one run at the next turn of the event loop (`throttle.NextTurn`,
         ahead of the queued repaint: a tick paints once), so a storm of slider signals in one
         event-loop turn costs one change, not N; `derive` reuses the previous view's full
-        load and thresholds when their inputs did not move (a budget tick re-plans only). The
+        load and thresholds when their inputs did not move (a budget tick re-plans only), and the
+        window draws again only what the view changed (the side panel's full load, the context
+        tiers, the Run it line's full-load command are not made again on a budget tick). The
         controls are set from each published view without signals, so drawing changes nothing.
 Rule 3: loading, the hardware probe and the bandwidth probe run on worker threads
         (`BackgroundCall`); the loading thread also makes the view the model opens into (its
@@ -60,7 +62,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QProgress
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import ModelSpec, load_model
-from gguf_budget.core.explorer.ctx_tiers import tier_cells
+from gguf_budget.core.explorer.ctx_tiers import CtxTier, tier_cells
 from gguf_budget.core.explorer.derive import ExplorerView
 from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.messages import MessageKind
@@ -192,6 +194,7 @@ class MainWindow(QMainWindow):
         self._drawn_load: FullLoad | None = None
         self._drawn_span: object = None
         self._drawn_run: tuple[object, ...] = (None, None, None)
+        self._drawn_tiers: tuple[CtxTier, ...] = ()
         self.recompute_count = 0
         self._bottom_docks: list[QDockWidget] = []
         self._shown_once = False
@@ -577,7 +580,9 @@ class MainWindow(QMainWindow):
         model = view.state.model
         assert model is not None
         self.headline.show_headline(view.headline)
-        self.tier_strip.show_tiers(tier_cells(view.tiers))
+        if view.tiers != self._drawn_tiers:  # Rule 2: a budget tick keeps the tiers; their words are not made again
+            self._drawn_tiers = view.tiers
+            self.tier_strip.show_tiers(tier_cells(view.tiers))
         self.run_it.show_view(view)
         if view.budget_span is not None and view.budget_span != self._drawn_span:
             self._drawn_span = view.budget_span

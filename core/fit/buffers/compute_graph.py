@@ -45,6 +45,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
+from gguf_budget.core.fit.buffers.affine import floor_times
 from gguf_budget.core.fit.buffers.graph_alloc import Node
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
 from gguf_budget.core.model.per_model_cache import per_model
@@ -387,16 +388,16 @@ def _attend(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, q: str
     T = s.ubatch
     k_idx, v_idx = inp.idxs[blk.swa]
     cells = s.swa_cells if blk.swa else s.full_cells
-    set_k = b.add(int(cells * blk.k * s.k_size), b.view(k, F32 * blk.k * T), k_idx, view_of="cache", op="set_rows",
+    set_k = b.add(floor_times(cells * blk.k, s.k_size), b.view(k, F32 * blk.k * T), k_idx, view_of="cache", op="set_rows",
                   cache=True)
-    set_v = b.add(int(cells * blk.v * s.v_size), b.view(v, F32 * blk.v * T), v_idx, view_of="cache", op="set_rows",
+    set_v = b.add(floor_times(cells * blk.v, s.v_size), b.view(v, F32 * blk.v * T), v_idx, view_of="cache", op="set_rows",
                   cache=True)
     q_view = b.view(q, F32 * blk.q * T)
     out_bytes = F32 * blk.n_head * blk.head_v * T
     if s.flash_attn:
         out = b.add(out_bytes, q_view, inp.masks[blk.swa], set_k, set_v, op="flash_attn")
         return b.add(out_bytes, b.view(out, out_bytes), inp.rot_v, op="mul_mat") if inp.rot_v else out
-    v = b.add(int(cells * blk.v * s.v_size), b.view(set_v), op="cont") if s.v_flat else set_v
+    v = b.add(floor_times(cells * blk.v, s.v_size), b.view(set_v), op="cont") if s.v_flat else set_v
     kq = b.add(F32 * cells * T * blk.n_head, set_k, q_view, op="mul_mat")
     kq = b.add(F32 * cells * T * blk.n_head, kq, inp.masks[blk.swa], inplace=True, op="soft_max")
     kqv = b.add(out_bytes, v, kq, op="mul_mat")
@@ -440,7 +441,7 @@ def _mla_attention(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape,
     k = b.add(F32 * (L + R) * T, b.view(kv_cmpr), k_pe, op="concat")
     k_idx, _ = inp.idxs[blk.swa]
     cells = s.swa_cells if blk.swa else s.full_cells
-    set_k = b.add(int(cells * (L + R) * s.k_size), b.view(k, F32 * (L + R) * T), k_idx, view_of="cache",
+    set_k = b.add(floor_times(cells * (L + R), s.k_size), b.view(k, F32 * (L + R) * T), k_idx, view_of="cache",
                   op="set_rows", cache=True)
     latent, out_bytes = F32 * L * H * T, F32 * m.v_head * H * T
     if s.flash_attn:
@@ -448,7 +449,7 @@ def _mla_attention(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape,
     else:
         kq = b.add(F32 * cells * T * H, set_k, b.view(q, F32 * (L + R) * H * T), op="mul_mat")
         kq = b.add(F32 * cells * T * H, kq, inp.masks[blk.swa], inplace=True, op="soft_max")
-        v = b.add(int(cells * L * s.k_size), b.view(set_k), op="cont")
+        v = b.add(floor_times(cells * L, s.k_size), b.view(set_k), op="cont")
         out = b.add(latent, v, kq, op="mul_mat")
     mla = b.add(out_bytes, b.view(out, latent), weight="attn_v_b", op="mul_mat")
     return b.add(out_bytes, b.view(mla, out_bytes), op="cont")

@@ -11,7 +11,8 @@ Rule 3: otherwise the best-fitting free block (the smallest that fits, the last 
         (`ggml_dyn_tallocr_alloc`); sizes are rounded up to the 32-byte alignment.
 Rule 4: after a node runs, each parent with no consumer and no view left is freed and merged
         with its free neighbours (a view's source when its last view goes); outputs never are.
-Rule 5: the buffer's size is the highest address ever used.
+Rule 5: the buffer's size is the highest address ever used (`affine.highest`: with sizes that move with the
+        cache's cells, the highest of each line, compared after the replay).
 Rule 6: one allocator serves every backend of a split graph (`ggml_gallocr` with one buffer
         per backend): each node is placed in its backend's buffer, with that buffer's
         alignment; a node takes over a parent's memory only in the same buffer; a dependency
@@ -21,6 +22,8 @@ Rule 6: one allocator serves every backend of a split graph (`ggml_gallocr` with
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from gguf_budget.core.fit.buffers.affine import highest
 
 ALIGNMENT = 32
 END = 1 << 62
@@ -85,7 +88,7 @@ class _FreeList:
         self.blocks[best][1] -= size
         if self.blocks[best][1] == 0:
             del self.blocks[best]
-        self.high = max(self.high, offset + size)
+        self.high = highest(self.high, offset + size)
         return offset
 
     def give(self, offset: int, size: int) -> None:

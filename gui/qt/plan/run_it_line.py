@@ -12,6 +12,8 @@ Rule 2: each part is one elided line (its tooltip holds the whole command and wh
         the layout's, not the texts' (the Budget plan's flags keep `BUDGET_PLAN_CHARS`, the full
         load's command takes the rest), so a new command on a tick repaints the line and lays
         out nothing.
+Rule 3: the full load's part is drawn again only when the view's full load (the same object while derive keeps it,
+        as on a budget tick) or the ladder's answer changed: a budget tick makes its command and words once, not again.
 
 Signals:
     copied(str): a command was put on the clipboard.
@@ -26,6 +28,7 @@ from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
 
 from gguf_budget.core.explorer.derive import ExplorerView
+from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.headline import full_load_name
 from gguf_budget.core.quant.ladder_request import LadderRequest
 from gguf_budget.core.quant.would_fit import smaller_quant, wants_smaller_quant
@@ -100,6 +103,7 @@ class RunItLine(QWidget):
         self._smaller: str | None = None
         self._priced_once = False
         self._view: ExplorerView | None = None
+        self._shown_load: tuple[FullLoad | None, str | None, bool] = (None, None, False)
 
     def show_view(self, view: ExplorerView) -> None:
         """Draw both parts from `view` (Rule 1)."""
@@ -109,11 +113,14 @@ class RunItLine(QWidget):
         load = view.full_load
         if load is None:
             waiting = view.full_load_error or f"{full_load_name(view.state.machine)}: waiting for the machine probe"
+            self._shown_load = (None, None, False)
             self.full_load.show(None, waiting)
             return
-        smaller = self._smaller_for(view)
-        run = full_load_run(load.choice, load.max_ctx, smaller, priced=self._priced_once and not self._ladder.busy)
-        self.full_load.show(run)
+        shown = (load, self._smaller_for(view), self._priced_once and not self._ladder.busy)
+        if shown[0] is self._shown_load[0] and shown[1:] == self._shown_load[1:]:
+            return  # a budget tick: the same full load (derive kept it), its command not made again
+        self._shown_load = shown
+        self.full_load.show(full_load_run(load.choice, load.max_ctx, shown[1], priced=shown[2]))
 
     def _smaller_for(self, view: ExplorerView) -> str | None:
         """The ladder's answer for this model and machine, started off the GUI thread when first needed."""
