@@ -365,15 +365,49 @@ def _cells(largest: int) -> tuple[TierCell, ...]:
 
 def test_new_tiers_as_many_as_before_reuse_the_strips_buttons(qtbot):
     """A ctx tick that moves the largest ctx that fits gives the strip a new last tier: its buttons are kept and
-    relabelled, not deleted and made again (each new one polished anew); a new count of tiers makes them anew."""
+    relabelled, not deleted and made again (each new one polished anew)."""
     strip = TierStrip()
     qtbot.addWidget(strip)
     strip.show_tiers(_cells(11_008))
     buttons = list(strip.buttons)
     strip.show_tiers(_cells(12_032))
     assert strip.buttons == buttons and buttons[-1].objectName() == "ctxTier12032" and buttons[-1].isChecked()
-    strip.show_tiers(_cells(12_032)[:2])
-    assert len(strip.buttons) == 2 and not set(strip.buttons) & set(buttons)
+
+
+def _tiers(count: int, tiers: str) -> tuple[TierCell, ...]:
+    """`count` tiers from 4k, the i-th coloured by `tiers[i]` (f fits, t tight, w won't), the last one chosen."""
+    names = {"f": "fits", "t": "tight", "w": "won't"}
+    return tuple(TierCell(ctx=4096 << i, lines=(f"{4 << i}k", f"{i + 1}.5 GiB"), tip=f"{4096 << i:,} tokens",
+                          tier=names[tiers[i]], chosen=i == count - 1) for i in range(count))
+
+
+def _grab(strip: TierStrip) -> QImage:
+    QApplication.processEvents()
+    return strip.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+@pytest.mark.parametrize("steps", [((7, "fffffft"), (6, "ffffft"), (7, "fffftww")),
+                                   ((6, "ffttww"), (7, "fffffff"), (3, "wwt"), (6, "tttfff"))])
+def test_a_new_count_of_tiers_makes_or_deletes_only_the_buttons_it_adds_or_drops(qtbot, steps):
+    """TierStrip Rule 4: the largest ctx that fits joins or leaves the strip during a ctx drag; the buttons there are
+    stay (the old strip deleted and made all seven, each polished anew: a 70B ctx tick's slowest 5 %). After each
+    step, tiers recoloured on kept buttons too, the strip draws the pixels of a strip made for those tiers."""
+    strip = TierStrip()
+    qtbot.addWidget(strip)
+    strip.resize(640, 48)
+    strip.show()
+    count, tiers = steps[0]
+    strip.show_tiers(_tiers(count, tiers))
+    for count, tiers in steps[1:]:
+        before = list(strip.buttons)
+        strip.show_tiers(_tiers(count, tiers))
+        kept = min(count, len(before))
+        assert strip.buttons[:kept] == before[:kept] and len(strip.buttons) == count
+        fresh = TierStrip()
+        qtbot.addWidget(fresh)
+        fresh.resize(strip.size())
+        fresh.show_tiers(_tiers(count, tiers))
+        assert _grab(strip) == _grab(fresh)
 
 
 def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
