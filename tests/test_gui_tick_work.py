@@ -10,6 +10,7 @@ whole drawing the exports make."""
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 import shiboken6
@@ -408,6 +409,43 @@ def test_a_new_count_of_tiers_makes_or_deletes_only_the_buttons_it_adds_or_drops
         fresh.resize(strip.size())
         fresh.show_tiers(_tiers(count, tiers))
         assert _grab(strip) == _grab(fresh)
+
+
+def _settle() -> None:
+    """A layout request posts the next one up: one turn of the event loop a level."""
+    for _ in range(4):
+        QApplication.processEvents()
+
+
+def test_a_tier_buttons_new_text_asks_the_window_for_no_layout(qtbot):
+    """TierStrip Rule 5: a tick's new tier figures relabel the buttons at the height they had, so the strip asks its
+    parent for no layout (it laid the whole window out again on a third of a 70B drag's ctx ticks); a third line
+    makes the buttons taller, and the strip asks for room. On screen, the pixels of a strip made for those tiers."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    strip = TierStrip(parent)
+    column = QVBoxLayout(parent)
+    column.addWidget(strip)
+    column.addStretch(1)
+    parent.resize(640, 120)
+    parent.show()
+    strip.show_tiers(_tiers(6, "ffffft"))
+    _settle()
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    relabelled = tuple(replace(cell, lines=(cell.lines[0], f"{cell.ctx / 1000:.1f} GiB")) for cell in _tiers(6, "ffffft"))
+    strip.show_tiers(relabelled)
+    _settle()
+    assert events.seen[parent] == 0
+    fresh = TierStrip()
+    qtbot.addWidget(fresh)
+    fresh.resize(strip.size())
+    fresh.show_tiers(relabelled)
+    assert _grab(strip) == _grab(fresh)
+    height = strip.height()
+    strip.show_tiers(tuple(replace(cell, lines=(cell.lines[0], f"{cell.lines[1]}\n33 L")) for cell in relabelled))
+    _settle()
+    assert events.seen[parent] >= 1 and strip.height() > height
 
 
 def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
