@@ -5,7 +5,8 @@ change — a spin box set to its own value still repaints, and a tick used to re
 gives a new text is laid out as a plain label (a selectable one goes through a text document, several times the
 cost), and becomes selectable when the mouse comes to it. The ledger chart paints its axes again only when they
 change: a tick that moves the bars under the same axis draws the bars and lines alone, the same pixels as the
-whole drawing the exports make."""
+whole drawing the exports make. The context tier strip keeps its buttons when the count of tiers changes, and a
+button's new text lays out the strip's own row, not the window; the ring note is a boxed row."""
 
 from __future__ import annotations
 
