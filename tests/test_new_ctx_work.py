@@ -10,14 +10,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from session_scenarios import write_models
+from test_largest_ctx_search import bisected
 
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine
 from gguf_budget.core.fit import estimate, runtime_memory
+from gguf_budget.core.fit.buffers import compute_graph
+from gguf_budget.core.fit.ctx import max_ctx
+from gguf_budget.core.fit.ctx.auto_ctx import FitCtxReason, auto_fit, largest_ctx
 from gguf_budget.core.fit.estimate import fit_headroom
 from gguf_budget.core.fit.server import session
 from gguf_budget.core.fit.server.checkpoints import CheckpointSettings
 from gguf_budget.core.fit.server.session_spec import SessionSpec
-from gguf_budget.core.fit.server.slots import SlotLayout
+from gguf_budget.core.fit.server.slots import SlotLayout, slot_kv_table
+from gguf_budget.core.model import kv
 from gguf_budget.core.model.kv import KVType
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.model.spec import ModelSpec
@@ -133,6 +138,23 @@ def test_the_band_at_a_new_ctx_prices_only_the_full_contexts_graph(llama70b, mon
     assert whole == []
 
 
+
+def test_the_band_with_gpu_layers_builds_no_graph_only_its_inputs(llama70b, monkeypatch):
+    """With GPU layers the band's host share of a graph is its inputs (`runtime_memory.graph_inputs`): at a new ctx no
+    graph's blocks are built for it (`compute_nodes`), only the inputs (`compute_graph.input_bytes`) — which are the
+    whole graph's inputs, byte for byte."""
+    llama70b = _fresh(llama70b)
+    machine = _machine()
+    estimate_fit(llama70b, machine, FitRequest(ctx=4096, gpu_layers=30))
+    built = _calls(monkeypatch, runtime_memory, "compute_nodes")
+    inputs = _calls(monkeypatch, runtime_memory, "input_bytes")
+    for ctx in NEW_CTXS:
+        estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
+    assert built == [] and inputs
+    for model, settings_ in inputs:
+        whole = compute_graph.compute_nodes(model, settings_)
+        assert compute_graph.input_bytes(model, settings_) == sum(n.nbytes for n in whole if n.is_input)
+
 def test_a_drag_replays_its_session_once(llama70b, monkeypatch):
     """Every load a tick judges replayed llama-server's session (`session`) at its own slot context, cells and cache
     limit; none of those tells this session apart once above its widest request, its conversations' cells and its
@@ -145,6 +167,48 @@ def test_a_drag_replays_its_session_once(llama70b, monkeypatch):
         fit_headroom(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
         estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
     assert [m.n_ctx for _, m in made] == [0, 8192, 11200]
+
+
+def test_the_largest_ctx_search_takes_the_full_loads_own_verdict(llama70b, monkeypatch):
+    """The largest ctx beside a full load that fits at its asked ctx (a candidate: a multiple of 256) is searched from
+    there (`max_ctx` Rule 3): that candidate's verdict and headroom are the load's own, never asked again (the old
+    search judged it once more, one verdict of its four or five), and the answer is the bisection's."""
+    llama70b = _fresh(llama70b)
+    machine = _machine()
+    choices = [auto_fit(llama70b, machine, FitRequest(ctx=ctx)) for ctx in NEW_CTXS]
+    asked = _calls(monkeypatch, max_ctx, "fit_headroom")
+    for choice in choices:
+        assert choice.fit.verdict.admitted and choice.reason is FitCtxReason.ASKED
+        held = choice.fit.gpu_layers
+        assert largest_ctx(llama70b, machine, choice) == bisected(llama70b, machine, FitRequest(), held, 131_072)
+    judged = [(request.gpu_layers, request.ctx) for _, _, request in asked]
+    assert judged and not {(c.fit.gpu_layers, c.ctx) for c in choices} & set(judged)
+
+
+def test_a_kv_table_at_a_new_ctx_prices_each_layer_shape_once(llama70b, session_models, monkeypatch):
+    """`kv.layer_kv_shapes`: a layer table at a new ctx (the fit's KV lower bound, the speed's split, each judged load's
+    slots) prices each shape of layer once and repeats it — the 70B's 80 layers are one shape, gemma's sliding and
+    full layers two — where every layer was priced (80 each, ~5 tables a tick); the tables are the per-layer ones."""
+    priced: list[object] = []
+    at = kv.LayerKV.at
+    monkeypatch.setattr(kv.LayerKV, "at", lambda self, cells: priced.append(self) or at(self, cells))
+    windows: list[object] = []
+    swa_cells = SlotLayout.swa_cells
+    monkeypatch.setattr(SlotLayout, "swa_cells", lambda self, *a: windows.append(a) or swa_cells(self, *a))
+    layout = SlotLayout(4, False)
+    for model, shapes in ((llama70b, 1), (session_models["gemma"], 2)):
+        prices = kv.layer_kvs(model, KVType.F16)
+        assert len(kv.layer_kv_shapes(model, KVType.F16)[0]) == shapes == len(set(prices))
+        priced.clear()
+        assert kv.layer_kv_table(model, 12_345, KVType.F16) == tuple(at(p, 12_345) for p in prices if p is not None)
+        assert len(priced) == shapes
+        windows.clear()
+        table = slot_kv_table(model, 12_345, KVType.F16, layout, ubatch=512, swa_full=False)
+        sliding = [p for p in prices if p is not None and p.cap is not None]
+        assert len(windows) == len(set(sliding)) and len(table) == model.n_layer
+        assert table == tuple(p.per_cell * (layout.ctx_seq(12_345) if p.cap is None else
+                                            swa_cells(layout, 12_345, p.cap, 512)) * layout.streams
+                              + p.fixed * layout.n_seq for p in prices if p is not None)
 
 
 @pytest.fixture(scope="module")

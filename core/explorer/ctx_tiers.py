@@ -78,8 +78,12 @@ def tier_figures(model: ModelSpec, state: ExplorerState, asks: tuple[int, ...],
 
 
 def marked(figures: Mapping[int, CtxTier], chosen: FullLoad) -> tuple[CtxTier, ...]:
-    """Rule 4: the tiers in ctx order, the chosen load's ctx and its largest ctx that fits marked."""
-    out = [replace(t, chosen=t.ctx == chosen.ctx, largest=ctx == chosen.max_ctx) for ctx, t in figures.items()]
+    """Rule 4: the tiers in ctx order, the chosen load's ctx and its largest ctx that fits marked; a tier whose marks
+    stay is itself (a tick re-marks two tiers at most, not every one)."""
+    out = []
+    for ctx, t in figures.items():
+        marks = (t.ctx == chosen.ctx, ctx == chosen.max_ctx)
+        out.append(t if (t.chosen, t.largest) == marks else replace(t, chosen=marks[0], largest=marks[1]))
     return tuple(sorted(out, key=lambda t: t.ctx))
 
 

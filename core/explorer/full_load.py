@@ -67,7 +67,8 @@ def full_load(model: ModelSpec, state: ExplorerState, prices: TokenPrices,
     if state.machine is None:
         return None
     choice = auto_fit(model, state.machine, state.fit_request(state.ctx), state.ctx_cap, report)
-    fit = replace(choice.fit, claims=replace(choice.fit.claims, runtime_evidence=state.evidence))
-    choice = replace(choice, fit=fit)
-    return FullLoad(choice, _largest(model, state, choice, known) if largest else None, fit_speed(prices, fit, state.bandwidths,
-                                                                            state.prompt_tokens))
+    if choice.fit.claims.runtime_evidence != state.evidence:
+        choice = replace(choice, fit=replace(choice.fit, claims=replace(choice.fit.claims,
+                                                                        runtime_evidence=state.evidence)))
+    return FullLoad(choice, _largest(model, state, choice, known) if largest else None,
+                    fit_speed(prices, choice.fit, state.bandwidths, state.prompt_tokens))

@@ -122,7 +122,8 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     alone)."""
     L = model.n_layer
     ctx = request.ctx if request.ctx is not None else (model.context_length or None)  # 0 is no answer
-    request = replace(request, server=program_settings(request.server, request.engine.runtime))
+    settings = program_settings(request.server, request.engine.runtime)
+    request = request if settings is request.server else replace(request, server=settings)
     layout, engine = server_engine(request.engine, request.server)
     table = slot_kv_table(model, ctx, request.kv_type, layout, ubatch=engine.ubatch, swa_full=engine.swa_full,
                           v_type=request.v_type) if ctx else None

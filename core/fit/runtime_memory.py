@@ -90,12 +90,14 @@ from dataclasses import dataclass
 
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.fit.server.checkpoints import CheckpointSettings, checkpoint_memory
-from gguf_budget.core.fit.buffers.compute_graph import GraphSettings, compute_nodes, k_only, k_rotation, v_rotation
+from gguf_budget.core.fit.buffers.compute_graph import (
+    GraphSettings, compute_nodes, input_bytes, k_only, k_rotation, v_rotation,
+)
 from gguf_budget.core.fit.buffers.compute_graph import approximate as approximate_graph
 from gguf_budget.core.fit.buffers.cpu_work import work_bytes
 from gguf_budget.core.fit.buffers.backends import BACKENDS, CPU_ALIGNMENT, BackendRules, GpuBackend, backend_of
 from gguf_budget.core.fit.buffers.flash_attn_support import FlashAttn, attention_shapes, resolve
-from gguf_budget.core.fit.buffers.graph_alloc import Node, buffer_size
+from gguf_budget.core.fit.buffers.graph_alloc import buffer_size
 from gguf_budget.core.fit.placement.options import host_span, mapped_span
 from gguf_budget.core.fit.buffers.placed_graph import device_buffers
 from gguf_budget.core.fit.buffers.sched import SCHED_MAX_COPIES, Scheduler
@@ -235,24 +237,18 @@ def _spanned(cells: int, tokens: int) -> int:
     return min(cells, max(ENGINE_CELL_PAD, -(-tokens // ENGINE_CELL_PAD) * ENGINE_CELL_PAD)) if cells else 0
 
 
-def _graph_inputs(model: ModelSpec, settings: GraphSettings, nodes: list[Node]) -> int:
-    """Rule 7: the host's share of a graph with GPU layers: its inputs and the embeddings lookup."""
-    return sum(n.nbytes for n in nodes if n.is_input) + 4 * (model.n_embd or 0) * settings.ubatch
-
-
 @per_model(maxsize=256)
 def compute_buffer(model: ModelSpec, settings: GraphSettings) -> tuple[int, int]:
     """Rule 5: the buffer for the whole graph on one device, and the host's share with GPU layers
-    (the graph inputs and the embeddings lookup)."""
-    nodes = compute_nodes(model, settings)
-    return buffer_size(nodes), _graph_inputs(model, settings, nodes)
+    (the graph inputs and the embeddings lookup: `graph_inputs`)."""
+    return buffer_size(compute_nodes(model, settings)), graph_inputs(model, settings)
 
 
 @per_model(maxsize=256)
 def graph_inputs(model: ModelSpec, settings: GraphSettings) -> int:
-    """Rule 7 with GPU layers: `compute_buffer`'s host share alone — the graph built, its allocator not replayed (the
-    whole buffer is not read: a new ctx's full-context graph costs its nodes only)."""
-    return _graph_inputs(model, settings, compute_nodes(model, settings))
+    """Rule 7: the host's share of a graph with GPU layers: its inputs and the embeddings lookup — the inputs built,
+    not the graph's blocks, and no allocator replayed."""
+    return input_bytes(model, settings) + 4 * (model.n_embd or 0) * settings.ubatch
 
 
 @per_model(maxsize=256)

@@ -117,6 +117,18 @@ def layer_kvs(model: ModelSpec, kv_type: KVType, *, swa_extra: int = 0, swa_pad:
     return tuple(seen[layer] for layer in model.layers)
 
 
+@per_model(maxsize=64)
+def layer_kv_shapes(model: ModelSpec, kv_type: KVType, *, swa_extra: int = 0, swa_pad: int = 1,
+                    swa_full: bool = False, v_type: KVType | None = None) -> tuple[tuple[LayerKV | None, ...],
+                                                                                  tuple[int, ...]]:
+    """`layer_kvs`' distinct prices, and each layer's place among them: a table at a new ctx prices each shape once
+    and repeats it (a 70B's 80 layers are one shape), where pricing every layer cost a ctx tick ~5 walks of 80."""
+    prices = layer_kvs(model, kv_type, swa_extra=swa_extra, swa_pad=swa_pad, swa_full=swa_full, v_type=v_type)
+    distinct = tuple(dict.fromkeys(prices))
+    place = {p: i for i, p in enumerate(distinct)}
+    return distinct, tuple(place[p] for p in prices)
+
+
 @dataclass(frozen=True)
 class KVBreakdown:
     """KV bytes split by layer kind; `total` is None when any layer's facts are unknown."""
@@ -223,8 +235,9 @@ def engine_kv_breakdown(
 def layer_kv_table(model: ModelSpec, ctx: int, kv_type: KVType = DEFAULT_KV_TYPE, *, swa_extra: int = 0,
                    swa_pad: int = 1, swa_full: bool = False) -> tuple[int | None, ...]:
     """Bytes each layer keeps for `ctx` cells (its fixed state when recurrent); None where unknown."""
-    prices = layer_kvs(model, kv_type, swa_extra=swa_extra, swa_pad=swa_pad, swa_full=swa_full)
-    return tuple(None if p is None else p.at(ctx) for p in prices)
+    distinct, place = layer_kv_shapes(model, kv_type, swa_extra=swa_extra, swa_pad=swa_pad, swa_full=swa_full)
+    held = [None if p is None else p.at(ctx) for p in distinct]
+    return tuple(map(held.__getitem__, place))
 
 
 def engine_layer_kv_table(model: ModelSpec, ctx: int, kv_type: KVType = DEFAULT_KV_TYPE, *, ubatch: int = ENGINE_UBATCH,

@@ -45,6 +45,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Mapping, Sequence
 
+from gguf_budget.core.fit.buffers.affine import floor_times
 from gguf_budget.core.fit.buffers.graph_alloc import Node
 from gguf_budget.core.model.spec import LayerAttention, LayerKind, ModelSpec
 from gguf_budget.core.model.per_model_cache import per_model
@@ -314,8 +315,7 @@ def compute_nodes(model: ModelSpec, s: GraphSettings, blocks: Sequence[tuple[int
     blocks = replayed(shapes) if blocks is None else blocks
     E = model.n_embd or 0
     b = _Builder(_tensor_sizes(model), s.ubatch)
-    v_row = max((blk.v for _, blk in blocks), default=0)
-    inp = _inputs(b, s, E, v_row, any(blk.swa for _, blk in blocks))
+    inp = _graph_inputs(b, s, E, blocks)
     gemma = model.architecture.startswith("gemma")
     resid = b.add(F32 * E * s.ubatch, inp.embd, inplace=True) if gemma else inp.embd
     for il, blk in blocks:
@@ -326,6 +326,19 @@ def compute_nodes(model: ModelSpec, s: GraphSettings, blocks: Sequence[tuple[int
     norm = _norm(b, F32 * E * s.outputs, resid, "output_norm.weight")
     b.add(F32 * (model.n_vocab or 0) * s.outputs, norm, is_output=True, weight="output.weight", op="mul_mat")
     return b.nodes
+
+
+def input_bytes(model: ModelSpec, s: GraphSettings) -> int:
+    """Rule 1: the bytes of the inputs `compute_nodes` places first (over the blocks it replays by default), the
+    graph's blocks not built: what a GPU-layer graph leaves on the host (`runtime_memory` Rule 7)."""
+    b = _Builder(_tensor_sizes(model), s.ubatch)
+    _graph_inputs(b, s, model.n_embd or 0, replayed(block_shapes(model)))
+    return sum(n.nbytes for n in b.nodes if n.is_input)
+
+
+def _graph_inputs(b: _Builder, s: GraphSettings, E: int, blocks: Sequence[tuple[int, BlockShape]]) -> _Inputs:
+    """Rule 1 for `blocks`: a V row as wide as their widest, the sliding window's mask and indices where one is."""
+    return _inputs(b, s, E, max((blk.v for _, blk in blocks), default=0), any(blk.swa for _, blk in blocks))
 
 
 def _norm(b: _Builder, nbytes: int, src: str, weight: str) -> str:
@@ -387,16 +400,16 @@ def _attend(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape, q: str
     T = s.ubatch
     k_idx, v_idx = inp.idxs[blk.swa]
     cells = s.swa_cells if blk.swa else s.full_cells
-    set_k = b.add(int(cells * blk.k * s.k_size), b.view(k, F32 * blk.k * T), k_idx, view_of="cache", op="set_rows",
+    set_k = b.add(floor_times(cells * blk.k, s.k_size), b.view(k, F32 * blk.k * T), k_idx, view_of="cache", op="set_rows",
                   cache=True)
-    set_v = b.add(int(cells * blk.v * s.v_size), b.view(v, F32 * blk.v * T), v_idx, view_of="cache", op="set_rows",
+    set_v = b.add(floor_times(cells * blk.v, s.v_size), b.view(v, F32 * blk.v * T), v_idx, view_of="cache", op="set_rows",
                   cache=True)
     q_view = b.view(q, F32 * blk.q * T)
     out_bytes = F32 * blk.n_head * blk.head_v * T
     if s.flash_attn:
         out = b.add(out_bytes, q_view, inp.masks[blk.swa], set_k, set_v, op="flash_attn")
         return b.add(out_bytes, b.view(out, out_bytes), inp.rot_v, op="mul_mat") if inp.rot_v else out
-    v = b.add(int(cells * blk.v * s.v_size), b.view(set_v), op="cont") if s.v_flat else set_v
+    v = b.add(floor_times(cells * blk.v, s.v_size), b.view(set_v), op="cont") if s.v_flat else set_v
     kq = b.add(F32 * cells * T * blk.n_head, set_k, q_view, op="mul_mat")
     kq = b.add(F32 * cells * T * blk.n_head, kq, inp.masks[blk.swa], inplace=True, op="soft_max")
     kqv = b.add(out_bytes, v, kq, op="mul_mat")
@@ -440,7 +453,7 @@ def _mla_attention(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape,
     k = b.add(F32 * (L + R) * T, b.view(kv_cmpr), k_pe, op="concat")
     k_idx, _ = inp.idxs[blk.swa]
     cells = s.swa_cells if blk.swa else s.full_cells
-    set_k = b.add(int(cells * (L + R) * s.k_size), b.view(k, F32 * (L + R) * T), k_idx, view_of="cache",
+    set_k = b.add(floor_times(cells * (L + R), s.k_size), b.view(k, F32 * (L + R) * T), k_idx, view_of="cache",
                   op="set_rows", cache=True)
     latent, out_bytes = F32 * L * H * T, F32 * m.v_head * H * T
     if s.flash_attn:
@@ -448,7 +461,7 @@ def _mla_attention(b: _Builder, s: GraphSettings, inp: _Inputs, blk: BlockShape,
     else:
         kq = b.add(F32 * cells * T * H, set_k, b.view(q, F32 * (L + R) * H * T), op="mul_mat")
         kq = b.add(F32 * cells * T * H, kq, inp.masks[blk.swa], inplace=True, op="soft_max")
-        v = b.add(int(cells * L * s.k_size), b.view(set_k), op="cont")
+        v = b.add(floor_times(cells * L, s.k_size), b.view(set_k), op="cont")
         out = b.add(latent, v, kq, op="mul_mat")
     mla = b.add(out_bytes, b.view(out, latent), weight="attn_v_b", op="mul_mat")
     return b.add(out_bytes, b.view(mla, out_bytes), op="cont")

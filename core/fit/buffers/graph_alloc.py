@@ -11,7 +11,8 @@ Rule 3: otherwise the best-fitting free block (the smallest that fits, the last 
         (`ggml_dyn_tallocr_alloc`); sizes are rounded up to the 32-byte alignment.
 Rule 4: after a node runs, each parent with no consumer and no view left is freed and merged
         with its free neighbours (a view's source when its last view goes); outputs never are.
-Rule 5: the buffer's size is the highest address ever used.
+Rule 5: the buffer's size is the highest address ever used (`affine.highest`: with sizes that move with the
+        cache's cells, the highest of each line, compared after the replay).
 Rule 6: one allocator serves every backend of a split graph (`ggml_gallocr` with one buffer
         per backend): each node is placed in its backend's buffer, with that buffer's
         alignment; a node takes over a parent's memory only in the same buffer; a dependency
@@ -20,7 +21,10 @@ Rule 6: one allocator serves every backend of a split graph (`ggml_gallocr` with
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from gguf_budget.core.fit.buffers.affine import highest
 
 ALIGNMENT = 32
 END = 1 << 62
@@ -85,7 +89,7 @@ class _FreeList:
         self.blocks[best][1] -= size
         if self.blocks[best][1] == 0:
             del self.blocks[best]
-        self.high = max(self.high, offset + size)
+        self.high = highest(self.high, offset + size)
         return offset
 
     def give(self, offset: int, size: int) -> None:
@@ -114,9 +118,14 @@ def buffer_size(nodes: tuple[Node, ...] | list[Node]) -> int:
     return buffer_sizes(nodes, (ALIGNMENT,))[0]
 
 
-def buffer_sizes(nodes: tuple[Node, ...] | list[Node], alignments: tuple[int, ...]) -> tuple[int, ...]:
-    """The compute buffer of each backend (Rules 1–6): `alignments[b]` is buffer b's, in bytes."""
+def buffer_sizes(nodes: tuple[Node, ...] | list[Node], alignments: tuple[int, ...],
+                 resized: Mapping[str, int] | None = None) -> tuple[int, ...]:
+    """The compute buffer of each backend (Rules 1–6): `alignments[b]` is buffer b's, in bytes. `resized`: the sizes
+    of some nodes, by name, in place of their own (`placed_graph` Rule 7: a kept graph at other cells)."""
     by_name = {n.name: n for n in nodes}
+    size = {n.name: n.nbytes for n in nodes}
+    if resized:
+        size.update(resized)
     consumers = dict.fromkeys(by_name, 0)
     views = dict.fromkeys(by_name, 0)
     for n in nodes:
@@ -135,16 +144,16 @@ def buffer_sizes(nodes: tuple[Node, ...] | list[Node], alignments: tuple[int, ..
             for p in n.srcs:
                 parent = by_name.get(p)
                 if (parent is not None and p in placed and not parent.is_output and parent.view_of is None
-                        and parent.buffer == n.buffer and parent.nbytes == n.nbytes and consumers[p] == 1
+                        and parent.buffer == n.buffer and size[p] == size[n.name] and consumers[p] == 1
                         and views[p] == 0):
                     placed[n.name] = placed.pop(p)
                     return
-        placed[n.name] = frees[n.buffer].take(n.nbytes)
+        placed[n.name] = frees[n.buffer].take(size[n.name])
 
     def release(name: str) -> None:
         node = by_name[name]
         if name in placed and not node.is_output:
-            frees[node.buffer].give(placed.pop(name), node.nbytes)
+            frees[node.buffer].give(placed.pop(name), size[name])
 
     for n in nodes:
         if n.is_input:

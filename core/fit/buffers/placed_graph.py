@@ -20,20 +20,49 @@ Rule 3: the replays are kept per model (`per_model`), the newest KEPT signatures
 Rule 4: the key's blocks are a function of the scheduler alone (the graph settings — ctx, ubatch, cache type — do
         not enter them), and finding them asks every weight's device: kept per model and scheduler too, so the
         placements a search prices at many ctxs (the automatic GPU layers, `tune`'s bisections) find them once.
+Rule 5: the full cache's cells do not enter the key either: a replay runs with them as a parameter (`affine`) and
+        answers with a `Span`, the cells over which every decision of the allocator and the scheduler holds and each
+        buffer there as the highest of a few affine functions of the cells — exact, byte for byte, not an estimate
+        (`affine` Rules 3–5). An ask inside a kept span is answered from it, with no graph built: a 70B dragged over
+        50 ctxs on a 24 GiB GPU asks 136 graphs and replays 24. The sliding-window cache's cells stay in the key
+        (they stop growing at the window). Each placement keeps its newest `SPANS` spans (more than cover the
+        70B's whole slider: Rule 6).
+Rule 6: one allocator and scheduler, written over ints (an `Affine` is an int; a size that does not move stays a
+        plain one), replay a graph either way: with the cells a parameter, or over plain ints, a span of the asked
+        cells alone. The parametric replay costs more (a 70B's placements ~3.0 ms against ~2.0 ms over plain
+        ints, Mixtral-8x22B's on 4 GPUs ~2.5×: more tensors that move, copied to more devices), and a placement
+        asked at one ctx only (`tune`'s and the fit's searches over placements at the asked ctx) never repays it.
+        So a placement's first ask replays over plain ints, and an ask of it at other cells than its spans hold
+        replays with the cells a parameter (Rule 7): a ctx drag pays one plain replay more per placement, a search
+        at one ctx nothing. Spans are widest where the cache's tensors dwarf the rest and narrowest at small ctx, where the
+        best fit among freed blocks of fixed and growing sizes changes every few hundred cells: the 70B's slider
+        (512 … 131,072 cells, one 24 GiB GPU, -ngl 0-40) is covered by 24-28 spans with flash attention, 16-20
+        without, the last from ~37k cells on; with every layer offloaded by 4.
+Rule 7: the graph and its split do not change with the cells: the builder's sizes move with them but nothing it or
+        the scheduler decides reads them, but for a tensor-size limit (`sched` Rule 8), whose comparisons narrow the
+        cells the split holds for like any other (`affine` Rule 3). So a placement's split graph is built once with
+        the cells a parameter (`SplitGraph`: its nodes, the sizes that move as lines) and kept beside its spans; an
+        ask its spans miss replays the allocator alone over it, with the moving sizes at the asked cells as
+        parameters from there — the same allocator over the same nodes and sizes as a whole replay, so the same
+        answer. On the 70B (one 24 GiB GPU, 151 nodes, 214 split) a whole replay is ~1.0 ms of graph, ~1.9 ms of
+        split and ~0.6 ms of allocator; the allocator with the cells a parameter ~2.1–2.5 ms, 20 sizes moving.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from gguf_budget.core.fit.buffers.affine import Affine, Domain, cells_of, grid, lines_of
 from gguf_budget.core.fit.buffers.compute_graph import (
     BLOCK_WEIGHTS, GLOBAL_WEIGHTS, BlockShape, GraphSettings, block_shapes, compute_nodes, layer_tensors, replayed,
 )
-from gguf_budget.core.fit.buffers.sched import Scheduler, compute_buffers
+from gguf_budget.core.fit.buffers.graph_alloc import Node, buffer_sizes
+from gguf_budget.core.fit.buffers.sched import Scheduler, compute_buffers, split_graph
 from gguf_budget.core.model.per_model_cache import per_model
 from gguf_budget.core.model.spec import ModelSpec
 
 KEPT = 1024
+SPANS = 64
 
 KeptBlock = tuple[int | None, bool, BlockShape, int, int, tuple[tuple[str, int], ...], tuple[int, ...]]
 """Rules 1–2 for one kept block: (its index where Rule 2 needs it, last, shape, its slot's device, its KV's device,
@@ -42,8 +71,9 @@ its tensors, its weights' devices where `-ot` moves them)."""
 
 @dataclass(frozen=True, eq=False)
 class GraphKey:
-    """Rule 1: what the buffers of one placement's graph depend on; equal keys, equal buffers. It carries the
-    placement it was made from, for the replay a first ask makes, but compares by `signature` alone."""
+    """Rules 1 and 5: what the buffers of one placement's graph depend on but the full cache's cells; equal keys, the
+    same buffers as functions of the cells. It carries the placement it was made from (its cells among its
+    `settings`), for the replay a first ask makes, but compares by `signature` alone."""
 
     signature: tuple[object, ...]
     settings: GraphSettings
@@ -58,9 +88,10 @@ class GraphKey:
 
 
 def graph_key(model: ModelSpec, settings: GraphSettings, sched: Scheduler) -> GraphKey:
-    """Rules 1–2: the blocks the replay keeps for this placement, and its signature."""
+    """Rules 1–2 and 5: the blocks the replay keeps for this placement, and its signature."""
     blocks, scheduler, kept = _placed(model, sched)
-    return GraphKey(signature=(settings, scheduler, kept), settings=settings, sched=sched, blocks=blocks)
+    return GraphKey(signature=(replace(settings, full_cells=0), scheduler, kept), settings=settings, sched=sched,
+                    blocks=blocks)
 
 
 @per_model(maxsize=KEPT)
@@ -83,11 +114,104 @@ def _placed(model: ModelSpec, sched: Scheduler) -> tuple[tuple[tuple[int, BlockS
     return blocks, scheduler, kept
 
 
+@dataclass(frozen=True, kw_only=True)
+class Span:
+    """Rule 5: one replay's answer: the cells it holds for (from `lo` to `hi`, every `step`-th from `at`, the cells it
+    was asked at) and each backend's buffer there: the highest of its lines, (bytes at `at`, bytes more per step)."""
+
+    at: int
+    step: int
+    lo: int
+    hi: int
+    buffers: tuple[tuple[tuple[int, int], ...], ...]
+
+    def holds(self, cells: int) -> bool:
+        return self.lo <= cells <= self.hi and (cells - self.at) % self.step == 0
+
+    def buffers_at(self, cells: int) -> tuple[int, ...]:
+        steps = (cells - self.at) // self.step
+        return tuple(max(at + per * steps for at, per in lines) for lines in self.buffers)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SplitGraph:
+    """Rule 7: one placement's graph as the scheduler splits it, built with the cells a parameter: its nodes (a size
+    that moves with the cells is an `Affine` from `at`), the sizes that move, (name, bytes at `at`, bytes more per
+    step), and the cells over which the graph and its split hold (from `lo` to `hi`, every `step`-th from `at`)."""
+
+    at: int
+    step: int
+    lo: int
+    hi: int
+    nodes: tuple[Node, ...]
+    moving: tuple[tuple[str, int, int], ...]
+
+    def holds(self, cells: int) -> bool:
+        return self.lo <= cells <= self.hi and (cells - self.at) % self.step == 0
+
+    def span_at(self, cells: int, alignments: tuple[int, ...]) -> Span:
+        """Rule 7: the allocator replayed over this graph at `cells` (inside it), the cells a parameter from there."""
+        domain = Domain()
+        domain.lo, domain.hi = (self.lo - cells) // self.step, (self.hi - cells) // self.step
+        steps = (cells - self.at) // self.step
+        resized = {name: Affine(at + per * steps, per, domain) for name, at, per in self.moving}
+        buffers = buffer_sizes(self.nodes, alignments, resized)
+        return Span(at=cells, step=self.step, lo=cells + self.step * domain.lo, hi=cells + self.step * domain.hi,
+                    buffers=tuple(lines_of(b) for b in buffers))
+
+
+def split_graph_of(model: ModelSpec, key: GraphKey) -> SplitGraph:
+    """Rule 7: the split graph of `key`'s placement, its cells a parameter from the cells `key` was asked at."""
+    domain = Domain()
+    cells = key.settings.full_cells
+    settings = replace(key.settings, full_cells=cells_of(cells, domain))
+    nodes = tuple(split_graph(compute_nodes(model, settings, key.blocks, kv_on_cpu=key.sched.kv_on_cpu), key.sched))
+    step = grid(cells)
+    moving = tuple((n.name, n.nbytes.a, n.nbytes.s) for n in nodes if isinstance(n.nbytes, Affine))
+    return SplitGraph(at=cells, step=step, lo=cells + step * domain.lo, hi=cells + step * domain.hi, nodes=nodes,
+                      moving=moving)
+
+
+def replay(model: ModelSpec, key: GraphKey, parametric: bool = True) -> Span:
+    """Rules 5–7: the scheduler and allocator replayed once over the graph of `key`'s placement, its cells a parameter
+    (else plain ints: a span of the asked cells alone)."""
+    cells = key.settings.full_cells
+    if parametric:
+        return split_graph_of(model, key).span_at(cells, key.sched.alignments)
+    buffers = compute_buffers(compute_nodes(model, key.settings, key.blocks, kv_on_cpu=key.sched.kv_on_cpu), key.sched)
+    return Span(at=cells, step=grid(cells), lo=cells, hi=cells, buffers=tuple(((b, 0),) for b in buffers))
+
+
 @per_model(maxsize=KEPT)
-def _replayed(model: ModelSpec, key: GraphKey) -> tuple[int, ...]:
-    return compute_buffers(compute_nodes(model, key.settings, key.blocks, kv_on_cpu=key.sched.kv_on_cpu), key.sched)
+def _spans(model: ModelSpec, key: GraphKey) -> list[Span]:
+    """Rule 5: the spans kept for one placement, newest last (the asks append to it)."""
+    return []
+
+
+@per_model(maxsize=KEPT)
+def _split_graphs(model: ModelSpec, key: GraphKey) -> list[SplitGraph]:
+    """Rule 7: the split graphs kept for one placement, newest last (the asks append to it)."""
+    return []
 
 
 def device_buffers(model: ModelSpec, settings: GraphSettings, sched: Scheduler) -> tuple[int, ...]:
-    """Each backend's compute buffer (GPUs in order, the host last) for the placement `sched` describes (Rule 3)."""
-    return _replayed(model, graph_key(model, settings, sched))
+    """Each backend's compute buffer (GPUs in order, the host last) for the placement `sched` describes (Rules 3, 5)."""
+    key = graph_key(model, settings, sched)
+    cells = settings.full_cells
+    spans = _spans(model, key)
+    for span in reversed(spans):
+        if span.holds(cells):
+            return span.buffers_at(cells)
+    if spans:
+        graphs = _split_graphs(model, key)
+        graph = next((g for g in reversed(graphs) if g.holds(cells)), None)
+        if graph is None:
+            graph = split_graph_of(model, key)
+            graphs.append(graph)
+            del graphs[:-SPANS]
+        span = graph.span_at(cells, key.sched.alignments)
+    else:
+        span = replay(model, key, parametric=False)
+    spans.append(span)
+    del spans[:-SPANS]
+    return span.buffers_at(cells)

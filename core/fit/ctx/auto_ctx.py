@@ -28,7 +28,8 @@ Rule 5: the largest ctx that fits with the chosen GPU layers held (`largest_ctx`
         largest ctx is never below one that fits): for a ctx chosen by Rule 2 that ctx itself
         (the same candidates and test, so nothing is searched again); else
         `max_ctx.largest_fitting_ctx`, aimed from the load's own ctx when it fits there (its
-        compute buffers are already replayed). `fit`, the window and every quant row read it here.
+        compute buffers are already replayed; its verdict and headroom are that ctx's, not asked
+        again). `fit`, the window and every quant row read it here.
 Rule 6: every device's KV cache grows with ctx, so "fits without giving anything up" holds up to
         some ctx and no further: the largest candidate is found as the largest ctx is, aimed by the
         load's headroom (`max_ctx.last_fitting`): the ceiling first (a load that fits there is judged
@@ -49,6 +50,7 @@ from typing import overload
 
 from gguf_budget.core.fit.estimate import estimate_fit, fit_headroom
 from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx, last_fitting
+from gguf_budget.core.fit.placement.devices import headroom
 from gguf_budget.core.fit.server.holdings import image_room
 from gguf_budget.core.fit.types import FitEstimate, FitRequest, FitVerdict
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
@@ -170,5 +172,5 @@ def largest_ctx(model: ModelSpec, snapshot: HardwareSnapshot, choice: AutoFit) -
     if choice.reason in (FitCtxReason.CEILING, FitCtxReason.SHRUNK):
         return choice.ctx
     fit = choice.fit
-    near = choice.ctx if fit.verdict.admitted else None
-    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice), near)
+    near, spare = (choice.ctx, headroom(fit.devices)) if fit.verdict.admitted else (None, None)
+    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice), near, spare)

@@ -20,7 +20,10 @@ Rule 3: every device's KV grows with ctx under either placement, so "fits" holds
         headroom far from a line costs at most about twice the bisection. The search is a value (`Aim`)
         that takes one verdict a step, so it can be resumed between any two verdicts. A caller that judged a load
         with this placement fitting at some ctx (`near`: the window's own full load) has the search start
-        from the candidate at or below it instead of the first: its scheduler replay is already kept.
+        from the candidate at or below it instead of the first: its scheduler replay is already kept. Where
+        `near` is itself a candidate and the caller gives that load's headroom (`near_spare`), that candidate's
+        verdict is the load's own (it fits, with that headroom: the same judgement), not asked again — one
+        verdict of the four or five a new full load's search asks.
 Rule 4: None when even the first candidate (256 tokens, or the cap when smaller) does not fit,
         or the verdict cannot be told (unknown facts).
 Rule 5: the answer does not depend on the request's own ctx, so it is kept by the rest of its inputs
@@ -49,19 +52,24 @@ def _candidate(i: int, n: int, cap: int) -> int:
 
 
 def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
-                        gpu_layers: int | None, cap: int, near: int | None = None) -> int | None:
+                        gpu_layers: int | None, cap: int, near: int | None = None,
+                        near_spare: int | None = None) -> int | None:
     """Rules 1–5: the largest candidate ctx ≤ cap at which the model fits this machine with `gpu_layers`
-    layers held (None: placed automatically at each candidate); `near` a ctx judged fitting so (Rule 3)."""
-    return _searched(model, snapshot, replace(request, gpu_layers=gpu_layers, ctx=None), cap, _Near(near))
+    layers held (None: placed automatically at each candidate); `near` a ctx judged fitting so (Rule 3), with
+    `near_spare` that load's headroom where known."""
+    return _searched(model, snapshot, replace(request, gpu_layers=gpu_layers, ctx=None), cap,
+                     _Near(near, near_spare))
 
 
 class _Near:
-    """Rule 5: where the search starts, equal to every other, so the kept answers ignore it."""
+    """Rule 5: where the search starts (and the verdict known there), equal to every other, so the kept answers
+    ignore it."""
 
-    __slots__ = ("ctx",)
+    __slots__ = ("ctx", "spare")
 
-    def __init__(self, ctx: int | None) -> None:
+    def __init__(self, ctx: int | None, spare: int | None) -> None:
         self.ctx = ctx
+        self.spare = spare
 
     def __hash__(self) -> int:
         return 0
@@ -75,7 +83,10 @@ def _searched(model: ModelSpec, snapshot: HardwareSnapshot, held: FitRequest, ca
     n = max(-(-cap // ENGINE_CELL_PAD), 1)
 
     def judged(i: int) -> tuple[bool, int | None]:
-        verdict, spare = fit_headroom(model, snapshot, replace(held, ctx=_candidate(i, n, cap)))
+        ctx = _candidate(i, n, cap)
+        if ctx == near.ctx and near.spare is not None:
+            return True, near.spare
+        verdict, spare = fit_headroom(model, snapshot, replace(held, ctx=ctx))
         return verdict.admitted, spare
 
     start = 0 if near.ctx is None else max(min(near.ctx // ENGINE_CELL_PAD - 1, n - 2), 0)

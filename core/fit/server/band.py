@@ -40,6 +40,10 @@ def session_workloads(load: ServerLoad) -> tuple[Workload, ...]:
 
 
 def _extras(r: Resident, load: ServerLoad, checkpoints: int) -> Resident:
+    """`r` with the server's extras and `checkpoints`; itself where it holds them already (a band's workloads mostly
+    do: no draft, no projector, no checkpoints)."""
+    if (r.server, r.server_mapped, r.checkpoints) == (load.band_extra, load.band_mapped, checkpoints):
+        return r
     return replace(r, server=load.band_extra, server_mapped=load.band_mapped, checkpoints=checkpoints)
 
 

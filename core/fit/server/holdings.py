@@ -59,7 +59,7 @@ from gguf_budget.core.fit.server.projector import ProjectorSpec
 from gguf_budget.core.fit.buffers.repack import repack_buffer
 from gguf_budget.core.fit.server.session import SessionModel, SessionTrace, replay
 from gguf_budget.core.fit.server.image_size import ImageSize
-from gguf_budget.core.fit.server.types import DraftLoad, ProjectorLoad, ServerLoad, ServerSettings
+from gguf_budget.core.fit.server.types import DraftLoad, ProjectorLoad, ServerLoad, ServerSettings, counted_held
 from gguf_budget.core.fit.server.slots import SlotLayout, resolve_slots, slot_kv_table
 from gguf_budget.core.fit.types import DeviceLoad
 from gguf_budget.core.model.spec import ModelSpec
@@ -78,6 +78,8 @@ def server_engine(engine: EngineSettings, settings: ServerSettings) -> tuple[Slo
     """Rule 1."""
     layout = resolve_slots(settings.n_parallel, settings.kv_unified)
     outputs = max(reserved_outputs(engine), layout.outputs(DRAFT_N_MAX if settings.draft is not None else 0))
+    if (engine.n_seq, engine.kv_unified, engine.outputs) == (layout.n_seq, layout.unified, outputs):
+        return layout, engine
     return layout, replace(engine, n_seq=layout.n_seq, kv_unified=layout.unified, outputs=outputs)
 
 
@@ -236,17 +238,17 @@ def finish_server(model: ModelSpec, x: ServerExtras, devices: tuple[DeviceLoad, 
     cache = full_cache_bytes(mib, _unlimited_cache(model, x, kv_type, engine) if mib == NO_LIMIT else None)
     worst = None if cache is None or x.checkpoints is None else cache + x.checkpoints
     session = _replay(model, x, kv_type, engine, mib)
+    host = replace(host, server=host.server + (counted_held(x.settings, session, worst) or 0))
     load = ServerLoad(
         settings=x.settings, layout=x.layout, n_ctx=x.layout.total_cells(x.ctx) if x.ctx else None,
         ctx_seq=x.layout.ctx_seq(x.ctx) if x.ctx else None,
         slot_ctx=x.layout.slot_ctx(x.ctx, model.context_length) if x.ctx else None,
         outputs=reserved_outputs(engine), cache_ram_mib=mib, cache_chosen=asked is None, prompt_cache=cache,
         checkpoint=x.checkpoint, checkpoints=x.checkpoints, projector=x.projector, draft=x.draft,
-        held=(), host_rss=_host_rss(x, cache), session=session, worst_held=worst,
+        held=((host.name, None if host.kv is None else host.server), *((d.name, d.server) for d in gpus)),
+        host_rss=_host_rss(x, cache), session=session, worst_held=worst,
         band_extra=_band_extra(x), band_mapped=_band_mapped(x),
     )
-    host = replace(host, server=host.server + (load.counted or 0))
-    load = replace(load, held=((host.name, None if host.kv is None else host.server), *((d.name, d.server) for d in gpus)))
     return load, (host, *gpus)
 
 

@@ -248,14 +248,11 @@ def _told_apart(model: ModelSpec, m: SessionModel, spec: SessionSpec) -> Session
     bounds = _bounds(model, replace(m, slot_ctx=0, n_ctx=0, cache_ram_mib=0), spec)
     if bounds is None or m.slot_ctx < bounds.widest:
         return m
-    m = replace(m, slot_ctx=bounds.widest)
     if m.n_ctx < bounds.cells:
-        return m
-    m = replace(m, n_ctx=bounds.cells)
-    if bounds.entries is None or m.cache_ram_mib <= 0:
-        return m
-    limit = max(-(-bounds.entries // MiB), 1)
-    return replace(m, cache_ram_mib=limit) if m.cache_ram_mib >= limit else m
+        return replace(m, slot_ctx=bounds.widest)
+    limit = None if bounds.entries is None or m.cache_ram_mib <= 0 else max(-(-bounds.entries // MiB), 1)
+    cache = limit if limit is not None and m.cache_ram_mib >= limit else m.cache_ram_mib
+    return replace(m, slot_ctx=bounds.widest, n_ctx=bounds.cells, cache_ram_mib=cache)
 
 
 @per_model(maxsize=256)

@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gguf_budget.core.errors import RequestError
-from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KVType, layer_kvs
+from gguf_budget.core.model.kv import ENGINE_CELL_PAD, KVType, layer_kv_shapes
 from gguf_budget.core.model.spec import ModelSpec
 
 AUTO_SLOTS = 4
@@ -101,11 +101,12 @@ def slot_kv_table(model: ModelSpec, ctx: int, kv_type: KVType, layout: SlotLayou
                   swa_full: bool, v_type: KVType | None = None) -> tuple[int | None, ...]:
     """Bytes each layer's cache holds for `ctx` under `layout` (Rules 2 and 4); None where unknown."""
     seq = layout.ctx_seq(ctx)
-    out: list[int | None] = []
-    for price in layer_kvs(model, kv_type, swa_full=swa_full, v_type=v_type):
+    distinct, place = layer_kv_shapes(model, kv_type, swa_full=swa_full, v_type=v_type)
+    held: list[int | None] = []
+    for price in distinct:  # each shape once (`kv.layer_kv_shapes`)
         if price is None:
-            out.append(None)
+            held.append(None)
             continue
         cells = seq if price.cap is None else layout.swa_cells(ctx, price.cap, ubatch)
-        out.append(price.per_cell * cells * layout.streams + price.fixed * layout.n_seq)
-    return tuple(out)
+        held.append(price.per_cell * cells * layout.streams + price.fixed * layout.n_seq)
+    return tuple(map(held.__getitem__, place))

@@ -138,10 +138,16 @@ class ServerLoad:
 
     @property
     def counted(self) -> int | None:
-        """The cache and checkpoints the verdict counts: the session's peak, or the worst case when asked."""
-        if self.settings.worst_case or self.session is None:
-            return self.worst_held
-        return self.session.peak.held
+        """The cache and checkpoints the verdict counts (`counted_held`)."""
+        return counted_held(self.settings, self.session, self.worst_held)
 
     def held_on(self, device: str) -> int | None:
         return dict(self.held).get(device, 0)
+
+
+def counted_held(settings: ServerSettings, session: SessionTrace | None, worst_held: int | None) -> int | None:
+    """The cache and checkpoints the verdict counts: the session's peak, or the worst case when asked (what a
+    `ServerLoad` counts, known before the load is built)."""
+    if settings.worst_case or session is None:
+        return worst_held
+    return session.peak.held

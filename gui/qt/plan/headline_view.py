@@ -4,7 +4,9 @@ Rule 1: every word is the core's (`core.explorer.headline.Answer`): each card sh
         the tier's colour (fits green, tight amber, won't red) — for the plan, its runtime's flags with exact sizes
         after the title — then the answer in plain words, then why and the cheapest fix: three lines a card. The jargon — the banner's and the
         full-load line's whole texts — is the card's tooltip, which names the glossary entry that explains it.
-Rule 2: when the two answers' tiers differ, one line under them says why (`Headline.differ`); hidden otherwise.
+Rule 2: when the two answers' tiers differ, one line under them says why (`Headline.differ`); empty otherwise, its
+        room kept (Rule 3): a budget drag that crosses where the tiers part does not move every row under the
+        headline by a line (and repaint them all) as it did when the line was hidden.
 Rule 4: under them, the goal last applied and whether it still holds (`Headline.goal`, `headlineGoal`); hidden
         when no goal was applied.
 Rule 3: each line is elided at the card's width with its whole text in the tooltip, so the headline keeps its
@@ -103,7 +105,6 @@ class HeadlineView(QWidget):
         layout.addLayout(cards)
         layout.addWidget(self.differ)
         layout.addWidget(self.goal)
-        self.differ.hide()
         self.goal.hide()
         self.plan.show_answer(None, "No model loaded")
         self.load.show_answer(None, "")
@@ -114,6 +115,5 @@ class HeadlineView(QWidget):
         self.load.show_answer(headline.load, headline.full_load)
         _repolish(self.plan, "state", headline.state.value)
         self.differ.setText(headline.differ)
-        self.differ.setVisible(bool(headline.differ))
         self.goal.setText(headline.goal)
         self.goal.setVisible(bool(headline.goal))
