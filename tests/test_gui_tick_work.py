@@ -5,11 +5,13 @@ change — a spin box set to its own value still repaints, and a tick used to re
 gives a new text is laid out as a plain label (a selectable one goes through a text document, several times the
 cost), and becomes selectable when the mouse comes to it. The ledger chart paints its axes again only when they
 change: a tick that moves the bars under the same axis draws the bars and lines alone, the same pixels as the
-whole drawing the exports make."""
+whole drawing the exports make. The context tier strip keeps its buttons when the count of tiers changes, and a
+button's new text lays out the strip's own row, not the window; the ring note is a boxed row."""
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 import shiboken6
@@ -25,6 +27,7 @@ from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt import main_window
 from gguf_budget.gui.qt.layout import SideColumn
 from gguf_budget.gui.qt.plan import run_it_line
+from gguf_budget.gui.qt.plan.knobs import Knobs
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
@@ -365,15 +368,106 @@ def _cells(largest: int) -> tuple[TierCell, ...]:
 
 def test_new_tiers_as_many_as_before_reuse_the_strips_buttons(qtbot):
     """A ctx tick that moves the largest ctx that fits gives the strip a new last tier: its buttons are kept and
-    relabelled, not deleted and made again (each new one polished anew); a new count of tiers makes them anew."""
+    relabelled, not deleted and made again (each new one polished anew)."""
     strip = TierStrip()
     qtbot.addWidget(strip)
     strip.show_tiers(_cells(11_008))
     buttons = list(strip.buttons)
     strip.show_tiers(_cells(12_032))
     assert strip.buttons == buttons and buttons[-1].objectName() == "ctxTier12032" and buttons[-1].isChecked()
-    strip.show_tiers(_cells(12_032)[:2])
-    assert len(strip.buttons) == 2 and not set(strip.buttons) & set(buttons)
+
+
+def _tiers(count: int, tiers: str) -> tuple[TierCell, ...]:
+    """`count` tiers from 4k, the i-th coloured by `tiers[i]` (f fits, t tight, w won't), the last one chosen."""
+    names = {"f": "fits", "t": "tight", "w": "won't"}
+    return tuple(TierCell(ctx=4096 << i, lines=(f"{4 << i}k", f"{i + 1}.5 GiB"), tip=f"{4096 << i:,} tokens",
+                          tier=names[tiers[i]], chosen=i == count - 1) for i in range(count))
+
+
+def _grab(strip: TierStrip) -> QImage:
+    QApplication.processEvents()
+    return strip.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+@pytest.mark.parametrize("steps", [((7, "fffffft"), (6, "ffffft"), (7, "fffftww")),
+                                   ((6, "ffttww"), (7, "fffffff"), (3, "wwt"), (6, "tttfff"))])
+def test_a_new_count_of_tiers_makes_or_deletes_only_the_buttons_it_adds_or_drops(qtbot, steps):
+    """TierStrip Rule 4: the largest ctx that fits joins or leaves the strip during a ctx drag; the buttons there are
+    stay (the old strip deleted and made all seven, each polished anew: a 70B ctx tick's slowest 5 %). After each
+    step, tiers recoloured on kept buttons too, the strip draws the pixels of a strip made for those tiers."""
+    strip = TierStrip()
+    qtbot.addWidget(strip)
+    strip.resize(640, 48)
+    strip.show()
+    count, tiers = steps[0]
+    strip.show_tiers(_tiers(count, tiers))
+    for count, tiers in steps[1:]:
+        before = list(strip.buttons)
+        strip.show_tiers(_tiers(count, tiers))
+        kept = min(count, len(before))
+        assert strip.buttons[:kept] == before[:kept] and len(strip.buttons) == count
+        fresh = TierStrip()
+        qtbot.addWidget(fresh)
+        fresh.resize(strip.size())
+        fresh.show_tiers(_tiers(count, tiers))
+        assert _grab(strip) == _grab(fresh)
+
+
+def _settle() -> None:
+    """A layout request posts the next one up: one turn of the event loop a level."""
+    for _ in range(4):
+        QApplication.processEvents()
+
+
+def test_a_tier_buttons_new_text_asks_the_window_for_no_layout(qtbot):
+    """TierStrip Rule 5: a tick's new tier figures relabel the buttons at the height they had, so the strip asks its
+    parent for no layout (it laid the whole window out again on a third of a 70B drag's ctx ticks); a third line
+    makes the buttons taller, and the strip asks for room. On screen, the pixels of a strip made for those tiers."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    strip = TierStrip(parent)
+    column = QVBoxLayout(parent)
+    column.addWidget(strip)
+    column.addStretch(1)
+    parent.resize(640, 120)
+    parent.show()
+    strip.show_tiers(_tiers(6, "ffffft"))
+    _settle()
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    relabelled = tuple(replace(cell, lines=(cell.lines[0], f"{cell.ctx / 1000:.1f} GiB")) for cell in _tiers(6, "ffffft"))
+    strip.show_tiers(relabelled)
+    _settle()
+    assert events.seen[parent] == 0
+    fresh = TierStrip()
+    qtbot.addWidget(fresh)
+    fresh.resize(strip.size())
+    fresh.show_tiers(relabelled)
+    assert _grab(strip) == _grab(fresh)
+    height = strip.height()
+    strip.show_tiers(tuple(replace(cell, lines=(cell.lines[0], f"{cell.lines[1]}\n33 L")) for cell in relabelled))
+    _settle()
+    assert events.seen[parent] >= 1 and strip.height() > height
+
+
+def test_a_ring_note_rewritten_in_as_many_lines_asks_the_knobs_for_no_layout(qtbot):
+    """Knobs Rule 2: the ring note is a boxed row; a tick's new note of as many lines repaints the note alone (the
+    old label laid the knobs and the side column out again), and an empty note hides its row."""
+    knobs = Knobs()
+    qtbot.addWidget(knobs)
+    knobs.resize(360, 260)
+    knobs.show()
+    note = "requested {}, planned 1: 1 buffer pins more layers than {} buffers would"
+    knobs.show_ring_note(note.format(8, 8))
+    _settle()
+    events = Events(QEvent.Type.LayoutRequest)
+    knobs.installEventFilter(events)
+    knobs.show_ring_note(note.format(7, 7))
+    _settle()
+    assert events.seen[knobs] == 0 and knobs.ring_note.text() == note.format(7, 7)
+    knobs.show_ring_note("")
+    _settle()
+    assert events.seen[knobs] >= 1 and not knobs.ring_note.parentWidget().isVisible()
 
 
 def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
