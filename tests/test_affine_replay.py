@@ -244,3 +244,29 @@ def test_a_placement_asked_at_one_ctx_replays_over_plain_ints_and_at_others_its_
         [_plain(model, replace(gs, full_cells=c), sched) for c in asked]
     assert made == ["replay", "split", "allocator"] + ["allocator"] * len(outside)
     assert at[:2] == [_plain(model, gs, sched)] * 2 and at[2] == _plain(model, replace(gs, full_cells=48 * 1024), sched)
+
+
+def test_where_the_nearest_span_is_narrow_the_allocator_replays_over_plain_ints(models, monkeypatch):
+    """placed_graph Rule 8: an ask beside a span narrower than WIDE steps replays the allocator over plain ints (a span of
+    its own cells), one beside a wide span with the cells a parameter; both answers are the plain replay's."""
+    model = models("dense")
+    n = model.n_layer
+    sched = Scheduler(alignments=(128, 32), offload=(32, None), slot_device=(0,) * (n + 1), kv_device=(0,) * n)
+    gs = GraphSettings(ubatch=512, outputs=1, flash_attn=True, full_cells=32 * 1024, swa_cells=0, rot_k=0, rot_v=0)
+    device_buffers(model, gs, sched)
+    spans = placed_graph._spans(model, graph_key(model, gs, sched))
+    step = ENGINE_CELL_PAD
+    narrow = placed_graph.Span(at=64 * 1024, step=step, lo=64 * 1024 - step, hi=64 * 1024 + step,
+                               buffers=((((0, 0),),) * 2))
+    wide = placed_graph.Span(at=96 * 1024, step=step, lo=96 * 1024 - step * placed_graph.WIDE, hi=96 * 1024,
+                             buffers=((((0, 0),),) * 2))
+    spans += [narrow, wide]
+    made: list[bool] = []
+    real = placed_graph.SplitGraph.span_at
+    monkeypatch.setattr(placed_graph.SplitGraph, "span_at",
+                        lambda self, cells, al, parametric=True: made.append(parametric) or real(self, cells, al, parametric))
+    asked = (64 * 1024 + 2 * step, 96 * 1024 + step)
+    answers = [device_buffers(model, replace(gs, full_cells=c), sched) for c in asked]
+    assert made == [False, True]
+    assert answers == [_plain(model, replace(gs, full_cells=c), sched) for c in asked]
+    assert spans[-2].lo == spans[-2].hi == asked[0] and spans[-1].hi > spans[-1].lo
