@@ -124,36 +124,26 @@ def test_a_placement_is_scheduled_and_its_flash_attention_resolved_once(llama70b
 def test_the_band_at_a_new_ctx_prices_only_the_full_contexts_graph(llama70b, monkeypatch):
     """The band's short end and the session's requests run the same graphs at every ctx: at a new ctx only the
     filled context's graph is new (the GPU layers held), so only its CPU work is priced; and with GPU layers its host
-    share is the graph's inputs, without replaying the allocator over the whole graph (`compute_buffer`)."""
+    share is the graph's inputs (`graph_inputs`), without replaying the allocator over the whole graph
+    (`compute_buffer`) or building its blocks (`compute_nodes`): its inputs alone (`input_bytes`), which are the whole
+    graph's, byte for byte."""
     llama70b = _fresh(llama70b)
     machine = _machine()
     estimate_fit(llama70b, machine, FitRequest(ctx=4096, gpu_layers=30))
     work = _calls(monkeypatch, runtime_memory, "work_bytes")
     whole = _calls(monkeypatch, runtime_memory, "compute_buffer")
+    built = _calls(monkeypatch, runtime_memory, "compute_nodes")
+    inputs = _calls(monkeypatch, runtime_memory, "input_bytes")
     for ctx in NEW_CTXS:
         fit = estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
         assert fit.memory is not None and fit.memory.full is not None and fit.memory.along
     cells = sorted({args[4] for args in work})
     assert len(work) == len(NEW_CTXS) and cells == sorted(-(-c // 256) * 256 for c in NEW_CTXS)
-    assert whole == []
-
-
-
-def test_the_band_with_gpu_layers_builds_no_graph_only_its_inputs(llama70b, monkeypatch):
-    """With GPU layers the band's host share of a graph is its inputs (`runtime_memory.graph_inputs`): at a new ctx no
-    graph's blocks are built for it (`compute_nodes`), only the inputs (`compute_graph.input_bytes`) — which are the
-    whole graph's inputs, byte for byte."""
-    llama70b = _fresh(llama70b)
-    machine = _machine()
-    estimate_fit(llama70b, machine, FitRequest(ctx=4096, gpu_layers=30))
-    built = _calls(monkeypatch, runtime_memory, "compute_nodes")
-    inputs = _calls(monkeypatch, runtime_memory, "input_bytes")
-    for ctx in NEW_CTXS:
-        estimate_fit(llama70b, machine, FitRequest(ctx=ctx, gpu_layers=30))
-    assert built == [] and inputs
+    assert whole == [] and built == [] and inputs
     for model, settings_ in inputs:
-        whole = compute_graph.compute_nodes(model, settings_)
-        assert compute_graph.input_bytes(model, settings_) == sum(n.nbytes for n in whole if n.is_input)
+        graph = compute_graph.compute_nodes(model, settings_)
+        assert compute_graph.input_bytes(model, settings_) == sum(n.nbytes for n in graph if n.is_input)
+
 
 def test_a_drag_replays_its_session_once(llama70b, monkeypatch):
     """Every load a tick judges replayed llama-server's session (`session`) at its own slot context, cells and cache
