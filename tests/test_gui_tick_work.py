@@ -6,7 +6,7 @@ gives a new text is laid out as a plain label (a selectable one goes through a t
 cost), and becomes selectable when the mouse comes to it. The ledger chart paints its axes again only when they
 change: a tick that moves the bars under the same axis draws the bars and lines alone, the same pixels as the
 whole drawing the exports make. The context tier strip keeps its buttons when the count of tiers changes, and a
-button's new text lays out the strip's own row, not the window; the ring note is a boxed row."""
+button's new text lays out the strip's own row, not the window."""
 
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt import main_window
 from gguf_budget.gui.qt.layout import SideColumn
 from gguf_budget.gui.qt.plan import run_it_line
-from gguf_budget.gui.qt.plan.knobs import Knobs
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
@@ -448,26 +447,6 @@ def test_a_tier_buttons_new_text_asks_the_window_for_no_layout(qtbot):
     strip.show_tiers(tuple(replace(cell, lines=(cell.lines[0], f"{cell.lines[1]}\n33 L")) for cell in relabelled))
     _settle()
     assert events.seen[parent] >= 1 and strip.height() > height
-
-
-def test_a_ring_note_rewritten_in_as_many_lines_asks_the_knobs_for_no_layout(qtbot):
-    """Knobs Rule 2: the ring note is a boxed row; a tick's new note of as many lines repaints the note alone (the
-    old label laid the knobs and the side column out again), and an empty note hides its row."""
-    knobs = Knobs()
-    qtbot.addWidget(knobs)
-    knobs.resize(360, 260)
-    knobs.show()
-    note = "requested {}, planned 1: 1 buffer pins more layers than {} buffers would"
-    knobs.show_ring_note(note.format(8, 8))
-    _settle()
-    events = Events(QEvent.Type.LayoutRequest)
-    knobs.installEventFilter(events)
-    knobs.show_ring_note(note.format(7, 7))
-    _settle()
-    assert events.seen[knobs] == 0 and knobs.ring_note.text() == note.format(7, 7)
-    knobs.show_ring_note("")
-    _settle()
-    assert events.seen[knobs] >= 1 and not knobs.ring_note.parentWidget().isVisible()
 
 
 def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
