@@ -22,7 +22,7 @@ from gguf_budget.core.fit.buffers import placed_graph
 from gguf_budget.core.fit.buffers.affine import Affine, Domain, Peak, cells_of, floor_times, highest, lines_of
 from gguf_budget.core.fit.buffers.backends import GpuBackend
 from gguf_budget.core.fit.buffers.compute_graph import GraphSettings, compute_nodes
-from gguf_budget.core.fit.buffers.placed_graph import device_buffers, graph_key, replay
+from gguf_budget.core.fit.buffers.placed_graph import device_buffers, graph_key, split_graph_of
 from gguf_budget.core.fit.buffers.sched import Scheduler, compute_buffers
 from gguf_budget.core.fit.estimate import estimate_fit
 from gguf_budget.core.fit.runtime_types import EngineSettings, TensorOverride
@@ -82,6 +82,11 @@ def _plain(model, settings, sched):
                                          kv_on_cpu=sched.kv_on_cpu), sched)
 
 
+def _span(model, settings, sched):
+    """One replay with the cells a parameter (placed_graph Rule 7): the placement's split graph and its allocator."""
+    return split_graph_of(model, graph_key(model, settings, sched)).span_at(settings.full_cells, sched.alignments)
+
+
 placements = st.fixed_dictionaries({
     "gpus": st.integers(1, 3),
     "gpu_gib": st.integers(1, 48),
@@ -115,7 +120,7 @@ def test_a_span_s_buffers_are_the_plain_replay_s_at_every_cells_inside_it(models
     picks = iter(p["picks"])
     asked = _fit_asks(model, machine, request)
     for gs, sched in asked[:6]:
-        span = replay(model, graph_key(model, gs, sched))
+        span = _span(model, gs, sched)
         assert span.buffers_at(gs.full_cells) == _plain(model, gs, sched)
         first = -((span.at - max(span.lo, ENGINE_CELL_PAD)) // span.step)
         last = (min(span.hi, MAX_CELLS) - span.at) // span.step
@@ -145,7 +150,7 @@ def test_a_span_holds_where_a_gpu_s_tensor_limit_moves_ops_by_their_size(models,
                       max_tensor=(limit,) * gpus, copies=copies if gpus > 1 else 1, pin_norms=start == 0)
     gs = GraphSettings(ubatch=ubatch, outputs=1, flash_attn=fa, full_cells=cells, swa_cells=0, rot_k=0, rot_v=0,
                        k_size=k_size, v_size=k_size)
-    span = replay(model, graph_key(model, gs, sched))
+    span = _span(model, gs, sched)
     first = -((span.at - max(span.lo, ENGINE_CELL_PAD)) // span.step)
     last = (min(span.hi, MAX_CELLS) - span.at) // span.step
     there = span.at + span.step * (first + pick % (last - first + 1))

@@ -182,12 +182,10 @@ def split_graph_of(model: ModelSpec, key: GraphKey) -> SplitGraph:
                       moving=moving)
 
 
-def replay(model: ModelSpec, key: GraphKey, parametric: bool = True) -> Span:
-    """Rules 5–7: the scheduler and allocator replayed once over the graph of `key`'s placement, its cells a parameter
-    (else plain ints: a span of the asked cells alone)."""
+def replay(model: ModelSpec, key: GraphKey) -> Span:
+    """Rule 6: the scheduler and allocator replayed once over the graph of `key`'s placement, over plain ints: a span
+    of the asked cells alone (a placement's first ask)."""
     cells = key.settings.full_cells
-    if parametric:
-        return split_graph_of(model, key).span_at(cells, key.sched.alignments)
     buffers = compute_buffers(compute_nodes(model, key.settings, key.blocks, kv_on_cpu=key.sched.kv_on_cpu), key.sched)
     return Span(at=cells, step=grid(cells), lo=cells, hi=cells, buffers=tuple(((b, 0),) for b in buffers))
 
@@ -228,7 +226,7 @@ def device_buffers(model: ModelSpec, settings: GraphSettings, sched: Scheduler) 
             del graphs[:-SPANS]
         span = graph.span_at(cells, key.sched.alignments, _worth_a_span(spans, cells))
     else:
-        span = replay(model, key, parametric=False)
+        span = replay(model, key)
     spans.append(span)
     del spans[:-SPANS]
     return span.buffers_at(cells)
