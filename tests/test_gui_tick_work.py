@@ -27,6 +27,8 @@ from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt import main_window
 from gguf_budget.gui.qt.layout import SideColumn
 from gguf_budget.gui.qt.plan import run_it_line
+from gguf_budget.gui.qt.plan.knobs import Knobs
+from gguf_budget.gui.qt.plan.model_summary import ModelSummary
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
@@ -447,6 +449,47 @@ def test_a_tier_buttons_new_text_asks_the_window_for_no_layout(qtbot):
     strip.show_tiers(tuple(replace(cell, lines=(cell.lines[0], f"{cell.lines[1]}\n33 L")) for cell in relabelled))
     _settle()
     assert events.seen[parent] >= 1 and strip.height() > height
+
+
+def test_a_ring_note_rewritten_in_as_many_lines_asks_the_knobs_for_no_layout(qtbot):
+    """Knobs Rule 2: the ring note is a boxed row; a tick's new note of as many lines repaints the note alone (the
+    old label laid the knobs and the side column out again), and an empty note hides its row."""
+    knobs = Knobs()
+    qtbot.addWidget(knobs)
+    knobs.resize(360, 260)
+    knobs.show()
+    note = "requested {}, planned 1: 1 buffer pins more layers than {} buffers would"
+    knobs.show_ring_note(note.format(8, 8))
+    _settle()
+    events = Events(QEvent.Type.LayoutRequest)
+    knobs.installEventFilter(events)
+    knobs.show_ring_note(note.format(7, 7))
+    _settle()
+    assert events.seen[knobs] == 0 and knobs.ring_note.text() == note.format(7, 7)
+    knobs.show_ring_note("")
+    _settle()
+    assert events.seen[knobs] >= 1 and not knobs.ring_note.parentWidget().isVisible()
+
+
+def test_a_summary_row_narrowed_with_no_layout_request_takes_the_lines_it_needs(qtbot):
+    """The model summary's rows are boxed rows: narrowed by their column alone (a side column's scroll bar coming
+    in asks nothing of its layout), each measures its own height at its new width, so it needs no outside relayout
+    to grow a line (the ring note's relayout used to do it for them: boxed, the rows stayed one line tall)."""
+    summary = ModelSummary()
+    qtbot.addWidget(summary)
+    rows = [label for label in summary.findChildren(QLabel) if label.text() == "—"]
+    for label in rows:
+        label.setText("Llama-3.1-70B-Instruct Q4_K_M (skeleton, header only)")
+    summary.resize(700, 400)
+    summary.show()
+    _settle()
+    assert all(label.height() == label.fontMetrics().height() for label in rows)  # one line each at 700 px
+    summary.resize(260, summary.height())
+    _settle()
+    for label in rows:
+        need = label.fontMetrics().boundingRect(0, 0, label.width(), 10_000, int(Qt.TextFlag.TextWordWrap),
+                                                label.text()).height()
+        assert need > label.fontMetrics().height() and label.height() >= need, (label.width(), label.height(), need)
 
 
 def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
