@@ -17,6 +17,11 @@ Rule 2: the box is exactly as tall as the label's lines at the box's width (wrap
 Rule 3: the box shows and hides with its label, so an owner hides the row as it hid the label.
 Rule 4: a word's width is measured once for the label's font (a tick's text is mostly the words of the last one);
         the widths kept are forgotten when the font changes or more than WORDS_KEPT words were met.
+Rule 5: a line that comes and goes (`SpareRow`: one line of fixed height, an `ElidedLabel`) keeps its room, shown or
+        hidden, while its layout has that room to spare: its size hint is the line, its minimum none. Shown, it
+        claims the line as its minimum only when squeezed below it (a window at its minimum size), and hidden it
+        gives a claimed line back; so where the window has the room, the line shows and hides without moving
+        (and repainting) what lies below it, and the window's minimum size is what it was without the line.
 """
 
 from __future__ import annotations
@@ -26,6 +31,87 @@ from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 WORDS_KEPT = 2048
+
+
+class HintBox(QWidget):
+    """Rule 6; the owner gives `inner` its layout and rows, then calls `fit`."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.inner = QWidget(self)
+        self._hints = (QSize(), QSize())
+
+    def fit(self) -> None:
+        """The inner widget fills the box; the box's layout is asked for room only when the inner hints changed."""
+        hints = (self.inner.sizeHint(), self.inner.minimumSizeHint())
+        if hints != self._hints:
+            self._hints = hints
+            self.updateGeometry()
+        if self.inner.geometry() != self.rect():
+            self.inner.setGeometry(self.rect())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self._hints[0]
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self._hints[1]
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:  # the inner widget's new hints
+            self.fit()
+        return super().event(event)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        self.fit()  # the inner widget's requests while the box was hidden reached nothing
+        super().showEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        self.inner.setGeometry(self.rect())
+        super().resizeEvent(event)
+
+
+class SpareRow(QWidget):
+    """Rule 5; `label` (one line whose height holds) is reparented into the row, `above` pixels under the row's top
+    (the spacing its layout would have put above it), and shows and hides as before."""
+
+    def __init__(self, label: QWidget, parent: QWidget, above: int = 0):
+        super().__init__(parent)
+        self.label = label
+        self._above = above
+        label.setParent(self)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self._claimed = 0
+        label.installEventFilter(self)
+
+    def _line(self) -> int:
+        return self._above + self.label.sizeHint().height()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(self.label.sizeHint().width(), self._line())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(self.label.minimumSizeHint().width(), self._claimed)
+
+    def _claim(self) -> None:
+        """Claim the line while the label shows in less room than it, give it back once the label is hidden."""
+        claim = self._claimed
+        if self.label.isHidden():
+            claim = 0
+        elif self.height() < self._line():
+            claim = self._line()
+        if claim != self._claimed:
+            self._claimed = claim
+            self.updateGeometry()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        self.label.setGeometry(self.rect().adjusted(0, self._above, 0, 0))
+        self._claim()
+        super().resizeEvent(event)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.label and event.type() in (QEvent.Type.ShowToParent, QEvent.Type.HideToParent):
+            self._claim()
+        return super().eventFilter(watched, event)
 
 
 class RowBox(QWidget):
