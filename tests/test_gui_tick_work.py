@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 import shiboken6
-from gui_support import MIB, child, open_model, settle
+from gui_support import GIB, MIB, child, open_model, settle
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPalette, QRegion
 from PySide6.QtTest import QTest
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVB
 
 from gguf_budget.core.explorer.ctx_tiers import TierCell
 from gguf_budget.core.plan.ledger import LEDGER_LINES
+from gguf_budget.core.views.server_report import SessionChart
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt import main_window
 from gguf_budget.gui.qt.layout import SideColumn
@@ -35,6 +36,7 @@ from gguf_budget.gui.qt.plan.report_view import ReportView
 from gguf_budget.gui.qt.plan.tier_strip import TierStrip
 from gguf_budget.gui.qt.row_box import RowBox
 from gguf_budget.gui.qt.selectable_label import SelectableLabel
+from gguf_budget.gui.qt.server.session_chart import SessionChartView
 from gguf_budget.gui.qt.text_view import read_only_view, replace_text
 from gguf_budget.resources import demo_model_path
 
@@ -490,6 +492,34 @@ def test_a_summary_row_narrowed_with_no_layout_request_takes_the_lines_it_needs(
         need = label.fontMetrics().boundingRect(0, 0, label.width(), 10_000, int(Qt.TextFlag.TextWordWrap),
                                                 label.text()).height()
         assert need > label.fontMetrics().height() and label.height() >= need, (label.width(), label.height(), need)
+
+
+def test_a_session_chart_gone_mid_drag_keeps_its_room_and_asks_its_panel_for_no_layout(qtbot):
+    """session_chart Rule 1: once drawn, a fit without a chart (every request refused, at the ctx slider's low end)
+    blanks the chart in its room: the panel is not laid out again, nor the rows under it moved (the chart hid, and
+    came back a tick later: twice a drag). Another model's fit without one hides it."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    chart = SessionChartView(parent)
+    QVBoxLayout(parent).addWidget(chart)
+    parent.resize(320, 200)
+    parent.show()
+    drawn = SessionChart(rss=(20 * GIB, None, 21 * GIB), worst=22 * GIB, caption="resident after each of 3 requests")
+    chart.set_chart(drawn)
+    _settle()
+    size = chart.size()
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    for shown in (None, drawn, None, replace(drawn, rss=(19 * GIB, 20 * GIB, None))):
+        chart.set_chart(shown)
+        _settle()
+        assert chart.isVisible() and chart.size() == size and chart.plot.isVisible() is (shown is not None)
+        assert chart.caption.isVisible() is (shown is not None)
+    assert events.seen[parent] == 0
+    chart.forget()
+    chart.set_chart(None)
+    _settle()
+    assert not chart.isVisible() and events.seen[parent] >= 1
 
 
 def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:

@@ -174,8 +174,10 @@ class HardwarePanel(QGroupBox):
         layout.addStretch(1)
 
     def set_layer_count(self, n_layer: int) -> None:
-        """Override range: auto, or 0 … L + 1 (L + 1 also offloads the output layer)."""
+        """A new model. Override range: auto, or 0 … L + 1 (L + 1 also offloads the output layer); the session
+        chart's room is no longer kept for it (`session_chart` Rule 1)."""
         self.gpu_layers.setMaximum(n_layer + 1)
+        self.session_chart.forget()
 
     def show_gpu_layers(self, layers: int | None) -> None:
         """The state's GPU layers (a goal's answer, an asked -ngl), quietly: the next panel change writes them back."""
