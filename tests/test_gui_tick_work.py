@@ -453,6 +453,35 @@ def test_a_tier_buttons_new_text_asks_the_window_for_no_layout(qtbot):
     assert events.seen[parent] >= 1 and strip.height() > height
 
 
+def test_a_tier_joining_the_strip_at_its_height_asks_the_window_for_no_layout(qtbot):
+    """row_box Rule 6: the largest ctx that fits joining or leaving the strip adds or drops a button of the same
+    height; the strip's minimum width moves by a button and its spacing, well under the width it has, so it asks
+    its parent for no layout (it laid the window out again, twice a 100-tick 70B drag). Squeezed under its new
+    minimum width, it asks. On screen, the pixels of a strip made for those tiers."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    strip = TierStrip(parent)
+    QVBoxLayout(parent).addWidget(strip)
+    parent.resize(640, 120)
+    parent.show()
+    strip.show_tiers(_tiers(6, "ffffft"))
+    _settle()
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    for count in (7, 6, 7):
+        strip.show_tiers(_tiers(count, "ffffftw"))
+        _settle()
+    assert events.seen[parent] == 0
+    fresh = TierStrip()
+    qtbot.addWidget(fresh)
+    fresh.resize(strip.size())
+    fresh.show_tiers(_tiers(7, "ffffftw"))
+    assert _grab(strip) == _grab(fresh)
+    strip.resize(strip.minimumSizeHint().width() - 1, strip.height())
+    _settle()
+    assert events.seen[parent] >= 1 and strip.minimumSizeHint() == strip.inner.minimumSizeHint()
+
+
 def test_a_ring_note_rewritten_in_as_many_lines_asks_the_knobs_for_no_layout(qtbot):
     """Knobs Rule 2: the ring note is a boxed row; a tick's new note of as many lines repaints the note alone (the
     old label laid the knobs and the side column out again), and an empty note hides its row."""

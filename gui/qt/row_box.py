@@ -42,10 +42,13 @@ class HintBox(QWidget):
         self._hints = (QSize(), QSize())
 
     def fit(self) -> None:
-        """The inner widget fills the box; the box's layout is asked for room only when the inner hints changed."""
-        hints = (self.inner.sizeHint(), self.inner.minimumSizeHint())
-        if hints != self._hints:
-            self._hints = hints
+        """The inner widget fills the box; the box's layout is asked for room only when the inner heights changed or
+        the inner minimum width grew past the box's width (Rule 6)."""
+        hint, least = self.inner.sizeHint(), self.inner.minimumSizeHint()
+        kept_hint, kept_least = self._hints
+        if (hint.height(), least.height()) != (kept_hint.height(), kept_least.height()) or (
+                least.width() > max(self.width(), kept_least.width())):
+            self._hints = (hint, least)
             self.updateGeometry()
         if self.inner.geometry() != self.rect():
             self.inner.setGeometry(self.rect())
@@ -67,6 +70,8 @@ class HintBox(QWidget):
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         self.inner.setGeometry(self.rect())
+        if self.width() < self.inner.minimumSizeHint().width():
+            self.fit()  # squeezed under a minimum width it kept from its layout
         super().resizeEvent(event)
 
 
