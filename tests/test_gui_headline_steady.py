@@ -1,8 +1,8 @@
 """The why-they-differ line shows and hides in its own room (`headline_view` Rules 2-3, `row_box` Rules 5-6): where the
-window has the room, a budget drag across where the two answers' tiers part moves and resizes no row under the
-headline (it laid the whole window out again and repainted it, 14-26 ms of GUI CPU), and a new tier or line in the
-headline asks its parent for no layout; a window at its minimum size keeps the minimum it had without the line, and
-a line shown there still gets its whole height."""
+window has the room, a budget drag across where the two answers' tiers part lays out neither the window nor its
+centre and moves no row under the headline (it laid the whole window out again and repainted it, 14-26 ms of GUI
+CPU), and a new tier or line in the headline asks its parent for no layout; a window at its minimum size keeps the
+minimum it had without the line, and a line shown there still gets its whole height."""
 
 from __future__ import annotations
 
@@ -57,6 +57,9 @@ def test_a_budget_drag_where_the_answers_part_moves_no_row_under_the_headline(qt
     moved = Events(QEvent.Type.Move, QEvent.Type.Resize)
     for widget in below:
         widget.installEventFilter(moved)
+    requests = Events(QEvent.Type.LayoutRequest)
+    for widget in (window, window.centralWidget()):
+        widget.installEventFilter(requests)
     for value in (said[True], said[False], said[True], said[False]):
         budget.setValue(value)
         settle(qtbot, window)
@@ -64,6 +67,7 @@ def test_a_budget_drag_where_the_answers_part_moves_no_row_under_the_headline(qt
         assert headline.differ.isVisible() is (value == said[True])
         assert [(w.size(), w.mapTo(window, w.rect().topLeft())) for w in below] == where
     assert sum(moved.seen.values()) == 0
+    assert sum(requests.seen.values()) == 0  # nor the Run it line's font, turning fixed or plain with its command
 
 
 def _headline(differ: str, tier: LoadTier) -> Headline:
