@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVB
 
 from gguf_budget.core.explorer.ctx_tiers import TierCell
 from gguf_budget.core.plan.ledger import LEDGER_LINES
+from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.server_report import SessionChart
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt import main_window
@@ -549,6 +550,24 @@ def test_a_session_chart_gone_mid_drag_keeps_its_room_and_asks_its_panel_for_no_
     chart.set_chart(None)
     _settle()
     assert not chart.isVisible() and events.seen[parent] >= 1
+
+
+def test_ticks_at_the_same_usable_ram_mark_the_budget_slider_once(qtbot, make_window, monkeypatch):
+    """The plan panel marks the machine's usable RAM on the budget slider (its words in the tooltip) when it changes,
+    not on every tick (a ctx tick redid it: a byte count in words and a tooltip each time)."""
+    window = make_window()
+    window.show()
+    open_model(qtbot, window, demo_model_path())
+    budget = window.body.plan.budget
+    marked: list[int | None] = []
+    real = budget.set_usable
+    monkeypatch.setattr(budget, "set_usable", lambda n: (marked.append(n), real(n))[1])
+    ctx = window.findChild(QSlider, "ctxSlider")
+    for value in (ctx.minimum(), ctx.maximum(), ctx.minimum()):
+        ctx.setValue(value)
+        settle(qtbot, window)
+    assert marked == [] and budget.slider.mark() is not None  # marked once, when the model opened
+    assert human_bytes(window.session.view.usable_ram) in budget.slider.toolTip()
 
 
 def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
