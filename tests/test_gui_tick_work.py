@@ -238,9 +238,9 @@ def test_a_replaced_text_shows_what_set_plain_text_shows(qtbot, lines):
     assert not new.document().isUndoAvailable()
 
 
-def test_a_side_column_gone_before_its_deferred_fit_runs_raises_nothing(qtbot):
-    """A relayout asks the column to fit its contents on the next turn of the event loop; a window closed
-    before then (a test's, or a dialog's) must not run it on a deleted column."""
+def test_a_side_column_gone_after_a_relayout_raises_nothing(qtbot):
+    """A relayout fits the column to its contents as the request arrives; a window closed right after (a test's, or
+    a dialog's) leaves nothing to run on a deleted column."""
     parent = QWidget()
     contents = QWidget()
     QVBoxLayout(contents).addWidget(QLabel("a row\nof two lines", contents))
@@ -250,6 +250,31 @@ def test_a_side_column_gone_before_its_deferred_fit_runs_raises_nothing(qtbot):
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QApplication.processEvents()  # pytest-qt fails the test on an exception raised in the event loop
     assert not shiboken6.isValid(column)
+
+
+def test_a_side_column_fits_a_row_that_grew_or_shrank_in_the_round_that_lays_it_out(qtbot):
+    """SideColumn: the contents' new height is set as their layout request arrives, so a row that grew or shrank a
+    line costs the column one layout at the right height. Set a turn later, the rows were laid out first at the old
+    height (squeezed, or with a gap under them) and then again, each a paint of the column, the second in the next
+    tick."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    contents = QWidget()
+    rows = QVBoxLayout(contents)
+    label = QLabel("one line", contents, wordWrap=True)
+    rows.addWidget(RowBox(label, contents))
+    rows.addWidget(QLabel("a wrapped row to give the contents their height for a width", contents, wordWrap=True))
+    column = SideColumn(contents, parent)
+    QVBoxLayout(parent).addWidget(column)
+    parent.resize(300, 120)
+    parent.show()
+    qtbot.waitExposed(parent)
+    _settle()
+    for text in ("one line\ntwo\nthree\nfour\nfive\nsix\nseven\neight", "one line"):
+        label.setText(text)
+        QApplication.sendPostedEvents()  # the box's request, whose new height posts its layout's
+        QApplication.sendPostedEvents()  # the contents' request: laid out, at the height they need
+        assert contents.height() == max(contents.heightForWidth(column.viewport().width()), column.viewport().height())
 
 
 def _boxed(qtbot, text: str, width: int = 200) -> tuple[QWidget, QLabel, RowBox]:
