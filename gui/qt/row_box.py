@@ -22,6 +22,14 @@ Rule 5: a line that comes and goes (`SpareRow`: one line of fixed height, an `El
         claims the line as its minimum only when squeezed below it (a window at its minimum size), and hidden it
         gives a claimed line back; so where the window has the room, the line shows and hides without moving
         (and repainting) what lies below it, and the window's minimum size is what it was without the line.
+Rule 6: a group of rows whose height holds while their content changes (`HintBox`: the headline's cards, the Run it
+        line, the tier strip's buttons, the session chart) sits in an inner widget with the layout, filling a box
+        that has none: a repolish, a new font or a new text in the group lays out the inner widget alone, and the
+        box asks its own layout for room only when the inner heights changed or the inner minimum width grew past
+        the box's width. (Qt lays out every layout up to the window whenever a widget's hints may have changed,
+        whether or not anything moves.) A box sits in a column as wide as its layout gives, so a width the hints
+        gain or lose under that moves nothing: the box keeps the hints it last gave, and asks again when it is made
+        narrower than the inner minimum width (a tier joining the tier strip adds a button and 3 px to it).
 """
 
 from __future__ import annotations

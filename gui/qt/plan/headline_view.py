@@ -90,7 +90,7 @@ class AnswerCard(QFrame):
 class HeadlineView(HintBox):
     """Both cards side by side (objectNames `banner` for the Budget plan and `fullLoadLine` for the full load, as
     the lines they replace were named) and the why-they-differ line (`headlineDiffer`). Its lines sit in a box
-    (`row_box.HintBox`, Rule 3): a card's new tier repolishes it and lays out the headline alone."""
+    (`row_box.HintBox`, its Rule 6): a card's new tier repolishes it and lays out the headline alone."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
