@@ -550,9 +550,10 @@ def test_a_summary_row_narrowed_with_no_layout_request_takes_the_lines_it_needs(
 
 
 def test_a_session_chart_gone_mid_drag_keeps_its_room_and_asks_its_panel_for_no_layout(qtbot):
-    """session_chart Rule 1: once drawn, a fit without a chart (every request refused, at the ctx slider's low end)
-    blanks the chart in its room: the panel is not laid out again, nor the rows under it moved (the chart hid, and
-    came back a tick later: twice a drag). Another model's fit without one hides it."""
+    """session_chart Rule 1: once drawn, a fit whose session has no chart (every request refused, at the ctx slider's
+    low end) blanks the chart in its room: the panel is not laid out again, nor the rows under it moved (the chart
+    hid, and came back a tick later: twice a drag). A fit with no session, or another model's without a chart,
+    hides it."""
     parent = QWidget()
     qtbot.addWidget(parent)
     chart = SessionChartView(parent)
@@ -566,15 +567,19 @@ def test_a_session_chart_gone_mid_drag_keeps_its_room_and_asks_its_panel_for_no_
     events = Events(QEvent.Type.LayoutRequest)
     parent.installEventFilter(events)
     for shown in (None, drawn, None, replace(drawn, rss=(19 * GIB, 20 * GIB, None))):
-        chart.set_chart(shown)
+        chart.set_chart(shown, session=True)
         _settle()
         assert chart.isVisible() and chart.size() == size and chart.plot.isVisible() is (shown is not None)
         assert chart.caption.isVisible() is (shown is not None)
     assert events.seen[parent] == 0
-    chart.forget()
-    chart.set_chart(None)
+    chart.set_chart(None, session=False)  # another program than llama-server: no session, no room
     _settle()
     assert not chart.isVisible() and events.seen[parent] >= 1
+    chart.set_chart(drawn, session=True)
+    chart.forget()
+    chart.set_chart(None, session=True)
+    _settle()
+    assert not chart.isVisible()
 
 
 def test_ticks_at_the_same_usable_ram_mark_the_budget_slider_once(qtbot, make_window, monkeypatch):

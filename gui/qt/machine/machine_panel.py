@@ -245,7 +245,7 @@ class HardwarePanel(QGroupBox):
         for name, text in claim_rows(fit, snapshot_when(fit.snapshot, time.time())):
             self.claims[name].setText(text)
         self.server_rows.setText("\n".join(f"{name}: {text}" for name, text in server_rows(fit)))
-        self.session_chart.set_chart(session_chart(fit))
+        self.session_chart.set_chart(session_chart(fit), fit.server is not None and fit.server.session is not None)
         self.verdict.setText(verdict_text(fit))
         offload = offload_rows(fit.moe_offload)
         self.offload.setText("\n".join(f"{k.strip()}: {v}" for k, v in offload))

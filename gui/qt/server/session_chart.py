@@ -4,12 +4,13 @@ Fed a `views.server_report.SessionChart`; draws it and computes nothing: one ste
 a gap where llama-server refuses one, and the worst case (every cache and checkpoint full) as a
 dashed line at the top when it is in range.
 
-Rule 1: hidden until a chart comes. Once one was drawn, a fit without one (a ctx so small that llama-server refuses
-        every request: a drag to the slider's low end) leaves the chart's room blank rather than hiding it, until
-        the panel shows another model (`forget`): the rows under it do not move, and the side panel is not laid out
-        and repainted from the chart down twice a drag (12-16 ms of GUI CPU each). The plot and its caption sit in a
-        box (`row_box.HintBox`) that keeps their room while they are hidden, and asks for room only when it changes
-        (a caption of a new line count).
+Rule 1: hidden until a chart comes. Once one was drawn, a fit whose session has no chart (a ctx so small that
+        llama-server refuses every request: a drag to the slider's low end) leaves the chart's room blank rather than
+        hiding it, until the panel shows another model (`forget`); a fit with no session at all (another program
+        than llama-server) hides it. So a ctx drag does not move the rows under the chart, nor lay out and repaint
+        the side panel from the chart down twice a drag (12-16 ms of GUI CPU each). The plot and its caption sit in
+        a box (`row_box.HintBox`) that keeps their room while they are hidden, and asks for room only when it
+        changes (a caption of a new line count).
 """
 
 from __future__ import annotations
@@ -82,11 +83,12 @@ class SessionChartView(HintBox):
         self.fit()
         self.hide()
 
-    def set_chart(self, chart: SessionChart | None) -> None:
+    def set_chart(self, chart: SessionChart | None, session: bool = False) -> None:
+        """Draw `chart`; without one, a blank room once a chart was drawn while there is a `session` (Rule 1)."""
         self.plot.chart = chart
         if chart is not None:
             self.caption.setText(chart.caption)
-            self._held = True
+        self._held = chart is not None or (self._held and session)
         self.plot.setVisible(chart is not None)
         self.caption.setVisible(chart is not None)
         self.setVisible(self._held)
