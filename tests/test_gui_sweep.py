@@ -332,3 +332,25 @@ def test_an_export_draws_the_curves_themselves_not_their_screen_pixmaps(qtbot, v
     svg = chart_svg(view.chart).decode()
     assert "<image" not in svg and svg.count("<polyline") > 100
     assert {curve.curve.cacheMode() for curve in view.chart.curves.values()} == {QGraphicsItem.CacheMode.DeviceCoordinateCache}
+
+
+def test_a_new_sweep_on_kept_curves_shows_a_fresh_charts_pixels(qtbot, view, wide):
+    """sweep_chart Rule 1: new rows and new ranges draw the kept curves again, never an older sweep's pixmap."""
+    swept(qtbot, view, wide)
+    view.set_budget(view.result().rows[-3].budget)
+    qtbot.waitExposed(view)
+    _chart_on_screen(view)
+    later = BudgetRequest(ctx=1024)
+    with qtbot.waitSignal(view.sweepFinished, timeout=10000):
+        view.set_request(later)
+    shown = _chart_on_screen(view)
+    fresh = SweepView()
+    qtbot.addWidget(fresh)
+    fresh.resize(view.size())
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    swept(qtbot, fresh, wide, later)  # the request's budget is unlimited: no mark on either
+    assert fresh.result() == view.result()
+    qtbot.waitUntil(lambda: all(fresh.chart.plots[name].vb.sceneBoundingRect() == plot.vb.sceneBoundingRect()
+                                for name, plot in view.chart.plots.items()))
+    assert _chart_on_screen(view) == shown == _chart_on_screen(fresh)
