@@ -284,6 +284,9 @@ def test_a_new_model_while_the_chart_is_being_built_is_drawn_once_it_is_whole(qt
     assert plots_then == [0] and finished == [expected] and view.chart.whole and view.chart.isVisible()
 
 
+_KEPT_ALIVE: list[object] = []
+
+
 def _chart_on_screen(view: SweepView) -> QImage:
     """The chart as the window shows it: what its paints left on screen, not a fresh drawing."""
     QApplication.processEvents()
@@ -293,12 +296,20 @@ def _chart_on_screen(view: SweepView) -> QImage:
     return shot.toImage().convertToFormat(QImage.Format.Format_RGB32)
 
 
-def test_a_moved_budget_mark_draws_no_curve_again_and_shows_a_fresh_charts_pixels(qtbot, view, wide, monkeypatch):
+def test_a_moved_budget_mark_draws_no_curve_again_and_shows_a_fresh_charts_pixels(monkeypatch, qtbot, view, wide):
     """sweep_chart Rule 1: the mark's strips are repainted from the curves' kept pixmaps; every curve used to be
     drawn whole again, clipped to them (~1 ms of each mark on the 80-layer model's sweep)."""
     drawn: list[object] = []
-    plain = pg.PlotCurveItem.paint  # counted from before the chart's first paint (the binding keeps what it found)
-    monkeypatch.setattr(pg.PlotCurveItem, "paint", lambda item, *args: (drawn.append(item), plain(item, *args))[1])
+    plain = pg.PlotCurveItem.paint
+
+    def counted(item: pg.PlotCurveItem, *args: object) -> None:
+        drawn.append(item)
+        plain(item, *args)
+
+    # Counted from before the chart's first paint: the binding keeps the method it found on an item's first paint,
+    # so the wrapper is kept alive past the test (a freed one would crash a later paint of these items).
+    _KEPT_ALIVE.append(counted)
+    monkeypatch.setattr(pg.PlotCurveItem, "paint", counted)
     swept(qtbot, view, wide)
     rows = view.result().rows
     view.set_budget(rows[5].budget)
