@@ -30,6 +30,14 @@ Rule 5: the answer does not depend on the request's own ctx, so it is kept by th
         (the last KEPT searches): moving an asked ctx back and forth over the same GPU layers in the
         window, or judging one model's ladder again, searches once. `near` changes the work, never the
         answer, so it is no part of the key (`_Near` equals every other).
+Rule 6: a caller that gives `near`'s headroom knows more: every candidate at or below `near` fits (fitting holds up to
+        some ctx, Rule 3), so the search starts with the one just below it taken as fitting, not judged, and aimed by
+        `near`'s headroom. And a caller that says how fast the headroom falls (`rate`: bytes a number of tokens, the
+        tightest device's KV cache over its ctx) has the search judge the first candidate past that line's zero before
+        the cap: one that does not fit stands for the cap (every one above it is short too), and one that fits moves
+        the start (at most `GUESSES` aims, then the cap as before). `rate` only aims, like `near` (Rule 5):
+        each verdict still decides its side, so the answer is the bisection's. A 70B window's new full load on one
+        24 GiB GPU: the cap, the candidate below the asked ctx and two or three aimed verdicts become two or three.
 """
 
 from __future__ import annotations
@@ -45,6 +53,8 @@ from gguf_budget.core.model.kv import ENGINE_CELL_PAD
 from gguf_budget.core.model.spec import ModelSpec
 
 KEPT = 256
+GUESSES = 2
+"""Rule 6: aims at the falling headroom's zero before the cap is judged."""
 
 
 def _candidate(i: int, n: int, cap: int) -> int:
@@ -53,23 +63,24 @@ def _candidate(i: int, n: int, cap: int) -> int:
 
 def largest_fitting_ctx(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest,
                         gpu_layers: int | None, cap: int, near: int | None = None,
-                        near_spare: int | None = None) -> int | None:
-    """Rules 1–5: the largest candidate ctx ≤ cap at which the model fits this machine with `gpu_layers`
+                        near_spare: int | None = None, rate: tuple[int, int] | None = None) -> int | None:
+    """Rules 1–6: the largest candidate ctx ≤ cap at which the model fits this machine with `gpu_layers`
     layers held (None: placed automatically at each candidate); `near` a ctx judged fitting so (Rule 3), with
-    `near_spare` that load's headroom where known."""
+    `near_spare` that load's headroom where known, and `rate` how fast it falls (Rule 6)."""
     return _searched(model, snapshot, replace(request, gpu_layers=gpu_layers, ctx=None), cap,
-                     _Near(near, near_spare))
+                     _Near(near, near_spare, rate))
 
 
 class _Near:
-    """Rule 5: where the search starts (and the verdict known there), equal to every other, so the kept answers
-    ignore it."""
+    """Rules 5–6: where the search starts (and the verdict known there) and how it aims, equal to every other, so the
+    kept answers ignore it."""
 
-    __slots__ = ("ctx", "spare")
+    __slots__ = ("ctx", "spare", "rate")
 
-    def __init__(self, ctx: int | None, spare: int | None) -> None:
+    def __init__(self, ctx: int | None, spare: int | None, rate: tuple[int, int] | None = None) -> None:
         self.ctx = ctx
         self.spare = spare
+        self.rate = rate
 
     def __hash__(self) -> int:
         return 0
@@ -90,16 +101,19 @@ def _searched(model: ModelSpec, snapshot: HardwareSnapshot, held: FitRequest, ca
         return verdict.admitted, spare
 
     start = 0 if near.ctx is None else max(min(near.ctx // ENGINE_CELL_PAD - 1, n - 2), 0)
-    last = last_fitting(n, lambda i: _candidate(i, n, cap), judged, start)
+    below = near.ctx is not None and near.spare is not None and _candidate(start, n, cap) <= near.ctx
+    last = last_fitting(n, lambda i: _candidate(i, n, cap), judged, start, near.spare if below else None, near.rate)
     return None if last < 0 else _candidate(last, n, cap)
 
 
 def last_fitting(n: int, ctx_of: Callable[[int], int], judged: Callable[[int], tuple[bool, int | None]],
-                 start: int = 0) -> int:
-    """Rule 3: the last of n candidates (ctx_of(i) increasing) that fits, −1 when none does; `judged(i)` is whether
-    candidate i fits and its headroom; `start` the first candidate judged after the last. Fitting must hold up to
-    some candidate and no further."""
-    aim = Aim(n=n, start=start)
+                 start: int = 0, start_spare: int | None = None, rate: tuple[int, int] | None = None) -> int:
+    """Rules 3 and 6: the last of n candidates (ctx_of(i) increasing) that fits, −1 when none does; `judged(i)` is
+    whether candidate i fits and its headroom; `start` the first candidate judged after the last. `start_spare`: the
+    start fits, with about this headroom (not judged); `rate` (bytes, tokens): how fast the headroom falls with ctx.
+    Fitting must hold up to some candidate and no further."""
+    aim = (Aim(n=n, start=start) if start_spare is None else
+           Aim(n=n, start=start, lo=start, lo_spare=start_spare, rate=rate))
     while (i := aim.next(ctx_of)) is not None:
         aim = aim.after(i, *judged(i))
     return aim.lo
@@ -109,7 +123,7 @@ def last_fitting(n: int, ctx_of: Callable[[int], int], judged: Callable[[int], t
 class Aim:
     """Rule 3's search, one verdict a step: `next` names the candidate to judge (None: `lo` is the answer), `after`
     takes its verdict. Between steps it holds the last candidate known to fit (`lo`, −1: none yet) and the first
-    known not to (`hi`, None: the cap not judged yet), with their headrooms."""
+    known not to (`hi`, None: none yet), with their headrooms; `rate` and the aims made at its zero (Rule 6)."""
 
     n: int
     start: int = 0
@@ -118,11 +132,13 @@ class Aim:
     hi: int | None = None
     hi_spare: int | None = None
     aimed: int = 0
+    rate: tuple[int, int] | None = None
+    guessed: int = 0
 
     def next(self, ctx_of: Callable[[int], int]) -> int | None:
         lo, hi = self.lo, self.hi
         if hi is None:
-            return self.n - 1
+            return None if lo == self.n - 1 else self._guess(ctx_of)
         if hi - lo <= 1:
             return None
         if lo < 0:
@@ -135,10 +151,24 @@ class Aim:
             return min(max(_at_or_below(zero, lo, hi, ctx_of), lo + 1), hi - 1)
         return (lo + hi) // 2
 
+    def _guess(self, ctx_of: Callable[[int], int]) -> int:
+        """Rule 6: before any candidate is known short, the first candidate past the zero of the line from `lo`
+        falling at `rate`; else the cap."""
+        lo, spare, last = self.lo, self.lo_spare, self.n - 1
+        if self.rate is None or self.guessed >= GUESSES or lo < 0 or lo >= last or spare is None or spare < 0:
+            return last
+        falls, tokens = self.rate
+        if falls <= 0 or tokens <= 0:
+            return last
+        return min(_at_or_below(ctx_of(lo) + spare * tokens // falls, lo, last, ctx_of) + 1, last)
+
     def after(self, i: int, fits: bool, spare: int | None) -> Aim:
+        if self.hi is None:
+            guessed = self.guessed + (i < self.n - 1)
+            if fits:
+                return replace(self, lo=i, lo_spare=spare, hi=self.n if i == self.n - 1 else None, guessed=guessed)
+            return replace(self, hi=i, hi_spare=spare, guessed=guessed)
         aimed = self.aimed + (self.lo >= 0)
-        if self.hi is None and fits:
-            return replace(self, lo=i, lo_spare=spare, hi=self.n)
         if fits:
             return replace(self, lo=i, lo_spare=spare, aimed=aimed)
         return replace(self, hi=i, hi_spare=spare, aimed=aimed)
