@@ -70,12 +70,14 @@ def test_a_headroom_that_falls_along_a_line_is_found_in_four_verdicts(n, data):
 @given(n=st.integers(1, 600), data=st.data())
 @settings(max_examples=300, deadline=None)
 def test_a_search_from_a_fitting_start_aimed_at_any_rate_finds_the_last_fitting_candidate(n, data):
-    """`max_ctx` Rule 6: a start known to fit (not judged) and any rate of falling headroom, right or wrong, with any
-    headroom the candidates report: the answer is the walk's, within about twice the bisection's verdicts."""
+    """`max_ctx` Rule 6: a ctx known to fit beside the start (the start not judged where it is at or below it) and
+    any rate of falling headroom, right or wrong, with any headroom the candidates report: the answer is the walk's,
+    within about twice the bisection's verdicts."""
     last = data.draw(st.integers(0, n - 1), label="last")
     start = data.draw(st.integers(0, last), label="start")
     spare = data.draw(st.lists(st.one_of(st.none(), st.integers(-10**12, 10**12)), min_size=n, max_size=n))
-    start_spare = data.draw(st.integers(0, 10**12), label="start's headroom")
+    near = ENGINE_CELL_PAD * (start + 1) + data.draw(st.integers(-ENGINE_CELL_PAD + 1, ENGINE_CELL_PAD - 1), label="near")
+    near_spare = data.draw(st.integers(0, 10**12), label="near's headroom")
     rate = data.draw(st.one_of(st.none(), st.tuples(st.integers(-5, 10**9), st.integers(-5, 10**6))), label="rate")
     asked = []
 
@@ -83,8 +85,9 @@ def test_a_search_from_a_fitting_start_aimed_at_any_rate_finds_the_last_fitting_
         asked.append(i)
         return i <= last, spare[i]
 
-    assert last_fitting(n, lambda i: ENGINE_CELL_PAD * (i + 1), judged, start, start_spare, rate) == last
-    assert start not in asked and len(asked) <= 2 * math.ceil(math.log2(n + 1)) + 4 + max_ctx.GUESSES
+    assert last_fitting(n, lambda i: ENGINE_CELL_PAD * (i + 1), judged, start, (near, near_spare), rate) == last
+    assert (start not in asked or near < ENGINE_CELL_PAD * (start + 1))
+    assert len(asked) <= 2 * math.ceil(math.log2(n + 1)) + 4 + max_ctx.GUESSES
 
 
 @given(n=st.integers(2, 600), data=st.data())
@@ -105,7 +108,8 @@ def test_a_headroom_falling_at_the_rate_given_is_found_in_two_verdicts(n, data):
         asked.append(i)
         return spare_at(i) >= 0, spare_at(i)
 
-    assert last_fitting(n, lambda i: ENGINE_CELL_PAD * (i + 1), judged, start, spare_at(start), (slope, 1)) == last
+    near = (ENGINE_CELL_PAD * (start + 1), spare_at(start))
+    assert last_fitting(n, lambda i: ENGINE_CELL_PAD * (i + 1), judged, start, near, (slope, 1)) == last
     assert len(asked) <= 2 and (n - 1 not in asked or last >= n - 2)
 
 

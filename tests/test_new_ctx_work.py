@@ -177,10 +177,10 @@ def test_the_largest_ctx_search_takes_the_full_loads_own_verdict(llama70b, monke
 
 def test_the_largest_ctx_search_aims_at_the_load_s_falling_headroom(llama70b, monkeypatch):
     """The largest ctx beside a full load that fits, at asked ctxs on and off the candidates (`max_ctx` Rule 6): the
-    candidate below the asked ctx fits unjudged, and the first verdict is the candidate past where the load's headroom,
-    falling as its GPU's KV cache grows, reaches zero, not the cap. Two or three verdicts a search (the old search asked
-    three to five: the cap, the candidate below an asked ctx off the candidates, two or three aimed), and the
-    bisection's answer."""
+    candidate below the asked ctx fits unjudged, and the first verdict is where the load's headroom, falling as its
+    GPU's KV cache grows, reaches zero, not the cap. Two or three verdicts a search (the old search asked three to
+    five: the cap, the candidate below an asked ctx off the candidates, two or three aimed), and the bisection's
+    answer."""
     llama70b = _fresh(llama70b)
     machine = _machine()
     ctxs = (8064, 13440, 26752, 45440, 50816, 66816, 88192, 104320)
