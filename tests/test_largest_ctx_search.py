@@ -86,7 +86,7 @@ def test_a_search_from_a_fitting_start_aimed_at_any_rate_finds_the_last_fitting_
         return i <= last, spare[i]
 
     assert last_fitting(n, lambda i: ENGINE_CELL_PAD * (i + 1), judged, start, (near, near_spare), rate) == last
-    assert (start not in asked or near < ENGINE_CELL_PAD * (start + 1))
+    assert rate is None or start not in asked or near < ENGINE_CELL_PAD * (start + 1)
     assert len(asked) <= 2 * math.ceil(math.log2(n + 1)) + 4 + max_ctx.GUESSES
 
 
@@ -127,6 +127,20 @@ def test_the_largest_ctx_beside_a_load_is_the_bisections(llama8b, llama70b, whic
     held = replace(request, ctx=None, gpu_layers=choice.fit.gpu_layers)
     assert largest_ctx(model, machine, choice) == bisected(model, machine, held, choice.fit.gpu_layers,
                                                            largest_cap(choice))
+
+
+def test_beside_a_load_the_host_holds_tightest_the_search_keeps_rule_3_s_order(monkeypatch):
+    """`max_ctx` Rule 6's exception: a hybrid model on a 16 GiB host alone, where llama-server's prompt cache follows what
+    the host has left and the load fits at 592k-596k tokens, not at 598k-639k, again at 641k-645k: no rate aims the
+    search, which judges the cap first and answers as Rule 3 did (646,912; aimed at the host's zero it was 596,736)."""
+    model = load_model(catalogue_path(find_entry("granite-4.0-h-tiny")))  # its own object: nothing kept for it
+    machine = hypothetical_machine(16 * GiB)
+    choice = auto_fit(model, machine, FitRequest(ctx=97_792))
+    asked = []
+    real = max_ctx.fit_headroom
+    monkeypatch.setattr(max_ctx, "fit_headroom", lambda m, snap, request: asked.append(request.ctx) or real(m, snap, request))
+    assert choice.fit.gpu_layers == 0 and choice.fit.verdict.admitted
+    assert largest_ctx(model, machine, choice) == 646_912 and asked[0] == largest_cap(choice)
 
 
 def bisected(model, machine, request, layers, cap):

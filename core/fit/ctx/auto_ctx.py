@@ -180,9 +180,10 @@ def largest_ctx(model: ModelSpec, snapshot: HardwareSnapshot, choice: AutoFit) -
 
 def _falling(fit: FitEstimate, ctx: int) -> tuple[int, int] | None:
     """Rule 5: how fast the load's headroom falls with ctx, for the search to aim with (`max_ctx` Rule 6): the KV cache
-    of its tightest device over the cells it holds (None where that device holds none)."""
+    of its tightest device over the cells it holds; None where that device is the host (`max_ctx` Rule 6 says why) or
+    holds no cache."""
     known = [d for d in fit.devices if d.need is not None]
     if not known or ctx <= 0:
         return None
     tightest = min(known, key=lambda d: d.usable - (d.need or 0))
-    return (tightest.kv, fit.kv.cells or ctx) if tightest.kv else None
+    return (tightest.kv, fit.kv.cells or ctx) if tightest.kv and tightest is not fit.devices[0] else None

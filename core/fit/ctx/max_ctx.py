@@ -30,15 +30,18 @@ Rule 5: the answer does not depend on the request's own ctx, so it is kept by th
         (the last KEPT searches): moving an asked ctx back and forth over the same GPU layers in the
         window, or judging one model's ladder again, searches once. `near` changes the work, never the
         answer, so it is no part of the key (`_Near` equals every other).
-Rule 6: a caller that gives `near`'s headroom knows more: every candidate at or below `near` fits (fitting holds up to
-        some ctx, Rule 3), so the search starts with the one just below it taken as fitting, not judged. And a caller
-        that says how fast the headroom falls (`rate`: bytes a number of tokens, the tightest device's KV cache over
-        its cells) has the search judge first the candidate at or below where the line from `near`'s headroom,
-        falling at that rate, reaches zero; after one that fits, the first candidate past the zero of the line from
-        it (at most `GUESSES` aims, then the cap as before). A candidate aimed that does not fit stands for the cap
-        (every one above it is short too). `rate` only aims, like `near` (Rule 5): each verdict still decides its
-        side, so the answer is the bisection's. A 70B window's new full loads on one 24 GiB GPU (49 new ctxs): 3-5
-        verdicts a search (the cap, the candidate below an asked ctx off the candidates, two or three aimed) become
+Rule 6: a caller that knows how fast `near`'s headroom falls (`rate`: bytes a number of tokens, the KV cache of its
+        tightest device, a GPU, over its cells) knows more. Every candidate at or below `near` fits (fitting holds up
+        to some ctx, Rule 3), so the search starts with the one just below it taken as fitting, not judged; and it
+        judges first the candidate at or below where the line from `near`'s headroom, falling at that rate, reaches
+        zero; after one that fits, the first candidate past the zero of the line from it (at most `GUESSES` aims, then
+        the cap as before). A candidate aimed that does not fit stands for the cap (every one above it is short too).
+        `rate` only aims, like `near` (Rule 5): each verdict still decides its side, so the answer is the bisection's.
+        Where the host is the tightest device no rate is given and the search is Rule 3's: what llama-server holds in
+        host RAM follows what the host has left (its prompt cache), so there a load's fitting can come and go with ctx
+        (a hybrid model on a 16 GiB host: fits at 592k-596k tokens, not at 598k-639k, again at 641k-645k) and only
+        Rule 3's own order of verdicts gives its answer. A 70B window's new full loads on one 24 GiB GPU (49 new ctxs):
+        3-5 verdicts a search (the cap, the candidate below an asked ctx off the candidates, two or three aimed) become
         2-3, 49 in all for 23 searches instead of 89.
 """
 
@@ -112,9 +115,9 @@ def last_fitting(n: int, ctx_of: Callable[[int], int], judged: Callable[[int], t
                  start: int = 0, near: tuple[int, int] | None = None, rate: tuple[int, int] | None = None) -> int:
     """Rules 3 and 6: the last of n candidates (ctx_of(i) increasing) that fits, −1 when none does; `judged(i)` is
     whether candidate i fits and its headroom; `start` the first candidate judged after the last. `near`: a ctx known
-    to fit and its headroom (the start fits unjudged when it is at or below it); `rate` (bytes, tokens): how fast the
-    headroom falls with ctx. Fitting must hold up to some candidate and no further."""
-    if near is None:
+    to fit and its headroom, and `rate` (bytes, tokens) how fast the headroom falls with ctx: with both, the start fits
+    unjudged when it is at or below `near`. Fitting must hold up to some candidate and no further."""
+    if near is None or rate is None:
         aim = Aim(n=n, start=start)
     elif ctx_of(start) <= near[0] and near[1] >= 0:
         aim = Aim(n=n, start=start, lo=start, lo_spare=near[1], lo_at=near[0], rate=rate, origin=near)
