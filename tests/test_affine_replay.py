@@ -205,9 +205,10 @@ def test_a_70b_drag_past_its_narrow_spans_replays_no_allocator(monkeypatch):
     assert view.full_load == derive(fresh).full_load
 
 
-def test_a_narrow_span_far_from_the_ask_leaves_it_a_span_with_the_cells_a_parameter(models, monkeypatch):
-    """placed_graph Rule 8: a span narrower than WIDE steps, its cells far from the ask's, does not count: the allocator
-    replays with the cells a parameter, as with no span beside it; the answer is the plain replay's."""
+def test_a_narrow_span_far_below_the_ask_leaves_it_a_span_with_the_cells_a_parameter(models, monkeypatch):
+    """placed_graph Rule 8: a span narrower than WIDE steps, its cells far from the ask's, tells only asks under FAR
+    times its cells: above them the allocator replays with the cells a parameter, as with no span beside it; below
+    them over plain ints. Both answers are the plain replay's."""
     model = models("dense")
     n = model.n_layer
     sched = Scheduler(alignments=(128, 32), offload=(32, None), slot_device=(0,) * (n + 1), kv_device=(0,) * n)
@@ -220,9 +221,10 @@ def test_a_narrow_span_far_from_the_ask_leaves_it_a_span_with_the_cells_a_parame
     real = placed_graph.SplitGraph.span_at
     monkeypatch.setattr(placed_graph.SplitGraph, "span_at",
                         lambda self, cells, al, parametric=True: made.append(parametric) or real(self, cells, al, parametric))
-    asked = 4096 + step * (placed_graph.WIDE + 2)
-    assert device_buffers(model, replace(gs, full_cells=asked), sched) == _plain(model, replace(gs, full_cells=asked), sched)
-    assert made == [True]
+    asked = (4096 + step * (placed_graph.WIDE + 2), 4096 * placed_graph.FAR)
+    answers = [device_buffers(model, replace(gs, full_cells=c), sched) for c in asked]
+    assert answers == [_plain(model, replace(gs, full_cells=c), sched) for c in asked]
+    assert made == [False, True]
 
 
 def test_a_comparison_narrows_the_span_to_where_its_answer_holds():
