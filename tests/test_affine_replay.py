@@ -183,6 +183,50 @@ def test_a_70b_ctx_drag_replays_far_fewer_graphs_than_it_asks_for(monkeypatch):
     assert len(asked) >= 100 and len(replays) * 5 <= len(asked), (len(asked), len(replays))
 
 
+def test_a_70b_drag_past_its_narrow_spans_replays_no_allocator(monkeypatch):
+    """placed_graph Rule 8: a narrow span says nothing of cells far from it. The 70B's ctx ticks (128 GiB, one 24 GiB
+    GPU) over new ctxs from 29,440 tokens on, after a drag below: the placements there share a key with those the drag
+    below priced in narrow spans, and the first ask past them takes a span with the cells a parameter that answers
+    every later one (the old rule replayed the allocator over plain ints at almost every tick, 37 times here)."""
+    model = load_model(catalogue_path(find_entry("llama-3.1-70b-instruct")))  # its own object: nothing kept for it
+    state = ExplorerState(model=model, budget=Budget.of(40 * GiB),
+                          machine=hypothetical_machine(128 * GiB, gpu_count=1, gpu_total=24 * GiB))
+    view = derive(replace(state, ctx=4096))
+    for ctx in range(4096 + 2688, 29_440, 2688):
+        view = derive(replace(state, ctx=ctx), view)
+    made: list[bool] = []
+    real = placed_graph.SplitGraph.span_at
+    monkeypatch.setattr(placed_graph.SplitGraph, "span_at",
+                        lambda self, cells, al, parametric=True: made.append(parametric) or real(self, cells, al, parametric))
+    for ctx in range(29_440, 131_072, 2688):
+        view = derive(replace(state, ctx=ctx), view)
+    assert made.count(False) <= 2 and len(made) <= 4, made
+    fresh = replace(state, model=replace(model), ctx=ctx)  # an equal model, another object: priced afresh
+    assert view.full_load == derive(fresh).full_load
+
+
+def test_a_narrow_span_far_below_the_ask_leaves_it_a_span_with_the_cells_a_parameter(models, monkeypatch):
+    """placed_graph Rule 8: a span narrower than WIDE steps, its cells far from the ask's, tells only asks under FAR
+    times its cells: above them the allocator replays with the cells a parameter, as with no span beside it; below
+    them over plain ints. Both answers are the plain replay's."""
+    model = models("dense")
+    n = model.n_layer
+    sched = Scheduler(alignments=(128, 32), offload=(32, None), slot_device=(0,) * (n + 1), kv_device=(0,) * n)
+    gs = GraphSettings(ubatch=512, outputs=1, flash_attn=True, full_cells=32 * 1024, swa_cells=0, rot_k=0, rot_v=0)
+    device_buffers(model, gs, sched)
+    spans = placed_graph._spans(model, graph_key(model, gs, sched))
+    step = ENGINE_CELL_PAD
+    spans.append(placed_graph.Span(at=4096, step=step, lo=4096 - step, hi=4096 + step, buffers=((((0, 0),),) * 2)))
+    made: list[bool] = []
+    real = placed_graph.SplitGraph.span_at
+    monkeypatch.setattr(placed_graph.SplitGraph, "span_at",
+                        lambda self, cells, al, parametric=True: made.append(parametric) or real(self, cells, al, parametric))
+    asked = (4096 + step * (placed_graph.WIDE + 2), 4096 * placed_graph.FAR)
+    answers = [device_buffers(model, replace(gs, full_cells=c), sched) for c in asked]
+    assert answers == [_plain(model, replace(gs, full_cells=c), sched) for c in asked]
+    assert made == [False, True]
+
+
 def test_a_comparison_narrows_the_span_to_where_its_answer_holds():
     """affine Rule 3: an inequality keeps a half-line, a true equality of two lines the ask alone."""
     d = Domain()

@@ -163,6 +163,20 @@ def test_the_auto_search_bisects(n_layer):
         assert fits.calls <= bound  # O(log L) questions, never one per layer
 
 
+@given(n_layer=st.integers(0, 200_000), data=st.data())
+def test_the_auto_search_from_a_near_g_finds_the_bisections_answer(n_layer, data):
+    """gpu_split Rule 5: a search started from any g (`near`, in range or not) finds the largest g that fits, as the
+    bisection does, for a test monotone in g (one GPU); two placements where `near` is the answer or the g above it,
+    and O(log L) from anywhere."""
+    limit = data.draw(st.integers(0, n_layer + 1), label="limit")
+    near = data.draw(st.integers(-3, n_layer + 4), label="near")
+    fits = Counting(limit)
+    assert most_layers_that_fit(n_layer, fits, near=near) == limit == most_layers_that_fit(n_layer, Counting(limit))
+    assert fits.calls <= 2 * (2 + math.ceil(math.log2(n_layer + 2)))
+    if near in (limit, limit + 1) and 0 < near <= n_layer:
+        assert fits.calls <= 2
+
+
 def test_the_auto_search_over_64_gpus_and_200k_layers_asks_log_l_placements():
     n_layer, frees = 200_000, [GiB * (1 + i % 3) for i in range(64)]
     slot = 4096

@@ -18,7 +18,7 @@ from gguf_budget.core.explorer.state import ExplorerState
 from gguf_budget.core.fit import estimate as estimate_module
 from gguf_budget.core.fit.buffers import placed_graph
 from gguf_budget.core.fit.ctx import max_ctx
-from gguf_budget.core.fit.ctx.auto_ctx import FitCtxReason, auto_fit
+from gguf_budget.core.fit.ctx.auto_ctx import FitCtxReason, auto_fit, largest_cap, largest_ctx
 from gguf_budget.core.fit.ctx.max_ctx import largest_fitting_ctx, last_fitting
 from gguf_budget.core.fit.estimate import estimate_fit, fit_verdict
 from gguf_budget.core.fit.types import FitRequest, FitVerdict
@@ -65,6 +65,82 @@ def test_a_headroom_that_falls_along_a_line_is_found_in_four_verdicts(n, data):
 
     assert last_fitting(n, lambda i: ENGINE_CELL_PAD * (i + 1), judged) == last
     assert len(asked) <= 4
+
+
+@given(n=st.integers(1, 600), data=st.data())
+@settings(max_examples=300, deadline=None)
+def test_a_search_from_a_fitting_start_aimed_at_any_rate_finds_the_last_fitting_candidate(n, data):
+    """`max_ctx` Rule 6: a ctx known to fit beside the start (the start not judged where it is at or below it) and
+    any rate of falling headroom, right or wrong, with any headroom the candidates report: the answer is the walk's,
+    within about twice the bisection's verdicts."""
+    last = data.draw(st.integers(0, n - 1), label="last")
+    start = data.draw(st.integers(0, last), label="start")
+    spare = data.draw(st.lists(st.one_of(st.none(), st.integers(-10**12, 10**12)), min_size=n, max_size=n))
+    near = ENGINE_CELL_PAD * (start + 1) + data.draw(st.integers(-ENGINE_CELL_PAD + 1, ENGINE_CELL_PAD - 1), label="near")
+    near_spare = data.draw(st.integers(0, 10**12), label="near's headroom")
+    rate = data.draw(st.one_of(st.none(), st.tuples(st.integers(-5, 10**9), st.integers(-5, 10**6))), label="rate")
+    asked = []
+
+    def judged(i):
+        asked.append(i)
+        return i <= last, spare[i]
+
+    assert last_fitting(n, lambda i: ENGINE_CELL_PAD * (i + 1), judged, start, (near, near_spare), rate) == last
+    assert rate is None or start not in asked or near < ENGINE_CELL_PAD * (start + 1)
+    assert len(asked) <= 2 * math.ceil(math.log2(n + 1)) + 4 + max_ctx.GUESSES
+
+
+@given(n=st.integers(2, 600), data=st.data())
+@settings(max_examples=200, deadline=None)
+def test_a_headroom_falling_at_the_rate_given_is_found_in_two_verdicts(n, data):
+    """A headroom falling linearly at the rate the caller gives, from a start that fits: the candidate past its zero and
+    the one below (the cap is never judged unless it is the answer's neighbour or the answer)."""
+    last = data.draw(st.integers(0, n - 1), label="last")
+    start = data.draw(st.integers(0, last), label="start")
+    slope = data.draw(st.integers(1, 1 << 20), label="bytes a token")
+    zero = ENGINE_CELL_PAD * (last + 1) + data.draw(st.integers(0, ENGINE_CELL_PAD - 1))
+    asked = []
+
+    def spare_at(i):
+        return (zero - ENGINE_CELL_PAD * (i + 1)) * slope
+
+    def judged(i):
+        asked.append(i)
+        return spare_at(i) >= 0, spare_at(i)
+
+    near = (ENGINE_CELL_PAD * (start + 1), spare_at(start))
+    assert last_fitting(n, lambda i: ENGINE_CELL_PAD * (i + 1), judged, start, near, (slope, 1)) == last
+    assert len(asked) <= 2 and (n - 1 not in asked or last >= n - 2)
+
+
+@given(which=st.sampled_from(["8b", "70b"]), gpu=st.integers(2, 48), ram=st.sampled_from([16, 64, 128]),
+       layers=st.one_of(st.none(), st.integers(0, 81)), ctx=st.integers(1, 131_072),
+       kv=st.sampled_from([KVType.F16, KVType.Q8_0, KVType.Q4_0]), gpus=st.sampled_from([1, 2]))
+@settings(max_examples=60, deadline=None)
+def test_the_largest_ctx_beside_a_load_is_the_bisections(llama8b, llama70b, which, gpu, ram, layers, ctx, kv, gpus):
+    """The 8B and 70B beside a full load on one or two GPUs (`auto_ctx.largest_ctx`: the search starts below the load's
+    ctx and aims at its falling headroom, `max_ctx` Rule 6): the plain bisection's answer."""
+    model = load_model(catalogue_path(find_entry("llama-3.1-8b-instruct" if which == "8b" else "llama-3.1-70b-instruct")))
+    machine = hypothetical_machine(ram * GiB, gpu_count=gpus, gpu_total=gpu * GiB)
+    request = FitRequest(ctx=ctx, kv_type=kv, gpu_layers=None if layers is None else min(layers, model.n_layer + 1))
+    choice = auto_fit(model, machine, request)
+    held = replace(request, ctx=None, gpu_layers=choice.fit.gpu_layers)
+    assert largest_ctx(model, machine, choice) == bisected(model, machine, held, choice.fit.gpu_layers,
+                                                           largest_cap(choice))
+
+
+def test_beside_a_load_the_host_holds_tightest_the_search_keeps_rule_3_s_order(monkeypatch):
+    """`max_ctx` Rule 6's exception: a hybrid model on a 16 GiB host alone, where llama-server's prompt cache follows what
+    the host has left and the load fits at 592k-596k tokens, not at 598k-639k, again at 641k-645k: no rate aims the
+    search, which judges the cap first and answers as Rule 3 did (646,912; aimed at the host's zero it was 596,736)."""
+    model = load_model(catalogue_path(find_entry("granite-4.0-h-tiny")))  # its own object: nothing kept for it
+    machine = hypothetical_machine(16 * GiB)
+    choice = auto_fit(model, machine, FitRequest(ctx=97_792))
+    asked = []
+    real = max_ctx.fit_headroom
+    monkeypatch.setattr(max_ctx, "fit_headroom", lambda m, snap, request: asked.append(request.ctx) or real(m, snap, request))
+    assert choice.fit.gpu_layers == 0 and choice.fit.verdict.admitted
+    assert largest_ctx(model, machine, choice) == 646_912 and asked[0] == largest_cap(choice)
 
 
 def bisected(model, machine, request, layers, cap):

@@ -175,6 +175,54 @@ def test_the_largest_ctx_search_takes_the_full_loads_own_verdict(llama70b, monke
     assert judged and not {(c.fit.gpu_layers, c.ctx) for c in choices} & set(judged)
 
 
+def test_the_largest_ctx_search_aims_at_the_load_s_falling_headroom(llama70b, monkeypatch):
+    """The largest ctx beside a full load that fits, at asked ctxs on and off the candidates (`max_ctx` Rule 6): the
+    candidate below the asked ctx fits unjudged, and the first verdict is where the load's headroom, falling as its
+    GPU's KV cache grows, reaches zero, not the cap. Two or three verdicts a search (the old search asked three to
+    five: the cap, the candidate below an asked ctx off the candidates, two or three aimed), and the bisection's
+    answer."""
+    llama70b = _fresh(llama70b)
+    machine = _machine()
+    ctxs = (8064, 13440, 26752, 45440, 50816, 66816, 88192, 104320)
+    choices = [auto_fit(llama70b, machine, FitRequest(ctx=ctx)) for ctx in ctxs]
+    assert len({c.fit.gpu_layers for c in choices}) == len(ctxs)
+    asked = _calls(monkeypatch, max_ctx, "fit_headroom")
+    for choice in choices:
+        assert choice.fit.verdict.admitted and choice.reason is FitCtxReason.ASKED
+        del asked[:]
+        found = largest_ctx(llama70b, machine, choice)
+        assert found == bisected(llama70b, machine, FitRequest(), choice.fit.gpu_layers, 131_072)
+        judged = [request.ctx for _, _, request in asked]
+        assert 131_072 not in judged and len(judged) <= 3, (choice.ctx, judged)
+
+
+def test_the_gpu_layer_bound_at_a_new_ctx_starts_from_the_last_ctx_s(llama70b, monkeypatch):
+    """estimate Rule 5 (`gpu_split` Rule 5): on one GPU the most layers that fit before their compute buffers, at each new
+    ctx of a drag, is searched from its answer at the ctx before (kept per model and machine): two or three
+    placements a ctx, not the bisection's seven, and the same automatic GPU layers as a model priced afresh."""
+    llama70b = _fresh(llama70b)
+    machine = _machine()
+    asked: list[int] = []
+    real = estimate.most_layers_that_fit
+
+    def counting(n_layer, fits, upper=None, near=None):
+        def counted(g):
+            asked.append(g)
+            return fits(g)
+        chosen = counted if upper is None else fits
+        return real(n_layer, chosen, upper) if near is None else real(n_layer, chosen, upper, near=near)
+
+    monkeypatch.setattr(estimate, "most_layers_that_fit", counting)
+    ctxs = range(13_440, 131_072, 2688)
+    autos = []
+    for ctx in ctxs:
+        del asked[:]
+        autos.append(estimate_fit(llama70b, machine, FitRequest(ctx=ctx)).auto_gpu_layers)
+        assert len(asked) <= (7 if ctx == ctxs[0] else 3), (ctx, asked)
+    monkeypatch.setattr(estimate, "most_layers_that_fit", real)
+    assert autos == [estimate_fit(_fresh(llama70b), machine, FitRequest(ctx=ctx)).auto_gpu_layers for ctx in ctxs]
+
+
 def test_a_kv_table_at_a_new_ctx_prices_each_layer_shape_once(llama70b, session_models, monkeypatch):
     """`kv.layer_kv_shapes`: a layer table at a new ctx (the fit's KV lower bound, the speed's split, each judged load's
     slots) prices each shape of layer once and repeats it — the 70B's 80 layers are one shape, gemma's sliding and

@@ -27,7 +27,8 @@ Rule 4: KV: the FP16 lower bound = Σ attention layers min(ctx, window) · n_hea
         `llama_kv_cache`: `model.dev_layer(il)` when offload_kqv, the default).
 Rule 5: auto g = the largest g for which every GPU holds its weights, KV and compute buffer within its
         usable memory (`devices.fits`, the verdict's own test), bisected (`gpu_split` Rule 5: O(log L)
-        placements).
+        placements). With one GPU the bound before compute buffers starts from its answer in the last search on the
+        same machine (kept per model): a slider tick's search asks two or three placements, not seven.
 Rule 6: verdict: unknown when a needed fact is missing (listed, never taken as 0); else
         does_not_fit when any device — a GPU holding no layer but computing offloaded large batches too,
         and the host — is short of weights + KV + compute + server within free − reserve (shortfall per
@@ -164,7 +165,11 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
 
     auto = None
     if slots.kv is not None and (search or request.gpu_layers is None):
-        upper = most_layers_that_fit(L, gpus_fit_unpriced) if len(setup.gpus) == 1 else None
+        upper = None
+        if len(setup.gpus) == 1:
+            last = _last_upper(model, snapshot)
+            upper = most_layers_that_fit(L, gpus_fit_unpriced, near=last[0] if last else None)
+            last[:] = [upper]
         auto = most_layers_that_fit(L, gpus_fit, upper)
     wanted = request.gpu_layers if request.gpu_layers is not None else (auto or 0)
     placement = setup.place(L, wanted)
@@ -181,6 +186,14 @@ def _judge(model: ModelSpec, snapshot: HardwareSnapshot, request: FitRequest, se
     return _Judgement(ctx=ctx, table=table, slots=slots, setup=setup, auto=auto, placement=placement, kv=kv,
                       weights=weights, devices=devices, unknowns=unknowns, verdict=verdict, engine=engine,
                       server=server, priced=priced, refused=refused)
+
+
+@per_model(maxsize=16)
+def _last_upper(model: ModelSpec, snapshot: HardwareSnapshot) -> list[int]:
+    """Rule 5: the most layers that fit before their compute buffers in the last search on this machine, where the next
+    one starts (`gpu_split` Rule 5: with one GPU, the same answer from any start; a slider tick's is a layer or two
+    away)."""
+    return []
 
 
 def _pricer(model: ModelSpec, ctx: int | None, request: FitRequest, engine: EngineSettings, setup: GpuSetup) -> Priced:

@@ -29,7 +29,7 @@ Rule 5: the largest ctx that fits with the chosen GPU layers held (`largest_ctx`
         (the same candidates and test, so nothing is searched again); else
         `max_ctx.largest_fitting_ctx`, aimed from the load's own ctx when it fits there (its
         compute buffers are already replayed; its verdict and headroom are that ctx's, not asked
-        again). `fit`, the window and every quant row read it here.
+        again), at the zero of the headroom falling as its tightest device's KV cache grows. `fit`, the window and every quant row read it here.
 Rule 6: every device's KV cache grows with ctx, so "fits without giving anything up" holds up to
         some ctx and no further: the largest candidate is found as the largest ctx is, aimed by the
         load's headroom (`max_ctx.last_fitting`): the ceiling first (a load that fits there is judged
@@ -172,5 +172,18 @@ def largest_ctx(model: ModelSpec, snapshot: HardwareSnapshot, choice: AutoFit) -
     if choice.reason in (FitCtxReason.CEILING, FitCtxReason.SHRUNK):
         return choice.ctx
     fit = choice.fit
-    near, spare = (choice.ctx, headroom(fit.devices)) if fit.verdict.admitted else (None, None)
-    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice), near, spare)
+    if not fit.verdict.admitted:
+        return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice))
+    return largest_fitting_ctx(model, snapshot, fit.request, fit.gpu_layers, largest_cap(choice), choice.ctx,
+                               headroom(fit.devices), _falling(fit, choice.ctx))
+
+
+def _falling(fit: FitEstimate, ctx: int) -> tuple[int, int] | None:
+    """Rule 5: how fast the load's headroom falls with ctx, for the search to aim with (`max_ctx` Rule 6): the KV cache
+    of its tightest device over the cells it holds; None where that device is the host (`max_ctx` Rule 6 says why) or
+    holds no cache."""
+    known = [d for d in fit.devices if d.need is not None]
+    if not known or ctx <= 0:
+        return None
+    tightest = min(known, key=lambda d: d.usable - (d.need or 0))
+    return (tightest.kv, fit.kv.cells or ctx) if tightest.kv and tightest is not fit.devices[0] else None
