@@ -1,0 +1,101 @@
+"""A slider tick paints only what it changed, and the screen shows what a whole paint shows (issue: the tick within
+one 60 Hz frame; painting was ~4–5 ms of a 70B tick). The ledger chart repaints the segments, lines and labels that
+moved and keeps the grounds of the axis tops a drag goes back to. What is on screen is read back from the
+offscreen screen (`grabWindow`: the window's backing store), not from a fresh `grab`, which paints everything anew."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QApplication, QWidget
+
+from gguf_budget.core.plan.ledger import LEDGER_LINES
+from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
+
+MIB = 1 << 20
+
+
+class PaintedArea(QObject):
+    """The pixels each paint event of the watched widget asks for, summed."""
+
+    area = 0
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Paint:
+            self.area += sum(rect.width() * rect.height() for rect in event.region())
+        return False
+
+
+def _on_screen(window: QWidget) -> QImage:
+    """What the window's backing store holds now: the pixels its paints left, not a fresh paint's."""
+    QApplication.processEvents()
+    return QApplication.primaryScreen().grabWindow(window.winId()).toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def _whole(chart: LedgerChart) -> QImage:
+    """The whole chart drawn at once, as the exports draw it."""
+    image = QImage(chart.size(), QImage.Format.Format_RGB32)
+    painter = QPainter(image)
+    chart.paint(painter, float(chart.width()), float(chart.height()))
+    painter.end()
+    return image
+
+
+def _columns(kv_mib: int, ring_mib: int = 0) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
+    return [("This plan", (("base", 40 * MIB), ("kv", kv_mib * MIB), ("ring", ring_mib * MIB), ("pinned", 600 * MIB))),
+            ("Minimum configuration", (("base", 40 * MIB), ("kv", max(1, kv_mib // 10) * MIB)))]
+
+
+def _chart(qtbot) -> LedgerChart:
+    chart = LedgerChart(LEDGER_LINES)
+    qtbot.addWidget(chart)
+    chart.resize(570, 448)
+    chart.show()
+    qtbot.waitExposed(chart)
+    chart.show_ledgers(_columns(100), 900 * MIB, 48 * MIB)
+    QApplication.processEvents()
+    return chart
+
+
+def test_a_tick_under_the_same_axis_repaints_part_of_the_chart(qtbot):
+    """ledger_chart Rule 5: a ctx tick that grows the KV cache moves a few segments and the minimum's line; the
+    chart repaints those, under half of it (the old chart repainted all of it), and shows the whole drawing."""
+    chart = _chart(qtbot)
+    painted = PaintedArea()
+    chart.installEventFilter(painted)
+    chart.show_ledgers(_columns(110), 900 * MIB, 52 * MIB)
+    assert _on_screen(chart) == _whole(chart)
+    assert 0 < painted.area < chart.width() * chart.height() // 2
+
+
+steps = st.lists(st.tuples(st.integers(1, 900), st.sampled_from([0, 50]), st.sampled_from([None, 700, 900, 905, 3000]),
+                           st.sampled_from([None, 48, 60, 800]), st.booleans()), min_size=1, max_size=8)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps)
+def test_the_screen_after_any_ticks_is_the_whole_drawing(qtbot, steps):
+    """Rules 3–5: after each tick — segments grown, shrunk, come or gone, lines moved, hidden or sharing a label,
+    the axis or the zoom changed — the pixels on screen are those of the whole chart drawn at once."""
+    chart = _chart(qtbot)
+    for kv, ring, budget, minimum, zoom in steps:
+        chart.set_zoom(zoom)
+        chart.show_ledgers(_columns(kv, ring), None if budget is None else budget * MIB,
+                           None if minimum is None else minimum * MIB)
+        assert _on_screen(chart) == _whole(chart)
+
+
+def test_a_drag_back_over_an_axis_drawn_before_paints_no_ground_again(qtbot, monkeypatch):
+    """Rule 3: budgets that move the axis top and come back to it paint each ground once (the old chart kept one
+    ground and painted it again at every new top)."""
+    chart = _chart(qtbot)
+    grounds = []
+    real = LedgerChart.paint_ground
+    monkeypatch.setattr(LedgerChart, "paint_ground", lambda self, *a: (grounds.append(self.top()), real(self, *a))[1])
+    first, tops = chart.top(), set()
+    for budget in (900, 1900, 3900, 1900, 900, 1900, 3900):
+        chart.show_ledgers(_columns(100), budget * MIB, 48 * MIB)
+        tops.add(chart.top())
+        QApplication.processEvents()
+    assert len(tops) == 3 and sorted(grounds) == sorted(tops - {first})
