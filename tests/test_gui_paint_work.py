@@ -1,7 +1,7 @@
 """A slider tick paints only what it changed, and the screen shows what a whole paint shows (issue: the tick within
 one 60 Hz frame; painting was ~4–5 ms of a 70B tick). The ledger chart repaints the segments, lines and labels that
 moved and keeps the grounds of the axis tops a drag goes back to; the report repaints the lines whose numbers
-changed, however far apart. What is on screen is read back from the
+changed, however far apart; the budget slider places its mark once while only its handle moves. What is on screen is read back from the
 offscreen screen (`grabWindow`: the window's backing store), not from a fresh `grab`, which paints everything anew."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings, strategies as st
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QApplication, QPlainTextEdit, QStyle, QWidget
 
 from gguf_budget.core.plan.ledger import LEDGER_LINES
+from gguf_budget.gui.qt.plan.budget_control import MarkedSlider
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
 from gguf_budget.gui.qt.text_view import read_only_view, replace_text
@@ -146,3 +147,35 @@ def test_a_text_replaced_line_by_line_is_the_new_text_exactly(qtbot, old, data):
     replace_text(view, "\n".join(new))
     assert view.toPlainText() == "\n".join(new)
     assert view.textCursor().position() == 0 and not view.textCursor().hasSelection()
+
+
+def _slider(parent: QWidget) -> MarkedSlider:
+    slider = MarkedSlider(parent, "budgetSlider")
+    slider.setRange(100, 9000)
+    slider.set_mark(5000)
+    slider.resize(400, 20)
+    return slider
+
+
+def test_a_budget_tick_places_the_usable_mark_once(qtbot, monkeypatch):
+    """budget_control Rule 5: ticks that move the handle under the same mark draw the mark where a fresh slider
+    draws it, and place it once (the old slider asked the style on every paint); a new mark, range or size places
+    it again."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    slider, fresh = _slider(parent), _slider(parent)
+    placed = []
+    real = QStyle.sliderPositionFromValue
+    monkeypatch.setattr(QStyle, "sliderPositionFromValue", lambda *a: (placed.append(a), real(*a))[1])
+    for value in (200, 3000, 7000, 5000):
+        slider.setValue(value)
+        slider.grab()
+    assert len(placed) == 1
+    fresh.setValue(5000)
+    assert slider.grab().toImage() == fresh.grab().toImage()
+    for change in (lambda s: s.set_mark(6000), lambda s: s.setRange(100, 12000), lambda s: s.resize(300, 20)):
+        change(slider)
+        change(fresh)
+        placed.clear()
+        assert slider.grab().toImage() == fresh.grab().toImage()
+        assert len(placed) == 2  # each slider placed its mark once
