@@ -1,7 +1,7 @@
 """A slider tick paints only what it changed, and the screen shows what a whole paint shows (issue: the tick within
 one 60 Hz frame; painting was ~4–5 ms of a 70B tick). The ledger chart repaints the segments, lines and labels that
 moved and keeps the grounds of the axis tops a drag goes back to; the report repaints the lines whose numbers
-changed, however far apart; the budget slider places its mark once while only its handle moves. What is on screen is read back from the
+changed, however far apart; the budget slider places its mark once while only its handle moves; a memory bar repaints its need tick alone. What is on screen is read back from the
 offscreen screen (`grabWindow`: the window's backing store), not from a fresh `grab`, which paints everything anew."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from PySide6.QtGui import QImage, QPainter
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QStyle, QWidget
 
 from gguf_budget.core.plan.ledger import LEDGER_LINES
+from gguf_budget.core.views.machine_view import PoolBar
+from gguf_budget.gui.qt.machine.memory_bar import MemoryBar
 from gguf_budget.gui.qt.plan.budget_control import MarkedSlider
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
@@ -32,8 +34,10 @@ class PaintedArea(QObject):
 
 
 def _on_screen(window: QWidget) -> QImage:
-    """What the window's backing store holds now: the pixels its paints left, not a fresh paint's."""
-    QApplication.processEvents()
+    """What the window's backing store holds now: the pixels its paints left, not a fresh paint's (once the layouts
+    and the paints they post have run)."""
+    for _ in range(3):
+        QApplication.processEvents()
     return QApplication.primaryScreen().grabWindow(window.winId()).toImage().convertToFormat(QImage.Format.Format_RGB32)
 
 
@@ -179,3 +183,46 @@ def test_a_budget_tick_places_the_usable_mark_once(qtbot, monkeypatch):
         placed.clear()
         assert slider.grab().toImage() == fresh.grab().toImage()
         assert len(placed) == 2  # each slider placed its mark once
+
+
+def _pool(need: int | None, used: int = 10) -> PoolBar:
+    return PoolBar(name="host", label="Host RAM", total=128 * MIB, used=used * MIB, reserve=8 * MIB,
+                   usable=(120 - used) * MIB, need=None if need is None else need * MIB, shortfall=None)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from([None, 0, 1, 40, 41, 90, 127, 200]), st.sampled_from([10, 10, 10, 30])),
+                min_size=1, max_size=6))
+def test_a_memory_bar_shows_what_a_fresh_bar_shows_after_any_pools(qtbot, pools):
+    """memory_bar Rule 1: after each new pool — the need tick moved, come, gone or past the end, the segments
+    changed — the pixels on screen are those of the whole bar drawn at once."""
+    bar = MemoryBar()
+    qtbot.addWidget(bar)
+    bar.resize(300, 60)
+    bar.set_pool(_pool(20))
+    bar.show()
+    qtbot.waitExposed(bar)
+    for need, used in pools:
+        bar.set_pool(_pool(need, used))
+        assert _on_screen(bar) == bar.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def test_a_moved_need_tick_repaints_the_tick_alone(qtbot):
+    """memory_bar Rule 1: a ctx tick that moves the need repaints where the tick was and is (the old bar repainted
+    its whole width); the same pool again repaints nothing."""
+    bar = MemoryBar()
+    qtbot.addWidget(bar)
+    bar.resize(300, 60)
+    bar.set_pool(_pool(20))
+    bar.show()
+    qtbot.waitExposed(bar)
+    _on_screen(bar)  # laid out and painted
+    painted = PaintedArea()
+    bar.bar.installEventFilter(painted)
+    bar.set_pool(_pool(60))
+    QApplication.processEvents()
+    assert 0 < painted.area <= 2 * 7 * bar.bar.height()
+    painted.area = 0
+    bar.set_pool(_pool(60))
+    QApplication.processEvents()
+    assert painted.area == 0
