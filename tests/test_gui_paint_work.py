@@ -1,23 +1,21 @@
 """A slider tick paints only what it changed, and the screen shows what a whole paint shows (issue: the tick within
 one 60 Hz frame; painting was ~4–5 ms of a 70B tick). The ledger chart repaints the segments, lines and labels that
-moved and keeps the grounds of the axis tops a drag goes back to; the report repaints the lines whose numbers
-changed, however far apart; the budget slider places its mark once while only its handle moves; a memory bar repaints its need tick alone. What is on screen is read back from the
-offscreen screen (`grabWindow`: the window's backing store), not from a fresh `grab`, which paints everything anew."""
+moved and keeps the grounds of the axis tops a drag goes back to; the budget slider places its mark once while only
+its handle moves; a memory bar repaints its need tick alone. What is on screen is read back from the offscreen
+screen (`grabWindow`: the window's backing store), not from a fresh `grab`, which paints everything anew."""
 
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QImage, QPainter
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QStyle, QWidget
+from PySide6.QtWidgets import QApplication, QStyle, QWidget
 
 from gguf_budget.core.plan.ledger import LEDGER_LINES
 from gguf_budget.core.views.machine_view import PoolBar
 from gguf_budget.gui.qt.machine.memory_bar import MemoryBar
 from gguf_budget.gui.qt.plan.budget_control import MarkedSlider
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
-from gguf_budget.gui.qt.plan.report_view import ReportView
-from gguf_budget.gui.qt.text_view import read_only_view, replace_text
 
 MIB = 1 << 20
 
@@ -107,50 +105,6 @@ def test_a_drag_back_over_an_axis_drawn_before_paints_no_ground_again(qtbot, mon
         tops.add(chart.top())
         QApplication.processEvents()
     assert len(tops) == 3 and sorted(grounds) == sorted(tops - {first})
-
-
-def _rows(ctx: int, changed: tuple[int, ...], lines: int = 20) -> str:
-    return "\n".join(f"row {i:2d}: ctx {ctx if i in changed else 4096:>7,} tokens of a long row" for i in range(lines))
-
-
-def test_a_report_whose_far_apart_lines_change_repaints_those_lines(qtbot):
-    """text_view Rule 2: a tick that changes rows 2 and 12 of 20 edits each alone, and the view repaints those two
-    rows (a tenth of the view here), not the rows between them (the old view replaced rows 2–12 in one edit and repainted the whole view)."""
-    report = ReportView()
-    qtbot.addWidget(report)
-    report.resize(400, 340)
-    report.set_text(_rows(4096, ()))
-    report.show()
-    qtbot.waitExposed(report)
-    qtbot.wait(50)
-    view = report.findChild(QPlainTextEdit, "reportView")
-    edits = []
-    view.document().contentsChange.connect(lambda at, removed, added: edits.append((at, removed, added)))
-    painted = PaintedArea()
-    view.viewport().installEventFilter(painted)
-    report.set_text(_rows(8192, (2, 12)))
-    QApplication.processEvents()
-    assert report.text() == _rows(8192, (2, 12))
-    shown = view.viewport().width() * view.viewport().height()
-    assert len(edits) == 2 and 0 < painted.area < shown // 4
-    assert _on_screen(report) == report.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
-
-
-lines = st.lists(st.text(alphabet="ab 9😀é\t", max_size=6), min_size=1, max_size=6)
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines, st.data())
-def test_a_text_replaced_line_by_line_is_the_new_text_exactly(qtbot, old, data):
-    """Rules 1–2: whichever lines change, into whatever characters (wide ones, tabs, empty lines), the view holds
-    exactly the new text, at its start, with no selection."""
-    new = [data.draw(st.text(alphabet="ab 9😀é\t", max_size=6)) if data.draw(st.booleans()) else line for line in old]
-    view = read_only_view(QPlainTextEdit())
-    qtbot.addWidget(view)
-    view.setPlainText("\n".join(old))
-    replace_text(view, "\n".join(new))
-    assert view.toPlainText() == "\n".join(new)
-    assert view.textCursor().position() == 0 and not view.textCursor().hasSelection()
 
 
 def _slider(parent: QWidget) -> MarkedSlider:

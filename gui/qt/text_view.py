@@ -8,10 +8,7 @@ document change once, so a scroll bar whose range did not move is not repainted.
 Rule 1: what is shown is what `setPlainText` shows: the new text, scrolled to its start, the cursor at
         its start, no selection; the view keeps no undo history (it is read-only).
 Rule 2: only the part between what the old and new texts begin and end with alike is replaced (a tick changes a
-        few numbers), so the document lays out and the view repaints only the lines that changed. A text of as many
-        lines is replaced line by line, each changed line in an edit of its own: an edit that spans lines repaints the
-        whole view (a 70B ctx tick changes 12 of the report's 30 lines, and the view repainted all it shows), one
-        inside a line repaints that line alone.
+        few numbers), so the document lays out and the view repaints only the lines that changed.
 """
 
 from __future__ import annotations
@@ -52,22 +49,15 @@ def _changed(old: str, new: str) -> tuple[int, int]:
 
 
 def replace_text(edit: QPlainTextEdit, text: str) -> None:
-    """Rules 1–2: the changed part of each changed line (of the whole text, when the count of lines moved) replaced
-    in one edit; unchanged text is no edit at all."""
+    """Rules 1–2: the changed part replaced in one edit; unchanged text is no edit at all."""
     old = edit.toPlainText()
     if text == old:
         return
+    head, tail = _changed(old, text)
     cursor = QTextCursor(edit.document())
-    old_lines, new_lines = old.split("\n"), text.split("\n")
-    if len(old_lines) == len(new_lines):
-        starts = [0]
-        for line in old_lines[:-1]:
-            starts.append(starts[-1] + _units(line) + 1)
-        for at, before, after in reversed(list(zip(starts, old_lines, new_lines, strict=True))):
-            if before != after:  # bottom-up: the lines above keep their places
-                _replace(cursor, at, before, after)
-    else:
-        _replace(cursor, 0, old, text)
+    cursor.setPosition(_units(old[:head]))
+    cursor.setPosition(_units(old[:len(old) - tail]), QTextCursor.MoveMode.KeepAnchor)
+    cursor.insertText(text[head:len(text) - tail])
     if edit.toPlainText() != text:  # a separator the document keeps otherwise than it reads (Rule 1 holds either way)
         cursor.select(QTextCursor.SelectionType.Document)
         cursor.insertText(text)
@@ -75,11 +65,3 @@ def replace_text(edit: QPlainTextEdit, text: str) -> None:
     edit.setTextCursor(cursor)
     edit.horizontalScrollBar().setValue(0)
     edit.verticalScrollBar().setValue(0)
-
-
-def _replace(cursor: QTextCursor, at: int, old: str, new: str) -> None:
-    """`old`, which starts at `at` (in UTF-16 code units), made `new` by one edit of the part where they differ."""
-    head, tail = _changed(old, new)
-    cursor.setPosition(at + _units(old[:head]))
-    cursor.setPosition(at + _units(old[:len(old) - tail]), QTextCursor.MoveMode.KeepAnchor)
-    cursor.insertText(new[head:len(new) - tail])
