@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QColor, QImage, QPainter, QPalette
 from PySide6.QtWidgets import QApplication, QStyle, QWidget
 
 from gguf_budget.core.plan.ledger import LEDGER_LINES
@@ -90,6 +90,40 @@ def test_the_screen_after_any_ticks_is_the_whole_drawing(qtbot, steps):
         chart.show_ledgers(_columns(kv, ring), None if budget is None else budget * MIB,
                            None if minimum is None else minimum * MIB)
         assert _on_screen(chart) == _whole(chart)
+
+
+def test_a_new_palette_or_font_shows_the_chart_drawn_in_it(qtbot):
+    """Rules 3 and 5: the ground and the places kept for the old palette or font are not used under a new one;
+    the ticks after it show the whole drawing in it."""
+    chart = _chart(qtbot)
+    palette = chart.palette()
+    palette.setColor(QPalette.ColorRole.Base, QColor("#202830"))
+    chart.setPalette(palette)
+    assert _on_screen(chart) == _whole(chart)
+    chart.show_ledgers(_columns(120), 900 * MIB, 52 * MIB)
+    assert _on_screen(chart) == _whole(chart)
+    font = chart.font()
+    font.setPointSize(font.pointSize() + 4)
+    chart.setFont(font)
+    chart.show_ledgers(_columns(130), 900 * MIB, 56 * MIB)
+    assert _on_screen(chart) == _whole(chart)
+
+
+names = st.sampled_from(LEDGER_LINES[:6])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.tuples(names, st.integers(0, 1 << 40)), max_size=8), min_size=1, max_size=3))
+def test_each_segment_sits_on_what_its_column_lists_before_it(columns):
+    """The stacks made in one pass per column: a line's segment sits on the bytes listed before its first entry and
+    is that entry's height; a line the column does not list has no height, at the column's top."""
+    chart = LedgerChart(LEDGER_LINES)
+    chart.show_ledgers([(f"column {i}", items) for i, items in enumerate(columns)], None, None)
+    for column, items in enumerate(columns):
+        for line in LEDGER_LINES:
+            first = next((i for i, (name, _) in enumerate(items) if name == line), None)
+            below = sum(n for _, n in (items if first is None else items[:first]))
+            assert chart.segment(column, line) == (below, 0 if first is None else items[first][1])
 
 
 def test_a_drag_back_over_an_axis_drawn_before_paints_no_ground_again(qtbot, monkeypatch):
