@@ -230,7 +230,8 @@ class LedgerChart(QWidget):
         listed before it; a line a column does not list has no height, at the column's top."""
         placed: list[tuple[dict[str, tuple[int, int]], tuple[int, int]]] = []
         for _, items in self._columns:
-            below, found = 0, {}
+            below = 0
+            found: dict[str, tuple[int, int]] = {}
             for name, n in items:
                 found.setdefault(name, (below, n))
                 below += n
