@@ -9,7 +9,9 @@ re-estimates the GPU split. Bandwidths are the assumed ones (no probe runs; the 
 A tick is one `setValue` on the budget or ctx slider, back and forth across its whole range; it ends
 when the coalesced change has run, the session has published the view and the paints it queued are
 done (the event loop is drained). Each row is measured with every dock hidden, then with the budget sweep
-dock shown; on the 80-layer model also with the compare dock holding the 8B (every tick replans it).
+dock shown; on the 80-layer model also with the compare dock holding the 8B (every tick replans it). A dock's
+row starts once the dock has drawn and settled (the sweep chart lays its axes out over the event-loop turns after
+its result shows, ~25 ms that belong to the sweep: they used to land on the row's first tick).
 Per row: p50, p95 and max of the whole tick, and the p50 and p95 of its `derive` (the core's share,
 timed inside the session) — the rest is the GUI drawing — and the p50 and p95 of the GUI thread's own
 CPU time a tick (what waiting for a core on a busy machine leaves out). Exits 1 when an 80-layer row's
@@ -180,6 +182,7 @@ def measure_model(app: QApplication, explorer: Explorer, key: str, ticks: int, c
     whatif.sweep_dock.show()
     whatif.sweep_dock.raise_()
     wait_until(app, lambda: whatif.sweep.result() is not None and not whatif.sweep.worker.busy, "the sweep")
+    drain(app, window)  # the chart lays its axes out after its result shows: the sweep's work, not a tick's
     row("budget, sweep dock shown", budget)
     row("ctx, sweep dock shown", ctx)
     if key == TARGET:
@@ -187,6 +190,7 @@ def measure_model(app: QApplication, explorer: Explorer, key: str, ticks: int, c
         whatif.compare_dock.raise_()
         whatif.compare.open_second(str(MODELS["8b"][1]))
         wait_until(app, lambda: whatif.compare.second_plan() is not None, "the compare view")
+        drain(app, window)
         row("budget, compare dock shown (8B)", budget)
     return rows
 

@@ -9,7 +9,9 @@ import pytest
 from gguf.constants import GGMLQuantizationType as T
 from gguf_factory import ArchDesc, write_gguf
 from gui_support import MIB, WIDE
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import QPoint, Qt, QThreadPool
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core import BudgetRequest, LEDGER_LINES, load_model, plan_memory
@@ -138,3 +140,42 @@ def test_the_table_model_passes_qt_model_checks(qtmodeltester, paths):
     model.set_rows(compare_rows(a, b), "a", "b")
     qtmodeltester.check(model, force_py=True)
     assert model.rows()[-1] == CompareRow("total", a.total, b.total)
+
+
+def _on_screen(view: CompareView) -> QImage:
+    """The table's cells as the window shows them (what its paints left on screen, not a fresh drawing)."""
+    QApplication.processEvents()
+    viewport = view.table.viewport()
+    corner = viewport.mapTo(view, QPoint(0, 0))
+    shot = view.screen().grabWindow(view.winId(), corner.x(), corner.y(), viewport.width(), viewport.height())
+    return shot.toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def test_a_budget_tick_announces_only_the_cells_it_moved_and_draws_a_fresh_tables_pixels(qtbot, view, paths):
+    """Rule 4 of compare_table: each moved number is its own change, the headers none while the names hold (one
+    change over the whole table and the headers repainted every cell on every replan)."""
+    view.resize(900, 500)
+    view.set_first(*first_plan(paths["q8_0"], BudgetRequest(budget=Budget.of(64 * MIB))))
+    open_second(qtbot, view, paths["q4_k"])
+    qtbot.waitExposed(view)
+    shown = _on_screen(view)
+    before = view.model.rows()
+    changed, headers = [], []
+    view.model.dataChanged.connect(lambda top, bottom: changed.append(((top.row(), top.column()),
+                                                                       (bottom.row(), bottom.column()))))
+    view.model.headerDataChanged.connect(lambda *args: headers.append(args))
+    view.set_first(*first_plan(paths["q8_0"], BudgetRequest(budget=Budget.of(72 * MIB))))
+    after = view.model.rows()
+    moved = [(r, c) for r, (new, old) in enumerate(zip(after, before, strict=True))
+             for c in (1, 2, 3) if new.values[c - 1] != old.values[c - 1]]
+    assert moved and len(moved) < 3 * len(after)
+    assert changed == [(cell, cell) for cell in moved] and headers == []
+    ticked = _on_screen(view)
+    fresh = CompareView()
+    qtbot.addWidget(fresh)
+    fresh.resize(900, 500)
+    fresh.show()
+    fresh.set_first(*first_plan(paths["q8_0"], BudgetRequest(budget=Budget.of(72 * MIB))))
+    open_second(qtbot, fresh, paths["q4_k"])
+    assert fresh.model.rows() == after
+    assert ticked == _on_screen(fresh) != shown

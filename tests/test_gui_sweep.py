@@ -12,7 +12,10 @@ from gguf_factory import ArchDesc, write_gguf
 from gui_support import MIB, WIDE
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Qt, QThreadPool
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QApplication, QGraphicsItem
 
 from gguf_budget.core.plan.budget import Budget
 from gguf_budget.core.machine.bandwidth import Bandwidths
@@ -20,6 +23,7 @@ from gguf_budget.gui.qt.whatif.sweep_worker import SweepSpeed
 from gguf_budget.core import BudgetRequest, budget_range, budget_thresholds, load_model, sweep_budgets, sweep_dict
 from gguf_budget.core.units import human_bytes
 from gguf_budget.gui.cli import main
+from gguf_budget.gui.qt.menus.export_files import chart_svg
 from gguf_budget.core.plan.sweep import default_range
 from gguf_budget.gui.qt.whatif.sweep_view import SweepView
 from gguf_budget.gui.qt.whatif.sweep_worker import CHUNK_BUDGETS, SweepWorker, chunked, merge_sweeps
@@ -278,3 +282,86 @@ def test_a_new_model_while_the_chart_is_being_built_is_drawn_once_it_is_whole(qt
         view.set_model(wide, BudgetRequest())
     expected = sweep_budgets(tied, budget_range(view.range_edit.text()), BudgetRequest())
     assert plots_then == [0] and finished == [expected] and view.chart.whole and view.chart.isVisible()
+
+
+_KEPT_ALIVE: list[object] = []
+
+
+def _chart_on_screen(view: SweepView) -> QImage:
+    """The chart as the window shows it: what its paints left on screen, not a fresh drawing."""
+    QApplication.processEvents()
+    chart = view.chart
+    corner = chart.mapTo(view, QPoint(0, 0))
+    shot = view.screen().grabWindow(view.winId(), corner.x(), corner.y(), chart.width(), chart.height())
+    return shot.toImage().convertToFormat(QImage.Format.Format_RGB32)
+
+
+def test_a_moved_budget_mark_draws_no_curve_again_and_shows_a_fresh_charts_pixels(monkeypatch, qtbot, view, wide):
+    """sweep_chart Rule 1: the mark's strips are repainted from the curves' kept pixmaps; every curve used to be
+    drawn whole again, clipped to them (~1 ms of each mark on the 80-layer model's sweep)."""
+    drawn: list[object] = []
+    plain = pg.PlotCurveItem.paint
+
+    def counted(item: pg.PlotCurveItem, *args: object) -> None:
+        drawn.append(item)
+        plain(item, *args)
+
+    # Counted from before the chart's first paint: the binding keeps the method it found on an item's first paint,
+    # so the wrapper is kept alive past the test (a freed one would crash a later paint of these items).
+    _KEPT_ALIVE.append(counted)
+    monkeypatch.setattr(pg.PlotCurveItem, "paint", counted)
+    swept(qtbot, view, wide)
+    rows = view.result().rows
+    view.set_budget(rows[5].budget)
+    qtbot.waitExposed(view)
+    shown = _chart_on_screen(view)
+    qtbot.waitUntil(lambda: not view._mark_throttle.timer.isActive())
+    first_paints = len(drawn)
+    view.set_budget(rows[-5].budget + MIB // 3)
+    moved = _chart_on_screen(view)
+    assert first_paints > 0 and len(drawn) == first_paints
+    fresh = SweepView()
+    qtbot.addWidget(fresh)
+    fresh.resize(view.size())
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    swept(qtbot, fresh, wide)
+    fresh.set_budget(rows[-5].budget + MIB // 3)
+    assert fresh.result() == view.result()
+    qtbot.waitUntil(lambda: all(fresh.chart.plots[name].vb.sceneBoundingRect() == plot.vb.sceneBoundingRect()
+                                for name, plot in view.chart.plots.items()))  # its axes have taken their width
+    assert moved == _chart_on_screen(fresh) != shown
+
+
+def test_an_export_draws_the_curves_themselves_not_their_screen_pixmaps(qtbot, view, wide):
+    """sweep_chart Rule 1: the screen keeps each curve as a pixmap; an SVG keeps them as lines (no image in it),
+    and the screen keeps its pixmaps after."""
+    swept(qtbot, view, wide)
+    view.set_budget(view.result().rows[10].budget)
+    qtbot.waitExposed(view)
+    QApplication.processEvents()
+    svg = chart_svg(view.chart).decode()
+    assert "<image" not in svg and svg.count("<polyline") > 100
+    assert {curve.curve.cacheMode() for curve in view.chart.curves.values()} == {QGraphicsItem.CacheMode.DeviceCoordinateCache}
+
+
+def test_a_new_sweep_on_kept_curves_shows_a_fresh_charts_pixels(qtbot, view, wide):
+    """sweep_chart Rule 1: new rows and new ranges draw the kept curves again, never an older sweep's pixmap."""
+    swept(qtbot, view, wide)
+    view.set_budget(view.result().rows[-3].budget)
+    qtbot.waitExposed(view)
+    _chart_on_screen(view)
+    later = BudgetRequest(ctx=1024)
+    with qtbot.waitSignal(view.sweepFinished, timeout=10000):
+        view.set_request(later)
+    shown = _chart_on_screen(view)
+    fresh = SweepView()
+    qtbot.addWidget(fresh)
+    fresh.resize(view.size())
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    swept(qtbot, fresh, wide, later)  # the request's budget is unlimited: no mark on either
+    assert fresh.result() == view.result()
+    qtbot.waitUntil(lambda: all(fresh.chart.plots[name].vb.sceneBoundingRect() == plot.vb.sceneBoundingRect()
+                                for name, plot in view.chart.plots.items()))
+    assert _chart_on_screen(view) == shown == _chart_on_screen(fresh)

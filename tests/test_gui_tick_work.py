@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 import shiboken6
-from gui_support import MIB, child, open_model, settle
+from gui_support import GIB, MIB, child, open_model, settle
 from PySide6.QtCore import QEvent, QObject, QPoint, Qt
 from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPalette, QRegion
 from PySide6.QtTest import QTest
@@ -23,16 +23,21 @@ from PySide6.QtWidgets import QApplication, QLabel, QPlainTextEdit, QSlider, QVB
 
 from gguf_budget.core.explorer.ctx_tiers import TierCell
 from gguf_budget.core.plan.ledger import LEDGER_LINES
+from gguf_budget.core.units import human_bytes
+from gguf_budget.core.views.server_report import SessionChart
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt import main_window
 from gguf_budget.gui.qt.layout import SideColumn
 from gguf_budget.gui.qt.plan import run_it_line
+from gguf_budget.gui.qt.plan.knobs import Knobs
+from gguf_budget.gui.qt.plan.model_summary import ModelSummary
 from gguf_budget.gui.qt.plan.layer_strip import LayerStrip
 from gguf_budget.gui.qt.plan.ledger_chart import LedgerChart
 from gguf_budget.gui.qt.plan.report_view import ReportView
 from gguf_budget.gui.qt.plan.tier_strip import TierStrip
 from gguf_budget.gui.qt.row_box import RowBox
 from gguf_budget.gui.qt.selectable_label import SelectableLabel
+from gguf_budget.gui.qt.server.session_chart import SessionChartView
 from gguf_budget.gui.qt.text_view import read_only_view, replace_text
 from gguf_budget.resources import demo_model_path
 
@@ -233,9 +238,9 @@ def test_a_replaced_text_shows_what_set_plain_text_shows(qtbot, lines):
     assert not new.document().isUndoAvailable()
 
 
-def test_a_side_column_gone_before_its_deferred_fit_runs_raises_nothing(qtbot):
-    """A relayout asks the column to fit its contents on the next turn of the event loop; a window closed
-    before then (a test's, or a dialog's) must not run it on a deleted column."""
+def test_a_side_column_gone_after_a_relayout_raises_nothing(qtbot):
+    """A relayout fits the column to its contents as the request arrives; a window closed right after (a test's, or
+    a dialog's) leaves nothing to run on a deleted column."""
     parent = QWidget()
     contents = QWidget()
     QVBoxLayout(contents).addWidget(QLabel("a row\nof two lines", contents))
@@ -245,6 +250,31 @@ def test_a_side_column_gone_before_its_deferred_fit_runs_raises_nothing(qtbot):
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QApplication.processEvents()  # pytest-qt fails the test on an exception raised in the event loop
     assert not shiboken6.isValid(column)
+
+
+def test_a_side_column_fits_a_row_that_grew_or_shrank_in_the_round_that_lays_it_out(qtbot):
+    """SideColumn: the contents' new height is set as their layout request arrives, so a row that grew or shrank a
+    line costs the column one layout at the right height. Set a turn later, the rows were laid out first at the old
+    height (squeezed, or with a gap under them) and then again, each a paint of the column, the second in the next
+    tick."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    contents = QWidget()
+    rows = QVBoxLayout(contents)
+    label = QLabel("one line", contents, wordWrap=True)
+    rows.addWidget(RowBox(label, contents))
+    rows.addWidget(QLabel("a wrapped row to give the contents their height for a width", contents, wordWrap=True))
+    column = SideColumn(contents, parent)
+    QVBoxLayout(parent).addWidget(column)
+    parent.resize(300, 120)
+    parent.show()
+    qtbot.waitExposed(parent)
+    _settle()
+    for text in ("one line\ntwo\nthree\nfour\nfive\nsix\nseven\neight", "one line"):
+        label.setText(text)
+        QApplication.sendPostedEvents()  # the box's request, whose new height posts its layout's
+        QApplication.sendPostedEvents()  # the contents' request: laid out, at the height they need
+        assert contents.height() == max(contents.heightForWidth(column.viewport().width()), column.viewport().height())
 
 
 def _boxed(qtbot, text: str, width: int = 200) -> tuple[QWidget, QLabel, RowBox]:
@@ -447,6 +477,127 @@ def test_a_tier_buttons_new_text_asks_the_window_for_no_layout(qtbot):
     strip.show_tiers(tuple(replace(cell, lines=(cell.lines[0], f"{cell.lines[1]}\n33 L")) for cell in relabelled))
     _settle()
     assert events.seen[parent] >= 1 and strip.height() > height
+
+
+def test_a_tier_joining_the_strip_at_its_height_asks_the_window_for_no_layout(qtbot):
+    """row_box Rule 6: the largest ctx that fits joining or leaving the strip adds or drops a button of the same
+    height; the strip's minimum width moves by a button and its spacing, well under the width it has, so it asks
+    its parent for no layout (it laid the window out again, twice a 100-tick 70B drag). Squeezed under its new
+    minimum width, it asks. On screen, the pixels of a strip made for those tiers."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    strip = TierStrip(parent)
+    QVBoxLayout(parent).addWidget(strip)
+    parent.resize(640, 120)
+    parent.show()
+    strip.show_tiers(_tiers(6, "ffffft"))
+    _settle()
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    for count in (7, 6, 7):
+        strip.show_tiers(_tiers(count, "ffffftw"))
+        _settle()
+    assert events.seen[parent] == 0
+    fresh = TierStrip()
+    qtbot.addWidget(fresh)
+    fresh.resize(strip.size())
+    fresh.show_tiers(_tiers(7, "ffffftw"))
+    assert _grab(strip) == _grab(fresh)
+    strip.resize(strip.minimumSizeHint().width() - 1, strip.height())
+    _settle()
+    assert events.seen[parent] >= 1 and strip.minimumSizeHint() == strip.inner.minimumSizeHint()
+
+
+def test_a_ring_note_rewritten_in_as_many_lines_asks_the_knobs_for_no_layout(qtbot):
+    """Knobs Rule 2: the ring note is a boxed row; a tick's new note of as many lines repaints the note alone (the
+    old label laid the knobs and the side column out again), and an empty note hides its row."""
+    knobs = Knobs()
+    qtbot.addWidget(knobs)
+    knobs.resize(360, 260)
+    knobs.show()
+    note = "requested {}, planned 1: 1 buffer pins more layers than {} buffers would"
+    knobs.show_ring_note(note.format(8, 8))
+    _settle()
+    events = Events(QEvent.Type.LayoutRequest)
+    knobs.installEventFilter(events)
+    knobs.show_ring_note(note.format(7, 7))
+    _settle()
+    assert events.seen[knobs] == 0 and knobs.ring_note.text() == note.format(7, 7)
+    knobs.show_ring_note("")
+    _settle()
+    assert events.seen[knobs] >= 1 and not knobs.ring_note.parentWidget().isVisible()
+
+
+def test_a_summary_row_narrowed_with_no_layout_request_takes_the_lines_it_needs(qtbot):
+    """The model summary's rows are boxed rows: narrowed by their column alone (a side column's scroll bar coming
+    in asks nothing of its layout), each measures its own height at its new width, so it needs no outside relayout
+    to grow a line (the ring note's relayout used to do it for them: boxed, the rows stayed one line tall)."""
+    summary = ModelSummary()
+    qtbot.addWidget(summary)
+    rows = [label for label in summary.findChildren(QLabel) if label.text() == "—"]
+    for label in rows:
+        label.setText("Llama-3.1-70B-Instruct Q4_K_M (skeleton, header only)")
+    summary.resize(700, 400)
+    summary.show()
+    _settle()
+    assert all(label.height() == label.fontMetrics().height() for label in rows)  # one line each at 700 px
+    summary.resize(260, summary.height())
+    _settle()
+    for label in rows:
+        need = label.fontMetrics().boundingRect(0, 0, label.width(), 10_000, int(Qt.TextFlag.TextWordWrap),
+                                                label.text()).height()
+        assert need > label.fontMetrics().height() and label.height() >= need, (label.width(), label.height(), need)
+
+
+def test_a_session_chart_gone_mid_drag_keeps_its_room_and_asks_its_panel_for_no_layout(qtbot):
+    """session_chart Rule 1: once drawn, a fit whose session has no chart (every request refused, at the ctx slider's
+    low end) blanks the chart in its room: the panel is not laid out again, nor the rows under it moved (the chart
+    hid, and came back a tick later: twice a drag). A fit with no session, or another model's without a chart,
+    hides it."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    chart = SessionChartView(parent)
+    QVBoxLayout(parent).addWidget(chart)
+    parent.resize(320, 200)
+    parent.show()
+    drawn = SessionChart(rss=(20 * GIB, None, 21 * GIB), worst=22 * GIB, caption="resident after each of 3 requests")
+    chart.set_chart(drawn)
+    _settle()
+    size = chart.size()
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    for shown in (None, drawn, None, replace(drawn, rss=(19 * GIB, 20 * GIB, None))):
+        chart.set_chart(shown, session=True)
+        _settle()
+        assert chart.isVisible() and chart.size() == size and chart.plot.isVisible() is (shown is not None)
+        assert chart.caption.isVisible() is (shown is not None)
+    assert events.seen[parent] == 0
+    chart.set_chart(None, session=False)  # another program than llama-server: no session, no room
+    _settle()
+    assert not chart.isVisible() and events.seen[parent] >= 1
+    chart.set_chart(drawn, session=True)
+    chart.forget()
+    chart.set_chart(None, session=True)
+    _settle()
+    assert not chart.isVisible()
+
+
+def test_ticks_at_the_same_usable_ram_mark_the_budget_slider_once(qtbot, make_window, monkeypatch):
+    """The plan panel marks the machine's usable RAM on the budget slider (its words in the tooltip) when it changes,
+    not on every tick (a ctx tick redid it: a byte count in words and a tooltip each time)."""
+    window = make_window()
+    window.show()
+    open_model(qtbot, window, demo_model_path())
+    budget = window.body.plan.budget
+    marked: list[int | None] = []
+    real = budget.set_usable
+    monkeypatch.setattr(budget, "set_usable", lambda n: (marked.append(n), real(n))[1])
+    ctx = window.findChild(QSlider, "ctxSlider")
+    for value in (ctx.minimum(), ctx.maximum(), ctx.minimum()):
+        ctx.setValue(value)
+        settle(qtbot, window)
+    assert marked == [] and budget.slider.mark() is not None  # marked once, when the model opened
+    assert human_bytes(window.session.view.usable_ram) in budget.slider.toolTip()
 
 
 def _columns(kv_mib: int) -> list[tuple[str, tuple[tuple[str, int], ...]]]:

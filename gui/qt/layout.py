@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGroupBox, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
@@ -41,7 +41,9 @@ class SideColumn(QScrollArea):
     """A side column: scrolls vertically only, and gives its contents the height their wrapped lines need at
     the viewport's width. QScrollArea sizes its widget by the widget's minimum size hint, which a form of
     word-wrapped labels computes at no particular width, so at 1280 × 720 the rows were squeezed onto each
-    other; here the widget's height is its height-for-width, recomputed on every resize and relayout."""
+    other; here the widget's height is its height-for-width, recomputed on every resize and relayout. A relayout's
+    height is set as the contents' layout request arrives, before they lay themselves out: a row that grew a line
+    costs one layout and one paint of the column (set a turn later, it cost a second of each, in the next tick)."""
 
     def __init__(self, child: QWidget, parent: QWidget):
         super().__init__(parent)
@@ -57,7 +59,10 @@ class SideColumn(QScrollArea):
             return
         wanted = child.heightForWidth(self.viewport().width())
         if wanted > 0 and wanted != child.minimumHeight():
-            child.setMinimumHeight(wanted)
+            child.setMinimumHeight(wanted)  # a taller one is resized at once; a shorter one...
+            height = max(wanted, self.viewport().height())
+            if child.height() != height:  # ...now too, not a turn later when the scroll area hears of it
+                child.resize(child.width(), height)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
@@ -65,7 +70,7 @@ class SideColumn(QScrollArea):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
-            QTimer.singleShot(0, self, self.fit_contents)  # once laid out anew; never after the column is gone
+            self.fit_contents()  # the height for the new rows, before the contents lay them out: one pass, not two
         return super().eventFilter(watched, event)
 
 

@@ -17,6 +17,19 @@ Rule 2: the box is exactly as tall as the label's lines at the box's width (wrap
 Rule 3: the box shows and hides with its label, so an owner hides the row as it hid the label.
 Rule 4: a word's width is measured once for the label's font (a tick's text is mostly the words of the last one);
         the widths kept are forgotten when the font changes or more than WORDS_KEPT words were met.
+Rule 5: a line that comes and goes (`SpareRow`: one line of fixed height, an `ElidedLabel`) keeps its room, shown or
+        hidden, while its layout has that room to spare: its size hint is the line, its minimum none. Shown, it
+        claims the line as its minimum only when squeezed below it (a window at its minimum size), and hidden it
+        gives a claimed line back; so where the window has the room, the line shows and hides without moving
+        (and repainting) what lies below it, and the window's minimum size is what it was without the line.
+Rule 6: a group of rows whose height holds while their content changes (`HintBox`: the headline's cards, the Run it
+        line, the tier strip's buttons, the session chart) sits in an inner widget with the layout, filling a box
+        that has none: a repolish, a new font or a new text in the group lays out the inner widget alone, and the
+        box asks its own layout for room only when the inner heights changed or the inner minimum width grew past
+        the box's width. (Qt lays out every layout up to the window whenever a widget's hints may have changed,
+        whether or not anything moves.) A box sits in a column as wide as its layout gives, so a width the hints
+        gain or lose under that moves nothing: the box keeps the hints it last gave, and asks again when it is made
+        narrower than the inner minimum width (a tier joining the tier strip adds a button and 3 px to it).
 """
 
 from __future__ import annotations
@@ -26,6 +39,92 @@ from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 WORDS_KEPT = 2048
+
+
+class HintBox(QWidget):
+    """Rule 6; the owner gives `inner` its layout and rows, then calls `fit`."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.inner = QWidget(self)
+        self._hints = (QSize(), QSize())
+
+    def fit(self) -> None:
+        """The inner widget fills the box; the box's layout is asked for room only when the inner heights changed or
+        the inner minimum width grew past the box's width (Rule 6)."""
+        hint, least = self.inner.sizeHint(), self.inner.minimumSizeHint()
+        kept_hint, kept_least = self._hints
+        if (hint.height(), least.height()) != (kept_hint.height(), kept_least.height()) or (
+                least.width() > max(self.width(), kept_least.width())):
+            self._hints = (hint, least)
+            self.updateGeometry()
+        if self.inner.geometry() != self.rect():
+            self.inner.setGeometry(self.rect())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self._hints[0]
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return self._hints[1]
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.LayoutRequest:  # the inner widget's new hints
+            self.fit()
+        return super().event(event)
+
+    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
+        self.fit()  # the inner widget's requests while the box was hidden reached nothing
+        super().showEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        self.inner.setGeometry(self.rect())
+        if self.width() < self.inner.minimumSizeHint().width():
+            self.fit()  # squeezed under a minimum width it kept from its layout
+        super().resizeEvent(event)
+
+
+class SpareRow(QWidget):
+    """Rule 5; `label` (one line whose height holds) is reparented into the row, `above` pixels under the row's top
+    (the spacing its layout would have put above it), and shows and hides as before."""
+
+    def __init__(self, label: QWidget, parent: QWidget, above: int = 0):
+        super().__init__(parent)
+        self.label = label
+        self._above = above
+        label.setParent(self)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        self._claimed = 0
+        label.installEventFilter(self)
+
+    def _line(self) -> int:
+        return self._above + self.label.sizeHint().height()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(self.label.sizeHint().width(), self._line())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        return QSize(self.label.minimumSizeHint().width(), self._claimed)
+
+    def _claim(self) -> None:
+        """Claim the line while the label shows in less room than it, give it back once the label is hidden."""
+        claim = self._claimed
+        if self.label.isHidden():
+            claim = 0
+        elif self.height() < self._line():
+            claim = self._line()
+        if claim != self._claimed:
+            self._claimed = claim
+            self.updateGeometry()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
+        self.label.setGeometry(self.rect().adjusted(0, self._above, 0, 0))
+        self._claim()
+        super().resizeEvent(event)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.label and event.type() in (QEvent.Type.ShowToParent, QEvent.Type.HideToParent):
+            self._claim()
+        return super().eventFilter(watched, event)
 
 
 class RowBox(QWidget):
@@ -47,18 +146,21 @@ class RowBox(QWidget):
         """The label's narrowest width, asked of QLabel (three text layouts, four times its height's cost) only when
         the widest word changed: a tick's new numbers seldom change it. Each word's width is measured once for the
         label's font (Rule 4), and a tick's words are looked up one by one: the words kept are never copied (a set
-        difference with the kept words' keys copied all 2,048 of them, ~20 µs a row and a tick)."""
+        difference with the kept words' keys copied all 2,048 of them, ~20 µs a row and a tick). The look-up is one
+        `max` over the kept widths; only a word not met before is measured (a Python `max` a word was most of it)."""
         label = self.label
         font = label.font()
         if font != self._font or len(self._advances) > WORDS_KEPT:
             self._font, self._advances = font, {}
-        advances, metrics = self._advances, label.fontMetrics()
-        widest = 0
-        for word in label.text().split():
-            advance = advances.get(word)
-            if advance is None:
-                advance = advances[word] = metrics.horizontalAdvance(word)
-            widest = max(widest, advance)
+        advances, words = self._advances, label.text().split()
+        try:
+            widest = max(map(advances.__getitem__, words), default=0)
+        except KeyError:
+            measure = label.fontMetrics().horizontalAdvance
+            for word in words:
+                if word not in advances:
+                    advances[word] = measure(word)
+            widest = max(map(advances.__getitem__, words), default=0)
         if widest != self._widest:
             self._widest = widest
             self._least = max(label.minimumWidth(), label.minimumSizeHint().width())

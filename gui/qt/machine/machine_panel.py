@@ -174,8 +174,10 @@ class HardwarePanel(QGroupBox):
         layout.addStretch(1)
 
     def set_layer_count(self, n_layer: int) -> None:
-        """Override range: auto, or 0 … L + 1 (L + 1 also offloads the output layer)."""
+        """A new model. Override range: auto, or 0 … L + 1 (L + 1 also offloads the output layer); the session
+        chart's room is no longer kept for it (`session_chart` Rule 1)."""
         self.gpu_layers.setMaximum(n_layer + 1)
+        self.session_chart.forget()
 
     def show_gpu_layers(self, layers: int | None) -> None:
         """The state's GPU layers (a goal's answer, an asked -ngl), quietly: the next panel change writes them back."""
@@ -243,7 +245,7 @@ class HardwarePanel(QGroupBox):
         for name, text in claim_rows(fit, snapshot_when(fit.snapshot, time.time())):
             self.claims[name].setText(text)
         self.server_rows.setText("\n".join(f"{name}: {text}" for name, text in server_rows(fit)))
-        self.session_chart.set_chart(session_chart(fit))
+        self.session_chart.set_chart(session_chart(fit), fit.server is not None and fit.server.session is not None)
         self.verdict.setText(verdict_text(fit))
         offload = offload_rows(fit.moe_offload)
         self.offload.setText("\n".join(f"{k.strip()}: {v}" for k, v in offload))

@@ -9,7 +9,7 @@ Rule 3: the ledger chart draws itself on any painter (`LedgerChart.paint`): a PN
         `ImageExporter`; SVG is its scene rendered by `QSvgGenerator` at the chart's own DPI (pyqtgraph 0.14.0's
         `SVGExporter` raises ValueError on the closed clip paths "… Z" current Qt writes for every ViewBox,
         pyqtgraph issue #3495). pyqtgraph is imported when a sweep chart is exported, not with this module: the
-        window starts without it.
+        window starts without it. Either draws the curves themselves, not the pixmaps the screen keeps of them.
 Rule 4: a ledger PNG is drawn at `EXPORT_SCALE` × its pixels (sharp when zoomed) under its title
         (`views.export.chart_title`: the model, budget, ctx and peak it is of).
 Rule 2: a file is written whole or not at all: the bytes go to a new file beside the target,
@@ -104,7 +104,8 @@ def _sweep_image(chart: SweepChart) -> QImage:
     import pyqtgraph.exporters  # Rule 3: only a sweep chart's export needs it
 
     try:
-        image: QImage = pyqtgraph.exporters.ImageExporter(chart.ci).export(toBytes=True)
+        with chart.uncached():
+            image: QImage = pyqtgraph.exporters.ImageExporter(chart.ci).export(toBytes=True)
     except Exception as e:  # noqa: BLE001 — pyqtgraph raises a bare Exception for a chart of size 0
         raise ExportError(f"cannot render the chart: {e}") from None
     return image
@@ -124,7 +125,8 @@ def chart_svg(chart: LedgerChart | SweepChart) -> bytes:
     source = chart.ci.sceneBoundingRect()
 
     def draw_scene(painter: QPainter) -> None:
-        chart.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
+        with chart.uncached():
+            chart.scene().render(painter, QRectF(0, 0, source.width(), source.height()), source)
 
     return _svg(chart.logicalDpiX(), source.width(), source.height(), draw_scene)
 

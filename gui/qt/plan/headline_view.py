@@ -4,7 +4,10 @@ Rule 1: every word is the core's (`core.explorer.headline.Answer`): each card sh
         the tier's colour (fits green, tight amber, won't red) — for the plan, its runtime's flags with exact sizes
         after the title — then the answer in plain words, then why and the cheapest fix: three lines a card. The jargon — the banner's and the
         full-load line's whole texts — is the card's tooltip, which names the glossary entry that explains it.
-Rule 2: when the two answers' tiers differ, one line under them says why (`Headline.differ`); hidden otherwise.
+Rule 2: when the two answers' tiers differ, one line under them says why (`Headline.differ`); hidden otherwise, its
+        room kept while the window has it to spare (`row_box.SpareRow`): a drag across where the tiers part moves no
+        row under the headline (it laid out and repainted the whole window, 14-26 ms), and a window at its minimum
+        size (1280 x 720 with a dock open) has no line more to find.
 Rule 4: under them, the goal last applied and whether it still holds (`Headline.goal`, `headlineGoal`); hidden
         when no goal was applied.
 Rule 3: each line is elided at the card's width with its whole text in the tooltip, so the headline keeps its
@@ -20,9 +23,11 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QVBoxLayout, QWidget
 from gguf_budget.core.explorer.headline import Answer, Headline
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.row_box import HintBox, SpareRow
 from gguf_budget.gui.qt.theme import tier_style
 
 GLOSSARY_HINT = "Help ▸ Glossary: “{term}”"
+LINE_SPACING = 2  # above each line under the cards
 
 
 def _repolish(widget: QWidget, name: str, value: str) -> None:
@@ -82,32 +87,36 @@ class AnswerCard(QFrame):
         return str(self.heading.property("tier"))
 
 
-class HeadlineView(QWidget):
+class HeadlineView(HintBox):
     """Both cards side by side (objectNames `banner` for the Budget plan and `fullLoadLine` for the full load, as
-    the lines they replace were named) and the why-they-differ line (`headlineDiffer`)."""
+    the lines they replace were named) and the why-they-differ line (`headlineDiffer`). Its lines sit in a box
+    (`row_box.HintBox`, its Rule 6): a card's new tier repolishes it and lays out the headline alone."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("headline")
-        self.plan = AnswerCard("banner", self)
-        self.load = AnswerCard("fullLoadLine", self)
-        self.differ = named(ElidedLabel(self, min_chars=40), "headlineDiffer")
-        self.goal = named(ElidedLabel(self, min_chars=40), "headlineGoal")
+        inner = self.inner
+        self.plan = AnswerCard("banner", inner)
+        self.load = AnswerCard("fullLoadLine", inner)
+        self.differ = named(ElidedLabel(inner, min_chars=40), "headlineDiffer")
+        self.goal = named(ElidedLabel(inner, min_chars=40), "headlineGoal")
         cards = QHBoxLayout()
         cards.setSpacing(6)
         cards.addWidget(self.plan, 1)
         cards.addWidget(self.load, 1)
-        layout = QVBoxLayout(self)
+        layout = QVBoxLayout(inner)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
+        layout.setSpacing(0)  # each line keeps the 2 px above it itself: an empty line's room takes none
         layout.addLayout(cards)
-        layout.addWidget(self.differ)
+        layout.addWidget(SpareRow(self.differ, inner, above=LINE_SPACING))
+        self.goal.setContentsMargins(0, LINE_SPACING, 0, 0)
         layout.addWidget(self.goal)
         self.differ.hide()
         self.goal.hide()
         self.plan.show_answer(None, "No model loaded")
         self.load.show_answer(None, "")
         _repolish(self.plan, "state", "empty")
+        self.fit()
 
     def show_headline(self, headline: Headline) -> None:
         self.plan.show_answer(headline.plan, headline.text)

@@ -4,7 +4,8 @@ Rule 1: every range and choice is the core's (`explorer.state`: ring depth 1 …
         the head modes, the KV types and their default, the slow threshold's default; the
         prompt length whose time to the first token is estimated, `ranges.PROMPT_TOKENS`).
 Rule 2: beside the ring knob, the plan's "requested N, planned M: why" when they differ
-        (`ExplorerView.ring_note`), so the knob never looks like a no-op.
+        (`ExplorerView.ring_note`), so the knob never looks like a no-op. The note is a label in a box of its own
+        (`row_box`): a ctx tick that rewrites it in as many lines lays nothing out (it laid the side column out again).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from gguf_budget.core.plan.types import HeadMode
 from gguf_budget.core.ranges import PROMPT_TOKENS
 from gguf_budget.core.speed.estimate import DEFAULT_PROMPT_TOKENS
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.row_box import RowBox
 
 
 class KnobValues(TypedDict):
@@ -71,7 +73,7 @@ class Knobs(QWidget):
         form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         form.addRow("Ring buffers", self.buffers)
-        form.addRow("", self.ring_note)
+        form.addRow("", RowBox(self.ring_note, self))
         form.addRow("Head", self.head)
         form.addRow("KV cache", self.kv_type)
         form.addRow("", self.force)

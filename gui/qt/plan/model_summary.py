@@ -1,4 +1,9 @@
-"""The model summary: the lines `core.views.model_summary` writes about a file, in a form."""
+"""The model summary: the lines `core.views.model_summary` writes about a file, in a form.
+
+Rule 1: each row is a label in a box of its own (`row_box`), so it measures its own wrapped height at its width:
+        narrowed by its side column alone (the column's scroll bar coming in asks no layout of anyone), a row still
+        takes the lines its text needs, without another row's relayout to lay it out again.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from gguf_budget.core import ModelSpec
 from gguf_budget.core.remote.source import cached_source
 from gguf_budget.core.views.model_summary import SUMMARY_FIELDS, summary_rows
 from gguf_budget.gui.qt.plain_text import plain_tooltip
+from gguf_budget.gui.qt.row_box import RowBox
 
 
 class ModelSummary(QWidget):
@@ -25,7 +31,7 @@ class ModelSummary(QWidget):
             label.setTextFormat(Qt.TextFormat.PlainText)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self._labels[key] = label
-            form.addRow(f"{key}:", label)
+            form.addRow(f"{key}:", RowBox(label, self))
 
     def show_model(self, spec: ModelSpec) -> None:
         source = cached_source(spec.path)  # a header read over the network says so, and where from

@@ -4,6 +4,8 @@ Before any model is open the chart and the report give way to the empty state (`
 
 It draws the explorer view it is given (`show_view`: the plan, its captions and report) and
 reports user input through its controls' `changed` signals; it never calls the planner itself.
+The budget slider's usable-RAM mark and its tooltip's words are set only when the usable RAM changes, not on every
+tick.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class PlanPanel(QWidget):
         self._plan_columns: list[Column] = []
         self._lines: tuple[int | None, int | None] = (None, None)
         self._measured: Column | None = None
+        self._usable: tuple[int | None] | None = None  # the usable RAM marked on the budget slider, once marked
         self.report = ReportView(self)
         split = QSplitter(Qt.Orientation.Vertical, self)
         beside = QWidget(self)  # the chart and its legend, side by side
@@ -90,7 +93,9 @@ class PlanPanel(QWidget):
         self._stack.setCurrentIndex(1)
         if view.ctx_span is not None:
             self.context.set_span(view.ctx_span)
-        self.budget.set_usable(view.usable_ram)
+        if self._usable != (view.usable_ram,):
+            self._usable = (view.usable_ram,)
+            self.budget.set_usable(view.usable_ram)
         plan = view.plan
         self.context.show_chosen(None if plan is None else plan.ctx, view.ctx_label)
         if plan is None:

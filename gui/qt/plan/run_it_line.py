@@ -11,7 +11,8 @@ Rule 2: each part is one elided line (its tooltip holds the whole command and wh
         realises), so the line never widens the window nor clips at 1280 × 720; the widths are
         the layout's, not the texts' (the Budget plan's flags keep `BUDGET_PLAN_CHARS`, the full
         load's command takes the rest), so a new command on a tick repaints the line and lays
-        out nothing.
+        out nothing. The line sits in a box (`row_box.HintBox`): a part's font turning fixed or plain as its command
+        comes or goes lays out the line alone while its height holds (it laid the window out again).
 Rule 3: the full load's part is drawn again only when the view's full load (the same object while derive keeps it,
         as on a budget tick) or the ladder's answer changed: a budget tick makes its command and words once, not again.
 
@@ -35,6 +36,7 @@ from gguf_budget.core.quant.would_fit import smaller_quant, wants_smaller_quant
 from gguf_budget.core.views.run_it import NO_COMMAND, RunIt, budget_plan_run, full_load_run
 from gguf_budget.gui.qt.elided_label import ElidedLabel
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.row_box import HintBox
 from gguf_budget.gui.qt.workers.background import BackgroundCall
 
 BUDGET_PLAN = "Budget plan"
@@ -81,7 +83,7 @@ class _Part:
             self._on_copy(self.command)
 
 
-class RunItLine(QWidget):
+class RunItLine(HintBox):
     """Rules 1–2."""
 
     copied = Signal(str)
@@ -89,13 +91,15 @@ class RunItLine(QWidget):
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.setObjectName("runItLine")
-        row = QHBoxLayout(self)
+        inner = self.inner
+        row = QHBoxLayout(inner)
         row.setContentsMargins(0, 0, 0, 0)
-        title = named(QLabel("<b>Run it:</b>", self), "runItTitle")
+        title = named(QLabel("<b>Run it:</b>", inner), "runItTitle")
         row.addWidget(title)
-        self.budget_plan = _Part(self, row, BUDGET_PLAN, "BudgetPlan", self.copied.emit, BUDGET_PLAN_CHARS, 0)
+        self.budget_plan = _Part(inner, row, BUDGET_PLAN, "BudgetPlan", self.copied.emit, BUDGET_PLAN_CHARS, 0)
         row.addSpacing(12)
-        self.full_load = _Part(self, row, FULL_LOAD, "FullLoad", self.copied.emit, 16, 1)
+        self.full_load = _Part(inner, row, FULL_LOAD, "FullLoad", self.copied.emit, 16, 1)
+        self.fit()
         self._ladder = BackgroundCall(smaller_quant, parent=self)
         self._ladder.succeeded.connect(self._priced)
         self._ladder_key: tuple[object, ...] | None = None

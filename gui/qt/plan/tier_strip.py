@@ -12,10 +12,10 @@ Rule 4: new tiers reuse the buttons there are; a new count of tiers (the largest
         strip during a ctx drag) makes or deletes only the buttons it adds or drops, and a button is polished again
         only when its tier changed. A new button is polished when shown, and seven new ones were a 70B ctx tick's
         slowest 5 %.
-Rule 5: the buttons sit in a row of their own that fills the strip, which has no layout: a button's new text asks
-        the row for a new layout, and the strip asks the window for room only when the row's hints changed. The
-        buttons' width is Ignored, so the hints change only with the buttons' height (their lines or font); a new
-        text used to lay the whole window out again, on about a third of a 70B drag's ctx ticks.
+Rule 5: the buttons sit in a row of their own that fills the strip, which has no layout (`row_box.HintBox`): a
+        button's new text asks the row for a new layout, and the strip asks the window for room only when the row's
+        hints changed. The buttons' width is Ignored, so the hints change only with the buttons' height (their lines
+        or font); a new text used to lay the whole window out again, on about a third of a 70B drag's ctx ticks.
 
 Signals:
     ctxChosen(int): a tier was clicked.
@@ -23,16 +23,16 @@ Signals:
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QSize, Signal
-from PySide6.QtGui import QResizeEvent, QShowEvent
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
 from gguf_budget.core.explorer.ctx_tiers import TierCell
 from gguf_budget.gui.qt.named import named
+from gguf_budget.gui.qt.row_box import HintBox
 from gguf_budget.gui.qt.theme import tier_style
 
 
-class TierStrip(QWidget):
+class TierStrip(HintBox):
     """Rules 1–5 (objectName `ctxTiers`; each button `ctxTier<ctx>`)."""
 
     ctxChosen = Signal(int)
@@ -40,46 +40,17 @@ class TierStrip(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ctxTiers")
-        self._row = QWidget(self)
+        self._row = self.inner
         self._layout = QHBoxLayout(self._row)
         self._layout.setContentsMargins(0, 0, 0, 0)
         self._layout.setSpacing(3)
         self._layout.addWidget(QLabel("Context:", self._row))
-        self._hints = (QSize(), QSize())
         self.setStyleSheet("QToolButton { padding: 1px 3px; border: 2px solid transparent; border-radius: 3px; }\n"
                            "QToolButton:checked { border-color: palette(highlight); }\n" + tier_style("QToolButton"))
         self._cells: tuple[TierCell, ...] = ()
         self.buttons: list[QToolButton] = []
-        self._fit()
+        self.fit()
         self.hide()
-
-    def _fit(self) -> None:
-        """Rule 5: the row fills the strip, and the window is asked for room only when the row's hints changed."""
-        hints = (self._row.sizeHint(), self._row.minimumSizeHint())
-        if hints != self._hints:
-            self._hints = hints
-            self.updateGeometry()
-        if self._row.geometry() != self.rect():
-            self._row.setGeometry(self.rect())
-
-    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        return self._hints[0]
-
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
-        return self._hints[1]
-
-    def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.LayoutRequest:  # the row's new hints (Rule 5)
-            self._fit()
-        return super().event(event)
-
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
-        self._fit()  # the row's requests while the strip was hidden reached nothing
-        super().showEvent(event)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 - Qt's name
-        self._row.setGeometry(self.rect())
-        super().resizeEvent(event)
 
     def show_tiers(self, cells: tuple[TierCell, ...]) -> None:
         """Draw `cells`; the same tiers are no change, and new ones reuse the buttons there are (a ctx tick that moves
