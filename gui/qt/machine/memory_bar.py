@@ -2,11 +2,16 @@
 
 Fed a `PoolBar` from the core; draws proportions of its total. The need tick sits at
 used + reserve + need: past the bar's end means the placement does not fit that pool.
+
+Rule 1: a new pool whose segments are the bar's repaints only what moved: a ctx tick moves the need tick alone, and
+        the bar repainted its whole width (and its parents' ground under it, the bar not being opaque) for a tick
+        3 px wide. Where the tick was and where it is now are repainted (`TICK_REACH` either side); the same pool
+        repaints nothing.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt
+from PySide6.QtCore import QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -18,6 +23,10 @@ from gguf_budget.gui.qt.row_box import RowBox
 
 SEGMENTS = ("used", "reserve", "usable")
 LEGEND_COLUMNS = 2
+FILLS = tuple(QColor(MEMORY_COLOURS[name]) for name in SEGMENTS)
+TICK_WIDTH = 3
+TICK_REACH = 3
+"""Pixels either side of the need tick's x that its pen may touch (Rule 1)."""
 
 
 class _Bar(QWidget):
@@ -30,6 +39,25 @@ class _Bar(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(240, 16)
 
+    def show_pool(self, pool: PoolBar) -> None:
+        """Rule 1: repaint what the new pool moves."""
+        before, self.pool = self.pool, pool
+        if before == pool:
+            return
+        if before is None or (before.total, before.used, before.reserve, before.usable) != (
+                pool.total, pool.used, pool.reserve, pool.usable):
+            self.update()
+            return
+        for x in (self.tick_x(before), self.tick_x(pool)):
+            if x is not None:
+                self.update(QRect(x - TICK_REACH, 0, 2 * TICK_REACH + 1, self.height()))
+
+    def tick_x(self, pool: PoolBar | None) -> int | None:
+        """Where the pool's need tick is drawn; None where none is."""
+        if pool is None or pool.total <= 0 or pool.need is None:
+            return None
+        return int(min((pool.used + pool.reserve + pool.need) * (self.width() / pool.total), self.width() - 2))
+
     def paintEvent(self, event: QPaintEvent) -> None:
         pool = self.pool
         if pool is None or pool.total <= 0:
@@ -37,13 +65,13 @@ class _Bar(QWidget):
         painter = QPainter(self)
         scale = self.width() / pool.total
         x = 0.0
-        for name, n in zip(SEGMENTS, (pool.used, pool.reserve, pool.usable), strict=True):
-            painter.fillRect(QRectF(x, 0, n * scale, self.height()), QColor(MEMORY_COLOURS[name]))
+        for fill, n in zip(FILLS, (pool.used, pool.reserve, pool.usable), strict=True):
+            painter.fillRect(QRectF(x, 0, n * scale, self.height()), fill)
             x += n * scale
-        if pool.need is not None:
-            end = min((pool.used + pool.reserve + pool.need) * scale, self.width() - 2)
-            painter.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText), 3))
-            painter.drawLine(int(end), 0, int(end), self.height())
+        tick = self.tick_x(pool)
+        if tick is not None:
+            painter.setPen(QPen(self.palette().color(QPalette.ColorRole.WindowText), TICK_WIDTH))
+            painter.drawLine(tick, 0, tick, self.height())
         painter.end()
 
 
@@ -71,8 +99,7 @@ class MemoryBar(QWidget):
         self.title.setText(pool.label)
         self.caption.setText(pool.caption)
         self.bar.setToolTip(f"{pool.used:,} B used · {pool.reserve:,} B reserve · {pool.usable:,} B usable")
-        self.bar.pool = pool
-        self.bar.update()
+        self.bar.show_pool(pool)
 
     def pool(self) -> PoolBar | None:
         return self.bar.pool

@@ -16,7 +16,9 @@ Rule 4: the slider's span and step are the core's (`ExplorerView.budget_span`), 
         the span is clamped on the slider only, and a new span never moves the budget.
 Rule 5: the slider marks this machine's usable RAM (available − host reserve, `ExplorerView.usable_ram`)
         with a tick where that budget would sit, when it lies on the slider; the headline says
-        when the budget exceeds it.
+        when the budget exceeds it. Where the mark is drawn is worked out again only when the mark, the slider's
+        range, its size or its style moved: a budget tick moves the handle under the same mark, and asking the
+        style for the handle's width on every paint was a third of the slider's paint.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class MarkedSlider(QSlider):
         super().__init__(Qt.Orientation.Horizontal, parent)
         self.setObjectName(name)
         self._mark: int | None = None
+        self._placed: tuple[object, int] | None = None
+        self._pen = QPen(QColor(USABLE_MARK_COLOUR), 2)
 
     def mark(self) -> int | None:
         """The marked value in slider units, None when there is no mark or it lies off the slider."""
@@ -65,19 +69,29 @@ class MarkedSlider(QSlider):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
-        value = self.mark()
-        if value is None:
+        x = self.mark_x()
+        if x is None:
             return
-        option = QStyleOptionSlider()
-        self.initStyleOption(option)
-        handle = self.style().subControlRect(QStyle.ComplexControl.CC_Slider, option,
-                                             QStyle.SubControl.SC_SliderHandle, self)
-        span = self.width() - handle.width()
-        x = handle.width() // 2 + QStyle.sliderPositionFromValue(self.minimum(), self.maximum(), value, span)
         painter = QPainter(self)
-        painter.setPen(QPen(QColor(USABLE_MARK_COLOUR), 2))
+        painter.setPen(self._pen)
         painter.drawLine(x, 0, x, self.height())
         painter.end()
+
+    def mark_x(self) -> int | None:
+        """Where the mark is drawn (Rule 5), None when there is none; kept while what places it holds."""
+        value = self.mark()
+        if value is None:
+            return None
+        key = (value, self.minimum(), self.maximum(), self.width(), self.height(), self.style())
+        if self._placed is None or self._placed[0] != key:
+            option = QStyleOptionSlider()
+            self.initStyleOption(option)
+            handle = self.style().subControlRect(QStyle.ComplexControl.CC_Slider, option,
+                                                 QStyle.SubControl.SC_SliderHandle, self)
+            span = self.width() - handle.width()
+            self._placed = (key, handle.width() // 2 + QStyle.sliderPositionFromValue(self.minimum(), self.maximum(),
+                                                                                        value, span))
+        return self._placed[1]
 
 
 class BudgetControl(QWidget):

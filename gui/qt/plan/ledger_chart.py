@@ -18,7 +18,19 @@ Rule 3: on screen the ground (the background, the grid, the axes and their label
         painted again only when what it shows changes (the size, the axis top, the column labels, the palette,
         the font): a slider tick moves the bars and lines under an unchanged axis, and its labels were a third of
         the chart's paint (~0.3 ms a tick on the 80-layer model). The pixmap is `paint_ground`'s drawing, so the
-        screen shows the pixels the exports do.
+        screen shows the pixels the exports do. The last `KEPT_GROUNDS` grounds are kept, each under what it shows:
+        a budget drag moves the axis top back and forth over a few round sizes, and each new top cost a ground
+        (~1.5 ms on the 80-layer model, one budget tick in six).
+Rule 4: the bars are drawn one line at a time, one brush and one `drawRects` for the line's segments (one per
+        column; columns never overlap, so the pixels are those of one rectangle at a time), placed with the
+        arithmetic `to_pixel` does; a line no column draws sets no brush. Drawing them rectangle by rectangle
+        through `to_pixel` was a quarter of the chart's paint.
+Rule 5: a new drawing under the same ground repaints only where it differs from the last: where each segment, line
+        and label is drawn is worked out once a drawing (`DataLayer`, which the paint then draws), and in each column
+        the box around the segments that moved, came or went, each moved line and each moved or new label are
+        repainted over a margin that holds their pen and glyphs (`DIRTY_MARGIN`); a new ground repaints the whole
+        chart. A paint draws a label only where it is asked to paint. A ctx tick moves a few segments, the
+        minimum's line and its label, and the chart blitted its whole ground and drew every bar again.
 """
 
 from __future__ import annotations
@@ -66,6 +78,12 @@ MINIMUM_HANGS = 0.9
 LABEL_INSET = 0.03
 """Share of the plot's width between a line's label and the plot's side."""
 
+DIRTY_MARGIN = 4
+"""Pixels around a segment, line or label that its drawing may touch (Rule 5): the outline's and the budget line's
+pens, and glyphs that reach out of their line's box."""
+KEPT_GROUNDS = 8
+"""Grounds kept (Rule 3): ~1 MB each at the chart's usual size."""
+
 SHARED_LABEL_GAP = 0.15
 """Budget and minimum lines closer than this share of the chart's height share one label (the budget's):
 two labels that close would overlap in a narrow chart."""
@@ -81,6 +99,21 @@ class LineMark:
 
 
 HIDDEN = LineMark(None, "")
+
+Box = tuple[float, float, float, float]
+"""x, y, width, height on the widget."""
+
+
+@dataclass(frozen=True)
+class DataLayer:
+    """What `_paint_data` draws inside one plot (Rules 4–5): each line's segments as (column, box), bottom-up; the
+    budget's and the minimum's line heights (None: hidden) across the plot's (left, width); each label's box and
+    text."""
+
+    bars: tuple[tuple[str, tuple[tuple[int, Box], ...]], ...]
+    lines: tuple[float | None, float | None]
+    span: tuple[float, float]
+    labels: tuple[tuple[Box, str], ...]
 
 
 def y_ticks(top: float) -> list[tuple[float, str]]:
@@ -114,7 +147,11 @@ class LedgerChart(QWidget):
         self._drawn: object = None
         self._hovered: str | None = None
         self.hover_text = ""
-        self._ground: tuple[object, QPixmap, QRectF] | None = None
+        self._grounds: dict[object, tuple[QPixmap, QRectF]] = {}
+        self._shown: tuple[object, DataLayer] | None = None
+        self._plot: tuple[object, QRectF] | None = None
+        self._look: tuple[int, str] | None = None
+        self._brushes: dict[str, QBrush] = {}
         self._fill_legend(())
 
     def _fill_legend(self, drawn_optional: Sequence[str]) -> None:
@@ -139,7 +176,7 @@ class LedgerChart(QWidget):
         """Draw one stacked column per (label, items); `budget` None hides the budget line. Repaints only when
         something drawn changed."""
         self._columns = [(label, tuple(items)) for label, items in columns]
-        self._segments = {line: self._stack(line) for line in self._lines}
+        self._segments = self._stacks()
         self._fill_legend([line for line in self._lines if line in self._optional and any(self._segments[line][1])])
         self._marks = (budget, minimum)
         tops = [sum(n for _, n in items) for _, items in self._columns]
@@ -151,7 +188,19 @@ class LedgerChart(QWidget):
         drawn = (tuple(self._columns), self._top, self._drawn_marks)
         if drawn != self._drawn:
             self._drawn = drawn
+            self._repaint_changes()
+
+    def _repaint_changes(self) -> None:
+        """Rule 5: repaint what moved, came or went since the drawing last asked for, or all of a new ground."""
+        before, key = self._shown, self._ground_key()
+        after = self._layer(self.plot_rect())
+        self._shown = (key, after)
+        if before is None or before[0] != key:
             self.update()
+            return
+        for x, y, w, h in _changes(before[1], after):
+            self.update(QRectF(x, y, w, h).toAlignedRect().adjusted(-DIRTY_MARGIN, -DIRTY_MARGIN,
+                                                                    DIRTY_MARGIN, DIRTY_MARGIN))
 
     def _mark(self, label: str, value: int | None, more: str | None) -> LineMark:
         """`more`: text after the label's own (None: no label — the other line's says it, the two being close)."""
@@ -176,19 +225,22 @@ class LedgerChart(QWidget):
         """The budget line and the minimum line, as drawn."""
         return self._drawn_marks
 
-    def _stack(self, line: str) -> tuple[list[float], list[float]]:
-        y0, heights = [], []
+    def _stacks(self) -> dict[str, tuple[list[float], list[float]]]:
+        """Each line's (bottoms, heights) across the columns, in one pass over each column: a line sits on what is
+        listed before it; a line a column does not list has no height, at the column's top."""
+        placed: list[tuple[dict[str, tuple[int, int]], tuple[int, int]]] = []
         for _, items in self._columns:
             below = 0
-            value = 0
+            found: dict[str, tuple[int, int]] = {}
             for name, n in items:
-                if name == line:
-                    value = n
-                    break
+                found.setdefault(name, (below, n))
                 below += n
-            y0.append(float(below))
-            heights.append(float(value))
-        return y0, heights
+            placed.append((found, (below, 0)))
+        stacks = {}
+        for line in self._lines:
+            spans = [found.get(line, top) for found, top in placed]
+            stacks[line] = ([float(b) for b, _ in spans], [float(n) for _, n in spans])
+        return stacks
 
     def segment(self, column: int, line: str) -> tuple[float, float]:
         """(bottom, height) of one drawn segment."""
@@ -223,9 +275,12 @@ class LedgerChart(QWidget):
         """The area the bars are drawn in, inside a chart of this size (default: the widget's)."""
         w = float(self.width() if width is None else width)
         h = float(self.height() if height is None else height)
-        metrics = QFontMetricsF(self.font())
-        left = max(metrics.horizontalAdvance(text) for _, text in y_ticks(self._top)) + 2 * PAD
-        return QRectF(left, PAD, max(w - left - PAD, 1.0), max(h - PAD - BOTTOM_AXIS_HEIGHT, 1.0))
+        key = (w, h, self._top, self._ground_key()[-1])
+        if self._plot is None or self._plot[0] != key:
+            metrics = QFontMetricsF(self.font())
+            left = max(metrics.horizontalAdvance(text) for _, text in y_ticks(self._top)) + 2 * PAD
+            self._plot = (key, QRectF(left, PAD, max(w - left - PAD, 1.0), max(h - PAD - BOTTOM_AXIS_HEIGHT, 1.0)))
+        return QRectF(self._plot[1])
 
     def to_pixel(self, x: float, y: float, plot: QRectF | None = None) -> QPointF:
         """A point in data coordinates (column, bytes) on the widget."""
@@ -257,29 +312,42 @@ class LedgerChart(QWidget):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
-        ground, plot = self._kept_ground()
-        painter.drawPixmap(0, 0, ground)
-        self._paint_data(painter, plot)
+        key = self._ground_key()
+        ground, plot = self._kept_ground(key)
+        painter.drawPixmap(0, 0, ground)  # clipped to the region asked for (Rule 5)
+        if self._shown is None or self._shown[0] != key:
+            self._shown = (key, self._layer(plot))
+        self._paint_data(painter, self._shown[1], QRectF(event.rect()))
         painter.end()
 
-    def _kept_ground(self) -> tuple[QPixmap, QRectF]:
-        """Rule 3: the ground as last painted and its plot area, or painted again where what it shows changed."""
+    def _ground_key(self) -> tuple[object, ...]:
+        """What the ground shows (Rule 3)."""
+        if self._look is None:  # dropped by a new palette or font (changeEvent)
+            self._look = (self.palette().cacheKey(), self.font().key())
+        return (self.width(), self.height(), self.devicePixelRatioF(), self._top,
+                tuple(label for label, _ in self._columns), self._look)
+
+    def _kept_ground(self, key: object) -> tuple[QPixmap, QRectF]:
+        """Rule 3: the ground as last painted for what it shows (`key`) and its plot area, or painted anew (the oldest
+        kept ground then dropped)."""
         ratio = self.devicePixelRatioF()
-        key = (self.width(), self.height(), ratio, self._top, tuple(label for label, _ in self._columns),
-               self.palette().cacheKey(), self.font().key())
-        if self._ground is None or self._ground[0] != key:
+        kept = self._grounds.pop(key, None)
+        if kept is None:
             pixmap = QPixmap(round(self.width() * ratio), round(self.height() * ratio))
             pixmap.setDevicePixelRatio(ratio)
             painter = QPainter(pixmap)
             self.paint_ground(painter, float(self.width()), float(self.height()))
             painter.end()
-            self._ground = (key, pixmap, self.plot_rect())
-        return self._ground[1], self._ground[2]
+            kept = (pixmap, self.plot_rect())
+            if len(self._grounds) >= KEPT_GROUNDS:
+                del self._grounds[next(iter(self._grounds))]
+        self._grounds[key] = kept  # the newest last: the first is the one longest unused
+        return kept
 
     def paint(self, painter: QPainter, width: float, height: float) -> None:
         """Rule 1: the whole chart at (0, 0)–(width, height) on `painter`: the widget, a PNG or an SVG."""
         self.paint_ground(painter, width, height)
-        self._paint_data(painter, self.plot_rect(width, height))
+        self._paint_data(painter, self._layer(self.plot_rect(width, height)))
 
     def paint_ground(self, painter: QPainter, width: float, height: float) -> None:
         """The background, the grid and the axes with their labels: what the bars and lines are drawn over."""
@@ -289,12 +357,50 @@ class LedgerChart(QWidget):
         painter.setFont(self.font())
         self._paint_axes(painter, self.plot_rect(width, height), QColor(pal.color(QPalette.ColorRole.WindowText)), base)
 
-    def _paint_data(self, painter: QPainter, plot: QRectF) -> None:
-        """The bars, the budget and minimum lines and their labels, inside `plot`."""
+    def _paint_data(self, painter: QPainter, layer: DataLayer, area: QRectF | None = None) -> None:
+        """The bars, the budget and minimum lines and their labels of `layer`; a label only where it meets `area`
+        (None: everywhere)."""
         pal = self.palette()
         painter.setFont(self.font())
-        self._paint_bars(painter, plot, pal.color(QPalette.ColorRole.Base))
-        self._paint_marks(painter, plot, QColor(pal.color(QPalette.ColorRole.WindowText)))
+        painter.setPen(QPen(pal.color(QPalette.ColorRole.Base), 0))
+        for line, segments in layer.bars:  # Rule 4
+            painter.setBrush(self._brush(line))
+            painter.drawRects([QRectF(*box) for _, box in segments])
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        text = QColor(pal.color(QPalette.ColorRole.WindowText))
+        (budget, minimum), (left, width) = layer.lines, layer.span
+        for y, style, pen_width in ((minimum, Qt.PenStyle.DashLine, 1.2), (budget, Qt.PenStyle.SolidLine, 2.0)):
+            if y is not None:
+                pen = QPen(text, pen_width, style)
+                pen.setCosmetic(True)
+                painter.setPen(pen)
+                painter.drawLine(QPointF(left, y), QPointF(left + width, y))
+        painter.setPen(QPen(text, 0))
+        for box, label in layer.labels:
+            rect = QRectF(*box)
+            if area is None or area.intersects(rect.adjusted(-DIRTY_MARGIN, -DIRTY_MARGIN, DIRTY_MARGIN, DIRTY_MARGIN)):
+                painter.drawText(rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), label)
+
+    def _layer(self, plot: QRectF) -> DataLayer:
+        """What the bars, lines and labels are drawn as inside `plot` (Rules 4–5), at the points `to_pixel` gives."""
+        lo, hi = self._x_range()
+        left, width, base, height, top = plot.left(), plot.width(), plot.bottom(), plot.height(), self._top
+        half = _WIDTH / 2
+        sides = [(left + (x - half - lo) / (hi - lo) * width, left + (x + half - lo) / (hi - lo) * width)
+                 for x in range(len(self._columns))]
+        bars = []
+        for line, (bottoms, heights) in self._segments.items():
+            segments = []
+            for column, ((x0, x1), bottom, n) in enumerate(zip(sides, bottoms, heights, strict=True)):
+                if n > 0:
+                    y0 = base - (bottom + n) / top * height
+                    segments.append((column, (x0, y0, x1 - x0, base - bottom / top * height - y0)))
+            if segments:
+                bars.append((line, tuple(segments)))
+        budget, minimum = (None if mark.value is None else base - mark.value / top * height for mark in self._drawn_marks)
+        return DataLayer(tuple(bars), (budget, minimum), (left, width),
+                         tuple(((rect.x(), rect.y(), rect.width(), rect.height()), label)
+                               for rect, label in self.mark_labels(plot)))
 
     def _paint_axes(self, painter: QPainter, plot: QRectF, text: QColor, base: QColor) -> None:
         grid = _mixed(base, text, GRID_SHARE)
@@ -313,29 +419,11 @@ class LedgerChart(QWidget):
         for rect, label in self.column_labels(plot):
             painter.drawText(rect, int(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop), label)
 
-    def _paint_bars(self, painter: QPainter, plot: QRectF, outline: QColor) -> None:
-        painter.setPen(QPen(outline, 0))
-        half = _WIDTH / 2
-        for line, (bottoms, heights) in self._segments.items():
-            painter.setBrush(QBrush(ledger_colour(line)))
-            for x, (bottom, height) in enumerate(zip(bottoms, heights, strict=True)):
-                if height > 0:
-                    painter.drawRect(QRectF(self.to_pixel(x - half, bottom + height, plot),
-                                            self.to_pixel(x + half, bottom, plot)))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-
-    def _paint_marks(self, painter: QPainter, plot: QRectF, text: QColor) -> None:
-        budget, minimum = self._drawn_marks
-        for mark, style, width in ((minimum, Qt.PenStyle.DashLine, 1.2), (budget, Qt.PenStyle.SolidLine, 2.0)):
-            if mark.value is not None:
-                y = self.to_pixel(0, mark.value, plot).y()
-                pen = QPen(text, width, style)
-                pen.setCosmetic(True)
-                painter.setPen(pen)
-                painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
-        painter.setPen(QPen(text, 0))
-        for rect, label in self.mark_labels(plot):
-            painter.drawText(rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), label)
+    def _brush(self, line: str) -> QBrush:
+        brush = self._brushes.get(line)
+        if brush is None:
+            brush = self._brushes[line] = QBrush(ledger_colour(line))
+        return brush
 
     def mark_labels(self, plot: QRectF | None = None) -> list[tuple[QRectF, str]]:
         """Each line's label and the rectangle it is drawn in. The budget's hangs below its line at the right; the
@@ -389,8 +477,31 @@ class LedgerChart(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange):
+            self._look = None
             self.update()
         super().changeEvent(event)
+
+
+def _changes(before: DataLayer, after: DataLayer) -> list[Box]:
+    """Rule 5: where two drawings under one ground differ: in each column, the box around its segments that moved,
+    came or went; each line at its old and new height; each label that moved or changed, where it was and is."""
+    columns: dict[int, set[tuple[str, Box]]] = {}
+    for layer in (before, after):
+        for line, segments in layer.bars:
+            for column, box in segments:
+                columns.setdefault(column, set()).symmetric_difference_update({(line, box)})
+    changed = []
+    for moved in columns.values():
+        if moved:
+            xs = [x for _, (x, _, w, _) in moved for x in (x, x + w)]
+            ys = [y for _, (_, y, _, h) in moved for y in (y, y + h)]
+            changed.append((min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys)))
+    left, width = after.span  # one ground, one plot
+    for old, new in zip(before.lines, after.lines, strict=True):
+        if old != new:
+            changed += [(left, y, width, 0.0) for y in (old, new) if y is not None]
+    changed += [box for box, _ in set(before.labels) ^ set(after.labels)]
+    return changed
 
 
 def _mixed(base: QColor, over: QColor, share: float) -> QColor:
