@@ -22,6 +22,10 @@ Rule 3: with mmap the host's model buffer (`CPU_Mapped`), and a Metal GPU's (`MT
         `load_tensors` maps only the device's default buffer type), so the host's repacked weights,
         which live in CPU_REPACK, are not in it: with `-ot exps=CPU` and repacked experts the host
         maps only the span of what stays in its CPU buffer (`token_embd`, …).
+Rule 4: with no `-ot` and nothing kept elsewhere a tensor's device is its slot's, so the span is taken over each
+        slot's extent (kept per model: its first tensor's data to its last one's end) — a new placement's span
+        looks at its slots, not at every tensor (an 80-layer model's 724, at each new GPU-layer count of a drag).
+        The data lie in file order without overlap, so the first start and the last end are the span's ends.
 """
 
 from __future__ import annotations
@@ -63,13 +67,26 @@ def device_weights(model: ModelSpec, sched: Scheduler) -> tuple[int, ...]:
 
 @per_model(maxsize=256)
 def mapped_span(model: ModelSpec, sched: Scheduler, backend: int, elsewhere: frozenset[str] = frozenset()) -> int:
-    """Rule 3: the bytes of the file a backend that maps it (the host, a Metal GPU) holds; `elsewhere`: its tensors
+    """Rules 3–4: the bytes of the file a backend that maps it (the host, a Metal GPU) holds; `elsewhere`: its tensors
     kept in another of its buffer types (the host's repacked copies)."""
+    if not sched.overrides and not elsewhere:
+        ends = [(start, end) for slot, start, end in _slot_extents(model)
+                if (sched.cpu if slot is None else sched.slot_device[slot]) == backend]
+        return max(end for _, end in ends) - min(start for start, _ in ends) if ends else 0
     held = [(offset, nbytes) for name, offset, nbytes, slot in _layout(model)
             if sched.slot_weight_device(name, slot) == backend and name not in elsewhere]
     if not held:
         return 0
     return held[-1][0] + held[-1][1] - held[0][0]
+
+
+@per_model(maxsize=16)
+def _slot_extents(model: ModelSpec) -> tuple[tuple[int | None, int, int], ...]:
+    """Rule 4: each layer slot's (slot, its first tensor's data offset, its last tensor's end) in file order."""
+    out: dict[int | None, tuple[int, int]] = {}
+    for _, offset, nbytes, slot in _layout(model):
+        out[slot] = (out[slot][0] if slot in out else offset, offset + nbytes)
+    return tuple((slot, start, end) for slot, (start, end) in out.items())
 
 
 def host_span(model: ModelSpec, sched: Scheduler, repacked: frozenset[str] = frozenset()) -> int:
