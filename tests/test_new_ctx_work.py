@@ -15,7 +15,9 @@ from test_largest_ctx_search import bisected
 from gguf_budget.core import FitRequest, estimate_fit, hypothetical_machine
 from gguf_budget.core.fit import estimate, runtime_memory
 from gguf_budget.core.fit.buffers import compute_graph
+from gguf_budget.core.fit.buffers.sched import Scheduler
 from gguf_budget.core.fit.ctx import max_ctx
+from gguf_budget.core.fit.placement import options
 from gguf_budget.core.fit.ctx.auto_ctx import FitCtxReason, auto_fit, largest_ctx
 from gguf_budget.core.fit.estimate import fit_headroom
 from gguf_budget.core.fit.server import session
@@ -270,3 +272,54 @@ def test_a_session_kept_by_what_it_tells_apart_is_the_one_replayed(session_model
                              checkpoints=CheckpointSettings(max_checkpoints=8), image_tokens=image)
     parsed = SessionSpec.parse(spec)
     assert session.replay(model, m, parsed) == session._replay(model, m, parsed)
+
+
+def _span_walk(model: ModelSpec, sched: Scheduler, backend: int) -> int:
+    """`options` Rule 3 as written: from the first of the backend's tensors' data to the end of its last, in file
+    order (each tensor's data aligned to 32 bytes)."""
+    held, offset = [], 0
+    for t in model.tensors:
+        if sched.weight_device(t.name) == backend:
+            held.append((offset, offset + t.nbytes))
+        offset += -(-t.nbytes // 32) * 32
+    return held[-1][1] - held[0][0] if held else 0
+
+
+def _scheduler(devices: tuple[int, ...]) -> Scheduler:
+    """One GPU (backend 0) and the host (backend 1), layer slot i's weights on `devices[i]`."""
+    return Scheduler(alignments=(256, 32), offload=(32, None), slot_device=devices, kv_device=devices[:-1])
+
+
+def test_a_new_placements_mapped_span_looks_at_its_slots_not_its_tensors(llama70b, monkeypatch):
+    """A tick that moves the GPU layers maps a new placement: the host's span walked the 70B's 724 tensors (a device
+    asked of each) for every new split; with no `-ot` the span is the extent of the slots the backend holds."""
+    llama70b = _fresh(llama70b)
+    options.mapped_span(llama70b, _scheduler((0,) * 81), 1)
+    splits = [_scheduler((1,) * (81 - gpu) + (0,) * gpu) for gpu in (10, 20, 30, 40, 80)]
+    walked = [_span_walk(llama70b, sched, 1) for sched in splits]
+    asked = _calls(monkeypatch, Scheduler, "slot_weight_device")
+    assert [options.host_span(llama70b, sched) for sched in splits] == walked
+    assert asked == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(devices=st.lists(st.integers(0, 1), min_size=81, max_size=81), backend=st.integers(0, 1))
+def test_the_slots_span_is_the_tensor_walks(llama70b, devices, backend):
+    """`options` Rule 4 changes the work, never the span: for any placement of the slots, either backend."""
+    sched = _scheduler(tuple(devices))
+    assert options.mapped_span(llama70b, sched, backend) == _span_walk(llama70b, sched, backend)
+
+
+def test_a_new_ctxs_graph_inputs_pick_no_blocks_again(llama70b, monkeypatch):
+    """Every new ctx's full-context graph asks for its inputs (`input_bytes`), which read the blocks `replayed` picks
+    (a hash of each of the 80 blocks' shapes); the blocks are the model's alone, picked once."""
+    llama70b = _fresh(llama70b)
+    settings_ = compute_graph.GraphSettings(ubatch=512, outputs=1, flash_attn=True, full_cells=4096, swa_cells=0,
+                                            rot_k=0, rot_v=0)
+    compute_graph.input_bytes(llama70b, settings_)
+    picked = _calls(monkeypatch, compute_graph, "replayed")
+    for ctx in NEW_CTXS:
+        at = dataclasses.replace(settings_, full_cells=ctx)
+        graph = compute_graph.compute_nodes(llama70b, at)
+        assert compute_graph.input_bytes(llama70b, at) == sum(n.nbytes for n in graph if n.is_input)
+    assert picked == []

@@ -203,6 +203,13 @@ def replayed(blocks: tuple[BlockShape, ...], keys: tuple[object, ...] | None = N
     return picked
 
 
+@per_model(maxsize=16)
+def _replayed_alone(model: ModelSpec) -> tuple[tuple[int, BlockShape], ...]:
+    """Rule 5's blocks of a graph placed on one device, picked once per model: every new ctx's graph asks for them
+    (a hash of each of the blocks' shapes)."""
+    return tuple(replayed(block_shapes(model)))
+
+
 def _expert_ff(model: ModelSpec, il: int) -> int:
     exps = [t for t in model.tensors if t.layer == il and t.name.endswith("ffn_up_exps.weight")]
     return exps[0].shape[1] if exps and len(exps[0].shape) == 3 else 0
@@ -312,7 +319,7 @@ def compute_nodes(model: ModelSpec, s: GraphSettings, blocks: Sequence[tuple[int
     attention (llama-graph.cpp `build_attn_mha`); with it the fused attention runs beside its neighbours, reading
     copies of the cache."""
     shapes = block_shapes(model)
-    blocks = replayed(shapes) if blocks is None else blocks
+    blocks = _replayed_alone(model) if blocks is None else blocks
     E = model.n_embd or 0
     b = _Builder(_tensor_sizes(model), s.ubatch)
     inp = _graph_inputs(b, s, E, blocks)
@@ -332,7 +339,7 @@ def input_bytes(model: ModelSpec, s: GraphSettings) -> int:
     """Rule 1: the bytes of the inputs `compute_nodes` places first (over the blocks it replays by default), the
     graph's blocks not built: what a GPU-layer graph leaves on the host (`runtime_memory` Rule 7)."""
     b = _Builder(_tensor_sizes(model), s.ubatch)
-    _graph_inputs(b, s, model.n_embd or 0, replayed(block_shapes(model)))
+    _graph_inputs(b, s, model.n_embd or 0, _replayed_alone(model))
     return sum(n.nbytes for n in b.nodes if n.is_input)
 
 
