@@ -38,6 +38,30 @@ def private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     return folder
 
 
+@pytest.fixture(scope="session")
+def machine_record(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """This machine's speed record as a first measuring command leaves it (RAM and compute, by the real probes),
+    measured once a worker."""
+    from gguf_budget.core.machine.bandwidth_store import machine_bandwidths, record_path
+
+    folder = tmp_path_factory.mktemp("machine")
+    machine_bandwidths(None, ("ram", "compute"), folder=folder)
+    return record_path(folder).read_bytes()
+
+
+@pytest.fixture
+def measured_machine(private_data_dir: Path, machine_record: bytes) -> Path:
+    """The test's data folder holds the run's one record of this machine's figures, as after an earlier command:
+    a command that measures when nothing is kept (fit, plan, evidence without --no-measure) reads it instead of
+    probing again in every test's fresh folder (the RAM probe is ~1.8 s of CPU, the compute one ~0.2 s). For
+    files whose tests ask commands for answers, not about measuring; returns the record's path."""
+    from gguf_budget.core.machine.bandwidth_store import record_path
+
+    path = record_path(private_data_dir)
+    path.write_bytes(machine_record)
+    return path
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """CI runs `-n auto --dist loadfile`: each file whole on one worker, handed out in order. xdist's own order (most
     tests first) handed the slow files (a few tests, minutes each) out last, so one worker ran them alone at the
