@@ -38,6 +38,30 @@ def private_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     return folder
 
 
+@pytest.fixture(scope="session")
+def machine_record(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """This machine's speed record as a first measuring command leaves it (RAM and compute, by the real probes),
+    measured once a worker."""
+    from gguf_budget.core.machine.bandwidth_store import machine_bandwidths, record_path
+
+    folder = tmp_path_factory.mktemp("machine")
+    machine_bandwidths(None, ("ram", "compute"), folder=folder)
+    return record_path(folder).read_bytes()
+
+
+@pytest.fixture
+def measured_machine(private_data_dir: Path, machine_record: bytes) -> Path:
+    """The test's data folder holds the run's one record of this machine's figures, as after an earlier command:
+    a command that measures when nothing is kept (fit, plan, evidence without --no-measure) reads it instead of
+    probing again in every test's fresh folder (the RAM probe is ~1.8 s of CPU, the compute one ~0.2 s). For
+    files whose tests ask commands for answers, not about measuring; returns the record's path."""
+    from gguf_budget.core.machine.bandwidth_store import record_path
+
+    path = record_path(private_data_dir)
+    path.write_bytes(machine_record)
+    return path
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """CI runs `-n auto --dist loadfile`: each file whole on one worker, handed out in order. xdist's own order (most
     tests first) handed the slow files (a few tests, minutes each) out last, so one worker ran them alone at the
@@ -46,14 +70,24 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
 
 
-LONGEST = ("test_readme.py", "test_packaging_bundle.py", "test_server_real.py", "test_quant_ladder.py")
-"""The slowest files, slowest first, by the CPU each takes alone (user + sys of pytest and its children): 97, 59, 55
-and 53 s; then llama_words and tune, 28 s each. Wall time on a shared machine is that times the load over the cores."""
+LONGEST = (
+    "test_readme.py", "test_packaging_bundle.py", "test_server_real.py", "test_packaging_wheel.py", "test_quant_ladder.py",
+    "test_tune.py", "test_llama_words.py", "test_tune_work.py", "test_tune_ot.py",
+    "test_calibration_guard.py", "test_gui_quants.py", "test_cli_quants.py", "test_one_answer.py",
+    "test_fit_auto_search.py", "test_fact_relations.py", "test_cli_imports.py", "test_remote.py", "test_static_checks.py",
+    "test_gui_library.py", "test_fuzz_net_facts.py", "test_cli_fit.py", "test_largest_ctx_search.py",
+)
+"""The costliest files, costliest first, by the CPU each takes alone (user + sys of pytest and its children, this
+2-core machine): the slow ones 84 (the README's venv and commands), 56, 54, 17, 17, 10, 9, 9 and 8 s; then the
+others over 8 s (the calibration guard's real probes 20-28, the Quants dock 21 ... the largest-ctx search 9). Wall
+time on a shared machine is that times the load over the cores."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files with a test marked `slow` first, the LONGEST of them first of all: both workers start on them and
-    share the short files at the end. Every file's tests stay together and in their order (a stable sort by file)."""
+    """The files with a test marked `slow` first, then the other LONGEST files, each in LONGEST's order: both workers
+    start on the long ones and share the short files at the end, so no worker is left alone with a long file
+    (xdist hands a worker its next file when it is nearly done with one). Every file's tests stay together and in
+    their order (a stable sort by file)."""
     slow = {item.path for item in items if item.get_closest_marker("slow")}
 
     def rank(item: pytest.Item) -> tuple[int, int]:

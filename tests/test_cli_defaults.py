@@ -11,6 +11,8 @@ from gguf_factory import ArchDesc
 
 from gguf_budget.core import BudgetRequest, automatic_range, budget_range, load_model
 from gguf_budget.core.machine.snapshot import hypothetical_machine
+
+pytestmark = pytest.mark.usefixtures("measured_machine")  # conftest: this machine's figures measured once a run, not a test
 GiB = 1 << 30
 from gguf_budget.gui.cli import main
 from gguf_budget.gui.cli.commands import plan_cmd

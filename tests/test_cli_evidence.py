@@ -47,12 +47,19 @@ srv  print_timing: id  0 | task 0 |        eval time =    2150.32 ms /   256 tok
 
 
 @pytest.fixture
-def workdir(tmp_path, monkeypatch) -> Path:
+def unmeasured_workdir(tmp_path, monkeypatch) -> Path:
     """A folder with models/<the logs' model names> and logs/ (a link to the recorded logs); the current directory."""
     write_recorded_models(tmp_path / "models")
     (tmp_path / "logs").symlink_to(LOGS, target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     return tmp_path
+
+
+@pytest.fixture
+def workdir(unmeasured_workdir, measured_machine) -> Path:
+    """The same, with this machine's figures kept as a first command leaves them (conftest's measured_machine):
+    the evidence commands read them rather than each probing again in its own fresh data folder."""
+    return unmeasured_workdir
 
 
 @pytest.mark.parametrize("name", LOG_FILES)
@@ -152,7 +159,7 @@ def test_an_offloaded_run_is_estimated_with_fits_vram_and_ram_bandwidths(workdir
     assert rows["prefill"]["estimated"] is None and rows["prefill"]["measured"] is None  # no GPU compute rate
 
 
-def test_without_measuring_the_estimate_rests_on_the_assumed_figure(workdir, capsys):
+def test_without_measuring_the_estimate_rests_on_the_assumed_figure(unmeasured_workdir, capsys):
     assert main(["evidence", "logs/smollm2-135m-instruct-q4_1_ctx512_f16.log", "--no-measure", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["tok_s_estimate"]["bandwidths"]["ram"]["source"] == "assumed" and d["bandwidth_notes"] == []
@@ -188,7 +195,7 @@ def test_a_dry_run_shows_the_estimates_and_no_measured_speed(workdir, capsys):
     assert prefill.endswith("not measured: the log has no `prompt eval time` line")
 
 
-def test_evidence_finds_the_model_beside_the_log(tmp_path, capsys, monkeypatch):
+def test_evidence_finds_the_model_beside_the_log(tmp_path, capsys, monkeypatch, measured_machine):
     write_recorded_models(tmp_path / "runs" / "models")
     shutil.copy(LOGS / "smollm2-135m-instruct-q4_1_ctx512_f16.log", tmp_path / "runs")
     monkeypatch.chdir(tmp_path)
@@ -233,7 +240,7 @@ def test_a_log_whose_model_is_not_here_asks_for_it(tmp_path, capsys, monkeypatch
     assert "names models/gemma3-270m-q4_k_m.gguf, which is not here: pass --model FILE" in capsys.readouterr().err
 
 
-def test_fit_json_and_text_itemize_what_llama_cpp_holds(gguf_file, capsys):
+def test_fit_json_and_text_itemize_what_llama_cpp_holds(gguf_file, capsys, measured_machine):
     path = gguf_file(ArchDesc(n_layer=4, n_vocab=8192), mode="header_only")
     assert main(["fit", str(path), "--ctx", "2048", "--host-available", "16G", "--no-gpu", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)["runtime_memory"]
@@ -252,7 +259,7 @@ def test_fit_json_and_text_itemize_what_llama_cpp_holds(gguf_file, capsys):
     assert "Peak RSS" in text and "anonymous" in text and "mapped weights (file-backed)" in text
 
 
-def test_a_hostile_log_name_prints_escaped(tmp_path, capsys, monkeypatch):
+def test_a_hostile_log_name_prints_escaped(tmp_path, capsys, monkeypatch, measured_machine):
     """The report quotes the log's file name, which a stranger may have chosen."""
     write_recorded_models(tmp_path / "runs" / "models")
     shutil.copy(LOGS / "smollm2-135m-instruct-q4_1_ctx512_f16.log", tmp_path / "runs" / "run\x1b[2J\u202e.log")

@@ -67,6 +67,7 @@ def test_hw_runs_as_a_console_command_without_qt():
     assert result.returncode == 0 and result.stdout.strip().endswith("False")
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_fit_json_has_the_contract_keys(gguf_file, capsys):
     path = gguf_file(MODEL, "complete")
     args = ["fit", str(path), "--ctx", "1000", "--host-available", "32G", "--gpu-total", "8G", "--gpu-free", "6G", "--json"]
@@ -84,6 +85,7 @@ def test_fit_json_has_the_contract_keys(gguf_file, capsys):
     assert d["weights"]["file_bytes"] == path.stat().st_size
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 @pytest.mark.parametrize(
     ("flags", "code", "verdict"),
     [
@@ -101,6 +103,7 @@ def test_fit_verdicts_and_exit_codes(gguf_file, capsys, flags, code, verdict):
     assert json.loads(capsys.readouterr().out)["verdict"] == verdict
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_fit_text_keeps_the_three_claims_apart(gguf_file, capsys):
     path = gguf_file(MODEL, "header_only")
     assert main(["fit", str(path), "--host-available", "32G", "--gpu-free", "4G"]) == 0
@@ -111,6 +114,7 @@ def test_fit_text_keeps_the_three_claims_apart(gguf_file, capsys):
     assert "hypothetical machine" in out and "fits on GPU" in out
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_fit_on_this_machine_without_gpu_flags_probes_it(gguf_file, capsys):
     path = gguf_file(MODEL, "header_only")
     assert main(["fit", str(path), "--json"]) in (0, 3)
@@ -118,6 +122,7 @@ def test_fit_on_this_machine_without_gpu_flags_probes_it(gguf_file, capsys):
     assert d["snapshot"]["source"] == "probe" and d["snapshot"]["host_total"] == probe_hardware().host_total
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_an_unknown_verdict_exits_3_and_says_what_is_missing(gguf_file, capsys):
     path = gguf_file(ArchDesc(arch="mamba", n_layer=2), "header_only")  # recurrent, but no SSM sizes
     assert main(["fit", str(path), "--host-available", "32G", "--no-gpu"]) == 3

@@ -14,6 +14,8 @@ from gguf_budget.core.machine.presets import PRESETS
 from gguf_budget.core.model.catalogue import catalogue_path, find_entry
 from gguf_budget.gui.cli import main
 
+pytestmark = pytest.mark.usefixtures("measured_machine")  # conftest: this machine's figures measured once a run, not a test
+
 GiB = 1024**3
 QWEN = str(catalogue_path(find_entry("qwen3-30b-a3b-instruct-2507")))
 

@@ -12,6 +12,8 @@ from gguf_factory import ArchDesc
 from gguf_budget.core import LEDGER_LINES
 from gguf_budget.gui.cli import main
 
+pytestmark = pytest.mark.usefixtures("measured_machine")  # conftest: this machine's figures measured once a run, not a test
+
 BASE = 24 * 1024 * 1024
 UNTIED = ArchDesc(n_layer=4, n_vocab=2048)
 MINIMUM = BASE + 200_448  # test_planner_ledger.py: ctx 128, streamed head, one buffer

@@ -23,6 +23,7 @@ def _rows(out: str) -> list[str]:
     return rows
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_70b_with_a_24_gib_gpu_and_64_gib_ram_marks_a_best_fit(capsys):
     assert main(["quants", "--catalog", "llama-3.1-70b-instruct", *MACHINE_70B]) == 0
     out = capsys.readouterr().out
@@ -33,6 +34,7 @@ def test_70b_with_a_24_gib_gpu_and_64_gib_ram_marks_a_best_fit(capsys):
     assert "hypothetical machine" in out
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_json_carries_every_row_and_the_machine(capsys):
     assert main(["quants", "--catalog", "llama-3.1-70b-instruct", *MACHINE_70B, "--json", "--budget", "32G"]) == 0
     payload = json.loads(capsys.readouterr().out)
@@ -42,6 +44,7 @@ def test_json_carries_every_row_and_the_machine(capsys):
     assert all(r["plan"] is not None for r in payload["rows"])
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_a_file_of_any_quantization_is_priced(capsys, gguf_file):
     path = gguf_file(ArchDesc(n_layer=4, n_embd=256, n_ff=512, n_head=8, n_head_kv=2, n_vocab=512))
     assert main(["quants", str(path), "--no-gpu", "--host-available", "16G", "--json", "--no-imatrix"]) == 0
@@ -50,6 +53,7 @@ def test_a_file_of_any_quantization_is_priced(capsys, gguf_file):
     assert payload["best_fit"] == "BF16" and payload["best_fit_reason"] == "fully in RAM"
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_nothing_fits_exits_3(capsys):
     assert main(["quants", "--catalog", "llama-3.1-70b-instruct", "--no-gpu", "--host-available", "8G"]) == 3
     assert "Best fit: none" in capsys.readouterr().out
@@ -75,6 +79,7 @@ def test_bad_arguments_exit_2_in_one_line(capsys, argv):
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_a_preset_machine_is_judged_like_fit_judges_it(capsys):
     assert main(["quants", "--catalog", "llama-3.1-70b-instruct", "--preset", "RTX 4090", "--host-available", "64G",
                  "--json"]) == 0

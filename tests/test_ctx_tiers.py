@@ -14,6 +14,8 @@ from gguf_budget.core.speed import token_bytes
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.gui.cli import main
 
+pytestmark = pytest.mark.usefixtures("measured_machine")  # conftest: this machine's figures measured once a run, not a test
+
 MACHINE = ["--host-available", "32G", "--gpu-total", "12G", "--cpu-features", "none"]
 
 

@@ -14,6 +14,8 @@ from gguf_budget.core.machine.snapshot import hypothetical_machine
 from gguf_budget.core.views.fit_report import fit_dict
 from gguf_budget.gui.cli import main
 
+pytestmark = pytest.mark.usefixtures("measured_machine")  # conftest: this machine's figures measured once a run, not a test
+
 GIB = 1 << 30
 MACHINE = ("--host-available", "8G", "--no-gpu", "--cpu-features", "none")
 GEMMA = ArchDesc(arch="gemma3", n_layer=6, n_head=4, n_head_kv=1, head_dim=256, sliding_window=512, qk_norm=True,

@@ -22,6 +22,8 @@ from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import fit_dict
 from gguf_budget.gui.cli import main
 
+pytestmark = pytest.mark.usefixtures("measured_machine")  # conftest: this machine's figures measured once a run, not a test
+
 GIB = 1 << 30
 MACHINE = ("--host-available", "8G", "--no-gpu")
 # A gemma3 shape: five sliding-window layers, so checkpoints are priced, and a context the slots can split.

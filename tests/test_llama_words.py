@@ -32,7 +32,8 @@ from gguf_budget.core.model.loader import load_model
 from gguf_budget.core.speed.token_bytes import TokenPrices
 from gguf_budget.gui.cli import main
 
-pytestmark = pytest.mark.slow  # published commands priced by fit, quants and the library (CI hands the file out first)
+pytestmark = [pytest.mark.slow,  # published commands priced by fit, quants and the library (CI hands the file out first)
+              pytest.mark.usefixtures("measured_machine")]  # conftest: this machine's figures measured once a run
 
 HELP = Path(__file__).parent / "data" / "llamacpp-help"
 GiB = 1 << 30

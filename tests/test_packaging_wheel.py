@@ -48,11 +48,12 @@ def wheel(built_wheel: Path) -> Path:
 @pytest.fixture(scope="module")
 def venv_bin(wheel: Path, tmp_path_factory) -> Path:
     """A fresh virtual environment with the wheel and its dependencies installed. pip byte-compiles nothing
-    (PIP_NO_COMPILE): the few modules the tests import are compiled when imported, not the thousands installed."""
+    (`--no-compile`): the few modules the tests import are compiled when imported, not the thousands installed."""
     venv = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    install = [sys.executable, "-m", "pip", "--quiet", "--python", str(venv / "bin" / "python"), "install", str(wheel)]
-    subprocess.run(install, check=True, capture_output=True, text=True, env={**clean_env(), "PIP_NO_COMPILE": "1"})
+    install = [sys.executable, "-m", "pip", "--quiet", "--python", str(venv / "bin" / "python"), "install", "--no-compile",
+               str(wheel)]
+    subprocess.run(install, check=True, capture_output=True, text=True, env=clean_env())
     return venv / "bin"
 
 

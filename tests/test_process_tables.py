@@ -25,6 +25,8 @@ from gguf_budget.core.units import human_bytes
 from gguf_budget.core.views.fit_report import fit_dict, fit_text
 from gguf_budget.gui.cli import main
 
+pytestmark = pytest.mark.usefixtures("measured_machine")  # conftest: this machine's figures measured once a run, not a test
+
 GiB = 1 << 30
 BIG_HOST = hypothetical_machine(64 * GiB)
 DENSE = ArchDesc(n_layer=2, n_embd=64, n_vocab=50_000)

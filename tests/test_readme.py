@@ -11,8 +11,9 @@ that covers it instead). `a && b` lines are run segment by segment. Exit codes a
 ones ("0 ok, 2 bad input, 3 plan impossible"; `fit`, `quants` and `tune` exit 3 when nothing fits, which
 depends on this machine); stderr never carries a traceback. The app's folders and HOME are private
 to the run (pip keeps the real HOME: its configuration lives there). pip compiles no installed module
-ahead of time (PIP_NO_COMPILE): most are never imported by a README line (mypy, PyInstaller, hypothesis),
-and compiling them was a good part of the setup's minutes on a 2-core machine.
+ahead of time (PIP_COMPILE=0: PIP_NO_COMPILE=1 sets `--no-compile`'s destination to true, so it compiles): most
+are never imported by a README line (mypy, PyInstaller, hypothesis), and compiling them was a fifth of the
+setup's CPU. A setup line the pages repeat (`python3 -m venv .venv`) is run once, where a reader first meets it.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def segments() -> list[str]:
 
 
 RUN = [runnable(s) for s in segments() if excluded(runnable(s)) is None]
-SETUP_COMMANDS = [c for c in RUN if c.startswith(SETUP)]
+SETUP_COMMANDS = list(dict.fromkeys(c for c in RUN if c.startswith(SETUP)))
 COMMANDS = [c for c in RUN if not c.startswith(SETUP)]
 
 
@@ -173,7 +174,7 @@ def fresh(tmp_path_factory) -> tuple[Path, dict[str, str]]:
            "XDG_DATA_HOME": str(home / ".local/share"), "XDG_CACHE_HOME": str(home / ".cache")}
     env.pop("QT_QPA_PLATFORM", None)                      # --screenshot must need no display of its own
     for command in SETUP_COMMANDS:  # pip byte-compiles nothing: a module is compiled when a command imports it
-        done = _run(command, copy, {**os.environ, "PIP_NO_COMPILE": "1"})
+        done = _run(command, copy, {**os.environ, "PIP_COMPILE": "0"})
         assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return copy, env
 

@@ -334,6 +334,7 @@ def test_inspect_json_of_a_url_equals_the_local_files_except_for_its_source(http
     assert "header read over the network" in remote.stderr
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_plan_and_fit_take_a_url_and_a_bad_one_exits_2(httpserver, model_file, cache):
     serve(httpserver, model_file)
     url = httpserver.url_for("/m/model.gguf")
@@ -344,6 +345,7 @@ def test_plan_and_fit_take_a_url_and_a_bad_one_exits_2(httpserver, model_file, c
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not found" in bad.stderr
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_the_command_for_a_url_runs_the_url_not_the_header_kept_here(httpserver, model_file, cache):
     """remote_command Rule 1: the header cache holds no weights, so `-m <cache file>` could not run."""
     serve(httpserver, model_file)

@@ -31,6 +31,8 @@ from gguf_budget.core.fit.server.slots import SlotLayout
 from gguf_budget.core.model.loader import load_model
 from gguf_budget.gui.cli import main
 
+pytestmark = pytest.mark.usefixtures("measured_machine")  # conftest: this machine's figures measured once a run, not a test
+
 RECORDED = Path(__file__).parent / "data" / "server-sessions"
 MiB = 1024 * 1024
 

@@ -65,6 +65,7 @@ def test_an_error_naming_a_hostile_architecture_is_one_escaped_line(tmp_path):
     _clean(result.stderr)
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 @pytest.mark.parametrize("args", [["inspect"], ["plan", "--budget", "1G", "--format", "md"], ["plan", "--budget", "1G"],
                                   ["fit", "--no-gpu", "--host-available", "8G"], ["sweep", "--budgets", "1G:2G:1G"]])
 def test_a_file_name_that_is_not_utf8_prints_escaped(tmp_path, args):

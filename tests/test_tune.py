@@ -149,6 +149,7 @@ def _state_70b() -> ExplorerState:
     return _state("llama-3.1-70b-instruct", 64, 24, count=4)
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_cli_prints_the_command_and_json_agrees(capsys):
     args = ["tune", "--catalog", "qwen3-8b", "--host-available", "16G", "--gpu-total", "8G", "--cpu-features", "none",
             "--goal", "max-ctx", "--min-tok-s", "5"]
@@ -160,6 +161,7 @@ def test_cli_prints_the_command_and_json_agrees(capsys):
     assert " ".join(answer["best"]["command"][3:]) in text and f"ctx {answer['best']['ctx']:,}" in text
 
 
+@pytest.mark.usefixtures("measured_machine")  # conftest: the run's one measurement of the speed figures
 def test_cli_goal_nothing_meets_exits_3_with_the_binding_constraint(capsys):
     assert main(["tune", "--catalog", "qwen3-8b", "--host-available", "2G", "--no-gpu", "--cpu-features", "none",
                  "--goal", "max-speed"]) == 3
