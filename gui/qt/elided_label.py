@@ -9,6 +9,9 @@ Rule 2: its size does not depend on its text: one line tall, and as wide as `min
         QLabel's own setText always does (and Qt then lays out every layout up to the window), so
         the text is kept here and painted here, and QLabel's is left empty. Screen readers read
         the text as the label's accessible name.
+Rule 3: what is painted is worked out once per text, width and font, not in each paint; a new text whose painted
+        line is the same (it differs only past the "…", as a headline title's exact sizes do on most ticks)
+        repaints nothing: the pixels would be the same. A new width or font repaints through Qt's own events.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class ElidedLabel(QLabel):
         super().__init__(parent)
         self._min_chars = min_chars
         self._text = ""
+        self._shown: tuple[tuple[str, int, str], str] = (("", -1, ""), "")  # Rule 3: (text, width, font), shown
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
@@ -33,14 +37,17 @@ class ElidedLabel(QLabel):
         return self._text
 
     def setText(self, text: str, tip: str | None = None) -> None:  # noqa: N802 - Qt's name
-        """A new text repaints this line and nothing else (Rule 2); the same text and tooltip is no change."""
+        """A new text repaints this line and nothing else (Rule 2), and only when what is painted changes (Rule 3);
+        the same text and tooltip is no change."""
         tip = text if tip is None else tip
         if text == self._text and tip == self.toolTip():
             return
         if text != self._text:
+            painted = self.shown_text()
             self._text = text
             self.setAccessibleName(text)
-            self.update()
+            if self.shown_text() != painted:
+                self.update()
         self.setToolTip(tip)
 
     def is_elided(self) -> bool:
@@ -48,8 +55,11 @@ class ElidedLabel(QLabel):
         return self.fontMetrics().horizontalAdvance(self._text) > self.contentsRect().width()
 
     def shown_text(self) -> str:
-        """What is painted: the text, or its start and "…"."""
-        return self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, self.contentsRect().width())
+        """What is painted: the text, or its start and "…" (Rule 3: worked out once per text, width and font)."""
+        key = (self._text, self.contentsRect().width(), self.font().key())
+        if key != self._shown[0]:
+            self._shown = (key, self.fontMetrics().elidedText(self._text, Qt.TextElideMode.ElideRight, key[1]))
+        return self._shown[1]
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(self.fontMetrics().averageCharWidth() * self._min_chars, super().minimumSizeHint().height())
