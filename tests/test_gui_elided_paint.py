@@ -89,3 +89,21 @@ def test_any_run_of_texts_and_widths_leaves_what_the_last_text_paints(qtbot, ste
     head, size, width = steps[-1]
     assert _on_screen(window) == _on_screen(_window(qtbot, f"{head}{TITLE} {size}M", width)[0])
     window.close()
+
+
+def test_a_new_font_set_inherited_or_from_a_style_sheet_elides_the_text_again(qtbot):
+    """The painted line is kept per font: a larger font on the window, or a bold one from a style sheet, paints the
+    text elided at the new font, as a label given that font first paints it."""
+    text = f"{TITLE} 65934M --ctx 4096"
+    window, label = _window(qtbot, text, 260)
+    font = window.font()
+    font.setPointSize(font.pointSize() + 3)
+    window.setFont(font)
+    label.setStyleSheet("QLabel { font-weight: bold; }")
+    shown = label.shown_text()
+    fresh, same = _window(qtbot, text, 260)
+    fresh.setFont(font)
+    same.setStyleSheet("QLabel { font-weight: bold; }")
+    plain = _window(qtbot, text, 260)
+    assert shown == same.shown_text() != plain[1].shown_text()
+    assert _on_screen(window) == _on_screen(fresh)
