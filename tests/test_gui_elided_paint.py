@@ -107,3 +107,14 @@ def test_a_new_font_set_inherited_or_from_a_style_sheet_elides_the_text_again(qt
     plain = _window(qtbot, text, 260)
     assert shown == same.shown_text() != plain[1].shown_text()
     assert _on_screen(window) == _on_screen(fresh)
+
+
+def test_a_text_set_while_hidden_shows_when_the_line_is_shown_again(qtbot):
+    """A hidden line paints nothing; shown again, it paints the text it was given while hidden."""
+    text = f"TIGHT · {TITLE} 65934M"
+    window, label = _window(qtbot, f"FITS · {TITLE}", 260)
+    label.hide()
+    _settle()
+    label.setText(text)
+    label.show()
+    assert _on_screen(window) == _on_screen(_window(qtbot, text, 260)[0])
