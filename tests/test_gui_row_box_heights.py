@@ -99,3 +99,30 @@ def test_a_row_whose_height_was_kept_shows_what_a_fresh_row_shows(qtbot):
     fresh_label = QLabel(label.text())
     fresh, _ = _boxed(qtbot, fresh_label, 300)
     assert _grab(parent) == _grab(fresh)
+
+
+class Looked(dict):
+    """A word-width table that counts the words looked up in it."""
+
+    looked = 0
+
+    def __getitem__(self, word: str) -> int:
+        Looked.looked += 1
+        return super().__getitem__(word)
+
+
+def test_a_text_met_before_looks_up_none_of_its_words(qtbot):
+    """Rule 7: a text's widest word is kept with it (old: each of its words looked up again each time it is set)."""
+    label = QLabel("—")
+    parent, box = _boxed(qtbot, label, 300)
+    texts = [f"KV engine: {cells / 46.5:.2f} MiB (f16, {cells:,} cells)" for cells in (4096, 8192)]
+    for text in texts:
+        label.setText(text)
+        QApplication.processEvents()
+    box._advances = Looked(box._advances)
+    Looked.looked = 0
+    for text in texts:
+        label.setText(text)
+        QApplication.processEvents()
+        assert box.height() == QLabel.heightForWidth(label, box.width())
+    assert Looked.looked == 0

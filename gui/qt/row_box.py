@@ -18,10 +18,10 @@ Rule 3: the box shows and hides with its label, so an owner hides the row as it 
 Rule 4: a word's width is measured once for the label's font (a tick's text is mostly the words of the last one);
         the widths kept are forgotten when the font changes or more than WORDS_KEPT words were met.
 Rule 7: a wrapped text's height is measured once for a width and the label's text interaction (QLabel lays the whole
-        text out to answer, and keeps nothing; a selectable label lays it out in a text document): a drag back over
-        ctxs met before gives the rows the texts they had, and a tick whose GPU layers go back gives the layer rows
-        theirs. The heights kept are forgotten with the words' widths (Rule 4) and when more than HEIGHTS_KEPT were
-        kept.
+        text out to answer, and keeps nothing; a selectable label lays it out in a text document), and a text's
+        widest word is looked up once: a drag back over ctxs met before gives the rows the texts they had, and a
+        tick whose GPU layers go back gives the layer rows theirs. What is kept is forgotten with the words' widths
+        (Rule 4) and when more than HEIGHTS_KEPT texts were kept.
 Rule 5: a line that comes and goes (`SpareRow`: one line of fixed height, an `ElidedLabel`) keeps its room, shown or
         hidden, while its layout has that room to spare: its size hint is the line, its minimum none. Shown, it
         claims the line as its minimum only when squeezed below it (a window at its minimum size), and hidden it
@@ -145,6 +145,7 @@ class RowBox(QWidget):
         self._widest, self._least = -1, 0
         self._font, self._advances = QFont(), dict[str, int]()
         self._heights = dict[tuple[int, int, str], int]()
+        self._widests = dict[str, int]()
         self.setVisible(not label.isHidden())
         label.installEventFilter(self)
         self._fit()
@@ -158,20 +159,30 @@ class RowBox(QWidget):
         label = self.label
         font = label.font()
         if font != self._font or len(self._advances) > WORDS_KEPT:
-            self._font, self._advances, self._heights = font, {}, {}
-        advances, words = self._advances, label.text().split()
-        try:
-            widest = max(map(advances.__getitem__, words), default=0)
-        except KeyError:
-            measure = label.fontMetrics().horizontalAdvance
-            for word in words:
-                if word not in advances:
-                    advances[word] = measure(word)
-            widest = max(map(advances.__getitem__, words), default=0)
+            self._font, self._advances, self._heights, self._widests = font, {}, {}, {}
+        text = label.text()
+        widest = self._widests.get(text)
+        if widest is None:
+            widest = self._widest_word(text)
+            if len(self._widests) >= HEIGHTS_KEPT:
+                self._widests = {}
+            self._widests[text] = widest
         if widest != self._widest:
             self._widest = widest
             self._least = max(label.minimumWidth(), label.minimumSizeHint().width())
         return self._least
+
+    def _widest_word(self, text: str) -> int:
+        """Rule 4: the width of the text's widest word, measuring only the words not met before."""
+        advances, words = self._advances, text.split()
+        try:
+            return max(map(advances.__getitem__, words), default=0)
+        except KeyError:
+            measure = self.label.fontMetrics().horizontalAdvance
+            for word in words:
+                if word not in advances:
+                    advances[word] = measure(word)
+            return max(map(advances.__getitem__, words), default=0)
 
     def _needs(self) -> tuple[int, int]:
         """(the narrowest width, the height at this width) the label needs; a height or width the owner fixed
