@@ -11,7 +11,7 @@ a row whose line count changed.
 Rule 1: what the panel draws for a full load is found once a full load (`_Drawn`, the core views' words and bars):
         the explorer hands back the same full load for a ctx or budget met before, and a drag back over them found
         every row's words again (~0.4 ms a 70B ctx tick). The claims are found each time (their snapshot's age
-        moves on). The last KEPT_LOADS full loads are kept.
+        moves on). The last KEPT_LOADS full loads of the model are kept (a new model lets them go).
 
 Signals:
     refreshRequested(): the user asked for a new probe.
@@ -220,9 +220,10 @@ class HardwarePanel(QGroupBox):
 
     def set_layer_count(self, n_layer: int) -> None:
         """A new model. Override range: auto, or 0 … L + 1 (L + 1 also offloads the output layer); the session
-        chart's room is no longer kept for it (`session_chart` Rule 1)."""
+        chart's room is no longer kept for it (`session_chart` Rule 1), nor the last model's full loads (Rule 1)."""
         self.gpu_layers.setMaximum(n_layer + 1)
         self.session_chart.forget()
+        self._drawn.clear()
 
     def show_gpu_layers(self, layers: int | None) -> None:
         """The state's GPU layers (a goal's answer, an asked -ngl), quietly: the next panel change writes them back."""
