@@ -17,6 +17,11 @@ Rule 2: the box is exactly as tall as the label's lines at the box's width (wrap
 Rule 3: the box shows and hides with its label, so an owner hides the row as it hid the label.
 Rule 4: a word's width is measured once for the label's font (a tick's text is mostly the words of the last one);
         the widths kept are forgotten when the font changes or more than WORDS_KEPT words were met.
+Rule 7: a wrapped text's height is measured once for a width and the label's text interaction (QLabel lays the whole
+        text out to answer, and keeps nothing; a selectable label lays it out in a text document), and a text's
+        widest word is looked up once: a drag back over ctxs met before gives the rows the texts they had, and a
+        tick whose GPU layers go back gives the layer rows theirs. What is kept is forgotten with the words' widths
+        (Rule 4) and when more than HEIGHTS_KEPT texts were kept.
 Rule 5: a line that comes and goes (`SpareRow`: one line of fixed height, an `ElidedLabel`) keeps its room, shown or
         hidden, while its layout has that room to spare: its size hint is the line, its minimum none. Shown, it
         claims the line as its minimum only when squeezed below it (a window at its minimum size), and hidden it
@@ -39,6 +44,7 @@ from PySide6.QtGui import QFont, QResizeEvent, QShowEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 WORDS_KEPT = 2048
+HEIGHTS_KEPT = 256
 
 
 class HintBox(QWidget):
@@ -138,6 +144,8 @@ class RowBox(QWidget):
         self._narrowest = 0
         self._widest, self._least = -1, 0
         self._font, self._advances = QFont(), dict[str, int]()
+        self._heights = dict[tuple[int, int, str], int]()
+        self._widests = dict[str, int]()
         self.setVisible(not label.isHidden())
         label.installEventFilter(self)
         self._fit()
@@ -151,20 +159,30 @@ class RowBox(QWidget):
         label = self.label
         font = label.font()
         if font != self._font or len(self._advances) > WORDS_KEPT:
-            self._font, self._advances = font, {}
-        advances, words = self._advances, label.text().split()
-        try:
-            widest = max(map(advances.__getitem__, words), default=0)
-        except KeyError:
-            measure = label.fontMetrics().horizontalAdvance
-            for word in words:
-                if word not in advances:
-                    advances[word] = measure(word)
-            widest = max(map(advances.__getitem__, words), default=0)
+            self._font, self._advances, self._heights, self._widests = font, {}, {}, {}
+        text = label.text()
+        widest = self._widests.get(text)
+        if widest is None:
+            widest = self._widest_word(text)
+            if len(self._widests) >= HEIGHTS_KEPT:
+                self._widests = {}
+            self._widests[text] = widest
         if widest != self._widest:
             self._widest = widest
             self._least = max(label.minimumWidth(), label.minimumSizeHint().width())
         return self._least
+
+    def _widest_word(self, text: str) -> int:
+        """Rule 4: the width of the text's widest word, measuring only the words not met before."""
+        advances, words = self._advances, text.split()
+        try:
+            return max(map(advances.__getitem__, words), default=0)
+        except KeyError:
+            measure = self.label.fontMetrics().horizontalAdvance
+            for word in words:
+                if word not in advances:
+                    advances[word] = measure(word)
+            return max(map(advances.__getitem__, words), default=0)
 
     def _needs(self) -> tuple[int, int]:
         """(the narrowest width, the height at this width) the label needs; a height or width the owner fixed
@@ -173,8 +191,19 @@ class RowBox(QWidget):
         narrowest = self._narrowest_width()
         if label.minimumHeight() == label.maximumHeight():
             return narrowest, label.minimumHeight()
-        wrapped = label.heightForWidth(max(self.width(), narrowest)) if label.wordWrap() else -1
+        wrapped = self._wrapped_height(max(self.width(), narrowest)) if label.wordWrap() else -1
         return narrowest, wrapped if wrapped >= 0 else label.sizeHint().height()  # -1: no text to wrap
+
+    def _wrapped_height(self, width: int) -> int:
+        """The label's height for `width`, kept for its text, that width and its text interaction (Rule 7)."""
+        label = self.label
+        key = (width, label.textInteractionFlags().value, label.text())
+        height = self._heights.get(key)
+        if height is None:
+            if len(self._heights) >= HEIGHTS_KEPT:
+                self._heights = {}
+            height = self._heights[key] = label.heightForWidth(width)
+        return height
 
     def _fit(self) -> None:
         """Rules 1–2: ask the layout for room only when what the label needs changed."""

@@ -5,6 +5,9 @@ llama-cpp-python `Llama(...)` call or Ollama's Modelfile, each with its notes; t
 chosen and copies it. The choice follows Run with's program when that changes, and stays where the person put it
 otherwise. A priced quantization with no command shows why, and Copy is disabled.
 
+Rule 1: a command's text for a program is found once (the last KEPT_TEXTS kept, each with its command so that the
+        command's id is not reused): a drag back over ctxs met before hands the box the commands it had.
+
 Signals:
     copied(str): the command was put on the clipboard.
 """
@@ -17,9 +20,11 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QP
 
 from gguf_budget.core.fit.command import RunCommand
 from gguf_budget.core.fit.runtime_types import DEFAULT_RUNTIME, Runtime
-from gguf_budget.core.views.command_view import PROGRAMS, REALISES, program_text
+from gguf_budget.core.views.command_view import PROGRAMS, REALISES, ProgramText, program_text
 from gguf_budget.gui.qt.named import named
 from gguf_budget.gui.qt.text_view import read_only_view, replace_text
+
+KEPT_TEXTS = 64
 
 
 class CommandBox(QWidget):
@@ -45,6 +50,7 @@ class CommandBox(QWidget):
         self._line = ""
         self._command: RunCommand | None = None
         self._runtime: Runtime | None = None
+        self._texts = dict[tuple[int, str], tuple[RunCommand, ProgramText]]()
         top = QHBoxLayout()
         top.addWidget(self.program, 1)
         top.addWidget(self.copy)
@@ -64,12 +70,21 @@ class CommandBox(QWidget):
 
     def _draw(self) -> None:
         command = self._command
-        shown = None if command is None else program_text(command, self.program.currentText())
+        shown = None if command is None else self._text(command, self.program.currentText())
         self._line = "" if shown is None else shown.text
         self.title.setText(f"Run it — {REALISES[command.realises]}" if command is not None else "Run it")
         notes = "" if shown is None else "".join(f"\n# {note}" for note in shown.notes)
         replace_text(self.text, (self._line + notes).strip("\n"))
         self.copy.setEnabled(bool(self._line))
+
+    def _text(self, command: RunCommand, program: str) -> ProgramText:
+        """Rule 1: the core's text for the command and program, found once."""
+        kept = self._texts.get((id(command), program))
+        if kept is None or kept[0] is not command:
+            if len(self._texts) >= KEPT_TEXTS:
+                self._texts.clear()
+            kept = self._texts[(id(command), program)] = (command, program_text(command, program))
+        return kept[1]
 
     def command_line(self) -> str:
         return self._line

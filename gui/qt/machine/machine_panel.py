@@ -8,6 +8,11 @@ views. The three claims — file size, admission, runtime evidence — get three
 row is a label in a box of its own (`row_box`): a ctx tick rewrites a dozen rows, and lays out only
 a row whose line count changed.
 
+Rule 1: what the panel draws for a full load is found once a full load (`_Drawn`, the core views' words and bars):
+        the explorer hands back the same full load for a ctx or budget met before, and a drag back over them found
+        every row's words again (~0.4 ms a 70B ctx tick). The claims are found each time (their snapshot's age
+        moves on). The last KEPT_LOADS full loads of the model are kept (a new model lets them go).
+
 Signals:
     refreshRequested(): the user asked for a new probe.
     changed(): the GPU layer override, the tensor split, a reserve or the hypothetical machine changed.
@@ -17,6 +22,7 @@ Signals:
 from __future__ import annotations
 
 import time
+from typing import NamedTuple
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -27,7 +33,7 @@ from gguf_budget.core.explorer.full_load import FullLoad
 from gguf_budget.core.explorer.headline import full_load_name, max_ctx_text
 from gguf_budget.core.fit.placement.gpu_split import parse_tensor_split
 from gguf_budget.core.views.fit_report import offload_rows, verdict_text
-from gguf_budget.core.fit.types import FitEstimate, Reserves
+from gguf_budget.core.fit.types import Reserves
 from gguf_budget.core.machine.snapshot import HardwareSnapshot
 from gguf_budget.core.safe_text import safe_text
 from gguf_budget.core.views.machine_view import (
@@ -35,7 +41,8 @@ from gguf_budget.core.views.machine_view import (
 )
 
 from gguf_budget.core.views.runtime_report import BAND_FULL, BAND_SHORT, band_rows
-from gguf_budget.core.views.server_report import server_rows, session_chart
+from gguf_budget.core.views.machine_view import PoolBar
+from gguf_budget.core.views.server_report import SessionChart, server_rows, session_chart
 from gguf_budget.core.views.speed_view import speed_summary
 
 from gguf_budget.gui.qt.machine.bandwidth_editor import BandwidthEditor
@@ -50,6 +57,7 @@ from gguf_budget.gui.qt.server.server_knobs import ServerKnobs
 from gguf_budget.gui.qt.server.session_chart import SessionChartView
 
 AUTO = -1
+KEPT_LOADS = 64
 ROWS = {  # the row titles `machine_view` gives → the label's objectName
     "Weights, by file share": "weightsByFileShare",
     "Weights, exact": "weightsExact",
@@ -65,6 +73,42 @@ CLAIMS = {
     "Admission (estimate)": "claimAdmission",
     "Runtime evidence": "claimRuntime",
 }
+
+
+class _Drawn(NamedTuple):
+    """What the panel shows for a full load, but the claims (Rule 1)."""
+
+    heading: str
+    max_ctx: str
+    decode: str
+    bars: tuple[PoolBar, ...]
+    split: str
+    rows: tuple[tuple[str, str], ...]
+    server: str
+    chart: SessionChart | None
+    session: bool
+    verdict: str
+    offload: str
+    notes: str
+
+
+def _drawn(load: FullLoad) -> _Drawn:
+    """Rule 1: the core views' words and bars for a full load."""
+    fit = load.fit
+    return _Drawn(
+        heading=full_load_name(fit.snapshot),
+        max_ctx=max_ctx_text(fit, load.max_ctx),
+        decode="no estimate: it does not fit" if load.speed is None else speed_summary(load.speed),
+        bars=tuple(pool_bars(fit)),
+        split=split_text(fit),
+        rows=(*weight_rows(fit), *kv_rows(fit), *band_rows(fit)),
+        server="\n".join(f"{name}: {text}" for name, text in server_rows(fit)),
+        chart=session_chart(fit),
+        session=fit.server is not None and fit.server.session is not None,
+        verdict=verdict_text(fit),
+        offload="\n".join(f"{k.strip()}: {v}" for k, v in offload_rows(fit.moe_offload)),
+        notes="\n".join(f"• {n}" for n in fit.notes),
+    )
 
 
 def _label(parent: QWidget, name: str) -> SelectableLabel:
@@ -90,6 +134,7 @@ class HardwarePanel(QGroupBox):
         self.heading.setFont(font)
         self._snapshot: HardwareSnapshot | None = None
         self._probe_failure: str | None = None
+        self._drawn = dict[int, tuple[FullLoad, _Drawn]]()
         self.age = _label(self, "snapshotAge")
         self.refresh = named(QPushButton("Refresh", self), "refreshHardware")
         self.refresh.setToolTip("Probe host RAM and the GPUs again")
@@ -175,9 +220,10 @@ class HardwarePanel(QGroupBox):
 
     def set_layer_count(self, n_layer: int) -> None:
         """A new model. Override range: auto, or 0 … L + 1 (L + 1 also offloads the output layer); the session
-        chart's room is no longer kept for it (`session_chart` Rule 1)."""
+        chart's room is no longer kept for it (`session_chart` Rule 1), nor the last model's full loads (Rule 1)."""
         self.gpu_layers.setMaximum(n_layer + 1)
         self.session_chart.forget()
+        self._drawn.clear()
 
     def show_gpu_layers(self, layers: int | None) -> None:
         """The state's GPU layers (a goal's answer, an asked -ngl), quietly: the next panel change writes them back."""
@@ -228,30 +274,32 @@ class HardwarePanel(QGroupBox):
 
     def show_full_load(self, load: FullLoad) -> None:
         """The fit, the largest ctx that fits with its GPU layers, and the decode estimate."""
-        self.heading.setText(full_load_name(load.fit.snapshot))
-        self.show_fit(load.fit)
-        self.max_ctx.setText(max_ctx_text(load.fit, load.max_ctx))
-        self.decode.setText("no estimate: it does not fit" if load.speed is None else speed_summary(load.speed))
-
-    def show_fit(self, fit: FitEstimate) -> None:
-        bars = pool_bars(fit)
+        kept = self._drawn.get(id(load))
+        if kept is None or kept[0] is not load:  # the full load itself is kept with it, so its id is not reused
+            if len(self._drawn) >= KEPT_LOADS:
+                self._drawn.clear()
+            kept = self._drawn[id(load)] = (load, _drawn(load))
+        drawn, fit = kept[1], load.fit
+        self.heading.setText(drawn.heading)
+        bars = drawn.bars
         self.host_bar.set_pool(bars[0])
         self._gpu_bar_count(len(bars) - 1)
         for widget, pool in zip(self.gpu_bars, bars[1:], strict=False):
             widget.set_pool(pool)
-        self.split.setText(split_text(fit))
-        for name, text in (*weight_rows(fit), *kv_rows(fit), *band_rows(fit)):
+        self.split.setText(drawn.split)
+        for name, text in drawn.rows:
             self.rows[name].setText(text)
         for name, text in claim_rows(fit, snapshot_when(fit.snapshot, time.time())):
             self.claims[name].setText(text)
-        self.server_rows.setText("\n".join(f"{name}: {text}" for name, text in server_rows(fit)))
-        self.session_chart.set_chart(session_chart(fit), fit.server is not None and fit.server.session is not None)
-        self.verdict.setText(verdict_text(fit))
-        offload = offload_rows(fit.moe_offload)
-        self.offload.setText("\n".join(f"{k.strip()}: {v}" for k, v in offload))
-        self.offload.setVisible(bool(offload))
+        self.server_rows.setText(drawn.server)
+        self.session_chart.set_chart(drawn.chart, drawn.session)
+        self.verdict.setText(drawn.verdict)
+        self.offload.setText(drawn.offload)
+        self.offload.setVisible(bool(drawn.offload))
         self.command.show_command(fit.recommended, fit.request.engine.runtime)
-        self.notes.setText("\n".join(f"• {n}" for n in fit.notes))
+        self.notes.setText(drawn.notes)
+        self.max_ctx.setText(drawn.max_ctx)
+        self.decode.setText(drawn.decode)
 
     def show_measured(self, summary: str | None) -> None:
         """What llama.cpp measured for this model, beside the estimate (None: nothing stored)."""
