@@ -178,18 +178,24 @@ def _pool(need: int | None, used: int = 10) -> PoolBar:
                    usable=(120 - used) * MIB, need=None if need is None else need * MIB, shortfall=None)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from([None, 0, 1, 40, 41, 90, 127, 200]), st.sampled_from([10, 10, 10, 30])),
-                min_size=1, max_size=6))
-def test_a_memory_bar_shows_what_a_fresh_bar_shows_after_any_pools(qtbot, pools):
-    """memory_bar Rule 1: after each new pool — the need tick moved, come, gone or past the end, the segments
-    changed — the pixels on screen are those of the whole bar drawn at once."""
+def _shown_bar(qtbot) -> MemoryBar:
+    """A 300 × 60 memory bar showing a pool that needs 20 %, on screen."""
     bar = MemoryBar()
     qtbot.addWidget(bar)
     bar.resize(300, 60)
     bar.set_pool(_pool(20))
     bar.show()
     qtbot.waitExposed(bar)
+    return bar
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from([None, 0, 1, 40, 41, 90, 127, 200]), st.sampled_from([10, 10, 10, 30])),
+                min_size=1, max_size=6))
+def test_a_memory_bar_shows_what_a_fresh_bar_shows_after_any_pools(qtbot, pools):
+    """memory_bar Rule 1: after each new pool — the need tick moved, come, gone or past the end, the segments
+    changed — the pixels on screen are those of the whole bar drawn at once."""
+    bar = _shown_bar(qtbot)
     for need, used in pools:
         bar.set_pool(_pool(need, used))
         assert _on_screen(bar) == bar.grab().toImage().convertToFormat(QImage.Format.Format_RGB32)
@@ -198,12 +204,7 @@ def test_a_memory_bar_shows_what_a_fresh_bar_shows_after_any_pools(qtbot, pools)
 def test_a_moved_need_tick_repaints_the_tick_alone(qtbot):
     """memory_bar Rule 1: a ctx tick that moves the need repaints where the tick was and is (the old bar repainted
     its whole width); the same pool again repaints nothing."""
-    bar = MemoryBar()
-    qtbot.addWidget(bar)
-    bar.resize(300, 60)
-    bar.set_pool(_pool(20))
-    bar.show()
-    qtbot.waitExposed(bar)
+    bar = _shown_bar(qtbot)
     _on_screen(bar)  # laid out and painted
     painted = PaintedArea()
     bar.bar.installEventFilter(painted)

@@ -442,6 +442,25 @@ def test_a_new_count_of_tiers_makes_or_deletes_only_the_buttons_it_adds_or_drops
         assert _grab(strip) == _grab(fresh)
 
 
+
+def _strip_in_a_window(qtbot, stretch: bool) -> tuple[QWidget, TierStrip, Events]:
+    """A tier strip of six tiers shown in a 640 × 120 window, laid out, and the window's layout requests counted
+    from then on."""
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    strip = TierStrip(parent)
+    column = QVBoxLayout(parent)
+    column.addWidget(strip)
+    if stretch:
+        column.addStretch(1)
+    parent.resize(640, 120)
+    parent.show()
+    strip.show_tiers(_tiers(6, "ffffft"))
+    _settle()
+    events = Events(QEvent.Type.LayoutRequest)
+    parent.installEventFilter(events)
+    return parent, strip, events
+
 def _settle() -> None:
     """A layout request posts the next one up: one turn of the event loop a level."""
     for _ in range(4):
@@ -452,18 +471,7 @@ def test_a_tier_buttons_new_text_asks_the_window_for_no_layout(qtbot):
     """TierStrip Rule 5: a tick's new tier figures relabel the buttons at the height they had, so the strip asks its
     parent for no layout (it laid the whole window out again on a third of a 70B drag's ctx ticks); a third line
     makes the buttons taller, and the strip asks for room. On screen, the pixels of a strip made for those tiers."""
-    parent = QWidget()
-    qtbot.addWidget(parent)
-    strip = TierStrip(parent)
-    column = QVBoxLayout(parent)
-    column.addWidget(strip)
-    column.addStretch(1)
-    parent.resize(640, 120)
-    parent.show()
-    strip.show_tiers(_tiers(6, "ffffft"))
-    _settle()
-    events = Events(QEvent.Type.LayoutRequest)
-    parent.installEventFilter(events)
+    parent, strip, events = _strip_in_a_window(qtbot, stretch=True)
     relabelled = tuple(replace(cell, lines=(cell.lines[0], f"{cell.ctx / 1000:.1f} GiB")) for cell in _tiers(6, "ffffft"))
     strip.show_tiers(relabelled)
     _settle()
@@ -484,16 +492,7 @@ def test_a_tier_joining_the_strip_at_its_height_asks_the_window_for_no_layout(qt
     height; the strip's minimum width moves by a button and its spacing, well under the width it has, so it asks
     its parent for no layout (it laid the window out again, twice a 100-tick 70B drag). Squeezed under its new
     minimum width, it asks. On screen, the pixels of a strip made for those tiers."""
-    parent = QWidget()
-    qtbot.addWidget(parent)
-    strip = TierStrip(parent)
-    QVBoxLayout(parent).addWidget(strip)
-    parent.resize(640, 120)
-    parent.show()
-    strip.show_tiers(_tiers(6, "ffffft"))
-    _settle()
-    events = Events(QEvent.Type.LayoutRequest)
-    parent.installEventFilter(events)
+    parent, strip, events = _strip_in_a_window(qtbot, stretch=False)
     for count in (7, 6, 7):
         strip.show_tiers(_tiers(count, "ffffftw"))
         _settle()
