@@ -205,16 +205,22 @@ def test_a_70b_drag_past_its_narrow_spans_replays_no_allocator(monkeypatch):
     assert view.full_load == derive(fresh).full_load
 
 
-def test_a_narrow_span_far_below_the_ask_leaves_it_a_span_with_the_cells_a_parameter(models, monkeypatch):
-    """placed_graph Rule 8: a span narrower than WIDE steps, its cells far from the ask's, tells only asks under FAR
-    times its cells: above them the allocator replays with the cells a parameter, as with no span beside it; below
-    them over plain ints. Both answers are the plain replay's."""
+def _dense_on_one_gpu(models) -> tuple:
+    """The dense model all on GPU 0 at 32k cells, asked once: the model, its graph settings, its scheduler and the
+    spans its key keeps (a test adds its own beside them)."""
     model = models("dense")
     n = model.n_layer
     sched = Scheduler(alignments=(128, 32), offload=(32, None), slot_device=(0,) * (n + 1), kv_device=(0,) * n)
     gs = GraphSettings(ubatch=512, outputs=1, flash_attn=True, full_cells=32 * 1024, swa_cells=0, rot_k=0, rot_v=0)
     device_buffers(model, gs, sched)
-    spans = placed_graph._spans(model, graph_key(model, gs, sched))
+    return model, gs, sched, placed_graph._spans(model, graph_key(model, gs, sched))
+
+
+def test_a_narrow_span_far_below_the_ask_leaves_it_a_span_with_the_cells_a_parameter(models, monkeypatch):
+    """placed_graph Rule 8: a span narrower than WIDE steps, its cells far from the ask's, tells only asks under FAR
+    times its cells: above them the allocator replays with the cells a parameter, as with no span beside it; below
+    them over plain ints. Both answers are the plain replay's."""
+    model, gs, sched, spans = _dense_on_one_gpu(models)
     step = ENGINE_CELL_PAD
     spans.append(placed_graph.Span(at=4096, step=step, lo=4096 - step, hi=4096 + step, buffers=((((0, 0),),) * 2)))
     made: list[bool] = []
@@ -298,12 +304,7 @@ def test_a_placement_asked_at_one_ctx_replays_over_plain_ints_and_at_others_its_
 def test_where_the_nearest_span_is_narrow_the_allocator_replays_over_plain_ints(models, monkeypatch):
     """placed_graph Rule 8: an ask beside a span narrower than WIDE steps replays the allocator over plain ints (a span of
     its own cells), one beside a wide span with the cells a parameter; both answers are the plain replay's."""
-    model = models("dense")
-    n = model.n_layer
-    sched = Scheduler(alignments=(128, 32), offload=(32, None), slot_device=(0,) * (n + 1), kv_device=(0,) * n)
-    gs = GraphSettings(ubatch=512, outputs=1, flash_attn=True, full_cells=32 * 1024, swa_cells=0, rot_k=0, rot_v=0)
-    device_buffers(model, gs, sched)
-    spans = placed_graph._spans(model, graph_key(model, gs, sched))
+    model, gs, sched, spans = _dense_on_one_gpu(models)
     step = ENGINE_CELL_PAD
     narrow = placed_graph.Span(at=64 * 1024, step=step, lo=64 * 1024 - step, hi=64 * 1024 + step,
                                buffers=((((0, 0),),) * 2))
